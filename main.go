@@ -1,0 +1,169 @@
+// Command herald is a self-hosted notification service: one binary with an
+// embedded SQLite database. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/platform"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "herald:", err)
+		os.Exit(1)
+	}
+}
+
+// config is every setting of `herald serve`; each flag falls back to its
+// HERALD_* variable, and a flag given on the command line wins (contract §1).
+type config struct {
+	addr       string
+	db         string
+	apiKey     string
+	prodAPIKey string
+	secret     string
+	maxBody    int64
+	logFormat  string
+	logLevel   string
+}
+
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	var cfg config
+	fs := flag.NewFlagSet("herald serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.addr, "addr", env("HERALD_ADDR", "127.0.0.1:3000"), "listen address (HERALD_ADDR)")
+	fs.StringVar(&cfg.db, "db", env("HERALD_DB", "herald.db"), "SQLite database file, or :memory: (HERALD_DB)")
+	fs.StringVar(&cfg.apiKey, "api-key", env("HERALD_API_KEY", ""), "Development API key, created if missing (HERALD_API_KEY)")
+	fs.StringVar(&cfg.prodAPIKey, "prod-api-key", env("HERALD_PROD_API_KEY", ""), "Production API key, created if missing (HERALD_PROD_API_KEY)")
+	fs.StringVar(&cfg.secret, "secret", env("HERALD_SECRET", ""), "32+ byte secret that encrypts integration credentials (HERALD_SECRET)")
+	maxBody, err := strconv.ParseInt(env("HERALD_MAX_BODY", strconv.Itoa(platform.DefaultMaxBody)), 10, 64)
+	if err != nil {
+		return cfg, fmt.Errorf("HERALD_MAX_BODY: %w", err)
+	}
+	fs.Int64Var(&cfg.maxBody, "max-body", maxBody, "request body limit in bytes (HERALD_MAX_BODY)")
+	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
+	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return cfg, nil
+}
+
+func newLogger(cfg config, stderr io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch cfg.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
+	default:
+		return nil, fmt.Errorf("log format %q: want text or json", cfg.logFormat)
+	}
+}
+
+// run is the whole program; main only calls it, so tests can too.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	args = args[1:]
+	if len(args) > 0 && args[0] == "serve" {
+		args = args[1:]
+	}
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		return fmt.Errorf("unknown command %q (the only command is serve)", args[0])
+	}
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+
+	db, err := platform.Open(ctx, cfg.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := platform.Migrate(db, migrations.FS); err != nil {
+		return err
+	}
+	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{
+		DevelopmentKey: cfg.apiKey,
+		ProductionKey:  cfg.prodAPIKey,
+	}, stderr)
+	if err != nil {
+		return err
+	}
+	secret, err := platform.LoadSecret(ctx, db, cfg.secret, func(msg string) { logger.Warn(msg) })
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs})
+	if err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Handler:           platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	logger.Info("herald listening", "addr", ln.Addr().String(), "db", cfg.db)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("herald shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package platform
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Environment is one environment of the organization.
+type Environment struct {
+	ID             string
+	OrganizationID string
+	Name           string
+	Identifier     string
+	ParentID       string // "" for Development; Production's parent is Development
+	SystemUserID   string // the organization's system user, creator of seeded records
+}
+
+// Tenant returns the tenant that acts in this environment as its system user.
+func (e Environment) Tenant() Tenant {
+	return Tenant{OrganizationID: e.OrganizationID, EnvironmentID: e.ID, UserID: e.SystemUserID}
+}
+
+// BootstrapConfig names keys the operator wants to know in advance
+// (HERALD_API_KEY, HERALD_PROD_API_KEY); either may be empty.
+type BootstrapConfig struct {
+	DevelopmentKey string
+	ProductionKey  string
+	Now            func() time.Time
+}
+
+// The two environments every installation has (contract §1).
+const (
+	Development = "Development"
+	Production  = "Production"
+)
+
+// Bootstrap makes sure the organization, its system user, both environments
+// and an API key for each exist, creating what is missing, and returns the
+// environments. A key it generates is written to out once, at creation; only
+// its hash is kept. Running it again changes nothing unless a configured key
+// is new, which is then added beside the existing ones.
+func Bootstrap(ctx context.Context, db *DB, cfg BootstrapConfig, out io.Writer) (envs []Environment, err error) {
+	defer Wrap(&err, "bootstrap")
+	now := time.Now
+	if cfg.Now != nil {
+		now = cfg.Now
+	}
+	var created []string
+	err = db.Tx(ctx, func(tx *sql.Tx) error {
+		ts := FormatTime(now())
+		orgID, userID, err := ensureOrganization(ctx, tx, ts)
+		if err != nil {
+			return err
+		}
+		dev, err := ensureEnvironment(ctx, tx, orgID, Development, "", ts)
+		if err != nil {
+			return err
+		}
+		prod, err := ensureEnvironment(ctx, tx, orgID, Production, dev.ID, ts)
+		if err != nil {
+			return err
+		}
+		dev.SystemUserID, prod.SystemUserID = userID, userID
+		envs = []Environment{dev, prod}
+		for i, configured := range []string{cfg.DevelopmentKey, cfg.ProductionKey} {
+			key, err := ensureAPIKey(ctx, tx, envs[i].ID, userID, configured, ts)
+			if err != nil {
+				return err
+			}
+			if key != "" {
+				created = append(created, fmt.Sprintf("Herald created the %s API key (it is shown only this once): %s", envs[i].Name, key))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range created {
+		fmt.Fprintln(out, line)
+	}
+	return envs, nil
+}
+
+func ensureOrganization(ctx context.Context, tx *sql.Tx, ts string) (orgID, userID string, err error) {
+	err = tx.QueryRowContext(ctx, `
+		SELECT o.id, u.id FROM organizations o JOIN users u ON u.organization_id = o.id
+		ORDER BY o.created_at, u.created_at LIMIT 1`).Scan(&orgID, &userID)
+	if err == nil || !errors.Is(err, sql.ErrNoRows) {
+		return orgID, userID, err
+	}
+	orgID, userID = NewID(), NewID()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO organizations (id, name, created_at) VALUES (?, 'Herald', ?)`, orgID, ts); err != nil {
+		return "", "", err
+	}
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO users (id, organization_id, first_name, last_name, email, created_at)
+		VALUES (?, ?, 'Herald', 'System', 'system@herald.invalid', ?)`, userID, orgID, ts)
+	return orgID, userID, err
+}
+
+func ensureEnvironment(ctx context.Context, tx *sql.Tx, orgID, name, parentID, ts string) (Environment, error) {
+	env := Environment{OrganizationID: orgID, Name: name, ParentID: parentID}
+	var parent sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT id, identifier, parent_id FROM environments WHERE organization_id = ? AND name = ?`,
+		orgID, name).Scan(&env.ID, &env.Identifier, &parent)
+	if err == nil {
+		env.ParentID = parent.String
+		return env, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return env, err
+	}
+	env.ID, env.Identifier = NewID(), randomHex(6)
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO environments (id, organization_id, name, identifier, parent_id, created_at)
+		VALUES (?, ?, ?, ?, NULLIF(?, ''), ?)`, env.ID, orgID, name, env.Identifier, parentID, ts)
+	return env, err
+}
+
+// ensureAPIKey adds the configured key when it is new, and generates one when
+// the environment has none. It returns a generated key, to be shown once.
+func ensureAPIKey(ctx context.Context, tx *sql.Tx, envID, userID, configured, ts string) (generated string, err error) {
+	insert := func(key string) error {
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO api_keys (hash, environment_id, user_id, hint, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (hash) DO NOTHING`, HashAPIKey(key), envID, userID, keyHint(key), ts)
+		return err
+	}
+	if configured != "" {
+		return "", insert(configured)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM api_keys WHERE environment_id = ?`, envID).Scan(&n); err != nil {
+		return "", err
+	}
+	if n > 0 {
+		return "", nil
+	}
+	key := randomHex(16)
+	return key, insert(key)
+}
+
+func keyHint(key string) string {
+	if len(key) <= 4 {
+		return ""
+	}
+	return key[len(key)-4:]
+}
+
+// LoadSecret returns the secret that encrypts integration credentials: the
+// configured one (at least 32 bytes), or one generated on first boot and kept
+// in the database, with a warning, since a secret stored beside the data it
+// protects guards only against a leak of that data without the database.
+func LoadSecret(ctx context.Context, db *DB, configured string, warn func(msg string)) ([]byte, error) {
+	if configured != "" {
+		if len(configured) < 32 {
+			return nil, errors.New("HERALD_SECRET must be at least 32 bytes")
+		}
+		return []byte(configured), nil
+	}
+	b := make([]byte, 32)
+	rand.Read(b)
+	generated := hex.EncodeToString(b)
+	_, err := db.W.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('secret', ?) ON CONFLICT (name) DO NOTHING`, generated)
+	if err != nil {
+		return nil, fmt.Errorf("store generated secret: %w", err)
+	}
+	var secret string
+	if err := db.W.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'secret'`).Scan(&secret); err != nil {
+		return nil, fmt.Errorf("read secret: %w", err)
+	}
+	if warn != nil {
+		warn("HERALD_SECRET is not set: credentials are encrypted with a secret generated on first boot and stored in the database; set HERALD_SECRET for real protection")
+	}
+	return []byte(secret), nil
+}

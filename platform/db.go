@@ -1,0 +1,164 @@
+package platform
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"strings"
+
+	"github.com/golang-migrate/migrate/v4"
+	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// MemoryPath is the HERALD_DB value that selects a private in-memory database.
+const MemoryPath = ":memory:"
+
+// DB is Herald's SQLite database, reached through two pools. SQLite allows one
+// writer at a time, so W has a single connection and every write queues on it
+// in Go instead of spinning on SQLITE_BUSY; R serves reads concurrently (WAL
+// lets them run beside the writer).
+type DB struct {
+	W *sql.DB // the one writer connection; also for reads inside a write
+	R *sql.DB // read-only pool
+}
+
+// Open opens the database at path, or a fresh in-memory one for MemoryPath.
+//
+// A bare ":memory:" would give every connection its own empty database, so an
+// in-memory database is opened through SQLite's memdb VFS under a unique name
+// starting with "/", which all connections of this process share, with real
+// locking between them.
+func Open(ctx context.Context, path string) (*DB, error) {
+	base, memory := "file:"+path, false
+	if path == MemoryPath {
+		base, memory = "file:/herald-"+randomHex(8)+"?vfs=memdb", true
+	}
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	// busy_timeout covers the moments a reader holds a lock the writer needs;
+	// foreign_keys is off by default in SQLite; _txlock=immediate takes the
+	// write lock at BEGIN so a transaction never fails half-way on upgrade.
+	common := base + sep + "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	if !memory {
+		// WAL lets readers run while the writer commits; NORMAL sync is safe
+		// with WAL (a power loss can drop the last commits, never corrupt).
+		common += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	}
+	w, err := sql.Open("sqlite", common+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open writer: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	// An in-memory database lives only while a connection is open: keep the
+	// writer's connection forever.
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+
+	r, err := sql.Open("sqlite", common+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open readers: %w", err)
+	}
+	readers := max(4, 2*runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
+	return &DB{W: w, R: r}, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.R.Close(), db.W.Close())
+}
+
+// Ping checks that both pools can reach the database.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.W.PingContext(ctx); err != nil {
+		return err
+	}
+	return db.R.PingContext(ctx)
+}
+
+// Tx runs fn inside a write transaction, committing when fn returns nil and
+// rolling back otherwise.
+func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Migrate applies every up migration in src that the database lacks.
+func Migrate(db *DB, src fs.FS) error {
+	m, err := newMigrate(db, src)
+	if err != nil {
+		return err
+	}
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrate up: %w", err)
+	}
+	return nil
+}
+
+// MigrateDown reverts every migration; the migration test uses it to prove
+// each down file undoes its up file.
+func MigrateDown(db *DB, src fs.FS) error {
+	m, err := newMigrate(db, src)
+	if err != nil {
+		return err
+	}
+	if err := m.Down(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrate down: %w", err)
+	}
+	return nil
+}
+
+// newMigrate builds a migrator on the writer pool. It is never Closed: that
+// would close the pool it was given.
+func newMigrate(db *DB, src fs.FS) (*migrate.Migrate, error) {
+	source, err := iofs.New(src, ".")
+	if err != nil {
+		return nil, fmt.Errorf("migration source: %w", err)
+	}
+	driver, err := migratesqlite.WithInstance(db.W, &migratesqlite.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("migration driver: %w", err)
+	}
+	return migrate.NewWithInstance("iofs", source, "sqlite", driver)
+}
+
+// IsUniqueViolation reports whether err is SQLite refusing a duplicate key.
+// It reads the extended result code, never the message text.
+func IsUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code()
+	return code == sqlite3.SQLITE_CONSTRAINT_UNIQUE || code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

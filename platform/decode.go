@@ -1,0 +1,238 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+)
+
+// Validator is implemented by request types with rules that struct tags cannot
+// express (one field required when another is empty, say). Valid returns the
+// problems keyed by JSON path; an empty map means the value is valid.
+type Validator interface {
+	Valid(ctx context.Context) map[string]string
+}
+
+// Decode reads the request body as JSON into a T and validates it: the only
+// way a handler reads a body. Unknown fields are ignored, as the reference
+// platform does. It fails with 415 for a non-JSON content type, 413 past the
+// body limit, 400 for malformed JSON and 422 for wrong types or failed rules,
+// naming each field by its JSON path.
+func Decode[T any](r *http.Request) (T, error) {
+	var v T
+	if err := checkContentType(r); err != nil {
+		return v, err
+	}
+	if err := decodeJSON(r.Body, &v); err != nil {
+		return v, err
+	}
+	return v, ValidateRequest(r.Context(), v)
+}
+
+// ValidateRequest runs the struct tags and then Valid, if v has it, and
+// returns their problems as one 422. Handlers that decode a body by hand (a
+// field that is a string or an array, say) call it themselves.
+func ValidateRequest(ctx context.Context, v any) error {
+	if err := validateStruct(v); err != nil {
+		return err
+	}
+	if vv, ok := v.(Validator); ok {
+		if problems := vv.Valid(ctx); len(problems) > 0 {
+			fields := make(map[string]FieldError, len(problems))
+			for path, msg := range problems {
+				fields[path] = FieldError{Messages: []string{msg}, Value: nil}
+			}
+			return Invalid(fields)
+		}
+	}
+	return nil
+}
+
+func checkContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil // curl -d and many SDKs omit it; the body still has to parse
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+		return Errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json, not %q", ct)
+	}
+	return nil
+}
+
+func decodeJSON(body io.Reader, v any) error {
+	dec := json.NewDecoder(body)
+	err := dec.Decode(v)
+	if err == nil {
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return BadRequest("Request body must hold a single JSON value")
+		}
+		return nil
+	}
+	var tooBig *http.MaxBytesError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooBig):
+		return Errorf(http.StatusRequestEntityTooLarge, "Request body is larger than %d bytes", tooBig.Limit)
+	case errors.Is(err, io.EOF):
+		return BadRequest("Request body is empty; a JSON object is required")
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return BadRequest("Request body must be a JSON %s", jsonKind(typeErr.Type))
+		}
+		return InvalidField(field, nil, "must be %s", article(jsonKind(typeErr.Type)))
+	default:
+		return BadRequest("Request body is not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+func article(kind string) string {
+	if kind == "array" || kind == "object" {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+var validate = newValidator()
+
+// idPattern is the shape of every _id (contract §3).
+var idPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
+
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	// Report fields by their JSON names, so errors read as the client wrote them.
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		if name == "" {
+			return f.Name
+		}
+		return name
+	})
+	v.RegisterValidation("objectid", func(fl validator.FieldLevel) bool {
+		return idPattern.MatchString(fl.Field().String())
+	})
+	return v
+}
+
+// RegisterValidation adds a validator tag that domain types can use, such as
+// a slug pattern. It must be called before the first request, from init.
+func RegisterValidation(tag string, fn func(value string) bool) {
+	validate.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
+		return fn(fl.Field().String())
+	})
+}
+
+func validateStruct(v any) error {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nil
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return nil
+	}
+	err := validate.Struct(v)
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		return err
+	}
+	fields := make(map[string]FieldError, len(verrs))
+	for _, fe := range verrs {
+		path := jsonPath(fe.Namespace())
+		f := fields[path]
+		f.Messages = append(f.Messages, ruleMessage(fe))
+		f.Value = fe.Value()
+		fields[path] = f
+	}
+	return Invalid(fields)
+}
+
+// jsonPath turns a validator namespace such as "request.channels[0].providerId"
+// into the dotted JSON path "channels.0.providerId".
+func jsonPath(namespace string) string {
+	_, path, ok := strings.Cut(namespace, ".")
+	if !ok {
+		path = namespace
+	}
+	path = strings.ReplaceAll(path, "[", ".")
+	return strings.ReplaceAll(path, "]", "")
+}
+
+func ruleMessage(fe validator.FieldError) string {
+	param := fe.Param()
+	counted := fe.Kind() == reflect.Slice || fe.Kind() == reflect.Map
+	switch fe.Tag() {
+	case "required", "required_without", "required_if":
+		return "is required"
+	case "oneof":
+		return "must be one of: " + strings.Join(strings.Fields(param), ", ")
+	case "email":
+		return "must be a valid email address"
+	case "url", "http_url":
+		return "must be a valid URL"
+	case "objectid":
+		return "must be a 24-character hex id"
+	case "min":
+		if counted {
+			return fmt.Sprintf("must contain at least %s items", param)
+		}
+		if fe.Kind() == reflect.String {
+			return fmt.Sprintf("must be at least %s characters long", param)
+		}
+		return "must not be less than " + param
+	case "max":
+		if counted {
+			return fmt.Sprintf("must contain at most %s items", param)
+		}
+		if fe.Kind() == reflect.String {
+			return fmt.Sprintf("must be at most %s characters long", param)
+		}
+		return "must not be greater than " + param
+	case "gte":
+		return "must not be less than " + param
+	case "lte":
+		return "must not be greater than " + param
+	case "gt":
+		return "must be greater than " + param
+	case "unique":
+		return "must not contain duplicates"
+	default:
+		return fmt.Sprintf("failed the %q rule", fe.Tag())
+	}
+}

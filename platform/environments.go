@@ -1,0 +1,63 @@
+package platform
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// handleEnvironmentList serves GET /v1/environments: every environment of the
+// caller's organization (contract §2), so a client can find the
+// targetEnvironmentId for workflow sync. Keys are stored hashed, so each key
+// shows only its last four characters.
+func handleEnvironmentList(db *DB) http.Handler {
+	type apiKey struct {
+		Key    string `json:"key"`
+		UserID string `json:"_userId"`
+	}
+	type environment struct {
+		ID             string   `json:"_id"`
+		Name           string   `json:"name"`
+		Identifier     string   `json:"identifier"`
+		OrganizationID string   `json:"_organizationId"`
+		ParentID       *string  `json:"_parentId,omitempty"`
+		APIKeys        []apiKey `json:"apiKeys"`
+	}
+	return Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
+		defer Wrap(&err, "list environments")
+		ctx := r.Context()
+		rows, err := db.R.QueryContext(ctx, `
+			SELECT e.id, e.name, e.identifier, e.organization_id, coalesce(e.parent_id, ''),
+			       coalesce(k.hint, ''), coalesce(k.user_id, '')
+			FROM environments e LEFT JOIN api_keys k ON k.environment_id = e.id
+			WHERE e.organization_id = ?
+			ORDER BY e.created_at, e.id, k.created_at`, TenantFrom(ctx).OrganizationID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out := []environment{}
+		for rows.Next() {
+			var e environment
+			var parent, hint, userID string
+			if err := rows.Scan(&e.ID, &e.Name, &e.Identifier, &e.OrganizationID, &parent, &hint, &userID); err != nil {
+				return err
+			}
+			if n := len(out); n == 0 || out[n-1].ID != e.ID {
+				if parent != "" {
+					e.ParentID = &parent
+				}
+				e.APIKeys = []apiKey{}
+				out = append(out, e)
+			}
+			if userID != "" {
+				last := &out[len(out)-1]
+				last.APIKeys = append(last.APIKeys, apiKey{Key: fmt.Sprintf("%s%s", strings.Repeat("•", 28), hint), UserID: userID})
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return JSON(w, http.StatusOK, out)
+	})
+}

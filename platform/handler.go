@@ -1,0 +1,49 @@
+package platform
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+)
+
+// HandlerFunc is a handler that returns its error instead of writing it.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Handle adapts fn to http.Handler, sending any error it returns to WriteError.
+// Every route's handler is wrapped by it exactly once.
+func Handle(fn HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			WriteError(w, r, err)
+		}
+	})
+}
+
+// JSON writes v as a JSON response with the given status. The body is marshalled
+// before anything is written, so a marshalling failure still becomes a clean 500.
+func JSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	// A failed write means the client went away; there is no one left to tell.
+	w.Write(append(b, '\n'))
+	return nil
+}
+
+// NoContent writes a 204 with no body.
+func NoContent(w http.ResponseWriter) error {
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,214 @@
+package platform
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	idempotencyHeader = "Idempotency-Key"
+	idempotencyTTL    = 24 * time.Hour
+	// A request still marked running after this long belongs to a process
+	// that died mid-request; its key is free to be used again.
+	idempotencyStale  = 5 * time.Minute
+	maxIdempotencyKey = 255
+)
+
+// idempotency implements contract §5: a POST, PUT, PATCH or DELETE carrying
+// an Idempotency-Key runs once per environment and key; repeats replay the
+// stored answer. The claim is one INSERT on the single writer connection, so
+// of many concurrent requests with one key exactly one runs.
+type idempotency struct {
+	db        *DB
+	now       func() time.Time
+	lastSweep atomic.Int64 // unix seconds of the last expired-row sweep
+}
+
+func (s *idempotency) middleware(next http.Handler) http.Handler {
+	return Handle(func(w http.ResponseWriter, r *http.Request) error {
+		key := r.Header.Get(idempotencyHeader)
+		if key == "" {
+			return serve(next, w, r)
+		}
+		if len(key) > maxIdempotencyKey {
+			return BadRequest("idempotencyKey %q has exceeded the maximum allowed length of %d characters", key, maxIdempotencyKey)
+		}
+		w.Header().Set(idempotencyHeader, key)
+		switch r.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		default:
+			return serve(next, w, r) // reads are never stored: they stay cheap (contract §9)
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				return Errorf(http.StatusRequestEntityTooLarge, "Request body is larger than %d bytes", tooBig.Limit)
+			}
+			return BadRequest("Could not read the request body")
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return s.once(w, r, next, key, fingerprint(r, body))
+	})
+}
+
+func serve(next http.Handler, w http.ResponseWriter, r *http.Request) error {
+	next.ServeHTTP(w, r)
+	return nil
+}
+
+// fingerprint identifies a request by method, path with query, and body.
+func fingerprint(r *http.Request, body []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s %s\n", r.Method, r.URL.RequestURI())
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (s *idempotency) once(w http.ResponseWriter, r *http.Request, next http.Handler, key, print string) error {
+	ctx := r.Context()
+	env := TenantFrom(ctx).EnvironmentID
+	s.sweep(ctx)
+	claimed, err := s.claim(ctx, env, key, print)
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		return s.replay(ctx, w, env, key, print)
+	}
+	rec := &recorder{ResponseWriter: w}
+	completed := false
+	defer func() {
+		// Only completed answers are kept (contract §5): a 5xx or a panic
+		// frees the key so a retry can succeed.
+		if !completed {
+			s.release(context.WithoutCancel(ctx), env, key)
+		}
+	}()
+	next.ServeHTTP(rec, r)
+	if rec.status >= 500 || rec.status == 0 {
+		return nil
+	}
+	completed = true
+	return s.store(context.WithoutCancel(ctx), env, key, rec)
+}
+
+// claim inserts the running marker and reports whether this request owns the key.
+func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, error) {
+	now := s.now()
+	res, err := s.db.W.ExecContext(ctx, `
+		INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at)
+		VALUES (?, ?, ?, 'running', ?, ?)
+		ON CONFLICT (environment_id, key) DO UPDATE SET
+			fingerprint = excluded.fingerprint, state = 'running', status = 0, content_type = '',
+			body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
+		WHERE idempotency_keys.expires_at <= excluded.created_at
+		   OR (idempotency_keys.state = 'running' AND idempotency_keys.created_at <= ?)`,
+		env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), FormatTime(now.Add(-idempotencyStale)))
+	if err != nil {
+		return false, fmt.Errorf("claim idempotency key: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (s *idempotency) replay(ctx context.Context, w http.ResponseWriter, env, key, print string) error {
+	var stored, state, contentType string
+	var status int
+	var body []byte
+	err := s.db.W.QueryRowContext(ctx, `
+		SELECT fingerprint, state, status, content_type, body FROM idempotency_keys
+		WHERE environment_id = ? AND key = ?`, env, key).Scan(&stored, &state, &status, &contentType, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		// The first request failed and released the key between our claim
+		// and this read: the client may simply retry.
+		return s.busy(key)
+	}
+	if err != nil {
+		return fmt.Errorf("read idempotency key: %w", err)
+	}
+	if stored != print {
+		return &Error{
+			Status:  http.StatusUnprocessableEntity,
+			Message: fmt.Sprintf("Request with key %q is being reused for a different request", key),
+			Fields: map[string]FieldError{"idempotency-key": {
+				Messages: []string{"was already used for a request with another method, path or body"}, Value: key}},
+		}
+	}
+	if state == "running" {
+		return s.busy(key)
+	}
+	w.Header().Set("Idempotency-Replay", "true")
+	if contentType != "" {
+		w.Header().Set("Content-Type", contentType)
+	}
+	w.WriteHeader(status)
+	w.Write(body)
+	return nil
+}
+
+func (s *idempotency) busy(key string) error {
+	return &Error{
+		Status:  http.StatusConflict,
+		Message: fmt.Sprintf("Request with key %q is currently being processed. Please retry after 1 second", key),
+		Header:  http.Header{"Retry-After": {"1"}},
+	}
+}
+
+func (s *idempotency) store(ctx context.Context, env, key string, rec *recorder) error {
+	_, err := s.db.W.ExecContext(ctx, `
+		UPDATE idempotency_keys SET state = 'done', status = ?, content_type = ?, body = ?
+		WHERE environment_id = ? AND key = ?`,
+		rec.status, rec.Header().Get("Content-Type"), rec.body.Bytes(), env, key)
+	if err != nil {
+		// The answer has been sent; failing to keep it only costs a replay.
+		noteFailure(ctx, NewID(), fmt.Errorf("store idempotent response: %w", err))
+	}
+	return nil
+}
+
+func (s *idempotency) release(ctx context.Context, env, key string) {
+	s.db.W.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE environment_id = ? AND key = ? AND state = 'running'`, env, key)
+}
+
+// sweep deletes expired keys, at most once a minute, so the table stays the
+// size of one day's traffic without a background goroutine.
+func (s *idempotency) sweep(ctx context.Context) {
+	now := s.now()
+	last := s.lastSweep.Load()
+	if now.Unix()-last < 60 || !s.lastSweep.CompareAndSwap(last, now.Unix()) {
+		return
+	}
+	s.db.W.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= ?`, FormatTime(now))
+}
+
+// recorder passes a response through while keeping a copy to store.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}

@@ -1,0 +1,113 @@
+package platform
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Query reads query-string parameters, collecting every problem so one
+// response can name them all. A value that cannot be parsed at all makes the
+// answer a 400; one that parses but breaks a rule (a limit out of range, an
+// unknown enum value) makes it a 422 (contract §4).
+type Query struct {
+	values   url.Values
+	fields   map[string]FieldError
+	unparsed bool
+}
+
+// NewQuery reads r's query string.
+func NewQuery(r *http.Request) *Query {
+	return &Query{values: r.URL.Query()}
+}
+
+// String returns the parameter, or "" when absent.
+func (q *Query) String(name string) string { return q.values.Get(name) }
+
+// Strings returns every value of a repeatable parameter, accepting both
+// name=a&name=b and the name[]=a form that JavaScript clients send.
+func (q *Query) Strings(name string) []string {
+	var out []string
+	for _, key := range []string{name, name + "[]"} {
+		for _, v := range q.values[key] {
+			if v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// Int returns the parameter as an integer in [min, max], or def when absent.
+func (q *Query) Int(name string, def, min, max int) int {
+	s := q.values.Get(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		q.unparsed = true
+		q.add(name, s, "must be an integer")
+		return def
+	}
+	if n < min || n > max {
+		q.add(name, n, "must be between "+strconv.Itoa(min)+" and "+strconv.Itoa(max))
+		return def
+	}
+	return n
+}
+
+// Bool returns the parameter as a boolean, or nil when absent.
+func (q *Query) Bool(name string) *bool {
+	s := q.values.Get(name)
+	if s == "" {
+		return nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		q.unparsed = true
+		q.add(name, s, "must be true or false")
+		return nil
+	}
+	return &b
+}
+
+// Enum returns the parameter when it is one of allowed, or def when absent.
+func (q *Query) Enum(name, def string, allowed ...string) string {
+	s := q.values.Get(name)
+	if s == "" {
+		return def
+	}
+	if !slices.Contains(allowed, s) {
+		q.add(name, s, "must be one of: "+strings.Join(allowed, ", "))
+		return def
+	}
+	return s
+}
+
+// Fail records a problem found by the caller's own check.
+func (q *Query) Fail(name string, value any, message string) { q.add(name, value, message) }
+
+// Err returns the problems found so far, or nil.
+func (q *Query) Err() error {
+	if len(q.fields) == 0 {
+		return nil
+	}
+	e := Invalid(q.fields)
+	if q.unparsed {
+		e.Status = http.StatusBadRequest
+	}
+	return e
+}
+
+func (q *Query) add(name string, value any, message string) {
+	if q.fields == nil {
+		q.fields = map[string]FieldError{}
+	}
+	f := q.fields[name]
+	f.Messages = append(f.Messages, message)
+	f.Value = value
+	q.fields[name] = f
+}
