@@ -181,3 +181,22 @@ func LoadSecret(ctx context.Context, db *DB, configured string, warn func(msg st
 	}
 	return []byte(secret), nil
 }
+
+// FindEnvironment returns the environment id of organization organizationID,
+// or ErrNotFound when it does not exist or belongs to another organization.
+func FindEnvironment(ctx context.Context, db *DB, organizationID, id string) (Environment, error) {
+	env := Environment{ID: id, OrganizationID: organizationID}
+	var parent sql.NullString
+	err := db.R.QueryRowContext(ctx, `
+		SELECT e.name, e.identifier, e.parent_id, (SELECT u.id FROM users u WHERE u.organization_id = e.organization_id ORDER BY u.created_at LIMIT 1)
+		FROM environments e WHERE e.id = ? AND e.organization_id = ?`, id, organizationID).
+		Scan(&env.Name, &env.Identifier, &parent, &env.SystemUserID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Environment{}, ErrNotFound
+	}
+	if err != nil {
+		return Environment{}, fmt.Errorf("find environment %s: %w", id, err)
+	}
+	env.ParentID = parent.String
+	return env, nil
+}
