@@ -1,0 +1,355 @@
+package platform_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// errorBody is the contract §4 error shape, declared here so a renamed field fails.
+type errorBody struct {
+	StatusCode int    `json:"statusCode"`
+	Timestamp  string `json:"timestamp"`
+	Path       string `json:"path"`
+	Message    string `json:"message"`
+	ErrorID    string `json:"errorId"`
+	Errors     map[string]struct {
+		Messages []string `json:"messages"`
+		Value    any      `json:"value"`
+	} `json:"errors"`
+}
+
+// notes is a tiny resource for exercising the stack: it records which
+// environment created each note, counts executions, and can be told to block
+// or fail.
+type notes struct {
+	mu      sync.Mutex
+	byID    map[string]string // note id → environment id
+	runs    atomic.Int32
+	release chan struct{}
+}
+
+func newNotesServer(t *testing.T) (*platformtest.Server, *notes) {
+	n := &notes{byID: map[string]string{}}
+	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
+		type createNote struct {
+			Title    string   `json:"title" validate:"required,max=20"`
+			Channel  string   `json:"channel" validate:"omitempty,oneof=email sms"`
+			Tags     []string `json:"tags" validate:"max=2,dive,required"`
+			Settings struct {
+				Limit int `json:"limit" validate:"gte=0,lte=10"`
+			} `json:"settings"`
+		}
+		mux.Handle("POST /v1/notes", platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+			req, err := platform.Decode[createNote](r)
+			if err != nil {
+				return err
+			}
+			n.runs.Add(1)
+			if n.release != nil {
+				<-n.release
+			}
+			if req.Title == "boom" {
+				return fmt.Errorf("disk on fire")
+			}
+			if req.Title == "panic" {
+				panic("handler bug")
+			}
+			id := platform.NewID()
+			n.mu.Lock()
+			n.byID[id] = platform.TenantFrom(r.Context()).EnvironmentID
+			n.mu.Unlock()
+			return platform.JSON(w, http.StatusCreated, map[string]string{"_id": id, "title": req.Title})
+		}))
+		mux.Handle("GET /v1/notes/{id}", platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+			n.mu.Lock()
+			env, ok := n.byID[r.PathValue("id")]
+			n.mu.Unlock()
+			if !ok || env != platform.TenantFrom(r.Context()).EnvironmentID {
+				return platform.NotFound("Note %s not found", r.PathValue("id"))
+			}
+			return platform.JSON(w, http.StatusOK, map[string]string{"_id": r.PathValue("id")})
+		}))
+	})
+	return srv, n
+}
+
+func TestAuth(t *testing.T) {
+	srv, _ := newNotesServer(t)
+	for _, tc := range []struct {
+		name    string
+		header  string
+		status  int
+		message string
+	}{
+		{"OK", "ApiKey " + platformtest.DevKey, 200, ""},
+		{"ErrMissingHeader", "", 401, "Missing authorization header"},
+		{"ErrWrongScheme", "Bearer " + platformtest.DevKey, 401, `Invalid authentication scheme: "Bearer"`},
+		{"ErrEmptyKey", "ApiKey ", 401, "Unauthorized"},
+		{"ErrUnknownKey", "ApiKey nope", 401, "API Key not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			res := srv.Dev.WithKey("").Do(t, "GET", "/v1/environments", "", "Authorization", tc.header)
+			is.Equal(res.Status, tc.status) // status for this Authorization header
+			if tc.status == 401 {
+				var body errorBody
+				res.Decode(t, &body)
+				is.Equal(body.StatusCode, 401)                               // statusCode in body
+				is.Equal(body.Message, tc.message)                           // reference platform's message
+				is.Equal(body.Path, "/v1/environments")                      // path echoed
+				is.True(strings.HasSuffix(body.Timestamp, "Z"))              // ISO timestamp
+				is.Equal(res.Header.Get("Content-Type"), "application/json") // JSON error
+			}
+		})
+	}
+}
+
+func TestHealth_NoKeyNeeded(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newNotesServer(t)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		res := srv.Dev.WithKey("").Do(t, "GET", path, "")
+		is.Equal(res.Status, 200) // health checks answer without a key
+	}
+}
+
+func TestEnvironments_List(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newNotesServer(t)
+	var envs []struct {
+		ID             string  `json:"_id"`
+		Name           string  `json:"name"`
+		Identifier     string  `json:"identifier"`
+		OrganizationID string  `json:"_organizationId"`
+		ParentID       *string `json:"_parentId"`
+		APIKeys        []struct {
+			Key    string `json:"key"`
+			UserID string `json:"_userId"`
+		} `json:"apiKeys"`
+	}
+	res := srv.Prod.Do(t, "GET", "/v1/environments", "")
+	is.Equal(res.Status, 200) // environments listed
+	res.Decode(t, &envs)
+	is.Equal(len(envs), 2)                                                                                 // Development and Production
+	is.Equal(envs[0].Name, "Development")                                                                  // first environment
+	is.Equal(envs[1].Name, "Production")                                                                   // second environment
+	is.Equal(envs[0].ID, srv.App.Development.ID)                                                           // ids match bootstrap
+	is.True(envs[0].ParentID == nil)                                                                       // Development has no parent
+	is.Equal(*envs[1].ParentID, envs[0].ID)                                                                // Production's parent is Development
+	is.Equal(len(envs[1].APIKeys), 1)                                                                      // one key each
+	is.True(!strings.Contains(string(res.Body), platformtest.ProdKey))                                     // keys are never shown
+	is.True(strings.HasSuffix(envs[1].APIKeys[0].Key, platformtest.ProdKey[len(platformtest.ProdKey)-4:])) // last four shown
+	is.True(platform.IsID(envs[1].APIKeys[0].UserID))                                                      // owned by the system user
+}
+
+func TestTenant_Isolation(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newNotesServer(t)
+	var created struct {
+		ID string `json:"_id"`
+	}
+	res := srv.Prod.Do(t, "POST", "/v1/notes", `{"title":"prod only"}`)
+	is.Equal(res.Status, 201) // created with the Production key
+	res.Decode(t, &created)
+	is.Equal(srv.Prod.Do(t, "GET", "/v1/notes/"+created.ID, "").Status, 200) // Production sees it
+	is.Equal(srv.Dev.Do(t, "GET", "/v1/notes/"+created.ID, "").Status, 404)  // Development does not
+}
+
+func TestDecode(t *testing.T) {
+	srv, _ := newNotesServer(t)
+	for _, tc := range []struct {
+		name        string
+		body        string
+		contentType string
+		status      int
+		field       string // expected key in errors, for 422
+	}{
+		{"OK", `{"title":"hi","extra":"ignored"}`, "application/json", 201, ""},
+		{"ErrMalformed", `{"title":`, "application/json", 400, ""},
+		{"ErrNotJSON", `title=hi`, "application/x-www-form-urlencoded", 415, ""},
+		{"ErrEmpty", ``, "application/json", 400, ""},
+		{"ErrTrailing", `{"title":"a"} {"title":"b"}`, "application/json", 400, ""},
+		{"ErrMissingRequired", `{}`, "application/json", 422, "title"},
+		{"ErrWrongType", `{"title":5}`, "application/json", 422, "title"},
+		{"ErrNestedWrongType", `{"title":"a","settings":{"limit":"x"}}`, "application/json", 422, "settings.limit"},
+		{"ErrNestedRange", `{"title":"a","settings":{"limit":11}}`, "application/json", 422, "settings.limit"},
+		{"ErrEnum", `{"title":"a","channel":"fax"}`, "application/json", 422, "channel"},
+		{"ErrArrayItem", `{"title":"a","tags":["x",""]}`, "application/json", 422, "tags.1"},
+		{"ErrTooLong", `{"title":"` + strings.Repeat("x", 21) + `"}`, "application/json", 422, "title"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			res := srv.Dev.Do(t, "POST", "/v1/notes", "", "Content-Type", tc.contentType)
+			if tc.body != "" {
+				res = srv.Dev.Do(t, "POST", "/v1/notes", tc.body, "Content-Type", tc.contentType)
+			}
+			is.Equal(res.Status, tc.status) // status for this body
+			if tc.status == 422 {
+				var body errorBody
+				res.Decode(t, &body)
+				_, ok := body.Errors[tc.field]
+				is.True(ok)                                      // errors keyed by JSON path
+				is.True(len(body.Errors[tc.field].Messages) > 0) // with a message
+			}
+		})
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newNotesServer(t)
+	big := `{"title":"` + strings.Repeat("x", platform.DefaultMaxBody) + `"}`
+	res := srv.Dev.Do(t, "POST", "/v1/notes", big)
+	is.Equal(res.Status, 413) // body over the limit
+	res = srv.Dev.Do(t, "POST", "/v1/notes", big, "Idempotency-Key", "big-1")
+	is.Equal(res.Status, 413) // also when the idempotency layer reads the body
+}
+
+func TestRouting_JSONErrors(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newNotesServer(t)
+	var body errorBody
+	res := srv.Dev.Do(t, "GET", "/v1/nothing-here", "")
+	is.Equal(res.Status, 404) // unknown route
+	res.Decode(t, &body)
+	is.Equal(body.StatusCode, 404) // JSON body, not ServeMux text
+	res = srv.Dev.Do(t, "DELETE", "/v1/environments", "")
+	is.Equal(res.Status, 405) // known path, wrong method
+	res.Decode(t, &body)
+	is.Equal(body.StatusCode, 405)                            // JSON body
+	is.True(strings.Contains(res.Header.Get("Allow"), "GET")) // Allow names the methods
+}
+
+func TestInternalErrors(t *testing.T) {
+	srv, _ := newNotesServer(t)
+	for _, title := range []string{"boom", "panic"} {
+		t.Run(title, func(t *testing.T) {
+			is := is.New(t)
+			res := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"`+title+`"}`)
+			is.Equal(res.Status, 500) // a bug is a 500
+			var body errorBody
+			res.Decode(t, &body)
+			is.True(platform.IsID(body.ErrorID))                         // with an errorId to quote
+			is.True(!strings.Contains(string(res.Body), "disk on fire")) // the cause is not sent
+		})
+	}
+}
+
+func TestIdempotency(t *testing.T) {
+	t.Run("OKReplay", func(t *testing.T) {
+		is := is.New(t)
+		srv, n := newNotesServer(t)
+		first := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"once"}`, "Idempotency-Key", "k1")
+		is.Equal(first.Status, 201)                          // first run
+		is.Equal(first.Header.Get("Idempotency-Key"), "k1")  // key echoed
+		is.Equal(first.Header.Get("Idempotency-Replay"), "") // not a replay
+		again := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"once"}`, "Idempotency-Key", "k1")
+		is.Equal(again.Status, 201)                              // same status replayed
+		is.Equal(string(again.Body), string(first.Body))         // same body replayed
+		is.Equal(again.Header.Get("Idempotency-Replay"), "true") // marked as replay
+		is.Equal(n.runs.Load(), int32(1))                        // handler ran once
+	})
+	t.Run("OKScopedToEnvironment", func(t *testing.T) {
+		is := is.New(t)
+		srv, n := newNotesServer(t)
+		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"a"}`, "Idempotency-Key", "shared").Status, 201)  // Development runs
+		is.Equal(srv.Prod.Do(t, "POST", "/v1/notes", `{"title":"a"}`, "Idempotency-Key", "shared").Status, 201) // Production runs its own
+		is.Equal(n.runs.Load(), int32(2))                                                                       // one run per environment
+	})
+	t.Run("OKClientErrorsReplayed", func(t *testing.T) {
+		is := is.New(t)
+		srv, n := newNotesServer(t)
+		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":""}`, "Idempotency-Key", "bad").Status, 422) // invalid
+		res := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":""}`, "Idempotency-Key", "bad")
+		is.Equal(res.Status, 422)                              // the 4xx is stored and replayed
+		is.Equal(res.Header.Get("Idempotency-Replay"), "true") // as a replay
+		is.Equal(n.runs.Load(), int32(0))                      // decode failed before the handler's work
+	})
+	t.Run("OKServerErrorsNotStored", func(t *testing.T) {
+		is := is.New(t)
+		srv, n := newNotesServer(t)
+		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"boom"}`, "Idempotency-Key", "k5").Status, 500) // fails
+		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"boom"}`, "Idempotency-Key", "k5").Status, 500) // runs again
+		is.Equal(n.runs.Load(), int32(2))                                                                     // a 5xx frees the key
+	})
+	t.Run("ErrOtherBody", func(t *testing.T) {
+		is := is.New(t)
+		srv, n := newNotesServer(t)
+		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"a"}`, "Idempotency-Key", "k2").Status, 201) // first
+		res := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"b"}`, "Idempotency-Key", "k2")
+		is.Equal(res.Status, 422) // key reused for another body
+		var body errorBody
+		res.Decode(t, &body)
+		_, ok := body.Errors["idempotency-key"]
+		is.True(ok)                       // errors names the key
+		is.Equal(n.runs.Load(), int32(1)) // nothing ran twice
+	})
+	t.Run("ErrTooLong", func(t *testing.T) {
+		is := is.New(t)
+		srv, _ := newNotesServer(t)
+		res := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"a"}`, "Idempotency-Key", strings.Repeat("k", 256))
+		is.Equal(res.Status, 400) // over 255 characters
+	})
+	t.Run("OKGetNotStored", func(t *testing.T) {
+		is := is.New(t)
+		srv, _ := newNotesServer(t)
+		is.Equal(srv.Dev.Do(t, "GET", "/v1/environments", "", "Idempotency-Key", "g").Status, 200)        // GET runs
+		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"a"}`, "Idempotency-Key", "g").Status, 201) // key still free for a write
+		var n int
+		err := srv.App.DB.R.QueryRow(`SELECT count(*) FROM idempotency_keys`).Scan(&n)
+		is.NoErr(err)  // count stored keys
+		is.Equal(n, 1) // only the POST was stored
+	})
+}
+
+func TestIdempotency_Concurrent(t *testing.T) {
+	is := is.New(t)
+	srv, n := newNotesServer(t)
+	n.release = make(chan struct{})
+	const clients = 20
+	statuses := make(chan int, clients)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"race"}`, "Idempotency-Key", "same")
+			statuses <- res.Status
+		}()
+	}
+	// The winner blocks in the handler; every other request must answer
+	// without waiting for it: 409 while it runs.
+	conflicts := 0
+	deadline := time.After(10 * time.Second)
+	for conflicts < clients-1 {
+		select {
+		case s := <-statuses:
+			is.Equal(s, 409) // the others see the first still running
+			conflicts++
+		case <-deadline:
+			t.Fatalf("only %d of %d concurrent requests answered", conflicts, clients-1)
+		}
+	}
+	close(n.release)
+	wg.Wait()
+	is.Equal(<-statuses, 201)         // the winner completes
+	is.Equal(n.runs.Load(), int32(1)) // exactly one execution
+	res := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"race"}`, "Idempotency-Key", "same")
+	is.Equal(res.Header.Get("Idempotency-Replay"), "true") // later requests replay
+	var note struct {
+		Title string `json:"title"`
+	}
+	is.NoErr(json.Unmarshal(res.Body, &note)) // replayed body is the note
+	is.Equal(note.Title, "race")              // of the one execution
+}

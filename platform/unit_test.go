@@ -1,0 +1,72 @@
+package platform
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+)
+
+func TestNewID(t *testing.T) {
+	is := is.New(t)
+	seen := map[string]bool{}
+	prev := ""
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for i := range 10000 {
+		id := NewIDAt(at.Add(time.Duration(i) * time.Second))
+		is.True(IsID(id))  // 24 lowercase hex characters
+		is.True(!seen[id]) // unique
+		is.True(id > prev) // ordered by time
+		seen[id], prev = true, id
+	}
+	is.Equal(NewIDAt(at)[:8], fmt.Sprintf("%08x", at.Unix())) // leading 4 bytes are the Unix seconds
+	is.True(!IsID("6A1F4760aaaaaaaaaaaaaaaa"))                // uppercase rejected
+	is.True(!IsID("xyz"))                                     // wrong length rejected
+}
+
+func TestFormatTime(t *testing.T) {
+	is := is.New(t)
+	at := time.Date(2026, 11, 21, 10, 4, 5, 123456789, time.FixedZone("X", 3600))
+	is.Equal(FormatTime(at), "2026-11-21T09:04:05.123Z") // UTC with milliseconds
+	back, err := ParseTime("2026-11-21T10:04:05+01:00")
+	is.NoErr(err)                                          // offsets accepted
+	is.Equal(FormatTime(back), "2026-11-21T09:04:05.000Z") // and normalised
+}
+
+func TestQuery(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		query  string
+		status int // 0 when valid
+		limit  int
+	}{
+		{"OKDefault", "", 0, 10},
+		{"OK", "limit=50", 0, 50},
+		{"ErrRange", "limit=101", 422, 10},
+		{"ErrZero", "limit=0", 422, 10},
+		{"ErrUnparsable", "limit=ten", 400, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			q := NewQuery(httptest.NewRequest("GET", "/?"+tc.query, nil))
+			is.Equal(q.Int("limit", 10, 1, 100), tc.limit) // parsed or default
+			err := q.Err()
+			if tc.status == 0 {
+				is.NoErr(err) // valid
+				return
+			}
+			e, ok := err.(*Error)
+			is.True(ok)                   // a client error
+			is.Equal(e.Status, tc.status) // with the right status
+			_, named := e.Fields["limit"]
+			is.True(named) // naming the parameter
+		})
+	}
+	is := is.New(t)
+	q := NewQuery(httptest.NewRequest("GET", "/?t=a&t=b&t[]=c&e=x", nil))
+	is.Equal(q.Strings("t"), []string{"a", "b", "c"}) // repeated and bracketed forms
+	is.Equal(q.Enum("e", "", "y", "z"), "")           // unknown enum falls back
+	is.True(q.Err() != nil)                           // and is reported
+}
