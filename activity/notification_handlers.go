@@ -1,0 +1,107 @@
+package activity
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// handleNotificationList serves GET /v1/notifications: the environment's
+// triggered events, newest first, filtered by spec §4.11's query.
+func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		q := platform.NewQuery(r)
+		f := listFilter{
+			page:          q.Int("page", 0, 0, 1<<30),
+			limit:         q.Int("limit", 10, 1, 50),
+			channels:      q.Strings("channels"),
+			templates:     q.Strings("templates"),
+			emails:        q.Strings("emails"),
+			subscriberIDs: q.Strings("subscriberIds"),
+			severity:      q.Strings("severity"),
+			transactionID: q.Strings("transactionId"),
+			topicKey:      q.String("topicKey"),
+			contextKeys:   q.Strings("contextKeys"),
+			search:        q.String("search"),
+		}
+		for _, sev := range f.severity {
+			switch sev {
+			case "high", "medium", "low", "none":
+			default:
+				q.Fail("severity", sev, "must be one of: high, medium, low, none")
+			}
+		}
+		if err := q.Err(); err != nil {
+			return err
+		}
+		var err error
+		if f.after, err = queryTime(q.String("after"), "after"); err != nil {
+			return err
+		}
+		if f.before, err = queryTime(q.String("before"), "before"); err != nil {
+			return err
+		}
+		if !f.after.IsZero() && !f.before.IsZero() && f.after.After(f.before) {
+			return platform.BadRequest("Invalid date range: after (%s) is later than before (%s)",
+				platform.FormatTime(f.after), platform.FormatTime(f.before))
+		}
+		ctx := r.Context()
+		env := platform.TenantFrom(ctx).EnvironmentID
+		rows, hasMore, err := s.listNotifications(ctx, env, f)
+		if err != nil {
+			return err
+		}
+		data, err := s.render(ctx, env, rows, subscribers, true)
+		if err != nil {
+			return err
+		}
+		return platform.JSON(w, http.StatusOK, map[string]any{
+			"hasMore": hasMore, "data": data, "pageSize": len(data), "page": f.page,
+		})
+	})
+}
+
+// handleNotificationGet serves GET /v1/notifications/{notificationId}: one
+// triggered event with its jobs and their execution details, in order.
+func handleNotificationGet(s *Store, subscribers Subscribers) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		ctx := r.Context()
+		id := r.PathValue("notificationId")
+		env := platform.TenantFrom(ctx).EnvironmentID
+		notFound := &platform.Error{Status: http.StatusNotFound, Message: "Notification not found",
+			Extra: map[string]any{"cause": "Notification with id " + id + " not found"}}
+		if !platform.IsID(id) {
+			return notFound
+		}
+		row, err := s.getNotification(ctx, env, id)
+		if errors.Is(err, platform.ErrNotFound) {
+			return notFound
+		}
+		if err != nil {
+			return err
+		}
+		data, err := s.render(ctx, env, []notificationRow{row}, subscribers, false)
+		if err != nil {
+			return err
+		}
+		return platform.JSON(w, http.StatusOK, data[0])
+	})
+}
+
+// queryTime reads an ISO 8601 query value; an unreadable one is a 400, as
+// the reference answers.
+func queryTime(s, name string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := platform.ParseTime(s)
+	if err != nil {
+		if d, derr := time.Parse("2006-01-02", s); derr == nil {
+			return d, nil
+		}
+		return time.Time{}, platform.BadRequest("Invalid date format for parameter '%s': %q is not an ISO 8601 date", name, s)
+	}
+	return t, nil
+}

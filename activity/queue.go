@@ -1,0 +1,280 @@
+package activity
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+var (
+	// errNoJob means no job is due.
+	errNoJob = errors.New("no job due")
+	// errLeaseLost means the job's lease expired and another worker took it
+	// (or a cancel got to it first): this worker's result is dropped.
+	errLeaseLost = errors.New("job lease lost")
+)
+
+// job is a claimed job: the columns a worker runs it from.
+type job struct {
+	ID             string
+	EnvironmentID  string
+	OrganizationID string
+	NotificationID string
+	TransactionID  string
+	SubscriberID   string
+	TemplateID     string
+	Position       int
+	Type           string
+	StepID         string
+	Step           json.RawMessage
+	Controls       json.RawMessage
+	ProviderID     string
+	Stage          string
+	Digest         json.RawMessage
+	GroupKey       string
+	Attempts       int
+	Lease          string // this claim's lease token
+	CreatedAt      string
+}
+
+// anyDue reports, from the read pool, whether some job is due, so idle
+// workers poll without taking the writer.
+func (s *Store) anyDue(ctx context.Context) (bool, error) {
+	ts := platform.FormatTime(s.now())
+	var one int
+	err := s.db.R.QueryRowContext(ctx, `
+		SELECT 1 FROM jobs WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ? LIMIT 1`, ts, ts).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// claim takes the job that has been due longest and leases it for lease: one
+// UPDATE … RETURNING on the writer, so two workers never get the same job. A
+// job whose lease expired (its worker died) is due again; every claim counts
+// as an attempt, so a job that keeps killing its worker still ends.
+func (s *Store) claim(ctx context.Context, lease time.Duration) (*job, error) {
+	now := s.now()
+	ts := platform.FormatTime(now)
+	j := &job{Lease: platform.NewIDAt(now)}
+	var digest sql.NullString
+	var step, controls string
+	err := s.db.W.QueryRowContext(ctx, `
+		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
+		WHERE id = (
+			SELECT id FROM jobs
+			WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
+			ORDER BY run_at, id LIMIT 1)
+		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
+			position, type, step_id, step, controls, provider_id, stage, digest, group_key, attempts, created_at`,
+		j.Lease, platform.FormatTime(now.Add(lease)), ts, ts, ts,
+	).Scan(&j.ID, &j.EnvironmentID, &j.OrganizationID, &j.NotificationID, &j.TransactionID, &j.SubscriberID, &j.TemplateID,
+		&j.Position, &j.Type, &j.StepID, &step, &controls, &j.ProviderID, &j.Stage, &digest, &j.GroupKey, &j.Attempts, &j.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoJob
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim job: %w", err)
+	}
+	j.Step, j.Controls = json.RawMessage(step), json.RawMessage(controls)
+	if digest.Valid {
+		j.Digest = json.RawMessage(digest.String)
+	}
+	return j, nil
+}
+
+// What happens to the jobs after a settled one.
+const (
+	thenNothing = iota // the job runs again later (delay, digest, retry)
+	thenRelease        // the next job is due now
+	thenCancel         // the following jobs are canceled (a failed step)
+	thenSkip           // the following jobs are skipped (merged digest, throttled)
+)
+
+// settlement is the result of running a job once.
+type settlement struct {
+	status     string
+	runAt      time.Time // when the job runs again; zero when it is finished
+	stage      string
+	providerID string          // the provider that delivered, "" to keep
+	digest     json.RawMessage // new digest metadata, nil to keep
+	details    []detail
+	then       int
+	thenDetail string // detail on each canceled or skipped following job
+}
+
+// settle records a run's result, only if this worker still holds the lease:
+// the job's new state, its details, and what follows, in one transaction.
+func (s *Store) settle(ctx context.Context, j *job, st settlement) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		return s.settleTx(ctx, tx, j, st)
+	})
+}
+
+func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement) error {
+	now := s.now()
+	ts := platform.FormatTime(now)
+	var runAt any
+	if !st.runAt.IsZero() {
+		runAt = platform.FormatTime(st.runAt)
+	}
+	var digest any
+	if st.digest != nil {
+		digest = string(st.digest)
+	}
+	res, err := tx.ExecContext(ctx, `
+		UPDATE jobs SET status = ?, run_at = ?, stage = ?, provider_id = coalesce(nullif(?, ''), provider_id),
+			digest = coalesce(?, digest), lease_owner = '', lease_until = '', updated_at = ?
+		WHERE id = ? AND lease_owner = ?`,
+		st.status, runAt, st.stage, st.providerID, digest, ts, j.ID, j.Lease)
+	if err != nil {
+		return fmt.Errorf("settle job %s: %w", j.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return errLeaseLost
+	}
+	provider := firstNonEmpty(st.providerID, j.ProviderID)
+	if err := insertDetails(ctx, tx, j.EnvironmentID, j.NotificationID, j.ID, provider, now, st.details); err != nil {
+		return err
+	}
+	switch st.then {
+	case thenRelease:
+		_, err = tx.ExecContext(ctx, `
+			UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ?
+			WHERE notification_id = ? AND position = ? AND status = 'pending' AND run_at IS NULL`,
+			ts, ts, j.NotificationID, j.Position+1)
+		if err == nil {
+			s.wake()
+		}
+	case thenCancel:
+		err = s.endRest(ctx, tx, j.EnvironmentID, j.NotificationID, j.Position, statusCanceled, st.thenDetail, now)
+	case thenSkip:
+		err = s.endRest(ctx, tx, j.EnvironmentID, j.NotificationID, j.Position, statusSkipped, st.thenDetail, now)
+	}
+	return err
+}
+
+// endRest gives every not-yet-run job after position the final status, each
+// with a detail saying why.
+func (s *Store) endRest(ctx context.Context, tx *sql.Tx, envID, notificationID string, position int, status, why string, now time.Time) error {
+	rows, err := tx.QueryContext(ctx, `
+		UPDATE jobs SET status = ?, run_at = NULL, updated_at = ?
+		WHERE notification_id = ? AND position > ? AND status IN ('pending', 'queued', 'delayed')
+		RETURNING id, provider_id`, status, platform.FormatTime(now), notificationID, position)
+	if err != nil {
+		return fmt.Errorf("end following jobs: %w", err)
+	}
+	type ended struct{ id, provider string }
+	var list []ended
+	for rows.Next() {
+		var e ended
+		if err := rows.Scan(&e.id, &e.provider); err != nil {
+			rows.Close()
+			return err
+		}
+		list = append(list, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, e := range list {
+		d := []detail{{Status: detailWarning, Detail: why, Source: sourceInternal}}
+		if err := insertDetails(ctx, tx, envID, notificationID, e.id, e.provider, now, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cancelTransaction cancels every job of the transaction that has not run
+// yet and is not running now, and reports whether there was any.
+func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID string) (ok bool, err error) {
+	defer platform.Wrap(&err, "cancel transaction %s", transactionID)
+	now := s.now()
+	ts := platform.FormatTime(now)
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `
+			UPDATE jobs SET status = 'canceled', run_at = NULL, updated_at = ?
+			WHERE environment_id = ? AND transaction_id = ? AND status IN ('pending', 'queued', 'delayed')
+			  AND lease_until <= ?
+			RETURNING id, notification_id, provider_id`, ts, envID, transactionID, ts)
+		if err != nil {
+			return err
+		}
+		type canceled struct{ id, notification, provider string }
+		var list []canceled
+		for rows.Next() {
+			var c canceled
+			if err := rows.Scan(&c.id, &c.notification, &c.provider); err != nil {
+				rows.Close()
+				return err
+			}
+			list = append(list, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, c := range list {
+			d := []detail{{Status: detailWarning, Detail: "Step canceled by request", Source: sourceInternal}}
+			if err := insertDetails(ctx, tx, envID, c.notification, c.id, c.provider, now, d); err != nil {
+				return err
+			}
+			if err := promoteMerged(ctx, tx, envID, c.id, now); err != nil {
+				return err
+			}
+		}
+		ok = len(list) > 0
+		return nil
+	})
+	return ok, err
+}
+
+// promoteMerged keeps the events merged into a canceled digest master: the
+// oldest merged job becomes the master, waiting until the old one would have
+// fired, and the others now merge into it.
+func promoteMerged(ctx context.Context, tx *sql.Tx, envID, masterID string, now time.Time) error {
+	var heir, heirNotification, runAt string
+	err := tx.QueryRowContext(ctx, `
+		SELECT j.id, j.notification_id, coalesce(m.run_at, ?)
+		FROM jobs j JOIN jobs m ON m.id = j.merged_digest_id
+		WHERE j.merged_digest_id = ? AND j.status = 'merged'
+		ORDER BY j.created_at, j.id LIMIT 1`, platform.FormatTime(now), masterID).Scan(&heir, &heirNotification, &runAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ts := platform.FormatTime(now)
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE jobs SET status = 'delayed', stage = 'digesting', run_at = ?, merged_digest_id = '', updated_at = ?
+		WHERE id = ?`, runAt, ts, heir); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE jobs SET status = 'pending', updated_at = ?
+		WHERE notification_id = ? AND status = 'skipped' AND position > (SELECT position FROM jobs WHERE id = ?)`,
+		ts, heirNotification, heir); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET merged_digest_id = ? WHERE merged_digest_id = ? AND status = 'merged'`,
+		heir, masterID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE notifications SET digested_notification_id = CASE WHEN id = ? THEN '' ELSE ? END, updated_at = ?
+		WHERE id IN (SELECT notification_id FROM jobs WHERE merged_digest_id = ? OR id = ?)`,
+		heirNotification, heirNotification, ts, heir, heir); err != nil {
+		return err
+	}
+	d := []detail{{Status: detailPending, Detail: "Digest master was canceled; this digest now collects the events", Source: sourceInternal}}
+	return insertDetails(ctx, tx, envID, heirNotification, heir, "service", now, d)
+}

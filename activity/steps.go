@@ -1,0 +1,257 @@
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// notificationCtx is what a job reads from its notification.
+type notificationCtx struct {
+	TemplateID  string
+	WorkflowID  string
+	Payload     json.RawMessage
+	Overrides   json.RawMessage
+	Tags        json.RawMessage
+	Preferences json.RawMessage
+	Actor       json.RawMessage
+	Critical    bool
+}
+
+func (s *Store) notificationContext(ctx context.Context, id string) (notificationCtx, error) {
+	var n notificationCtx
+	var payload, overrides, tags, prefs, actor string
+	err := s.db.R.QueryRowContext(ctx, `
+		SELECT template_id, workflow_id, payload, overrides, tags, preferences, actor, critical
+		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor, &n.Critical)
+	if err != nil {
+		return n, fmt.Errorf("read notification %s: %w", id, err)
+	}
+	n.Payload, n.Overrides, n.Tags = json.RawMessage(payload), json.RawMessage(overrides), json.RawMessage(tags)
+	n.Preferences, n.Actor = json.RawMessage(prefs), json.RawMessage(actor)
+	return n, nil
+}
+
+// digestVars returns steps.<stepId>.{events, eventCount} for every digest
+// that ran before position in the notification's chain.
+func (s *Store) digestVars(ctx context.Context, notificationID string, position int) (map[string]any, error) {
+	rows, err := s.db.R.QueryContext(ctx, `
+		SELECT step_id, digest FROM jobs
+		WHERE notification_id = ? AND type = 'digest' AND position < ? AND digest IS NOT NULL
+		ORDER BY position`, notificationID, position)
+	if err != nil {
+		return nil, fmt.Errorf("read digest events: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]any{}
+	for rows.Next() {
+		var stepID, raw string
+		if err := rows.Scan(&stepID, &raw); err != nil {
+			return nil, err
+		}
+		var meta struct {
+			Events []json.RawMessage `json:"events"`
+		}
+		json.Unmarshal([]byte(raw), &meta)
+		if meta.Events == nil {
+			continue
+		}
+		out[stepID] = map[string]any{"events": meta.Events, "eventCount": len(meta.Events)}
+	}
+	return out, rows.Err()
+}
+
+// jobStep is the part of a job's step snapshot the worker reads.
+type jobStep struct {
+	ID               string          `json:"_id"`
+	Filters          json.RawMessage `json:"filters"`
+	ShouldStopOnFail *bool           `json:"shouldStopOnFail"`
+}
+
+// run executes one claimed job and records the result. It returns the
+// context's error, recording nothing, when the worker is stopped mid-run.
+func (w *Worker) run(ctx context.Context, j *job) error {
+	n, err := w.store.notificationContext(ctx, j.NotificationID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case j.Type == stepTrigger:
+		return w.store.settle(ctx, j, settlement{status: statusCompleted, then: thenRelease})
+	case j.Stage == stageDelaying:
+		return w.store.settle(ctx, j, settlement{status: statusCompleted, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Delay is finished", Source: sourceInternal}}})
+	case j.Stage == stageDigesting:
+		return w.store.fireDigest(ctx, j, n.Payload)
+	}
+	var step jobStep
+	json.Unmarshal(j.Step, &step)
+	var controls struct {
+		Skip json.RawMessage `json:"skip"`
+	}
+	json.Unmarshal(j.Controls, &controls)
+	var payload map[string]any
+	json.Unmarshal(n.Payload, &payload)
+
+	// The subscriber is read when a condition or a delivery needs it.
+	var sub json.RawMessage
+	hasFilters := isArray(step.Filters) && string(step.Filters) != "[]"
+	if channelSteps[j.Type] || hasFilters || isObject(controls.Skip) {
+		subs, err := w.subscribers.SubscribersJSON(ctx, j.EnvironmentID, []string{j.SubscriberID})
+		if err != nil {
+			return fmt.Errorf("read subscriber: %w", err)
+		}
+		sub = subs[j.SubscriberID]
+	}
+	var subMap map[string]any
+	json.Unmarshal(sub, &subMap)
+	data := map[string]any{"subscriber": subMap, "payload": payload}
+
+	if skip, err := evalSkip(controls.Skip, data); err != nil {
+		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
+	} else if skip {
+		return w.store.settle(ctx, j, settlement{status: statusSkipped, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Step was skipped based on steps conditions", Source: sourceInternal}}})
+	}
+	if pass, err := passFilters(step.Filters, data); err != nil {
+		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
+	} else if !pass {
+		return w.store.settle(ctx, j, settlement{status: statusSkipped, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Step was filtered based on steps filters", Source: sourceInternal}}})
+	}
+
+	switch j.Type {
+	case stepDelay:
+		var c delayConfig
+		json.Unmarshal(j.Controls, &c)
+		until, err := c.until(w.store.now(), payload)
+		if err != nil {
+			return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Invalid delay configuration: " + err.Error(), Source: sourcePayload}})
+		}
+		raw, _ := json.Marshal(map[string]string{"untilDate": platform.FormatTime(until)})
+		return w.store.settle(ctx, j, settlement{status: statusDelayed, stage: stageDelaying, runAt: until,
+			details: []detail{{Status: detailPending, Detail: "Step delayed", Source: sourceInternal, Raw: raw}}})
+	case stepDigest:
+		var c digestConfig
+		json.Unmarshal(j.Controls, &c)
+		until, err := c.until(w.store.now())
+		if err != nil {
+			return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Invalid digest configuration: " + err.Error(), Source: sourcePayload}})
+		}
+		return w.store.openDigest(ctx, j, c, until, n.Payload, nil)
+	case stepThrottle:
+		var c throttleConfig
+		json.Unmarshal(j.Controls, &c)
+		return w.store.throttle(ctx, j, c, nil)
+	case stepCustom:
+		return w.store.settle(ctx, j, settlement{status: statusCompleted, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Custom step passed", Source: sourceInternal}}})
+	}
+	if !channelSteps[j.Type] {
+		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: fmt.Sprintf("Step type %q is not supported", j.Type), Source: sourceInternal}})
+	}
+	if sub == nil {
+		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Subscriber not found", Source: sourceInternal}})
+	}
+	if !n.Critical {
+		var prefs preferencesDoc
+		json.Unmarshal(n.Preferences, &prefs)
+		if on, why := prefs.channelEnabled(j.Type); !on {
+			return w.store.settle(ctx, j, settlement{status: statusSkipped, then: thenRelease,
+				details: []detail{{Status: detailSuccess, Detail: why, Source: sourceInternal}}})
+		}
+	}
+	return w.deliver(ctx, j, step, n, sub, payload)
+}
+
+// outcome is messaging's answer to a delivery (CONTRACTS.md).
+type outcome struct {
+	MessageID  string   `json:"messageId"`
+	Status     string   `json:"status"`
+	ProviderID string   `json:"providerId"`
+	Retryable  bool     `json:"retryable"`
+	Details    []detail `json:"details"`
+}
+
+// deliver hands a channel step to messaging and records the outcome. A
+// retryable outcome or an error runs the job again after a backoff, up to
+// MaxAttempts; then, or for a final error, the step fails.
+func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub json.RawMessage, payload map[string]any) error {
+	if j.Attempts > w.cfg.MaxAttempts {
+		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Source: sourceInternal,
+			Detail: fmt.Sprintf("Step failed: all %d attempts were used", w.cfg.MaxAttempts)}})
+	}
+	steps, err := w.store.digestVars(ctx, j.NotificationID, j.Position)
+	if err != nil {
+		return err
+	}
+	doc, err := json.Marshal(map[string]any{
+		"jobId": j.ID, "notificationId": j.NotificationID, "environmentId": j.EnvironmentID,
+		"organizationId": j.OrganizationID, "transactionId": j.TransactionID, "channel": j.Type,
+		"stepId": j.StepID, "stepDatabaseId": step.ID, "workflowDatabaseId": n.TemplateID, "workflowId": n.WorkflowID,
+		"subscriber": sub, "controls": j.Controls,
+		"variables": map[string]any{"subscriber": sub, "payload": n.Payload, "steps": steps},
+		"payload":   n.Payload, "overrides": n.Overrides, "tags": n.Tags, "actor": n.Actor,
+	})
+	if err != nil {
+		return err
+	}
+	res, err := w.messenger.DeliverJSON(ctx, doc)
+	if ctx.Err() != nil {
+		return ctx.Err() // stopped mid-delivery: the lease expires and the job runs again
+	}
+	var o outcome
+	if err == nil {
+		err = json.Unmarshal(res, &o)
+	}
+	if err != nil {
+		w.cfg.Logger.Warn("delivery could not be attempted", "job_id", j.ID, "error", err)
+		return w.retryOrFail(ctx, j, step, "", []detail{{Status: detailFailed, Source: sourceInternal,
+			Detail: "Delivery could not be attempted"}})
+	}
+	for i := range o.Details {
+		o.Details[i].IsRetry = j.Attempts > 1
+	}
+	switch {
+	case o.Status == "sent" || o.Status == "warning":
+		return w.store.settle(ctx, j, settlement{status: statusCompleted, providerID: o.ProviderID, details: o.Details, then: thenRelease})
+	case o.Retryable:
+		return w.retryOrFail(ctx, j, step, o.ProviderID, o.Details)
+	default:
+		return w.failWith(ctx, j, step, o.ProviderID, o.Details)
+	}
+}
+
+// retryOrFail schedules the next attempt, or fails the step after the last.
+func (w *Worker) retryOrFail(ctx context.Context, j *job, step jobStep, providerID string, details []detail) error {
+	for i := range details {
+		details[i].IsRetry = j.Attempts > 1
+	}
+	if j.Attempts >= w.cfg.MaxAttempts {
+		details = append(details, detail{Status: detailFailed, Source: sourceInternal, IsRetry: j.Attempts > 1,
+			Detail: fmt.Sprintf("Step failed after %d attempts", j.Attempts)})
+		return w.failWith(ctx, j, step, providerID, details)
+	}
+	at := w.store.now().Add(retryDelay(w.cfg.RetryBackoff, j.Attempts))
+	details = append(details, detail{Status: detailPending, Source: sourceInternal, IsRetry: j.Attempts > 1,
+		Detail: fmt.Sprintf("Attempt %d of %d failed; retrying at %s", j.Attempts, w.cfg.MaxAttempts, platform.FormatTime(at))})
+	return w.store.settle(ctx, j, settlement{status: statusQueued, runAt: at, providerID: providerID, details: details})
+}
+
+func (w *Worker) fail(ctx context.Context, j *job, step jobStep, details []detail) error {
+	return w.failWith(ctx, j, step, "", details)
+}
+
+// failWith marks the step failed. The steps after it are canceled (contract
+// §8), unless the step says shouldStopOnFail: false, the reference's opt-out
+// for channel steps; delay, digest and throttle always stop the chain.
+func (w *Worker) failWith(ctx context.Context, j *job, step jobStep, providerID string, details []detail) error {
+	st := settlement{status: statusFailed, providerID: providerID, details: details, then: thenCancel,
+		thenDetail: fmt.Sprintf("Step canceled because step %q failed", j.StepID)}
+	if channelSteps[j.Type] && step.ShouldStopOnFail != nil && !*step.ShouldStopOnFail {
+		st.then = thenRelease
+	}
+	return w.store.settle(ctx, j, st)
+}

@@ -1,0 +1,219 @@
+package activity
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// Store owns the activity tables: notifications, jobs (the queue) and
+// execution details.
+type Store struct {
+	db    *platform.DB
+	now   func() time.Time
+	woken chan struct{} // signalled after a write that made work due
+}
+
+// NewStore returns the activity store on db. now is the clock every record and
+// every schedule is read from; nil means time.Now.
+func NewStore(db *platform.DB, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{db: db, now: now, woken: make(chan struct{}, 1)}
+}
+
+// wake tells an idle worker that work may be due now.
+func (s *Store) wake() {
+	select {
+	case s.woken <- struct{}{}:
+	default:
+	}
+}
+
+// detail is one execution detail to record.
+type detail struct {
+	Status     string          `json:"status"`
+	Detail     string          `json:"detail"`
+	Source     string          `json:"source"`
+	ProviderID string          `json:"providerId"`
+	Raw        json.RawMessage `json:"raw"`
+	IsRetry    bool            `json:"-"`
+}
+
+// insertDetails records details of one job, in order.
+func insertDetails(ctx context.Context, tx *sql.Tx, envID, notificationID, jobID, providerID string, now time.Time, ds []detail) error {
+	for _, d := range ds {
+		var raw any
+		if !isNull(d.Raw) {
+			var s string
+			if json.Unmarshal(d.Raw, &s) == nil {
+				raw = s
+			} else {
+				raw = string(d.Raw)
+			}
+		}
+		pid := firstNonEmpty(d.ProviderID, providerID)
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, raw, is_retry, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			platform.NewIDAt(now), envID, notificationID, jobID, d.Status, d.Detail, firstNonEmpty(d.Source, sourceInternal),
+			pid, raw, d.IsRetry, platform.FormatTime(now))
+		if err != nil {
+			return fmt.Errorf("insert execution detail: %w", err)
+		}
+	}
+	return nil
+}
+
+// insertTrigger writes a planned trigger in one transaction: the
+// transactionId claim (when claim is set; broadcast batches after the first
+// pass false), and per recipient the notification, its job chain and a "Step
+// queued" detail per job. The first job of each chain is due at once.
+func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err error) {
+	defer platform.Wrap(&err, "insert trigger %s", p.transactionID)
+	now := s.now()
+	ts := platform.FormatTime(now)
+	env := p.tenant.EnvironmentID
+	var payload map[string]any
+	json.Unmarshal(p.payload, &payload)
+	channels, _ := json.Marshal(p.channels)
+	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
+	prefs := p.wf.Preferences
+	if !isObject(prefs) {
+		prefs = json.RawMessage(`{}`)
+	}
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if claim {
+			_, err := tx.ExecContext(ctx, `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)`,
+				env, p.transactionID, ts)
+			if platform.IsUniqueViolation(err) {
+				return platform.Conflict("transactionId %q was already used in this environment", p.transactionID)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		for _, r := range p.recipients {
+			nid := platform.NewIDAt(now)
+			_, err := tx.ExecContext(ctx, `
+				INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_email,
+					subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
+					recipient, tags, severity, critical, preferences, actor, created_at, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				nid, env, p.tenant.OrganizationID, r.id, r.subscriberID, r.email, string(r.snapshot), p.wf.ID, p.wf.WorkflowID,
+				p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
+				string(r.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), ts, ts)
+			if err != nil {
+				return fmt.Errorf("insert notification: %w", err)
+			}
+			if err := insertJobs(ctx, tx, p, r, nid, payload, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// insertJobs writes one notification's chain: the trigger job, then one job
+// per active step, each with its parent and a "Step queued" detail.
+func insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r recipient, nid string, payload map[string]any, now time.Time) error {
+	ts := platform.FormatTime(now)
+	env := p.tenant.EnvironmentID
+	parentJob, parentStep := "", ""
+	steps := append([]workflowStep{{ID: platform.NewIDAt(now), StepID: stepTrigger, Type: stepTrigger, Name: "trigger"}}, p.steps...)
+	for i, st := range steps {
+		jid := platform.NewIDAt(now)
+		values := st.values()
+		var parent any
+		if parentStep != "" {
+			parent = parentStep
+		}
+		filters := st.Filters
+		if !isArray(filters) {
+			filters = json.RawMessage(`[]`)
+		}
+		snapshot := map[string]any{
+			"_id": st.ID, "_templateId": st.ID, "active": true, "name": firstNonEmpty(st.Name, st.StepID),
+			"filters": filters, "_parentId": parent, "controlVariables": values,
+		}
+		if st.ShouldStopOnFail != nil {
+			snapshot["shouldStopOnFail"] = *st.ShouldStopOnFail
+		}
+		var digest any
+		groupKey := ""
+		switch st.Type {
+		case stepDigest:
+			var c digestConfig
+			json.Unmarshal(values, &c)
+			meta := c.metadata()
+			b, _ := json.Marshal(meta)
+			digest = string(b)
+			snapshot["metadata"] = meta
+			groupKey = group(p.wf.ID, r.id, st.StepID, keyValue(payload, c.DigestKey))
+		case stepThrottle:
+			var c throttleConfig
+			json.Unmarshal(values, &c)
+			groupKey = group(p.wf.ID, r.id, st.StepID, keyValue(payload, c.ThrottleKey))
+		case stepDelay:
+			var c delayConfig
+			json.Unmarshal(values, &c)
+			snapshot["metadata"] = c
+		}
+		step, _ := json.Marshal(snapshot)
+		provider := "service"
+		if channelSteps[st.Type] {
+			provider = defaultProviders[st.Type]
+		}
+		var runAt any
+		if i == 0 {
+			runAt = ts
+		}
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
+				parent_id, position, type, step_id, step, controls, provider_id, status, digest, group_key, run_at, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+			jid, env, p.tenant.OrganizationID, nid, p.transactionID, r.id, p.wf.ID, parentJob, i, st.Type, st.StepID,
+			string(step), string(values), provider, digest, groupKey, runAt, ts, ts)
+		if err != nil {
+			return fmt.Errorf("insert job: %w", err)
+		}
+		queued := []detail{{Status: detailPending, Detail: "Step queued", Source: sourceInternal}}
+		if err := insertDetails(ctx, tx, env, nid, jid, provider, now, queued); err != nil {
+			return err
+		}
+		parentJob, parentStep = jid, st.ID
+	}
+	return nil
+}
+
+// group is the key digest and throttle jobs are matched on: the same
+// workflow, subscriber and step, and the same key value.
+func group(templateID, subscriberID, stepID, value string) string {
+	return templateID + "|" + subscriberID + "|" + stepID + "|" + value
+}
+
+func nonNilStrings(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}
+
+func isArray(raw json.RawMessage) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '[':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}

@@ -1,0 +1,330 @@
+package activity
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// listFilter is the query of GET /v1/notifications.
+type listFilter struct {
+	page, limit   int
+	channels      []string
+	templates     []string
+	emails        []string
+	subscriberIDs []string
+	severity      []string
+	transactionID []string
+	topicKey      string
+	contextKeys   []string
+	search        string
+	after, before time.Time
+}
+
+// notificationRow is a stored notification.
+type notificationRow struct {
+	ID, EnvironmentID, OrganizationID, SubscriberID, TemplateID, TransactionID string
+	DigestedNotificationID                                                     string
+	Snapshot, Channels, Template, Payload, To, Tags, ContextKeys, Topics       string
+	Severity                                                                   string
+	Critical                                                                   bool
+	CreatedAt, UpdatedAt                                                       string
+}
+
+const notificationColumns = `id, environment_id, organization_id, subscriber_id, template_id, transaction_id,
+	digested_notification_id, subscriber_snapshot, channels, template, payload, recipient, tags, context_keys, topics,
+	severity, critical, created_at, updated_at`
+
+func scanNotification(sc interface{ Scan(...any) error }) (notificationRow, error) {
+	var n notificationRow
+	err := sc.Scan(&n.ID, &n.EnvironmentID, &n.OrganizationID, &n.SubscriberID, &n.TemplateID, &n.TransactionID,
+		&n.DigestedNotificationID, &n.Snapshot, &n.Channels, &n.Template, &n.Payload, &n.To, &n.Tags, &n.ContextKeys, &n.Topics,
+		&n.Severity, &n.Critical, &n.CreatedAt, &n.UpdatedAt)
+	return n, err
+}
+
+// in appends "col IN (?, …)" for vals to where/args.
+func in(where []string, args []any, expr string, vals []string) ([]string, []any) {
+	if len(vals) == 0 {
+		return where, args
+	}
+	where = append(where, expr+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")")
+	for _, v := range vals {
+		args = append(args, v)
+	}
+	return where, args
+}
+
+// listNotifications returns one page, newest first, and whether a later page
+// has items (it reads one row past the page to know).
+func (s *Store) listNotifications(ctx context.Context, envID string, f listFilter) (out []notificationRow, hasMore bool, err error) {
+	defer platform.Wrap(&err, "list notifications")
+	where := []string{"environment_id = ?"}
+	args := []any{envID}
+	where, args = in(where, args, "template_id", f.templates)
+	where, args = in(where, args, "subscriber_email", f.emails)
+	where, args = in(where, args, "subscriber_ref", f.subscriberIDs)
+	where, args = in(where, args, "severity", f.severity)
+	where, args = in(where, args, "transaction_id", f.transactionID)
+	if len(f.channels) > 0 {
+		var w []string
+		w, args = in(nil, args, "value", f.channels)
+		where = append(where, "EXISTS (SELECT 1 FROM json_each(notifications.channels) WHERE "+w[0]+")")
+	}
+	if len(f.contextKeys) > 0 {
+		var w []string
+		w, args = in(nil, args, "value", f.contextKeys)
+		where = append(where, "EXISTS (SELECT 1 FROM json_each(notifications.context_keys) WHERE "+w[0]+")")
+	}
+	if f.topicKey != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM json_each(notifications.topics) WHERE json_extract(value, '$.topicKey') = ?)")
+		args = append(args, f.topicKey)
+	}
+	if f.search != "" {
+		where = append(where, "(subscriber_ref = ? OR subscriber_email LIKE ? ESCAPE '\\')")
+		args = append(args, f.search, "%"+likeEscape(f.search)+"%")
+	}
+	if !f.after.IsZero() {
+		where = append(where, "created_at >= ?")
+		args = append(args, platform.FormatTime(f.after))
+	}
+	if !f.before.IsZero() {
+		where = append(where, "created_at <= ?")
+		args = append(args, platform.FormatTime(f.before))
+	}
+	args = append(args, f.limit+1, f.page*f.limit)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+notificationColumns+` FROM notifications
+		WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		n, err := scanNotification(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if len(out) > f.limit {
+		return out[:f.limit], true, nil
+	}
+	return out, false, nil
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// getNotification returns one notification of the environment, or platform.ErrNotFound.
+func (s *Store) getNotification(ctx context.Context, envID, id string) (notificationRow, error) {
+	n, err := scanNotification(s.db.R.QueryRowContext(ctx, `SELECT `+notificationColumns+`
+		FROM notifications WHERE id = ? AND environment_id = ?`, id, envID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return n, platform.ErrNotFound
+	}
+	if err != nil {
+		return n, fmt.Errorf("get notification %s: %w", id, err)
+	}
+	return n, nil
+}
+
+// Wire shapes of spec §2.12.
+type (
+	notificationResponse struct {
+		ID                     string          `json:"_id"`
+		EnvironmentID          string          `json:"_environmentId"`
+		OrganizationID         string          `json:"_organizationId"`
+		SubscriberID           string          `json:"_subscriberId"`
+		TemplateID             string          `json:"_templateId"`
+		DigestedNotificationID string          `json:"_digestedNotificationId,omitempty"`
+		TransactionID          string          `json:"transactionId"`
+		CreatedAt              string          `json:"createdAt"`
+		UpdatedAt              string          `json:"updatedAt"`
+		Channels               []string        `json:"channels"`
+		Subscriber             json.RawMessage `json:"subscriber"`
+		Template               json.RawMessage `json:"template"`
+		Jobs                   []jobResponse   `json:"jobs"`
+		Payload                json.RawMessage `json:"payload"`
+		To                     json.RawMessage `json:"to"`
+		Tags                   json.RawMessage `json:"tags"`
+		Topics                 json.RawMessage `json:"topics"`
+		Severity               *string         `json:"severity,omitempty"`
+		Critical               *bool           `json:"critical,omitempty"`
+		ContextKeys            json.RawMessage `json:"contextKeys,omitempty"`
+	}
+	jobResponse struct {
+		ID                      string           `json:"_id"`
+		Type                    string           `json:"type"`
+		Digest                  json.RawMessage  `json:"digest,omitempty"`
+		ExecutionDetails        []detailResponse `json:"executionDetails"`
+		Step                    json.RawMessage  `json:"step"`
+		Overrides               json.RawMessage  `json:"overrides"`
+		Payload                 json.RawMessage  `json:"payload"`
+		ProviderID              string           `json:"providerId"`
+		Status                  string           `json:"status"`
+		UpdatedAt               string           `json:"updatedAt"`
+		ScheduleExtensionsCount *int             `json:"scheduleExtensionsCount,omitempty"`
+	}
+	detailResponse struct {
+		ID         string  `json:"_id"`
+		CreatedAt  string  `json:"createdAt"`
+		Status     string  `json:"status"`
+		Detail     string  `json:"detail"`
+		IsRetry    bool    `json:"isRetry"`
+		IsTest     bool    `json:"isTest"`
+		ProviderID string  `json:"providerId"`
+		Raw        *string `json:"raw"`
+		Source     string  `json:"source"`
+	}
+)
+
+// render turns rows into the wire shape, reading every job, detail and
+// subscriber of the page in one query each. list selects the list
+// endpoint's variant (severity, critical, contextKeys, throttle jobs and the
+// wider providerId set); the single-event variant leaves those out.
+func (s *Store) render(ctx context.Context, envID string, rows []notificationRow, subscribers Subscribers, list bool) ([]notificationResponse, error) {
+	out := make([]notificationResponse, 0, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(rows))
+	subIDs := make([]string, 0, len(rows))
+	seen := map[string]bool{}
+	for i, n := range rows {
+		ids[i] = n.ID
+		if !seen[n.SubscriberID] {
+			seen[n.SubscriberID] = true
+			subIDs = append(subIDs, n.SubscriberID)
+		}
+	}
+	jobs, err := s.jobsOf(ctx, ids, list)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := subscribers.SubscribersJSON(ctx, envID, subIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read subscribers: %w", err)
+	}
+	for _, n := range rows {
+		r := notificationResponse{
+			ID: n.ID, EnvironmentID: n.EnvironmentID, OrganizationID: n.OrganizationID, SubscriberID: n.SubscriberID,
+			TemplateID: n.TemplateID, DigestedNotificationID: n.DigestedNotificationID, TransactionID: n.TransactionID,
+			CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, Template: json.RawMessage(n.Template),
+			Jobs: jobs[n.ID], Payload: json.RawMessage(n.Payload), To: json.RawMessage(n.To),
+			Tags: json.RawMessage(n.Tags), Topics: json.RawMessage(n.Topics),
+		}
+		if r.Jobs == nil {
+			r.Jobs = []jobResponse{}
+		}
+		json.Unmarshal([]byte(n.Channels), &r.Channels)
+		if !list {
+			r.Channels = without(r.Channels, stepThrottle)
+		}
+		if r.Channels == nil {
+			r.Channels = []string{}
+		}
+		r.Subscriber = json.RawMessage(n.Snapshot)
+		if doc, ok := subs[n.SubscriberID]; ok {
+			var sum subscriberSummary
+			if json.Unmarshal(doc, &sum) == nil {
+				r.Subscriber, _ = json.Marshal(sum)
+			}
+		}
+		if list {
+			sev, crit := n.Severity, n.Critical
+			r.Severity, r.Critical, r.ContextKeys = &sev, &crit, json.RawMessage(n.ContextKeys)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// jobsOf returns the jobs of the notifications, keyed by notification, each
+// in chain order with its details in the order they were written.
+func (s *Store) jobsOf(ctx context.Context, notificationIDs []string, list bool) (map[string][]jobResponse, error) {
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(notificationIDs)), ", ")
+	args := make([]any, len(notificationIDs))
+	for i, id := range notificationIDs {
+		args[i] = id
+	}
+	details := map[string][]detailResponse{}
+	drows, err := s.db.R.QueryContext(ctx, `
+		SELECT job_id, id, created_at, status, detail, is_retry, is_test, provider_id, raw, source
+		FROM execution_details WHERE notification_id IN (`+marks+`) ORDER BY seq`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read execution details: %w", err)
+	}
+	defer drows.Close()
+	for drows.Next() {
+		var jobID string
+		var d detailResponse
+		var raw sql.NullString
+		if err := drows.Scan(&jobID, &d.ID, &d.CreatedAt, &d.Status, &d.Detail, &d.IsRetry, &d.IsTest, &d.ProviderID, &raw, &d.Source); err != nil {
+			return nil, err
+		}
+		if raw.Valid {
+			d.Raw = &raw.String
+		}
+		d.ProviderID = wireProvider(d.ProviderID, !list)
+		details[jobID] = append(details[jobID], d)
+	}
+	if err := drows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.R.QueryContext(ctx, `
+		SELECT j.notification_id, j.id, j.type, j.digest, j.step, n.overrides, n.payload, j.provider_id, j.status, j.updated_at
+		FROM jobs j JOIN notifications n ON n.id = j.notification_id
+		WHERE j.notification_id IN (`+marks+`) ORDER BY j.notification_id, j.position`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]jobResponse{}
+	zero := 0
+	for rows.Next() {
+		var nid, step, overrides, payload string
+		var digest sql.NullString
+		var j jobResponse
+		if err := rows.Scan(&nid, &j.ID, &j.Type, &digest, &step, &overrides, &payload, &j.ProviderID, &j.Status, &j.UpdatedAt); err != nil {
+			return nil, err
+		}
+		if !list && j.Type == stepThrottle {
+			continue // the single-event schema has no throttle job type
+		}
+		if digest.Valid {
+			j.Digest = json.RawMessage(digest.String)
+		}
+		j.Step, j.Overrides, j.Payload = json.RawMessage(step), json.RawMessage(overrides), json.RawMessage(payload)
+		j.ProviderID = wireProvider(j.ProviderID, !list)
+		j.ExecutionDetails = details[j.ID]
+		if j.ExecutionDetails == nil {
+			j.ExecutionDetails = []detailResponse{}
+		}
+		if list {
+			j.ScheduleExtensionsCount = &zero
+		}
+		out[nid] = append(out[nid], j)
+	}
+	return out, rows.Err()
+}
+
+func without(ss []string, drop string) []string {
+	out := ss[:0:0]
+	for _, s := range ss {
+		if s != drop {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,363 @@
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/herald-notify/herald/platform"
+)
+
+// maxRecipients is the most subscribers one trigger's `to` may name (contract §7).
+const maxRecipients = 100
+
+// Trigger statuses of the 201 answer (reference: packages/shared events.ts).
+const (
+	triggerProcessed     = "processed"
+	triggerNotActive     = "trigger_not_active"
+	triggerNoActiveSteps = "no_workflow_active_steps_defined"
+)
+
+// triggerRequest is the body of POST /v1/events/trigger and one event of the
+// bulk body. `to`, payload and overrides stay raw: `to` has three shapes and
+// the payload is handed on exactly as the client wrote it.
+type triggerRequest struct {
+	Name          string          `json:"name" validate:"required"`
+	To            json.RawMessage `json:"to"`
+	Payload       json.RawMessage `json:"payload"`
+	Overrides     json.RawMessage `json:"overrides"`
+	TransactionID string          `json:"transactionId" validate:"max=255"`
+	Actor         json.RawMessage `json:"actor"`
+	Tenant        json.RawMessage `json:"tenant"`
+}
+
+// Valid checks what the tags cannot: the shapes of to, payload and overrides.
+func (r triggerRequest) Valid(ctx context.Context) map[string]string {
+	problems := map[string]string{}
+	if isNull(r.To) {
+		problems["to"] = "is required"
+	} else if _, err := parseRecipients(r.To); err != nil {
+		problems["to"] = err.Error()
+	}
+	if !isNull(r.Payload) && !isObject(r.Payload) {
+		problems["payload"] = "must be an object"
+	}
+	if !isNull(r.Overrides) && !isObject(r.Overrides) {
+		problems["overrides"] = "must be an object"
+	}
+	if !isNull(r.Actor) && !isObject(r.Actor) && !isString(r.Actor) {
+		problems["actor"] = "must be a subscriberId or a subscriber object"
+	}
+	return problems
+}
+
+// triggerResult is the 201 body of a trigger.
+type triggerResult struct {
+	Acknowledged  bool     `json:"acknowledged"`
+	Status        string   `json:"status"`
+	TransactionID string   `json:"transactionId"`
+	Error         []string `json:"error,omitempty"`
+}
+
+// recipientRef is one entry of `to`: a subscriberId or a subscriber object.
+type recipientRef struct {
+	subscriberID string
+	object       json.RawMessage // the subscriber body to upsert; nil for a bare id
+}
+
+// parseRecipients reads `to`: a subscriberId, a subscriber object, or an
+// array of either, at most maxRecipients.
+func parseRecipients(raw json.RawMessage) ([]recipientRef, error) {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		list = []json.RawMessage{raw}
+	}
+	if len(list) == 0 {
+		return nil, errors.New("must name at least one subscriber")
+	}
+	if len(list) > maxRecipients {
+		return nil, fmt.Errorf("must name at most %d subscribers", maxRecipients)
+	}
+	refs := make([]recipientRef, 0, len(list))
+	for _, item := range list {
+		var id string
+		if json.Unmarshal(item, &id) == nil {
+			if strings.TrimSpace(id) == "" {
+				return nil, errors.New("must not contain an empty subscriberId")
+			}
+			refs = append(refs, recipientRef{subscriberID: id})
+			continue
+		}
+		var obj struct {
+			SubscriberID *string `json:"subscriberId"`
+			Type         string  `json:"type"`
+		}
+		if json.Unmarshal(item, &obj) != nil {
+			return nil, errors.New("must be a subscriberId, a subscriber object or an array of them")
+		}
+		if strings.EqualFold(obj.Type, "topic") {
+			return nil, errors.New("topics are not supported; name subscribers")
+		}
+		if obj.SubscriberID == nil || strings.TrimSpace(*obj.SubscriberID) == "" {
+			return nil, errors.New("each subscriber object needs a subscriberId")
+		}
+		refs = append(refs, recipientRef{subscriberID: *obj.SubscriberID, object: item})
+	}
+	return refs, nil
+}
+
+// recipient is a resolved subscriber a notification is created for.
+type recipient struct {
+	id           string          // database _id
+	subscriberID string          // the client's subscriberId
+	email        string          // for the emails filter of the list
+	snapshot     json.RawMessage // {_id, subscriberId, firstName, …}: the list's fallback
+	to           json.RawMessage // what the trigger said, as an object
+}
+
+// subscriberSummary is the part of a spec §2.1 subscriber activity keeps.
+type subscriberSummary struct {
+	ID           string  `json:"_id"`
+	SubscriberID string  `json:"subscriberId"`
+	FirstName    *string `json:"firstName,omitempty"`
+	LastName     *string `json:"lastName,omitempty"`
+	Email        *string `json:"email,omitempty"`
+	Phone        *string `json:"phone,omitempty"`
+}
+
+func newRecipient(doc, to json.RawMessage) (recipient, error) {
+	var s subscriberSummary
+	if err := json.Unmarshal(doc, &s); err != nil {
+		return recipient{}, fmt.Errorf("read subscriber: %w", err)
+	}
+	snap, _ := json.Marshal(s)
+	r := recipient{id: s.ID, subscriberID: s.SubscriberID, snapshot: snap, to: to}
+	if s.Email != nil {
+		r.email = *s.Email
+	}
+	if r.to == nil {
+		r.to, _ = json.Marshal(map[string]string{"subscriberId": s.SubscriberID})
+	}
+	return r, nil
+}
+
+// triggerer turns trigger requests into queued work.
+type triggerer struct {
+	store       *Store
+	workflows   Workflows
+	subscribers Subscribers
+}
+
+// plan is everything a trigger writes, decided before the write transaction.
+type plan struct {
+	tenant        platform.Tenant
+	transactionID string
+	wf            workflowDoc
+	steps         []workflowStep // the active ones, in order
+	payload       json.RawMessage
+	overrides     json.RawMessage
+	severity      string
+	critical      bool
+	actor         json.RawMessage
+	template      json.RawMessage
+	channels      []string
+	recipients    []recipient
+}
+
+// prepare reads the workflow and checks the payload. A nil plan with a
+// result means the trigger ends there (inactive, no steps).
+func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req triggerRequest) (*plan, *triggerResult, error) {
+	txID := req.TransactionID
+	if txID == "" {
+		txID = uuid.NewString()
+	}
+	raw, err := t.workflows.TriggerWorkflowJSON(ctx, tenant.EnvironmentID, req.Name)
+	if errors.Is(err, platform.ErrNotFound) {
+		return nil, nil, &platform.Error{
+			Status:  http.StatusUnprocessableEntity,
+			Message: "workflow_not_found",
+			Fields: map[string]platform.FieldError{"name": {
+				Messages: []string{fmt.Sprintf("workflow %q was not found", req.Name)}, Value: req.Name}},
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("find workflow: %w", err)
+	}
+	var wf workflowDoc
+	if err := json.Unmarshal(raw, &wf); err != nil {
+		return nil, nil, fmt.Errorf("read workflow %s: %w", req.Name, err)
+	}
+	payload := req.Payload
+	if isNull(payload) {
+		payload = json.RawMessage(`{}`)
+	}
+	if wf.ValidatePayload && isObject(wf.PayloadSchema) {
+		if err := validatePayload(wf.PayloadSchema, payload); err != nil {
+			return nil, nil, err
+		}
+	}
+	if wf.Active != nil && !*wf.Active {
+		return nil, &triggerResult{Acknowledged: true, Status: triggerNotActive, TransactionID: txID}, nil
+	}
+	p := &plan{tenant: tenant, transactionID: txID, wf: wf, payload: payload}
+	for _, s := range wf.Steps {
+		if s.Active == nil || *s.Active {
+			p.steps = append(p.steps, s)
+		}
+	}
+	if len(p.steps) == 0 {
+		return nil, &triggerResult{Acknowledged: true, Status: triggerNoActiveSteps, TransactionID: txID}, nil
+	}
+	p.overrides = req.Overrides
+	if isNull(p.overrides) {
+		p.overrides = json.RawMessage(`{}`)
+	}
+	var ov struct {
+		Severity string `json:"severity"`
+	}
+	json.Unmarshal(p.overrides, &ov)
+	p.severity = firstNonEmpty(ov.Severity, wf.Severity, "none")
+	var prefs preferencesDoc
+	json.Unmarshal(wf.Preferences, &prefs)
+	p.critical = prefs.critical()
+	p.actor = json.RawMessage(`{"type":"none","data":null}`)
+	if !isNull(req.Actor) {
+		p.actor = json.RawMessage(`{"type":"user","data":null}`)
+	}
+	p.template = templateSummary(wf)
+	for _, s := range p.steps {
+		if !slices.Contains(p.channels, s.Type) {
+			p.channels = append(p.channels, s.Type)
+		}
+	}
+	return p, nil, nil
+}
+
+// resolve upserts or looks up every recipient of `to`, and the actor when it
+// is a subscriber object (the reference upserts it too).
+func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req triggerRequest) ([]recipient, error) {
+	refs, err := parseRecipients(req.To)
+	if err != nil {
+		return nil, platform.InvalidField("to", nil, "%s", err.Error())
+	}
+	if isObject(req.Actor) {
+		if _, err := t.subscribers.UpsertSubscriberJSON(ctx, tenant, req.Actor); err != nil {
+			return nil, prefixFields(err, "actor")
+		}
+	}
+	seen := map[string]bool{}
+	var out []recipient
+	for i, ref := range refs {
+		if seen[ref.subscriberID] {
+			continue
+		}
+		seen[ref.subscriberID] = true
+		var doc json.RawMessage
+		if ref.object != nil {
+			doc, err = t.subscribers.UpsertSubscriberJSON(ctx, tenant, ref.object)
+		} else {
+			doc, err = t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, ref.subscriberID)
+			if errors.Is(err, platform.ErrNotFound) {
+				// A subscriberId the environment does not know yet is
+				// created, as the reference platform does.
+				body, _ := json.Marshal(map[string]string{"subscriberId": ref.subscriberID})
+				doc, err = t.subscribers.UpsertSubscriberJSON(ctx, tenant, body)
+			}
+		}
+		if err != nil {
+			return nil, prefixFields(err, fmt.Sprintf("to.%d", i))
+		}
+		r, err := newRecipient(doc, ref.object)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// trigger runs one trigger request end to end: prepare, resolve, write, wake.
+func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req triggerRequest) (*triggerResult, error) {
+	p, done, err := t.prepare(ctx, tenant, req)
+	if err != nil || done != nil {
+		return done, err
+	}
+	p.recipients, err = t.resolve(ctx, tenant, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.store.insertTrigger(ctx, p, true); err != nil {
+		return nil, err
+	}
+	t.store.wake()
+	return &triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID}, nil
+}
+
+// templateSummary is the notification's template: {_id, name, origin, triggers}.
+func templateSummary(wf workflowDoc) json.RawMessage {
+	type variable struct {
+		Name string `json:"name"`
+	}
+	vars := []variable{}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(wf.PayloadSchema, &schema) == nil {
+		names := make([]string, 0, len(schema.Properties))
+		for name := range schema.Properties {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			vars = append(vars, variable{Name: n})
+		}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"_id":    wf.ID,
+		"name":   wf.Name,
+		"origin": firstNonEmpty(wf.Origin, "service-cloud"),
+		"triggers": []map[string]any{{
+			"type": "event", "identifier": wf.WorkflowID, "variables": vars,
+		}},
+	})
+	return b
+}
+
+// prefixFields re-keys a 422 from another domain under the request path it
+// came from (`to.0.email`), so the client sees which entry was wrong.
+func prefixFields(err error, prefix string) error {
+	var e *platform.Error
+	if !errors.As(err, &e) || e.Fields == nil {
+		return err
+	}
+	fields := make(map[string]platform.FieldError, len(e.Fields))
+	for k, v := range e.Fields {
+		fields[prefix+"."+k] = v
+	}
+	return platform.Invalid(fields)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func isNull(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s == "" || s == "null"
+}
+
+func isString(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return strings.HasPrefix(s, `"`)
+}

@@ -1,0 +1,174 @@
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// broadcastBatch is how many subscribers one broadcast transaction covers.
+const broadcastBatch = 500
+
+// decodeTrigger decodes a trigger-endpoint body. A 400 there is written in the
+// PAYLOAD_VALIDATION_ERROR shape (contract §9), as the reference's pipe does.
+func decodeTrigger[T any](r *http.Request) (T, error) {
+	v, err := platform.Decode[T](r)
+	var e *platform.Error
+	if errors.As(err, &e) && e.Status == http.StatusBadRequest && e.Extra == nil {
+		e.Extra = map[string]any{"type": payloadValidationType,
+			"errors": []payloadError{{Field: "body", Message: e.Message}}}
+	}
+	return v, err
+}
+
+// handleTrigger serves POST /v1/events/trigger.
+func handleTrigger(t *triggerer) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decodeTrigger[triggerRequest](r)
+		if err != nil {
+			return err
+		}
+		res, err := t.trigger(r.Context(), platform.TenantFrom(r.Context()), req)
+		if err != nil {
+			return err
+		}
+		return platform.JSON(w, http.StatusCreated, res)
+	})
+}
+
+// bulkRequest is the body of POST /v1/events/trigger/bulk.
+type bulkRequest struct {
+	Events []triggerRequest `json:"events" validate:"required,min=1,max=100,dive"`
+}
+
+// Valid runs each event's own checks, keyed by its place in the array.
+func (b bulkRequest) Valid(ctx context.Context) map[string]string {
+	problems := map[string]string{}
+	for i, ev := range b.Events {
+		for k, v := range ev.Valid(ctx) {
+			problems[fmt.Sprintf("events.%d.%s", i, k)] = v
+		}
+	}
+	return problems
+}
+
+// handleTriggerBulk serves POST /v1/events/trigger/bulk: each event is
+// triggered on its own; one that a client error stops answers status "error"
+// with the reason, and the others still run.
+func handleTriggerBulk(t *triggerer) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decodeTrigger[bulkRequest](r)
+		if err != nil {
+			return err
+		}
+		tenant := platform.TenantFrom(r.Context())
+		out := make([]*triggerResult, 0, len(req.Events))
+		for _, ev := range req.Events {
+			res, err := t.trigger(r.Context(), tenant, ev)
+			var e *platform.Error
+			switch {
+			case errors.As(err, &e):
+				res = &triggerResult{Acknowledged: false, Status: "error", TransactionID: ev.TransactionID, Error: []string{e.Message}}
+			case err != nil:
+				return err
+			}
+			out = append(out, res)
+		}
+		return platform.JSON(w, http.StatusCreated, out)
+	})
+}
+
+// broadcastRequest is the body of POST /v1/events/trigger/broadcast.
+type broadcastRequest struct {
+	Name          string          `json:"name" validate:"required"`
+	Payload       json.RawMessage `json:"payload"`
+	Overrides     json.RawMessage `json:"overrides"`
+	TransactionID string          `json:"transactionId" validate:"max=255"`
+	Actor         json.RawMessage `json:"actor"`
+	Tenant        json.RawMessage `json:"tenant"`
+}
+
+// trigger returns the broadcast as a trigger request without recipients.
+func (b broadcastRequest) trigger() triggerRequest {
+	return triggerRequest{Name: b.Name, To: json.RawMessage(`"-"`), Payload: b.Payload, Overrides: b.Overrides,
+		TransactionID: b.TransactionID, Actor: b.Actor, Tenant: b.Tenant}
+}
+
+// Valid checks the broadcast body as a trigger's.
+func (b broadcastRequest) Valid(ctx context.Context) map[string]string {
+	return b.trigger().Valid(ctx)
+}
+
+// handleTriggerBroadcast serves POST /v1/events/trigger/broadcast: the
+// workflow for every subscriber of the environment, in batches of
+// broadcastBatch, each batch one transaction (the first also claims the
+// transactionId). It answers 200 (contract §9).
+func handleTriggerBroadcast(t *triggerer) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decodeTrigger[broadcastRequest](r)
+		if err != nil {
+			return err
+		}
+		ctx := r.Context()
+		tenant := platform.TenantFrom(ctx)
+		p, done, err := t.prepare(ctx, tenant, req.trigger())
+		if err != nil {
+			return err
+		}
+		if done != nil {
+			return platform.JSON(w, http.StatusOK, done)
+		}
+		after, first := "", true
+		for {
+			ids, err := t.subscribers.SubscriberIDsAfter(ctx, tenant.EnvironmentID, after, broadcastBatch)
+			if err != nil {
+				return fmt.Errorf("list subscribers: %w", err)
+			}
+			p.recipients = p.recipients[:0]
+			for _, id := range ids {
+				doc, err := t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, id)
+				if errors.Is(err, platform.ErrNotFound) {
+					continue // deleted since it was listed
+				}
+				if err != nil {
+					return fmt.Errorf("read subscriber %s: %w", id, err)
+				}
+				rc, err := newRecipient(doc, nil)
+				if err != nil {
+					return err
+				}
+				p.recipients = append(p.recipients, rc)
+			}
+			if first || len(p.recipients) > 0 {
+				if err := t.store.insertTrigger(ctx, p, first); err != nil {
+					return err
+				}
+				t.store.wake()
+				first = false
+			}
+			if len(ids) < broadcastBatch {
+				break
+			}
+			after = ids[len(ids)-1]
+		}
+		return platform.JSON(w, http.StatusOK, triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID})
+	})
+}
+
+// handleTriggerCancel serves DELETE /v1/events/trigger/{transactionId}: it
+// cancels the transaction's jobs that have not run yet (pending, queued,
+// delayed, digesting) and answers true, or false when there were none, as
+// the reference platform does.
+func handleTriggerCancel(s *Store) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		ok, err := s.cancelTransaction(r.Context(), platform.TenantFrom(r.Context()).EnvironmentID, r.PathValue("transactionId"))
+		if err != nil {
+			return err
+		}
+		return platform.JSON(w, http.StatusOK, ok)
+	})
+}

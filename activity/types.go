@@ -1,0 +1,183 @@
+// Package activity triggers workflows and delivers them: the trigger
+// endpoints, the durable job queue in SQLite and the worker that runs it, and
+// the activity records (notifications, jobs, execution details) that explain
+// what happened (spec §2.12, §4.10, §4.11; contract §7–§8).
+package activity
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// Workflows is what activity needs from the workflows domain.
+type Workflows interface {
+	// TriggerWorkflowJSON returns the workflow whose workflowId is given, as
+	// the spec §2.14 response JSON, or platform.ErrNotFound.
+	TriggerWorkflowJSON(ctx context.Context, environmentID, workflowID string) (json.RawMessage, error)
+}
+
+// Subscribers is what activity needs from the subscribers domain.
+type Subscribers interface {
+	// SubscriberJSON returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
+	SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error)
+	// SubscribersJSON returns spec §2.1 subscribers keyed by their database _id.
+	SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error)
+	// UpsertSubscriberJSON creates or updates a subscriber from a POST /v1/subscribers body.
+	UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error)
+	// SubscriberIDsAfter returns up to limit subscriberIds greater than after, ascending.
+	SubscriberIDsAfter(ctx context.Context, environmentID, after string, limit int) ([]string, error)
+}
+
+// Messenger renders and delivers one channel step (the messaging domain).
+// DeliverJSON is idempotent per jobId, which is what makes a retried or
+// reclaimed job send once.
+type Messenger interface {
+	DeliverJSON(ctx context.Context, delivery json.RawMessage) (json.RawMessage, error)
+}
+
+// Job statuses (contract §8).
+const (
+	statusPending   = "pending"
+	statusQueued    = "queued"
+	statusRunning   = "running"
+	statusCompleted = "completed"
+	statusFailed    = "failed"
+	statusCanceled  = "canceled"
+	statusSkipped   = "skipped"
+	statusMerged    = "merged"
+	statusDelayed   = "delayed"
+)
+
+// Execution detail statuses and sources (spec §2.12).
+const (
+	detailSuccess = "Success"
+	detailWarning = "Warning"
+	detailFailed  = "Failed"
+	detailPending = "Pending"
+
+	sourceInternal = "Internal"
+	sourcePayload  = "Payload"
+)
+
+// Step types.
+const (
+	stepTrigger  = "trigger"
+	stepDelay    = "delay"
+	stepDigest   = "digest"
+	stepThrottle = "throttle"
+	stepCustom   = "custom"
+)
+
+// channelSteps are the step types that deliver a message.
+var channelSteps = map[string]bool{"in_app": true, "email": true, "sms": true, "chat": true, "push": true}
+
+// defaultProviders is the providerId a delivery job carries until messaging
+// reports the one it used (contract §9: every job has a providerId).
+var defaultProviders = map[string]string{
+	"in_app": "service",
+	"email":  "service-email",
+	"sms":    "service-sms",
+	"chat":   "service",
+	"push":   "push-webhook",
+}
+
+// workflowDoc is the part of the spec §2.14 workflow a trigger reads.
+type workflowDoc struct {
+	ID              string          `json:"_id"`
+	WorkflowID      string          `json:"workflowId"`
+	Name            string          `json:"name"`
+	Active          *bool           `json:"active"`
+	ValidatePayload bool            `json:"validatePayload"`
+	PayloadSchema   json.RawMessage `json:"payloadSchema"`
+	Preferences     json.RawMessage `json:"preferences"`
+	Severity        string          `json:"severity"`
+	Tags            []string        `json:"tags"`
+	Origin          string          `json:"origin"`
+	Steps           []workflowStep  `json:"steps"`
+}
+
+// workflowStep is one step of a workflowDoc.
+type workflowStep struct {
+	ID               string          `json:"_id"`
+	StepID           string          `json:"stepId"`
+	Type             string          `json:"type"`
+	Name             string          `json:"name"`
+	Active           *bool           `json:"active"`
+	ShouldStopOnFail *bool           `json:"shouldStopOnFail"`
+	Filters          json.RawMessage `json:"filters"`
+	Controls         struct {
+		Values json.RawMessage `json:"values"`
+	} `json:"controls"`
+	ControlValues json.RawMessage `json:"controlValues"`
+}
+
+// values returns the step's control values, from controls.values or the
+// older controlValues, as an object.
+func (s workflowStep) values() json.RawMessage {
+	for _, v := range []json.RawMessage{s.Controls.Values, s.ControlValues} {
+		if isObject(v) {
+			return v
+		}
+	}
+	return json.RawMessage(`{}`)
+}
+
+// preferencesDoc is the workflow preferences object of contract §9.
+type preferencesDoc struct {
+	Default *preferenceSet `json:"default"`
+	User    *preferenceSet `json:"user"`
+}
+
+type preferenceSet struct {
+	All *struct {
+		Enabled  *bool `json:"enabled"`
+		ReadOnly bool  `json:"readOnly"`
+	} `json:"all"`
+	Channels map[string]struct {
+		Enabled *bool `json:"enabled"`
+	} `json:"channels"`
+}
+
+// critical reports whether the workflow's preferences mark it critical: the
+// flag is preferences.default.all.readOnly (CONTRACTS.md).
+func (p preferencesDoc) critical() bool {
+	return p.Default != nil && p.Default.All != nil && p.Default.All.ReadOnly
+}
+
+// channelEnabled reports whether the workflow's preferences let channel
+// deliver, and, when not, the execution detail that says which set turned it
+// off. The user set (the workflow author's override) wins over the defaults;
+// within a set, a channel's own flag wins over all.enabled.
+func (p preferencesDoc) channelEnabled(channel string) (bool, string) {
+	for _, set := range []struct {
+		s      *preferenceSet
+		detail string
+	}{{p.User, "Step filtered by user preferences"}, {p.Default, "Step filtered by workflow preferences"}} {
+		if set.s == nil {
+			continue
+		}
+		if c, ok := set.s.Channels[channel]; ok && c.Enabled != nil {
+			return *c.Enabled, set.detail
+		}
+		if set.s.All != nil && set.s.All.Enabled != nil {
+			return *set.s.All.Enabled, set.detail
+		}
+	}
+	return true, ""
+}
+
+func isObject(raw json.RawMessage) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}

@@ -1,0 +1,144 @@
+package activity
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// payloadValidationType is the `type` of the trigger's 400 (contract §9).
+const payloadValidationType = "PAYLOAD_VALIDATION_ERROR"
+
+// schemaCache keeps compiled payload schemas by their bytes: compiling is far
+// slower than validating, and a workflow's schema changes rarely. It is
+// emptied when it grows past schemaCacheMax, which bounds it without an LRU.
+var schemaCache = struct {
+	sync.Mutex
+	m map[[32]byte]*jsonschema.Schema
+}{m: map[[32]byte]*jsonschema.Schema{}}
+
+const schemaCacheMax = 512
+
+var printer = message.NewPrinter(language.English)
+
+func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
+	key := sha256.Sum256(schema)
+	schemaCache.Lock()
+	sch, ok := schemaCache.m[key]
+	schemaCache.Unlock()
+	if ok {
+		return sch, nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("payload-schema.json", doc); err != nil {
+		return nil, err
+	}
+	sch, err = c.Compile("payload-schema.json")
+	if err != nil {
+		return nil, err
+	}
+	schemaCache.Lock()
+	if len(schemaCache.m) >= schemaCacheMax {
+		clear(schemaCache.m)
+	}
+	schemaCache.m[key] = sch
+	schemaCache.Unlock()
+	return sch, nil
+}
+
+// payloadError is one entry of the 400's errors array.
+type payloadError struct {
+	Field      string `json:"field"`
+	Message    string `json:"message"`
+	Value      any    `json:"value,omitempty"`
+	SchemaPath string `json:"schemaPath,omitempty"`
+}
+
+// validatePayload checks payload against the workflow's payloadSchema and
+// returns the 400 of contract §9 listing every failure.
+func validatePayload(schema, payload json.RawMessage) error {
+	sch, err := compileSchema(schema)
+	if err != nil {
+		return payloadInvalid("The workflow's payloadSchema is not a valid JSON Schema", []payloadError{{
+			Field: "payloadSchema", Message: err.Error()}}, schema)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+	if err != nil {
+		return payloadInvalid("Payload is not valid JSON", nil, schema)
+	}
+	err = sch.Validate(inst)
+	if err == nil {
+		return nil
+	}
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return err
+	}
+	var list []payloadError
+	collect(verr, inst, &list)
+	return payloadInvalid("Payload validation failed", list, schema)
+}
+
+// collect flattens a validation error tree into its leaves: each names one
+// value and the rule it broke.
+func collect(e *jsonschema.ValidationError, inst any, out *[]payloadError) {
+	if len(e.Causes) > 0 {
+		for _, c := range e.Causes {
+			collect(c, inst, out)
+		}
+		return
+	}
+	field := "/" + strings.Join(e.InstanceLocation, "/")
+	pe := payloadError{Field: field, Message: e.ErrorKind.LocalizedString(printer),
+		SchemaPath: "#/" + strings.Join(e.ErrorKind.KeywordPath(), "/")}
+	if v, ok := at(inst, e.InstanceLocation); ok {
+		pe.Value = v
+	}
+	*out = append(*out, pe)
+}
+
+// at returns the value at a JSON pointer's tokens.
+func at(doc any, path []string) (any, bool) {
+	cur := doc
+	for _, tok := range path {
+		switch v := cur.(type) {
+		case map[string]any:
+			next, ok := v[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false
+			}
+			cur = v[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func payloadInvalid(msg string, list []payloadError, schema json.RawMessage) error {
+	if list == nil {
+		list = []payloadError{}
+	}
+	return &platform.Error{Status: http.StatusBadRequest, Message: msg, Extra: map[string]any{
+		"type": payloadValidationType, "errors": list, "schema": schema}}
+}

@@ -1,0 +1,4 @@
+DROP TABLE execution_details;
+DROP TABLE jobs;
+DROP TABLE notifications;
+DROP TABLE activity_transactions;
