@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,8 +104,12 @@ func collect(e *jsonschema.ValidationError, inst any, out *[]payloadError) {
 		return
 	}
 	field := "/" + strings.Join(e.InstanceLocation, "/")
-	pe := payloadError{Field: field, Message: e.ErrorKind.LocalizedString(printer),
-		SchemaPath: "#/" + strings.Join(e.ErrorKind.KeywordPath(), "/")}
+	// The schema path is the keyword's absolute location inside the schema:
+	// the fragment of the subschema's URL, then the keyword.
+	_, frag, _ := strings.Cut(e.SchemaURL, "#")
+	kw := append(strings.Split(strings.Trim(frag, "/"), "/"), e.ErrorKind.KeywordPath()...)
+	kw = slices.DeleteFunc(kw, func(s string) bool { return s == "" })
+	pe := payloadError{Field: field, Message: e.ErrorKind.LocalizedString(printer), SchemaPath: "#/" + strings.Join(kw, "/")}
 	if v, ok := at(inst, e.InstanceLocation); ok {
 		pe.Value = v
 	}

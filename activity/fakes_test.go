@@ -1,0 +1,435 @@
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// fakeWorkflows serves workflow documents from a map keyed by environment and workflowId.
+type fakeWorkflows struct {
+	mu sync.Mutex
+	m  map[string]json.RawMessage
+}
+
+func (f *fakeWorkflows) TriggerWorkflowJSON(ctx context.Context, environmentID, workflowID string) (json.RawMessage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	doc, ok := f.m[environmentID+"/"+workflowID]
+	if !ok {
+		return nil, platform.ErrNotFound
+	}
+	return doc, nil
+}
+
+// add stores a workflow; steps are step documents without _id, which add fills in.
+func (f *fakeWorkflows) add(t testing.TB, env, workflowID string, extra map[string]any, steps ...map[string]any) string {
+	t.Helper()
+	id := platform.NewID()
+	for _, s := range steps {
+		s["_id"] = platform.NewID()
+		if s["name"] == nil {
+			s["name"] = s["stepId"]
+		}
+	}
+	doc := map[string]any{"_id": id, "workflowId": workflowID, "name": "Workflow " + workflowID, "active": true,
+		"origin": "service-cloud", "severity": "none", "tags": []string{"t1"}, "steps": steps,
+		"preferences": map[string]any{"default": map[string]any{"all": map[string]any{"enabled": true, "readOnly": false}}, "user": nil}}
+	for k, v := range extra {
+		doc[k] = v
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]json.RawMessage{}
+	}
+	f.m[env+"/"+workflowID] = b
+	return id
+}
+
+// step builds a workflow step document.
+func step(stepID, typ string, values map[string]any) map[string]any {
+	if values == nil {
+		values = map[string]any{}
+	}
+	return map[string]any{"stepId": stepID, "type": typ, "controls": map[string]any{"values": values}}
+}
+
+// fakeSubscribers keeps subscribers in memory, keyed by environment and subscriberId.
+type fakeSubscribers struct {
+	mu   sync.Mutex
+	byID map[string]map[string]any // database _id → document
+	ref  map[string]string         // env/subscriberId → _id
+}
+
+func newFakeSubscribers() *fakeSubscribers {
+	return &fakeSubscribers{byID: map[string]map[string]any{}, ref: map[string]string{}}
+}
+
+func (f *fakeSubscribers) SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id, ok := f.ref[environmentID+"/"+subscriberID]
+	if !ok {
+		return nil, platform.ErrNotFound
+	}
+	return json.Marshal(f.byID[id])
+}
+
+func (f *fakeSubscribers) SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]json.RawMessage{}
+	for _, id := range ids {
+		if doc, ok := f.byID[id]; ok && doc["_environmentId"] == environmentID {
+			out[id], _ = json.Marshal(doc)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeSubscribers) UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error) {
+	var in map[string]any
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, platform.InvalidField("subscriberId", nil, "is required")
+	}
+	sid, _ := in["subscriberId"].(string)
+	if sid == "" {
+		return nil, platform.InvalidField("subscriberId", nil, "is required")
+	}
+	if email, ok := in["email"].(string); ok && email == "invalid" {
+		return nil, platform.InvalidField("email", email, "must be a valid email address")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := tenant.EnvironmentID + "/" + sid
+	id, ok := f.ref[key]
+	if !ok {
+		id = platform.NewID()
+		f.ref[key] = id
+		f.byID[id] = map[string]any{"_id": id, "subscriberId": sid, "_environmentId": tenant.EnvironmentID,
+			"_organizationId": tenant.OrganizationID, "channels": []any{}, "deleted": false}
+	}
+	for k, v := range in {
+		f.byID[id][k] = v
+	}
+	return json.Marshal(f.byID[id])
+}
+
+func (f *fakeSubscribers) SubscriberIDsAfter(ctx context.Context, environmentID, after string, limit int) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ids []string
+	for _, doc := range f.byID {
+		sid := doc["subscriberId"].(string)
+		if doc["_environmentId"] == environmentID && sid > after {
+			ids = append(ids, sid)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) > limit {
+		ids = ids[:limit]
+	}
+	return ids, nil
+}
+
+// delivery is the part of a delivery document the tests read.
+type delivery struct {
+	JobID          string `json:"jobId"`
+	NotificationID string `json:"notificationId"`
+	TransactionID  string `json:"transactionId"`
+	Channel        string `json:"channel"`
+	StepID         string `json:"stepId"`
+	WorkflowID     string `json:"workflowId"`
+	Subscriber     struct {
+		ID           string `json:"_id"`
+		SubscriberID string `json:"subscriberId"`
+	} `json:"subscriber"`
+	Controls  map[string]any `json:"controls"`
+	Variables struct {
+		Subscriber map[string]any `json:"subscriber"`
+		Payload    map[string]any `json:"payload"`
+		Steps      map[string]struct {
+			Events []struct {
+				Payload map[string]any `json:"payload"`
+			} `json:"events"`
+			EventCount int `json:"eventCount"`
+		} `json:"steps"`
+	} `json:"variables"`
+	Payload map[string]any `json:"payload"`
+}
+
+// fakeMessenger records every delivery and stores one message per job, as
+// messaging's DeliverJSON does. respond decides each attempt's outcome.
+type fakeMessenger struct {
+	mu       sync.Mutex
+	calls    []delivery
+	messages map[string]delivery // jobId → the message stored for it
+	respond  func(d delivery, attempt int) (string, error)
+	block    chan struct{} // when set, DeliverJSON waits on it or on ctx
+}
+
+func newFakeMessenger() *fakeMessenger {
+	return &fakeMessenger{messages: map[string]delivery{}}
+}
+
+func (f *fakeMessenger) DeliverJSON(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	var d delivery
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.calls = append(f.calls, d)
+	attempt := 0
+	for _, c := range f.calls {
+		if c.JobID == d.JobID {
+			attempt++
+		}
+	}
+	respond, block := f.respond, f.block
+	f.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	status, err := "sent", error(nil)
+	if respond != nil {
+		status, err = respond(d, attempt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if status == "sent" {
+		if _, ok := f.messages[d.JobID]; !ok {
+			f.messages[d.JobID] = d
+		}
+	}
+	provider := map[string]string{"in_app": "service", "email": "nodemailer", "chat": "chat-webhook", "sms": "generic-sms", "push": "push-webhook"}[d.Channel]
+	switch status {
+	case "sent":
+		return json.RawMessage(fmt.Sprintf(`{"messageId":"m-%s","status":"sent","providerId":%q,"retryable":false,"details":[
+			{"status":"Pending","detail":"Message created","source":"Internal","providerId":%q,"raw":null},
+			{"status":"Success","detail":"Message sent","source":"Internal","providerId":%q,"raw":null}]}`, d.JobID, provider, provider, provider)), nil
+	case "retry":
+		return json.RawMessage(fmt.Sprintf(`{"messageId":"m-%s","status":"error","providerId":%q,"retryable":true,"details":[
+			{"status":"Failed","detail":"Unexpected provider error","source":"Webhook","providerId":%q,"raw":"{\"status\":503}"}]}`, d.JobID, provider, provider)), nil
+	default:
+		return json.RawMessage(fmt.Sprintf(`{"messageId":"","status":"error","providerId":%q,"retryable":false,"details":[
+			{"status":"Failed","detail":"Subscriber does not have an active integration","source":"Credentials","providerId":%q,"raw":null}]}`, provider, provider)), nil
+	}
+}
+
+// sent returns the stored messages, in no particular order.
+func (f *fakeMessenger) sent() []delivery {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]delivery, 0, len(f.messages))
+	for _, d := range f.messages {
+		out = append(out, d)
+	}
+	return out
+}
+
+func (f *fakeMessenger) callCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+// harness is a test server with activity's routes and a running worker on
+// in-memory fakes of the other domains.
+type harness struct {
+	*platformtest.Server
+	wf     *fakeWorkflows
+	subs   *fakeSubscribers
+	msg    *fakeMessenger
+	store  *Store
+	logger *slog.Logger
+	worker *Worker
+	stop   func(grace time.Duration) // stops the worker, giving running jobs grace
+}
+
+const (
+	testLease = time.Minute
+	testRetry = 10 * time.Second
+)
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{wf: &fakeWorkflows{}, subs: newFakeSubscribers(), msg: newFakeMessenger()}
+	h.Server = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
+		h.store = NewStore(app.DB, app.Clock.Now)
+		h.logger = app.Logger
+		AddRoutes(mux, h.store, h.wf, h.subs)
+	})
+	h.startWorker(t)
+	return h
+}
+
+// startWorker starts a worker on the harness's store; the previous one, if
+// any, must have been stopped.
+func (h *harness) startWorker(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := NewWorker(h.store, h.subs, h.msg, WorkerConfig{Size: 2, Lease: testLease, Poll: 2 * time.Millisecond,
+		RetryBackoff: testRetry, Logger: h.logger})
+	w.Start(ctx)
+	h.worker = w
+	var once sync.Once
+	h.stop = func(grace time.Duration) {
+		once.Do(func() {
+			cancel()
+			sctx, done := context.WithTimeout(context.Background(), grace)
+			defer done()
+			w.Stop(sctx)
+		})
+	}
+	t.Cleanup(func() { h.stop(5 * time.Second) })
+}
+
+// trigger posts a trigger and returns its transactionId, failing unless it is a 201.
+func (h *harness) trigger(t *testing.T, body string) string {
+	t.Helper()
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger", body)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("trigger: %d %s", res.Status, res.Body)
+	}
+	var out struct {
+		TransactionID string `json:"transactionId"`
+	}
+	res.Decode(t, &out)
+	return out.TransactionID
+}
+
+// apiNotification is a notification as a client reads it.
+type apiNotification struct {
+	ID                     string   `json:"_id"`
+	SubscriberID           string   `json:"_subscriberId"`
+	TemplateID             string   `json:"_templateId"`
+	DigestedNotificationID string   `json:"_digestedNotificationId"`
+	TransactionID          string   `json:"transactionId"`
+	Channels               []string `json:"channels"`
+	Subscriber             struct {
+		ID           string `json:"_id"`
+		SubscriberID string `json:"subscriberId"`
+		Email        string `json:"email"`
+	} `json:"subscriber"`
+	Template struct {
+		ID       string `json:"_id"`
+		Name     string `json:"name"`
+		Triggers []struct {
+			Type       string `json:"type"`
+			Identifier string `json:"identifier"`
+		} `json:"triggers"`
+	} `json:"template"`
+	Jobs []struct {
+		ID         string `json:"_id"`
+		Type       string `json:"type"`
+		Status     string `json:"status"`
+		ProviderID string `json:"providerId"`
+		Step       struct {
+			ID       string `json:"_id"`
+			ParentID any    `json:"_parentId"`
+		} `json:"step"`
+		Digest *struct {
+			Type   string           `json:"type"`
+			Events []map[string]any `json:"events"`
+		} `json:"digest"`
+		ExecutionDetails []struct {
+			ID         string  `json:"_id"`
+			Status     string  `json:"status"`
+			Detail     string  `json:"detail"`
+			Source     string  `json:"source"`
+			IsRetry    bool    `json:"isRetry"`
+			ProviderID string  `json:"providerId"`
+			Raw        *string `json:"raw"`
+		} `json:"executionDetails"`
+	} `json:"jobs"`
+	Severity *string `json:"severity"`
+	Critical *bool   `json:"critical"`
+}
+
+// statuses returns "type:status" per job, in order.
+func (n apiNotification) statuses() []string {
+	var out []string
+	for _, j := range n.Jobs {
+		out = append(out, j.Type+":"+j.Status)
+	}
+	return out
+}
+
+// details returns the detail texts of the job of the given type.
+func (n apiNotification) details(typ string) []string {
+	var out []string
+	for _, j := range n.Jobs {
+		if j.Type == typ {
+			for _, d := range j.ExecutionDetails {
+				out = append(out, d.Detail)
+			}
+		}
+	}
+	return out
+}
+
+// notifications lists the Development environment's notifications for query.
+func (h *harness) notifications(t *testing.T, query string) []apiNotification {
+	t.Helper()
+	res := h.Dev.Do(t, "GET", "/v1/notifications?limit=50&"+query, "")
+	if res.Status != http.StatusOK {
+		t.Fatalf("list: %d %s", res.Status, res.Body)
+	}
+	var out struct {
+		Data []apiNotification `json:"data"`
+	}
+	res.Decode(t, &out)
+	return out.Data
+}
+
+// waitStatuses polls the transaction's notifications until every one has
+// the given job statuses.
+func (h *harness) waitStatuses(t *testing.T, txID string, want ...string) []apiNotification {
+	t.Helper()
+	var got []apiNotification
+	done := func() bool {
+		got = h.notifications(t, "transactionId="+txID)
+		if len(got) == 0 {
+			return false
+		}
+		for _, n := range got {
+			if fmt.Sprint(n.statuses()) != fmt.Sprint(want) {
+				return false
+			}
+		}
+		return true
+	}
+	// Like platformtest.Eventually, but the failure shows the last state.
+	deadline := time.Now().Add(5 * time.Second)
+	for !done() {
+		if time.Now().After(deadline) {
+			var last []any
+			for _, n := range got {
+				last = append(last, n.statuses(), n.Jobs)
+			}
+			t.Fatalf("jobs of %s never became %v; last: %+v", txID, want, last)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return got
+}
