@@ -49,11 +49,15 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 		}
 		ctx := r.Context()
 		env := platform.TenantFrom(ctx).EnvironmentID
-		rows, hasMore, err := s.listNotifications(ctx, env, f)
+		var hasMore bool
+		rows, jobs, err := s.readNotifications(ctx, true, func(q querier) (rows []notificationRow, err error) {
+			rows, hasMore, err = listNotifications(ctx, q, env, f)
+			return rows, err
+		})
 		if err != nil {
 			return err
 		}
-		data, err := s.render(ctx, env, rows, subscribers, true)
+		data, err := render(ctx, env, rows, jobs, subscribers, true)
 		if err != nil {
 			return err
 		}
@@ -75,14 +79,17 @@ func handleNotificationGet(s *Store, subscribers Subscribers) http.Handler {
 		if !platform.IsID(id) {
 			return notFound
 		}
-		row, err := s.getNotification(ctx, env, id)
+		rows, jobs, err := s.readNotifications(ctx, false, func(q querier) ([]notificationRow, error) {
+			row, err := getNotification(ctx, q, env, id)
+			return []notificationRow{row}, err
+		})
 		if errors.Is(err, platform.ErrNotFound) {
 			return notFound
 		}
 		if err != nil {
 			return err
 		}
-		data, err := s.render(ctx, env, []notificationRow{row}, subscribers, false)
+		data, err := render(ctx, env, rows, jobs, subscribers, false)
 		if err != nil {
 			return err
 		}

@@ -200,6 +200,11 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 	now := s.now()
 	ts := platform.FormatTime(now)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		// Digest masters hand their merged events on first, while their
+		// run_at still says when they would have fired.
+		if err := promoteMerged(ctx, tx, envID, transactionID, now); err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, `
 			UPDATE jobs SET status = 'canceled', run_at = NULL, updated_at = ?
 			WHERE environment_id = ? AND transaction_id = ? AND status IN ('pending', 'queued', 'delayed')
@@ -227,9 +232,6 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 			if err := insertDetails(ctx, tx, envID, c.notification, c.id, c.provider, now, d); err != nil {
 				return err
 			}
-			if err := promoteMerged(ctx, tx, envID, c.id, now); err != nil {
-				return err
-			}
 		}
 		ok = len(list) > 0
 		return nil
@@ -237,16 +239,46 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 	return ok, err
 }
 
-// promoteMerged keeps the events merged into a canceled digest master: the
-// oldest merged job becomes the master, waiting until the old one would have
-// fired, and the others now merge into it.
-func promoteMerged(ctx context.Context, tx *sql.Tx, envID, masterID string, now time.Time) error {
-	var heir, heirNotification, runAt string
+// promoteMerged keeps the events merged into the transaction's waiting
+// digest masters: for each, the oldest merged job becomes the master,
+// waiting until the old one would have fired, and the others now merge into
+// it.
+func promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactionID string, now time.Time) error {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT id, run_at FROM jobs
+		WHERE environment_id = ? AND transaction_id = ? AND type = 'digest' AND status = 'delayed' AND stage = ?`,
+		envID, transactionID, stageDigesting)
+	if err != nil {
+		return err
+	}
+	type master struct{ id, runAt string }
+	var masters []master
+	for rows.Next() {
+		var m master
+		if err := rows.Scan(&m.id, &m.runAt); err != nil {
+			rows.Close()
+			return err
+		}
+		masters = append(masters, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, m := range masters {
+		if err := promote(ctx, tx, envID, m.id, m.runAt, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func promote(ctx context.Context, tx *sql.Tx, envID, masterID, runAt string, now time.Time) error {
+	var heir, heirNotification string
 	err := tx.QueryRowContext(ctx, `
-		SELECT j.id, j.notification_id, coalesce(m.run_at, ?)
-		FROM jobs j JOIN jobs m ON m.id = j.merged_digest_id
-		WHERE j.merged_digest_id = ? AND j.status = 'merged'
-		ORDER BY j.created_at, j.id LIMIT 1`, platform.FormatTime(now), masterID).Scan(&heir, &heirNotification, &runAt)
+		SELECT id, notification_id FROM jobs
+		WHERE merged_digest_id = ? AND status = 'merged'
+		ORDER BY created_at, id LIMIT 1`, masterID).Scan(&heir, &heirNotification)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -255,8 +287,8 @@ func promoteMerged(ctx context.Context, tx *sql.Tx, envID, masterID string, now 
 	}
 	ts := platform.FormatTime(now)
 	if _, err := tx.ExecContext(ctx, `
-		UPDATE jobs SET status = 'delayed', stage = 'digesting', run_at = ?, merged_digest_id = '', updated_at = ?
-		WHERE id = ?`, runAt, ts, heir); err != nil {
+		UPDATE jobs SET status = 'delayed', stage = ?, run_at = ?, merged_digest_id = '', updated_at = ?
+		WHERE id = ?`, stageDigesting, runAt, ts, heir); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `

@@ -61,9 +61,36 @@ func in(where []string, args []any, expr string, vals []string) ([]string, []any
 	return where, args
 }
 
+// querier is a read pool or a read transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// readNotifications reads notifications and their jobs and details in one
+// read transaction, so a job's status and its details agree even while the
+// worker writes. page runs the notification query.
+func (s *Store) readNotifications(ctx context.Context, list bool, page func(q querier) ([]notificationRow, error)) (rows []notificationRow, jobs map[string][]jobResponse, err error) {
+	tx, err := s.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("begin read: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err = page(tx)
+	if err != nil || len(rows) == 0 {
+		return rows, nil, err
+	}
+	ids := make([]string, len(rows))
+	for i, n := range rows {
+		ids[i] = n.ID
+	}
+	jobs, err = jobsOf(ctx, tx, ids, list)
+	return rows, jobs, err
+}
+
 // listNotifications returns one page, newest first, and whether a later page
 // has items (it reads one row past the page to know).
-func (s *Store) listNotifications(ctx context.Context, envID string, f listFilter) (out []notificationRow, hasMore bool, err error) {
+func listNotifications(ctx context.Context, q querier, envID string, f listFilter) (out []notificationRow, hasMore bool, err error) {
 	defer platform.Wrap(&err, "list notifications")
 	where := []string{"environment_id = ?"}
 	args := []any{envID}
@@ -99,7 +126,7 @@ func (s *Store) listNotifications(ctx context.Context, envID string, f listFilte
 		args = append(args, platform.FormatTime(f.before))
 	}
 	args = append(args, f.limit+1, f.page*f.limit)
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+notificationColumns+` FROM notifications
+	rows, err := q.QueryContext(ctx, `SELECT `+notificationColumns+` FROM notifications
 		WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
 	if err != nil {
@@ -127,8 +154,8 @@ func likeEscape(s string) string {
 }
 
 // getNotification returns one notification of the environment, or platform.ErrNotFound.
-func (s *Store) getNotification(ctx context.Context, envID, id string) (notificationRow, error) {
-	n, err := scanNotification(s.db.R.QueryRowContext(ctx, `SELECT `+notificationColumns+`
+func getNotification(ctx context.Context, q querier, envID, id string) (notificationRow, error) {
+	n, err := scanNotification(q.QueryRowContext(ctx, `SELECT `+notificationColumns+`
 		FROM notifications WHERE id = ? AND environment_id = ?`, id, envID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return n, platform.ErrNotFound
@@ -193,24 +220,18 @@ type (
 // subscriber of the page in one query each. list selects the list
 // endpoint's variant (severity, critical, contextKeys, throttle jobs and the
 // wider providerId set); the single-event variant leaves those out.
-func (s *Store) render(ctx context.Context, envID string, rows []notificationRow, subscribers Subscribers, list bool) ([]notificationResponse, error) {
+func render(ctx context.Context, envID string, rows []notificationRow, jobs map[string][]jobResponse, subscribers Subscribers, list bool) ([]notificationResponse, error) {
 	out := make([]notificationResponse, 0, len(rows))
 	if len(rows) == 0 {
 		return out, nil
 	}
-	ids := make([]string, len(rows))
 	subIDs := make([]string, 0, len(rows))
 	seen := map[string]bool{}
-	for i, n := range rows {
-		ids[i] = n.ID
+	for _, n := range rows {
 		if !seen[n.SubscriberID] {
 			seen[n.SubscriberID] = true
 			subIDs = append(subIDs, n.SubscriberID)
 		}
-	}
-	jobs, err := s.jobsOf(ctx, ids, list)
-	if err != nil {
-		return nil, err
 	}
 	subs, err := subscribers.SubscribersJSON(ctx, envID, subIDs)
 	if err != nil {
@@ -252,14 +273,14 @@ func (s *Store) render(ctx context.Context, envID string, rows []notificationRow
 
 // jobsOf returns the jobs of the notifications, keyed by notification, each
 // in chain order with its details in the order they were written.
-func (s *Store) jobsOf(ctx context.Context, notificationIDs []string, list bool) (map[string][]jobResponse, error) {
+func jobsOf(ctx context.Context, q querier, notificationIDs []string, list bool) (map[string][]jobResponse, error) {
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(notificationIDs)), ", ")
 	args := make([]any, len(notificationIDs))
 	for i, id := range notificationIDs {
 		args[i] = id
 	}
 	details := map[string][]detailResponse{}
-	drows, err := s.db.R.QueryContext(ctx, `
+	drows, err := q.QueryContext(ctx, `
 		SELECT job_id, id, created_at, status, detail, is_retry, is_test, provider_id, raw, source
 		FROM execution_details WHERE notification_id IN (`+marks+`) ORDER BY seq`, args...)
 	if err != nil {
@@ -282,7 +303,7 @@ func (s *Store) jobsOf(ctx context.Context, notificationIDs []string, list bool)
 	if err := drows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.R.QueryContext(ctx, `
+	rows, err := q.QueryContext(ctx, `
 		SELECT j.notification_id, j.id, j.type, j.digest, j.step, n.overrides, n.payload, j.provider_id, j.status, j.updated_at
 		FROM jobs j JOIN notifications n ON n.id = j.notification_id
 		WHERE j.notification_id IN (`+marks+`) ORDER BY j.notification_id, j.position`, args...)

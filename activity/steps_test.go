@@ -1,0 +1,393 @@
+package activity
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+func TestDelay_RunsAfterItsTime(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "later", nil,
+		step("wait", "delay", map[string]any{"type": "regular", "amount": 1, "unit": "hours"}),
+		step("inbox", "in_app", nil))
+	tx := h.trigger(t, `{"name":"later","to":"ada"}`)
+	h.waitStatuses(t, tx, "trigger:completed", "delay:delayed", "in_app:pending")
+
+	h.App.Clock.Advance(59 * time.Minute)
+	due, err := h.store.anyDue(context.Background())
+	is.NoErr(err)
+	is.True(!due)                  // nothing is due a minute before the delay ends
+	is.Equal(h.msg.callCount(), 0) // nothing delivered yet
+
+	h.App.Clock.Advance(2 * time.Minute)
+	h.worker.Wake()
+	n := h.waitStatuses(t, tx, "trigger:completed", "delay:completed", "in_app:completed")[0]
+	is.Equal(n.details("delay"), []string{"Step queued", "Step delayed", "Delay is finished"}) // delay details
+	is.Equal(h.msg.callCount(), 1)                                                             // delivered once
+}
+
+func TestDelay_Scheduled(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "at", nil,
+		step("wait", "delay", map[string]any{"type": "scheduled", "delayPath": "sendAt"}),
+		step("inbox", "in_app", nil))
+	at := h.App.Clock.Now().Add(3 * time.Hour).UTC().Format(time.RFC3339)
+	tx := h.trigger(t, `{"name":"at","to":"ada","payload":{"sendAt":"`+at+`"}}`)
+	h.waitStatuses(t, tx, "trigger:completed", "delay:delayed", "in_app:pending")
+	h.App.Clock.Advance(3*time.Hour + time.Second)
+	h.worker.Wake()
+	h.waitStatuses(t, tx, "trigger:completed", "delay:completed", "in_app:completed")
+
+	bad := h.trigger(t, `{"name":"at","to":"ada","payload":{"sendAt":"soon"}}`)
+	n := h.waitStatuses(t, bad, "trigger:completed", "delay:failed", "in_app:canceled")[0]
+	is.True(strings.HasPrefix(n.details("delay")[1], "Invalid delay configuration")) // says why
+}
+
+func TestDigest_MergesEvents(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "digest", nil,
+		step("collect", "digest", map[string]any{"amount": 10, "unit": "minutes", "digestKey": "orderId"}),
+		step("inbox", "in_app", map[string]any{"body": "{{steps.collect.eventCount}} updates"}))
+	first := h.trigger(t, `{"name":"digest","to":"ada","payload":{"orderId":"1","n":1}}`)
+	h.waitStatuses(t, first, "trigger:completed", "digest:delayed", "in_app:pending")
+	var merged []string
+	for i := 2; i <= 3; i++ {
+		tx := h.trigger(t, fmt.Sprintf(`{"name":"digest","to":"ada","payload":{"orderId":"1","n":%d}}`, i))
+		merged = append(merged, tx)
+		h.waitStatuses(t, tx, "trigger:completed", "digest:merged", "in_app:skipped")
+	}
+	other := h.trigger(t, `{"name":"digest","to":"ada","payload":{"orderId":"2","n":9}}`)
+	h.waitStatuses(t, other, "trigger:completed", "digest:delayed", "in_app:pending")
+	bob := h.trigger(t, `{"name":"digest","to":"bob","payload":{"orderId":"1","n":7}}`)
+	h.waitStatuses(t, bob, "trigger:completed", "digest:delayed", "in_app:pending")
+	is.Equal(h.msg.callCount(), 0) // nothing sent while the windows are open
+
+	h.App.Clock.Advance(11 * time.Minute)
+	h.worker.Wake()
+	master := h.waitStatuses(t, first, "trigger:completed", "digest:completed", "in_app:completed")[0]
+	h.waitStatuses(t, other, "trigger:completed", "digest:completed", "in_app:completed")
+	h.waitStatuses(t, bob, "trigger:completed", "digest:completed", "in_app:completed")
+	is.Equal(master.details("digest"), []string{"Step queued", "Step digested", "Digest triggered events"}) // master details
+	is.Equal(len(master.Jobs[1].Digest.Events), 3)                                                          // the master job lists every event
+
+	for _, tx := range merged {
+		n := h.notifications(t, "transactionId="+tx)[0]
+		is.Equal(n.DigestedNotificationID, master.ID)                                                 // points at the master
+		is.Equal(n.details("digest"), []string{"Step queued", "Digest was merged with other digest"}) // merge detail
+	}
+	counts := map[string]int{}
+	for _, d := range h.msg.sent() {
+		ev := d.Variables.Steps["collect"]
+		is.Equal(ev.EventCount, len(ev.Events)) // eventCount matches the events
+		counts[fmt.Sprint(d.Subscriber.SubscriberID, "/", d.Payload["orderId"])] = ev.EventCount
+		if ev.EventCount == 3 {
+			for i, e := range ev.Events {
+				is.Equal(e.Payload["n"], float64(i+1)) // events in trigger order
+			}
+		}
+	}
+	is.Equal(counts, map[string]int{"ada/1": 3, "ada/2": 1, "bob/1": 1}) // one delivery per key and subscriber
+}
+
+func TestDigest_Backoff(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "backoff", nil,
+		step("collect", "digest", map[string]any{"amount": 5, "unit": "minutes", "lookBackWindow": map[string]any{"amount": 1, "unit": "minutes"}}),
+		step("inbox", "in_app", nil))
+	first := h.trigger(t, `{"name":"backoff","to":"ada"}`)
+	n := h.waitStatuses(t, first, "trigger:completed", "digest:skipped", "in_app:completed")[0]
+	is.Equal(n.details("digest")[1], "Digest was skipped, first backoff event") // the first event goes at once
+
+	h.App.Clock.Advance(10 * time.Second)
+	second := h.trigger(t, `{"name":"backoff","to":"ada"}`)
+	h.waitStatuses(t, second, "trigger:completed", "digest:delayed", "in_app:pending") // a second one inside the window waits
+	third := h.trigger(t, `{"name":"backoff","to":"ada"}`)
+	h.waitStatuses(t, third, "trigger:completed", "digest:merged", "in_app:skipped")
+
+	h.App.Clock.Advance(6 * time.Minute)
+	h.worker.Wake()
+	h.waitStatuses(t, second, "trigger:completed", "digest:completed", "in_app:completed")
+	is.Equal(h.msg.callCount(), 2) // the first alone, then the two digested
+}
+
+func TestThrottle_SkipsOverLimit(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "throttled", nil,
+		step("limit", "throttle", map[string]any{"amount": 1, "unit": "hours", "threshold": 2}),
+		step("inbox", "in_app", nil))
+	for i := 0; i < 2; i++ {
+		tx := h.trigger(t, `{"name":"throttled","to":"ada"}`)
+		h.waitStatuses(t, tx, "trigger:completed", "throttle:completed", "in_app:completed")
+	}
+	over := h.trigger(t, `{"name":"throttled","to":"ada"}`)
+	n := h.waitStatuses(t, over, "trigger:completed", "throttle:skipped", "in_app:skipped")[0]
+	is.Equal(n.details("in_app")[1], "Step skipped because the throttle limit was reached") // says why
+	bob := h.trigger(t, `{"name":"throttled","to":"bob"}`)
+	h.waitStatuses(t, bob, "trigger:completed", "throttle:completed", "in_app:completed") // counted per subscriber
+
+	h.App.Clock.Advance(61 * time.Minute)
+	again := h.trigger(t, `{"name":"throttled","to":"ada"}`)
+	h.waitStatuses(t, again, "trigger:completed", "throttle:completed", "in_app:completed") // a new window
+	is.Equal(h.msg.callCount(), 4)                                                          // over-limit run sent nothing
+}
+
+func TestConditions_FiltersAndSkip(t *testing.T) {
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "cond", nil,
+		step("maybe", "in_app", map[string]any{"skip": map[string]any{"==": []any{map[string]any{"var": "payload.quiet"}, true}}}),
+		map[string]any{"stepId": "vip", "type": "email", "controls": map[string]any{"values": map[string]any{"subject": "s", "body": "b"}},
+			"filters": []any{map[string]any{"isNegated": false, "type": "GROUP", "value": "AND", "children": []any{
+				map[string]any{"field": "data.plan", "value": "pro", "operator": "EQUAL", "on": "subscriber"},
+				map[string]any{"field": "amount", "value": "100", "operator": "LARGER", "on": "payload"}}}}})
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"OKBothRun", `{"name":"cond","to":{"subscriberId":"p","data":{"plan":"pro"}},"payload":{"amount":150}}`,
+			[]string{"trigger:completed", "in_app:completed", "email:completed"}},
+		{"OKSkipped", `{"name":"cond","to":{"subscriberId":"q","data":{"plan":"pro"}},"payload":{"quiet":true,"amount":150}}`,
+			[]string{"trigger:completed", "in_app:skipped", "email:completed"}},
+		{"OKFilteredByPayload", `{"name":"cond","to":{"subscriberId":"r","data":{"plan":"pro"}},"payload":{"amount":50}}`,
+			[]string{"trigger:completed", "in_app:completed", "email:skipped"}},
+		{"OKFilteredBySubscriber", `{"name":"cond","to":{"subscriberId":"s","data":{"plan":"free"}},"payload":{"amount":500}}`,
+			[]string{"trigger:completed", "in_app:completed", "email:skipped"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			n := h.waitStatuses(t, h.trigger(t, tc.body), tc.want...)[0]
+			for _, j := range n.Jobs {
+				if j.Status == "skipped" {
+					last := j.ExecutionDetails[len(j.ExecutionDetails)-1].Detail
+					is.True(last == "Step was skipped based on steps conditions" || last == "Step was filtered based on steps filters") // says why
+				}
+			}
+		})
+	}
+}
+
+func TestPreferences_TurnChannelsOff(t *testing.T) {
+	h := newHarness(t)
+	env := h.App.Development.ID
+	steps := func() []map[string]any {
+		return []map[string]any{step("inbox", "in_app", nil), step("mail", "email", map[string]any{"subject": "s", "body": "b"})}
+	}
+	off := map[string]any{"preferences": map[string]any{"default": map[string]any{
+		"all": map[string]any{"enabled": true, "readOnly": false}, "channels": map[string]any{"email": map[string]any{"enabled": false}}}, "user": nil}}
+	userOff := map[string]any{"preferences": map[string]any{"default": map[string]any{"all": map[string]any{"enabled": true}},
+		"user": map[string]any{"all": map[string]any{"enabled": false}}}}
+	critical := map[string]any{"preferences": map[string]any{"default": map[string]any{
+		"all": map[string]any{"enabled": false, "readOnly": true}}, "user": nil}}
+	h.wf.add(t, env, "off", off, steps()...)
+	h.wf.add(t, env, "useroff", userOff, steps()...)
+	h.wf.add(t, env, "critical", critical, steps()...)
+	for _, tc := range []struct {
+		name, workflow, detail string
+		want                   []string
+	}{
+		{"OKEmailOff", "off", "Step filtered by workflow preferences", []string{"trigger:completed", "in_app:completed", "email:skipped"}},
+		{"OKUserOff", "useroff", "Step filtered by user preferences", []string{"trigger:completed", "in_app:skipped", "email:skipped"}},
+		{"OKCriticalIgnoresThem", "critical", "", []string{"trigger:completed", "in_app:completed", "email:completed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			n := h.waitStatuses(t, h.trigger(t, `{"name":"`+tc.workflow+`","to":"ada"}`), tc.want...)[0]
+			if tc.detail != "" {
+				d := n.details("email")
+				is.Equal(d[len(d)-1], tc.detail) // names the preference
+			}
+			if tc.workflow == "critical" {
+				is.True(n.Critical != nil && *n.Critical) // list marks it critical
+			}
+		})
+	}
+}
+
+func TestDelivery_RetriesThenFails(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.msg.respond = func(d delivery, attempt int) (string, error) {
+		switch d.Subscriber.SubscriberID {
+		case "flaky":
+			return "retry", nil
+		case "broken":
+			return "", fmt.Errorf("database is locked")
+		case "noint":
+			return "error", nil
+		}
+		return "sent", nil
+	}
+	h.wf.add(t, h.App.Development.ID, "chatty", nil,
+		step("chat", "chat", map[string]any{"body": "hi"}), step("inbox", "in_app", nil))
+	flaky := h.trigger(t, `{"name":"chatty","to":["flaky","broken"]}`)
+	h.waitStatuses(t, flaky, "trigger:completed", "chat:queued", "in_app:pending")
+
+	// The next notification's jobs run while the failing ones wait to retry.
+	fine := h.trigger(t, `{"name":"chatty","to":"fine"}`)
+	h.waitStatuses(t, fine, "trigger:completed", "chat:completed", "in_app:completed")
+
+	h.App.Clock.Advance(testRetry)
+	h.worker.Wake()
+	platformtest.Eventually(t, 5*time.Second, func() bool { return h.msg.callCount() >= 6 }, "second attempts")
+	h.waitStatuses(t, flaky, "trigger:completed", "chat:queued", "in_app:pending")
+	h.App.Clock.Advance(2 * testRetry)
+	h.worker.Wake()
+	got := h.waitStatuses(t, flaky, "trigger:completed", "chat:failed", "in_app:canceled")
+	for _, n := range got {
+		var retries, failed int
+		for _, j := range n.Jobs {
+			if j.Type != "chat" {
+				continue
+			}
+			for _, d := range j.ExecutionDetails {
+				if d.IsRetry {
+					retries++
+				}
+				if d.Status == "Failed" {
+					failed++
+				}
+			}
+		}
+		is.True(retries >= 2)                                                            // attempts 2 and 3 are marked isRetry
+		is.True(failed >= 3)                                                             // every attempt's failure is recorded
+		is.True(strings.HasPrefix(n.details("in_app")[1], "Step canceled because step")) // the rest is canceled, with the reason
+	}
+
+	noint := h.trigger(t, `{"name":"chatty","to":"noint"}`)
+	n := h.waitStatuses(t, noint, "trigger:completed", "chat:failed", "in_app:canceled")[0]
+	is.Equal(n.details("chat")[1], "Subscriber does not have an active integration") // a final error is not retried
+}
+
+func TestWorker_KilledMidRunFinishesOnce(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "crash", nil, step("inbox", "in_app", nil), step("mail", "email", map[string]any{"subject": "s", "body": "b"}))
+	block := make(chan struct{})
+	h.msg.mu.Lock()
+	h.msg.block = block
+	h.msg.mu.Unlock()
+	tx := h.trigger(t, `{"name":"crash","to":["a","b","c"]}`)
+	platformtest.Eventually(t, 5*time.Second, func() bool { return h.msg.callCount() >= 2 }, "deliveries to start")
+
+	h.stop(0) // kill: running jobs are canceled between claim and completion
+	h.msg.mu.Lock()
+	h.msg.block = nil
+	h.msg.mu.Unlock()
+	close(block)
+	h.App.Clock.Advance(testLease + time.Second) // the dead worker's leases expire
+	h.startWorker(t)
+	got := h.waitStatuses(t, tx, "trigger:completed", "in_app:completed", "email:completed")
+	is.Equal(len(got), 3)          // every notification finished
+	is.Equal(len(h.msg.sent()), 6) // one message per job: none lost, none doubled
+	for _, n := range got {
+		for _, j := range n.Jobs {
+			var sent int
+			for _, d := range j.ExecutionDetails {
+				if d.Detail == "Message sent" {
+					sent++
+				}
+			}
+			if j.Type != "trigger" {
+				is.Equal(sent, 1) // each job recorded its result once
+			}
+		}
+	}
+}
+
+func TestTrigger_Cancel(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "later", nil,
+		step("wait", "delay", map[string]any{"amount": 1, "unit": "days"}), step("inbox", "in_app", nil))
+	tx := h.trigger(t, `{"name":"later","to":["a","b"]}`)
+	h.waitStatuses(t, tx, "trigger:completed", "delay:delayed", "in_app:pending")
+
+	res := h.Dev.Do(t, "DELETE", "/v1/events/trigger/"+tx, "")
+	is.Equal(res.Status, 200)                             // cancel answers 200
+	is.Equal(strings.TrimSpace(string(res.Body)), "true") // something was canceled
+	h.waitStatuses(t, tx, "trigger:completed", "delay:canceled", "in_app:canceled")
+	again := h.Dev.Do(t, "DELETE", "/v1/events/trigger/"+tx, "")
+	is.Equal(strings.TrimSpace(string(again.Body)), "false") // nothing left to cancel
+	unknown := h.Dev.Do(t, "DELETE", "/v1/events/trigger/nope", "")
+	is.Equal(strings.TrimSpace(string(unknown.Body)), "false") // unknown transaction
+	h.App.Clock.Advance(25 * time.Hour)
+	due, err := h.store.anyDue(context.Background())
+	is.NoErr(err)
+	is.True(!due)                  // canceled jobs never come due
+	is.Equal(h.msg.callCount(), 0) // nothing sent
+}
+
+func TestTrigger_CancelDigestMasterKeepsMerged(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "dg", nil,
+		step("collect", "digest", map[string]any{"amount": 10, "unit": "minutes"}), step("inbox", "in_app", nil))
+	first := h.trigger(t, `{"name":"dg","to":"ada","payload":{"n":1}}`)
+	h.waitStatuses(t, first, "trigger:completed", "digest:delayed", "in_app:pending")
+	second := h.trigger(t, `{"name":"dg","to":"ada","payload":{"n":2}}`)
+	third := h.trigger(t, `{"name":"dg","to":"ada","payload":{"n":3}}`)
+	h.waitStatuses(t, second, "trigger:completed", "digest:merged", "in_app:skipped")
+	h.waitStatuses(t, third, "trigger:completed", "digest:merged", "in_app:skipped")
+
+	res := h.Dev.Do(t, "DELETE", "/v1/events/trigger/"+first, "")
+	is.Equal(strings.TrimSpace(string(res.Body)), "true") // master canceled
+	h.waitStatuses(t, second, "trigger:completed", "digest:delayed", "in_app:pending")
+	h.App.Clock.Advance(11 * time.Minute)
+	h.worker.Wake()
+	n := h.waitStatuses(t, second, "trigger:completed", "digest:completed", "in_app:completed")[0]
+	is.Equal(n.DigestedNotificationID, "") // the heir is a master now
+	sent := h.msg.sent()
+	is.Equal(len(sent), 1)                                     // one digest delivery
+	is.Equal(sent[0].Variables.Steps["collect"].EventCount, 2) // the surviving events
+}
+
+func TestTrigger_BulkAndBroadcast(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger/bulk", `{"events":[
+		{"name":"news","to":"ada"},{"name":"missing","to":"bob"},{"name":"news","to":["bob","cy"]}]}`)
+	is.Equal(res.Status, 201) // bulk answers 201
+	var results []struct {
+		Acknowledged  bool     `json:"acknowledged"`
+		Status        string   `json:"status"`
+		TransactionID string   `json:"transactionId"`
+		Error         []string `json:"error"`
+	}
+	res.Decode(t, &results)
+	is.Equal(len(results), 3)                                  // one result per event
+	is.Equal(results[0].Status, "processed")                   // first ran
+	is.Equal(results[1].Status, "error")                       // unknown workflow reported…
+	is.Equal(results[1].Error, []string{"workflow_not_found"}) // …with the reason
+	is.Equal(results[2].Status, "processed")                   // and the rest still ran
+
+	for _, tc := range []struct{ name, body string }{
+		{"ErrEmpty", `{"events":[]}`},
+		{"ErrEventInvalid", `{"events":[{"name":"news"}]}`},
+		{"ErrTooMany", `{"events":[` + strings.TrimSuffix(strings.Repeat(`{"name":"news","to":"a"},`, 101), ",") + `]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			is.Equal(h.Dev.Do(t, "POST", "/v1/events/trigger/bulk", tc.body).Status, 422) // rejected whole
+		})
+	}
+
+	b := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","payload":{"x":1}}`)
+	is.Equal(b.Status, 200) // broadcast answers 200
+	var ack struct{ TransactionID string }
+	b.Decode(t, &ack)
+	got := h.waitStatuses(t, ack.TransactionID, "trigger:completed", "in_app:completed")
+	is.Equal(len(got), 3)                                                                           // every subscriber of the environment
+	is.Equal(h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"missing"}`).Status, 422) // unknown workflow
+}
