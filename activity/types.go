@@ -159,13 +159,20 @@ func (p preferencesDoc) channelEnabled(channel string) (bool, string) {
 			continue
 		}
 		if c, ok := set.s.Channels[channel]; ok && c.Enabled != nil {
-			return *c.Enabled, set.detail
+			return gate(*c.Enabled, set.detail)
 		}
 		if set.s.All != nil && set.s.All.Enabled != nil {
-			return *set.s.All.Enabled, set.detail
+			return gate(*set.s.All.Enabled, set.detail)
 		}
 	}
 	return true, ""
+}
+
+func gate(on bool, detail string) (bool, string) {
+	if on {
+		return true, ""
+	}
+	return false, detail
 }
 
 func isObject(raw json.RawMessage) bool {

@@ -1,0 +1,305 @@
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func TestWindow_After(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		w      window
+		want   time.Time
+		errors bool
+	}{
+		{"OKSeconds", window{30, "seconds"}, t0.Add(30 * time.Second), false},
+		{"OKMinute", window{1, "minute"}, t0.Add(time.Minute), false},
+		{"OKHoursFraction", window{1.5, "hours"}, t0.Add(90 * time.Minute), false},
+		{"OKDays", window{2, "days"}, t0.Add(48 * time.Hour), false},
+		{"OKWeeks", window{1, "weeks"}, t0.Add(7 * 24 * time.Hour), false},
+		{"OKMonths", window{1, "months"}, time.Date(2026, 12, 21, 10, 0, 0, 0, time.UTC), false},
+		{"ErrUnit", window{1, "fortnights"}, t0, true},
+		{"ErrNegative", window{-1, "days"}, t0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := tc.w.after(t0)
+			is.Equal(err != nil, tc.errors) // error only for bad windows
+			is.Equal(got, tc.want)          // the moment the window ends
+		})
+	}
+	t.Run("OKBefore", func(t *testing.T) {
+		is := is.New(t)
+		got, err := window{10, "minutes"}.before(t0)
+		is.NoErr(err)
+		is.Equal(got, t0.Add(-10*time.Minute)) // before mirrors after
+	})
+}
+
+func TestNextCron(t *testing.T) {
+	for _, tc := range []struct {
+		name, expr string
+		want       time.Time
+		errors     bool
+	}{
+		{"OKEveryDayAtNine", "0 9 * * *", time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC), false},
+		{"OKLaterToday", "30 10 * * *", time.Date(2026, 11, 21, 10, 30, 0, 0, time.UTC), false},
+		{"OKMondays", "0 8 * * MON", time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC), false},
+		{"OKWithSeconds", "15 0 10 * * *", time.Date(2026, 11, 21, 10, 0, 15, 0, time.UTC), false},
+		{"OKDescriptor", "@daily", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), false},
+		{"ErrSyntax", "every day", t0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := nextCron(tc.expr, t0)
+			is.Equal(err != nil, tc.errors) // parse errors only for bad expressions
+			is.Equal(got, tc.want)          // next run
+		})
+	}
+}
+
+func TestDelayConfig_Until(t *testing.T) {
+	payload := map[string]any{"at": "2026-12-01T08:00:00+01:00", "bad": 5}
+	for _, tc := range []struct {
+		name   string
+		c      delayConfig
+		want   time.Time
+		errors bool
+	}{
+		{"OKRegular", delayConfig{Amount: 5, Unit: "minutes"}, t0.Add(5 * time.Minute), false},
+		{"OKScheduled", delayConfig{Type: "scheduled", DelayPath: "at"}, time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC), false},
+		{"OKTimed", delayConfig{Type: "timed", Cron: "0 12 * * *"}, time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), false},
+		{"ErrScheduledMissing", delayConfig{Type: "scheduled", DelayPath: "nope"}, t0, true},
+		{"ErrScheduledNotDate", delayConfig{Type: "scheduled", DelayPath: "bad"}, t0, true},
+		{"ErrNoUnit", delayConfig{Amount: 5}, t0, true},
+		{"ErrType", delayConfig{Type: "sometimes", Amount: 1, Unit: "days"}, t0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := tc.c.until(t0, payload)
+			is.Equal(err != nil, tc.errors) // error only for bad configurations
+			is.Equal(got, tc.want)          // delay end
+		})
+	}
+}
+
+func TestDigestConfig(t *testing.T) {
+	is := is.New(t)
+	var v2 digestConfig
+	is.NoErr(json.Unmarshal([]byte(`{"type":"regular","amount":"5","unit":"minutes","lookBackWindow":{"amount":1,"unit":"minutes"}}`), &v2))
+	w, ok := v2.backoff()
+	is.True(ok)                       // lookBackWindow is a backoff
+	is.Equal(w, window{1, "minutes"}) // of that window
+	until, err := v2.until(t0)
+	is.NoErr(err)
+	is.Equal(until, t0.Add(5*time.Minute)) // a numeric string amount is read
+
+	var v1 digestConfig
+	is.NoErr(json.Unmarshal([]byte(`{"type":"backoff","amount":10,"unit":"minutes","backoffAmount":2,"backoffUnit":"minutes"}`), &v1))
+	w, ok = v1.backoff()
+	is.True(ok && w == window{2, "minutes"}) // older backoff fields
+
+	var timed digestConfig
+	is.NoErr(json.Unmarshal([]byte(`{"type":"timed","cron":"0 18 * * *"}`), &timed))
+	until, err = timed.until(t0)
+	is.NoErr(err)
+	is.Equal(until, time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC)) // timed digests fire at the cron time
+	is.Equal(timed.metadata()["type"], "timed")                     // metadata says timed
+
+	var plain digestConfig
+	_, ok = plain.backoff()
+	is.True(!ok) // a plain digest has no backoff
+}
+
+func TestKeyValue(t *testing.T) {
+	payload := map[string]any{"order": map[string]any{"id": 7.0}, "name": "x", "list": []any{"a", "b"}}
+	for _, tc := range []struct{ name, key, want string }{
+		{"OKNoKey", "", ""},
+		{"OKString", "name", "x"},
+		{"OKNestedNumber", "order.id", "7"},
+		{"OKTemplate", "{{ payload.order.id }}", "7"},
+		{"OKIndex", "list.1", "b"},
+		{"OKMissing", "nope", "No-Value-Provided"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			is.Equal(keyValue(payload, tc.key), tc.want) // digest value
+		})
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	is := is.New(t)
+	is.Equal(retryDelay(10*time.Second, 1), 10*time.Second) // after the first attempt
+	is.Equal(retryDelay(10*time.Second, 2), 20*time.Second) // doubles
+	is.Equal(retryDelay(10*time.Second, 3), 40*time.Second) // and doubles again
+}
+
+func TestEvalSkip(t *testing.T) {
+	data := map[string]any{
+		"payload":    map[string]any{"n": 5.0, "tier": "gold", "tags": []any{"a", "b"}, "flag": true},
+		"subscriber": map[string]any{"email": "ada@example.com", "data": map[string]any{"plan": "pro"}},
+	}
+	for _, tc := range []struct {
+		name, cond string
+		want       bool
+		errors     bool
+	}{
+		{"OKNull", `null`, false, false},
+		{"OKEmpty", `{}`, false, false},
+		{"OKEqual", `{"==":[{"var":"payload.tier"},"gold"]}`, true, false},
+		{"OKLooseNumber", `{"==":[{"var":"payload.n"},"5"]}`, true, false},
+		{"OKStrict", `{"===":[{"var":"payload.n"},"5"]}`, false, false},
+		{"OKGreater", `{">":[{"var":"payload.n"},3]}`, true, false},
+		{"OKBetween", `{"<":[1,{"var":"payload.n"},10]}`, true, false},
+		{"OKAnd", `{"and":[{"==":[{"var":"subscriber.data.plan"},"pro"]},{"!":{"var":"payload.flag"}}]}`, false, false},
+		{"OKOr", `{"or":[{"==":[{"var":"payload.tier"},"silver"]},{"in":["b",{"var":"payload.tags"}]}]}`, true, false},
+		{"OKSubstring", `{"in":["@example",{"var":"subscriber.email"}]}`, true, false},
+		{"OKMissingDefault", `{"var":["payload.nope",true]}`, true, false},
+		{"OKDoubleNot", `{"!!":{"var":"payload.nope"}}`, false, false},
+		{"ErrOperator", `{"regex":["a","b"]}`, false, true},
+		{"ErrJSON", `{`, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := evalSkip(json.RawMessage(tc.cond), data)
+			is.Equal(err != nil, tc.errors) // unsupported conditions are errors
+			is.Equal(got, tc.want)          // skip decision
+		})
+	}
+}
+
+func TestPassFilters(t *testing.T) {
+	data := map[string]any{
+		"payload":    map[string]any{"amount": 150.0, "tags": []any{"x", "y"}, "name": "order 42"},
+		"subscriber": map[string]any{"data": map[string]any{"plan": "pro"}, "locale": "en"},
+	}
+	group := func(value string, negated bool, children ...string) string {
+		out := `[{"isNegated":` + map[bool]string{true: "true", false: "false"}[negated] + `,"type":"GROUP","value":"` + value + `","children":[`
+		for i, c := range children {
+			if i > 0 {
+				out += ","
+			}
+			out += c
+		}
+		return out + `]}]`
+	}
+	part := func(on, field, op, value string) string {
+		return `{"on":"` + on + `","field":"` + field + `","operator":"` + op + `","value":` + mustJSON(value) + `}`
+	}
+	for _, tc := range []struct {
+		name, filters string
+		want, errors  bool
+	}{
+		{"OKNone", `null`, true, false},
+		{"OKEmptyGroup", group("AND", false), true, false},
+		{"OKEqual", group("AND", false, part("subscriber", "data.plan", "EQUAL", "pro")), true, false},
+		{"OKNotEqual", group("AND", false, part("subscriber", "locale", "NOT_EQUAL", "en")), false, false},
+		{"OKLarger", group("AND", false, part("payload", "amount", "LARGER", "100")), true, false},
+		{"OKSmallerEqual", group("AND", false, part("payload", "amount", "SMALLER_EQUAL", "150")), true, false},
+		{"OKAndFails", group("AND", false, part("payload", "amount", "LARGER", "100"), part("subscriber", "locale", "EQUAL", "fr")), false, false},
+		{"OKOrPasses", group("OR", false, part("payload", "amount", "LARGER", "1000"), part("subscriber", "locale", "EQUAL", "en")), true, false},
+		{"OKNegated", group("AND", true, part("subscriber", "locale", "EQUAL", "en")), false, false},
+		{"OKIn", group("AND", false, part("subscriber", "locale", "IN", "en, fr")), true, false},
+		{"OKNotIn", group("AND", false, part("subscriber", "locale", "NOT_IN", `["de","fr"]`)), true, false},
+		{"OKAnyIn", group("AND", false, part("payload", "tags", "ANY_IN", "y,z")), true, false},
+		{"OKAllIn", group("AND", false, part("payload", "tags", "ALL_IN", "x,z")), false, false},
+		{"OKLike", group("AND", false, part("payload", "name", "LIKE", "42")), true, false},
+		{"OKNotLike", group("AND", false, part("payload", "name", "NOT_LIKE", "42")), false, false},
+		{"OKBetween", group("AND", false, part("payload", "amount", "BETWEEN", "100,200")), true, false},
+		{"OKNotBetween", group("AND", false, part("payload", "amount", "NOT_BETWEEN", "100,200")), false, false},
+		{"OKMissingField", group("AND", false, part("payload", "nope", "EQUAL", "x")), false, false},
+		{"ErrOperator", group("AND", false, part("payload", "amount", "ROUGHLY", "1")), false, true},
+		{"ErrBetweenBounds", group("AND", false, part("payload", "amount", "BETWEEN", "1")), false, true},
+		{"ErrShape", `{"not":"a list"}`, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := passFilters(json.RawMessage(tc.filters), data)
+			is.Equal(err != nil, tc.errors) // malformed filters are errors
+			is.Equal(got, tc.want)          // filter decision
+		})
+	}
+}
+
+func mustJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestPreferences_ChannelEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		name, prefs, channel string
+		want, critical       bool
+	}{
+		{"OKNone", `{}`, "email", true, false},
+		{"OKDefaultChannelOff", `{"default":{"all":{"enabled":true},"channels":{"email":{"enabled":false}}}}`, "email", false, false},
+		{"OKOtherChannelOn", `{"default":{"all":{"enabled":true},"channels":{"email":{"enabled":false}}}}`, "sms", true, false},
+		{"OKAllOff", `{"default":{"all":{"enabled":false}}}`, "in_app", false, false},
+		{"OKUserWins", `{"default":{"channels":{"chat":{"enabled":false}}},"user":{"channels":{"chat":{"enabled":true}}}}`, "chat", true, false},
+		{"OKUserNull", `{"default":{"channels":{"chat":{"enabled":false}}},"user":null}`, "chat", false, false},
+		{"OKCritical", `{"default":{"all":{"enabled":true,"readOnly":true}}}`, "push", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			var p preferencesDoc
+			is.NoErr(json.Unmarshal([]byte(tc.prefs), &p))
+			on, why := p.channelEnabled(tc.channel)
+			is.Equal(on, tc.want)               // channel gate
+			is.Equal(why != "", !tc.want)       // a closed gate says which preferences closed it
+			is.Equal(p.critical(), tc.critical) // critical is default.all.readOnly
+		})
+	}
+}
+
+// TestQueue_LeaseExpiry claims a job, lets its lease lapse, and shows that a
+// second claim gets the same job and the first holder can no longer settle it.
+func TestQueue_LeaseExpiry(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db, err := platform.Open(ctx, platform.MemoryPath)
+	is.NoErr(err)
+	defer db.Close()
+	is.NoErr(platform.Migrate(db, migrations.FS))
+	clock := platformtest.NewClock(t0)
+	s := NewStore(db, clock.Now)
+	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
+	p := &plan{tenant: tenant, transactionID: "tx", payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
+		wf: workflowDoc{ID: platform.NewID(), WorkflowID: "w"}, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`),
+		steps:      []workflowStep{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}},
+		recipients: []recipient{{id: platform.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
+	is.NoErr(s.insertTrigger(ctx, p, true))
+	var conflict *platform.Error
+	is.True(errors.As(s.insertTrigger(ctx, p, true), &conflict) && conflict.Status == 409) // the transactionId is claimed once
+
+	first, err := s.claim(ctx, time.Minute)
+	is.NoErr(err)
+	is.Equal(first.Type, "trigger") // the chain starts with the trigger job
+	_, err = s.claim(ctx, time.Minute)
+	is.True(errors.Is(err, errNoJob)) // a leased job is not claimable, and the next is not released
+
+	clock.Advance(time.Minute + time.Millisecond)
+	second, err := s.claim(ctx, time.Minute)
+	is.NoErr(err)
+	is.Equal(second.ID, first.ID) // the expired lease made it due again
+	is.Equal(second.Attempts, 2)  // counted as a second attempt
+
+	err = s.settle(ctx, first, settlement{status: statusCompleted, then: thenRelease})
+	is.True(errors.Is(err, errLeaseLost)) // the old holder's result is refused
+	is.NoErr(s.settle(ctx, second, settlement{status: statusCompleted, then: thenRelease}))
+	next, err := s.claim(ctx, time.Minute)
+	is.NoErr(err)
+	is.Equal(next.Type, "in_app") // completing released the next step
+	is.Equal(next.Position, 1)    // in chain order
+}
