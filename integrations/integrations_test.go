@@ -189,6 +189,29 @@ func TestIntegration_Update(t *testing.T) {
 		is.Equal(res.Status, http.StatusOK) // update by id works across the organization (contract §2)
 	})
 
+	t.Run("OKMoveEnvironment", func(t *testing.T) {
+		is := is.New(t)
+		hook := mustCreate(t, srv.Dev, `{"providerId":"discord","channel":"chat","active":true}`)
+		res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+hook.ID, `{"_environmentId":"`+srv.App.Production.ID+`"}`)
+		is.Equal(res.Status, http.StatusOK) // moved to the organization's other environment
+		_, ok := byID(list(t, srv.Prod, "/v1/integrations/active"), hook.ID)
+		is.True(ok) // Production now has it
+		_, ok = byID(list(t, srv.Dev, "/v1/integrations/active"), hook.ID)
+		is.True(!ok) // Development no longer does
+	})
+
+	t.Run("ErrMoveSecondService", func(t *testing.T) {
+		is := is.New(t)
+		var service string
+		for _, in := range list(t, srv.Dev, "/v1/integrations/active") {
+			if in.ProviderID == "service" {
+				service = in.ID
+			}
+		}
+		res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+service, `{"_environmentId":"`+srv.App.Production.ID+`"}`)
+		is.Equal(res.Status, http.StatusBadRequest) // Production already has its in-app service integration
+	})
+
 	t.Run("ErrEmpty", func(t *testing.T) {
 		is := is.New(t)
 		res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+in.ID, `{"check":false}`)

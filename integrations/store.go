@@ -174,6 +174,15 @@ func (s *Store) update(ctx context.Context, in integration, fromEnvironmentID st
 		return integration{}, err
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if fromEnvironmentID != in.EnvironmentID && in.Channel == "in_app" && in.ProviderID == "service" {
+			exists, err := hasService(ctx, tx, in.EnvironmentID)
+			if err != nil {
+				return err
+			}
+			if exists {
+				return platform.BadRequest("One environment can only have one In app provider")
+			}
+		}
 		res, err := tx.ExecContext(ctx, `
 			UPDATE integrations SET environment_id = ?, name = ?, identifier = ?, credentials = ?,
 				configurations = ?, conditions = ?, active = ?, updated_at = ?
