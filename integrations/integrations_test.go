@@ -137,9 +137,9 @@ func TestIntegration_List(t *testing.T) {
 	is.Equal(services, 2) // one seeded service integration per environment
 
 	active := list(t, srv.Prod, "/v1/integrations/active")
-	is.Equal(len(active), 1)                  // only Production's active service integration
-	is.Equal(active[0].ProviderID, "service") // which is Production's
-	is.Equal(active[0].EnvironmentID, srv.App.Production.ID)
+	is.Equal(len(active), 1)                                 // only Production's active service integration
+	is.Equal(active[0].ProviderID, "service")                // which is Production's
+	is.Equal(active[0].EnvironmentID, srv.App.Production.ID) // of the caller's environment
 	_, ok = byID(active, prod.ID)
 	is.True(!ok) // inactive integrations are not active
 
@@ -174,10 +174,10 @@ func TestIntegration_Update(t *testing.T) {
 		is.Equal(res.Status, http.StatusOK) // activated
 		var out integrationBody
 		res.Decode(t, &out)
-		is.True(out.Active)                         // active now
-		is.True(out.Primary)                        // first active email integration becomes primary
-		is.Equal(out.Credentials["senderId"], "S1") // update response carries update-only credentials
-		is.Equal(out.Credentials["from"], "b@example.com")
+		is.True(out.Active)                                // active now
+		is.True(out.Primary)                               // first active email integration becomes primary
+		is.Equal(out.Credentials["senderId"], "S1")        // update response carries update-only credentials
+		is.Equal(out.Credentials["from"], "b@example.com") // credentials replaced
 		got, _ := byID(list(t, srv.Dev, "/v1/integrations"), in.ID)
 		_, ok := got.Credentials["senderId"]
 		is.True(!ok) // the list omits update-only credentials
@@ -302,8 +302,8 @@ func TestIntegration_CredentialsEncrypted(t *testing.T) {
 		is.True(!bytes.Contains(raw, []byte("apiKey"))) // nor is the JSON around it
 		n++
 	}
-	is.NoErr(rows.Err())
-	is.Equal(n, 3) // two seeded integrations and the created one
+	is.NoErr(rows.Err()) // rows read
+	is.Equal(n, 3)       // two seeded integrations and the created one
 	got, _ := byID(list(t, srv.Dev, "/v1/integrations"), in.ID)
 	is.Equal(got.Credentials["apiKey"], secret) // the owner reads it back decrypted
 	raw, _ := json.Marshal(got)
