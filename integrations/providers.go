@@ -61,7 +61,7 @@ var displayNames = map[string]string{
 
 // displayName is the provider's readable name, else its id capitalized.
 func displayName(providerID string) string {
-	if n, ok := displayNames[providerID]; ok {
+	if n, ok := displayNames[providerID]; ok || providerID == "" {
 		return n
 	}
 	return strings.ToUpper(providerID[:1]) + providerID[1:]
