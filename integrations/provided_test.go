@@ -7,6 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
 )
 
@@ -124,4 +125,17 @@ func TestNewStore_ErrEmptySecret(t *testing.T) {
 	is := is.New(t)
 	_, err := integrations.NewStore(&platform.DB{}, nil)
 	is.True(err != nil) // a store without a secret cannot encrypt
+}
+
+func TestMigration_UpDown(t *testing.T) {
+	is := is.New(t)
+	db, err := platform.Open(t.Context(), platform.MemoryPath)
+	is.NoErr(err) // open a fresh database
+	defer db.Close()
+	is.NoErr(platform.Migrate(db, migrations.FS))     // up
+	is.NoErr(platform.MigrateDown(db, migrations.FS)) // down undoes it
+	var n int
+	is.NoErr(db.R.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_master WHERE name LIKE 'integrations%'`).Scan(&n)) // schema read
+	is.Equal(n, 0)                                                                                                             // the table and its indexes are gone
+	is.NoErr(platform.Migrate(db, migrations.FS))                                                                              // and up again works
 }
