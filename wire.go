@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/platform"
 )
 
@@ -24,5 +25,16 @@ type deps struct {
 // both call it, so the tests exercise the real wiring.
 func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	platform.AddRoutes(mux, d.db)
+
+	integrationStore, err := integrations.NewStore(d.db, d.secret)
+	if err != nil {
+		return err
+	}
+	for _, env := range d.environments {
+		if err := integrationStore.SeedEnvironment(ctx, env); err != nil {
+			return err
+		}
+	}
+	integrations.AddRoutes(mux, integrationStore)
 	return nil
 }
