@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // deps is what the domains are built from.
@@ -24,5 +25,7 @@ type deps struct {
 // both call it, so the tests exercise the real wiring.
 func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	platform.AddRoutes(mux, d.db)
+	subscriberStore := subscribers.NewStore(d.db, nil, d.now) // nil: integrations resolver, connected by the integrator
+	subscribers.AddRoutes(mux, subscriberStore)
 	return nil
 }
