@@ -7,6 +7,8 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -112,43 +114,43 @@ func cursorOf(sub *subscriber, orderBy string) *cursor {
 }
 
 // nameExpr is the text name filters search, the same the FTS trigger indexes.
-const nameExpr = `trim(coalesce(first_name, '') || ' ' || coalesce(last_name, ''))`
+const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name, ''))`
 
-// filters returns the WHERE terms and arguments of q's filters, cursors aside.
+// filters returns the WHERE terms and arguments of q's filters, cursors
+// aside, on the alias s, and the FTS5 query of its substring needles ("" when
+// there are none).
 //
 // Substring needles of three or more characters go through the trigram index
 // of subscribers_fts. The trigram tokenizer cannot look up anything shorter,
 // so a needle of one or two characters is matched with instr() on the rows
-// the other terms leave: a scan of the environment, bounded by the LIMIT of
-// the page query and by countCap for the count. Such needles match most rows
-// anyway, so the page fills after few of them.
-func (q *searchQuery) filters(environmentID string) ([]string, []any) {
-	where := []string{"environment_id = ?"}
-	args := []any{environmentID}
+// the other terms leave: a scan of the environment's rows, cut short by the
+// LIMIT of the page query (such needles match many rows, so a page fills
+// quickly) and by countCap for the count. At 100,000 subscribers that is
+// tens of milliseconds (BenchmarkSearch/email_short_needle).
+func (q *searchQuery) filters(environmentID string) (where []string, args []any, match string) {
+	where = []string{"s.environment_id = ?"}
+	args = []any{environmentID}
 	if q.SubscriberID != "" {
-		where = append(where, "subscriber_id = ?")
+		where = append(where, "s.subscriber_id = ?")
 		args = append(args, q.SubscriberID)
 	}
-	var match []string
+	var phrases []string
 	for _, f := range []struct{ column, expr, needle string }{
-		{"email", "coalesce(email, '')", q.Email},
-		{"phone", "coalesce(phone, '')", q.Phone},
+		{"email", "coalesce(s.email, '')", q.Email},
+		{"phone", "coalesce(s.phone, '')", q.Phone},
 		{"name", nameExpr, q.Name},
 	} {
 		switch {
 		case f.needle == "":
 		case utf8.RuneCountInString(f.needle) >= 3:
-			match = append(match, "{"+f.column+"} : \""+strings.ReplaceAll(f.needle, `"`, `""`)+"\"")
+			// A phrase of trigrams at consecutive positions is exactly a substring.
+			phrases = append(phrases, "{"+f.column+"} : \""+strings.ReplaceAll(f.needle, `"`, `""`)+"\"")
 		default:
 			where = append(where, "instr("+f.expr+", ?) > 0")
 			args = append(args, f.needle)
 		}
 	}
-	if len(match) > 0 {
-		where = append(where, "seq IN (SELECT rowid FROM subscribers_fts WHERE subscribers_fts MATCH ?)")
-		args = append(args, strings.Join(match, " AND "))
-	}
-	return where, args
+	return where, args, strings.Join(phrases, " AND ")
 }
 
 // keyset returns the term selecting rows on the side op of c, where op is
@@ -156,10 +158,24 @@ func (q *searchQuery) filters(environmentID string) ([]string, []any) {
 // (environment_id, column, id) index serves it.
 func keyset(orderBy, op string, c *cursor) (string, []any) {
 	if col := sortColumn(orderBy); col != "" {
-		return "(" + col + ", id) " + op + " (?, ?)", []any{c.Value, c.ID}
+		return "(s." + col + ", s.id) " + op + " (?, ?)", []any{c.Value, c.ID}
 	}
-	return "id " + op + " ?", []any{c.ID}
+	return "s.id " + op + " ?", []any{c.ID}
 }
+
+// ftsDriveLimit is the number of matches up to which a substring search
+// reads its rows from the trigram index and sorts them; past it, walking the
+// ordering index and skipping non-matches fills a page sooner.
+const ftsDriveLimit = 5000
+
+// searchColumns is subscriberColumns on the alias s.
+var searchColumns = func() string {
+	cols := strings.Split(subscriberColumns, ",")
+	for i, c := range cols {
+		cols[i] = "s." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}()
 
 // search runs q in the environment: keyset paging in both directions, no
 // OFFSET, every read in one snapshot.
@@ -171,14 +187,41 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 	}
 	defer tx.Rollback()
 
-	where, args := q.filters(environmentID)
+	// The count comes first: it also tells how selective a substring search is.
+	where, args, match := q.filters(environmentID)
+	from := "subscribers s"
+	if match != "" {
+		// CROSS JOIN keeps the FTS table outermost: the index yields the
+		// matching rows and each is looked up by rowid.
+		from = "subscribers_fts f CROSS JOIN subscribers s ON s.seq = f.rowid"
+		where = append([]string{"f.subscribers_fts MATCH ?"}, where...)
+		args = append([]any{match}, args...)
+	}
+	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+from+` WHERE `+
+		strings.Join(where, " AND ")+` LIMIT ?)`, append(args, countCap+1)...).Scan(&page.TotalCount)
+	if err != nil {
+		return page, err
+	}
+	if page.TotalCount > countCap {
+		page.TotalCount, page.Capped = countCap, true
+	}
+	if page.TotalCount == 0 {
+		page.Subscribers = []*subscriber{}
+		return page, nil
+	}
+	if match != "" && page.TotalCount > ftsDriveLimit {
+		// Many matches: walk the ordering index and test each row against
+		// the set of matches (SQLite builds it once, with a Bloom filter).
+		from = "subscribers s"
+		where[0] = "s.seq IN (SELECT rowid FROM subscribers_fts WHERE subscribers_fts MATCH ?)"
+	}
+
 	backward := q.Before != nil
 	scanDesc := q.Desc != backward // a backward page is read in reverse order
 	dir := map[bool]string{true: "DESC", false: "ASC"}[scanDesc]
-	col := sortColumn(q.OrderBy)
-	order := "id " + dir
-	if col != "" {
-		order = col + " " + dir + ", " + order
+	order := "s.id " + dir
+	if col := sortColumn(q.OrderBy); col != "" {
+		order = "s." + col + " " + dir + ", " + order
 	}
 
 	pageWhere, pageArgs := where, args
@@ -194,9 +237,9 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 		pageWhere = append(append([]string{}, where...), term)
 		pageArgs = append(append([]any{}, args...), targs...)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
+	rows, err := tx.QueryContext(ctx, `SELECT `+searchColumns+` FROM `+from+`
 		WHERE `+strings.Join(pageWhere, " AND ")+` ORDER BY `+order+` LIMIT ?`,
-		append(pageArgs, q.Limit+1)...)
+		append(append([]any{}, pageArgs...), q.Limit+1)...)
 	if err != nil {
 		return page, err
 	}
@@ -207,19 +250,20 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 	more := len(subs) > q.Limit
 	subs = subs[:min(len(subs), q.Limit)]
 	if backward {
-		for i, j := 0, len(subs)-1; i < j; i, j = i+1, j-1 {
-			subs[i], subs[j] = subs[j], subs[i]
-		}
+		slices.Reverse(subs)
 	}
 	page.Subscribers = subs
+	if subs == nil {
+		page.Subscribers = []*subscriber{}
+	}
 
 	// exists reports whether a matching row lies beyond sub on the side op.
 	exists := func(sub *subscriber, op string) (bool, error) {
 		term, targs := keyset(q.OrderBy, op, cursorOf(sub, q.OrderBy))
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM subscribers WHERE `+strings.Join(where, " AND ")+
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+from+` WHERE `+strings.Join(where, " AND ")+
 			` AND `+term+` LIMIT 1`, append(append([]any{}, args...), targs...)...).Scan(&one)
-		if err == sql.ErrNoRows {
+		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}
 		return err == nil, err
@@ -247,15 +291,6 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 		if hasNext {
 			page.Next = cursorOf(last, q.OrderBy)
 		}
-	}
-
-	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM subscribers WHERE `+
-		strings.Join(where, " AND ")+` LIMIT ?)`, append(args, countCap+1)...).Scan(&page.TotalCount)
-	if err != nil {
-		return page, err
-	}
-	if page.TotalCount > countCap {
-		page.TotalCount, page.Capped = countCap, true
 	}
 	if err := s.resolveChannels(ctx, environmentID, page.Subscribers); err != nil {
 		return page, err
