@@ -142,8 +142,9 @@ func (q *searchQuery) filters(environmentID string) (where []string, args []any,
 	} {
 		switch {
 		case f.needle == "":
-		case utf8.RuneCountInString(f.needle) >= 3:
-			// A phrase of trigrams at consecutive positions is exactly a substring.
+		case utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0):
+			// A phrase of trigrams at consecutive positions is exactly a
+			// substring. (FTS5 rejects a NUL in a query; such needles scan.)
 			phrases = append(phrases, "{"+f.column+"} : \""+strings.ReplaceAll(f.needle, `"`, `""`)+"\"")
 		default:
 			where = append(where, "instr("+f.expr+", ?) > 0")

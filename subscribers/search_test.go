@@ -207,6 +207,8 @@ func TestSearch_Filters(t *testing.T) {
 		{"short and long combine", "phone=12&name=Lovelace", []string{"a1"}},
 		{"id and substring combine", "subscriberId=b1&email=Example", []string{}},
 		{"no match", "email=zzzz", []string{}},
+		{"FTS syntax is literal", "email=" + url.QueryEscape(`*("NEAR AND`), []string{}},
+		{"needle with NUL", "email=%00ada", []string{}},
 	} {
 		t.Run("OK "+tc.name, func(t *testing.T) {
 			is := is.New(t)
