@@ -221,6 +221,8 @@ func TestSearch_Filters(t *testing.T) {
 	}
 	t.Run("OK updates reach the index", func(t *testing.T) {
 		is := is.New(t)
+		mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/a1/credentials", `{"providerId":"slack","credentials":{}}`, 200, nil)
+		is.Equal(search(t, srv.Dev, "email=Example").ids(), []string{"a1"}) // a credentials-only write keeps the row indexed
 		mustDo(t, srv.Dev, "PUT", "/v1/subscribers/b1", `{"email":"robert@zeta.org"}`, 200, nil)
 		is.Equal(search(t, srv.Dev, "email=bob@").ids(), []string{})     // old text gone
 		is.Equal(search(t, srv.Dev, "email=zeta").ids(), []string{"b1"}) // new text found
