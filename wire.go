@@ -8,6 +8,7 @@ import (
 
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // deps is what the domains are built from.
@@ -19,10 +20,14 @@ type deps struct {
 	environments []platform.Environment
 }
 
+// The domains call each other only through interfaces they declare; these
+// lines prove at compile time that the concrete stores satisfy them.
+var _ subscribers.IntegrationResolver = (*integrations.Store)(nil)
+
 // wire builds every domain's store, connects the domains through the small
-// interfaces each declares (checked at compile time below), seeds each
-// environment, and registers every route on mux. run and the end-to-end tests
-// both call it, so the tests exercise the real wiring.
+// interfaces each declares, seeds each environment, and registers every
+// route on mux. run and the end-to-end tests both call it, so the tests
+// exercise the real wiring.
 func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	platform.AddRoutes(mux, d.db)
 
@@ -36,5 +41,8 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 		}
 	}
 	integrations.AddRoutes(mux, integrationStore)
+
+	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
+	subscribers.AddRoutes(mux, subscriberStore)
 	return nil
 }
