@@ -130,6 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	mux := http.NewServeMux()
+	platform.AddRoutes(mux, db)
 	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs})
 	if err != nil {
 		return err

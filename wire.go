@@ -29,8 +29,6 @@ var _ subscribers.IntegrationResolver = (*integrations.Store)(nil)
 // route on mux. run and the end-to-end tests both call it, so the tests
 // exercise the real wiring.
 func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
-	platform.AddRoutes(mux, d.db)
-
 	integrationStore, err := integrations.NewStore(d.db, d.secret)
 	if err != nil {
 		return err
