@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // deps is what the domains are built from.
@@ -24,5 +25,13 @@ type deps struct {
 // both call it, so the tests exercise the real wiring.
 func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	platform.AddRoutes(mux, d.db)
+
+	workflowStore := workflows.NewStore(d.db)
+	for _, env := range d.environments {
+		if err := workflowStore.SeedEnvironment(ctx, env); err != nil {
+			return err
+		}
+	}
+	workflows.AddRoutes(mux, workflowStore, nil) // the integrator passes the integrations store
 	return nil
 }
