@@ -47,11 +47,11 @@ type workflowRequest struct {
 
 // stepRequest is one step of a workflow body.
 type stepRequest struct {
-	ID            string         `json:"_id"`
-	StepID        string         `json:"stepId" validate:"omitempty,max=128,identifier"`
-	Name          string         `json:"name" validate:"required,max=256"`
-	Type          string         `json:"type" validate:"required,oneof=in_app email sms chat push delay digest throttle custom"`
-	ControlValues map[string]any `json:"controlValues"`
+	ID            string `json:"_id"`
+	StepID        string `json:"stepId" validate:"omitempty,max=128,identifier"`
+	Name          string `json:"name" validate:"required,max=256"`
+	Type          string `json:"type" validate:"required,oneof=in_app email sms chat push delay digest throttle custom"`
+	ControlValues any    `json:"controlValues"` // an object or null; checked by resolveSteps so the error names the step's index
 }
 
 // preferencesRequest is a workflow's preferences as clients send them: the

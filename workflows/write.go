@@ -138,7 +138,14 @@ func resolveSteps(existing []step, reqs []stepRequest, fields map[string]platfor
 				break
 			}
 		}
-		st := step{StepID: r.StepID, Name: r.Name, Type: r.Type, ControlValues: r.ControlValues}
+		st := step{StepID: r.StepID, Name: r.Name, Type: r.Type}
+		switch cv := r.ControlValues.(type) {
+		case nil:
+		case map[string]any:
+			st.ControlValues = cv
+		default:
+			fields["steps."+itoa(i)+".controlValues"] = platform.FieldError{Messages: []string{"must be an object"}, Value: cv}
+		}
 		if match != nil {
 			claimed[match.ID] = true
 			st.ID = match.ID
