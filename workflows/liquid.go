@@ -73,8 +73,20 @@ func liquidBlocks(s string) []liquidBlock {
 	}
 }
 
-// findClosing returns the index of closing at or after from, skipping quoted strings.
+// findClosing returns the index of closing at or after from, skipping quoted
+// strings; when a quote never closes, the first closing at all ends the
+// block, so the unterminated string is reported instead of hiding the rest.
 func findClosing(s string, from int, closing string) int {
+	if i := findClosingQuoted(s, from, closing); i >= 0 {
+		return i
+	}
+	if i := strings.Index(s[from:], closing); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+func findClosingQuoted(s string, from int, closing string) int {
 	var quote byte
 	for j := from; j < len(s); j++ {
 		c := s[j]
