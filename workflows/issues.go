@@ -153,6 +153,18 @@ func contentIssues(w *workflow, i int, variables schema) map[string][]runtimeIss
 		if empty("body") && empty("subject") {
 			add("body", runtimeIssue{IssueType: issueMissingValue, Message: "A body or a subject is required"})
 		}
+	case "delay", "digest":
+		// A regular wait needs its length, a timed one its schedule; without
+		// them the step cannot be scheduled when triggered.
+		required := []string{"amount", "unit"}
+		if t, _ := st.ControlValues["type"].(string); t == "timed" {
+			required = []string{"cron"}
+		}
+		for _, f := range required {
+			if v, ok := st.ControlValues[f]; !ok || v == nil || v == "" {
+				add(f, runtimeIssue{IssueType: issueMissingValue, Message: "The " + f + " is required"})
+			}
+		}
 	}
 	allowed := func(path []string) bool { return schemaAllows(variables, path) }
 	walkStrings(st.ControlValues, "", func(path, s string) {

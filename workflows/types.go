@@ -47,11 +47,11 @@ type workflowRequest struct {
 
 // stepRequest is one step of a workflow body.
 type stepRequest struct {
-	ID            string `json:"_id"`
-	StepID        string `json:"stepId" validate:"omitempty,max=128,identifier"`
-	Name          string `json:"name" validate:"required,max=256"`
-	Type          string `json:"type" validate:"required,oneof=in_app email sms chat push delay digest throttle custom"`
-	ControlValues any    `json:"controlValues"` // an object or null; checked by resolveSteps so the error names the step's index
+	ID            string          `json:"_id"`
+	StepID        string          `json:"stepId" validate:"omitempty,max=128,identifier"`
+	Name          string          `json:"name" validate:"required,max=256"`
+	Type          string          `json:"type" validate:"required,oneof=in_app email sms chat push delay digest throttle custom"`
+	ControlValues json.RawMessage `json:"controlValues"` // absent keeps a matched step's values, null clears them; checked by resolveSteps so errors name the step's index
 }
 
 // preferencesRequest is a workflow's preferences as clients send them: the
@@ -141,30 +141,29 @@ type enabledSetting struct {
 
 // workflowResponse is a workflow on the wire (spec §2.14).
 type workflowResponse struct {
-	ID                   string                  `json:"_id"`
-	WorkflowID           string                  `json:"workflowId"`
-	Slug                 string                  `json:"slug"`
-	Name                 string                  `json:"name"`
-	Description          string                  `json:"description"`
-	Tags                 []string                `json:"tags"`
-	Active               bool                    `json:"active"`
-	ValidatePayload      bool                    `json:"validatePayload"`
-	PayloadSchema        json.RawMessage         `json:"payloadSchema"`
-	IsTranslationEnabled bool                    `json:"isTranslationEnabled"`
-	CreatedAt            string                  `json:"createdAt"`
-	UpdatedAt            string                  `json:"updatedAt"`
-	UpdatedBy            *userRef                `json:"updatedBy,omitempty"`
-	LastPublishedAt      *string                 `json:"lastPublishedAt"`
-	LastPublishedBy      *userRef                `json:"lastPublishedBy,omitempty"`
-	Steps                []stepResponse          `json:"steps"`
-	Origin               string                  `json:"origin"`
-	Preferences          preferences             `json:"preferences"`
-	Status               string                  `json:"status"`
-	Issues               map[string]runtimeIssue `json:"issues,omitempty"`
-	LastTriggeredAt      *string                 `json:"lastTriggeredAt"`
-	PayloadExample       any                     `json:"payloadExample"`
-	Severity             string                  `json:"severity"`
-	StepTypeOverviews    []string                `json:"stepTypeOverviews"`
+	ID                   string          `json:"_id"`
+	WorkflowID           string          `json:"workflowId"`
+	Slug                 string          `json:"slug"`
+	Name                 string          `json:"name"`
+	Description          string          `json:"description"`
+	Tags                 []string        `json:"tags"`
+	Active               bool            `json:"active"`
+	ValidatePayload      bool            `json:"validatePayload"`
+	PayloadSchema        json.RawMessage `json:"payloadSchema"`
+	IsTranslationEnabled bool            `json:"isTranslationEnabled"`
+	CreatedAt            string          `json:"createdAt"`
+	UpdatedAt            string          `json:"updatedAt"`
+	UpdatedBy            *userRef        `json:"updatedBy,omitempty"`
+	LastPublishedAt      *string         `json:"lastPublishedAt"`
+	LastPublishedBy      *userRef        `json:"lastPublishedBy,omitempty"`
+	Steps                []stepResponse  `json:"steps"`
+	Origin               string          `json:"origin"`
+	Preferences          preferences     `json:"preferences"`
+	Status               string          `json:"status"`
+	LastTriggeredAt      *string         `json:"lastTriggeredAt"`
+	PayloadExample       any             `json:"payloadExample"`
+	Severity             string          `json:"severity"`
+	StepTypeOverviews    []string        `json:"stepTypeOverviews"`
 }
 
 // userRef is the User object of updatedBy and lastPublishedBy.

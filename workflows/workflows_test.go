@@ -222,7 +222,18 @@ func TestWorkflow_RoundTrip(t *testing.T) {
 	is.True(!upd.Preferences.Default.Channels["sms"].Enabled)                            // channel off
 	is.True(upd.Preferences.Default.Channels["email"].Enabled)                           // others stay on
 	is.True(strings.Contains(string(upd.Preferences.User), `"email":{"enabled":false}`)) // user preferences kept
-	is.True(upd.UpdatedAt >= created.UpdatedAt)                                          // updatedAt moves
+	is.Equal(upd.Steps[1].ControlValues["body"], "b")                                    // values replaced when given
+
+	// A step sent without controlValues keeps its values; null clears them.
+	res = srv.Dev.Do(t, "PUT", "/v2/workflows/every-kind", `{"name":"Renamed","steps":[
+	 {"_id":"`+upd.Steps[0].ID+`","name":"Mail 2","type":"email"},{"stepId":"inbox","name":"Inbox","type":"in_app","controlValues":null}]}`)
+	is.Equal(res.Status, 200) // updated again
+	var kept wfResponse
+	res.Decode(t, &kept)
+	is.Equal(kept.Steps[0].ControlValues["subject"], "S2") // absent controlValues keep the old ones
+	is.Equal(len(kept.Steps[1].ControlValues), 0)          // null clears them
+	is.Equal(kept.Status, "ERROR")                         // an empty in_app step is an issue
+	is.True(upd.UpdatedAt >= created.UpdatedAt)            // updatedAt moves
 
 	res = srv.Dev.Do(t, "DELETE", "/v2/workflows/every-kind", "")
 	is.Equal(res.Status, 204)  // deleted
@@ -242,6 +253,8 @@ func TestWorkflow_Identifiers(t *testing.T) {
 	t.Run("OK slug of the name", func(t *testing.T) {
 		is := is.New(t)
 		w := mustCreate(t, srv.Dev, `{"name":"Café Déjà  Vu!","steps":[{"name":"Send It","type":"sms"},{"name":"Send It","type":"sms"},{"name":"***","type":"chat"}]}`)
+		is.True(w.Active)                                                                   // active by default, as the reference creates it
+		is.Equal(w.Status, "ACTIVE")                                                        // complete sms steps: no issues
 		is.Equal(w.WorkflowID, "cafe-deja-vu")                                              // accents folded, symbols dropped
 		is.Equal(w.Steps[0].StepID, "send-it")                                              // step slug
 		is.True(regexp.MustCompile(`^send-it-[a-z0-9]{6}$`).MatchString(w.Steps[1].StepID)) // collision suffixed

@@ -62,16 +62,18 @@ func apply(w *workflow, req workflowRequest, creating bool) error {
 			}
 		}
 	}
-	setBool := func(dst *bool, v *bool) {
+	setBool := func(dst *bool, v *bool, def bool) {
 		if v != nil {
 			*dst = *v
 		} else if creating {
-			*dst = false
+			*dst = def
 		}
 	}
-	setBool(&w.Active, req.Active)
-	setBool(&w.ValidatePayload, req.ValidatePayload)
-	setBool(&w.IsTranslationEnabled, req.IsTranslationEnabled)
+	// A new workflow is active unless it says otherwise, as the reference
+	// platform's upsert does (active ?? true), so create-then-trigger works.
+	setBool(&w.Active, req.Active, true)
+	setBool(&w.ValidatePayload, req.ValidatePayload, false)
+	setBool(&w.IsTranslationEnabled, req.IsTranslationEnabled, false)
 	switch raw := bytes.TrimSpace(req.PayloadSchema); {
 	case len(raw) == 0:
 	case string(raw) == "null":
@@ -139,12 +141,15 @@ func resolveSteps(existing []step, reqs []stepRequest, fields map[string]platfor
 			}
 		}
 		st := step{StepID: r.StepID, Name: r.Name, Type: r.Type}
-		switch cv := r.ControlValues.(type) {
-		case nil:
-		case map[string]any:
-			st.ControlValues = cv
+		switch raw := bytes.TrimSpace(r.ControlValues); {
+		case len(raw) == 0: // absent: a matched step keeps its values
+			if match != nil {
+				st.ControlValues = match.ControlValues
+			}
+		case string(raw) == "null":
+		case raw[0] == '{' && json.Unmarshal(raw, &st.ControlValues) == nil:
 		default:
-			fields["steps."+itoa(i)+".controlValues"] = platform.FieldError{Messages: []string{"must be an object"}, Value: cv}
+			fields["steps."+itoa(i)+".controlValues"] = platform.FieldError{Messages: []string{"must be an object"}, Value: json.RawMessage(raw)}
 		}
 		if match != nil {
 			claimed[match.ID] = true
@@ -301,7 +306,11 @@ func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, ta
 			req.PayloadSchema = json.RawMessage("null")
 		}
 		for _, st := range src.Steps {
-			req.Steps = append(req.Steps, stepRequest{StepID: st.StepID, Name: st.Name, Type: st.Type, ControlValues: st.ControlValues})
+			values, err := json.Marshal(st.ControlValues)
+			if err != nil {
+				return err
+			}
+			req.Steps = append(req.Steps, stepRequest{StepID: st.StepID, Name: st.Name, Type: st.Type, ControlValues: values})
 		}
 		ts := platform.FormatTime(s.now())
 		tgt, err = find(ctx, tx, target.ID, src.WorkflowID)
