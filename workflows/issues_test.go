@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -176,4 +177,31 @@ func TestWorkflow_PayloadSchema(t *testing.T) {
 	is.Equal(string(upd.PayloadSchema), "null")             // no schema
 	is.Equal(stepIssueTypes(upd, 0), map[string][]string{}) // any payload variable is allowed without a schema
 	is.True(upd.ValidatePayload)                            // absent fields keep their value on update
+}
+
+func TestWorkflow_LiquidWithoutIssues(t *testing.T) {
+	srv, _ := newServer(t, nil)
+	for _, tmpl := range []string{
+		`{{ payload.name | default: "there" }}`,
+		`{{- payload.x -}} {%- if payload.y -%}y{%- endif -%}`,
+		`{{ "literal" | upcase }} {{ 5 | plus: payload.n }} {{ true }}`,
+		`{% assign full = subscriber.firstName | append: " " | append: subscriber.lastName %}{{ full | strip }}`,
+		`{% capture greeting %}Hi {{ subscriber.firstName }}{% endcapture %}{{ greeting }}`,
+		`{{ payload.items | map: 'name' | join: ', ' }} {{ payload.date | date: '%Y-%m-%d' }}`,
+		`{{ subscriber.data['key with space'] }} {{ payload.list[0] }} {{ payload.list.size }}`,
+		`{% if subscriber.firstName == 'Ada' and payload.n >= 2 or payload.tags contains 'x' %}ok{% elsif payload.z %}{% else %}{% endif %}`,
+		`{% for i in (1..3) %}{{ i }}{% endfor %} {% for item in payload.items reversed limit: 2 %}{{ item.name }} {{ forloop.last }}{% endfor %}`,
+		`{% case payload.kind %}{% when 'a', 'b' %}A{% else %}B{% endcase %}`,
+		`{% comment %}{{ not.a.variable }}{% endcomment %}{% raw %}{{ also | not: }}{% endraw %}`,
+		`{{ payload.text | truncate: 10, '...' | replace: 'a', 'b' | slice: 0, 5 | round }}`,
+		`plain text with { braces } and }} stray closers`,
+		`{{ payload.amount | divided_by: 100.0 | at_least: -1 }}`,
+	} {
+		t.Run(tmpl, func(t *testing.T) {
+			is := is.New(t)
+			cv, _ := json.Marshal(map[string]string{"body": tmpl})
+			w := mustCreate(t, srv.Dev, `{"name":"ok","steps":[{"name":"s","type":"sms","controlValues":`+string(cv)+`}]}`)
+			is.Equal(stepIssueTypes(w, 0), map[string][]string{}) // valid Liquid raises no issue
+		})
+	}
 }
