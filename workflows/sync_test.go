@@ -128,13 +128,13 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 		_, isString := sum[k].(string)
 		is.True(isString) // never null (contract §9)
 	}
-	is.Equal(sum["_id"], w.ID)                                         // summary id
-	is.Equal(sum["critical"], true)                                    // critical is preferences.default.all.readOnly
-	is.Equal(sum["deleted"], false)                                    // not deleted
-	is.Equal(sum["draft"], false)                                      // never a draft
-	is.Equal(sum["deletedAt"], "")                                     // empty when not deleted
-	is.Equal(sum["preferenceSettings"].(map[string]any)["sms"], false) // channel settings
-	is.Equal(sum["preferenceSettings"].(map[string]any)["email"], true)
+	is.Equal(sum["_id"], w.ID)                                          // summary id
+	is.Equal(sum["critical"], true)                                     // critical is preferences.default.all.readOnly
+	is.Equal(sum["deleted"], false)                                     // not deleted
+	is.Equal(sum["draft"], false)                                       // never a draft
+	is.Equal(sum["deletedAt"], "")                                      // empty when not deleted
+	is.Equal(sum["preferenceSettings"].(map[string]any)["sms"], false)  // channel settings
+	is.Equal(sum["preferenceSettings"].(map[string]any)["email"], true) // other channels stay on
 	trig := sum["triggers"].([]any)[0].(map[string]any)
 	is.Equal(trig["type"], "event")                                                              // trigger type
 	is.Equal(trig["identifier"], "sum")                                                          // trigger identifier is the workflowId
@@ -145,8 +145,8 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 	steps := sum["steps"].([]any)
 	is.Equal(len(steps), 2) // steps summarised
 	md := steps[1].(map[string]any)["metadata"].(map[string]any)
-	is.Equal(md["type"], "regular") // digest metadata
-	is.Equal(md["digestKey"], "payload.a")
+	is.Equal(md["type"], "regular")        // digest metadata
+	is.Equal(md["digestKey"], "payload.a") // with its digest key
 
 	raw, err := store.TriggerWorkflowJSON(ctx, dev, "sum")
 	is.NoErr(err) // trigger lookup
@@ -161,13 +161,13 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 	_, err = store.TriggerWorkflowJSON(ctx, dev, "sum")
 	is.True(errors.Is(err, platform.ErrNotFound)) // deleted workflows cannot be triggered
 	sums, err = store.WorkflowSummariesJSON(ctx, dev, []string{w.ID})
-	is.NoErr(err) // summaries of deleted workflows still resolve
-	is.NoErr(json.Unmarshal(sums[w.ID], &sum))
+	is.NoErr(err)                              // summaries of deleted workflows still resolve
+	is.NoErr(json.Unmarshal(sums[w.ID], &sum)) // deleted summary is JSON
 	is.Equal(sum["deleted"], true)             // marked deleted
 	is.True(sum["deletedAt"].(string) != "")   // with a time
 	is.Equal(sum["deletedBy"], w.UpdatedBy.ID) // and who
 	sums, err = store.WorkflowSummariesJSON(ctx, srv.App.Production.ID, []string{w.ID})
-	is.NoErr(err)
+	is.NoErr(err)          // summaries of the other environment read
 	is.Equal(len(sums), 0) // summaries are per environment
 }
 
@@ -180,7 +180,7 @@ func TestMigrations_UpDown(t *testing.T) {
 	is.NoErr(platform.Migrate(db, migrations.FS))     // up
 	is.NoErr(platform.MigrateDown(db, migrations.FS)) // down undoes every table
 	var n int
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'workflows%' OR name = 'notification_groups'`).Scan(&n))
-	is.Equal(n, 0)                                // nothing of ours left
-	is.NoErr(platform.Migrate(db, migrations.FS)) // and up again
+	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'workflows%' OR name = 'notification_groups'`).Scan(&n)) // schema readable
+	is.Equal(n, 0)                                                                                                                                  // nothing of ours left
+	is.NoErr(platform.Migrate(db, migrations.FS))                                                                                                   // and up again
 }
