@@ -281,7 +281,10 @@ func (s *Store) get(ctx context.Context, envID, key string) (*workflow, error) {
 
 func notFound(err error, key string) error {
 	if errors.Is(err, platform.ErrNotFound) {
-		return &platform.Error{Status: 404, Message: "Workflow cannot be found", Extra: map[string]any{"workflowId": key}}
+		// The reference names the workflow in the body too (platform-behavior §11).
+		e := platform.NotFound("Workflow cannot be found")
+		e.Extra = map[string]any{"workflowId": key}
+		return e
 	}
 	return err
 }
