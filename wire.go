@@ -9,6 +9,7 @@ import (
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // deps is what the domains are built from.
@@ -22,7 +23,16 @@ type deps struct {
 
 // The domains call each other only through interfaces they declare; these
 // lines prove at compile time that the concrete stores satisfy them.
-var _ subscribers.IntegrationResolver = (*integrations.Store)(nil)
+var (
+	_ subscribers.IntegrationResolver = (*integrations.Store)(nil)
+	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
+)
+
+// environmentSeeder creates what a domain needs in every environment from the
+// first start on: the in-app integration, the default notification group.
+type environmentSeeder interface {
+	SeedEnvironment(ctx context.Context, env platform.Environment) error
+}
 
 // wire builds every domain's store, connects the domains through the small
 // interfaces each declares, seeds each environment, and registers every
@@ -33,14 +43,19 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	if err != nil {
 		return err
 	}
-	for _, env := range d.environments {
-		if err := integrationStore.SeedEnvironment(ctx, env); err != nil {
-			return err
+	workflowStore := workflows.NewStore(d.db)
+	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
+
+	for _, s := range []environmentSeeder{integrationStore, workflowStore} {
+		for _, env := range d.environments {
+			if err := s.SeedEnvironment(ctx, env); err != nil {
+				return err
+			}
 		}
 	}
-	integrations.AddRoutes(mux, integrationStore)
 
-	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
+	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
+	workflows.AddRoutes(mux, workflowStore, integrationStore)
 	return nil
 }
