@@ -130,13 +130,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	mux := http.NewServeMux()
+	platform.AddRoutes(mux, db)
 	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs})
 	if err != nil {
 		return err
 	}
 
 	srv := &http.Server{
-		Handler:           platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody}),
+		Handler:           platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // deps is what the domains are built from.
@@ -18,11 +21,41 @@ type deps struct {
 	environments []platform.Environment
 }
 
+// The domains call each other only through interfaces they declare; these
+// lines prove at compile time that the concrete stores satisfy them.
+var (
+	_ subscribers.IntegrationResolver = (*integrations.Store)(nil)
+	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
+)
+
+// environmentSeeder creates what a domain needs in every environment from the
+// first start on: the in-app integration, the default notification group.
+type environmentSeeder interface {
+	SeedEnvironment(ctx context.Context, env platform.Environment) error
+}
+
 // wire builds every domain's store, connects the domains through the small
-// interfaces each declares (checked at compile time below), seeds each
-// environment, and registers every route on mux. run and the end-to-end tests
-// both call it, so the tests exercise the real wiring.
+// interfaces each declares, seeds each environment, and registers every
+// route on mux. run and the end-to-end tests both call it, so the tests
+// exercise the real wiring.
 func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
-	platform.AddRoutes(mux, d.db)
+	integrationStore, err := integrations.NewStore(d.db, d.secret)
+	if err != nil {
+		return err
+	}
+	workflowStore := workflows.NewStore(d.db)
+	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
+
+	for _, s := range []environmentSeeder{integrationStore, workflowStore} {
+		for _, env := range d.environments {
+			if err := s.SeedEnvironment(ctx, env); err != nil {
+				return err
+			}
+		}
+	}
+
+	integrations.AddRoutes(mux, integrationStore)
+	subscribers.AddRoutes(mux, subscriberStore)
+	workflows.AddRoutes(mux, workflowStore, integrationStore)
 	return nil
 }

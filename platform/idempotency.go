@@ -29,6 +29,7 @@ const (
 // of many concurrent requests with one key exactly one runs.
 type idempotency struct {
 	db        *DB
+	sealer    *sealer // stored bodies may hold decrypted credentials
 	now       func() time.Time
 	lastSweep atomic.Int64 // unix seconds of the last expired-row sweep
 }
@@ -147,6 +148,10 @@ func (s *idempotency) replay(ctx context.Context, w http.ResponseWriter, env, ke
 	if state == "running" {
 		return s.busy(key)
 	}
+	body, err = s.sealer.open(body, []byte(env+"\x00"+key))
+	if err != nil {
+		return fmt.Errorf("open stored idempotent response: %w", err)
+	}
 	w.Header().Set("Idempotency-Replay", "true")
 	if contentType != "" {
 		w.Header().Set("Content-Type", contentType)
@@ -168,7 +173,7 @@ func (s *idempotency) store(ctx context.Context, env, key string, rec *recorder)
 	_, err := s.db.W.ExecContext(ctx, `
 		UPDATE idempotency_keys SET state = 'done', status = ?, content_type = ?, body = ?
 		WHERE environment_id = ? AND key = ?`,
-		rec.status, rec.Header().Get("Content-Type"), rec.body.Bytes(), env, key)
+		rec.status, rec.Header().Get("Content-Type"), s.sealer.seal(rec.body.Bytes(), []byte(env+"\x00"+key)), env, key)
 	if err != nil {
 		// The answer has been sent; failing to keep it only costs a replay.
 		noteFailure(ctx, NewID(), fmt.Errorf("store idempotent response: %w", err))

@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -259,6 +260,10 @@ func TestIdempotency(t *testing.T) {
 		is.Equal(string(again.Body), string(first.Body))         // same body replayed
 		is.Equal(again.Header.Get("Idempotency-Replay"), "true") // marked as replay
 		is.Equal(n.runs.Load(), int32(1))                        // handler ran once
+		var stored []byte
+		err := srv.App.DB.R.QueryRow(`SELECT body FROM idempotency_keys WHERE key = 'k1'`).Scan(&stored)
+		is.NoErr(err)                                      // the response is kept
+		is.True(!bytes.Contains(stored, []byte(`"once"`))) // sealed, not plaintext
 	})
 	t.Run("OKScopedToEnvironment", func(t *testing.T) {
 		is := is.New(t)

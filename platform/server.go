@@ -11,6 +11,7 @@ import (
 type ServerConfig struct {
 	MaxBody int64            // request body limit in bytes (contract §4: 413 past it)
 	Now     func() time.Time // clock for idempotency expiry; time.Now when nil
+	Secret  []byte           // seals stored idempotent responses (see LoadSecret)
 }
 
 // DefaultMaxBody is the body limit when HERALD_MAX_BODY is not set.
@@ -28,7 +29,7 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 		cfg.Now = time.Now
 	}
 	keys := &keyring{db: db}
-	idem := &idempotency{db: db, now: cfg.Now}
+	idem := &idempotency{db: db, now: cfg.Now, sealer: newSealer(cfg.Secret, "idempotency")}
 	api := requireAPIKey(keys, idem.middleware(routeJSON(mux)))
 
 	root := http.NewServeMux()

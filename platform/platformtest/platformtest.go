@@ -85,7 +85,7 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 	if register != nil {
 		register(mux, app)
 	}
-	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{}))
+	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret}))
 	t.Cleanup(hs.Close)
 	return &Server{
 		Server: hs,

@@ -1,0 +1,92 @@
+package integrations
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// This file holds what other domains call (CONTRACTS.md, "integrations.Store
+// provides"); package main checks their interfaces against *Store.
+
+// SeedEnvironment creates the active in_app integration with providerId
+// "service" when the environment has none, so the in-app inbox works with no
+// setup (contract §7). Running it again changes nothing.
+func (s *Store) SeedEnvironment(ctx context.Context, env platform.Environment) (err error) {
+	defer platform.Wrap(&err, "seed integrations of %s", env.Name)
+	exists, err := hasService(ctx, s.db.R, env.ID)
+	if err != nil || exists {
+		return err
+	}
+	name := displayName("service")
+	_, err = s.insert(ctx, integration{
+		ID:             platform.NewIDAt(s.now()),
+		OrganizationID: env.OrganizationID,
+		EnvironmentID:  env.ID,
+		Name:           name,
+		Identifier:     generateIdentifier(name),
+		ProviderID:     "service",
+		Channel:        "in_app",
+		Active:         true,
+	})
+	var perr *platform.Error
+	if errors.As(err, &perr) {
+		return nil // seeded concurrently: the one-per-environment rule refused a second
+	}
+	return err
+}
+
+// ResolveIntegrationID returns the _id of the environment's integration for
+// providerID: the one whose identifier is given when identifier != "", else
+// the primary active one, else the oldest active one; "" with nil error when
+// there is none.
+func (s *Store) ResolveIntegrationID(ctx context.Context, environmentID, providerID, identifier string) (id string, err error) {
+	defer platform.Wrap(&err, "resolve integration %s", providerID)
+	query := `SELECT id FROM integrations
+		WHERE environment_id = ? AND provider_id = ? AND deleted = 0 AND active = 1
+		ORDER BY is_primary DESC, created_at, id LIMIT 1`
+	args := []any{environmentID, providerID}
+	if identifier != "" {
+		query = `SELECT id FROM integrations
+			WHERE environment_id = ? AND provider_id = ? AND identifier = ? AND deleted = 0`
+		args = append(args, identifier)
+	}
+	err = s.db.R.QueryRowContext(ctx, query, args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+// ActiveIntegrationsJSON returns the environment's active, non-deleted
+// integrations of a channel, primary first then oldest first, each as spec
+// §2.5 JSON with every credential decrypted (the update-only ones included).
+func (s *Store) ActiveIntegrationsJSON(ctx context.Context, environmentID, channel string) (out []json.RawMessage, err error) {
+	defer platform.Wrap(&err, "active %s integrations", channel)
+	list, err := s.query(ctx, s.db.R, `WHERE environment_id = ? AND channel = ? AND deleted = 0 AND active = 1
+		ORDER BY is_primary DESC, created_at, id`, environmentID, channel)
+	if err != nil {
+		return nil, err
+	}
+	out = make([]json.RawMessage, 0, len(list))
+	for _, in := range list {
+		b, err := json.Marshal(in.response(false, true))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// HasActiveIntegration reports whether the environment has an active
+// integration for channel.
+func (s *Store) HasActiveIntegration(ctx context.Context, environmentID, channel string) (ok bool, err error) {
+	defer platform.Wrap(&err, "has active %s integration", channel)
+	err = s.db.R.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM integrations
+		WHERE environment_id = ? AND channel = ? AND deleted = 0 AND active = 1)`, environmentID, channel).Scan(&ok)
+	return ok, err
+}

@@ -1,0 +1,13 @@
+package integrations
+
+import "net/http"
+
+// AddRoutes registers the integrations API (spec §4.3, §4.5, §4.6; contract §7).
+func AddRoutes(mux *http.ServeMux, store *Store) {
+	mux.Handle("POST /v1/integrations", handleIntegrationCreate(store))
+	mux.Handle("GET /v1/integrations", handleIntegrationList(store))
+	mux.Handle("GET /v1/integrations/active", handleIntegrationActiveList(store))
+	mux.Handle("PUT /v1/integrations/{integrationId}", handleIntegrationUpdate(store))
+	mux.Handle("POST /v1/integrations/{integrationId}/set-primary", handleIntegrationSetPrimary(store))
+	mux.Handle("DELETE /v1/integrations/{integrationId}", handleIntegrationDelete(store))
+}

@@ -1,0 +1,307 @@
+// Package integrations serves the integrations API (spec §2.5–§2.8, §4.3,
+// §4.5, §4.6; contract §7): configured connections to providers, one channel
+// each, with credentials encrypted at rest. Other domains read active
+// integrations through the Store's exported methods (CONTRACTS.md).
+package integrations
+
+import (
+	"context"
+	"crypto/cipher"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// Store keeps integrations in SQLite.
+type Store struct {
+	db   *platform.DB
+	aead cipher.AEAD
+	now  func() time.Time
+}
+
+// NewStore returns a Store on db whose credentials are encrypted with a key
+// derived from secret (platform.LoadSecret).
+func NewStore(db *platform.DB, secret []byte) (*Store, error) {
+	aead, err := newAEAD(secret)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, aead: aead, now: time.Now}, nil
+}
+
+// querier is what both the read pool and a write transaction offer.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// selectColumns is shared by every read, so scan has one column order.
+const selectColumns = `SELECT id, organization_id, environment_id, name, identifier, provider_id, channel,
+	credentials, configurations, conditions, active, is_primary, deleted,
+	coalesce(deleted_at, ''), coalesce(deleted_by, ''), created_at FROM integrations `
+
+// query runs selectColumns + rest and decodes every row.
+func (s *Store) query(ctx context.Context, q querier, rest string, args ...any) ([]integration, error) {
+	rows, err := q.QueryContext(ctx, selectColumns+rest, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []integration
+	for rows.Next() {
+		var in integration
+		var sealed []byte
+		var cfg, conds string
+		err := rows.Scan(&in.ID, &in.OrganizationID, &in.EnvironmentID, &in.Name, &in.Identifier, &in.ProviderID,
+			&in.Channel, &sealed, &cfg, &conds, &in.Active, &in.Primary, &in.Deleted, &in.DeletedAt, &in.DeletedBy, &in.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		plain, err := s.open(in.ID, sealed)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(plain, &in.Credentials); err != nil {
+			return nil, fmt.Errorf("credentials of integration %s: %w", in.ID, err)
+		}
+		if err := json.Unmarshal([]byte(cfg), &in.Configurations); err != nil {
+			return nil, fmt.Errorf("configurations of integration %s: %w", in.ID, err)
+		}
+		if err := json.Unmarshal([]byte(conds), &in.Conditions); err != nil {
+			return nil, fmt.Errorf("conditions of integration %s: %w", in.ID, err)
+		}
+		out = append(out, in)
+	}
+	return out, rows.Err()
+}
+
+// one returns the single row of a query, or platform.ErrNotFound.
+func (s *Store) one(ctx context.Context, q querier, rest string, args ...any) (integration, error) {
+	list, err := s.query(ctx, q, rest, args...)
+	if err != nil {
+		return integration{}, err
+	}
+	if len(list) == 0 {
+		return integration{}, platform.ErrNotFound
+	}
+	return list[0], nil
+}
+
+// find returns a live integration of the organization by id (update and
+// delete work across the organization's environments, contract §2).
+func (s *Store) find(ctx context.Context, organizationID, id string) (integration, error) {
+	return s.one(ctx, s.db.R, `WHERE id = ? AND organization_id = ? AND deleted = 0`, id, organizationID)
+}
+
+// listOrganization returns every live integration of the organization, oldest
+// first: the reference platform's natural order (reference §6).
+func (s *Store) listOrganization(ctx context.Context, organizationID string) ([]integration, error) {
+	return s.query(ctx, s.db.R, `WHERE organization_id = ? AND deleted = 0 ORDER BY created_at, id`, organizationID)
+}
+
+// listEnvironment returns the environment's live integrations, oldest first,
+// only the active ones when activeOnly.
+func (s *Store) listEnvironment(ctx context.Context, environmentID string, activeOnly bool) ([]integration, error) {
+	return s.query(ctx, s.db.R, `WHERE environment_id = ? AND deleted = 0 AND (active = 1 OR ? = 0)
+		ORDER BY created_at, id`, environmentID, activeOnly)
+}
+
+// hasService reports whether the environment has a live in_app integration of
+// the service provider, of which there can be one (reference §6).
+func hasService(ctx context.Context, q querier, environmentID string) (bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT 1 FROM integrations
+		WHERE environment_id = ? AND channel = 'in_app' AND provider_id = 'service' AND deleted = 0 LIMIT 1`, environmentID)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	return rows.Next(), rows.Err()
+}
+
+// errIdentifierTaken is what insert and update return for a duplicate identifier.
+var errIdentifierTaken = errors.New("identifier taken")
+
+// insert stores a new integration and settles its channel's primary. It
+// returns errIdentifierTaken when the environment already uses the identifier.
+func (s *Store) insert(ctx context.Context, in integration) (out integration, err error) {
+	defer platform.Wrap(&err, "insert integration")
+	creds, cfg, conds, err := encodeColumns(in)
+	if err != nil {
+		return integration{}, err
+	}
+	ts := platform.FormatTime(s.now())
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if in.Channel == "in_app" && in.ProviderID == "service" {
+			exists, err := hasService(ctx, tx, in.EnvironmentID)
+			if err != nil {
+				return err
+			}
+			if exists {
+				return platform.BadRequest("One environment can only have one In app provider")
+			}
+		}
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO integrations (id, organization_id, environment_id, name, identifier, provider_id, channel,
+				credentials, configurations, conditions, active, is_primary, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+			in.ID, in.OrganizationID, in.EnvironmentID, in.Name, in.Identifier, in.ProviderID, in.Channel,
+			s.seal(in.ID, creds), cfg, conds, in.Active, ts, ts)
+		if platform.IsUniqueViolation(err) {
+			return errIdentifierTaken
+		}
+		if err != nil {
+			return err
+		}
+		if err := settlePrimary(ctx, tx, in.EnvironmentID, in.Channel); err != nil {
+			return err
+		}
+		out, err = s.one(ctx, tx, `WHERE id = ?`, in.ID)
+		return err
+	})
+	return out, err
+}
+
+// update writes every mutable field of in over the stored row and settles the
+// primary of its channel in its environment and, when it moved, in the one
+// it left.
+func (s *Store) update(ctx context.Context, in integration, fromEnvironmentID string) (out integration, err error) {
+	defer platform.Wrap(&err, "update integration %s", in.ID)
+	creds, cfg, conds, err := encodeColumns(in)
+	if err != nil {
+		return integration{}, err
+	}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if fromEnvironmentID != in.EnvironmentID && in.Channel == "in_app" && in.ProviderID == "service" {
+			exists, err := hasService(ctx, tx, in.EnvironmentID)
+			if err != nil {
+				return err
+			}
+			if exists {
+				return platform.BadRequest("One environment can only have one In app provider")
+			}
+		}
+		res, err := tx.ExecContext(ctx, `
+			UPDATE integrations SET environment_id = ?, name = ?, identifier = ?, credentials = ?,
+				configurations = ?, conditions = ?, active = ?, updated_at = ?
+			WHERE id = ? AND deleted = 0`,
+			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, in.Active,
+			platform.FormatTime(s.now()), in.ID)
+		if platform.IsUniqueViolation(err) {
+			return errIdentifierTaken
+		}
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return platform.ErrNotFound // deleted meanwhile
+		}
+		if fromEnvironmentID != in.EnvironmentID {
+			// The primary flag does not travel: the target environment decides.
+			if _, err := tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 0 WHERE id = ?`, in.ID); err != nil {
+				return err
+			}
+			if err := settlePrimary(ctx, tx, fromEnvironmentID, in.Channel); err != nil {
+				return err
+			}
+		}
+		if err := settlePrimary(ctx, tx, in.EnvironmentID, in.Channel); err != nil {
+			return err
+		}
+		out, err = s.one(ctx, tx, `WHERE id = ?`, in.ID)
+		return err
+	})
+	return out, err
+}
+
+// setPrimary makes the environment's integration id its channel's primary,
+// activating it and clearing its conditions, as the reference platform does
+// (reference §6).
+func (s *Store) setPrimary(ctx context.Context, in integration) (out integration, err error) {
+	defer platform.Wrap(&err, "set primary integration %s", in.ID)
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 0
+			WHERE environment_id = ? AND channel = ? AND is_primary = 1 AND id <> ?`, in.EnvironmentID, in.Channel, in.ID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 1, active = 1, conditions = '[]', updated_at = ?
+			WHERE id = ? AND deleted = 0`, platform.FormatTime(s.now()), in.ID)
+		if err != nil {
+			return err
+		}
+		out, err = s.one(ctx, tx, `WHERE id = ? AND deleted = 0`, in.ID)
+		return err
+	})
+	return out, err
+}
+
+// softDelete marks the integration deleted by userID (irreversible) and hands
+// a primary flag to another active integration of the channel, if any.
+func (s *Store) softDelete(ctx context.Context, in integration, userID string) (err error) {
+	defer platform.Wrap(&err, "delete integration %s", in.ID)
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		ts := platform.FormatTime(s.now())
+		res, err := tx.ExecContext(ctx, `UPDATE integrations
+			SET deleted = 1, deleted_at = ?, deleted_by = ?, is_primary = 0, updated_at = ?
+			WHERE id = ? AND deleted = 0`, ts, userID, ts, in.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return platform.ErrNotFound // a concurrent delete won
+		}
+		return settlePrimary(ctx, tx, in.EnvironmentID, in.Channel)
+	})
+}
+
+// hasPrimary lists the channels that have a primary integration (contract §7).
+func hasPrimary(channel string) bool { return channel == "email" || channel == "sms" }
+
+// settlePrimary keeps the invariant of an email or sms channel in one
+// environment: while it has an active integration without conditions, exactly
+// one of them is primary. A primary that was deleted, deactivated or given
+// conditions loses the flag (the reference platform drops it in those cases
+// too), and when none is left the oldest candidate takes it: so the first
+// active integration becomes primary, and a deleted primary hands over.
+func settlePrimary(ctx context.Context, tx *sql.Tx, environmentID, channel string) error {
+	if !hasPrimary(channel) {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 0
+		WHERE environment_id = ? AND channel = ? AND is_primary = 1 AND (deleted = 1 OR active = 0 OR conditions <> '[]')`,
+		environmentID, channel)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 1
+		WHERE id = (SELECT id FROM integrations
+		            WHERE environment_id = ?1 AND channel = ?2 AND deleted = 0 AND active = 1 AND conditions = '[]'
+		            ORDER BY created_at, id LIMIT 1)
+		  AND NOT EXISTS (SELECT 1 FROM integrations
+		                  WHERE environment_id = ?1 AND channel = ?2 AND deleted = 0 AND is_primary = 1)`,
+		environmentID, channel)
+	return err
+}
+
+// encodeColumns marshals the JSON columns; conditions are "[]" when empty,
+// which settlePrimary relies on.
+func encodeColumns(in integration) (creds []byte, cfg, conds string, err error) {
+	if creds, err = json.Marshal(in.Credentials); err != nil {
+		return nil, "", "", err
+	}
+	c, err := json.Marshal(in.Configurations)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if len(in.Conditions) == 0 {
+		return creds, string(c), "[]", nil
+	}
+	f, err := json.Marshal(in.Conditions)
+	if err != nil {
+		return nil, "", "", err
+	}
+	return creds, string(c), string(f), nil
+}

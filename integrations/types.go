@@ -1,0 +1,220 @@
+package integrations
+
+import (
+	"context"
+	"strings"
+)
+
+// Credentials are a provider's credentials (spec §2.6), all optional. They are
+// stored encrypted and given back decrypted to the key's owner. AppSID,
+// SenderID and AppIOBaseURL appear only in the update response (spec §2.6);
+// withoutUpdateOnly removes them for every other response.
+type Credentials struct {
+	APIKey                 *string        `json:"apiKey,omitempty"`
+	User                   *string        `json:"user,omitempty"`
+	SecretKey              *string        `json:"secretKey,omitempty"`
+	Domain                 *string        `json:"domain,omitempty"`
+	Password               *string        `json:"password,omitempty"`
+	Host                   *string        `json:"host,omitempty"`
+	Port                   *string        `json:"port,omitempty"`
+	Secure                 *bool          `json:"secure,omitempty"`
+	Region                 *string        `json:"region,omitempty"`
+	AccountSID             *string        `json:"accountSid,omitempty"`
+	MessageProfileID       *string        `json:"messageProfileId,omitempty"`
+	Token                  *string        `json:"token,omitempty"`
+	From                   *string        `json:"from,omitempty"`
+	SenderName             *string        `json:"senderName,omitempty"`
+	ProjectName            *string        `json:"projectName,omitempty"`
+	ApplicationID          *string        `json:"applicationId,omitempty"`
+	ClientID               *string        `json:"clientId,omitempty"`
+	RequireTLS             *bool          `json:"requireTls,omitempty"`
+	IgnoreTLS              *bool          `json:"ignoreTls,omitempty"`
+	TLSOptions             map[string]any `json:"tlsOptions,omitempty"`
+	BaseURL                *string        `json:"baseUrl,omitempty"`
+	WebhookURL             *string        `json:"webhookUrl,omitempty"`
+	RedirectURL            *string        `json:"redirectUrl,omitempty"`
+	HMAC                   *bool          `json:"hmac,omitempty"`
+	ServiceAccount         *string        `json:"serviceAccount,omitempty"`
+	IPPoolName             *string        `json:"ipPoolName,omitempty"`
+	APIKeyRequestHeader    *string        `json:"apiKeyRequestHeader,omitempty"`
+	SecretKeyRequestHeader *string        `json:"secretKeyRequestHeader,omitempty"`
+	IDPath                 *string        `json:"idPath,omitempty"`
+	DatePath               *string        `json:"datePath,omitempty"`
+	APIToken               *string        `json:"apiToken,omitempty"`
+	AuthenticateByToken    *bool          `json:"authenticateByToken,omitempty"`
+	AuthenticationTokenKey *string        `json:"authenticationTokenKey,omitempty"`
+	InstanceID             *string        `json:"instanceId,omitempty"`
+	AlertUID               *string        `json:"alertUid,omitempty"`
+	Title                  *string        `json:"title,omitempty"`
+	ImageURL               *string        `json:"imageUrl,omitempty"`
+	State                  *string        `json:"state,omitempty"`
+	ExternalLink           *string        `json:"externalLink,omitempty"`
+	ChannelID              *string        `json:"channelId,omitempty"`
+	PhoneNumberIdentifier  *string        `json:"phoneNumberIdentification,omitempty"`
+	AccessKey              *string        `json:"accessKey,omitempty"`
+	AppSID                 *string        `json:"appSid,omitempty"`
+	SenderID               *string        `json:"senderId,omitempty"`
+	AppIOBaseURL           *string        `json:"AppIOBaseUrl,omitempty"`
+}
+
+// withoutUpdateOnly returns c without the three fields that only the update
+// response carries (spec §2.6: "the list and delete responses omit those").
+func (c Credentials) withoutUpdateOnly() Credentials {
+	c.AppSID, c.SenderID, c.AppIOBaseURL = nil, nil, nil
+	return c
+}
+
+// Configurations are an integration's inbound-webhook settings (spec §2.7).
+type Configurations struct {
+	InboundWebhookEnabled    *bool   `json:"inboundWebhookEnabled,omitempty"`
+	InboundWebhookSigningKey *string `json:"inboundWebhookSigningKey,omitempty"`
+}
+
+// StepFilter is one condition of an integration (spec §2.8).
+type StepFilter struct {
+	IsNegated *bool             `json:"isNegated" validate:"required"`
+	Type      string            `json:"type" validate:"required,oneof=BOOLEAN TEXT DATE NUMBER STATEMENT LIST MULTI_LIST GROUP"`
+	Value     string            `json:"value" validate:"required,oneof=AND OR"`
+	Children  []FieldFilterPart `json:"children" validate:"required,dive"`
+}
+
+// FieldFilterPart is one comparison inside a StepFilter (spec §2.8).
+type FieldFilterPart struct {
+	Field    *string `json:"field" validate:"required"`
+	Value    *string `json:"value" validate:"required"`
+	Operator string  `json:"operator" validate:"required,oneof=LARGER SMALLER LARGER_EQUAL SMALLER_EQUAL EQUAL NOT_EQUAL ALL_IN ANY_IN NOT_IN BETWEEN NOT_BETWEEN LIKE NOT_LIKE IN"`
+	On       string  `json:"on" validate:"required,oneof=subscriber payload"`
+}
+
+// createRequest is the body of POST /v1/integrations (contract §7; the
+// reference platform's create DTO).
+type createRequest struct {
+	ProviderID     string          `json:"providerId" validate:"required,max=100"`
+	Channel        string          `json:"channel" validate:"required,oneof=in_app email sms chat push"`
+	Name           *string         `json:"name" validate:"omitempty,max=200"`
+	Identifier     *string         `json:"identifier" validate:"omitempty,max=200"`
+	EnvironmentID  *string         `json:"_environmentId" validate:"omitempty,objectid"`
+	Credentials    *Credentials    `json:"credentials"`
+	Active         *bool           `json:"active"`
+	Check          *bool           `json:"check"`
+	Conditions     []StepFilter    `json:"conditions" validate:"omitempty,dive"`
+	Configurations *Configurations `json:"configurations"`
+}
+
+// Valid checks what the tags cannot: a known provider on its own channel.
+func (r createRequest) Valid(context.Context) map[string]string {
+	problems := map[string]string{}
+	if strings.TrimSpace(r.ProviderID) == "" {
+		problems["providerId"] = "must not be blank"
+	} else if ch, ok := providerChannel(r.ProviderID); ok && ch != r.Channel {
+		problems["channel"] = "provider " + r.ProviderID + " belongs to the " + ch + " channel"
+	}
+	return problems
+}
+
+// updateRequest is the body of PUT /v1/integrations/{integrationId} (spec
+// §4.3): every field optional, only the given ones change.
+type updateRequest struct {
+	Name           *string         `json:"name" validate:"omitempty,max=200"`
+	Identifier     *string         `json:"identifier" validate:"omitempty,max=200"`
+	EnvironmentID  *string         `json:"_environmentId" validate:"omitempty,objectid"`
+	Active         *bool           `json:"active"`
+	Credentials    *Credentials    `json:"credentials"`
+	Check          *bool           `json:"check"`
+	Conditions     []StepFilter    `json:"conditions" validate:"omitempty,dive"`
+	Configurations *Configurations `json:"configurations"`
+}
+
+// Valid refuses blank names and identifiers: they can be changed, not erased.
+func (r updateRequest) Valid(context.Context) map[string]string {
+	problems := map[string]string{}
+	if r.Name != nil && strings.TrimSpace(*r.Name) == "" {
+		problems["name"] = "must not be blank"
+	}
+	if r.Identifier != nil && strings.TrimSpace(*r.Identifier) == "" {
+		problems["identifier"] = "must not be blank"
+	}
+	return problems
+}
+
+// empty reports whether the body names no property to update; check alone
+// changes nothing.
+func (r updateRequest) empty() bool {
+	return r.Name == nil && r.Identifier == nil && r.EnvironmentID == nil && r.Active == nil &&
+		r.Credentials == nil && r.Conditions == nil && r.Configurations == nil
+}
+
+// integrationResponse is an Integration as spec §2.5 shows it. deletedAt and
+// deletedBy are optional there, so they are absent until a soft delete;
+// configurations appear in the create and update responses only.
+type integrationResponse struct {
+	ID             string          `json:"_id"`
+	EnvironmentID  string          `json:"_environmentId"`
+	OrganizationID string          `json:"_organizationId"`
+	Name           string          `json:"name"`
+	Identifier     string          `json:"identifier"`
+	ProviderID     string          `json:"providerId"`
+	Channel        string          `json:"channel"`
+	Credentials    Credentials     `json:"credentials"`
+	Configurations *Configurations `json:"configurations,omitempty"`
+	Active         bool            `json:"active"`
+	Deleted        bool            `json:"deleted"`
+	DeletedAt      *string         `json:"deletedAt,omitempty"`
+	DeletedBy      *string         `json:"deletedBy,omitempty"`
+	Primary        bool            `json:"primary"`
+	Conditions     []StepFilter    `json:"conditions"`
+}
+
+// integration is a stored row with its credentials decrypted.
+type integration struct {
+	ID             string
+	OrganizationID string
+	EnvironmentID  string
+	Name           string
+	Identifier     string
+	ProviderID     string
+	Channel        string
+	Credentials    Credentials
+	Configurations Configurations
+	Conditions     []StepFilter
+	Active         bool
+	Primary        bool
+	Deleted        bool
+	DeletedAt      string
+	DeletedBy      string
+	CreatedAt      string
+}
+
+// response shapes the row for the wire. withConfigurations adds the
+// configurations (create and update responses); withUpdateOnly keeps the
+// credentials that only the update response carries (spec §2.6).
+func (in integration) response(withConfigurations, withUpdateOnly bool) integrationResponse {
+	out := integrationResponse{
+		ID:             in.ID,
+		EnvironmentID:  in.EnvironmentID,
+		OrganizationID: in.OrganizationID,
+		Name:           in.Name,
+		Identifier:     in.Identifier,
+		ProviderID:     in.ProviderID,
+		Channel:        in.Channel,
+		Credentials:    in.Credentials,
+		Active:         in.Active,
+		Deleted:        in.Deleted,
+		Primary:        in.Primary,
+		Conditions:     in.Conditions,
+	}
+	if out.Conditions == nil {
+		out.Conditions = []StepFilter{}
+	}
+	if withConfigurations {
+		cfg := in.Configurations
+		out.Configurations = &cfg
+	}
+	if !withUpdateOnly {
+		out.Credentials = in.Credentials.withoutUpdateOnly()
+	}
+	if in.Deleted {
+		out.DeletedAt, out.DeletedBy = &in.DeletedAt, &in.DeletedBy
+	}
+	return out
+}

@@ -1,0 +1,179 @@
+package subscribers
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// This file holds the methods other domains call (CONTRACTS.md "subscribers.Store
+// provides"). They speak spec §2.1 JSON so callers need none of this package's types.
+
+// SubscribersJSON returns spec §2.1 subscribers keyed by their database _id (ids not found are
+// absent). channels[] omits providerId service-slack and appio (the search/messages-list variant).
+func (s *Store) SubscribersJSON(ctx context.Context, environmentID string, ids []string) (out map[string]json.RawMessage, err error) {
+	defer platform.Wrap(&err, "subscribers by id")
+	out = make(map[string]json.RawMessage, len(ids))
+	const chunk = 500 // well under SQLite's bound-parameter limit
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, environmentID)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		rows, err := s.db.R.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
+			WHERE environment_id = ? AND id IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		subs, err := scanAll(rows)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.resolveChannels(ctx, environmentID, subs); err != nil {
+			return nil, err
+		}
+		for _, sub := range subs {
+			b, err := json.Marshal(sub.toResponse(false))
+			if err != nil {
+				return nil, err
+			}
+			out[sub.ID] = b
+		}
+	}
+	return out, nil
+}
+
+// SubscriberJSON returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
+func (s *Store) SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
+	sub, err := s.get(ctx, environmentID, subscriberID)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sub.toResponse(true))
+}
+
+// UpsertSubscriberJSON creates or updates a subscriber from a body shaped like POST /v1/subscribers
+// (validated the same way: bad input is a *platform.Error 422) and returns the spec §2.1 JSON.
+func (s *Store) UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error) {
+	b, err := decodeCreateBody(ctx, body, "")
+	if err != nil {
+		return nil, err
+	}
+	sub, _, err := s.upsert(ctx, tenant, b.SubscriberID, (*subscriberBody)(&b), createOrUpdate)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sub.toResponse(true))
+}
+
+// UpsertSubscribersJSON is UpsertSubscriberJSON for many bodies in one
+// transaction, for bulk imports: every body is validated first (a bad one is a
+// 422 naming its index, and nothing is written), then all are written or none.
+func (s *Store) UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage) (out []json.RawMessage, err error) {
+	defer platform.Wrap(&err, "bulk upsert subscribers")
+	decoded := make([]createBody, len(bodies))
+	ids := make([][]string, len(bodies))
+	for i, raw := range bodies {
+		if decoded[i], err = decodeCreateBody(ctx, raw, "subscribers."+strconv.Itoa(i)+"."); err != nil {
+			return nil, err
+		}
+		if ids[i], err = s.resolveRequests(ctx, tenant.EnvironmentID, decoded[i].Channels); err != nil {
+			return nil, err
+		}
+	}
+	subs := make([]*subscriber, len(bodies))
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		for i := range decoded {
+			b := (*subscriberBody)(&decoded[i])
+			var err error
+			if subs[i], _, err = s.upsertTx(ctx, tx, tenant, b.SubscriberID, b, ids[i], createOrUpdate); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resolveChannels(ctx, tenant.EnvironmentID, subs); err != nil {
+		return nil, err
+	}
+	out = make([]json.RawMessage, len(subs))
+	for i, sub := range subs {
+		if out[i], err = json.Marshal(sub.toResponse(true)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// SubscriberIDsAfter returns up to limit subscriberIds greater than after, in ascending order (broadcast batches).
+func (s *Store) SubscriberIDsAfter(ctx context.Context, environmentID, after string, limit int) (ids []string, err error) {
+	defer platform.Wrap(&err, "subscriber ids after")
+	rows, err := s.db.R.QueryContext(ctx, `
+		SELECT subscriber_id FROM subscribers
+		WHERE environment_id = ? AND subscriber_id > ?
+		ORDER BY subscriber_id LIMIT ?`, environmentID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids = []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// decodeCreateBody reads a subscriber body that did not come through an HTTP
+// request, reporting problems the way platform.Decode does; prefix is put in
+// front of every field path.
+func decodeCreateBody(ctx context.Context, raw json.RawMessage, prefix string) (createBody, error) {
+	var b createBody
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&b); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return b, platform.InvalidField(prefix+typeErr.Field, nil, "has the wrong type")
+		}
+		if prefix == "" {
+			return b, platform.InvalidField("subscriber", nil, "must be a subscriber object: %v", err)
+		}
+		return b, platform.InvalidField(strings.TrimSuffix(prefix, "."), nil, "must be a subscriber object: %v", err)
+	}
+	err := platform.ValidateRequest(ctx, b)
+	var pe *platform.Error
+	if prefix != "" && errors.As(err, &pe) && pe.Fields != nil {
+		fields := make(map[string]platform.FieldError, len(pe.Fields))
+		for k, v := range pe.Fields {
+			fields[prefix+k] = v
+		}
+		return b, platform.Invalid(fields)
+	}
+	return b, err
+}
+
+func scanAll(rows *sql.Rows) ([]*subscriber, error) {
+	defer rows.Close()
+	var out []*subscriber
+	for rows.Next() {
+		sub, err := scanSubscriber(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,201 @@
+package subscribers_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+func channelOf(s subscriberJSON, provider string) *channelJSON {
+	for i := range s.Channels {
+		if s.Channels[i].ProviderID == provider {
+			return &s.Channels[i]
+		}
+	}
+	return nil
+}
+
+func TestCredentials_Update(t *testing.T) {
+	t.Run("OK PATCH merges and deviceTokens replaces", func(t *testing.T) {
+		is := is.New(t)
+		srv, _ := newServer(t, nil)
+		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada"}`)
+		var s subscriberJSON
+		mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+			`{"providerId":"fcm","credentials":{"deviceTokens":["a","b","a","c"],"title":"t"}}`, 200, &s)
+		is.Equal(len(s.Channels), 1)                                                    // channel added
+		is.Equal(channelOf(s, "fcm").Credentials["deviceTokens"], []any{"a", "b", "c"}) // de-duplicated, order kept
+		is.Equal(*s.Version, 1)                                                         // __v bumped
+		mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+			`{"providerId":"fcm","credentials":{"webhookUrl":"https://x.io/h"}}`, 200, &s)
+		c := channelOf(s, "fcm")
+		is.Equal(len(s.Channels), 1)                                  // same entry updated
+		is.Equal(c.Credentials["deviceTokens"], []any{"a", "b", "c"}) // tokens kept when not sent
+		is.Equal(c.Credentials["webhookUrl"], "https://x.io/h")       // new field merged in
+		is.Equal(c.Credentials["title"], "t")                         // old field kept
+		mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+			`{"providerId":"fcm","credentials":{"deviceTokens":["z"]}}`, 200, &s)
+		is.Equal(channelOf(s, "fcm").Credentials["deviceTokens"], []any{"z"}) // supplied tokens replace
+		is.Equal(channelOf(s, "fcm").Credentials["title"], "t")               // other fields kept
+		mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+			`{"providerId":"fcm","credentials":{"deviceTokens":[]}}`, 200, &s)
+		is.Equal(channelOf(s, "fcm").Credentials["deviceTokens"], []any{}) // [] clears
+		is.Equal(*s.Version, 4)                                            // every write bumps __v
+		mustDo(t, srv.Dev, "GET", "/v1/subscribers/ada", "", 200, &s)
+		is.Equal(channelOf(s, "fcm").Credentials["deviceTokens"], []any{}) // stored, not just answered
+	})
+
+	t.Run("OK PUT replaces the whole entry", func(t *testing.T) {
+		is := is.New(t)
+		srv, _ := newServer(t, nil)
+		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada","channels":[{"providerId":"slack",
+			"credentials":{"webhookUrl":"https://a.io","channel":"#x"}}]}`)
+		var s subscriberJSON
+		mustDo(t, srv.Dev, "PUT", "/v1/subscribers/ada/credentials",
+			`{"providerId":"slack","credentials":{"webhookUrl":"https://b.io"}}`, 200, &s)
+		is.Equal(len(s.Channels), 1)                                                              // replaced, not added
+		is.Equal(channelOf(s, "slack").Credentials, map[string]any{"webhookUrl": "https://b.io"}) // channel gone
+	})
+
+	t.Run("OK entries per integrationIdentifier", func(t *testing.T) {
+		is := is.New(t)
+		srv, _ := newServer(t, nil)
+		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada"}`)
+		var s subscriberJSON
+		mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+			`{"providerId":"slack","integrationIdentifier":"one","credentials":{"webhookUrl":"https://1.io"}}`, 200, &s)
+		mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+			`{"providerId":"slack","integrationIdentifier":"two","credentials":{"webhookUrl":"https://2.io"}}`, 200, &s)
+		is.Equal(len(s.Channels), 2) // one entry per integration
+	})
+
+	t.Run("OK DELETE removes the provider's entries", func(t *testing.T) {
+		is := is.New(t)
+		srv, _ := newServer(t, nil)
+		mustCreateSubscriber(t, srv.Dev, fullSubscriber)
+		res := srv.Dev.Do(t, "DELETE", "/v1/subscribers/ada/credentials/slack", "")
+		is.Equal(res.Status, 204)  // no content
+		is.Equal(len(res.Body), 0) // and no body
+		var s subscriberJSON
+		mustDo(t, srv.Dev, "GET", "/v1/subscribers/ada", "", 200, &s)
+		is.Equal(len(s.Channels), 1)                                                               // only fcm left
+		is.Equal(channelOf(s, "slack"), nil)                                                       // slack removed
+		is.Equal(srv.Dev.Do(t, "DELETE", "/v1/subscribers/ada/credentials/slack", "").Status, 204) // idempotent
+	})
+
+	for _, tc := range []struct {
+		name, method, path, body string
+		status                   int
+		field                    string
+	}{
+		{"ErrUnknownProvider", "PATCH", "/v1/subscribers/ada/credentials", `{"providerId":"pigeon","credentials":{}}`, 422, "providerId"},
+		{"ErrMissingProvider", "PATCH", "/v1/subscribers/ada/credentials", `{"credentials":{}}`, 422, "providerId"},
+		{"ErrMissingCredentials", "PUT", "/v1/subscribers/ada/credentials", `{"providerId":"slack"}`, 422, "credentials"},
+		{"ErrTokensNotStrings", "PATCH", "/v1/subscribers/ada/credentials", `{"providerId":"fcm","credentials":{"deviceTokens":5}}`, 422, ""},
+		{"ErrEmptyToken", "PATCH", "/v1/subscribers/ada/credentials", `{"providerId":"fcm","credentials":{"deviceTokens":["a",""]}}`, 422, "credentials.deviceTokens.1"},
+		{"ErrBadWebhookUrl", "PATCH", "/v1/subscribers/ada/credentials", `{"providerId":"slack","credentials":{"webhookUrl":"nope"}}`, 422, "credentials.webhookUrl"},
+		{"ErrMalformedJSON", "PATCH", "/v1/subscribers/ada/credentials", `{"providerId"`, 400, ""},
+		{"ErrUnknownSubscriber", "PATCH", "/v1/subscribers/nobody/credentials", `{"providerId":"slack","credentials":{}}`, 404, ""},
+		{"ErrUnknownSubscriberDelete", "DELETE", "/v1/subscribers/nobody/credentials/slack", ``, 404, ""},
+		{"ErrDeleteUnknownProvider", "DELETE", "/v1/subscribers/ada/credentials/pigeon", ``, 422, "providerId"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			srv, _ := newServer(t, nil)
+			mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada"}`)
+			res := srv.Dev.Do(t, tc.method, tc.path, tc.body)
+			is.Equal(res.Status, tc.status) // rejected
+			var e errorJSON
+			res.Decode(t, &e)
+			if tc.status == 422 {
+				is.True(e.Errors != nil) // every 422 carries errors
+			}
+			if tc.field != "" {
+				_, ok := e.Errors[tc.field]
+				is.True(ok) // keyed by JSON path
+			}
+			var s subscriberJSON
+			mustDo(t, srv.Dev, "GET", "/v1/subscribers/ada", "", 200, &s)
+			is.Equal(*s.Version, 0) // nothing was written
+		})
+	}
+}
+
+func TestCredentials_IntegrationID(t *testing.T) {
+	is := is.New(t)
+	resolver := fakeResolver{"slack/": "655f00000000000000000001", "slack/team-b": "655f00000000000000000002"}
+	srv, store := newServer(t, resolver)
+	mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada"}`)
+	var s subscriberJSON
+	mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+		`{"providerId":"slack","credentials":{"webhookUrl":"https://a.io"}}`, 200, &s)
+	is.Equal(*channelOf(s, "slack").IntegrationID, "655f00000000000000000001") // primary integration of the provider
+	mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+		`{"providerId":"slack","integrationIdentifier":"team-b","credentials":{"webhookUrl":"https://b.io"}}`, 200, &s)
+	is.Equal(len(s.Channels), 2)                                       // another integration, another entry
+	is.Equal(*s.Channels[1].IntegrationID, "655f00000000000000000002") // the named integration
+	mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+		`{"providerId":"discord","credentials":{"webhookUrl":"https://d.io"}}`, 200, &s)
+	is.Equal(*channelOf(s, "discord").IntegrationID, "") // no integration for the provider yet
+
+	// The integration appears later: reads link the entry without a write.
+	resolver["discord/"] = "655f00000000000000000003"
+	mustDo(t, srv.Dev, "GET", "/v1/subscribers/ada", "", 200, &s)
+	is.Equal(*channelOf(s, "discord").IntegrationID, "655f00000000000000000003") // resolved at read time
+	raw, err := store.SubscriberJSON(context.Background(), srv.App.Development.ID, "ada")
+	is.NoErr(err) // contract read
+	is.NoErr(json.Unmarshal(raw, &s))
+	is.Equal(*channelOf(s, "discord").IntegrationID, "655f00000000000000000003") // same through the contract method
+}
+
+func TestStore_Contract(t *testing.T) {
+	ctx := context.Background()
+	t.Run("OK", func(t *testing.T) {
+		is := is.New(t)
+		srv, store := newServer(t, nil)
+		dev := platform.Tenant{OrganizationID: srv.App.Development.OrganizationID, EnvironmentID: srv.App.Development.ID}
+		raw, err := store.UpsertSubscriberJSON(ctx, dev, json.RawMessage(`{"subscriberId":"ada","email":"a@x.io",
+			"channels":[{"providerId":"service-slack","credentials":{}},{"providerId":"appio","credentials":{}},
+			{"providerId":"slack","credentials":{}}]}`))
+		is.NoErr(err) // upserted
+		var ada subscriberJSON
+		is.NoErr(json.Unmarshal(raw, &ada))
+		is.Equal(len(ada.Channels), 3) // the full subscriber keeps every channel
+		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"bob"}`)
+		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"cat"}`)
+		mustCreateSubscriber(t, srv.Prod, `{"subscriberId":"dan"}`)
+
+		byID, err := store.SubscribersJSON(ctx, dev.EnvironmentID, []string{ada.ID, "655f00000000000000000009"})
+		is.NoErr(err)          // read by _id
+		is.Equal(len(byID), 1) // unknown ids are absent
+		var listed subscriberJSON
+		is.NoErr(json.Unmarshal(byID[ada.ID], &listed))
+		is.Equal(len(listed.Channels), 1)                // service-slack and appio left out
+		is.Equal(listed.Channels[0].ProviderID, "slack") // the rest kept
+
+		_, err = store.SubscriberJSON(ctx, dev.EnvironmentID, "nobody")
+		is.Equal(err, platform.ErrNotFound) // contract: platform.ErrNotFound itself
+
+		ids, err := store.SubscriberIDsAfter(ctx, dev.EnvironmentID, "", 2)
+		is.NoErr(err)
+		is.Equal(ids, []string{"ada", "bob"}) // first batch, ascending
+		ids, err = store.SubscriberIDsAfter(ctx, dev.EnvironmentID, "bob", 2)
+		is.NoErr(err)
+		is.Equal(ids, []string{"cat"}) // last batch; Production's dan is not there
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		is := is.New(t)
+		srv, store := newServer(t, nil)
+		dev := platform.Tenant{OrganizationID: srv.App.Development.OrganizationID, EnvironmentID: srv.App.Development.ID}
+		for _, body := range []string{`{"email":"a@x.io"}`, `{"subscriberId":"a","email":"nope"}`, `{"subscriberId":7}`, `"ada"`} {
+			_, err := store.UpsertSubscriberJSON(ctx, dev, json.RawMessage(body))
+			var pe *platform.Error
+			is.True(asError(err, &pe)) // a client error, not a bug
+			is.Equal(pe.Status, 422)   // validation failed
+		}
+	})
+}

@@ -1,0 +1,300 @@
+package subscribers
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// countCap is where totalCount stops counting (contract §9): it reads at most
+// this many rows, then reports totalCount 50,000 with totalCountCapped true.
+const countCap = 50_000
+
+// searchQuery is a parsed GET /v2/subscribers request (spec §4.2, contract §6).
+type searchQuery struct {
+	SubscriberID, Email, Phone, Name string
+	Limit                            int
+	OrderBy                          string // _id, createdAt or updatedAt
+	Desc                             bool
+	After, Before                    *cursor
+	IncludeCursor                    bool
+}
+
+// searchPage is one page of results with the cursors around it.
+type searchPage struct {
+	Subscribers    []*subscriber
+	Next, Previous *cursor
+	TotalCount     int
+	Capped         bool
+}
+
+// cursor is a position in one ordering: the sort value (empty for _id) and
+// the _id that breaks ties. It carries the ordering it belongs to, so a
+// cursor is never read against another column.
+type cursor struct {
+	OrderBy string `json:"o"`
+	Value   string `json:"v,omitempty"`
+	ID      string `json:"i"`
+}
+
+// cursorKey keys the checksum that makes a cursor tamper-evident. It is not a
+// secret and needs not be: a cursor only names a position, and every query
+// is scoped to the caller's environment anyway. The checksum just turns an
+// edited or truncated cursor into a clear 422 instead of a silently wrong page.
+var cursorKey = []byte("herald/subscribers/search-cursor/v1")
+
+const cursorMACLen = 8
+
+// encode returns the opaque string form: base64url(JSON ‖ MAC).
+func (c cursor) encode() string {
+	payload, _ := json.Marshal(c) // three strings cannot fail to marshal
+	m := hmac.New(sha256.New, cursorKey)
+	m.Write(payload)
+	return base64.RawURLEncoding.EncodeToString(append(payload, m.Sum(nil)[:cursorMACLen]...))
+}
+
+// decodeCursor parses s for orderBy, or reports why it cannot be used.
+func decodeCursor(s, orderBy string) (*cursor, string) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) <= cursorMACLen {
+		return nil, "is not a valid cursor"
+	}
+	payload, mac := b[:len(b)-cursorMACLen], b[len(b)-cursorMACLen:]
+	m := hmac.New(sha256.New, cursorKey)
+	m.Write(payload)
+	if !hmac.Equal(mac, m.Sum(nil)[:cursorMACLen]) {
+		return nil, "is not a valid cursor"
+	}
+	var c cursor
+	if err := json.Unmarshal(payload, &c); err != nil || !platform.IsID(c.ID) {
+		return nil, "is not a valid cursor"
+	}
+	if c.OrderBy != orderBy {
+		return nil, "was issued for orderBy " + c.OrderBy + ", not " + orderBy
+	}
+	if orderBy != "_id" {
+		if _, err := time.Parse(platform.TimeLayout, c.Value); err != nil {
+			return nil, "is not a valid cursor"
+		}
+	}
+	return &c, ""
+}
+
+// sortColumn is the column a search orders by before breaking ties on id.
+func sortColumn(orderBy string) string {
+	switch orderBy {
+	case "createdAt":
+		return "created_at"
+	case "updatedAt":
+		return "updated_at"
+	}
+	return "" // _id: id alone
+}
+
+// cursorOf returns the cursor at sub in the given ordering.
+func cursorOf(sub *subscriber, orderBy string) *cursor {
+	c := &cursor{OrderBy: orderBy, ID: sub.ID}
+	switch orderBy {
+	case "createdAt":
+		c.Value = sub.CreatedAt
+	case "updatedAt":
+		c.Value = sub.UpdatedAt
+	}
+	return c
+}
+
+// nameExpr is the text name filters search, the same the FTS trigger indexes.
+const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name, ''))`
+
+// filters returns the WHERE terms and arguments of q's filters, cursors
+// aside, on the alias s, and the FTS5 query of its substring needles ("" when
+// there are none).
+//
+// Substring needles of three or more characters go through the trigram index
+// of subscribers_fts. The trigram tokenizer cannot look up anything shorter,
+// so a needle of one or two characters is matched with instr() on the rows
+// the other terms leave: a scan of the environment's rows, cut short by the
+// LIMIT of the page query (such needles match many rows, so a page fills
+// quickly) and by countCap for the count. At 100,000 subscribers that is
+// tens of milliseconds (BenchmarkSearch/email_short_needle).
+func (q *searchQuery) filters(environmentID string) (where []string, args []any, match string) {
+	where = []string{"s.environment_id = ?"}
+	args = []any{environmentID}
+	if q.SubscriberID != "" {
+		where = append(where, "s.subscriber_id = ?")
+		args = append(args, q.SubscriberID)
+	}
+	var phrases []string
+	for _, f := range []struct{ column, expr, needle string }{
+		{"email", "coalesce(s.email, '')", q.Email},
+		{"phone", "coalesce(s.phone, '')", q.Phone},
+		{"name", nameExpr, q.Name},
+	} {
+		switch {
+		case f.needle == "":
+		case utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0):
+			// A phrase of trigrams at consecutive positions is exactly a
+			// substring. (FTS5 rejects a NUL in a query; such needles scan.)
+			phrases = append(phrases, "{"+f.column+"} : \""+strings.ReplaceAll(f.needle, `"`, `""`)+"\"")
+		default:
+			where = append(where, "instr("+f.expr+", ?) > 0")
+			args = append(args, f.needle)
+		}
+	}
+	return where, args, strings.Join(phrases, " AND ")
+}
+
+// keyset returns the term selecting rows on the side op of c, where op is
+// one of < <= > >=, comparing (sort column, id) as a row value so the
+// (environment_id, column, id) index serves it.
+func keyset(orderBy, op string, c *cursor) (string, []any) {
+	if col := sortColumn(orderBy); col != "" {
+		return "(s." + col + ", s.id) " + op + " (?, ?)", []any{c.Value, c.ID}
+	}
+	return "s.id " + op + " ?", []any{c.ID}
+}
+
+// ftsDriveLimit is the number of matches up to which a substring search
+// reads its rows from the trigram index and sorts them; past it, walking the
+// ordering index and skipping non-matches fills a page sooner.
+const ftsDriveLimit = 5000
+
+// searchColumns is subscriberColumns on the alias s.
+var searchColumns = func() string {
+	cols := strings.Split(subscriberColumns, ",")
+	for i, c := range cols {
+		cols[i] = "s." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// search runs q in the environment: keyset paging in both directions, no
+// OFFSET, every read in one snapshot.
+func (s *Store) search(ctx context.Context, environmentID string, q searchQuery) (page searchPage, err error) {
+	defer platform.Wrap(&err, "search subscribers")
+	tx, err := s.db.R.BeginTx(ctx, nil)
+	if err != nil {
+		return page, err
+	}
+	defer tx.Rollback()
+
+	// The count comes first: it also tells how selective a substring search is.
+	where, args, match := q.filters(environmentID)
+	from := "subscribers s"
+	if match != "" {
+		// CROSS JOIN keeps the FTS table outermost: the index yields the
+		// matching rows and each is looked up by rowid.
+		from = "subscribers_fts f CROSS JOIN subscribers s ON s.seq = f.rowid"
+		where = append([]string{"f.subscribers_fts MATCH ?"}, where...)
+		args = append([]any{match}, args...)
+	}
+	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+from+` WHERE `+
+		strings.Join(where, " AND ")+` LIMIT ?)`, append(args, countCap+1)...).Scan(&page.TotalCount)
+	if err != nil {
+		return page, err
+	}
+	if page.TotalCount > countCap {
+		page.TotalCount, page.Capped = countCap, true
+	}
+	if page.TotalCount == 0 {
+		page.Subscribers = []*subscriber{}
+		return page, nil
+	}
+	if match != "" && page.TotalCount > ftsDriveLimit {
+		// Many matches: walk the ordering index and test each row against
+		// the set of matches (SQLite builds it once, with a Bloom filter).
+		from = "subscribers s"
+		where[0] = "s.seq IN (SELECT rowid FROM subscribers_fts WHERE subscribers_fts MATCH ?)"
+	}
+
+	backward := q.Before != nil
+	scanDesc := q.Desc != backward // a backward page is read in reverse order
+	dir := map[bool]string{true: "DESC", false: "ASC"}[scanDesc]
+	order := "s.id " + dir
+	if col := sortColumn(q.OrderBy); col != "" {
+		order = "s." + col + " " + dir + ", " + order
+	}
+
+	pageWhere, pageArgs := where, args
+	if c := q.After; c != nil || q.Before != nil {
+		if c == nil {
+			c = q.Before
+		}
+		op := map[bool]string{true: "<", false: ">"}[scanDesc]
+		if q.IncludeCursor {
+			op += "="
+		}
+		term, targs := keyset(q.OrderBy, op, c)
+		pageWhere = append(append([]string{}, where...), term)
+		pageArgs = append(append([]any{}, args...), targs...)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+searchColumns+` FROM `+from+`
+		WHERE `+strings.Join(pageWhere, " AND ")+` ORDER BY `+order+` LIMIT ?`,
+		append(append([]any{}, pageArgs...), q.Limit+1)...)
+	if err != nil {
+		return page, err
+	}
+	subs, err := scanAll(rows)
+	if err != nil {
+		return page, err
+	}
+	more := len(subs) > q.Limit
+	subs = subs[:min(len(subs), q.Limit)]
+	if backward {
+		slices.Reverse(subs)
+	}
+	page.Subscribers = subs
+	if subs == nil {
+		page.Subscribers = []*subscriber{}
+	}
+
+	// exists reports whether a matching row lies beyond sub on the side op.
+	exists := func(sub *subscriber, op string) (bool, error) {
+		term, targs := keyset(q.OrderBy, op, cursorOf(sub, q.OrderBy))
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+from+` WHERE `+strings.Join(where, " AND ")+
+			` AND `+term+` LIMIT 1`, append(append([]any{}, args...), targs...)...).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	before, after := ">", "<" // the side of a row that comes earlier / later in the query's order
+	if !q.Desc {
+		before, after = "<", ">"
+	}
+	if len(subs) > 0 {
+		first, last := subs[0], subs[len(subs)-1]
+		hasPrev, hasNext := more, more
+		if backward {
+			hasNext, err = exists(last, after)
+		} else if q.After != nil {
+			hasPrev, err = exists(first, before)
+		} else {
+			hasPrev = false // no cursor: the first page
+		}
+		if err != nil {
+			return page, err
+		}
+		if hasPrev {
+			page.Previous = cursorOf(first, q.OrderBy)
+		}
+		if hasNext {
+			page.Next = cursorOf(last, q.OrderBy)
+		}
+	}
+	if err := s.resolveChannels(ctx, environmentID, page.Subscribers); err != nil {
+		return page, err
+	}
+	return page, nil
+}

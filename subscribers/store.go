@@ -1,0 +1,386 @@
+// Package subscribers owns subscribers and their channel credentials: create,
+// read, update, delete, the credential upserts of spec §4.1 and the cursor
+// search of spec §4.2 (contract §6–§7).
+package subscribers
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// IntegrationResolver finds the integration a channel entry belongs to. It is
+// satisfied by integrations.Store (CONTRACTS.md); a nil one means no
+// integrations are known, and every _integrationId stays "".
+type IntegrationResolver interface {
+	// ResolveIntegrationID returns the _id of the environment's integration
+	// for providerId: the one whose identifier is given when identifier != "",
+	// else the primary active one, else the oldest active one; "" with nil
+	// error when there is none.
+	ResolveIntegrationID(ctx context.Context, environmentID, providerID, identifier string) (string, error)
+}
+
+// Store keeps subscribers in SQLite.
+type Store struct {
+	db           *platform.DB
+	integrations IntegrationResolver
+	now          func() time.Time
+}
+
+// NewStore returns a store on db. integrations may be nil (no integrations
+// known yet); now may be nil for time.Now.
+func NewStore(db *platform.DB, integrations IntegrationResolver, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{db: db, integrations: integrations, now: now}
+}
+
+// writeMode says what a subscriber write may do.
+type writeMode int
+
+const (
+	createOrUpdate writeMode = iota // POST: upsert
+	createOnly                      // POST /v2?failIfExists=true: 409 when it exists
+	updateOnly                      // PUT/PATCH: 404 when it is missing
+)
+
+// subscriberColumns is the select list every read scans with scanSubscriber.
+const subscriberColumns = `id, organization_id, environment_id, subscriber_id, first_name, last_name,
+	email, phone, avatar, locale, timezone, data, channels, version, created_at, updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSubscriber(row scanner) (*subscriber, error) {
+	var s subscriber
+	var data *string
+	var chans string
+	err := row.Scan(&s.ID, &s.OrganizationID, &s.EnvironmentID, &s.SubscriberID, &s.FirstName, &s.LastName,
+		&s.Email, &s.Phone, &s.Avatar, &s.Locale, &s.Timezone, &data, &chans, &s.Version, &s.CreatedAt, &s.UpdatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, platform.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if data != nil {
+		s.Data = json.RawMessage(*data)
+	}
+	if err := json.Unmarshal([]byte(chans), &s.Channels); err != nil {
+		return nil, fmt.Errorf("subscriber %s channels: %w", s.ID, err)
+	}
+	return &s, nil
+}
+
+// get reads one subscriber by subscriberId, with _integrationId resolved.
+// A missing subscriber is platform.ErrNotFound itself, unwrapped, as the
+// contract's SubscriberJSON promises.
+func (s *Store) get(ctx context.Context, environmentID, subscriberID string) (*subscriber, error) {
+	row := s.db.R.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
+		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
+	sub, err := scanSubscriber(row)
+	if err != nil {
+		return nil, err
+	}
+	return sub, s.resolveChannels(ctx, environmentID, []*subscriber{sub})
+}
+
+// upsert writes body as mode allows and returns the row and whether it was created.
+func (s *Store) upsert(ctx context.Context, tenant platform.Tenant, subscriberID string, body *subscriberBody, mode writeMode) (*subscriber, bool, error) {
+	ids, err := s.resolveRequests(ctx, tenant.EnvironmentID, body.Channels)
+	if err != nil {
+		return nil, false, err
+	}
+	var sub *subscriber
+	var created bool
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		sub, created, err = s.upsertTx(ctx, tx, tenant, subscriberID, body, ids, mode)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return sub, created, s.resolveChannels(ctx, tenant.EnvironmentID, []*subscriber{sub})
+}
+
+// upsertTx is one subscriber write inside tx. integrationIDs holds the
+// resolved _integrationId of each of body.Channels, looked up before the
+// transaction began (the resolver may use the writer connection too).
+func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, tenant platform.Tenant, subscriberID string, body *subscriberBody, integrationIDs []string, mode writeMode) (sub *subscriber, created bool, err error) {
+	defer platform.Wrap(&err, "write subscriber")
+	row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
+		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, tenant.EnvironmentID, subscriberID)
+	sub, err = scanSubscriber(row)
+	switch {
+	case errors.Is(err, platform.ErrNotFound) && mode == updateOnly:
+		return nil, false, platform.NotFound("Subscriber %q not found", subscriberID)
+	case errors.Is(err, platform.ErrNotFound):
+		now := s.now()
+		sub = &subscriber{
+			ID: platform.NewIDAt(now), OrganizationID: tenant.OrganizationID, EnvironmentID: tenant.EnvironmentID,
+			SubscriberID: subscriberID, Channels: []channel{}, CreatedAt: platform.FormatTime(now),
+		}
+		created = true
+	case err != nil:
+		return nil, false, err
+	case mode == createOnly:
+		return nil, false, platform.Conflict("Subscriber with id %q already exists", subscriberID)
+	}
+	body.apply(sub)
+	for i, req := range body.Channels {
+		sub.Channels = upsertChannel(sub.Channels, req, integrationIDs[i], false)
+	}
+	if created {
+		return sub, true, s.insertTx(ctx, tx, sub)
+	}
+	return sub, false, s.saveTx(ctx, tx, sub)
+}
+
+// apply copies every field the client sent onto sub.
+func (b *subscriberBody) apply(sub *subscriber) {
+	set := func(key string, dst **string, v *string) {
+		if b.present[key] {
+			*dst = v
+		}
+	}
+	set("firstName", &sub.FirstName, b.FirstName)
+	set("lastName", &sub.LastName, b.LastName)
+	set("email", &sub.Email, b.Email)
+	set("phone", &sub.Phone, b.Phone)
+	set("avatar", &sub.Avatar, b.Avatar)
+	set("locale", &sub.Locale, b.Locale)
+	set("timezone", &sub.Timezone, b.Timezone)
+	if b.present["data"] {
+		sub.Data = b.Data
+	}
+}
+
+func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error {
+	chans, err := json.Marshal(sub.Channels)
+	if err != nil {
+		return err
+	}
+	sub.UpdatedAt = sub.CreatedAt
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO subscribers (id, organization_id, environment_id, subscriber_id, first_name, last_name,
+			email, phone, avatar, locale, timezone, data, channels, version, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+		sub.ID, sub.OrganizationID, sub.EnvironmentID, sub.SubscriberID, sub.FirstName, sub.LastName,
+		sub.Email, sub.Phone, sub.Avatar, sub.Locale, sub.Timezone, nullJSON(sub.Data), string(chans),
+		sub.CreatedAt, sub.UpdatedAt)
+	if platform.IsUniqueViolation(err) {
+		return platform.Conflict("Subscriber with id %q already exists", sub.SubscriberID)
+	}
+	return err
+}
+
+// saveTx writes every mutable column of sub back, bumping __v and updatedAt.
+func (s *Store) saveTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error {
+	chans, err := json.Marshal(sub.Channels)
+	if err != nil {
+		return err
+	}
+	sub.Version++
+	sub.UpdatedAt = platform.FormatTime(s.now())
+	_, err = tx.ExecContext(ctx, `
+		UPDATE subscribers SET first_name = ?, last_name = ?, email = ?, phone = ?, avatar = ?, locale = ?,
+			timezone = ?, data = ?, channels = ?, version = ?, updated_at = ?
+		WHERE id = ?`,
+		sub.FirstName, sub.LastName, sub.Email, sub.Phone, sub.Avatar, sub.Locale,
+		sub.Timezone, nullJSON(sub.Data), string(chans), sub.Version, sub.UpdatedAt, sub.ID)
+	return err
+}
+
+func nullJSON(raw json.RawMessage) any {
+	if raw == nil {
+		return nil
+	}
+	return string(raw)
+}
+
+// delete removes a subscriber, and with it its channel credentials.
+func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) (err error) {
+	defer platform.Wrap(&err, "delete subscriber")
+	res, err := s.db.W.ExecContext(ctx, `DELETE FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`,
+		environmentID, subscriberID)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return platform.NotFound("Subscriber %q not found", subscriberID)
+	}
+	return nil
+}
+
+// setChannel upserts one channel entry (spec §4.1): replace swaps the whole
+// entry (PUT), otherwise the credentials merge and a supplied deviceTokens
+// replaces the stored one (PATCH).
+func (s *Store) setChannel(ctx context.Context, environmentID, subscriberID string, req channelRequest, replace bool) (*subscriber, error) {
+	ids, err := s.resolveRequests(ctx, environmentID, []channelRequest{req})
+	if err != nil {
+		return nil, err
+	}
+	sub, err := s.modify(ctx, environmentID, subscriberID, func(sub *subscriber) bool {
+		sub.Channels = upsertChannel(sub.Channels, req, ids[0], replace)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sub, s.resolveChannels(ctx, environmentID, []*subscriber{sub})
+}
+
+// deleteChannel removes every channel entry of providerID.
+func (s *Store) deleteChannel(ctx context.Context, environmentID, subscriberID, providerID string) error {
+	_, err := s.modify(ctx, environmentID, subscriberID, func(sub *subscriber) bool {
+		kept := sub.Channels[:0]
+		for _, c := range sub.Channels {
+			if c.ProviderID != providerID {
+				kept = append(kept, c)
+			}
+		}
+		changed := len(kept) != len(sub.Channels)
+		sub.Channels = kept
+		return changed
+	})
+	return err
+}
+
+// modify reads a subscriber in a write transaction, lets change edit it and
+// saves it when change reports a change.
+func (s *Store) modify(ctx context.Context, environmentID, subscriberID string, change func(*subscriber) bool) (sub *subscriber, err error) {
+	defer platform.Wrap(&err, "modify subscriber")
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
+			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
+		var err error
+		sub, err = scanSubscriber(row)
+		if errors.Is(err, platform.ErrNotFound) {
+			return platform.NotFound("Subscriber %q not found", subscriberID)
+		}
+		if err != nil {
+			return err
+		}
+		if !change(sub) {
+			return nil
+		}
+		return s.saveTx(ctx, tx, sub)
+	})
+	return sub, err
+}
+
+// resolveRequests looks up the _integrationId of each requested channel.
+func (s *Store) resolveRequests(ctx context.Context, environmentID string, reqs []channelRequest) ([]string, error) {
+	ids := make([]string, len(reqs))
+	if s.integrations == nil {
+		return ids, nil
+	}
+	for i, r := range reqs {
+		id, err := s.integrations.ResolveIntegrationID(ctx, environmentID, r.ProviderID, r.IntegrationIdentifier)
+		if err != nil {
+			return nil, fmt.Errorf("resolve integration of %s: %w", r.ProviderID, err)
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// resolveChannels fills every empty _integrationId that an integration now
+// answers for, so an entry written before its integration existed links to
+// it once it does. Lookups are shared across subs.
+func (s *Store) resolveChannels(ctx context.Context, environmentID string, subs []*subscriber) error {
+	if s.integrations == nil {
+		return nil
+	}
+	cache := map[[2]string]string{}
+	for _, sub := range subs {
+		for i := range sub.Channels {
+			c := &sub.Channels[i]
+			if c.IntegrationID != "" {
+				continue
+			}
+			key := [2]string{c.ProviderID, c.IntegrationIdentifier}
+			id, ok := cache[key]
+			if !ok {
+				var err error
+				id, err = s.integrations.ResolveIntegrationID(ctx, environmentID, c.ProviderID, c.IntegrationIdentifier)
+				if err != nil {
+					return fmt.Errorf("resolve integration of %s: %w", c.ProviderID, err)
+				}
+				cache[key] = id
+			}
+			c.IntegrationID = id
+		}
+	}
+	return nil
+}
+
+// upsertChannel applies req to chans and returns the result. The entry it
+// updates is the one with the same providerId and the same integration: the
+// same resolved _integrationId when both sides have one, else the same
+// integrationIdentifier. Without a match the entry is appended.
+func upsertChannel(chans []channel, req channelRequest, integrationID string, replace bool) []channel {
+	incoming := *req.Credentials
+	incoming.DeviceTokens = dedupe(incoming.DeviceTokens)
+	for i := range chans {
+		c := &chans[i]
+		if c.ProviderID != req.ProviderID {
+			continue
+		}
+		if integrationID != "" && c.IntegrationID != "" {
+			if c.IntegrationID != integrationID {
+				continue
+			}
+		} else if c.IntegrationIdentifier != req.IntegrationIdentifier {
+			continue
+		}
+		if replace {
+			*c = channel{ProviderID: req.ProviderID, IntegrationIdentifier: req.IntegrationIdentifier,
+				IntegrationID: integrationID, Credentials: incoming}
+			return chans
+		}
+		c.Credentials = mergeCredentials(c.Credentials, incoming)
+		if integrationID != "" {
+			c.IntegrationID = integrationID
+		}
+		if req.IntegrationIdentifier != "" {
+			c.IntegrationIdentifier = req.IntegrationIdentifier
+		}
+		return chans
+	}
+	return append(chans, channel{ProviderID: req.ProviderID, IntegrationIdentifier: req.IntegrationIdentifier,
+		IntegrationID: integrationID, Credentials: incoming})
+}
+
+// mergeCredentials is {...old, ...incoming}: every field incoming carries
+// wins, deviceTokens included (a supplied list replaces the stored one).
+func mergeCredentials(old, incoming credentials) credentials {
+	pick := func(o, n *string) *string {
+		if n != nil {
+			return n
+		}
+		return o
+	}
+	out := credentials{
+		WebhookURL:   pick(old.WebhookURL, incoming.WebhookURL),
+		Channel:      pick(old.Channel, incoming.Channel),
+		DeviceTokens: old.DeviceTokens,
+		AlertUID:     pick(old.AlertUID, incoming.AlertUID),
+		Title:        pick(old.Title, incoming.Title),
+		ImageURL:     pick(old.ImageURL, incoming.ImageURL),
+		State:        pick(old.State, incoming.State),
+		ExternalURL:  pick(old.ExternalURL, incoming.ExternalURL),
+	}
+	if incoming.DeviceTokens != nil {
+		out.DeviceTokens = incoming.DeviceTokens
+	}
+	return out
+}

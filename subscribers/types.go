@@ -1,0 +1,220 @@
+package subscribers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// providerIDs is the enumeration of spec §2.3, as a validator oneof list.
+const providerIDs = "slack discord msteams mattermost ryver zulip grafana-on-call getstream rocket-chat " +
+	"whatsapp-business chat-webhook service-slack fcm apns expo one-signal pushpad push-webhook pusher-beams appio"
+
+// hiddenInLists are the providerIds that the search response and the messages
+// list leave out of channels[] (spec §2.3 note).
+var hiddenInLists = map[string]bool{"service-slack": true, "appio": true}
+
+// Lengths past which a field is surely not what it claims to be; the spec sets
+// none, these only keep garbage out.
+const (
+	maxPhone        = 50
+	maxEmail        = 320
+	maxDeviceTokens = 100 // the reference platform's default per channel
+)
+
+// credentials is spec §2.4 ChannelCredentials, both as stored and on the
+// wire. Every field is optional; deviceTokens is kept when it is an empty
+// array, so a cleared list reads back as [].
+type credentials struct {
+	WebhookURL   *string  `json:"webhookUrl,omitempty" validate:"omitempty,max=2048,url"`
+	Channel      *string  `json:"channel,omitempty" validate:"omitempty,max=256"`
+	DeviceTokens []string `json:"deviceTokens,omitzero" validate:"omitempty,max=100,dive,required,max=4096"`
+	AlertUID     *string  `json:"alertUid,omitempty" validate:"omitempty,max=256"`
+	Title        *string  `json:"title,omitempty" validate:"omitempty,max=1024"`
+	ImageURL     *string  `json:"imageUrl,omitempty" validate:"omitempty,max=2048"`
+	State        *string  `json:"state,omitempty" validate:"omitempty,max=256"`
+	ExternalURL  *string  `json:"externalUrl,omitempty" validate:"omitempty,max=2048"`
+}
+
+// channel is one spec §2.2 ChannelSettings entry as stored. IntegrationID is
+// what was resolved when it was written ("" when no integration was known);
+// reads resolve an empty one again, so the link appears once the integration
+// exists.
+type channel struct {
+	ProviderID            string      `json:"providerId"`
+	IntegrationIdentifier string      `json:"integrationIdentifier,omitempty"`
+	IntegrationID         string      `json:"_integrationId"`
+	Credentials           credentials `json:"credentials"`
+}
+
+// channelRequest is the body of PATCH and PUT
+// /v1/subscribers/{subscriberId}/credentials (spec §4.1) and one entry of a
+// subscriber body's channels.
+type channelRequest struct {
+	ProviderID            string       `json:"providerId" validate:"required,oneof=slack discord msteams mattermost ryver zulip grafana-on-call getstream rocket-chat whatsapp-business chat-webhook service-slack fcm apns expo one-signal pushpad push-webhook pusher-beams appio"`
+	IntegrationIdentifier string       `json:"integrationIdentifier" validate:"max=256"`
+	Credentials           *credentials `json:"credentials" validate:"required"`
+}
+
+// subscriberBody is the body of every subscriber write: POST /v1/subscribers,
+// PUT /v1/subscribers/{id}, POST and PATCH /v2/subscribers. present records
+// which keys the client sent, so an update changes only those (a key sent as
+// null clears the field).
+type subscriberBody struct {
+	SubscriberID string           `json:"subscriberId" validate:"max=256"`
+	FirstName    *string          `json:"firstName" validate:"omitempty,max=256"`
+	LastName     *string          `json:"lastName" validate:"omitempty,max=256"`
+	Email        *string          `json:"email"`
+	Phone        *string          `json:"phone"`
+	Avatar       *string          `json:"avatar" validate:"omitempty,max=2048"`
+	Locale       *string          `json:"locale" validate:"omitempty,max=64"`
+	Timezone     *string          `json:"timezone" validate:"omitempty,max=64"`
+	Data         json.RawMessage  `json:"data"`
+	Channels     []channelRequest `json:"channels" validate:"omitempty,max=50,dive"`
+
+	present map[string]bool
+}
+
+// UnmarshalJSON decodes the body and notes which keys it holds.
+func (b *subscriberBody) UnmarshalJSON(data []byte) error {
+	type plain subscriberBody
+	if err := json.Unmarshal(data, (*plain)(b)); err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return err
+	}
+	b.present = make(map[string]bool, len(keys))
+	for k := range keys {
+		b.present[k] = true
+	}
+	if b.Data != nil && bytes.Equal(bytes.TrimSpace(b.Data), []byte("null")) {
+		b.Data = nil
+	}
+	return nil
+}
+
+// Valid checks the rules tags cannot say: email and phone are loose, data is an object.
+func (b subscriberBody) Valid(context.Context) map[string]string {
+	problems := map[string]string{}
+	if b.Email != nil && *b.Email != "" && !looksLikeEmail(*b.Email) {
+		problems["email"] = "must be a valid email address"
+	}
+	if b.Phone != nil && utf8.RuneCountInString(*b.Phone) > maxPhone {
+		problems["phone"] = "must be at most 50 characters long"
+	}
+	if b.Data != nil && bytes.TrimSpace(b.Data)[0] != '{' {
+		problems["data"] = "must be an object"
+	}
+	return problems
+}
+
+// createBody is a subscriberBody whose subscriberId is required: POST
+// /v1/subscribers, POST /v2/subscribers and UpsertSubscriberJSON.
+type createBody subscriberBody
+
+// UnmarshalJSON decodes the body and notes which keys it holds.
+func (b *createBody) UnmarshalJSON(data []byte) error {
+	return (*subscriberBody)(b).UnmarshalJSON(data)
+}
+
+// Valid adds the required subscriberId to subscriberBody's rules.
+func (b createBody) Valid(ctx context.Context) map[string]string {
+	problems := subscriberBody(b).Valid(ctx)
+	if strings.TrimSpace(b.SubscriberID) == "" {
+		problems["subscriberId"] = "is required"
+	}
+	return problems
+}
+
+// looksLikeEmail is deliberately loose: something, an @, something with a
+// dot-free or dotted domain, no whitespace. Real validation is delivery.
+func looksLikeEmail(s string) bool {
+	if len(s) > maxEmail || strings.ContainsAny(s, " \t\r\n") {
+		return false
+	}
+	at := strings.LastIndexByte(s, '@')
+	return at > 0 && at < len(s)-1 && !strings.HasSuffix(s, ".")
+}
+
+// dedupe returns tokens without repeats, first occurrence kept, in order.
+func dedupe(tokens []string) []string {
+	if tokens == nil {
+		return nil
+	}
+	seen := make(map[string]bool, len(tokens))
+	out := make([]string, 0, len(tokens))
+	for _, t := range tokens {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// subscriberResponse is spec §2.1 SubscriberResponseDto, field for field.
+type subscriberResponse struct {
+	ID             string          `json:"_id"`
+	FirstName      *string         `json:"firstName"`
+	LastName       *string         `json:"lastName"`
+	Email          *string         `json:"email"`
+	Phone          *string         `json:"phone"`
+	Avatar         *string         `json:"avatar"`
+	Locale         *string         `json:"locale"`
+	Channels       []channel       `json:"channels"`
+	Topics         []string        `json:"topics"`
+	IsOnline       *bool           `json:"isOnline"`
+	LastOnlineAt   *string         `json:"lastOnlineAt"`
+	Version        int             `json:"__v"`
+	Data           json.RawMessage `json:"data"`
+	Timezone       *string         `json:"timezone"`
+	SubscriberID   string          `json:"subscriberId"`
+	OrganizationID string          `json:"_organizationId"`
+	EnvironmentID  string          `json:"_environmentId"`
+	Deleted        bool            `json:"deleted"`
+	CreatedAt      string          `json:"createdAt"`
+	UpdatedAt      string          `json:"updatedAt"`
+}
+
+// subscriber is a stored row.
+type subscriber struct {
+	ID, OrganizationID, EnvironmentID, SubscriberID   string
+	FirstName, LastName, Email, Phone, Avatar, Locale *string
+	Timezone                                          *string
+	Data                                              json.RawMessage // nil for null
+	Channels                                          []channel
+	Version                                           int
+	CreatedAt, UpdatedAt                              string
+}
+
+// toResponse converts a row to spec §2.1. withHidden false leaves out the
+// channels that lists omit (spec §2.3 note).
+func (s *subscriber) toResponse(withHidden bool) subscriberResponse {
+	chans := make([]channel, 0, len(s.Channels))
+	for _, c := range s.Channels {
+		if withHidden || !hiddenInLists[c.ProviderID] {
+			chans = append(chans, c)
+		}
+	}
+	data := s.Data
+	if data == nil {
+		data = json.RawMessage("null")
+	}
+	return subscriberResponse{
+		ID: s.ID, FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, Phone: s.Phone,
+		Avatar: s.Avatar, Locale: s.Locale, Channels: chans, Topics: []string{}, Version: s.Version,
+		Data: data, Timezone: s.Timezone, SubscriberID: s.SubscriberID, OrganizationID: s.OrganizationID,
+		EnvironmentID: s.EnvironmentID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+	}
+}
+
+// deleteResponse is the body of DELETE /v1|v2/subscribers/{subscriberId}, as
+// the reference platform answers it.
+type deleteResponse struct {
+	Acknowledged bool   `json:"acknowledged"`
+	Status       string `json:"status"`
+}

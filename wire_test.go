@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// newWiredServer boots the whole application, wired exactly as run wires it,
+// on a fresh in-memory database.
+func newWiredServer(t *testing.T) *platformtest.Server {
+	t.Helper()
+	return platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
+		err := wire(context.Background(), mux, deps{
+			db:           app.DB,
+			logger:       app.Logger,
+			secret:       app.Secret,
+			now:          app.Clock.Now,
+			environments: []platform.Environment{app.Development, app.Production},
+		})
+		if err != nil {
+			t.Fatalf("wire: %v", err)
+		}
+	})
+}
+
+func TestWire_EnvironmentsAreIsolated(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	res := srv.Prod.Do(t, "POST", "/v1/subscribers", `{"subscriberId":"prod-only","email":"p@example.com"}`)
+	is.Equal(res.Status, 201)                                                      // created with the Production key
+	is.Equal(srv.Prod.Do(t, "GET", "/v1/subscribers/prod-only", "").Status, 200)   // Production reads it
+	is.Equal(srv.Dev.Do(t, "GET", "/v1/subscribers/prod-only", "").Status, 404)    // Development cannot
+	is.Equal(srv.Dev.Do(t, "DELETE", "/v1/subscribers/prod-only", "").Status, 404) // nor delete it
+	is.Equal(srv.Prod.Do(t, "GET", "/v1/subscribers/prod-only", "").Status, 200)   // still there
+}
+
+func TestWire_SubscriberCredentialsLinkIntegration(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	var integration struct {
+		ID string `json:"_id"`
+	}
+	res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"slack","channel":"chat","active":true,"identifier":"team-slack"}`)
+	is.Equal(res.Status, 201) // chat integration created
+	res.Decode(t, &integration)
+
+	is.Equal(srv.Dev.Do(t, "POST", "/v1/subscribers", `{"subscriberId":"ada"}`).Status, 201) // subscriber created
+	res = srv.Dev.Do(t, "PATCH", "/v1/subscribers/ada/credentials",
+		`{"providerId":"slack","credentials":{"webhookUrl":"https://hooks.example.com/x"}}`)
+	is.Equal(res.Status, 200) // credentials set
+	var sub struct {
+		Channels []struct {
+			ProviderID    string `json:"providerId"`
+			IntegrationID string `json:"_integrationId"`
+		} `json:"channels"`
+	}
+	res.Decode(t, &sub)
+	is.Equal(len(sub.Channels), 1)                          // one channel entry
+	is.Equal(sub.Channels[0].IntegrationID, integration.ID) // linked to the environment's slack integration
+}
+
+func TestWire_SeedsServiceIntegration(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	for _, c := range []platformtest.Client{srv.Dev, srv.Prod} {
+		var active []struct {
+			ProviderID string `json:"providerId"`
+			Channel    string `json:"channel"`
+			Active     bool   `json:"active"`
+		}
+		res := c.Do(t, "GET", "/v1/integrations/active", "")
+		is.Equal(res.Status, 200) // active integrations listed
+		res.Decode(t, &active)
+		is.Equal(len(active), 1)                  // exactly the seeded one
+		is.Equal(active[0].ProviderID, "service") // the in-app provider
+		is.Equal(active[0].Channel, "in_app")     // on the in_app channel
+	}
+}

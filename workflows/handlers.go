@@ -1,0 +1,149 @@
+package workflows
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// respond writes w as the spec §2.14 response, with issues checked against
+// the integrations of w's environment.
+func respond(w http.ResponseWriter, r *http.Request, status int, wf *workflow, checker IntegrationChecker) error {
+	res, err := toResponse(r.Context(), wf, &integrationLookup{checker: checker, envID: wf.EnvironmentID})
+	if err != nil {
+		return err
+	}
+	return platform.JSON(w, status, res)
+}
+
+// handleWorkflowCreate serves POST /v2/workflows.
+func handleWorkflowCreate(store *Store, checker IntegrationChecker) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		req, err := platform.Decode[workflowRequest](r)
+		if err != nil {
+			return err
+		}
+		wf, err := store.create(r.Context(), platform.TenantFrom(r.Context()), req, originCloud)
+		if err != nil {
+			return err
+		}
+		return respond(w, r, http.StatusCreated, wf, checker)
+	})
+}
+
+// listOrder maps the orderBy values of GET /v2/workflows to columns.
+var listOrder = map[string]string{
+	"createdAt": "created_at", "updatedAt": "updated_at", "name": "name", "lastTriggeredAt": "last_triggered_at",
+}
+
+// handleWorkflowList serves GET /v2/workflows: newest first, paged by
+// offset (or page) and limit, filtered by query on name and workflowId.
+func handleWorkflowList(store *Store, checker IntegrationChecker) http.Handler {
+	type listResponse struct {
+		Workflows  []workflowResponse `json:"workflows"`
+		TotalCount int                `json:"totalCount"`
+	}
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		q := platform.NewQuery(r)
+		limit := q.Int("limit", 10, 1, 100)
+		offset := q.Int("offset", 0, 0, 1_000_000)
+		if page := q.Int("page", -1, 0, 100_000); page >= 0 {
+			offset = page * limit
+		}
+		f := listFilter{
+			offset:  offset,
+			limit:   limit,
+			query:   q.String("query"),
+			tags:    q.Strings("tags"),
+			orderBy: listOrder[q.Enum("orderBy", "createdAt", "createdAt", "updatedAt", "name", "lastTriggeredAt")],
+			desc:    strings.ToUpper(q.Enum("orderDirection", "DESC", "ASC", "DESC", "asc", "desc")) == "DESC",
+		}
+		if err := q.Err(); err != nil {
+			return err
+		}
+		ctx := r.Context()
+		tenant := platform.TenantFrom(ctx)
+		list, total, err := store.list(ctx, tenant.EnvironmentID, f)
+		if err != nil {
+			return err
+		}
+		lookup := &integrationLookup{checker: checker, envID: tenant.EnvironmentID}
+		out := listResponse{Workflows: make([]workflowResponse, 0, len(list)), TotalCount: total}
+		for _, wf := range list {
+			res, err := toResponse(ctx, wf, lookup)
+			if err != nil {
+				return err
+			}
+			out.Workflows = append(out.Workflows, res)
+		}
+		return platform.JSON(w, http.StatusOK, out)
+	})
+}
+
+// handleWorkflowGet serves GET /v2/workflows/{workflowId} (workflowId or _id).
+func handleWorkflowGet(store *Store, checker IntegrationChecker) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		wf, err := store.get(r.Context(), platform.TenantFrom(r.Context()).EnvironmentID, r.PathValue("workflowId"))
+		if err != nil {
+			return err
+		}
+		return respond(w, r, http.StatusOK, wf, checker)
+	})
+}
+
+// handleWorkflowUpdate serves PUT /v2/workflows/{workflowId}: the create
+// body; steps matched by _id or stepId keep their _id.
+func handleWorkflowUpdate(store *Store, checker IntegrationChecker) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		req, err := platform.Decode[workflowRequest](r)
+		if err != nil {
+			return err
+		}
+		wf, err := store.update(r.Context(), platform.TenantFrom(r.Context()), r.PathValue("workflowId"), req)
+		if err != nil {
+			return err
+		}
+		return respond(w, r, http.StatusOK, wf, checker)
+	})
+}
+
+// handleWorkflowDelete serves DELETE /v2/workflows/{workflowId}: a soft
+// delete answered with 204 (contract §9).
+func handleWorkflowDelete(store *Store) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		if err := store.remove(r.Context(), platform.TenantFrom(r.Context()), r.PathValue("workflowId")); err != nil {
+			return err
+		}
+		return platform.NoContent(w)
+	})
+}
+
+// handleWorkflowSync serves PUT /v2/workflows/{workflowId}/sync (spec §4.9):
+// the target must be another environment of the caller's organization.
+func handleWorkflowSync(store *Store, checker IntegrationChecker) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		req, err := platform.Decode[syncRequest](r)
+		if err != nil {
+			return err
+		}
+		ctx := r.Context()
+		tenant := platform.TenantFrom(ctx)
+		if req.TargetEnvironmentID == tenant.EnvironmentID {
+			return platform.InvalidField("targetEnvironmentId", req.TargetEnvironmentID, "Cannot sync workflow to the same environment")
+		}
+		target, err := platform.FindEnvironment(ctx, store.db, tenant.OrganizationID, req.TargetEnvironmentID)
+		if errors.Is(err, platform.ErrNotFound) {
+			return platform.NotFound("Environment %s not found", req.TargetEnvironmentID)
+		}
+		if err != nil {
+			return err
+		}
+		wf, err := store.sync(ctx, tenant, r.PathValue("workflowId"), target)
+		if err != nil {
+			return err
+		}
+		return respond(w, r, http.StatusOK, wf, checker)
+	})
+}

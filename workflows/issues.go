@@ -1,0 +1,235 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// IntegrationChecker tells whether an environment can deliver on a channel.
+// integrations.Store satisfies it; a nil checker means "unknown", and no
+// MISSING_INTEGRATION issue is raised.
+type IntegrationChecker interface {
+	// HasActiveIntegration reports whether the environment has an active integration for channel.
+	HasActiveIntegration(ctx context.Context, environmentID, channel string) (bool, error)
+}
+
+// subscriberVariables are the subscriber fields a template may use.
+var subscriberVariables = []string{"subscriberId", "firstName", "lastName", "email", "phone", "avatar", "locale", "timezone"}
+
+// payloadVariables is the schema of payload.*: the workflow's payloadSchema,
+// or any object when it has none.
+func payloadVariables(w *workflow) any {
+	if len(w.PayloadSchema) > 0 {
+		var s any
+		if json.Unmarshal(w.PayloadSchema, &s) == nil {
+			if m, ok := s.(map[string]any); ok {
+				return m
+			}
+		}
+	}
+	return anyObject()
+}
+
+// variablesFor returns the JSON Schema of what the templates of step i may
+// use: subscriber fields, the payload, and the events of earlier digest steps.
+func variablesFor(w *workflow, i int) schema {
+	sub := schema{}
+	for _, f := range subscriberVariables {
+		sub[f] = str()
+	}
+	sub["data"] = anyObject()
+	subscriber := object(sub)
+	subscriber["required"] = []string{"subscriberId"}
+
+	steps := schema{}
+	for _, prev := range w.Steps[:i] {
+		if prev.Type != "digest" {
+			continue
+		}
+		event := schema{"type": "object", "additionalProperties": true, "properties": schema{
+			"id": str(), "time": str(), "payload": anyObject(),
+		}}
+		s := object(schema{
+			"events":     schema{"type": "array", "items": event},
+			"eventCount": schema{"type": "number"},
+		})
+		s["required"] = []string{"events", "eventCount"}
+		steps[prev.StepID] = s
+	}
+	return object(schema{
+		"subscriber": subscriber,
+		"payload":    payloadVariables(w),
+		"steps":      object(steps),
+	})
+}
+
+// schemaAllows reports whether a template variable path resolves in node, a
+// JSON Schema. Objects with declared properties admit only those unless
+// additionalProperties says otherwise; objects without any admit anything;
+// arrays admit indexes, first, last and size; strings admit size.
+func schemaAllows(node any, path []string) bool {
+	if len(path) == 0 {
+		return true
+	}
+	n, ok := node.(map[string]any)
+	if !ok {
+		b, isBool := node.(bool)
+		return isBool && b
+	}
+	for _, k := range []string{"$ref", "anyOf", "oneOf", "allOf"} {
+		if _, ok := n[k]; ok {
+			return true // composed schemas: too open to judge, accept
+		}
+	}
+	seg := path[0]
+	types := schemaTypes(n)
+	if slices.Contains(types, "array") {
+		switch {
+		case seg == "size":
+			return len(path) == 1
+		case seg == "*" || seg == "first" || seg == "last" || isIndex(seg):
+			items, ok := n["items"]
+			return !ok || schemaAllows(items, path[1:])
+		}
+		return false
+	}
+	props, hasProps := n["properties"].(map[string]any)
+	if p, ok := props[seg]; ok {
+		return schemaAllows(p, path[1:])
+	}
+	if seg == "*" {
+		return true
+	}
+	switch ap := n["additionalProperties"].(type) {
+	case bool:
+		return ap
+	case map[string]any:
+		return schemaAllows(ap, path[1:])
+	}
+	if slices.Contains(types, "string") {
+		return seg == "size" && len(path) == 1
+	}
+	return !hasProps && (len(types) == 0 || slices.Contains(types, "object"))
+}
+
+func schemaTypes(n map[string]any) []string {
+	switch t := n["type"].(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, v := range t {
+			if s, ok := v.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	case []string:
+		return t
+	}
+	return nil
+}
+
+// contentIssues returns the control issues of step i, keyed by control path.
+func contentIssues(w *workflow, i int, variables schema) map[string][]runtimeIssue {
+	st := w.Steps[i]
+	out := map[string][]runtimeIssue{}
+	add := func(path string, issue runtimeIssue) { out[path] = append(out[path], issue) }
+	empty := func(name string) bool {
+		v, _ := st.ControlValues[name].(string)
+		return strings.TrimSpace(v) == ""
+	}
+	switch st.Type {
+	case "email":
+		for _, f := range []string{"subject", "body"} {
+			if empty(f) {
+				add(f, runtimeIssue{IssueType: issueMissingValue, Message: "The " + f + " is required"})
+			}
+		}
+	case "in_app":
+		if empty("body") && empty("subject") {
+			add("body", runtimeIssue{IssueType: issueMissingValue, Message: "A body or a subject is required"})
+		}
+	case "delay", "digest":
+		// A regular wait needs its length, a timed one its schedule; without
+		// them the step cannot be scheduled when triggered.
+		required := []string{"amount", "unit"}
+		if t, _ := st.ControlValues["type"].(string); t == "timed" {
+			required = []string{"cron"}
+		}
+		for _, f := range required {
+			if v, ok := st.ControlValues[f]; !ok || v == nil || v == "" {
+				add(f, runtimeIssue{IssueType: issueMissingValue, Message: "The " + f + " is required"})
+			}
+		}
+	}
+	allowed := func(path []string) bool { return schemaAllows(variables, path) }
+	walkStrings(st.ControlValues, "", func(path, s string) {
+		for _, ti := range checkTemplate(s, allowed) {
+			add(path, runtimeIssue{IssueType: ti.issueType, VariableName: ti.variable, Message: ti.message})
+		}
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// walkStrings calls fn for every string inside v with its dotted path.
+func walkStrings(v any, path string, fn func(path, s string)) {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch t := v.(type) {
+	case string:
+		fn(path, t)
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == "skip" {
+				continue // a condition object, not a template
+			}
+			walkStrings(t[k], join(k), fn)
+		}
+	case []any:
+		for i, e := range t {
+			walkStrings(e, join(itoa(i)), fn)
+		}
+	}
+}
+
+// integrationLookup answers HasActiveIntegration once per channel per response.
+type integrationLookup struct {
+	checker IntegrationChecker
+	envID   string
+	cache   map[string]bool
+}
+
+// missing reports whether the channel certainly has no active integration.
+func (l *integrationLookup) missing(ctx context.Context, channel string) (bool, error) {
+	if l == nil || l.checker == nil {
+		return false, nil
+	}
+	if has, ok := l.cache[channel]; ok {
+		return !has, nil
+	}
+	has, err := l.checker.HasActiveIntegration(ctx, l.envID, channel)
+	if err != nil {
+		return false, err
+	}
+	if l.cache == nil {
+		l.cache = map[string]bool{}
+	}
+	l.cache[channel] = has
+	return !has, nil
+}

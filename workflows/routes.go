@@ -1,0 +1,14 @@
+package workflows
+
+import "net/http"
+
+// AddRoutes registers the workflow API (spec §2.14, §4.9; contract §7).
+// checker may be nil: workflows then carry no MISSING_INTEGRATION issues.
+func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker) {
+	mux.Handle("POST /v2/workflows", handleWorkflowCreate(store, checker))
+	mux.Handle("GET /v2/workflows", handleWorkflowList(store, checker))
+	mux.Handle("GET /v2/workflows/{workflowId}", handleWorkflowGet(store, checker))
+	mux.Handle("PUT /v2/workflows/{workflowId}", handleWorkflowUpdate(store, checker))
+	mux.Handle("DELETE /v2/workflows/{workflowId}", handleWorkflowDelete(store))
+	mux.Handle("PUT /v2/workflows/{workflowId}/sync", handleWorkflowSync(store, checker))
+}

@@ -1,0 +1,253 @@
+package workflows
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// Store keeps workflows and notification groups in SQLite.
+type Store struct {
+	db  *platform.DB
+	now func() time.Time
+}
+
+// NewStore returns a Store on db.
+func NewStore(db *platform.DB) *Store {
+	return &Store{db: db, now: time.Now}
+}
+
+// defaultGroupName is the name of every environment's default notification group.
+const defaultGroupName = "General"
+
+// SeedEnvironment creates the environment's default notification group ("General") when missing.
+func (s *Store) SeedEnvironment(ctx context.Context, env platform.Environment) (err error) {
+	defer platform.Wrap(&err, "seed workflows of environment %s", env.ID)
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := s.defaultGroup(ctx, tx, env.OrganizationID, env.ID)
+		return err
+	})
+}
+
+// defaultGroup returns the environment's default group, creating it when missing.
+func (s *Store) defaultGroup(ctx context.Context, tx *sql.Tx, orgID, envID string) (string, error) {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO notification_groups (id, organization_id, environment_id, name, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (environment_id, name) DO NOTHING`,
+		platform.NewIDAt(s.now()), orgID, envID, defaultGroupName, platform.FormatTime(s.now()))
+	if err != nil {
+		return "", err
+	}
+	var id string
+	err = tx.QueryRowContext(ctx, `SELECT id FROM notification_groups WHERE environment_id = ? AND name = ?`,
+		envID, defaultGroupName).Scan(&id)
+	return id, err
+}
+
+// querier is what both a pool and a transaction can read through.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// workflowColumns is shared by every query that reads whole workflows.
+const workflowColumns = `id, organization_id, environment_id, workflow_id, notification_group_id, creator_id,
+	name, description, tags, active, validate_payload, coalesce(payload_schema, ''), translation_enabled,
+	severity, preferences, origin, steps, updated_by, coalesce(last_published_at, ''),
+	coalesce(last_published_by, ''), coalesce(last_triggered_at, ''), deleted, coalesce(deleted_at, ''),
+	coalesce(deleted_by, ''), created_at, updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanWorkflow(row scanner) (*workflow, error) {
+	var w workflow
+	var tags, schema, prefs, steps string
+	err := row.Scan(&w.ID, &w.OrganizationID, &w.EnvironmentID, &w.WorkflowID, &w.NotificationGroupID, &w.CreatorID,
+		&w.Name, &w.Description, &tags, &w.Active, &w.ValidatePayload, &schema, &w.IsTranslationEnabled,
+		&w.Severity, &prefs, &w.Origin, &steps, &w.UpdatedBy, &w.LastPublishedAt,
+		&w.LastPublishedBy, &w.LastTriggeredAt, &w.Deleted, &w.DeletedAt,
+		&w.DeletedBy, &w.CreatedAt, &w.UpdatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, platform.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if schema != "" {
+		w.PayloadSchema = json.RawMessage(schema)
+	}
+	if err := json.Unmarshal([]byte(tags), &w.Tags); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(prefs), &w.Preferences); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(steps), &w.Steps); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// find returns the live workflow of the environment whose workflowId or _id
+// is key, or platform.ErrNotFound. A workflowId match wins over an _id match.
+func find(ctx context.Context, q querier, envID, key string) (*workflow, error) {
+	return scanWorkflow(q.QueryRowContext(ctx, `
+		SELECT `+workflowColumns+` FROM workflows
+		WHERE environment_id = ? AND deleted = 0 AND (workflow_id = ? OR id = ?)
+		ORDER BY workflow_id = ? DESC LIMIT 1`, envID, key, key, key))
+}
+
+// listFilter selects a page of GET /v2/workflows.
+type listFilter struct {
+	offset, limit int
+	query         string
+	tags          []string
+	orderBy       string // a column name, checked by the handler
+	desc          bool
+}
+
+// list returns a page of the environment's live workflows and the count of all matches.
+func (s *Store) list(ctx context.Context, envID string, f listFilter) (out []*workflow, total int, err error) {
+	defer platform.Wrap(&err, "list workflows")
+	where := []string{"environment_id = ?", "deleted = 0"}
+	args := []any{envID}
+	if f.query != "" {
+		where = append(where, "(instr(lower(name), lower(?)) > 0 OR instr(lower(workflow_id), lower(?)) > 0)")
+		args = append(args, f.query, f.query)
+	}
+	if len(f.tags) > 0 {
+		where = append(where, "EXISTS (SELECT 1 FROM json_each(tags) WHERE value IN (?"+strings.Repeat(", ?", len(f.tags)-1)+"))")
+		for _, t := range f.tags {
+			args = append(args, t)
+		}
+	}
+	cond := strings.Join(where, " AND ")
+	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	dir := "ASC"
+	if f.desc {
+		dir = "DESC"
+	}
+	rows, err := s.db.R.QueryContext(ctx, `
+		SELECT `+workflowColumns+` FROM workflows WHERE `+cond+`
+		ORDER BY `+f.orderBy+` `+dir+`, id `+dir+` LIMIT ? OFFSET ?`, append(args, f.limit, f.offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		w, err := scanWorkflow(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, w)
+	}
+	return out, total, rows.Err()
+}
+
+// insert stores a new workflow.
+func insert(ctx context.Context, tx *sql.Tx, w *workflow) error {
+	tags, prefs, steps, err := encodeJSON(w)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO workflows (id, organization_id, environment_id, workflow_id, notification_group_id, creator_id,
+			name, description, tags, active, validate_payload, payload_schema, translation_enabled, severity,
+			preferences, origin, steps, updated_by, last_published_at, last_published_by, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''), ?, ?)`,
+		w.ID, w.OrganizationID, w.EnvironmentID, w.WorkflowID, w.NotificationGroupID, w.CreatorID,
+		w.Name, w.Description, tags, w.Active, w.ValidatePayload, nullJSON(w.PayloadSchema), w.IsTranslationEnabled,
+		w.Severity, prefs, w.Origin, steps, w.UpdatedBy, w.LastPublishedAt, w.LastPublishedBy, w.CreatedAt, w.UpdatedAt)
+	return conflictOn(err, w.WorkflowID)
+}
+
+// update rewrites a workflow's editable fields.
+func update(ctx context.Context, tx *sql.Tx, w *workflow) error {
+	tags, prefs, steps, err := encodeJSON(w)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `
+		UPDATE workflows SET workflow_id = ?, name = ?, description = ?, tags = ?, active = ?, validate_payload = ?,
+			payload_schema = ?, translation_enabled = ?, severity = ?, preferences = ?, steps = ?, updated_by = ?,
+			last_published_at = NULLIF(?, ''), last_published_by = NULLIF(?, ''), updated_at = ?
+		WHERE id = ?`,
+		w.WorkflowID, w.Name, w.Description, tags, w.Active, w.ValidatePayload,
+		nullJSON(w.PayloadSchema), w.IsTranslationEnabled, w.Severity, prefs, steps, w.UpdatedBy,
+		w.LastPublishedAt, w.LastPublishedBy, w.UpdatedAt, w.ID)
+	return conflictOn(err, w.WorkflowID)
+}
+
+func conflictOn(err error, workflowID string) error {
+	if platform.IsUniqueViolation(err) {
+		return platform.Conflict("Workflow with workflowId %q already exists", workflowID)
+	}
+	return err
+}
+
+func nullJSON(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return string(raw)
+}
+
+func encodeJSON(w *workflow) (tags, prefs, steps string, err error) {
+	t := w.Tags
+	if t == nil {
+		t = []string{}
+	}
+	st := w.Steps
+	if st == nil {
+		st = []step{}
+	}
+	var b [3][]byte
+	for i, v := range []any{t, w.Preferences, st} {
+		if b[i], err = json.Marshal(v); err != nil {
+			return "", "", "", err
+		}
+	}
+	return string(b[0]), string(b[1]), string(b[2]), nil
+}
+
+// softDelete marks a workflow deleted, keeping the row for message summaries.
+func softDelete(ctx context.Context, tx *sql.Tx, id, userID, ts string) error {
+	_, err := tx.ExecContext(ctx, `
+		UPDATE workflows SET deleted = 1, deleted_at = ?, deleted_by = ?, updated_at = ? WHERE id = ?`,
+		ts, userID, ts, id)
+	return err
+}
+
+// identifierTaken reports whether a live workflow of the environment has workflowId.
+func identifierTaken(ctx context.Context, tx *sql.Tx, envID, workflowID, exceptID string) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `
+		SELECT count(*) FROM workflows WHERE environment_id = ? AND workflow_id = ? AND deleted = 0 AND id != ?`,
+		envID, workflowID, exceptID).Scan(&n)
+	return n > 0, err
+}
+
+// groupsByID returns notification groups keyed by id.
+func (s *Store) groupsByID(ctx context.Context, envID string) (map[string]string, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id, name FROM notification_groups WHERE environment_id = ?`, envID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, err
+		}
+		out[id] = name
+	}
+	return out, rows.Err()
+}

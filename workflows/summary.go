@@ -1,0 +1,200 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// workflowSummary is the workflow embedded in a message (spec §2.10.1). The
+// id and deletion strings are never null (contract §9).
+type workflowSummary struct {
+	ID                  string             `json:"_id"`
+	Name                string             `json:"name"`
+	Description         string             `json:"description"`
+	Active              bool               `json:"active"`
+	Draft               bool               `json:"draft"`
+	Critical            bool               `json:"critical"`
+	Deleted             bool               `json:"deleted"`
+	OrganizationID      string             `json:"_organizationId"`
+	CreatorID           string             `json:"_creatorId"`
+	EnvironmentID       string             `json:"_environmentId"`
+	NotificationGroupID string             `json:"_notificationGroupId"`
+	DeletedAt           string             `json:"deletedAt"`
+	DeletedBy           string             `json:"deletedBy"`
+	PreferenceSettings  map[string]bool    `json:"preferenceSettings"`
+	Tags                []string           `json:"tags"`
+	Steps               []notificationStep `json:"steps"`
+	Triggers            []trigger          `json:"triggers"`
+	NotificationGroup   *notificationGroup `json:"notificationGroup,omitempty"`
+}
+
+type notificationStep struct {
+	ID               string         `json:"_id"`
+	UUID             string         `json:"uuid"`
+	Name             string         `json:"name"`
+	TemplateID       string         `json:"_templateId"`
+	Active           bool           `json:"active"`
+	ShouldStopOnFail bool           `json:"shouldStopOnFail"`
+	Filters          []any          `json:"filters"`
+	Metadata         map[string]any `json:"metadata,omitempty"`
+}
+
+type trigger struct {
+	Type                string         `json:"type"`
+	Identifier          string         `json:"identifier"`
+	Variables           []variableName `json:"variables"`
+	SubscriberVariables []variableName `json:"subscriberVariables"`
+}
+
+type variableName struct {
+	Name string `json:"name"`
+}
+
+type notificationGroup struct {
+	ID             string `json:"_id"`
+	Name           string `json:"name"`
+	EnvironmentID  string `json:"_environmentId"`
+	OrganizationID string `json:"_organizationId"`
+}
+
+// WorkflowSummariesJSON returns spec §2.10.1 workflow summaries keyed by workflow _id, deleted ones included.
+func (s *Store) WorkflowSummariesJSON(ctx context.Context, environmentID string, ids []string) (out map[string]json.RawMessage, err error) {
+	defer platform.Wrap(&err, "workflow summaries")
+	out = map[string]json.RawMessage{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := []any{environmentID}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
+		WHERE environment_id = ? AND id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var list []*workflow
+	for rows.Next() {
+		w, err := scanWorkflow(rows)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return out, nil
+	}
+	groups, err := s.groupsByID(ctx, environmentID)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range list {
+		b, err := json.Marshal(toSummary(w, groups))
+		if err != nil {
+			return nil, err
+		}
+		out[w.ID] = b
+	}
+	return out, nil
+}
+
+func toSummary(w *workflow, groups map[string]string) workflowSummary {
+	sum := workflowSummary{
+		ID: w.ID, Name: w.Name, Description: w.Description, Active: w.Active,
+		Critical: w.Preferences.Default.All.ReadOnly, Deleted: w.Deleted,
+		OrganizationID: w.OrganizationID, CreatorID: w.CreatorID, EnvironmentID: w.EnvironmentID,
+		NotificationGroupID: w.NotificationGroupID, DeletedAt: w.DeletedAt, DeletedBy: w.DeletedBy,
+		PreferenceSettings: map[string]bool{}, Tags: w.Tags, Steps: []notificationStep{},
+		Triggers: []trigger{{Type: "event", Identifier: w.WorkflowID, Variables: triggerVariables(w.PayloadSchema), SubscriberVariables: []variableName{}}},
+	}
+	if sum.Tags == nil {
+		sum.Tags = []string{}
+	}
+	for _, c := range channels {
+		sum.PreferenceSettings[c] = w.Preferences.Default.Channels[c].Enabled
+	}
+	if name, ok := groups[w.NotificationGroupID]; ok {
+		sum.NotificationGroup = &notificationGroup{ID: w.NotificationGroupID, Name: name, EnvironmentID: w.EnvironmentID, OrganizationID: w.OrganizationID}
+	}
+	for _, st := range w.Steps {
+		sum.Steps = append(sum.Steps, notificationStep{
+			ID: st.ID, UUID: st.StepID, Name: st.Name, TemplateID: st.ID, Active: true,
+			Filters: []any{}, Metadata: stepMetadata(st),
+		})
+	}
+	return sum
+}
+
+// triggerVariables names the top-level properties of the payload schema.
+func triggerVariables(raw json.RawMessage) []variableName {
+	out := []variableName{}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		return out
+	}
+	for name := range s.Properties {
+		out = append(out, variableName{Name: name})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// stepMetadata is the delay or digest metadata of a NotificationStep (spec
+// §2.10.1), from the step's control values; nil for other kinds.
+func stepMetadata(st step) map[string]any {
+	cv := st.ControlValues
+	if st.Type != "delay" && st.Type != "digest" {
+		return nil
+	}
+	md := map[string]any{}
+	typ, _ := cv["type"].(string)
+	if typ == "" {
+		typ = "regular"
+	}
+	md["type"] = typ
+	for _, k := range []string{"amount", "unit", "digestKey"} {
+		if v, ok := cv[k]; ok && v != nil {
+			md[k] = v
+		}
+	}
+	if st.Type == "digest" {
+		if lb, ok := cv["lookBackWindow"].(map[string]any); ok {
+			md["type"] = "backoff"
+			md["backoff"] = true
+			md["backoffAmount"] = lb["amount"]
+			md["backoffUnit"] = lb["unit"]
+		}
+		if typ == "timed" {
+			md["timed"] = map[string]any{}
+		}
+	}
+	return md
+}
+
+// TriggerWorkflowJSON returns the workflow whose workflowId is given, as the spec §2.14 response JSON
+// (with steps[].controls.values, steps[]._id, stepId, type, name; preferences; payloadSchema;
+// validatePayload; active; severity; tags; origin; _id; workflowId; name), or platform.ErrNotFound.
+// Deleted workflows are not found. Issues carry no integration check here.
+func (s *Store) TriggerWorkflowJSON(ctx context.Context, environmentID, workflowID string) (out json.RawMessage, err error) {
+	defer platform.Wrap(&err, "trigger workflow %s", workflowID)
+	w, err := scanWorkflow(s.db.R.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows
+		WHERE environment_id = ? AND workflow_id = ? AND deleted = 0`, environmentID, workflowID))
+	if err != nil {
+		return nil, err
+	}
+	res, err := toResponse(ctx, w, nil)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}

@@ -1,0 +1,231 @@
+// Package workflows serves the v2 workflow API (spec §2.14, §4.9, contract §7):
+// create, read, update, delete and sync between environments, with control
+// values validated per step kind and issues computed on every read and write.
+// It also owns notification groups and provides workflow summaries (spec
+// §2.10.1) and trigger lookups to the other domains.
+package workflows
+
+import (
+	"encoding/json"
+	"regexp"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// Origin of every workflow created through the API (contract §7).
+const originCloud = "service-cloud"
+
+// stepTypes are the step kinds a workflow may hold (spec §2.14.1).
+var stepTypes = []string{"in_app", "email", "sms", "chat", "push", "delay", "digest", "throttle", "custom"}
+
+// channels are the delivery step kinds, which need an integration.
+var channels = []string{"in_app", "email", "sms", "chat", "push"}
+
+// identifierPattern is what workflowId and stepId must match (contract §7).
+var identifierPattern = regexp.MustCompile(`^[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*$`)
+
+func init() {
+	platform.RegisterValidation("identifier", identifierPattern.MatchString)
+}
+
+// workflowRequest is the body of POST /v2/workflows and PUT
+// /v2/workflows/{workflowId}. Pointer fields tell "absent" (keep on update,
+// default on create) from a given value.
+type workflowRequest struct {
+	Name                 string              `json:"name" validate:"required,max=256"`
+	WorkflowID           string              `json:"workflowId" validate:"omitempty,max=128,identifier"`
+	Description          *string             `json:"description" validate:"omitempty,max=1024"`
+	Tags                 []string            `json:"tags" validate:"omitempty,max=16,dive,required,max=64"`
+	Active               *bool               `json:"active"`
+	ValidatePayload      *bool               `json:"validatePayload"`
+	PayloadSchema        json.RawMessage     `json:"payloadSchema"`
+	IsTranslationEnabled *bool               `json:"isTranslationEnabled"`
+	Severity             string              `json:"severity" validate:"omitempty,oneof=high medium low none"`
+	Steps                []stepRequest       `json:"steps" validate:"required,max=50,dive"`
+	Preferences          *preferencesRequest `json:"preferences"`
+}
+
+// stepRequest is one step of a workflow body.
+type stepRequest struct {
+	ID            string          `json:"_id"`
+	StepID        string          `json:"stepId" validate:"omitempty,max=128,identifier"`
+	Name          string          `json:"name" validate:"required,max=256"`
+	Type          string          `json:"type" validate:"required,oneof=in_app email sms chat push delay digest throttle custom"`
+	ControlValues json.RawMessage `json:"controlValues"` // absent keeps a matched step's values, null clears them; checked by resolveSteps so errors name the step's index
+}
+
+// preferencesRequest is a workflow's preferences as clients send them: the
+// reference's {user, workflow}, or the response's own {user, default} shape.
+type preferencesRequest struct {
+	User     *preferenceSet `json:"user"`
+	Workflow *preferenceSet `json:"workflow"`
+	Default  *preferenceSet `json:"default"`
+}
+
+// preferenceSet is a partial WorkflowPreferences: what is absent keeps its default.
+type preferenceSet struct {
+	All *struct {
+		Enabled  *bool `json:"enabled"`
+		ReadOnly *bool `json:"readOnly"`
+	} `json:"all"`
+	Channels map[string]struct {
+		Enabled *bool `json:"enabled"`
+	} `json:"channels" validate:"omitempty,dive,keys,oneof=in_app email sms chat push,endkeys"`
+}
+
+// syncRequest is the body of PUT /v2/workflows/{workflowId}/sync (spec §4.9).
+type syncRequest struct {
+	TargetEnvironmentID string `json:"targetEnvironmentId" validate:"required,objectid"`
+}
+
+// workflow is a stored workflow.
+type workflow struct {
+	ID                   string
+	OrganizationID       string
+	EnvironmentID        string
+	WorkflowID           string
+	NotificationGroupID  string
+	CreatorID            string
+	Name                 string
+	Description          string
+	Tags                 []string
+	Active               bool
+	ValidatePayload      bool
+	PayloadSchema        json.RawMessage // nil when there is none
+	IsTranslationEnabled bool
+	Severity             string
+	Preferences          preferences
+	Origin               string
+	Steps                []step
+	UpdatedBy            string
+	LastPublishedAt      string
+	LastPublishedBy      string
+	LastTriggeredAt      string
+	Deleted              bool
+	DeletedAt            string
+	DeletedBy            string
+	CreatedAt            string
+	UpdatedAt            string
+}
+
+// step is a stored step, also its JSON form in the steps column.
+type step struct {
+	ID            string         `json:"_id"`
+	StepID        string         `json:"stepId"`
+	Name          string         `json:"name"`
+	Type          string         `json:"type"`
+	ControlValues map[string]any `json:"controlValues"`
+}
+
+// preferences is a workflow's resolved preferences, in the response shape of
+// contract §9; stored as JSON.
+type preferences struct {
+	Default channelPreferences  `json:"default"`
+	User    *channelPreferences `json:"user"`
+}
+
+// channelPreferences is a complete WorkflowPreferences object.
+type channelPreferences struct {
+	All      allPreference             `json:"all"`
+	Channels map[string]enabledSetting `json:"channels"`
+}
+
+type allPreference struct {
+	Enabled  bool `json:"enabled"`
+	ReadOnly bool `json:"readOnly"`
+}
+
+type enabledSetting struct {
+	Enabled bool `json:"enabled"`
+}
+
+// workflowResponse is a workflow on the wire (spec §2.14).
+type workflowResponse struct {
+	ID                   string          `json:"_id"`
+	WorkflowID           string          `json:"workflowId"`
+	Slug                 string          `json:"slug"`
+	Name                 string          `json:"name"`
+	Description          string          `json:"description"`
+	Tags                 []string        `json:"tags"`
+	Active               bool            `json:"active"`
+	ValidatePayload      bool            `json:"validatePayload"`
+	PayloadSchema        json.RawMessage `json:"payloadSchema"`
+	IsTranslationEnabled bool            `json:"isTranslationEnabled"`
+	CreatedAt            string          `json:"createdAt"`
+	UpdatedAt            string          `json:"updatedAt"`
+	UpdatedBy            *userRef        `json:"updatedBy,omitempty"`
+	LastPublishedAt      *string         `json:"lastPublishedAt"`
+	LastPublishedBy      *userRef        `json:"lastPublishedBy,omitempty"`
+	Steps                []stepResponse  `json:"steps"`
+	Origin               string          `json:"origin"`
+	Preferences          preferences     `json:"preferences"`
+	Status               string          `json:"status"`
+	LastTriggeredAt      *string         `json:"lastTriggeredAt"`
+	PayloadExample       any             `json:"payloadExample"`
+	Severity             string          `json:"severity"`
+	StepTypeOverviews    []string        `json:"stepTypeOverviews"`
+}
+
+// userRef is the User object of updatedBy and lastPublishedBy.
+type userRef struct {
+	ID string `json:"_id"`
+}
+
+// stepResponse is one step on the wire (spec §2.14.1).
+type stepResponse struct {
+	Controls           controlsResponse `json:"controls"`
+	ControlValues      map[string]any   `json:"controlValues"`
+	Variables          schema           `json:"variables"`
+	StepID             string           `json:"stepId"`
+	ID                 string           `json:"_id"`
+	Name               string           `json:"name"`
+	Slug               string           `json:"slug"`
+	WorkflowID         string           `json:"workflowId"`
+	WorkflowDatabaseID string           `json:"workflowDatabaseId"`
+	Type               string           `json:"type"`
+	Origin             string           `json:"origin"`
+	Issues             *stepIssues      `json:"issues,omitempty"`
+}
+
+type controlsResponse struct {
+	DataSchema schema         `json:"dataSchema"`
+	UISchema   *uiSchema      `json:"uiSchema,omitempty"`
+	Values     map[string]any `json:"values"`
+}
+
+// schema is a JSON Schema document.
+type schema = map[string]any
+
+// uiSchema tells an editor how to render a step's controls (spec UiSchema).
+type uiSchema struct {
+	Group      string                `json:"group,omitempty"`
+	Properties map[string]uiProperty `json:"properties"`
+}
+
+type uiProperty struct {
+	Component   string                `json:"component"`
+	Placeholder any                   `json:"placeholder,omitempty"`
+	Properties  map[string]uiProperty `json:"properties,omitempty"`
+}
+
+// stepIssues are a step's problems (spec §2.14.1): content issues keyed by
+// control path, integration issues keyed by channel.
+type stepIssues struct {
+	Controls    map[string][]runtimeIssue `json:"controls,omitempty"`
+	Integration map[string][]runtimeIssue `json:"integration,omitempty"`
+}
+
+// runtimeIssue is one content or integration issue.
+type runtimeIssue struct {
+	IssueType    string `json:"issueType"`
+	VariableName string `json:"variableName,omitempty"`
+	Message      string `json:"message"`
+}
+
+// Issue types (spec §2.14.1).
+const (
+	issueMissingValue       = "MISSING_VALUE"
+	issueIllegalVariable    = "ILLEGAL_VARIABLE_IN_CONTROL_VALUE"
+	issueInvalidFilterArg   = "INVALID_FILTER_ARG_IN_VARIABLE"
+	issueMissingIntegration = "MISSING_INTEGRATION"
+)

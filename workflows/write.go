@@ -1,0 +1,359 @@
+package workflows
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// defaultPreferences is every channel on, nothing read-only (contract §9).
+func defaultPreferences() channelPreferences {
+	p := channelPreferences{All: allPreference{Enabled: true}, Channels: map[string]enabledSetting{}}
+	for _, c := range channels {
+		p.Channels[c] = enabledSetting{Enabled: true}
+	}
+	return p
+}
+
+// merge returns base with the values set in over applied.
+func (base channelPreferences) merge(over *preferenceSet) channelPreferences {
+	out := channelPreferences{All: base.All, Channels: map[string]enabledSetting{}}
+	for k, v := range base.Channels {
+		out.Channels[k] = v
+	}
+	if over == nil {
+		return out
+	}
+	if over.All != nil {
+		if over.All.Enabled != nil {
+			out.All.Enabled = *over.All.Enabled
+		}
+		if over.All.ReadOnly != nil {
+			out.All.ReadOnly = *over.All.ReadOnly
+		}
+	}
+	for c, v := range over.Channels {
+		if v.Enabled != nil {
+			out.Channels[c] = enabledSetting{Enabled: *v.Enabled}
+		}
+	}
+	return out
+}
+
+// apply sets w from a create or update body: on update (creating false) an
+// absent optional field keeps its value, on create it takes its default.
+// Bad control values and payload schemas are returned as one 422.
+func apply(w *workflow, req workflowRequest, creating bool) error {
+	fields := map[string]platform.FieldError{}
+	w.Name = req.Name
+	if req.Description != nil {
+		w.Description = *req.Description
+	}
+	if req.Tags != nil || creating {
+		w.Tags = []string{}
+		for _, t := range req.Tags {
+			if !slices.Contains(w.Tags, t) {
+				w.Tags = append(w.Tags, t)
+			}
+		}
+	}
+	setBool := func(dst *bool, v *bool, def bool) {
+		if v != nil {
+			*dst = *v
+		} else if creating {
+			*dst = def
+		}
+	}
+	// A new workflow is inactive unless it says otherwise: spec §2.14 states
+	// "default false", and where the spec states a value it wins over the
+	// reference platform's upsert (active ?? true).
+	setBool(&w.Active, req.Active, false)
+	setBool(&w.ValidatePayload, req.ValidatePayload, false)
+	setBool(&w.IsTranslationEnabled, req.IsTranslationEnabled, false)
+	switch raw := bytes.TrimSpace(req.PayloadSchema); {
+	case len(raw) == 0:
+	case string(raw) == "null":
+		w.PayloadSchema = nil
+	case raw[0] != '{':
+		fields["payloadSchema"] = platform.FieldError{Messages: []string{"must be an object (a JSON Schema) or null"}, Value: json.RawMessage(raw)}
+	default:
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, raw); err != nil {
+			return err
+		}
+		w.PayloadSchema = compact.Bytes()
+	}
+	if req.Severity != "" {
+		w.Severity = req.Severity
+	} else if creating {
+		w.Severity = "none"
+	}
+	if req.Preferences != nil || creating {
+		var p preferences
+		var set, user *preferenceSet
+		if req.Preferences != nil {
+			set, user = req.Preferences.Workflow, req.Preferences.User
+			if set == nil {
+				set = req.Preferences.Default
+			}
+		}
+		p.Default = defaultPreferences().merge(set)
+		if user != nil {
+			u := p.Default.merge(user)
+			p.User = &u
+		}
+		w.Preferences = p
+	}
+	w.Steps = resolveSteps(w.Steps, req.Steps, fields)
+	if len(fields) > 0 {
+		return platform.Invalid(fields)
+	}
+	return nil
+}
+
+// resolveSteps builds the new step list: a step matched by _id or stepId
+// keeps its _id; a step without stepId gets a slug of its name, unique in the
+// workflow.
+func resolveSteps(existing []step, reqs []stepRequest, fields map[string]platform.FieldError) []step {
+	used := map[string]bool{}
+	for i, r := range reqs {
+		if r.StepID == "" {
+			continue
+		}
+		if used[r.StepID] {
+			fields["steps."+itoa(i)+".stepId"] = platform.FieldError{Messages: []string{"must be unique within the workflow"}, Value: r.StepID}
+		}
+		used[r.StepID] = true
+	}
+	out := make([]step, 0, len(reqs))
+	claimed := map[string]bool{} // existing _ids already matched
+	for i, r := range reqs {
+		var match *step
+		for j := range existing {
+			e := &existing[j]
+			if !claimed[e.ID] && (r.ID != "" && e.ID == r.ID || r.ID == "" && r.StepID != "" && e.StepID == r.StepID) {
+				match = e
+				break
+			}
+		}
+		st := step{StepID: r.StepID, Name: r.Name, Type: r.Type}
+		switch raw := bytes.TrimSpace(r.ControlValues); {
+		case len(raw) == 0: // absent: a matched step keeps its values
+			if match != nil {
+				st.ControlValues = match.ControlValues
+			}
+		case string(raw) == "null":
+		case raw[0] == '{' && json.Unmarshal(raw, &st.ControlValues) == nil:
+		default:
+			fields["steps."+itoa(i)+".controlValues"] = platform.FieldError{Messages: []string{"must be an object"}, Value: json.RawMessage(raw)}
+		}
+		if match != nil {
+			claimed[match.ID] = true
+			st.ID = match.ID
+			if st.StepID == "" && !used[match.StepID] {
+				st.StepID = match.StepID
+				used[st.StepID] = true
+			}
+		} else {
+			st.ID = platform.NewID()
+		}
+		if st.StepID == "" {
+			base := slugify(r.Name, "step")
+			st.StepID = base
+			for used[st.StepID] {
+				st.StepID = base + "-" + shortSuffix()
+			}
+			used[st.StepID] = true
+		}
+		if st.ControlValues == nil {
+			st.ControlValues = map[string]any{}
+		}
+		validateControls(r.Type, st.ControlValues, "steps."+itoa(i)+".controlValues", fields)
+		out = append(out, st)
+	}
+	return out
+}
+
+// create stores a new workflow from req in the tenant's environment.
+func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflowRequest, origin string) (w *workflow, err error) {
+	defer platform.Wrap(&err, "create workflow")
+	ts := platform.FormatTime(s.now())
+	w = &workflow{
+		ID:             platform.NewIDAt(s.now()),
+		OrganizationID: tenant.OrganizationID,
+		EnvironmentID:  tenant.EnvironmentID,
+		CreatorID:      tenant.UserID,
+		Origin:         origin,
+		UpdatedBy:      tenant.UserID,
+		CreatedAt:      ts,
+		UpdatedAt:      ts,
+		// Workflows written through the API are live at once: there is no draft.
+		LastPublishedAt: ts,
+		LastPublishedBy: tenant.UserID,
+	}
+	if err := apply(w, req, true); err != nil {
+		return nil, err
+	}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if w.NotificationGroupID, err = s.defaultGroup(ctx, tx, tenant.OrganizationID, tenant.EnvironmentID); err != nil {
+			return err
+		}
+		if w.WorkflowID, err = chooseIdentifier(ctx, tx, tenant.EnvironmentID, req.WorkflowID, req.Name, ""); err != nil {
+			return err
+		}
+		return insert(ctx, tx, w)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// chooseIdentifier returns the workflowId to use: the explicit one, which
+// must be free (409 otherwise, contract §7), or a slug of the name with a
+// short suffix on collision.
+func chooseIdentifier(ctx context.Context, tx *sql.Tx, envID, explicit, name, exceptID string) (string, error) {
+	if explicit != "" {
+		taken, err := identifierTaken(ctx, tx, envID, explicit, exceptID)
+		if err != nil {
+			return "", err
+		}
+		if taken {
+			return "", platform.Conflict("Workflow with workflowId %q already exists", explicit)
+		}
+		return explicit, nil
+	}
+	base := slugify(name, "workflow")
+	candidate := base
+	for range 8 {
+		taken, err := identifierTaken(ctx, tx, envID, candidate, exceptID)
+		if err != nil || !taken {
+			return candidate, err
+		}
+		candidate = base + "-" + shortSuffix()
+	}
+	return "", platform.Conflict("Could not generate a unique workflowId from the name %q; give one", name)
+}
+
+// update applies req to the workflow named by key.
+func (s *Store) update(ctx context.Context, tenant platform.Tenant, key string, req workflowRequest) (w *workflow, err error) {
+	defer platform.Wrap(&err, "update workflow %s", key)
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if w, err = find(ctx, tx, tenant.EnvironmentID, key); err != nil {
+			return notFound(err, key)
+		}
+		if err := apply(w, req, false); err != nil {
+			return err
+		}
+		if req.WorkflowID != "" && req.WorkflowID != w.WorkflowID {
+			if w.WorkflowID, err = chooseIdentifier(ctx, tx, tenant.EnvironmentID, req.WorkflowID, req.Name, w.ID); err != nil {
+				return err
+			}
+		}
+		ts := platform.FormatTime(s.now())
+		w.UpdatedAt, w.UpdatedBy, w.LastPublishedAt, w.LastPublishedBy = ts, tenant.UserID, ts, tenant.UserID
+		return update(ctx, tx, w)
+	})
+	return w, err
+}
+
+// remove soft-deletes the workflow named by key.
+func (s *Store) remove(ctx context.Context, tenant platform.Tenant, key string) (err error) {
+	defer platform.Wrap(&err, "delete workflow %s", key)
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		w, err := find(ctx, tx, tenant.EnvironmentID, key)
+		if err != nil {
+			return notFound(err, key)
+		}
+		return softDelete(ctx, tx, w.ID, tenant.UserID, platform.FormatTime(s.now()))
+	})
+}
+
+// get returns the live workflow named by key.
+func (s *Store) get(ctx context.Context, envID, key string) (*workflow, error) {
+	w, err := find(ctx, s.db.R, envID, key)
+	return w, notFound(err, key)
+}
+
+func notFound(err error, key string) error {
+	if errors.Is(err, platform.ErrNotFound) {
+		// The reference names the workflow in the body too (platform-behavior §11).
+		e := platform.NotFound("Workflow cannot be found")
+		e.Extra = map[string]any{"workflowId": key}
+		return e
+	}
+	return err
+}
+
+// sync upserts the workflow named by key into target, by workflowId (spec
+// §4.9): created the first time, updated in place after that, steps matched
+// by stepId. Only workflows are written.
+func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, target platform.Environment) (tgt *workflow, err error) {
+	defer platform.Wrap(&err, "sync workflow %s", key)
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		src, err := find(ctx, tx, tenant.EnvironmentID, key)
+		if err != nil {
+			return notFound(err, key)
+		}
+		desc := src.Description
+		req := workflowRequest{
+			Name: src.Name, Description: &desc, Tags: src.Tags, Active: &src.Active,
+			ValidatePayload: &src.ValidatePayload, PayloadSchema: src.PayloadSchema,
+			IsTranslationEnabled: &src.IsTranslationEnabled, Severity: src.Severity,
+		}
+		if req.PayloadSchema == nil {
+			req.PayloadSchema = json.RawMessage("null")
+		}
+		for _, st := range src.Steps {
+			values, err := json.Marshal(st.ControlValues)
+			if err != nil {
+				return err
+			}
+			req.Steps = append(req.Steps, stepRequest{StepID: st.StepID, Name: st.Name, Type: st.Type, ControlValues: values})
+		}
+		ts := platform.FormatTime(s.now())
+		tgt, err = find(ctx, tx, target.ID, src.WorkflowID)
+		switch {
+		case errors.Is(err, platform.ErrNotFound):
+			tgt = &workflow{
+				ID: platform.NewIDAt(s.now()), OrganizationID: target.OrganizationID, EnvironmentID: target.ID,
+				WorkflowID: src.WorkflowID, CreatorID: tenant.UserID, Origin: src.Origin, CreatedAt: ts,
+			}
+			if tgt.NotificationGroupID, err = s.defaultGroup(ctx, tx, target.OrganizationID, target.ID); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+		creating := tgt.UpdatedAt == "" // a fresh target row has never been written
+		if err := apply(tgt, req, creating); err != nil {
+			return err
+		}
+		tgt.Preferences = src.Preferences
+		tgt.UpdatedAt, tgt.UpdatedBy, tgt.LastPublishedAt, tgt.LastPublishedBy = ts, tenant.UserID, ts, tenant.UserID
+		if err := upsert(ctx, tx, tgt); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE workflows SET last_published_at = ?, last_published_by = ? WHERE id = ?`,
+			ts, tenant.UserID, src.ID)
+		return err
+	})
+	return tgt, err
+}
+
+// upsert inserts w, or updates it when its row exists.
+func upsert(ctx context.Context, tx *sql.Tx, w *workflow) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE id = ?`, w.ID).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return insert(ctx, tx, w)
+	}
+	return update(ctx, tx, w)
+}
