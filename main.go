@@ -39,6 +39,7 @@ type config struct {
 	maxBody    int64
 	logFormat  string
 	logLevel   string
+	workers    int
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -61,6 +62,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return cfg, fmt.Errorf("HERALD_MAX_BODY: %w", err)
 	}
 	fs.Int64Var(&cfg.maxBody, "max-body", maxBody, "request body limit in bytes (HERALD_MAX_BODY)")
+	workers, err := strconv.Atoi(env("HERALD_WORKERS", "0"))
+	if err != nil {
+		return cfg, fmt.Errorf("HERALD_WORKERS: %w", err)
+	}
+	fs.IntVar(&cfg.workers, "workers", workers, "delivery workers; 0 means 2×GOMAXPROCS (HERALD_WORKERS)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
@@ -131,7 +137,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
-	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs})
+	// Background work (the delivery worker) stops claiming when ctx is done
+	// and registers here how to wait for what it is still running.
+	var stoppers []func(context.Context)
+	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
+		workers: cfg.workers, stoppers: &stoppers})
 	if err != nil {
 		return err
 	}
@@ -160,8 +170,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger.Info("herald shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	shutdownErr := srv.Shutdown(shutdownCtx)
+	// Running jobs finish within the same bound; past it they are abandoned
+	// and their leases let the next start run them again.
+	for _, stop := range stoppers {
+		stop(shutdownCtx)
+	}
+	if shutdownErr != nil {
+		return fmt.Errorf("shutdown: %w", shutdownErr)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
@@ -19,6 +20,8 @@ type deps struct {
 	secret       []byte           // encrypts integration credentials
 	now          func() time.Time // injected so tests can move time
 	environments []platform.Environment
+	workers      int                          // delivery workers; 0 means the default
+	stoppers     *[]func(ctx context.Context) // where background work registers its stop; nil in tests that do not stop it
 }
 
 // The domains call each other only through interfaces they declare; these
@@ -26,6 +29,8 @@ type deps struct {
 var (
 	_ subscribers.IntegrationResolver = (*integrations.Store)(nil)
 	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
+	_ activity.Workflows              = (*workflows.Store)(nil)
+	_ activity.Subscribers            = (*subscribers.Store)(nil)
 )
 
 // environmentSeeder creates what a domain needs in every environment from the
@@ -57,5 +62,8 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
 	workflows.AddRoutes(mux, workflowStore, integrationStore)
+
+	activityStore := activity.NewStore(d.db, d.now)
+	activity.AddRoutes(mux, activityStore, workflowStore, subscriberStore)
 	return nil
 }
