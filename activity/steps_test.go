@@ -391,3 +391,25 @@ func TestTrigger_BulkAndBroadcast(t *testing.T) {
 	is.Equal(len(got), 3)                                                                           // every subscriber of the environment
 	is.Equal(h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"missing"}`).Status, 422) // unknown workflow
 }
+
+func TestWorker_StopLetsRunningJobsFinish(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "slow", nil, step("inbox", "in_app", nil))
+	block := make(chan struct{})
+	h.msg.mu.Lock()
+	h.msg.block = block
+	h.msg.mu.Unlock()
+	tx := h.trigger(t, `{"name":"slow","to":"ada"}`)
+	platformtest.Eventually(t, 5*time.Second, func() bool { return h.msg.callCount() == 1 }, "the delivery to start")
+
+	stopped := make(chan struct{})
+	go func() {
+		h.stop(5 * time.Second) // graceful: stop claiming, wait for the running job
+		close(stopped)
+	}()
+	close(block)
+	<-stopped
+	n := h.notifications(t, "transactionId="+tx)[0]
+	is.Equal(n.statuses(), []string{"trigger:completed", "in_app:completed"}) // the running job finished before Stop returned
+}

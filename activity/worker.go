@@ -30,7 +30,8 @@ type Worker struct {
 
 	mu         sync.Mutex
 	wg         sync.WaitGroup
-	cancelJobs context.CancelFunc
+	cancelLoop context.CancelFunc // stops claiming
+	cancelJobs context.CancelFunc // abandons running jobs
 }
 
 // NewWorker returns a worker for store's queue. It delivers channel steps
@@ -57,12 +58,13 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 	return &Worker{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg}
 }
 
-// Start starts the pool. It stops claiming when ctx is done; jobs already
-// running go on until Stop.
+// Start starts the pool. It stops claiming when ctx is done or Stop is
+// called; jobs already running go on until Stop's deadline.
 func (w *Worker) Start(ctx context.Context) {
-	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ctx, cancelLoop := context.WithCancel(ctx)
+	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	w.mu.Lock()
-	w.cancelJobs = cancel
+	w.cancelLoop, w.cancelJobs = cancelLoop, cancelJobs
 	w.mu.Unlock()
 	for range w.cfg.Size {
 		w.wg.Add(1)
@@ -73,11 +75,15 @@ func (w *Worker) Start(ctx context.Context) {
 	}
 }
 
-// Stop waits for running jobs to finish, until ctx is done; then it cancels
-// them and waits for their goroutines. A canceled job records nothing: its
-// lease expires and another worker runs it again. The context given to
-// Start must be done already, or be canceled by the caller before Stop.
+// Stop stops claiming and waits for running jobs to finish, until ctx is
+// done; then it cancels them and waits for their goroutines. A canceled job
+// records nothing: its lease expires and another worker runs it again.
 func (w *Worker) Stop(ctx context.Context) {
+	w.mu.Lock()
+	if w.cancelLoop != nil {
+		w.cancelLoop()
+	}
+	w.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		w.wg.Wait()
