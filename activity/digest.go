@@ -35,8 +35,8 @@ func (s *Store) openDigest(ctx context.Context, j *job, cfg digestConfig, until 
 		var masterID, masterNotification string
 		err := tx.QueryRowContext(ctx, `
 			SELECT id, notification_id FROM jobs
-			WHERE environment_id = ? AND type = 'digest' AND group_key = ? AND status = 'delayed' AND stage = ? AND id <> ?
-			ORDER BY created_at, id LIMIT 1`, j.EnvironmentID, j.GroupKey, stageDigesting, j.ID).Scan(&masterID, &masterNotification)
+			WHERE group_key = ? AND type = 'digest' AND status = 'delayed' AND stage = ? AND id <> ?
+			ORDER BY created_at, id LIMIT 1`, j.GroupKey, stageDigesting, j.ID).Scan(&masterID, &masterNotification)
 		switch {
 		case err == nil:
 			return s.mergeDigest(ctx, tx, j, masterID, masterNotification, details)
@@ -55,8 +55,8 @@ func (s *Store) openDigest(ctx context.Context, j *job, cfg digestConfig, until 
 			var recent int
 			err = tx.QueryRowContext(ctx, `
 				SELECT count(*) FROM jobs
-				WHERE environment_id = ? AND type = 'digest' AND group_key = ? AND id <> ? AND created_at >= ? AND created_at <= ?`,
-				j.EnvironmentID, j.GroupKey, j.ID, platform.FormatTime(since), j.CreatedAt).Scan(&recent)
+				WHERE group_key = ? AND type = 'digest' AND id <> ? AND created_at >= ? AND created_at <= ?`,
+				j.GroupKey, j.ID, platform.FormatTime(since), j.CreatedAt).Scan(&recent)
 			if err != nil {
 				return fmt.Errorf("count backoff events: %w", err)
 			}
@@ -146,8 +146,8 @@ func (s *Store) throttle(ctx context.Context, j *job, cfg throttleConfig, detail
 		var passed int
 		err := tx.QueryRowContext(ctx, `
 			SELECT count(*) FROM jobs
-			WHERE environment_id = ? AND type = 'throttle' AND group_key = ? AND status = 'completed' AND updated_at > ?`,
-			j.EnvironmentID, j.GroupKey, platform.FormatTime(since)).Scan(&passed)
+			WHERE group_key = ? AND type = 'throttle' AND status = 'completed' AND updated_at > ?`,
+			j.GroupKey, platform.FormatTime(since)).Scan(&passed)
 		if err != nil {
 			return fmt.Errorf("count throttle: %w", err)
 		}

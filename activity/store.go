@@ -192,7 +192,8 @@ func insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r recipient, nid strin
 }
 
 // group is the key digest and throttle jobs are matched on: the same
-// workflow, subscriber and step, and the same key value.
+// workflow, subscriber and step, and the same key value. The workflow's _id
+// is unique across environments, so the key needs no environment.
 func group(templateID, subscriberID, stepID, value string) string {
 	return templateID + "|" + subscriberID + "|" + stepID + "|" + value
 }

@@ -84,8 +84,10 @@ CREATE TABLE jobs (
 CREATE INDEX jobs_transaction ON jobs (environment_id, transaction_id);
 CREATE INDEX jobs_parent ON jobs (parent_id);
 CREATE INDEX jobs_notification ON jobs (notification_id, position);
-CREATE INDEX jobs_claim ON jobs (run_at, lease_until) WHERE run_at IS NOT NULL;
-CREATE INDEX jobs_group ON jobs (environment_id, type, group_key, status, created_at) WHERE group_key <> '';
+CREATE INDEX jobs_claim ON jobs (run_at, id) WHERE run_at IS NOT NULL;
+-- Digest merges and throttle counts look jobs up by their group (workflow,
+-- subscriber, step and key value).
+CREATE INDEX jobs_group ON jobs (group_key, status, created_at);
 CREATE INDEX jobs_merged ON jobs (merged_digest_id) WHERE merged_digest_id <> '';
 
 -- execution_details records what happened to each job, in order (seq).
