@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 )
 
@@ -24,5 +25,9 @@ type deps struct {
 // both call it, so the tests exercise the real wiring.
 func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	platform.AddRoutes(mux, d.db)
+	// The sources are the subscribers, workflows and integrations stores once
+	// those domains are merged: messaging.Sources{Subscribers: subs, Workflows: wfs, Integrations: ints}.
+	messages := messaging.NewStore(d.db, messaging.Sources{}).WithClock(d.now)
+	messaging.AddRoutes(mux, messages)
 	return nil
 }
