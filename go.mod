@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/go-playground/validator/v10 v10.30.6
 	github.com/golang-migrate/migrate/v4 v4.20.1
+	github.com/matryer/is v1.4.1
 	github.com/osteele/liquid v1.6.0
 	github.com/wneessen/go-mail v0.8.1
 	modernc.org/sqlite v1.61.1

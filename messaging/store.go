@@ -41,16 +41,16 @@ type message struct {
 	SubscriberID, ExternalSubscriber                         string
 	TemplateID, MessageTemplateID, TemplateIdentifier        string
 	StepID, TransactionID, Channel, ProviderID               string
-	Content                                                  json.RawMessage
+	Content                                                  []byte
 	Subject, Title, Email, Phone, DirectWebhookURL, Avatar   *string
-	DeviceTokens                                             json.RawMessage
-	CTA, Payload, Overrides, Data, Tags, Actor               json.RawMessage
-	SubscriberSummary                                        json.RawMessage
+	DeviceTokens                                             []byte
+	CTA, Payload, Overrides, Data, Tags, Actor               []byte
+	SubscriberSummary                                        []byte
 	Status                                                   string
 	ErrorID, ErrorText                                       *string
 	Read, Seen                                               bool
 	LastReadDate, LastSeenDate                               *string
-	DeliveredAt, Outcome                                     json.RawMessage
+	DeliveredAt, Outcome                                     []byte
 	CreatedAt, UpdatedAt                                     string
 }
 
@@ -299,7 +299,7 @@ func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, chann
 // messages, for when no SubscriberSource is wired.
 func (s *Store) subscriberByExternalID(ctx context.Context, env, subscriberID string) (string, json.RawMessage, error) {
 	var id string
-	var sum json.RawMessage
+	var sum []byte
 	err := s.db.R.QueryRowContext(ctx, `SELECT subscriber_id, subscriber_summary FROM messages
 		WHERE environment_id = ? AND external_subscriber = ? ORDER BY created_at DESC LIMIT 1`, env, subscriberID).Scan(&id, &sum)
 	if errors.Is(err, sql.ErrNoRows) {
