@@ -28,7 +28,7 @@ func (s *Store) DeliverJSON(ctx context.Context, doc json.RawMessage) (_ json.Ra
 	}
 	prev, err := s.messageByJob(ctx, d.JobID)
 	switch {
-	case err == nil && prev.Status != "error":
+	case err == nil && prev.Status != "error" && finished(prev):
 		return prev.Outcome, nil
 	case err != nil && !errors.Is(err, platform.ErrNotFound):
 		return nil, err
@@ -93,10 +93,13 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 		if err != nil {
 			return nil, err
 		}
-		if !inserted { // another call delivered this job meanwhile
+		if !inserted { // another call is delivering this job right now
 			other, err := s.messageByJob(ctx, d.JobID)
 			if err != nil {
 				return nil, err
+			}
+			if !finished(other) {
+				return nil, fmt.Errorf("job %s is being delivered by another call", d.JobID)
 			}
 			var o outcome
 			return &o, json.Unmarshal(other.Outcome, &o)
@@ -148,6 +151,14 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 		return nil, err
 	}
 	return out, nil
+}
+
+// finished reports whether a stored message's delivery attempt completed.
+// A message whose outcome was never recorded was stored by an attempt that
+// stopped half-way (the process died while sending): its job is sent again,
+// so delivery is at least once rather than possibly never.
+func finished(m *message) bool {
+	return string(m.Outcome) != "{}"
 }
 
 // fail is the outcome of a delivery that stored nothing.

@@ -301,7 +301,17 @@ func TestDeliver_Idempotent(t *testing.T) {
 	h.srv.Dev.Do(t, "GET", "/v1/messages", "").Decode(t, &p)
 	is.Equal(p.TotalCount, 1) // one message for one job
 
-	_, err := h.store.DeliverJSON(t.Context(), json.RawMessage(`{"channel":"in_app"}`))
+	// An attempt that stopped before recording its outcome (a crash while
+	// sending) is sent again, into the same message.
+	_, err := h.srv.App.DB.W.Exec(`UPDATE messages SET outcome = '{}' WHERE id = ?`, first.MessageID)
+	is.NoErr(err) // simulate the interrupted attempt
+	third := h.deliver(t, j)
+	is.Equal(third.MessageID, first.MessageID) // the same message
+	is.Equal(third.Status, "sent")             // sent again
+	h.srv.Dev.Do(t, "GET", "/v1/messages", "").Decode(t, &p)
+	is.Equal(p.TotalCount, 1) // still one message
+
+	_, err = h.store.DeliverJSON(t.Context(), json.RawMessage(`{"channel":"in_app"}`))
 	is.True(err != nil) // a document without a job is refused
 	_, err = h.store.DeliverJSON(t.Context(), json.RawMessage(`[`))
 	is.True(err != nil) // and so is one that is not JSON

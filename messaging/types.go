@@ -1,7 +1,3 @@
-// Package messaging stores the messages that workflow steps deliver, serves a
-// subscriber's in-app feed and its read/seen state, lists and deletes messages,
-// and delivers each channel step through a real provider (spec §2.9–§2.11,
-// §4.4, §4.7, §4.8; contract §8 and §9).
 package messaging
 
 import (
