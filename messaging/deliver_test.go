@@ -316,3 +316,24 @@ func TestDeliver_Idempotent(t *testing.T) {
 	_, err = h.store.DeliverJSON(t.Context(), json.RawMessage(`[`))
 	is.True(err != nil) // and so is one that is not JSON
 }
+
+func TestDeliver_Concurrent(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
+	var wg sync.WaitGroup
+	results := make([]outcome, 20)
+	for i := range results {
+		wg.Go(func() {
+			results[i] = h.deliver(t, job{subscriber: ada, payload: map[string]any{"i": i},
+				controls: map[string]any{"body": "n={{ payload.i }} {{ subscriber.firstName | downcase }}"}})
+		})
+	}
+	wg.Wait()
+	for _, out := range results {
+		is.Equal(out.Status, "sent") // every concurrent delivery sent
+	}
+	var p page
+	h.srv.Dev.Do(t, "GET", "/v1/messages?limit=100", "").Decode(t, &p)
+	is.Equal(p.TotalCount, 20) // one message each
+}

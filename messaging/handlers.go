@@ -97,6 +97,9 @@ type markAsRequest struct {
 
 // Valid checks messageId, which may be a string or an array of strings.
 func (m *markAsRequest) Valid(context.Context) map[string]string {
+	if m == nil { // the body was JSON null
+		return map[string]string{"messageId": "is required", "markAs": "is required"}
+	}
 	if len(m.MessageID) == 0 || string(m.MessageID) == "null" {
 		return map[string]string{"messageId": "is required"}
 	}

@@ -128,6 +128,8 @@ func TestMarkAs(t *testing.T) {
 		{"ErrNumberId", "ada", `{"messageId":5,"markAs":"read"}`, 422, "messageId"},
 		{"ErrBadMark", "ada", fmt.Sprintf(`{"messageId":%q,"markAs":"archived"}`, ids[0]), 422, "markAs"},
 		{"ErrNotJSON", "ada", `{`, 400, ""},
+		{"ErrNullBody", "ada", `null`, 422, "messageId"},
+		{"ErrArrayBody", "ada", `[]`, 400, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
