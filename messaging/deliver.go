@@ -188,7 +188,8 @@ func (s *Store) targets(ctx context.Context, d *delivery) ([]target, *outcome, e
 		for _, doc := range docs {
 			var in integration
 			if err := json.Unmarshal(doc, &in); err != nil {
-				return nil, nil, fmt.Errorf("decode integration: %w", err)
+				// Bad stored credentials need a person, not a retry.
+				return nil, fail("", "Credentials", "Invalid integration credentials: "+err.Error()), nil
 			}
 			active = append(active, in)
 		}

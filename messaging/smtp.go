@@ -50,11 +50,11 @@ func (p *smtpProvider) Send(ctx context.Context, m Message) (Result, error) {
 	}
 	opts := []mail.Option{mail.WithPort(port), mail.WithTimeout(20 * time.Second), mail.WithTLSConfig(tlsConfig)}
 	switch {
-	case c.Secure:
+	case bool(c.Secure):
 		opts = append(opts, mail.WithSSL())
-	case c.IgnoreTLS:
+	case bool(c.IgnoreTLS):
 		opts = append(opts, mail.WithTLSPolicy(mail.NoTLS))
-	case c.RequireTLS:
+	case bool(c.RequireTLS):
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))
 	default:
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSOpportunistic))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // SubscriberSource reads subscribers; subscribers.Store satisfies it.
@@ -126,10 +127,10 @@ type credentials struct {
 	SecretKeyHeader     string         `json:"secretKeyRequestHeader"`
 	IDPath              string         `json:"idPath"`
 	DatePath            string         `json:"datePath"`
-	Secure              bool           `json:"secure"`
-	RequireTLS          bool           `json:"requireTls"`
-	IgnoreTLS           bool           `json:"ignoreTls"`
-	HMAC                bool           `json:"hmac"`
+	Secure              flag           `json:"secure"`
+	RequireTLS          flag           `json:"requireTls"`
+	IgnoreTLS           flag           `json:"ignoreTls"`
+	HMAC                flag           `json:"hmac"`
 	TLSOptions          map[string]any `json:"tlsOptions"`
 }
 
@@ -150,6 +151,17 @@ func (c *credentials) UnmarshalJSON(b []byte) error {
 	case float64:
 		c.Port = strconv.FormatFloat(p, 'f', -1, 64)
 	}
+	return nil
+}
+
+// flag is a credentials boolean, accepted as true/false or as "true"/"false",
+// since forms often send checkboxes as strings.
+type flag bool
+
+// UnmarshalJSON reads a boolean or a string holding one; anything else is false.
+func (f *flag) UnmarshalJSON(b []byte) error {
+	v, _ := strconv.ParseBool(strings.Trim(string(b), `"`))
+	*f = flag(v)
 	return nil
 }
 
