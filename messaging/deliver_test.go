@@ -118,7 +118,7 @@ func TestDeliver_Webhooks(t *testing.T) {
 		},
 		{
 			name: "OK mattermost", channel: "chat", providerID: "mattermost",
-			creds: func(string) map[string]any { return map[string]any{"hmac": true, "secretKey": "s3cret"} },
+			creds: func(string) map[string]any { return map[string]any{"hmac": "true", "secretKey": "s3cret"} }, // as a form sends it
 			subCreds: func(u string) map[string]any {
 				return map[string]any{"webhookUrl": u + "/hooks/x", "channel": "town-square"}
 			},
@@ -170,7 +170,7 @@ func TestDeliver_Webhooks(t *testing.T) {
 				gotJSON, _ := json.Marshal(got)
 				is.Equal(string(gotJSON), string(wantJSON))                      // the provider's shape
 				is.Equal(reqs[i].header.Get("Content-Type"), "application/json") // JSON
-				if creds["hmac"] == true {
+				if creds["hmac"] == true || creds["hmac"] == "true" {
 					is.Equal(reqs[i].header.Get("X-Herald-Signature"), sign("s3cret", reqs[i].body)) // signed body
 				} else {
 					is.Equal(reqs[i].header.Get("X-Herald-Signature"), "") // unsigned
