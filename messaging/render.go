@@ -206,7 +206,10 @@ func htmlToText(h string) string {
 			tag.Reset()
 		case r == '>' && inTag:
 			inTag = false
-			name := strings.ToLower(strings.Fields(tag.String() + " ")[0])
+			name := ""
+			if fields := strings.Fields(tag.String()); len(fields) > 0 {
+				name = strings.ToLower(fields[0])
+			}
 			switch name {
 			case "style", "title":
 				inStyle = true

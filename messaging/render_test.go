@@ -99,4 +99,5 @@ func TestEmailBody(t *testing.T) {
 	is.True(!useLayout(map[string]any{"layoutId": nil}, nil, "s"))                                                            // null means none
 	is.True(!useLayout(map[string]any{}, map[string]any{"steps": map[string]any{"s": map[string]any{"layoutId": nil}}}, "s")) // overridden per step
 	is.Equal(htmlToText(`<html><head><title>T</title></head><body><h1>Hi</h1><p>a &amp; b</p></body></html>`), "Hi\na & b")   // text alternative
+	is.Equal(htmlToText("a<>b< >c"), "abc")                                                                                   // empty tags do not break it
 }
