@@ -132,7 +132,7 @@ func TestFeed_PayloadFilter(t *testing.T) {
 		{"order": map[string]any{"status": "paid", "id": 7, "meta": map[string]any{"gift": true}}, "kind": "a"},
 		{"order": map[string]any{"status": "paid", "id": 8}, "kind": "b", "list": []any{1, 2}},
 		{"order": map[string]any{"status": "open", "id": 7}, "kind": "a", "nothing": nil},
-		{"kind": "a.b"},
+		{"kind": "a.b", `odd"key\\`: "x"},
 	}
 	for i, p := range payloads {
 		h.mustDeliver(t, job{subscriber: ada, payload: p, controls: map[string]any{"body": fmt.Sprint(i)}})
@@ -150,6 +150,7 @@ func TestFeed_PayloadFilter(t *testing.T) {
 		{"OK array as a whole", `{"list":[1,2]}`, "1"},
 		{"OK null", `{"nothing":null}`, "2"},
 		{"OK dot in a value", `{"kind":"a.b"}`, "3"},
+		{"OK quote and backslash in a key", `{"odd\"key\\\\":"x"}`, "3"},
 		{"OK no match", `{"order":{"status":"refunded"}}`, ""},
 		{"OK type must match", `{"order":{"id":"7"}}`, ""},
 		{"OK empty object matches all", `{}`, "3,2,1,0"},

@@ -195,7 +195,7 @@ func (p payloadMatch) sql() (string, []any) {
 	var b strings.Builder
 	b.WriteString("$")
 	for _, k := range p.path {
-		b.WriteString(`."` + strings.ReplaceAll(k, `"`, `\"`) + `"`)
+		b.WriteString(`."` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(k) + `"`)
 	}
 	path := b.String()
 	switch v := p.value.(type) {
