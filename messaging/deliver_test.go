@@ -337,3 +337,31 @@ func TestDeliver_Concurrent(t *testing.T) {
 	h.srv.Dev.Do(t, "GET", "/v1/messages?limit=100", "").Decode(t, &p)
 	is.Equal(p.TotalCount, 20) // one message each
 }
+
+func TestDeliver_EmailBlocks(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	srv := newHook(t)
+	dev := h.srv.App.Development
+	h.src.addIntegration(dev, "email", "email-webhook", map[string]any{"webhookUrl": srv.URL, "from": "a@acme.test"})
+	ada := h.src.addSubscriber(dev, "ada", nil)
+	out := h.deliver(t, job{subscriber: ada, channel: "email", payload: map[string]any{"name": "Bea"}, controls: map[string]any{
+		"subject": "s", "layoutId": nil, "body": []any{
+			map[string]any{"type": "text", "content": "Hi {{ payload.name }}", "styles": map[string]any{"textAlign": "center"}},
+			map[string]any{"type": "button", "content": "Go", "url": "https://acme.test/{{ payload.name }}"},
+		}}})
+	is.Equal(out.Status, "sent") // delivered
+	var sent map[string]any
+	is.NoErr(json.Unmarshal(srv.got()[0].body, &sent))                                           // the webhook body
+	is.True(strings.HasPrefix(sent["html"].(string), `<p style="text-align:center">Hi Bea</p>`)) // text block rendered
+	is.True(strings.Contains(sent["html"].(string), `href="https://acme.test/Bea"`))             // button URL rendered
+	is.Equal(sent["text"], "Hi Bea\nGo")                                                         // plain-text alternative
+
+	var p page
+	h.srv.Dev.Do(t, "GET", "/v1/messages", "").Decode(t, &p)
+	var blocks []map[string]any
+	is.NoErr(json.Unmarshal(p.Data[0].Content, &blocks)) // content is the EmailBlock array
+	is.Equal(blocks[0]["content"], "Hi Bea")             // rendered
+	is.Equal(blocks[1]["type"], "button")                // kept its kind
+	is.Equal(blocks[1]["url"], "https://acme.test/Bea")  // and its rendered URL
+}

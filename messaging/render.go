@@ -116,6 +116,11 @@ func emailBody(body any, editorType string) (htmlSrc string, blocks []emailBlock
 		if err := json.Unmarshal(raw, &blocks); err != nil {
 			return "", nil, fmt.Errorf("body: an array must hold email blocks: %v", err)
 		}
+		for i := range blocks {
+			if blocks[i].Type != "button" {
+				blocks[i].Type = "text" // spec §2.10: an EmailBlock is a button or text
+			}
+		}
 		return "", blocks, nil
 	case string:
 		trimmed := strings.TrimSpace(b)

@@ -93,6 +93,8 @@ func TestEmailBody(t *testing.T) {
 	_, blocks, err = emailBody([]any{map[string]any{"type": "text", "content": "hi"}, map[string]any{"type": "button", "content": "Go", "url": "https://a.test"}}, "")
 	is.NoErr(err)            // EmailBlocks
 	is.Equal(len(blocks), 2) // both kept
+	_, blocks, _ = emailBody([]any{map[string]any{"type": "image", "content": "x"}}, "")
+	is.Equal(blocks[0].Type, "text") // only button and text exist
 	_, _, err = emailBody("not json", "block")
 	is.True(err != nil)                                                                                                       // the block editor needs a document
 	is.True(useLayout(map[string]any{}, nil, "s"))                                                                            // layout by default
