@@ -13,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 // hook is an httptest.Server that records what providers post to it.
@@ -323,14 +326,16 @@ func TestDeliver_Concurrent(t *testing.T) {
 	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
 	var wg sync.WaitGroup
 	results := make([]outcome, 20)
+	errs := make([]error, 20)
 	for i := range results {
 		wg.Go(func() {
-			results[i] = h.deliver(t, job{subscriber: ada, payload: map[string]any{"i": i},
+			results[i], errs[i] = h.tryDeliver(job{subscriber: ada, payload: map[string]any{"i": i},
 				controls: map[string]any{"body": "n={{ payload.i }} {{ subscriber.firstName | downcase }}"}})
 		})
 	}
 	wg.Wait()
-	for _, out := range results {
+	for i, out := range results {
+		is.NoErr(errs[i])            // attempted
 		is.Equal(out.Status, "sent") // every concurrent delivery sent
 	}
 	var p page
@@ -364,4 +369,35 @@ func TestDeliver_EmailBlocks(t *testing.T) {
 	is.Equal(blocks[0]["content"], "Hi Bea")             // rendered
 	is.Equal(blocks[1]["type"], "button")                // kept its kind
 	is.Equal(blocks[1]["url"], "https://acme.test/Bea")  // and its rendered URL
+}
+
+// TestDeliver_WithoutSources is the store as wire.go builds it before the
+// other domains are merged: in_app works, subscribers are found through
+// their messages, and other channels fail for want of an integration.
+func TestDeliver_WithoutSources(t *testing.T) {
+	is := is.New(t)
+	var store *messaging.Store
+	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
+		store = messaging.NewStore(app.DB, messaging.Sources{})
+		messaging.AddRoutes(mux, store)
+	})
+	h := &harness{srv: srv, store: store, src: newFakeSources()}
+	ada := h.src.addSubscriber(srv.App.Development, "ada", nil)
+	id := h.mustDeliver(t, job{subscriber: ada, controls: map[string]any{"body": "hi"}})
+	out := h.deliver(t, job{subscriber: ada, channel: "email", controls: map[string]any{"subject": "s", "body": "b"}})
+	is.Equal(out.Status, "error") // no integrations to send email through
+
+	var p feedPage
+	res := srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "")
+	is.Equal(res.Status, 200) // ada found through her message
+	res.Decode(t, &p)
+	is.Equal(p.Data[0].ID, id)                                                               // her message
+	is.Equal(srv.Dev.Do(t, "GET", "/v1/subscribers/bob/notifications/feed", "").Status, 404) // nobody else
+	var list struct {
+		Data []map[string]any `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/messages?subscriberId=ada", "").Decode(t, &list)
+	is.Equal(len(list.Data), 1) // listed
+	_, embedded := list.Data[0]["subscriber"]
+	is.True(!embedded) // nothing to embed without a source
 }

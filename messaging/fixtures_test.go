@@ -3,6 +3,7 @@ package messaging_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -150,6 +151,15 @@ type job struct {
 // deliver calls DeliverJSON with a delivery document built from j.
 func (h *harness) deliver(t *testing.T, j job) outcome {
 	t.Helper()
+	out, err := h.tryDeliver(j)
+	if err != nil {
+		t.Fatalf("DeliverJSON: %v", err)
+	}
+	return out
+}
+
+// tryDeliver is deliver for goroutines, which must not stop the test.
+func (h *harness) tryDeliver(j job) (outcome, error) {
 	if j.env.ID == "" {
 		j.env = h.srv.App.Development
 	}
@@ -180,13 +190,13 @@ func (h *harness) deliver(t *testing.T, j job) outcome {
 	b, _ := json.Marshal(doc)
 	res, err := h.store.DeliverJSON(context.Background(), b)
 	if err != nil {
-		t.Fatalf("DeliverJSON: %v", err)
+		return outcome{}, err
 	}
 	var out outcome
 	if err := json.Unmarshal(res, &out); err != nil {
-		t.Fatalf("decode outcome %s: %v", res, err)
+		return outcome{}, fmt.Errorf("decode outcome %s: %w", res, err)
 	}
-	return out
+	return out, nil
 }
 
 // mustDeliver delivers and fails the test unless the message was sent.
