@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
@@ -26,6 +27,9 @@ type deps struct {
 var (
 	_ subscribers.IntegrationResolver = (*integrations.Store)(nil)
 	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
+	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
+	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
+	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
 )
 
 // environmentSeeder creates what a domain needs in every environment from the
@@ -45,6 +49,11 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	}
 	workflowStore := workflows.NewStore(d.db)
 	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
+	messageStore := messaging.NewStore(d.db, messaging.Sources{
+		Subscribers:  subscriberStore,
+		Workflows:    workflowStore,
+		Integrations: integrationStore,
+	}).WithClock(d.now)
 
 	for _, s := range []environmentSeeder{integrationStore, workflowStore} {
 		for _, env := range d.environments {
@@ -57,5 +66,6 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
 	workflows.AddRoutes(mux, workflowStore, integrationStore)
+	messaging.AddRoutes(mux, messageStore)
 	return nil
 }
