@@ -8,6 +8,7 @@ import (
 
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
@@ -29,8 +30,12 @@ type deps struct {
 var (
 	_ subscribers.IntegrationResolver = (*integrations.Store)(nil)
 	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
+	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
+	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
+	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
 	_ activity.Workflows              = (*workflows.Store)(nil)
 	_ activity.Subscribers            = (*subscribers.Store)(nil)
+	_ activity.Messenger              = (*messaging.Store)(nil)
 )
 
 // environmentSeeder creates what a domain needs in every environment from the
@@ -50,6 +55,11 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	}
 	workflowStore := workflows.NewStore(d.db)
 	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
+	messageStore := messaging.NewStore(d.db, messaging.Sources{
+		Subscribers:  subscriberStore,
+		Workflows:    workflowStore,
+		Integrations: integrationStore,
+	}).WithClock(d.now)
 
 	for _, s := range []environmentSeeder{integrationStore, workflowStore} {
 		for _, env := range d.environments {
@@ -62,8 +72,17 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
 	workflows.AddRoutes(mux, workflowStore, integrationStore)
+	messaging.AddRoutes(mux, messageStore)
 
+	// Triggers queue jobs; the worker runs them until ctx is done, and run
+	// waits for it through the stopper it registers.
 	activityStore := activity.NewStore(d.db, d.now)
 	activity.AddRoutes(mux, activityStore, workflowStore, subscriberStore)
+	worker := activity.NewWorker(activityStore, subscriberStore, messageStore,
+		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
+	worker.Start(ctx)
+	if d.stoppers != nil {
+		*d.stoppers = append(*d.stoppers, worker.Stop)
+	}
 	return nil
 }

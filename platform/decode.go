@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,10 +33,22 @@ func Decode[T any](r *http.Request) (T, error) {
 	if err := checkContentType(r); err != nil {
 		return v, err
 	}
-	if err := decodeJSON(r.Body, &v); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return v, readError(err)
+	}
+	if err := decodeJSON(body, &v); err != nil {
 		return v, err
 	}
 	return v, ValidateRequest(r.Context(), v)
+}
+
+func readError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return Errorf(http.StatusRequestEntityTooLarge, "Request body is larger than %d bytes", tooBig.Limit)
+	}
+	return BadRequest("Could not read the request body")
 }
 
 // ValidateRequest runs the struct tags and then Valid, if v has it, and
@@ -69,8 +82,8 @@ func checkContentType(r *http.Request) error {
 	return nil
 }
 
-func decodeJSON(body io.Reader, v any) error {
-	dec := json.NewDecoder(body)
+func decodeJSON(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	err := dec.Decode(v)
 	if err == nil {
 		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -78,15 +91,17 @@ func decodeJSON(body io.Reader, v any) error {
 		}
 		return nil
 	}
-	var tooBig *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError
 	switch {
-	case errors.As(err, &tooBig):
-		return Errorf(http.StatusRequestEntityTooLarge, "Request body is larger than %d bytes", tooBig.Limit)
 	case errors.Is(err, io.EOF):
 		return BadRequest("Request body is empty; a JSON object is required")
 	case errors.As(err, &typeErr):
-		field := typeErr.Field
+		// encoding/json names struct fields but not array indexes
+		// ("steps.name"), so find the exact path from the error's offset.
+		field := pathAtOffset(body, typeErr.Offset)
+		if field == "" {
+			field = typeErr.Field
+		}
 		if field == "" {
 			return BadRequest("Request body must be a JSON %s", jsonKind(typeErr.Type))
 		}

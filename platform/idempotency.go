@@ -51,11 +51,7 @@ func (s *idempotency) middleware(next http.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				return Errorf(http.StatusRequestEntityTooLarge, "Request body is larger than %d bytes", tooBig.Limit)
-			}
-			return BadRequest("Could not read the request body")
+			return readError(err)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		return s.once(w, r, next, key, fingerprint(r, body))

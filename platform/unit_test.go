@@ -70,3 +70,39 @@ func TestQuery(t *testing.T) {
 	is.Equal(q.Enum("e", "", "y", "z"), "")           // unknown enum falls back
 	is.True(q.Err() != nil)                           // and is reported
 }
+
+func TestDecodeJSON_TypeErrorPaths(t *testing.T) {
+	type item struct {
+		Name string `json:"name"`
+	}
+	type body struct {
+		Tags     []string `json:"tags"`
+		Steps    []item   `json:"steps"`
+		Settings struct {
+			Limit int `json:"limit"`
+		} `json:"settings"`
+		Matrix [][]int `json:"matrix"`
+	}
+	for _, tc := range []struct {
+		json string
+		path string
+	}{
+		{`{"tags":["a",1]}`, "tags.1"},
+		{`{"steps":[{"name":"a"},{"name":5}]}`, "steps.1.name"},
+		{`{"tags":["x"],"settings":{"limit":"x"}}`, "settings.limit"},
+		{`{"matrix":[[1],[2,"x"]]}`, "matrix.1.1"},
+		{`{"steps":[{"name":"a"}, {"name":[1]}]}`, "steps.1.name"},
+		{`{"settings":[]}`, "settings"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			is := is.New(t)
+			var v body
+			err := decodeJSON([]byte(tc.json), &v)
+			e, ok := err.(*Error)
+			is.True(ok)             // a client error
+			is.Equal(e.Status, 422) // wrong type is a validation failure
+			_, named := e.Fields[tc.path]
+			is.True(named) // named by its full path, indexes included
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package messaging
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// handleFeed serves GET /v1/subscribers/{subscriberId}/notifications/feed:
+// the subscriber's in_app messages, newest first (spec §4.4, contract §6).
+func handleFeed(s *Store) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
+		q := platform.NewQuery(r)
+		f := feedFilter{
+			page:  q.Int("page", 0, 0, math.MaxInt32),
+			limit: q.Int("limit", 10, 1, 100),
+			read:  q.Bool("read"),
+			seen:  q.Bool("seen"),
+		}
+		if p := q.String("payload"); p != "" {
+			matches, err := parsePayloadFilter(p)
+			if err != nil {
+				q.Fail("payload", p, err.Error())
+			}
+			f.payload = matches
+		}
+		if err := q.Err(); err != nil {
+			return err
+		}
+		subID, sum, err := s.resolveSubscriber(ctx, env, r.PathValue("subscriberId"))
+		if err != nil {
+			return err
+		}
+		f.subscriberID = subID
+		rows, total, err := s.feed(ctx, env, f)
+		if err != nil {
+			return err
+		}
+		items := make([]feedItem, len(rows))
+		for i, m := range rows {
+			items[i] = toFeedItem(m, sum)
+		}
+		return platform.JSON(w, http.StatusOK, page[feedItem]{
+			TotalCount: total, HasMore: f.page*f.limit+len(items) < total,
+			Data: items, PageSize: len(items), Page: f.page,
+		})
+	})
+}
+
+// handleMarkAs serves POST /v1/subscribers/{subscriberId}/messages/mark-as
+// (spec §4.7). Only the subscriber's own messages of this environment are
+// changed and returned; ids of anyone else's are ignored, and when no id is
+// the subscriber's the answer is 404, so a client never mistakes "nothing
+// happened" for success.
+func handleMarkAs(s *Store) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
+		req, err := platform.Decode[*markAsRequest](r)
+		if err != nil {
+			return err
+		}
+		subscriberID := r.PathValue("subscriberId")
+		subID, _, err := s.resolveSubscriber(ctx, env, subscriberID)
+		if err != nil {
+			return err
+		}
+		rows, err := s.markAs(ctx, env, subID, req.ids, req.MarkAs, s.now())
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return platform.NotFound("None of the given messages belongs to subscriber %s", subscriberID)
+		}
+		out, err := s.messageResponses(ctx, env, rows)
+		if err != nil {
+			return err
+		}
+		for i := range out {
+			out[i].ContextKeys = &[]string{}
+		}
+		return platform.JSON(w, http.StatusCreated, out)
+	})
+}
+
+// markAsRequest is the mark-as body: messageId is one id or 1..100 ids.
+type markAsRequest struct {
+	MessageID json.RawMessage `json:"messageId"`
+	MarkAs    string          `json:"markAs" validate:"required,oneof=read seen unread unseen"`
+	ids       []string
+}
+
+// Valid checks messageId, which may be a string or an array of strings.
+func (m *markAsRequest) Valid(context.Context) map[string]string {
+	if m == nil { // the body was JSON null
+		return map[string]string{"messageId": "is required", "markAs": "is required"}
+	}
+	if len(m.MessageID) == 0 || string(m.MessageID) == "null" {
+		return map[string]string{"messageId": "is required"}
+	}
+	var one string
+	if json.Unmarshal(m.MessageID, &one) == nil {
+		if !platform.IsID(one) {
+			return map[string]string{"messageId": "must be a 24-character hex id"}
+		}
+		m.ids = []string{one}
+		return nil
+	}
+	var many []json.RawMessage
+	if json.Unmarshal(m.MessageID, &many) != nil {
+		return map[string]string{"messageId": "must be a string or an array of strings"}
+	}
+	if len(many) < 1 || len(many) > 100 {
+		return map[string]string{"messageId": "must contain between 1 and 100 ids"}
+	}
+	problems := map[string]string{}
+	for i, raw := range many {
+		var id string
+		if json.Unmarshal(raw, &id) != nil || !platform.IsID(id) {
+			problems[fmt.Sprintf("messageId.%d", i)] = "must be a 24-character hex id"
+			continue
+		}
+		m.ids = append(m.ids, id)
+	}
+	return problems
+}
+
+// handleMessageList serves GET /v1/messages (spec §4.8): newest first, with
+// the subscriber and the workflow embedded.
+func handleMessageList(s *Store) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
+		q := platform.NewQuery(r)
+		f := listFilter{
+			channel:        q.Enum("channel", "", channels...),
+			transactionIDs: q.Strings("transactionId"),
+			page:           q.Int("page", 0, 0, math.MaxInt32),
+			limit:          q.Int("limit", 10, 1, 1000),
+		}
+		if err := q.Err(); err != nil {
+			return err
+		}
+		if sid := q.String("subscriberId"); sid != "" {
+			id, _, err := s.resolveSubscriber(ctx, env, sid)
+			if err != nil {
+				return err
+			}
+			f.subscriberID = id
+		}
+		rows, total, err := s.list(ctx, env, f)
+		if err != nil {
+			return err
+		}
+		out, err := s.messageResponses(ctx, env, rows)
+		if err != nil {
+			return err
+		}
+		return platform.JSON(w, http.StatusOK, page[messageResponse]{
+			TotalCount: total, HasMore: f.page*f.limit+len(out) < total,
+			Data: out, PageSize: len(out), Page: f.page,
+		})
+	})
+}
+
+// handleMessageDelete serves DELETE /v1/messages/{messageId}.
+func handleMessageDelete(s *Store) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		env, id := platform.TenantFrom(r.Context()).EnvironmentID, r.PathValue("messageId")
+		if !platform.IsID(id) {
+			return platform.NotFound("Message %s not found", id)
+		}
+		if err := s.deleteMessage(r.Context(), env, id); errors.Is(err, platform.ErrNotFound) {
+			return platform.NotFound("Message %s not found", id)
+		} else if err != nil {
+			return err
+		}
+		return platform.JSON(w, http.StatusOK, map[string]any{"acknowledged": true, "status": "deleted"})
+	})
+}
+
+// handleTransactionDelete serves DELETE /v1/messages/transaction/{transactionId}:
+// every message of the transaction, or of one channel of it; 204 (contract §9).
+func handleTransactionDelete(s *Store) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		env, txID := platform.TenantFrom(r.Context()).EnvironmentID, r.PathValue("transactionId")
+		q := platform.NewQuery(r)
+		channel := q.Enum("channel", "", channels...)
+		if err := q.Err(); err != nil {
+			return err
+		}
+		n, err := s.deleteTransaction(r.Context(), env, txID, channel)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return platform.NotFound("No messages found for transactionId %s", txID)
+		}
+		return platform.NoContent(w)
+	})
+}

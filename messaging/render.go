@@ -1,0 +1,240 @@
+package messaging
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"math"
+	"strings"
+
+	"github.com/osteele/liquid"
+)
+
+// liquidEngine renders every template. Liquid is what the reference platform
+// and its users write ({{ payload.name | upcase }}, contract §8); a missing
+// variable renders empty rather than failing, as in liquidjs.
+var liquidEngine = liquid.NewEngine()
+
+// renderText renders one Liquid template against vars.
+func renderText(src string, vars map[string]any) (string, error) {
+	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
+		return src, nil
+	}
+	out, err := liquidEngine.ParseAndRenderString(src, vars)
+	if err != nil {
+		return "", fmt.Errorf("template %q: %s", truncate(src, 80), err.Error())
+	}
+	return out, nil
+}
+
+// renderAny renders every string inside v (objects and arrays included) and
+// returns the rendered copy.
+func renderAny(v any, vars map[string]any) (any, error) {
+	switch t := v.(type) {
+	case string:
+		return renderText(t, vars)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			r, err := renderAny(e, vars)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			r, err := renderAny(e, vars)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	default:
+		return v, nil
+	}
+}
+
+// normalize turns the float64 that encoding/json gives every number into an
+// int when it is whole, so {{ payload.count }} renders "3", not "3.0".
+func normalize(v any) any {
+	switch t := v.(type) {
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
+			return int64(t)
+		}
+		return t
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalize(e)
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = normalize(e)
+		}
+		return t
+	default:
+		return v
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// str returns m[key] when it is a string.
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// obj returns m[key] when it is an object.
+func obj(m map[string]any, key string) map[string]any {
+	o, _ := m[key].(map[string]any)
+	return o
+}
+
+// emailBody turns an email step's body control into HTML that still holds
+// its Liquid: an HTML string as it is, a block-editor (Maily/TipTap) document
+// converted, or an EmailBlock array (the older editor) as blocks. blocks is
+// non-nil only for the EmailBlock form, which messages store as content.
+func emailBody(body any, editorType string) (htmlSrc string, blocks []emailBlock, err error) {
+	switch b := body.(type) {
+	case nil:
+		return "", nil, nil
+	case map[string]any:
+		return mailyHTML(b), nil, nil
+	case []any:
+		raw, _ := json.Marshal(b)
+		if err := json.Unmarshal(raw, &blocks); err != nil {
+			return "", nil, fmt.Errorf("body: an array must hold email blocks: %v", err)
+		}
+		for i := range blocks {
+			if blocks[i].Type != "button" {
+				blocks[i].Type = "text" // spec §2.10: an EmailBlock is a button or text
+			}
+		}
+		return "", blocks, nil
+	case string:
+		trimmed := strings.TrimSpace(b)
+		if editorType == "block" || strings.HasPrefix(trimmed, "{") {
+			var doc map[string]any
+			if err := json.Unmarshal([]byte(trimmed), &doc); err == nil && str(doc, "type") == "doc" {
+				return mailyHTML(doc), nil, nil
+			} else if editorType == "block" {
+				return "", nil, fmt.Errorf("body: the block editor needs a JSON document")
+			}
+		}
+		return b, nil, nil
+	default:
+		return "", nil, fmt.Errorf("body must be a string or a block-editor document")
+	}
+}
+
+// emailBlock is spec §2.10's EmailBlock.
+type emailBlock struct {
+	Type    string `json:"type"`
+	Content string `json:"content"`
+	URL     string `json:"url,omitempty"`
+	Styles  *struct {
+		TextAlign string `json:"textAlign,omitempty"`
+	} `json:"styles,omitempty"`
+}
+
+// blocksHTML renders already rendered EmailBlocks as HTML.
+func blocksHTML(blocks []emailBlock) string {
+	var b strings.Builder
+	for _, bl := range blocks {
+		align := ""
+		if bl.Styles != nil && bl.Styles.TextAlign != "" {
+			align = ` style="text-align:` + html.EscapeString(bl.Styles.TextAlign) + `"`
+		}
+		switch bl.Type {
+		case "button":
+			fmt.Fprintf(&b, `<p%s><a href="%s" style="%s">%s</a></p>`, align, html.EscapeString(bl.URL), buttonStyle, html.EscapeString(bl.Content))
+		default:
+			fmt.Fprintf(&b, `<p%s>%s</p>`, align, bl.Content)
+		}
+	}
+	return b.String()
+}
+
+// useLayout reports whether the default layout wraps the email: always,
+// unless layoutId is explicitly null in the step's controls or in the
+// trigger's overrides (spec §2.14.2: null means no layout).
+func useLayout(controls map[string]any, overrides map[string]any, stepID string) bool {
+	if v, ok := controls["layoutId"]; ok && v == nil {
+		return false
+	}
+	if step := obj(obj(overrides, "steps"), stepID); step != nil {
+		if v, ok := step["layoutId"]; ok && v == nil {
+			return false
+		}
+	}
+	if email := obj(obj(overrides, "channels"), "email"); email != nil {
+		if v, ok := email["layoutId"]; ok && v == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// withLayout wraps an email body in Herald's default layout: a plain,
+// centred, mobile-friendly page.
+func withLayout(subject, body string) string {
+	return `<!DOCTYPE html><html><head><meta charset="utf-8">` +
+		`<meta name="viewport" content="width=device-width, initial-scale=1">` +
+		`<title>` + html.EscapeString(subject) + `</title></head>` +
+		`<body style="margin:0;padding:0;background-color:#f4f4f5;">` +
+		`<div style="max-width:600px;margin:0 auto;padding:24px;background-color:#ffffff;` +
+		`font-family:-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;` +
+		`font-size:16px;line-height:1.5;color:#18181b;">` + body + `</div></body></html>`
+}
+
+// htmlToText is a plain-text alternative of an HTML body: tags dropped,
+// block ends turned into line breaks, entities decoded.
+func htmlToText(h string) string {
+	var b strings.Builder
+	inTag, inStyle := false, false
+	var tag strings.Builder
+	for _, r := range h {
+		switch {
+		case r == '<':
+			inTag = true
+			tag.Reset()
+		case r == '>' && inTag:
+			inTag = false
+			name := ""
+			if fields := strings.Fields(tag.String()); len(fields) > 0 {
+				name = strings.ToLower(fields[0])
+			}
+			switch name {
+			case "style", "title":
+				inStyle = true
+			case "/style", "/title":
+				inStyle = false
+			case "/p", "br", "br/", "/h1", "/h2", "/h3", "/h4", "/h5", "/h6", "/li", "/div", "hr", "hr/", "/tr":
+				b.WriteByte('\n')
+			}
+		case inTag:
+			tag.WriteRune(r)
+		case !inStyle:
+			b.WriteRune(r)
+		}
+	}
+	lines := strings.Split(html.UnescapeString(b.String()), "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,105 @@
+package messaging
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+func TestRenderText(t *testing.T) {
+	var vars map[string]any
+	json.Unmarshal([]byte(`{"subscriber":{"firstName":"ada"},"payload":{"n":3,"price":2.5,"items":["a","b"],"user":{"name":"Bea"}},
+		"steps":{"digest":{"eventCount":2,"events":[{"payload":{"x":1}},{"payload":{"x":2}}]}}}`), &vars)
+	vars = normalize(vars).(map[string]any)
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"OK plain text untouched", "Hello", "Hello"},
+		{"OK variable", "Hi {{ payload.user.name }}", "Hi Bea"},
+		{"OK upcase filter", "{{ subscriber.firstName | upcase }}", "ADA"},
+		{"OK missing variable renders empty", "[{{ payload.nope }}][{{ nothing.at.all }}]", "[][]"},
+		{"OK default filter", `{{ payload.nope | default: "friend" }}`, "friend"},
+		{"OK whole number", "{{ payload.n }}", "3"},
+		{"OK fraction", "{{ payload.price }}", "2.5"},
+		{"OK size", "{{ payload.items | size }}", "2"},
+		{"OK loop over digest events", "{% for e in steps.digest.events %}{{ e.payload.x }}{% endfor %} of {{ steps.digest.eventCount }}", "12 of 2"},
+		{"OK condition", "{% if payload.n > 2 %}many{% else %}few{% endif %}", "many"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := renderText(tc.src, vars)
+			is.NoErr(err)          // renders
+			is.Equal(got, tc.want) // as Liquid does
+		})
+	}
+	t.Run("ErrSyntax", func(t *testing.T) {
+		is := is.New(t)
+		_, err := renderText("{% if %}", vars)
+		is.True(err != nil) // a broken tag is an error, not a silent empty string
+	})
+}
+
+func TestMailyHTML(t *testing.T) {
+	doc := `{"type":"doc","content":[
+		{"type":"heading","attrs":{"level":1,"textAlign":"center"},"content":[{"type":"text","text":"Hello "},{"type":"variable","attrs":{"id":"subscriber.firstName","fallback":"friend"}}]},
+		{"type":"paragraph","content":[
+			{"type":"text","text":"Bold","marks":[{"type":"bold"}]},
+			{"type":"text","text":" & "},
+			{"type":"text","text":"link","marks":[{"type":"link","attrs":{"href":"https://acme.test/?a=1&b=2"}}]},
+			{"type":"hardBreak"},
+			{"type":"text","text":"<script>{{ payload.title | default: \"x\" }}"}]},
+		{"type":"bulletList","content":[{"type":"listItem","content":[{"type":"paragraph","content":[{"type":"text","text":"one"}]}]}]},
+		{"type":"horizontalRule"},
+		{"type":"spacer","attrs":{"height":"lg"}},
+		{"type":"image","attrs":{"src":"https://acme.test/logo.png","alt":"Logo","width":100}},
+		{"type":"button","attrs":{"text":"Go","url":"payload.url","isUrlVariable":true,"alignment":"center"}},
+		{"type":"repeat","attrs":{"each":"payload.items"},"content":[{"type":"paragraph","content":[{"type":"variable","attrs":{"id":"payload.items.name"}}]}]}
+	]}`
+	var m map[string]any
+	is := is.New(t)
+	is.NoErr(json.Unmarshal([]byte(doc), &m)) // a valid document
+	want := `<h1 style="margin:0 0 12px 0;text-align:center;">Hello {{ subscriber.firstName | default: "friend" }}</h1>` +
+		`<p style="margin:0 0 16px 0;"><strong>Bold</strong> &amp; <a href="https://acme.test/?a=1&amp;b=2" target="_blank">link</a><br>` +
+		`&lt;script&gt;{{ payload.title | default: "x" }}</p>` +
+		`<ul><li><p style="margin:0 0 16px 0;">one</p></li></ul>` +
+		`<hr style="border:none;border-top:1px solid #e4e4e7;margin:24px 0;">` +
+		`<div style="height:32px;line-height:32px;">&nbsp;</div>` +
+		`<p style="margin:0 0 16px 0;"><img src="https://acme.test/logo.png" alt="Logo" width="100" style="max-width:100%;height:auto;border:0;"></p>` +
+		`<p style="margin:0 0 16px 0;text-align:center;"><a href="{{ payload.url }}" target="_blank" style="` + buttonStyle + `">Go</a></p>` +
+		`{% for item in payload.items %}<p style="margin:0 0 16px 0;">{{ item.name }}</p>{% endfor %}`
+	got := mailyHTML(m)
+	is.Equal(got, want) // the document as HTML with its Liquid intact
+
+	var vars map[string]any
+	json.Unmarshal([]byte(`{"subscriber":{},"payload":{"url":"https://acme.test/go","items":[{"name":"A"},{"name":"B"}]}}`), &vars)
+	html, err := renderText(got, vars)
+	is.NoErr(err) // the Liquid in it renders
+	for _, part := range []string{"Hello friend</h1>", `href="https://acme.test/go"`, ">A</p>", ">B</p>", `&lt;script&gt;x</p>`} {
+		is.True(strings.Contains(html, part)) // rendered part present
+	}
+}
+
+func TestEmailBody(t *testing.T) {
+	is := is.New(t)
+	src, blocks, err := emailBody("<p>{{ x }}</p>", "html")
+	is.NoErr(err)                   // an HTML string
+	is.Equal(src, "<p>{{ x }}</p>") // kept as it is
+	is.Equal(blocks, nil)           // not blocks
+	src, _, err = emailBody(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"hi"}]}]}`, "")
+	is.NoErr(err)                                         // a Maily document in a string
+	is.Equal(src, `<p style="margin:0 0 16px 0;">hi</p>`) // converted
+	_, blocks, err = emailBody([]any{map[string]any{"type": "text", "content": "hi"}, map[string]any{"type": "button", "content": "Go", "url": "https://a.test"}}, "")
+	is.NoErr(err)            // EmailBlocks
+	is.Equal(len(blocks), 2) // both kept
+	_, blocks, _ = emailBody([]any{map[string]any{"type": "image", "content": "x"}}, "")
+	is.Equal(blocks[0].Type, "text") // only button and text exist
+	_, _, err = emailBody("not json", "block")
+	is.True(err != nil)                                                                                                       // the block editor needs a document
+	is.True(useLayout(map[string]any{}, nil, "s"))                                                                            // layout by default
+	is.True(!useLayout(map[string]any{"layoutId": nil}, nil, "s"))                                                            // null means none
+	is.True(!useLayout(map[string]any{}, map[string]any{"steps": map[string]any{"s": map[string]any{"layoutId": nil}}}, "s")) // overridden per step
+	is.Equal(htmlToText(`<html><head><title>T</title></head><body><h1>Hi</h1><p>a &amp; b</p></body></html>`), "Hi\na & b")   // text alternative
+	is.Equal(htmlToText("a<>b< >c"), "abc")                                                                                   // empty tags do not break it
+}

@@ -1,0 +1,214 @@
+package messaging
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// resolveSubscriber turns a subscriberId into the subscriber's _id and its
+// feed summary, or a 404. Without a SubscriberSource the subscriber is known
+// only by the messages delivered to it.
+func (s *Store) resolveSubscriber(ctx context.Context, env, subscriberID string) (string, json.RawMessage, error) {
+	if s.src.Subscribers == nil {
+		id, sum, err := s.subscriberByExternalID(ctx, env, subscriberID)
+		if errors.Is(err, platform.ErrNotFound) {
+			return "", nil, platform.NotFound("Subscriber %s not found", subscriberID)
+		}
+		return id, sum, err
+	}
+	raw, err := s.src.Subscribers.SubscriberJSON(ctx, env, subscriberID)
+	if errors.Is(err, platform.ErrNotFound) {
+		return "", nil, platform.NotFound("Subscriber %s not found", subscriberID)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("read subscriber %s: %w", subscriberID, err)
+	}
+	var sub subscriber
+	if err := json.Unmarshal(raw, &sub); err != nil {
+		return "", nil, fmt.Errorf("decode subscriber %s: %w", subscriberID, err)
+	}
+	sum, err := json.Marshal(sub.summary())
+	return sub.ID, sum, err
+}
+
+// toFeedItem is a message as a spec §2.9 feed item; sum is the subscriber's
+// current summary, or nil to use the one stored at delivery.
+func toFeedItem(m *message, sum json.RawMessage) feedItem {
+	if sum == nil {
+		sum = m.SubscriberSummary
+	}
+	var content string
+	if json.Unmarshal(m.Content, &content) != nil {
+		content = string(m.Content) // an EmailBlock array, shown as its JSON
+	}
+	data := m.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return feedItem{
+		ID: m.ID, TemplateID: m.TemplateID, MessageTemplateID: m.MessageTemplateID,
+		EnvironmentID: m.EnvironmentID, OrganizationID: m.OrganizationID, NotificationID: m.NotificationID,
+		SubscriberID: m.SubscriberID, JobID: m.JobID, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+		DeliveredAt: deliveredAt(m), LastSeenDate: m.LastSeenDate, LastReadDate: m.LastReadDate,
+		Actor: m.Actor, Subscriber: sum, TransactionID: m.TransactionID,
+		TemplateIdentifier: nullable(m.TemplateIdentifier), ProviderID: nullable(m.ProviderID),
+		Content: content, Subject: m.Subject, Avatar: m.Avatar, Channel: m.Channel,
+		Read: m.Read, Seen: m.Seen, CTA: m.CTA, Status: m.Status,
+		Payload: m.Payload, Data: data, Overrides: m.Overrides, Tags: m.Tags,
+	}
+}
+
+// messageResponses turns rows into spec §2.10 messages, embedding each
+// subscriber and workflow, read in one batch per source.
+func (s *Store) messageResponses(ctx context.Context, env string, rows []*message) ([]messageResponse, error) {
+	var subs, templates map[string]json.RawMessage
+	var err error
+	if s.src.Subscribers != nil && len(rows) > 0 {
+		if subs, err = s.src.Subscribers.SubscribersJSON(ctx, env, distinct(rows, func(m *message) string { return m.SubscriberID })); err != nil {
+			return nil, fmt.Errorf("read subscribers: %w", err)
+		}
+	}
+	if s.src.Workflows != nil && len(rows) > 0 {
+		if templates, err = s.src.Workflows.WorkflowSummariesJSON(ctx, env, distinct(rows, func(m *message) string { return m.TemplateID })); err != nil {
+			return nil, fmt.Errorf("read workflows: %w", err)
+		}
+	}
+	out := make([]messageResponse, len(rows))
+	for i, m := range rows {
+		out[i] = toMessageResponse(m)
+		out[i].Subscriber, out[i].Template = subs[m.SubscriberID], templates[m.TemplateID]
+	}
+	return out, nil
+}
+
+func toMessageResponse(m *message) messageResponse {
+	var tokens []string
+	json.Unmarshal(m.DeviceTokens, &tokens)
+	data := m.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return messageResponse{
+		ID: m.ID, TemplateID: nullable(m.TemplateID), MessageTemplateID: nullable(m.MessageTemplateID),
+		EnvironmentID: m.EnvironmentID, OrganizationID: m.OrganizationID, NotificationID: m.NotificationID,
+		SubscriberID: m.SubscriberID, JobID: m.JobID, TemplateIdentifier: m.TemplateIdentifier,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, DeliveredAt: deliveredAt(m),
+		LastSeenDate: deref(m.LastSeenDate), LastReadDate: deref(m.LastReadDate),
+		Content: m.Content, TransactionID: m.TransactionID, Subject: deref(m.Subject), Channel: m.Channel,
+		Read: m.Read, Seen: m.Seen, Email: deref(m.Email), Phone: deref(m.Phone),
+		DirectWebhookURL: deref(m.DirectWebhookURL), ProviderID: m.ProviderID, Title: deref(m.Title),
+		Avatar: deref(m.Avatar), DeviceTokens: tokens, CTA: m.CTA, Status: m.Status,
+		ErrorID: deref(m.ErrorID), ErrorText: deref(m.ErrorText), Payload: m.Payload, Overrides: m.Overrides,
+		Data: data, Tags: m.Tags, Actor: m.Actor,
+	}
+}
+
+func deliveredAt(m *message) []string {
+	out := []string{}
+	json.Unmarshal(m.DeliveredAt, &out)
+	return out
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func distinct(rows []*message, key func(*message) string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range rows {
+		if k := key(m); k != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// payloadMatch is one leaf of the feed's payload filter: the stored payload
+// must hold value at path.
+type payloadMatch struct {
+	path  []string
+	value any
+}
+
+// maxPayloadDepth bounds how deep a payload filter may nest.
+const maxPayloadDepth = 8
+
+// parsePayloadFilter decodes the feed's payload parameter: Base64 of a JSON
+// object, flattened to one match per leaf, so {"a":{"b":1}} matches every
+// payload whose a.b is 1 whatever else it holds.
+func parsePayloadFilter(p string) ([]payloadMatch, error) {
+	var raw []byte
+	var err error
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if raw, err = enc.DecodeString(p); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, errors.New("must be the Base64 encoding of a JSON object")
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, errors.New("must be the Base64 encoding of a JSON object")
+	}
+	var out []payloadMatch
+	var walk func(prefix []string, o map[string]any) error
+	walk = func(prefix []string, o map[string]any) error {
+		if len(prefix) >= maxPayloadDepth {
+			return fmt.Errorf("must not nest deeper than %d levels", maxPayloadDepth)
+		}
+		keys := make([]string, 0, len(o))
+		for k := range o {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			path := append(append([]string{}, prefix...), k)
+			if sub, ok := o[k].(map[string]any); ok && len(sub) > 0 {
+				if err := walk(path, sub); err != nil {
+					return err
+				}
+				continue
+			}
+			out = append(out, payloadMatch{path: path, value: o[k]})
+		}
+		return nil
+	}
+	return out, walk(nil, obj)
+}
+
+// sql is the condition for one match on the payload column. Keys are quoted
+// in the JSON path, so dots and spaces in them are taken literally.
+func (p payloadMatch) sql() (string, []any) {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, k := range p.path {
+		b.WriteString(`."` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(k) + `"`)
+	}
+	path := b.String()
+	switch v := p.value.(type) {
+	case nil:
+		return "json_type(payload, ?) = 'null'", []any{path}
+	case bool:
+		return "json_type(payload, ?) = ?", []any{path, map[bool]string{true: "true", false: "false"}[v]}
+	case string:
+		return "(json_type(payload, ?) = 'text' AND json_extract(payload, ?) = ?)", []any{path, path, v}
+	case float64:
+		return "(json_type(payload, ?) IN ('integer', 'real') AND json_extract(payload, ?) = ?)", []any{path, path, v}
+	default: // arrays and empty objects compare as whole JSON values
+		b, _ := json.Marshal(v)
+		return "(json_type(payload, ?) IN ('array', 'object') AND json_extract(payload, ?) = json(?))", []any{path, path, string(b)}
+	}
+}

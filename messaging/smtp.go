@@ -1,0 +1,110 @@
+package messaging
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strconv"
+	"time"
+
+	mail "github.com/wneessen/go-mail"
+)
+
+// smtpProvider is nodemailer: plain SMTP through go-mail, which handles
+// STARTTLS, implicit TLS, authentication discovery and MIME for us.
+type smtpProvider struct {
+	creds credentials
+}
+
+func newSMTPProvider(in integration) (Provider, error) {
+	if in.Credentials.Host == "" {
+		return nil, permanent("nodemailer needs a host")
+	}
+	if in.Credentials.From == "" {
+		return nil, permanent("nodemailer needs a from address")
+	}
+	return &smtpProvider{creds: in.Credentials}, nil
+}
+
+// Send delivers one email. TLS follows nodemailer's settings: secure is TLS
+// from the first byte (port 465 by default); otherwise requireTls insists on
+// STARTTLS, ignoreTls never uses it, and by default STARTTLS is used when the
+// server offers it.
+func (p *smtpProvider) Send(ctx context.Context, m Message) (Result, error) {
+	c := p.creds
+	port := 587
+	if c.Secure {
+		port = 465
+	}
+	if c.Port != "" {
+		n, err := strconv.Atoi(c.Port)
+		if err != nil || n < 1 || n > 65535 {
+			return Result{}, permanent("nodemailer port %q is not a port number", c.Port)
+		}
+		port = n
+	}
+	tlsConfig := &tls.Config{ServerName: c.Host, MinVersion: tls.VersionTLS12}
+	if reject, ok := c.TLSOptions["rejectUnauthorized"].(bool); ok && !reject {
+		tlsConfig.InsecureSkipVerify = true // the integration asked for it, as nodemailer allows
+	}
+	opts := []mail.Option{mail.WithPort(port), mail.WithTimeout(20 * time.Second), mail.WithTLSConfig(tlsConfig)}
+	switch {
+	case bool(c.Secure):
+		opts = append(opts, mail.WithSSL())
+	case bool(c.IgnoreTLS):
+		opts = append(opts, mail.WithTLSPolicy(mail.NoTLS))
+	case bool(c.RequireTLS):
+		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))
+	default:
+		opts = append(opts, mail.WithTLSPolicy(mail.TLSOpportunistic))
+	}
+	if c.User != "" {
+		opts = append(opts, mail.WithSMTPAuth(mail.SMTPAuthAutoDiscover), mail.WithUsername(c.User), mail.WithPassword(c.Password))
+	}
+	client, err := mail.NewClient(c.Host, opts...)
+	if err != nil {
+		return Result{}, permanent("nodemailer settings: %v", err)
+	}
+
+	msg := mail.NewMsg()
+	if c.SenderName != "" {
+		err = msg.FromFormat(c.SenderName, c.From)
+	} else {
+		err = msg.From(c.From)
+	}
+	if err != nil {
+		return Result{}, permanent("from address %q: %v", c.From, err)
+	}
+	if err := msg.To(m.To); err != nil {
+		return Result{}, permanent("recipient %q: %v", m.To, err)
+	}
+	msg.Subject(m.Subject)
+	msg.SetMessageID()
+	msg.SetDate()
+	msg.SetBodyString(mail.TypeTextPlain, m.Text)
+	msg.AddAlternativeString(mail.TypeTextHTML, m.HTML)
+
+	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
+		return Result{}, smtpError(err)
+	}
+	id := msg.GetMessageID()
+	return Result{ID: id, Raw: `{"messageId":"` + id + `","accepted":["` + m.To + `"]}`}, nil
+}
+
+// smtpError classifies an SMTP failure: a refused connection, a timeout or a
+// 4xx reply may pass later; a 5xx reply will not.
+func smtpError(err error) error {
+	var se *mail.SendError
+	if errors.As(err, &se) {
+		return &sendError{msg: "SMTP: " + se.Error(), retryable: se.IsTemp()}
+	}
+	var ne net.Error
+	var oe *net.OpError
+	if errors.As(err, &ne) || errors.As(err, &oe) || errors.Is(err, context.DeadlineExceeded) {
+		return &sendError{msg: "SMTP: " + err.Error(), retryable: true}
+	}
+	// Dial and handshake failures that are not net errors (TLS refused,
+	// STARTTLS missing when required) are configuration problems.
+	return &sendError{msg: "SMTP: " + err.Error(), retryable: false}
+}

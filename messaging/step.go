@@ -1,0 +1,256 @@
+package messaging
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// rendered is a step's controls after Liquid, ready to store and send.
+type rendered struct {
+	content []byte  // stored content: a JSON string, or an EmailBlock array
+	body    string  // the text body of sms, chat, push and in_app
+	subject *string // email and in_app subject, push title
+	html    string  // email HTML as sent
+	text    string  // email plain-text alternative
+	avatar  *string
+	cta     []byte
+	data    []byte // in_app data object, or nil
+	payload []byte
+}
+
+// message fills the rendered parts of a provider message.
+func (r *rendered) message(m Message) Message {
+	m.Subject, m.Title = deref(r.subject), deref(r.subject)
+	m.HTML, m.Text, m.Content, m.Payload = r.html, r.text, r.body, r.payload
+	return m
+}
+
+// bindings are the variables templates see: {subscriber, payload, steps}
+// from the delivery, with subscriber and payload filled in when missing.
+func bindings(d *delivery) (map[string]any, error) {
+	vars := map[string]any{}
+	for k, v := range d.Variables {
+		vars[k] = v
+	}
+	if _, ok := vars["payload"]; !ok && len(d.Payload) > 0 {
+		var p any
+		if err := json.Unmarshal(d.Payload, &p); err != nil {
+			return nil, fmt.Errorf("payload: %v", err)
+		}
+		vars["payload"] = p
+	}
+	if _, ok := vars["subscriber"]; !ok {
+		b, _ := json.Marshal(d.Subscriber)
+		var sub any
+		json.Unmarshal(b, &sub)
+		vars["subscriber"] = sub
+	}
+	return normalize(vars).(map[string]any), nil
+}
+
+// renderStep renders the step's controls for its channel (spec §2.14.2).
+func renderStep(d *delivery) (*rendered, error) {
+	vars, err := bindings(d)
+	if err != nil {
+		return nil, err
+	}
+	c := d.Controls
+	if c == nil {
+		c = map[string]any{}
+	}
+	r := &rendered{cta: []byte("{}"), payload: orEmpty(d.Payload, "{}")}
+	text := func(key string) (string, error) {
+		v, ok := c[key]
+		if !ok || v == nil {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("%s must be a string", key)
+		}
+		out, err := renderText(s, vars)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", key, err)
+		}
+		return out, nil
+	}
+	optional := func(key string) (*string, error) {
+		if _, ok := c[key].(string); !ok {
+			return nil, nil
+		}
+		s, err := text(key)
+		return &s, err
+	}
+
+	switch d.Channel {
+	case "in_app":
+		if r.body, err = text("body"); err != nil {
+			return nil, err
+		}
+		if r.subject, err = optional("subject"); err != nil {
+			return nil, err
+		}
+		if r.avatar, err = optional("avatar"); err != nil {
+			return nil, err
+		}
+		if r.cta, err = inAppCTA(c, vars); err != nil {
+			return nil, err
+		}
+		if data, ok := c["data"].(map[string]any); ok {
+			out, err := renderAny(data, vars)
+			if err != nil {
+				return nil, fmt.Errorf("data: %w", err)
+			}
+			r.data, _ = json.Marshal(out)
+		}
+	case "email":
+		subject, err := text("subject")
+		if err != nil {
+			return nil, err
+		}
+		r.subject = &subject
+		editor, _ := c["editorType"].(string)
+		src, blocks, err := emailBody(c["body"], editor)
+		if err != nil {
+			return nil, err
+		}
+		if blocks != nil {
+			for i := range blocks {
+				if blocks[i].Content, err = renderText(blocks[i].Content, vars); err != nil {
+					return nil, fmt.Errorf("body.%d.content: %w", i, err)
+				}
+				if blocks[i].URL, err = renderText(blocks[i].URL, vars); err != nil {
+					return nil, fmt.Errorf("body.%d.url: %w", i, err)
+				}
+			}
+			r.html = blocksHTML(blocks)
+		} else if r.html, err = renderText(src, vars); err != nil {
+			return nil, fmt.Errorf("body: %w", err)
+		}
+		var overrides map[string]any
+		json.Unmarshal(d.Overrides, &overrides)
+		if useLayout(c, overrides, d.StepID) {
+			r.html = withLayout(subject, r.html)
+		}
+		r.text = htmlToText(r.html)
+		if blocks != nil {
+			r.content, _ = json.Marshal(blocks)
+		} else {
+			r.content, _ = json.Marshal(r.html)
+		}
+		return r, nil
+	case "push":
+		if r.subject, err = optional("subject"); err != nil {
+			return nil, err
+		}
+		fallthrough
+	default: // sms, chat, push
+		if r.body, err = text("body"); err != nil {
+			return nil, err
+		}
+	}
+	r.content, _ = json.Marshal(r.body)
+	return r, nil
+}
+
+// inAppCTA builds spec §2.11's MessageCTA from the in_app controls:
+// redirect.url is the redirect, primaryAction and secondaryAction the buttons.
+func inAppCTA(c map[string]any, vars map[string]any) ([]byte, error) {
+	cta := map[string]any{"type": "redirect", "data": map[string]any{}}
+	if redirect := obj(c, "redirect"); str(redirect, "url") != "" {
+		url, err := renderText(str(redirect, "url"), vars)
+		if err != nil {
+			return nil, fmt.Errorf("redirect.url: %w", err)
+		}
+		data := map[string]any{"url": url}
+		if t := str(redirect, "target"); t != "" {
+			data["target"] = t
+		}
+		cta["data"] = data
+	}
+	var buttons []any
+	for _, b := range []struct{ key, kind string }{{"primaryAction", "primary"}, {"secondaryAction", "secondary"}} {
+		action := obj(c, b.key)
+		if str(action, "label") == "" {
+			continue
+		}
+		label, err := renderText(str(action, "label"), vars)
+		if err != nil {
+			return nil, fmt.Errorf("%s.label: %w", b.key, err)
+		}
+		button := map[string]any{"type": b.kind, "content": label}
+		if url := str(obj(action, "redirect"), "url"); url != "" {
+			if button["url"], err = renderText(url, vars); err != nil {
+				return nil, fmt.Errorf("%s.redirect.url: %w", b.key, err)
+			}
+		}
+		buttons = append(buttons, button)
+	}
+	if len(buttons) > 0 {
+		cta["action"] = map[string]any{"status": "pending", "buttons": buttons}
+	}
+	return json.Marshal(cta)
+}
+
+// newMessage is the row for a delivery about to be sent.
+func newMessage(d *delivery, r *rendered, targets []target, now time.Time) *message {
+	at := platform.FormatTime(now)
+	sum, _ := json.Marshal(d.Subscriber.summary())
+	tags := d.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	tagsJSON, _ := json.Marshal(tags)
+	m := &message{
+		ID: platform.NewIDAt(now), EnvironmentID: d.EnvironmentID, OrganizationID: d.OrganizationID,
+		JobID: d.JobID, NotificationID: d.NotificationID, SubscriberID: d.Subscriber.ID,
+		ExternalSubscriber: d.Subscriber.SubscriberID, TemplateID: d.WorkflowDatabaseID,
+		MessageTemplateID: d.StepDatabaseID, TemplateIdentifier: d.WorkflowID, StepID: d.StepID,
+		TransactionID: d.TransactionID, Channel: d.Channel, ProviderID: targets[0].in.ProviderID,
+		Content: r.content, Subject: r.subject, Avatar: r.avatar, CTA: r.cta,
+		Payload: r.payload, Overrides: orEmpty(d.Overrides, "{}"), Data: r.data, Tags: tagsJSON,
+		Actor: actorJSON(d.Actor), SubscriberSummary: sum, Status: "sent",
+		DeliveredAt: []byte("[]"), Outcome: []byte("{}"), CreatedAt: at, UpdatedAt: at,
+	}
+	switch d.Channel {
+	case "email":
+		m.Email = d.Subscriber.Email
+	case "sms":
+		m.Phone = d.Subscriber.Phone
+	case "chat":
+		m.DirectWebhookURL = &targets[0].msg.WebhookURL
+	case "push":
+		m.Title = r.subject
+		var tokens []string
+		for _, t := range targets {
+			tokens = append(tokens, t.msg.DeviceTokens...)
+		}
+		m.DeviceTokens, _ = json.Marshal(tokens)
+	}
+	return m
+}
+
+// actorJSON is the spec §2.9 actor: {type, data}, "none" when not given.
+func actorJSON(raw json.RawMessage) []byte {
+	var a struct {
+		Type string  `json:"type"`
+		Data *string `json:"data"`
+	}
+	known := map[string]bool{"none": true, "user": true, "system_icon": true, "system_custom": true}
+	if json.Unmarshal(raw, &a) != nil || !known[a.Type] {
+		return []byte(`{"type":"none","data":null}`)
+	}
+	b, _ := json.Marshal(a)
+	return b
+}
+
+// orEmpty returns raw, or def when raw is absent or null.
+func orEmpty(raw json.RawMessage, def string) []byte {
+	if len(raw) == 0 || string(raw) == "null" {
+		return []byte(def)
+	}
+	return raw
+}

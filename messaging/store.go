@@ -1,0 +1,321 @@
+package messaging
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// Store is the messaging domain's storage and delivery engine.
+type Store struct {
+	db      *platform.DB
+	src     Sources
+	now     func() time.Time
+	client  *http.Client // outbound webhooks
+	senders map[string]func(integration) (Provider, error)
+}
+
+// NewStore returns a Store on db that reads other domains through src.
+func NewStore(db *platform.DB, src Sources) *Store {
+	s := &Store{db: db, src: src, now: time.Now, client: NewHTTPClient(15 * time.Second)}
+	s.senders = providerFactories(s.client)
+	return s
+}
+
+// WithClock makes the store read the time from now, for tests; it returns s.
+func (s *Store) WithClock(now func() time.Time) *Store {
+	s.now = now
+	return s
+}
+
+// message is one stored row of the messages table.
+type message struct {
+	ID, EnvironmentID, OrganizationID, JobID, NotificationID string
+	SubscriberID, ExternalSubscriber                         string
+	TemplateID, MessageTemplateID, TemplateIdentifier        string
+	StepID, TransactionID, Channel, ProviderID               string
+	Content                                                  []byte
+	Subject, Title, Email, Phone, DirectWebhookURL, Avatar   *string
+	DeviceTokens                                             []byte
+	CTA, Payload, Overrides, Data, Tags, Actor               []byte
+	SubscriberSummary                                        []byte
+	Status                                                   string
+	ErrorID, ErrorText                                       *string
+	Read, Seen                                               bool
+	LastReadDate, LastSeenDate                               *string
+	DeliveredAt, Outcome                                     []byte
+	CreatedAt, UpdatedAt                                     string
+}
+
+// messageColumns lists the columns in the order scanMessage reads them.
+const messageColumns = `id, environment_id, organization_id, job_id, notification_id,
+	subscriber_id, external_subscriber, template_id, message_template_id, template_identifier,
+	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
+	direct_webhook_url, avatar, device_tokens, cta, payload, overrides, data, tags, actor,
+	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
+	delivered_at, outcome, created_at, updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanMessage(row scanner) (*message, error) {
+	var m message
+	err := row.Scan(&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
+		&m.SubscriberID, &m.ExternalSubscriber, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier,
+		&m.StepID, &m.TransactionID, &m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Title, &m.Email, &m.Phone,
+		&m.DirectWebhookURL, &m.Avatar, &m.DeviceTokens, &m.CTA, &m.Payload, &m.Overrides, &m.Data, &m.Tags, &m.Actor,
+		&m.SubscriberSummary, &m.Status, &m.ErrorID, &m.ErrorText, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
+		&m.DeliveredAt, &m.Outcome, &m.CreatedAt, &m.UpdatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, platform.ErrNotFound
+	}
+	return &m, err
+}
+
+func queryMessages(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args ...any) ([]*message, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// insertMessage stores m unless a message for its job exists already, and
+// reports whether it did.
+func (s *Store) insertMessage(ctx context.Context, m *message) (bool, error) {
+	res, err := s.db.W.ExecContext(ctx, `INSERT INTO messages (`+messageColumns+`)
+		VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?)
+		ON CONFLICT (job_id) DO NOTHING`,
+		m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
+		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
+		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
+		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Payload), string(m.Overrides),
+		nullJSON(m.Data), string(m.Tags), string(m.Actor),
+		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, m.Read, m.Seen, m.LastReadDate, m.LastSeenDate,
+		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt)
+	if err != nil {
+		return false, fmt.Errorf("insert message: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// redeliver overwrites the rendered fields of a message whose previous
+// delivery failed, so a retry stores what it sends now.
+func (s *Store) redeliver(ctx context.Context, m *message) error {
+	_, err := s.db.W.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
+		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
+		data = ?, updated_at = ? WHERE id = ?`,
+		m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone, m.DirectWebhookURL, m.Avatar,
+		nullJSON(m.DeviceTokens), string(m.CTA), nullJSON(m.Data), m.UpdatedAt, m.ID)
+	if err != nil {
+		return fmt.Errorf("update message %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// finish records the result of a delivery attempt on the message.
+func (s *Store) finish(ctx context.Context, id string, out outcome, errorText string, at time.Time) error {
+	doc, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	var errID, errText any
+	if out.Status == "error" {
+		errID, errText = platform.NewIDAt(at), errorText
+	}
+	_, err = s.db.W.ExecContext(ctx, `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
+		provider_id = ?, outcome = ?, updated_at = ?,
+		delivered_at = CASE WHEN ? THEN json_insert(delivered_at, '$[#]', ?) ELSE delivered_at END
+		WHERE id = ?`,
+		out.Status, errID, errText, out.ProviderID, string(doc), platform.FormatTime(at),
+		out.Status != "error", platform.FormatTime(at), id)
+	if err != nil {
+		return fmt.Errorf("finish message %s: %w", id, err)
+	}
+	return nil
+}
+
+// messageByJob returns the message delivered for jobID, or platform.ErrNotFound.
+func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error) {
+	return scanMessage(s.db.W.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`, jobID))
+}
+
+// feedFilter selects a page of one subscriber's in-app feed.
+type feedFilter struct {
+	subscriberID string // _id
+	read, seen   *bool
+	payload      []payloadMatch
+	page, limit  int
+}
+
+// feed returns one page of the subscriber's in_app messages, newest first,
+// and the number of all that match. The (environment, subscriber, channel,
+// created_at, id) index serves both queries.
+func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message, int, error) {
+	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
+	args := []any{env, f.subscriberID}
+	if f.read != nil {
+		where, args = append(where, "read = ?"), append(args, *f.read)
+	}
+	if f.seen != nil {
+		where, args = append(where, "seen = ?"), append(args, *f.seen)
+	}
+	for _, p := range f.payload {
+		w, a := p.sql()
+		where, args = append(where, w), append(args, a...)
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count feed: %w", err)
+	}
+	rows, err := queryMessages(ctx, s.db.R, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
+		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read feed: %w", err)
+	}
+	return rows, total, nil
+}
+
+// listFilter selects a page of GET /v1/messages.
+type listFilter struct {
+	channel        string
+	subscriberID   string // _id; "" for all
+	transactionIDs []string
+	page, limit    int
+}
+
+// list returns one page of the environment's messages, newest first, and the
+// number of all that match.
+func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message, int, error) {
+	where, args := []string{"environment_id = ?"}, []any{env}
+	if f.channel != "" {
+		where, args = append(where, "channel = ?"), append(args, f.channel)
+	}
+	if f.subscriberID != "" {
+		where, args = append(where, "subscriber_id = ?"), append(args, f.subscriberID)
+	}
+	if len(f.transactionIDs) > 0 {
+		where = append(where, "transaction_id IN ("+placeholders(len(f.transactionIDs))+")")
+		for _, id := range f.transactionIDs {
+			args = append(args, id)
+		}
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count messages: %w", err)
+	}
+	rows, err := queryMessages(ctx, s.db.R, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
+		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list messages: %w", err)
+	}
+	return rows, total, nil
+}
+
+// markAs changes the read/seen state of the subscriber's messages among ids
+// and returns those messages, re-read after the update. Ids of other
+// subscribers or environments are not touched and not returned. As the
+// reference platform does, read also marks seen, and unread leaves seen as it
+// is; the date of the state that was set is stamped.
+func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []string, mark string, at time.Time) ([]*message, error) {
+	set := map[string]string{
+		"read":   "read = 1, seen = 1, last_read_date = ?1, last_seen_date = ?1",
+		"unread": "read = 0, last_read_date = ?1",
+		"seen":   "seen = 1, last_seen_date = ?1",
+		"unseen": "seen = 0, last_seen_date = ?1",
+	}[mark]
+	if set == "" {
+		return nil, fmt.Errorf("mark as %q", mark)
+	}
+	args := []any{platform.FormatTime(at), env, subscriberID}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	in := placeholders(len(ids))
+	var out []*message
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
+			WHERE environment_id = ?2 AND subscriber_id = ?3 AND id IN (`+in+`)`, args...)
+		if err != nil {
+			return err
+		}
+		out, err = queryMessages(ctx, tx, `SELECT `+messageColumns+` FROM messages
+			WHERE environment_id = ? AND subscriber_id = ? AND id IN (`+in+`) ORDER BY created_at DESC, id DESC`, args[1:]...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mark messages %s: %w", mark, err)
+	}
+	return out, nil
+}
+
+// deleteMessage removes one message of the environment.
+func (s *Store) deleteMessage(ctx context.Context, env, id string) error {
+	res, err := s.db.W.ExecContext(ctx, `DELETE FROM messages WHERE environment_id = ? AND id = ?`, env, id)
+	if err != nil {
+		return fmt.Errorf("delete message %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return platform.ErrNotFound
+	}
+	return nil
+}
+
+// deleteTransaction removes the messages of a transaction, optionally of one
+// channel only, and returns how many it removed.
+func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, channel string) (int64, error) {
+	query, args := `DELETE FROM messages WHERE environment_id = ? AND transaction_id = ?`, []any{env, transactionID}
+	if channel != "" {
+		query, args = query+` AND channel = ?`, append(args, channel)
+	}
+	res, err := s.db.W.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("delete transaction %s: %w", transactionID, err)
+	}
+	return res.RowsAffected()
+}
+
+// subscriberByExternalID finds a subscriber's _id and feed summary from its
+// messages, for when no SubscriberSource is wired.
+func (s *Store) subscriberByExternalID(ctx context.Context, env, subscriberID string) (string, json.RawMessage, error) {
+	var id string
+	var sum []byte
+	err := s.db.R.QueryRowContext(ctx, `SELECT subscriber_id, subscriber_summary FROM messages
+		WHERE environment_id = ? AND external_subscriber = ? ORDER BY created_at DESC LIMIT 1`, env, subscriberID).Scan(&id, &sum)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil, platform.ErrNotFound
+	}
+	return id, sum, err
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// nullJSON stores an absent JSON value as NULL.
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	return string(b)
+}
