@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -12,21 +13,34 @@ import (
 )
 
 // newWiredServer boots the whole application, wired exactly as run wires it,
-// on a fresh in-memory database.
+// on a fresh in-memory database. Its background work (the delivery worker)
+// is stopped before the database closes.
 func newWiredServer(t *testing.T) *platformtest.Server {
 	t.Helper()
-	return platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		err := wire(context.Background(), mux, deps{
+	ctx, cancel := context.WithCancel(context.Background())
+	var stoppers []func(context.Context)
+	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
+		err := wire(ctx, mux, deps{
 			db:           app.DB,
 			logger:       app.Logger,
 			secret:       app.Secret,
 			now:          app.Clock.Now,
 			environments: []platform.Environment{app.Development, app.Production},
+			stoppers:     &stoppers,
 		})
 		if err != nil {
 			t.Fatalf("wire: %v", err)
 		}
 	})
+	t.Cleanup(func() {
+		cancel()
+		stopCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
+		defer done()
+		for _, stop := range stoppers {
+			stop(stopCtx)
+		}
+	})
+	return srv
 }
 
 func TestWire_EnvironmentsAreIsolated(t *testing.T) {

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// These tests drive a trigger through the real wiring: workflows stores the
+// workflow, subscribers the recipient, activity queues and runs the jobs,
+// and messaging renders and delivers.
+
+// mustCreate posts body to path and fails the test unless it answers 201.
+func mustCreate(t *testing.T, c platformtest.Client, path, body string) *platformtest.Response {
+	t.Helper()
+	res := c.Do(t, "POST", path, body)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("POST %s: %d %s", path, res.Status, res.Body)
+	}
+	return res
+}
+
+// e2eNotification is a notification as a client reads it.
+type e2eNotification struct {
+	ID   string `json:"_id"`
+	Jobs []struct {
+		Type             string `json:"type"`
+		Status           string `json:"status"`
+		ProviderID       string `json:"providerId"`
+		ExecutionDetails []struct {
+			Status string `json:"status"`
+			Detail string `json:"detail"`
+		} `json:"executionDetails"`
+	} `json:"jobs"`
+}
+
+// waitJobs polls the transaction's notification until its jobs have the
+// given "type:status" list, and returns it.
+func waitJobs(t *testing.T, srv *platformtest.Server, txID string, want ...string) e2eNotification {
+	t.Helper()
+	var last e2eNotification
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		var out struct {
+			Data []e2eNotification `json:"data"`
+		}
+		srv.Dev.Do(t, "GET", "/v1/notifications?transactionId="+txID, "").Decode(t, &out)
+		if len(out.Data) != 1 {
+			return false
+		}
+		last = out.Data[0]
+		var got []string
+		for _, j := range last.Jobs {
+			got = append(got, j.Type+":"+j.Status)
+		}
+		return strings.Join(got, ",") == strings.Join(want, ",")
+	}, "jobs to become "+strings.Join(want, ","))
+	return last
+}
+
+func trigger(t *testing.T, srv *platformtest.Server, body string) string {
+	t.Helper()
+	var ack struct {
+		Status        string `json:"status"`
+		TransactionID string `json:"transactionId"`
+	}
+	mustCreate(t, srv.Dev, "/v1/events/trigger", body).Decode(t, &ack)
+	if ack.Status != "processed" {
+		t.Fatalf("trigger status %q", ack.Status)
+	}
+	return ack.TransactionID
+}
+
+func TestDelivery_InAppReachesTheFeed(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Welcome","workflowId":"welcome","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"subject":"Hi","body":"Hello {{ payload.name }} ({{ subscriber.firstName }})"}}]}`)
+
+	tx := trigger(t, srv, `{"name":"welcome","to":{"subscriberId":"ada","firstName":"Ada"},"payload":{"name":"Bea"}}`)
+	n := waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+	var details []string
+	for _, d := range n.Jobs[1].ExecutionDetails {
+		details = append(details, d.Detail)
+	}
+	is.Equal(details, []string{"Step queued", "Message created", "Message sent"}) // contract §8's in_app sequence
+
+	var feed struct {
+		Data []struct {
+			Content        string `json:"content"`
+			TransactionID  string `json:"transactionId"`
+			NotificationID string `json:"_notificationId"`
+			Read           bool   `json:"read"`
+		} `json:"data"`
+	}
+	res := srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "")
+	is.Equal(res.Status, 200) // the trigger created the subscriber and its feed
+	res.Decode(t, &feed)
+	is.Equal(len(feed.Data), 1)                       // one message
+	is.Equal(feed.Data[0].Content, "Hello Bea (Ada)") // rendered with payload and subscriber
+	is.Equal(feed.Data[0].TransactionID, tx)          // of this trigger
+	is.Equal(feed.Data[0].NotificationID, n.ID)       // and this notification
+
+	one := srv.Dev.Do(t, "GET", "/v1/notifications/"+n.ID, "")
+	is.Equal(one.Status, 200) // the single event reads back
+	var single struct {
+		Subscriber struct {
+			SubscriberID string `json:"subscriberId"`
+			FirstName    string `json:"firstName"`
+		} `json:"subscriber"`
+		Template struct {
+			Name string `json:"name"`
+		} `json:"template"`
+	}
+	one.Decode(t, &single)
+	is.Equal(single.Subscriber.SubscriberID, "ada") // embedded subscriber
+	is.Equal(single.Subscriber.FirstName, "Ada")    // read from the subscribers domain
+	is.Equal(single.Template.Name, "Welcome")       // and the workflow summary
+}
+
+// chatHook is a webhook endpoint that records what is posted to it and
+// answers with status.
+type chatHook struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []map[string]any
+	status int
+}
+
+func newChatHook(t *testing.T, status int) *chatHook {
+	h := &chatHook{status: status}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		json.Unmarshal(b, &body)
+		h.mu.Lock()
+		h.bodies = append(h.bodies, body)
+		status := h.status
+		h.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+func (h *chatHook) received() []map[string]any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]map[string]any(nil), h.bodies...)
+}
+
+// setUpChat creates an active chat-webhook integration, a chat workflow and
+// a subscriber whose chat credentials point at url.
+func setUpChat(t *testing.T, srv *platformtest.Server, subscriberID, url string) {
+	t.Helper()
+	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"`+subscriberID+`"}`)
+	res := srv.Dev.Do(t, "PATCH", "/v1/subscribers/"+subscriberID+"/credentials",
+		`{"providerId":"chat-webhook","credentials":{"webhookUrl":"`+url+`"}}`)
+	if res.Status != http.StatusOK {
+		t.Fatalf("credentials: %d %s", res.Status, res.Body)
+	}
+}
+
+func TestDelivery_ChatWebhook(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	hook := newChatHook(t, http.StatusOK)
+	fallback := newChatHook(t, http.StatusOK) // the integration's own URL, used only when a subscriber has none
+	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
+		"credentials":{"webhookUrl":"`+fallback.URL+`"}}`)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
+		"steps":[{"name":"Chat","type":"chat","controlValues":{"body":"Hi {{ payload.name }}"}}]}`)
+	setUpChat(t, srv, "bob", hook.URL+"/chat")
+
+	tx := trigger(t, srv, `{"name":"ping","to":"bob","payload":{"name":"Bea"}}`)
+	n := waitJobs(t, srv, tx, "trigger:completed", "chat:completed")
+	is.Equal(n.Jobs[1].ProviderID, "chat-webhook") // the provider messaging used
+	got := hook.received()
+	is.Equal(len(got), 1)                 // posted once
+	is.Equal(got[0]["content"], "Hi Bea") // the rendered body
+	is.Equal(len(fallback.received()), 0) // to the subscriber's webhook, not the integration's
+}
+
+func TestDelivery_FailingWebhookRetriesThenFails(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	broken := newChatHook(t, http.StatusServiceUnavailable)
+	fine := newChatHook(t, http.StatusOK)
+	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
+		"credentials":{"webhookUrl":"`+fine.URL+`"}}`)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
+		"steps":[{"name":"Chat","type":"chat","controlValues":{"body":"Hi"}},{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	setUpChat(t, srv, "bad", broken.URL)
+	setUpChat(t, srv, "good", fine.URL)
+
+	bad := trigger(t, srv, `{"name":"ping","to":"bad"}`)
+	waitJobs(t, srv, bad, "trigger:completed", "chat:queued", "in_app:pending")
+	good := trigger(t, srv, `{"name":"ping","to":"good"}`)
+	waitJobs(t, srv, good, "trigger:completed", "chat:completed", "in_app:completed") // not held up by the failing one
+
+	for attempt := 2; attempt <= 3; attempt++ {
+		srv.App.Clock.Advance(time.Minute) // past the retry backoff
+		platformtest.Eventually(t, 10*time.Second, func() bool { return len(broken.received()) == attempt }, "the next attempt")
+	}
+	n := waitJobs(t, srv, bad, "trigger:completed", "chat:failed", "in_app:canceled")
+	var failed int
+	for _, d := range n.Jobs[1].ExecutionDetails {
+		if d.Status == "Failed" {
+			failed++
+		}
+	}
+	is.True(failed >= 3)                // every attempt recorded as Failed
+	is.Equal(len(broken.received()), 3) // three tries, no more
+}
