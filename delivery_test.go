@@ -220,3 +220,28 @@ func TestDelivery_FailingWebhookRetriesThenFails(t *testing.T) {
 	is.True(failed >= 3)                // every attempt recorded as Failed
 	is.Equal(len(broken.received()), 3) // three tries, no more
 }
+
+func TestDelivery_DigestListsEveryEvent(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Digest","workflowId":"digest","active":true,"steps":[
+		{"name":"Collect","stepId":"collect","type":"digest","controlValues":{"type":"regular","amount":10,"unit":"minutes"}},
+		{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"{{ steps.collect.eventCount }} events: {% for e in steps.collect.events %}{{ e.payload.n }} {% endfor %}"}}]}`)
+	first := trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":1}}`)
+	waitJobs(t, srv, first, "trigger:completed", "digest:delayed", "in_app:pending")
+	for _, n := range []string{"2", "3"} {
+		tx := trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":`+n+`}}`)
+		waitJobs(t, srv, tx, "trigger:completed", "digest:merged", "in_app:skipped")
+	}
+	srv.App.Clock.Advance(11 * time.Minute)
+	waitJobs(t, srv, first, "trigger:completed", "digest:completed", "in_app:completed")
+
+	var feed struct {
+		Data []struct {
+			Content string `json:"content"`
+		} `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "").Decode(t, &feed)
+	is.Equal(len(feed.Data), 1)                                          // one message for the three events
+	is.Equal(strings.TrimSpace(feed.Data[0].Content), "3 events: 1 2 3") // listing each, in order
+}
