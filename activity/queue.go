@@ -145,10 +145,11 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	}
 	switch st.then {
 	case thenRelease:
+		// The chain is the _parentId link (contract §8): the child is due now.
 		_, err = tx.ExecContext(ctx, `
 			UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ?
-			WHERE notification_id = ? AND position = ? AND status = 'pending' AND run_at IS NULL`,
-			ts, ts, j.NotificationID, j.Position+1)
+			WHERE parent_id = ? AND status = 'pending' AND run_at IS NULL`,
+			ts, ts, j.ID)
 		if err == nil {
 			s.wake()
 		}
