@@ -1,11 +1,11 @@
 package activity
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/matryer/is"
@@ -234,4 +234,27 @@ func TestNotificationGet_NotFound(t *testing.T) {
 	}
 }
 
-var _ = time.Second
+func TestTrigger_RecipientsAndActor(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	env := h.App.Development.ID
+	h.wf.add(t, env, "hi", nil, step("inbox", "in_app", nil))
+
+	tx := h.trigger(t, `{"name":"hi","to":["ada",{"subscriberId":"ada","email":"ada@example.com"},"bob"],
+		"actor":{"subscriberId":"boss","firstName":"Bo"}}`)
+	got := h.waitStatuses(t, tx, "trigger:completed", "in_app:completed")
+	is.Equal(len(got), 2) // a subscriber named twice gets one notification
+	_, err := h.subs.SubscriberJSON(context.Background(), env, "boss")
+	is.NoErr(err) // the actor was upserted as a subscriber
+	doc, err := h.subs.SubscriberJSON(context.Background(), env, "bob")
+	is.NoErr(err)                                   // an unknown subscriberId is created…
+	is.True(strings.Contains(string(doc), `"bob"`)) // …under that id
+
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hi","to":"ada","actor":{"subscriberId":"x","email":"invalid"}}`)
+	is.Equal(res.Status, 422)                                    // a bad actor is refused
+	is.True(strings.Contains(string(res.Body), `"actor.email"`)) // named by its path
+	res = h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hi","to":"ada","actor":5}`)
+	is.Equal(res.Status, 422) // an actor must be a subscriberId or an object
+	res = h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hi","to":{"type":"Topic","topicKey":"t"}}`)
+	is.Equal(res.Status, 422) // topics are refused, not ignored
+}

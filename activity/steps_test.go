@@ -383,6 +383,27 @@ func TestTrigger_BulkAndBroadcast(t *testing.T) {
 		})
 	}
 
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+	}{
+		{"ErrBulkNotJSON", "/v1/events/trigger/bulk", `{"events":`, 400},
+		{"ErrBulkEventsNotArray", "/v1/events/trigger/bulk", `{"events":{}}`, 422},
+		{"ErrBulkEventPayload", "/v1/events/trigger/bulk", `{"events":[{"name":"news","to":"a","payload":"x"}]}`, 422},
+		{"ErrBroadcastNoName", "/v1/events/trigger/broadcast", `{"payload":{}}`, 422},
+		{"ErrBroadcastPayload", "/v1/events/trigger/broadcast", `{"name":"news","payload":5}`, 422},
+		{"ErrBroadcastNotJSON", "/v1/events/trigger/broadcast", `nope`, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			res := h.Dev.Do(t, "POST", tc.path, tc.body)
+			is.Equal(res.Status, tc.status) // bad input is a clear 4xx
+			if tc.status == 400 {
+				is.True(strings.Contains(string(res.Body), `"type":"PAYLOAD_VALIDATION_ERROR"`)) // in the trigger endpoints' 400 shape
+			}
+		})
+	}
+
 	b := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","payload":{"x":1}}`)
 	is.Equal(b.Status, 200) // broadcast answers 200
 	var ack struct{ TransactionID string }
