@@ -303,3 +303,21 @@ func TestQueue_LeaseExpiry(t *testing.T) {
 	is.Equal(next.Type, "in_app") // completing released the next step
 	is.Equal(next.Position, 1)    // in chain order
 }
+
+func TestWithDefaults(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"greeting":{"type":"string","default":"Hi"},
+		"count":{"type":"integer","default":1},
+		"user":{"type":"object","properties":{"lang":{"type":"string","default":"en"}}}}}`)
+	for _, tc := range []struct{ name, payload, want string }{
+		{"OKFillsMissing", `{}`, `{"count":1,"greeting":"Hi"}`},
+		{"OKKeepsGiven", `{"greeting":"Yo","count":0}`, `{"greeting":"Yo","count":0}`},
+		{"OKNested", `{"user":{}}`, `{"count":1,"greeting":"Hi","user":{"lang":"en"}}`},
+		{"OKNotAnObject", `[1]`, `[1]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			is.Equal(string(withDefaults(schema, json.RawMessage(tc.payload))), tc.want) // defaults applied, values kept
+		})
+	}
+}

@@ -198,6 +198,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 		payload = json.RawMessage(`{}`)
 	}
 	if wf.ValidatePayload && isObject(wf.PayloadSchema) {
+		payload = withDefaults(wf.PayloadSchema, payload)
 		if err := validatePayload(wf.PayloadSchema, payload); err != nil {
 			return nil, nil, err
 		}

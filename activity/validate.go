@@ -69,6 +69,46 @@ type payloadError struct {
 	SchemaPath string `json:"schemaPath,omitempty"`
 }
 
+// withDefaults fills in the payload the `default` of every property the
+// schema declares and the payload lacks, in nested objects too, as the
+// reference's validator does before it validates. Payload values are never
+// replaced.
+func withDefaults(schema, payload json.RawMessage) json.RawMessage {
+	var sch map[string]any
+	var doc map[string]any
+	if json.Unmarshal(schema, &sch) != nil || json.Unmarshal(payload, &doc) != nil || doc == nil {
+		return payload
+	}
+	if !fillDefaults(sch, doc) {
+		return payload
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return payload
+	}
+	return b
+}
+
+func fillDefaults(sch map[string]any, doc map[string]any) (changed bool) {
+	props, _ := sch["properties"].(map[string]any)
+	for name, p := range props {
+		ps, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		v, present := doc[name]
+		if def, has := ps["default"]; has && !present {
+			doc[name] = def
+			changed = true
+			continue
+		}
+		if sub, ok := v.(map[string]any); ok && fillDefaults(ps, sub) {
+			changed = true
+		}
+	}
+	return changed
+}
+
 // validatePayload checks payload against the workflow's payloadSchema and
 // returns the 400 of contract §9 listing every failure.
 func validatePayload(schema, payload json.RawMessage) error {
