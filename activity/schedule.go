@@ -99,6 +99,24 @@ type delayConfig struct {
 	DelayPath string `json:"delayPath"`
 }
 
+// metadata is the step's delay metadata (spec §2.10.1): regular with amount
+// and unit, scheduled with delayPath, or timed with a cron.
+func (c delayConfig) metadata() map[string]any {
+	m := map[string]any{"type": firstNonEmpty(c.Type, "regular")}
+	switch {
+	case c.DelayPath != "":
+		m["type"] = "scheduled"
+		m["delayPath"] = c.DelayPath
+	case c.Cron != "":
+		m["type"] = "timed"
+		m["cron"] = c.Cron
+	default:
+		m["amount"] = float64(c.Amount)
+		m["unit"] = c.Unit
+	}
+	return m
+}
+
 // until returns when the delay ends for a job that starts at now.
 func (c delayConfig) until(now time.Time, payload map[string]any) (time.Time, error) {
 	switch {

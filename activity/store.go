@@ -162,7 +162,7 @@ func insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r recipient, nid strin
 		case stepDelay:
 			var c delayConfig
 			json.Unmarshal(values, &c)
-			snapshot["metadata"] = c
+			snapshot["metadata"] = c.metadata()
 		}
 		step, _ := json.Marshal(snapshot)
 		provider := "service"
