@@ -97,8 +97,8 @@ func TestDelayConfig_Until(t *testing.T) {
 func TestDelayConfig_Metadata(t *testing.T) {
 	is := is.New(t)
 	is.Equal(delayConfig{Amount: 2, Unit: "hours"}.metadata(), map[string]any{"type": "regular", "amount": 2.0, "unit": "hours"}) // regular
-	is.Equal(delayConfig{DelayPath: "at"}.metadata(), map[string]any{"type": "scheduled", "delayPath": "at"})                      // scheduled
-	is.Equal(delayConfig{Type: "timed", Cron: "@daily"}.metadata(), map[string]any{"type": "timed", "cron": "@daily"})              // timed
+	is.Equal(delayConfig{DelayPath: "at"}.metadata(), map[string]any{"type": "scheduled", "delayPath": "at"})                     // scheduled
+	is.Equal(delayConfig{Type: "timed", Cron: "@daily"}.metadata(), map[string]any{"type": "timed", "cron": "@daily"})            // timed
 }
 
 func TestDigestConfig(t *testing.T) {
