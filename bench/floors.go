@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/platform"
+)
+
+// noopFloor measures what the HTTP stack alone allows: a handler that
+// answers {} behind the same middleware (logging, auth, idempotency),
+// driven by the same load generator, in requests/s.
+func noopFloor(ctx context.Context, dir string, clients, n int) (loadResult, error) {
+	db, err := platform.Open(ctx, filepath.Join(dir, "noop.db"))
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer db.Close()
+	if err := platform.Migrate(db, migrations.FS); err != nil {
+		return loadResult{}, err
+	}
+	if _, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: benchKey}, io.Discard); err != nil {
+		return loadResult{}, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/noop", platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return platform.JSON(w, http.StatusOK, struct{}{})
+	}))
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: []byte(benchSecret)}))
+	defer srv.Close()
+	c := newLoadClient(srv.URL, benchKey, clients)
+	return c.run(ctx, clients, n, func(int) request { return request{method: "GET", path: "/v1/noop", want: 200} }), nil
+}
+
+// sqliteFloor measures what the storage allows: the rows one in-app delivery
+// must write at minimum (its notification, a trigger job and a step job,
+// four execution details and the message, each about the size Herald
+// writes), inserted raw in batched transactions through the same driver and
+// pragmas, as deliveries/s.
+func sqliteFloor(ctx context.Context, dir string, deliveries, batch int) (float64, error) {
+	db, err := platform.Open(ctx, filepath.Join(dir, "floor.db"))
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	for _, ddl := range []string{
+		`CREATE TABLE n (id TEXT PRIMARY KEY, env TEXT, sub TEXT, tx TEXT, doc TEXT, created TEXT)`,
+		`CREATE INDEX n_env ON n (env, created DESC, id DESC)`,
+		`CREATE TABLE j (id TEXT PRIMARY KEY, env TEXT, n TEXT, parent TEXT, status TEXT, run_at TEXT, doc TEXT)`,
+		`CREATE INDEX j_due ON j (status, run_at)`,
+		`CREATE TABLE d (id TEXT PRIMARY KEY, j TEXT, status TEXT, detail TEXT, created TEXT)`,
+		`CREATE INDEX d_job ON d (j, created)`,
+		`CREATE TABLE m (id TEXT PRIMARY KEY, env TEXT, sub TEXT, j TEXT UNIQUE, content TEXT, payload TEXT, created TEXT)`,
+		`CREATE INDEX m_feed ON m (env, sub, created DESC, id DESC)`,
+	} {
+		if _, err := db.W.ExecContext(ctx, ddl); err != nil {
+			return 0, fmt.Errorf("floor schema: %w", err)
+		}
+	}
+	doc := `{"payload":{"name":"` + strings.Repeat("x", 64) + `"},"step":{"type":"in_app"}}`
+	start := time.Now()
+	for done := 0; done < deliveries; done += batch {
+		err := db.Tx(ctx, func(tx *sql.Tx) error {
+			for i := 0; i < batch; i++ {
+				if err := insertDelivery(ctx, tx, doc); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return float64(deliveries) / time.Since(start).Seconds(), nil
+}
+
+func insertDelivery(ctx context.Context, tx *sql.Tx, doc string) error {
+	now := platform.FormatTime(time.Now())
+	env, sub, n := platform.NewID(), platform.NewID(), platform.NewID()
+	j1, j2 := platform.NewID(), platform.NewID()
+	stmts := []struct {
+		q    string
+		args []any
+	}{
+		{`INSERT INTO n VALUES (?, ?, ?, ?, ?, ?)`, []any{n, env, sub, n, doc, now}},
+		{`INSERT INTO j VALUES (?, ?, ?, '', 'completed', NULL, ?)`, []any{j1, env, n, doc}},
+		{`INSERT INTO j VALUES (?, ?, ?, ?, 'completed', NULL, ?)`, []any{j2, env, n, j1, doc}},
+		{`INSERT INTO m VALUES (?, ?, ?, ?, 'Hello there', ?, ?)`, []any{platform.NewID(), env, sub, j2, doc, now}},
+	}
+	for _, d := range []string{"Step queued", "Step queued", "Message created", "Message sent"} {
+		stmts = append(stmts, struct {
+			q    string
+			args []any
+		}{`INSERT INTO d VALUES (?, ?, 'Success', ?, ?)`, []any{platform.NewID(), j2, d, now}})
+	}
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

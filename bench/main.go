@@ -1,0 +1,125 @@
+// Command bench measures Herald on this machine: it builds the server, runs
+// it on a temporary WAL database, drives it over loopback HTTP, and prints
+// every figure beside the floor it is compared with and its target.
+//
+//	go run ./bench          # the full run (several minutes)
+//	go run ./bench -quick   # a ~30 second version with smaller data, not judged
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+)
+
+// The benchmark server's Development key and credential secret.
+const (
+	benchKey    = "bench-development-key-000000000000"
+	benchSecret = "bench-secret-0123456789abcdef0123456789"
+)
+
+// sizes are the data volumes of one run.
+type sizes struct {
+	clients       int // concurrent HTTP clients
+	triggers      int // scenario 1
+	recipients    int // subscribers scenario 1 and 2 trigger for
+	latencyFor    time.Duration
+	subscribers   int // scenarios 3 and 4
+	messages      int // scenario 3
+	smallRows     int // scenario 5, small side
+	largeRows     int // scenario 5, large side
+	readRequests  int // requests per read scenario
+	noopRequests  int
+	floorDelivers int
+}
+
+func main() {
+	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
+	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, *quick, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, quick bool, out string) error {
+	sz := sizes{clients: 64, triggers: 100_000, recipients: 1_000, latencyFor: 20 * time.Second,
+		subscribers: 100_000, messages: 1_000_000, smallRows: 10_000, largeRows: 1_000_000,
+		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000}
+	if quick {
+		sz = sizes{clients: 64, triggers: 5_000, recipients: 200, latencyFor: 3 * time.Second,
+			subscribers: 5_000, messages: 20_000, smallRows: 1_000, largeRows: 20_000,
+			readRequests: 2_000, noopRequests: 5_000, floorDelivers: 5_000}
+	}
+	dir, err := os.MkdirTemp("", "herald-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	rep := &report{Started: time.Now(), Quick: quick, Machine: machine()}
+	b := &bench{dir: dir, sz: sz, rep: rep, judge: !quick}
+	steps := []func(context.Context) error{b.build, b.floors, b.delivery, b.reads}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	rep.print(os.Stdout)
+	if err := rep.save(out); err != nil {
+		return err
+	}
+	fmt.Printf("\nresults written to %s\n", out)
+	return nil
+}
+
+// bench carries one run's state between its steps.
+type bench struct {
+	dir   string
+	sz    sizes
+	rep   *report
+	judge bool // false in -quick: figures are reported, not judged
+	bin   string
+	noop  loadResult
+	floor float64 // sqlite floor, deliveries/s
+}
+
+// result returns a PASS/FAIL verdict, or nil when the run is not judged.
+func (b *bench) result(ok bool) *bool {
+	if !b.judge {
+		return nil
+	}
+	return judged(ok)
+}
+
+func (b *bench) build(ctx context.Context) error {
+	bin, size, err := buildServer(ctx, b.dir)
+	if err != nil {
+		return err
+	}
+	b.bin = bin
+	b.rep.add(row{Scenario: "6 footprint", Metric: "binary size (CGO_ENABLED=0, -s -w)", Value: float64(size) / (1 << 20), Unit: "MB", Target: "reported"})
+	return nil
+}
+
+func (b *bench) floors(ctx context.Context) error {
+	noop, err := noopFloor(ctx, b.dir, b.sz.clients, b.sz.noopRequests)
+	if err != nil {
+		return fmt.Errorf("noop floor: %w", err)
+	}
+	b.noop = noop
+	b.rep.add(row{Scenario: "floor", Metric: "noop requests/s (auth + middleware)", Value: noop.PerSec, Unit: "req/s", Target: "reported"})
+	floor, err := sqliteFloor(ctx, b.dir, b.sz.floorDelivers, 500)
+	if err != nil {
+		return fmt.Errorf("sqlite floor: %w", err)
+	}
+	b.floor = floor
+	b.rep.add(row{Scenario: "floor", Metric: "sqlite deliveries/s (raw batched rows)", Value: floor, Unit: "deliveries/s", Target: "reported"})
+	return nil
+}

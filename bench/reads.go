@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"path/filepath"
+	"time"
+)
+
+// readFigures are one dataset's read latencies, kept to compare sizes.
+type readFigures struct {
+	feed   loadResult
+	search map[string]loadResult
+}
+
+var searchKinds = []string{"subscriberId", "email substring", "name substring", "cursor paging 1,000 results"}
+
+// reads runs scenarios 3, 4 and 5: the same reads on a small and a large
+// dataset, then the large one grown to the large row count of subscribers.
+func (b *bench) reads(ctx context.Context) error {
+	small, err := seed(ctx, filepath.Join(b.dir, "small.db"), 0, b.sz.smallRows, b.sz.smallRows)
+	if err != nil {
+		return err
+	}
+	smallFig, err := b.measureReads(ctx, small)
+	if err != nil {
+		return err
+	}
+	large, err := seed(ctx, filepath.Join(b.dir, "large.db"), 0, b.sz.subscribers, b.sz.messages)
+	if err != nil {
+		return err
+	}
+	largeFig, err := b.measureReads(ctx, large)
+	if err != nil {
+		return err
+	}
+
+	feed := largeFig.feed
+	b.rep.add(row{Scenario: "3 feed read", Metric: fmt.Sprintf("requests/s (%d subscribers, %d messages, limit=20, %d clients)", large.subscribers, large.messages, b.sz.clients),
+		Value: feed.PerSec, Unit: "req/s", Floor: b.noop.PerSec, Target: ">= 30% of noop", Pass: b.result(feed.PerSec >= 0.3*b.noop.PerSec && feed.Errors == 0)})
+	b.rep.add(row{Scenario: "3 feed read", Metric: "p99", Value: ms(feed.P99), Unit: "ms", Target: "<= 10 ms", Pass: b.result(feed.P99 <= 10*time.Millisecond)})
+	for _, kind := range searchKinds {
+		r := largeFig.search[kind]
+		b.rep.add(row{Scenario: "4 subscriber search", Metric: fmt.Sprintf("%s p99 (%d subscribers, %d errors)", kind, large.subscribers, r.Errors),
+			Value: ms(r.P99), Unit: "ms", Target: "<= 10 ms", Pass: b.result(r.P99 <= 10*time.Millisecond && r.Errors == 0)})
+	}
+
+	growth := func(metric string, smallP50, largeP50 time.Duration, rows string) {
+		ratio := float64(largeP50) / float64(max(smallP50, time.Microsecond))
+		b.rep.add(row{Scenario: "5 growth", Metric: fmt.Sprintf("%s p50 %s: %.2f → %.2f ms", metric, rows, ms(smallP50), ms(largeP50)),
+			Value: ratio, Unit: "x", Target: "<= 1.5x", Pass: b.result(ratio <= 1.5)})
+	}
+	growth("feed", smallFig.feed.P50, largeFig.feed.P50, fmt.Sprintf("%d vs %d messages", small.messages, large.messages))
+
+	// Scenario 5 for search compares subscriber counts, so grow the large
+	// dataset's subscribers to the large row count first.
+	grown := large
+	if b.sz.largeRows > large.subscribers {
+		if grown, err = seed(ctx, large.path, large.subscribers, b.sz.largeRows, 0); err != nil {
+			return err
+		}
+		grown.messages = large.messages
+		if largeFig, err = b.measureReads(ctx, grown); err != nil {
+			return err
+		}
+	}
+	for _, kind := range searchKinds {
+		growth("search "+kind, smallFig.search[kind].P50, largeFig.search[kind].P50, fmt.Sprintf("%d vs %d subscribers", small.subscribers, grown.subscribers))
+	}
+	return nil
+}
+
+// measureReads starts the server on ds and measures the feed and each kind
+// of search.
+func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, error) {
+	srv, err := startServer(ctx, b.bin, ds.path)
+	if err != nil {
+		return readFigures{}, err
+	}
+	defer srv.stop()
+	c := newLoadClient(srv.base, benchKey, b.sz.clients)
+	n := b.sz.readRequests
+	rng := func(i int) *rand.Rand { return rand.New(rand.NewPCG(uint64(i), 7)) }
+	sub := func(i int) int { return rng(i).IntN(ds.subscribers) }
+
+	// Warm the page cache and connections before timing, as a running
+	// server would be.
+	c.run(ctx, b.sz.clients, min(n, 2000), func(i int) request {
+		return request{method: "GET", path: fmt.Sprintf("/v1/subscribers/s%07d/notifications/feed?limit=20", sub(i)), want: 200}
+	})
+	fig := readFigures{search: map[string]loadResult{}}
+	fig.feed = c.run(ctx, b.sz.clients, n, func(i int) request {
+		return request{method: "GET", path: fmt.Sprintf("/v1/subscribers/s%07d/notifications/feed?limit=20", sub(i)), want: 200}
+	})
+	queries := map[string]func(i int) string{
+		"subscriberId":    func(i int) string { return fmt.Sprintf("subscriberId=s%07d", sub(i)) },
+		"email substring": func(i int) string { return fmt.Sprintf("email=user%06d", sub(i)/10) },
+		// "Given123 F" matches one subscriber's full name, where "Given123"
+		// alone would also match Given1230…Given1239999.
+		"name substring": func(i int) string { return "name=" + url.QueryEscape(fmt.Sprintf("Given%d F", sub(i))) },
+	}
+	for kind, q := range queries {
+		fig.search[kind] = c.run(ctx, b.sz.clients, n, func(i int) request {
+			return request{method: "GET", path: "/v2/subscribers?limit=10&" + q(i), want: 200}
+		})
+	}
+	pages, err := b.pageThrough(ctx, c, ds)
+	if err != nil {
+		return fig, err
+	}
+	fig.search["cursor paging 1,000 results"] = pages
+	return fig, nil
+}
+
+// pageThrough follows `next` through the 1,000 subscribers of one lastName
+// group, 100 per page, from several clients at once, timing every page.
+func (b *bench) pageThrough(ctx context.Context, c *loadClient, ds *dataset) (loadResult, error) {
+	groups := max(ds.subscribers/1000, 1)
+	walks := max(b.sz.readRequests/10, 20)
+	var lat []time.Duration
+	errs := 0
+	results := make(chan []time.Duration, walks)
+	failures := make(chan error, walks)
+	sem := make(chan struct{}, b.sz.clients)
+	start := time.Now()
+	for w := range walks {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			path := fmt.Sprintf("/v2/subscribers?limit=100&name=%s", url.QueryEscape(fmt.Sprintf("Family%04d", w%groups)))
+			var mine []time.Duration
+			seen := 0
+			for path != "" {
+				t0 := time.Now()
+				status, body, err := c.do(ctx, request{method: "GET", path: path})
+				mine = append(mine, time.Since(t0))
+				if err != nil || status != 200 {
+					failures <- fmt.Errorf("page: %d %v", status, err)
+					return
+				}
+				var page struct {
+					Data []json.RawMessage `json:"data"`
+					Next *string           `json:"next"`
+				}
+				if err := json.Unmarshal(body, &page); err != nil {
+					failures <- err
+					return
+				}
+				seen += len(page.Data)
+				path = ""
+				if page.Next != nil {
+					path = fmt.Sprintf("/v2/subscribers?limit=100&name=%s&after=%s", url.QueryEscape(fmt.Sprintf("Family%04d", w%groups)), url.QueryEscape(*page.Next))
+				}
+			}
+			if want := min(1000, ds.subscribers); seen != want {
+				failures <- fmt.Errorf("paged through %d subscribers, want %d", seen, want)
+				return
+			}
+			results <- mine
+		}()
+	}
+	for range cap(sem) {
+		sem <- struct{}{}
+	}
+	close(results)
+	close(failures)
+	for r := range results {
+		lat = append(lat, r...)
+	}
+	for range failures {
+		errs++
+	}
+	return summarise(lat, errs, time.Since(start)), nil
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one line of the results table: a measured figure, the floor it is
+// compared with (when there is one), and the target it must reach.
+type row struct {
+	Scenario string  `json:"scenario"`
+	Metric   string  `json:"metric"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Floor    float64 `json:"floor,omitempty"`
+	Ratio    float64 `json:"ratio,omitempty"`
+	Target   string  `json:"target"`
+	Pass     *bool   `json:"pass,omitempty"` // nil: reported, not judged
+}
+
+type report struct {
+	Started time.Time `json:"started"`
+	Quick   bool      `json:"quick"`
+	Machine string    `json:"machine"`
+	Rows    []row     `json:"rows"`
+}
+
+func machine() string {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s/%s, %d cores (GOMAXPROCS %d), %s, %s", runtime.GOOS, runtime.GOARCH,
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpu, runtime.Version())
+}
+
+// add appends a row; atLeast/atMost give its target, judged when set.
+func (r *report) add(x row) {
+	if x.Floor > 0 {
+		x.Ratio = x.Value / x.Floor
+	}
+	r.Rows = append(r.Rows, x)
+}
+
+func judged(ok bool) *bool { return &ok }
+
+func (r *report) print(w io.Writer) {
+	fmt.Fprintf(w, "Herald benchmark, %s (quick=%v)\n%s\n\n", r.Started.Format(time.RFC3339), r.Quick, r.Machine)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tmetric\tvalue\tfloor\tratio\ttarget\tresult")
+	for _, x := range r.Rows {
+		floor, ratio := "-", "-"
+		if x.Floor > 0 {
+			floor, ratio = fmt.Sprintf("%.0f %s", x.Floor, x.Unit), fmt.Sprintf("%.2f", x.Ratio)
+		}
+		result := "-"
+		if x.Pass != nil {
+			result = map[bool]string{true: "PASS", false: "FAIL"}[*x.Pass]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.Scenario, x.Metric, formatValue(x.Value, x.Unit), floor, ratio, x.Target, result)
+	}
+	tw.Flush()
+}
+
+func formatValue(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		return fmt.Sprintf("%.2f ms", v)
+	case "x":
+		return fmt.Sprintf("%.2fx", v)
+	}
+	return fmt.Sprintf("%.0f %s", v, unit)
+}
+
+func (r *report) save(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

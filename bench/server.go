@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// server is a Herald process started for the benchmark. It runs as a child
+// process, built from this checkout exactly as the size figure is measured,
+// so its memory figures are the server's alone, not the load generator's.
+type server struct {
+	cmd  *exec.Cmd
+	base string
+	done chan error
+}
+
+// buildServer compiles Herald as scenario 6 specifies and returns the
+// binary's path and size in bytes.
+func buildServer(ctx context.Context, dir string) (string, int64, error) {
+	bin := filepath.Join(dir, "herald")
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", 0, fmt.Errorf("build herald: %w", err)
+	}
+	info, err := os.Stat(bin)
+	if err != nil {
+		return "", 0, err
+	}
+	return bin, info.Size(), nil
+}
+
+// startServer runs bin on the database file db with the benchmark's keys and
+// waits until it answers /healthz.
+func startServer(ctx context.Context, bin, db string) (*server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"HERALD_ADDR="+addr, "HERALD_DB="+db, "HERALD_API_KEY="+benchKey,
+		"HERALD_SECRET="+benchSecret, "HERALD_LOG_LEVEL=warn")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, base: "http://" + addr, done: make(chan error, 1)}
+	go func() { s.done <- cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-s.done:
+			return nil, fmt.Errorf("herald exited at start: %v", err)
+		default:
+		}
+		if res, err := http.Get(s.base + "/healthz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.stop()
+	return nil, fmt.Errorf("herald not ready after 30s")
+}
+
+// stop sends SIGTERM, as an operator would, and waits for a clean exit.
+func (s *server) stop() error {
+	s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-s.done:
+		return err
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Kill()
+		return fmt.Errorf("herald did not stop within 20s")
+	}
+}
+
+// rssMB returns the server's resident set size and its peak since the last
+// resetPeak, in MB, from /proc.
+func (s *server) rssMB() (current, peak float64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			current = kb / 1024
+		case "VmHWM:":
+			peak = kb / 1024
+		}
+	}
+	return current, peak
+}
+
+// resetPeak restarts the kernel's peak-RSS count for the server (writing 5
+// to clear_refs), so a scenario's peak is its own and not the seeding's.
+func (s *server) resetPeak() {
+	os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0)
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
