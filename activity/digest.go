@@ -30,8 +30,8 @@ type digestEvent struct {
 // master of its key when there is one; otherwise a backoff digest with no
 // event inside its backoff window passes its event on at once; otherwise it
 // becomes the master and waits until `until`.
-func (s *Store) openDigest(ctx context.Context, j *job, cfg digestConfig, until time.Time, payload json.RawMessage, details []detail) error {
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload json.RawMessage, details []detail) write {
+	return func(ctx context.Context, tx *sql.Tx) error {
 		var masterID, masterNotification string
 		err := tx.QueryRowContext(ctx, `
 			SELECT id, notification_id FROM jobs
@@ -69,7 +69,7 @@ func (s *Store) openDigest(ctx context.Context, j *job, cfg digestConfig, until 
 		raw, _ := json.Marshal(map[string]string{"digestUntil": platform.FormatTime(until)})
 		return s.settleTx(ctx, tx, j, settlement{status: statusDelayed, stage: stageDigesting, runAt: until,
 			details: append(details, detail{Status: detailPending, Detail: "Step digested", Source: sourceInternal, Raw: raw})})
-	})
+	}
 }
 
 // mergeDigest marks j merged into the master: the following jobs of j's
@@ -90,8 +90,8 @@ func (s *Store) mergeDigest(ctx context.Context, tx *sql.Tx, j *job, masterID, m
 
 // fireDigest ends a master's window: its events are its own and every merged
 // one's, oldest first; they are stored on the job for the following steps.
-func (s *Store) fireDigest(ctx context.Context, j *job, payload json.RawMessage) error {
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+func (s *Store) fireDigest(j *job, payload json.RawMessage) write {
+	return func(ctx context.Context, tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `
 			SELECT j.id, j.created_at, n.payload FROM jobs j JOIN notifications n ON n.id = j.notification_id
 			WHERE j.merged_digest_id = ? AND j.status = 'merged'
@@ -117,7 +117,7 @@ func (s *Store) fireDigest(ctx context.Context, j *job, payload json.RawMessage)
 		raw, _ := json.Marshal(map[string]int{"eventCount": len(events)})
 		return s.settleTx(ctx, tx, j, settlement{status: statusCompleted, digest: withEvents(j.Digest, events), then: thenRelease,
 			details: []detail{{Status: detailSuccess, Detail: "Digest triggered events", Source: sourceInternal, Raw: raw}}})
-	})
+	}
 }
 
 // withEvents returns the digest metadata with its events set.
@@ -135,14 +135,15 @@ func withEvents(meta json.RawMessage, events []digestEvent) json.RawMessage {
 // throttle lets a throttle job pass while fewer than the threshold of its
 // key's throttle jobs passed within the window, and otherwise skips it and
 // the steps after it. Count and decision share one transaction.
-func (s *Store) throttle(ctx context.Context, j *job, cfg throttleConfig, details []detail) error {
+func (s *Store) throttle(j *job, cfg throttleConfig, details []detail) write {
 	now := s.now()
 	since, err := cfg.window().before(now)
 	if err != nil {
-		return s.settle(ctx, j, settlement{status: statusFailed, then: thenCancel, thenDetail: "Step canceled because an earlier step failed",
-			details: append(details, detail{Status: detailFailed, Detail: "Invalid throttle configuration: " + err.Error(), Source: sourcePayload})})
+		return s.settled(j, settlement{status: statusFailed, then: thenCancel,
+			thenDetail: fmt.Sprintf("Step canceled because step %q failed", j.StepID),
+			details:    append(details, detail{Status: detailFailed, Detail: "Invalid throttle configuration: " + err.Error(), Source: sourcePayload})})
 	}
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
 		var passed int
 		err := tx.QueryRowContext(ctx, `
 			SELECT count(*) FROM jobs
@@ -159,5 +160,5 @@ func (s *Store) throttle(ctx context.Context, j *job, cfg throttleConfig, detail
 		}
 		return s.settleTx(ctx, tx, j, settlement{status: statusCompleted, then: thenRelease,
 			details: append(details, detail{Status: detailSuccess, Detail: "Step passed the throttle", Source: sourceInternal, Raw: raw})})
-	})
+	}
 }

@@ -290,23 +290,28 @@ func TestQueue_LeaseExpiry(t *testing.T) {
 	var conflict *platform.Error
 	is.True(errors.As(s.insertTrigger(ctx, p, true), &conflict) && conflict.Status == 409) // the transactionId is claimed once
 
-	first, err := s.claim(ctx, time.Minute)
-	is.NoErr(err)
+	claimOne := func() *job {
+		t.Helper()
+		jobs, err := s.claim(ctx, time.Minute, 10)
+		is.NoErr(err)
+		is.Equal(len(jobs), 1) // exactly one job is due
+		return jobs[0]
+	}
+	first := claimOne()
 	is.Equal(first.Type, "trigger") // the chain starts with the trigger job
-	_, err = s.claim(ctx, time.Minute)
-	is.True(errors.Is(err, errNoJob)) // a leased job is not claimable, and the next is not released
+	none, err := s.claim(ctx, time.Minute, 10)
+	is.NoErr(err)
+	is.Equal(len(none), 0) // a leased job is not claimable, and the next is not released
 
 	clock.Advance(time.Minute + time.Millisecond)
-	second, err := s.claim(ctx, time.Minute)
-	is.NoErr(err)
+	second := claimOne()
 	is.Equal(second.ID, first.ID) // the expired lease made it due again
 	is.Equal(second.Attempts, 2)  // counted as a second attempt
 
 	err = s.settle(ctx, first, settlement{status: statusCompleted, then: thenRelease})
 	is.True(errors.Is(err, errLeaseLost)) // the old holder's result is refused
 	is.NoErr(s.settle(ctx, second, settlement{status: statusCompleted, then: thenRelease}))
-	next, err := s.claim(ctx, time.Minute)
-	is.NoErr(err)
+	next := claimOne()
 	is.Equal(next.Type, "in_app") // completing released the next step
 	is.Equal(next.Position, 1)    // in chain order
 }

@@ -12,8 +12,6 @@ import (
 )
 
 var (
-	// errNoJob means no job is due.
-	errNoJob = errors.New("no job due")
 	// errLeaseLost means the job's lease expired and another worker took it
 	// (or a cancel got to it first): this worker's result is dropped.
 	errLeaseLost = errors.New("job lease lost")
@@ -55,38 +53,48 @@ func (s *Store) anyDue(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// claim takes the job that has been due longest and leases it for lease: one
-// UPDATE … RETURNING on the writer, so two workers never get the same job. A
-// job whose lease expired (its worker died) is due again; every claim counts
-// as an attempt, so a job that keeps killing its worker still ends.
-func (s *Store) claim(ctx context.Context, lease time.Duration) (*job, error) {
+// claim leases up to n due jobs, those due longest first: one UPDATE …
+// RETURNING on the writer, so two workers never get the same job. A job
+// whose lease expired (its worker died) is due again; every claim counts as
+// an attempt, so a job that keeps killing its worker still ends.
+func (s *Store) claim(ctx context.Context, lease time.Duration, n int) (_ []*job, err error) {
+	defer platform.Wrap(&err, "claim jobs")
 	now := s.now()
 	ts := platform.FormatTime(now)
-	j := &job{Lease: platform.NewIDAt(now)}
-	var digest sql.NullString
-	var step, controls string
-	err := s.db.W.QueryRowContext(ctx, `
+	token := platform.NewIDAt(now)
+	rows, err := s.db.W.QueryContext(ctx, `
 		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
-		WHERE id = (
+		WHERE id IN (
 			SELECT id FROM jobs
 			WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
-			ORDER BY run_at, id LIMIT 1)
+			ORDER BY run_at, id LIMIT ?)
 		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
 			position, type, step_id, step, controls, provider_id, stage, digest, group_key, attempts, created_at`,
-		j.Lease, platform.FormatTime(now.Add(lease)), ts, ts, ts,
-	).Scan(&j.ID, &j.EnvironmentID, &j.OrganizationID, &j.NotificationID, &j.TransactionID, &j.SubscriberID, &j.TemplateID,
-		&j.Position, &j.Type, &j.StepID, &step, &controls, &j.ProviderID, &j.Stage, &digest, &j.GroupKey, &j.Attempts, &j.CreatedAt)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errNoJob
-	}
+		token, platform.FormatTime(now.Add(lease)), ts, ts, ts, n)
 	if err != nil {
-		return nil, fmt.Errorf("claim job: %w", err)
+		return nil, err
 	}
-	j.Step, j.Controls = json.RawMessage(step), json.RawMessage(controls)
-	if digest.Valid {
-		j.Digest = json.RawMessage(digest.String)
+	defer rows.Close()
+	var out []*job
+	for rows.Next() {
+		j := &job{Lease: token}
+		var digest sql.NullString
+		var step, controls string
+		if err := rows.Scan(&j.ID, &j.EnvironmentID, &j.OrganizationID, &j.NotificationID, &j.TransactionID, &j.SubscriberID,
+			&j.TemplateID, &j.Position, &j.Type, &j.StepID, &step, &controls, &j.ProviderID, &j.Stage, &digest, &j.GroupKey,
+			&j.Attempts, &j.CreatedAt); err != nil {
+			return nil, err
+		}
+		j.Step, j.Controls = json.RawMessage(step), json.RawMessage(controls)
+		if digest.Valid {
+			j.Digest = json.RawMessage(digest.String)
+		}
+		out = append(out, j)
 	}
-	return j, nil
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // What happens to the jobs after a settled one.
@@ -109,13 +117,24 @@ type settlement struct {
 	thenDetail string // detail on each canceled or skipped following job
 }
 
-// settle records a run's result, only if this worker still holds the lease:
-// the job's new state, its details, and what follows, in one transaction.
+// write records one run's result inside a transaction the worker commits,
+// usually together with other jobs' results.
+type write func(ctx context.Context, tx *sql.Tx) error
+
+// settled returns the write that records st for j.
+func (s *Store) settled(j *job, st settlement) write {
+	return func(ctx context.Context, tx *sql.Tx) error { return s.settleTx(ctx, tx, j, st) }
+}
+
+// settle records a run's result in its own transaction.
 func (s *Store) settle(ctx context.Context, j *job, st settlement) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		return s.settleTx(ctx, tx, j, st)
 	})
 }
+
+// settleTx records a run's result, only if this worker still holds the
+// lease: the job's new state, its details, and what follows.
 
 func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement) error {
 	now := s.now()

@@ -70,21 +70,23 @@ type jobStep struct {
 	ShouldStopOnFail *bool           `json:"shouldStopOnFail"`
 }
 
-// run executes one claimed job and records the result. It returns the
-// context's error, recording nothing, when the worker is stopped mid-run.
-func (w *Worker) run(ctx context.Context, j *job) error {
+// run executes one claimed job and returns the write that records its
+// result. It returns the context's error, and no write, when the worker is
+// stopped mid-run; an error leaves the job to its lease, which expires and
+// lets it run again.
+func (w *Worker) run(ctx context.Context, j *job) (write, error) {
 	n, err := w.store.notificationContext(ctx, j.NotificationID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case j.Type == stepTrigger:
-		return w.store.settle(ctx, j, settlement{status: statusCompleted, then: thenRelease})
+		return w.store.settled(j, settlement{status: statusCompleted, then: thenRelease}), nil
 	case j.Stage == stageDelaying:
-		return w.store.settle(ctx, j, settlement{status: statusCompleted, then: thenRelease,
-			details: []detail{{Status: detailSuccess, Detail: "Delay is finished", Source: sourceInternal}}})
+		return w.store.settled(j, settlement{status: statusCompleted, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Delay is finished", Source: sourceInternal}}}), nil
 	case j.Stage == stageDigesting:
-		return w.store.fireDigest(ctx, j, n.Payload)
+		return w.store.fireDigest(j, n.Payload), nil
 	}
 	var step jobStep
 	json.Unmarshal(j.Step, &step)
@@ -101,7 +103,7 @@ func (w *Worker) run(ctx context.Context, j *job) error {
 	if channelSteps[j.Type] || hasFilters || isObject(controls.Skip) {
 		subs, err := w.subscribers.SubscribersJSON(ctx, j.EnvironmentID, []string{j.SubscriberID})
 		if err != nil {
-			return fmt.Errorf("read subscriber: %w", err)
+			return nil, fmt.Errorf("read subscriber: %w", err)
 		}
 		sub = subs[j.SubscriberID]
 	}
@@ -110,16 +112,16 @@ func (w *Worker) run(ctx context.Context, j *job) error {
 	data := map[string]any{"subscriber": subMap, "payload": payload}
 
 	if skip, err := evalSkip(controls.Skip, data); err != nil {
-		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
+		return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
 	} else if skip {
-		return w.store.settle(ctx, j, settlement{status: statusSkipped, then: thenRelease,
-			details: []detail{{Status: detailSuccess, Detail: "Step was skipped based on steps conditions", Source: sourceInternal}}})
+		return w.store.settled(j, settlement{status: statusSkipped, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Step was skipped based on steps conditions", Source: sourceInternal}}}), nil
 	}
 	if pass, err := passFilters(step.Filters, data); err != nil {
-		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
+		return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
 	} else if !pass {
-		return w.store.settle(ctx, j, settlement{status: statusSkipped, then: thenRelease,
-			details: []detail{{Status: detailSuccess, Detail: "Step was filtered based on steps filters", Source: sourceInternal}}})
+		return w.store.settled(j, settlement{status: statusSkipped, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Step was filtered based on steps filters", Source: sourceInternal}}}), nil
 	}
 
 	switch j.Type {
@@ -128,39 +130,39 @@ func (w *Worker) run(ctx context.Context, j *job) error {
 		json.Unmarshal(j.Controls, &c)
 		until, err := c.until(w.store.now(), payload)
 		if err != nil {
-			return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Invalid delay configuration: " + err.Error(), Source: sourcePayload}})
+			return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Invalid delay configuration: " + err.Error(), Source: sourcePayload}})
 		}
 		raw, _ := json.Marshal(map[string]string{"untilDate": platform.FormatTime(until)})
-		return w.store.settle(ctx, j, settlement{status: statusDelayed, stage: stageDelaying, runAt: until,
-			details: []detail{{Status: detailPending, Detail: "Step delayed", Source: sourceInternal, Raw: raw}}})
+		return w.store.settled(j, settlement{status: statusDelayed, stage: stageDelaying, runAt: until,
+			details: []detail{{Status: detailPending, Detail: "Step delayed", Source: sourceInternal, Raw: raw}}}), nil
 	case stepDigest:
 		var c digestConfig
 		json.Unmarshal(j.Controls, &c)
 		until, err := c.until(w.store.now())
 		if err != nil {
-			return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Invalid digest configuration: " + err.Error(), Source: sourcePayload}})
+			return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Invalid digest configuration: " + err.Error(), Source: sourcePayload}})
 		}
-		return w.store.openDigest(ctx, j, c, until, n.Payload, nil)
+		return w.store.openDigest(j, c, until, n.Payload, nil), nil
 	case stepThrottle:
 		var c throttleConfig
 		json.Unmarshal(j.Controls, &c)
-		return w.store.throttle(ctx, j, c, nil)
+		return w.store.throttle(j, c, nil), nil
 	case stepCustom:
-		return w.store.settle(ctx, j, settlement{status: statusCompleted, then: thenRelease,
-			details: []detail{{Status: detailSuccess, Detail: "Custom step passed", Source: sourceInternal}}})
+		return w.store.settled(j, settlement{status: statusCompleted, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Custom step passed", Source: sourceInternal}}}), nil
 	}
 	if !channelSteps[j.Type] {
-		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: fmt.Sprintf("Step type %q is not supported", j.Type), Source: sourceInternal}})
+		return w.fail(j, step, []detail{{Status: detailFailed, Detail: fmt.Sprintf("Step type %q is not supported", j.Type), Source: sourceInternal}})
 	}
 	if sub == nil {
-		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Detail: "Subscriber not found", Source: sourceInternal}})
+		return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Subscriber not found", Source: sourceInternal}})
 	}
 	if !n.Critical {
 		var prefs preferencesDoc
 		json.Unmarshal(n.Preferences, &prefs)
 		if on, why := prefs.channelEnabled(j.Type); !on {
-			return w.store.settle(ctx, j, settlement{status: statusSkipped, then: thenRelease,
-				details: []detail{{Status: detailSuccess, Detail: why, Source: sourceInternal}}})
+			return w.store.settled(j, settlement{status: statusSkipped, then: thenRelease,
+				details: []detail{{Status: detailSuccess, Detail: why, Source: sourceInternal}}}), nil
 		}
 	}
 	return w.deliver(ctx, j, step, n, sub, payload)
@@ -178,14 +180,14 @@ type outcome struct {
 // deliver hands a channel step to messaging and records the outcome. A
 // retryable outcome or an error runs the job again after a backoff, up to
 // MaxAttempts; then, or for a final error, the step fails.
-func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub json.RawMessage, payload map[string]any) error {
+func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub json.RawMessage, payload map[string]any) (write, error) {
 	if j.Attempts > w.cfg.MaxAttempts {
-		return w.fail(ctx, j, step, []detail{{Status: detailFailed, Source: sourceInternal,
+		return w.fail(j, step, []detail{{Status: detailFailed, Source: sourceInternal,
 			Detail: fmt.Sprintf("Step failed: all %d attempts were used", w.cfg.MaxAttempts)}})
 	}
 	steps, err := w.store.digestVars(ctx, j.NotificationID, j.Position)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	doc, err := json.Marshal(map[string]any{
 		"jobId": j.ID, "notificationId": j.NotificationID, "environmentId": j.EnvironmentID,
@@ -196,11 +198,11 @@ func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificati
 		"payload":   n.Payload, "overrides": n.Overrides, "tags": n.Tags, "actor": n.Actor,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := w.messenger.DeliverJSON(ctx, doc)
 	if ctx.Err() != nil {
-		return ctx.Err() // stopped mid-delivery: the lease expires and the job runs again
+		return nil, ctx.Err() // stopped mid-delivery: the lease expires and the job runs again
 	}
 	var o outcome
 	if err == nil {
@@ -208,50 +210,50 @@ func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificati
 	}
 	if err != nil {
 		w.cfg.Logger.Warn("delivery could not be attempted", "job_id", j.ID, "error", err)
-		return w.retryOrFail(ctx, j, step, "", []detail{{Status: detailFailed, Source: sourceInternal,
-			Detail: "Delivery could not be attempted"}})
+		return w.retryOrFail(j, step, "", []detail{{Status: detailFailed, Source: sourceInternal,
+			Detail: "Delivery could not be attempted"}}), nil
 	}
 	for i := range o.Details {
 		o.Details[i].IsRetry = j.Attempts > 1
 	}
 	switch {
 	case o.Status == "sent" || o.Status == "warning":
-		return w.store.settle(ctx, j, settlement{status: statusCompleted, providerID: o.ProviderID, details: o.Details, then: thenRelease})
+		return w.store.settled(j, settlement{status: statusCompleted, providerID: o.ProviderID, details: o.Details, then: thenRelease}), nil
 	case o.Retryable:
-		return w.retryOrFail(ctx, j, step, o.ProviderID, o.Details)
+		return w.retryOrFail(j, step, o.ProviderID, o.Details), nil
 	default:
-		return w.failWith(ctx, j, step, o.ProviderID, o.Details)
+		return w.failWith(j, step, o.ProviderID, o.Details), nil
 	}
 }
 
 // retryOrFail schedules the next attempt, or fails the step after the last.
-func (w *Worker) retryOrFail(ctx context.Context, j *job, step jobStep, providerID string, details []detail) error {
+func (w *Worker) retryOrFail(j *job, step jobStep, providerID string, details []detail) write {
 	for i := range details {
 		details[i].IsRetry = j.Attempts > 1
 	}
 	if j.Attempts >= w.cfg.MaxAttempts {
 		details = append(details, detail{Status: detailFailed, Source: sourceInternal, IsRetry: j.Attempts > 1,
 			Detail: fmt.Sprintf("Step failed after %d attempts", j.Attempts)})
-		return w.failWith(ctx, j, step, providerID, details)
+		return w.failWith(j, step, providerID, details)
 	}
 	at := w.store.now().Add(retryDelay(w.cfg.RetryBackoff, j.Attempts))
 	details = append(details, detail{Status: detailPending, Source: sourceInternal, IsRetry: j.Attempts > 1,
 		Detail: fmt.Sprintf("Attempt %d of %d failed; retrying at %s", j.Attempts, w.cfg.MaxAttempts, platform.FormatTime(at))})
-	return w.store.settle(ctx, j, settlement{status: statusQueued, runAt: at, providerID: providerID, details: details})
+	return w.store.settled(j, settlement{status: statusQueued, runAt: at, providerID: providerID, details: details})
 }
 
-func (w *Worker) fail(ctx context.Context, j *job, step jobStep, details []detail) error {
-	return w.failWith(ctx, j, step, "", details)
+func (w *Worker) fail(j *job, step jobStep, details []detail) (write, error) {
+	return w.failWith(j, step, "", details), nil
 }
 
 // failWith marks the step failed. The steps after it are canceled (contract
 // §8), unless the step says shouldStopOnFail: false, the reference's opt-out
 // for channel steps; delay, digest and throttle always stop the chain.
-func (w *Worker) failWith(ctx context.Context, j *job, step jobStep, providerID string, details []detail) error {
+func (w *Worker) failWith(j *job, step jobStep, providerID string, details []detail) write {
 	st := settlement{status: statusFailed, providerID: providerID, details: details, then: thenCancel,
 		thenDetail: fmt.Sprintf("Step canceled because step %q failed", j.StepID)}
 	if channelSteps[j.Type] && step.ShouldStopOnFail != nil && !*step.ShouldStopOnFail {
 		st.then = thenRelease
 	}
-	return w.store.settle(ctx, j, st)
+	return w.store.settled(j, st)
 }

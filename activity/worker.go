@@ -2,31 +2,44 @@ package activity
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // WorkerConfig tunes a Worker. Zero fields take the defaults.
 type WorkerConfig struct {
-	Size         int           // goroutines claiming jobs; default 2×GOMAXPROCS
+	Size         int           // goroutines running jobs; default 2×GOMAXPROCS
 	Lease        time.Duration // how long a claim holds a job before another worker may take it; default 5m
-	Poll         time.Duration // how often idle workers look for scheduled work; default 1s
+	Poll         time.Duration // how often an idle worker looks for scheduled work; default 1s
 	RetryBackoff time.Duration // wait after a first failed attempt, doubling after each; default 10s
 	MaxAttempts  int           // attempts before a delivery is Failed; default 3
 	Logger       *slog.Logger
 }
 
-// Worker runs the job queue: a pool of goroutines, each claiming the job
-// due longest, running it and recording the result, woken by triggers and
-// by a ticker for scheduled work (delays, digests, retries).
+// maxCommit is the most job results one transaction records.
+const maxCommit = 256
+
+// Worker runs the job queue. SQLite has one writer, so the worker spends it
+// in few, large transactions: a dispatcher claims every due job it has room
+// for in one UPDATE, a pool of Size goroutines runs them (delivering through
+// messaging, which is where the time goes), and a committer records the
+// results that have piled up meanwhile in one transaction. The dispatcher is
+// woken by triggers and by a ticker for scheduled work (delays, digests,
+// retries).
 type Worker struct {
 	store       *Store
 	subscribers Subscribers
 	messenger   Messenger
 	cfg         WorkerConfig
+
+	pending atomic.Int64  // jobs claimed and not yet recorded
+	freed   chan struct{} // signalled when results were recorded
 
 	mu         sync.Mutex
 	wg         sync.WaitGroup
@@ -55,29 +68,58 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg}
+	return &Worker{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg, freed: make(chan struct{}, 1)}
 }
 
-// Start starts the pool. It stops claiming when ctx is done or Stop is
-// called; jobs already running go on until Stop's deadline.
+// result is a run job's write, on its way to the committer.
+type result struct {
+	j     *job
+	write write
+}
+
+// Start starts the worker. It stops claiming when ctx is done or Stop is
+// called; jobs already claimed run on until Stop's deadline.
 func (w *Worker) Start(ctx context.Context) {
 	ctx, cancelLoop := context.WithCancel(ctx)
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	w.mu.Lock()
 	w.cancelLoop, w.cancelJobs = cancelLoop, cancelJobs
 	w.mu.Unlock()
+
+	// At most 2×Size jobs are claimed at once, so a claimed job never waits
+	// long for a goroutine while its lease runs.
+	jobs := make(chan *job, 2*w.cfg.Size)
+	results := make(chan result, 2*w.cfg.Size)
+	var running sync.WaitGroup
 	for range w.cfg.Size {
-		w.wg.Add(1)
+		running.Add(1)
 		go func() {
-			defer w.wg.Done()
-			w.loop(ctx, jobCtx)
+			defer running.Done()
+			w.execute(jobCtx, jobs, results)
 		}()
 	}
+	w.wg.Add(3)
+	go func() {
+		defer w.wg.Done()
+		w.dispatch(ctx, jobs)
+		close(jobs)
+	}()
+	go func() {
+		defer w.wg.Done()
+		running.Wait()
+		close(results)
+	}()
+	go func() {
+		defer w.wg.Done()
+		// Results are recorded even while stopping: the work is done.
+		w.commit(context.WithoutCancel(ctx), results)
+	}()
 }
 
-// Stop stops claiming and waits for running jobs to finish, until ctx is
-// done; then it cancels them and waits for their goroutines. A canceled job
-// records nothing: its lease expires and another worker runs it again.
+// Stop stops claiming and waits for claimed jobs to finish, until ctx is
+// done; then it abandons them and waits for the goroutines to end. An
+// abandoned job records nothing: its lease expires and another worker runs
+// it again.
 func (w *Worker) Stop(ctx context.Context) {
 	w.mu.Lock()
 	if w.cancelLoop != nil {
@@ -104,47 +146,134 @@ func (w *Worker) Stop(ctx context.Context) {
 // Wake makes an idle worker look for due jobs now.
 func (w *Worker) Wake() { w.store.wake() }
 
-func (w *Worker) loop(ctx, jobCtx context.Context) {
+// dispatch claims due jobs while there is room for them, and otherwise
+// waits for a wake-up, a tick or room.
+func (w *Worker) dispatch(ctx context.Context, jobs chan<- *job) {
 	ticker := time.NewTicker(w.cfg.Poll)
 	defer ticker.Stop()
-	for {
-		if ctx.Err() != nil {
-			return
+	limit := int64(cap(jobs))
+	for ctx.Err() == nil {
+		if room := limit - w.pending.Load(); room > 0 {
+			batch, err := w.claim(ctx, int(room))
+			if err != nil && ctx.Err() == nil {
+				w.cfg.Logger.Error("claim jobs", "error", err)
+			}
+			if len(batch) > 0 {
+				w.pending.Add(int64(len(batch)))
+				for _, j := range batch {
+					jobs <- j // never blocks: pending bounds what is in flight
+				}
+				continue
+			}
 		}
-		j, err := w.next(ctx)
-		if err != nil {
-			if !errors.Is(err, errNoJob) && ctx.Err() == nil {
-				w.cfg.Logger.Error("claim job", "error", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-w.store.woken:
-			case <-ticker.C:
-			}
-			continue
-		}
-		// Another job may be due too: let an idle worker look.
-		w.store.wake()
-		if err := w.run(jobCtx, j); err != nil && jobCtx.Err() == nil {
-			if errors.Is(err, errLeaseLost) {
-				w.cfg.Logger.Warn("job lease lost; its result was dropped", "job_id", j.ID)
-			} else {
-				w.cfg.Logger.Error("run job", "job_id", j.ID, "type", j.Type, "error", err)
-			}
+		select {
+		case <-ctx.Done():
+		case <-w.store.woken:
+		case <-w.freed:
+		case <-ticker.C:
 		}
 	}
 }
 
-// next claims a due job, asking the read pool first so idle polls stay off
-// the writer.
-func (w *Worker) next(ctx context.Context) (*job, error) {
+// claim leases up to n due jobs, asking the read pool first so idle polls
+// stay off the writer.
+func (w *Worker) claim(ctx context.Context, n int) ([]*job, error) {
 	due, err := w.store.anyDue(ctx)
-	if err != nil {
+	if err != nil || !due {
 		return nil, err
 	}
-	if !due {
-		return nil, errNoJob
+	return w.store.claim(ctx, w.cfg.Lease, n)
+}
+
+// execute runs claimed jobs and hands their results to the committer.
+func (w *Worker) execute(ctx context.Context, jobs <-chan *job, results chan<- result) {
+	for j := range jobs {
+		if ctx.Err() != nil {
+			w.release(1) // abandoned to its lease
+			continue
+		}
+		wr, err := w.run(ctx, j)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.cfg.Logger.Error("run job; it runs again when its lease expires", "job_id", j.ID, "type", j.Type, "error", err)
+			}
+			w.release(1)
+			continue
+		}
+		results <- result{j: j, write: wr}
 	}
-	return w.store.claim(ctx, w.cfg.Lease)
+}
+
+// commit records results in as few transactions as possible: it takes one,
+// then every other that is already waiting, and writes them together.
+func (w *Worker) commit(ctx context.Context, results <-chan result) {
+	for r := range results {
+		batch := []result{r}
+	more:
+		for len(batch) < maxCommit {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		w.record(ctx, batch)
+		w.release(len(batch))
+	}
+}
+
+// record writes a batch in one transaction. Each result gets a savepoint, so
+// one that fails (its lease was lost, say) leaves the others recorded. If
+// the transaction itself fails, each result is tried on its own.
+func (w *Worker) record(ctx context.Context, batch []result) {
+	err := w.store.db.Tx(ctx, func(tx *sql.Tx) error {
+		for i, r := range batch {
+			sp := fmt.Sprintf("job%d", i)
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+				return err
+			}
+			if err := r.write(ctx, tx); err != nil {
+				w.logWrite(r.j, err)
+				if _, err := tx.ExecContext(ctx, "ROLLBACK TO "+sp); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "RELEASE "+sp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || len(batch) == 1 {
+		if err != nil {
+			w.logWrite(batch[0].j, err)
+		}
+		return
+	}
+	for _, r := range batch {
+		if err := w.store.db.Tx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }); err != nil {
+			w.logWrite(r.j, err)
+		}
+	}
+}
+
+func (w *Worker) logWrite(j *job, err error) {
+	if errors.Is(err, errLeaseLost) {
+		w.cfg.Logger.Warn("job lease lost; its result was dropped", "job_id", j.ID)
+		return
+	}
+	w.cfg.Logger.Error("record job result; it runs again when its lease expires", "job_id", j.ID, "type", j.Type, "error", err)
+}
+
+// release notes that n claimed jobs are done with, making room to claim more.
+func (w *Worker) release(n int) {
+	w.pending.Add(-int64(n))
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
 }
