@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -104,6 +106,10 @@ func TestTrigger_Errors(t *testing.T) {
 		{"ErrRecipientWithoutID", `{"name":"on","to":[{"email":"a@b.c"}]}`, 422, []string{"subscriberId"}},
 		{"ErrInvalidRecipient", `{"name":"on","to":[{"subscriberId":"x","email":"invalid"}]}`, 422, []string{`"to.0.email"`}},
 		{"ErrPayloadNotObject", `{"name":"on","to":"ada","payload":[1]}`, 422, []string{`"payload"`}},
+		{"ErrContextNotObject", `{"name":"on","to":"ada","context":"x"}`, 422, []string{`"context"`}},
+		{"ErrContextEntry", `{"name":"on","to":"ada","context":{"tenant":{"data":{}}}}`, 422, []string{`"context"`}},
+		{"ErrContextTooMany", `{"name":"on","to":"ada","context":{"a":"1","b":"2","c":"3","d":"4","e":"5","f":"6"}}`, 422, []string{"at most 5"}},
+		{"ErrReusedTransactionUpsertsNothing", `{"name":"on","to":{"subscriberId":"ghost"},"transactionId":"used-once"}`, 409, []string{"used-once"}},
 		{"ErrMalformedJSON", `{"name":`, 400, []string{`"type":"PAYLOAD_VALIDATION_ERROR"`, `"errors":[`}},
 		{"ErrPayloadSchema", `{"name":"typed","to":"ada","payload":{"age":-1}}`, 400, []string{
 			`"type":"PAYLOAD_VALIDATION_ERROR"`, `"field":"/age"`, `"value":-1`, `"schemaPath":"#/properties/age/minimum"`,
@@ -121,6 +127,11 @@ func TestTrigger_Errors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("OKRefusedTriggerCreatedNoSubscriber", func(t *testing.T) {
+		is := is.New(t)
+		_, err := h.subs.SubscriberJSON(context.Background(), env, "ghost")
+		is.True(errors.Is(err, platform.ErrNotFound)) // the 409 came before the upsert
+	})
 	t.Run("OKInactiveQueuesNothing", func(t *testing.T) {
 		is := is.New(t)
 		is.Equal(len(h.notifications(t, "templates=")), 2) // only the two processed triggers wrote records
@@ -150,7 +161,7 @@ func TestNotifications_Query(t *testing.T) {
 	env := h.App.Development.ID
 	wfA := h.wf.add(t, env, "a", nil, step("inbox", "in_app", nil))
 	h.wf.add(t, env, "b", map[string]any{"severity": "high"}, step("mail", "email", map[string]any{"subject": "s", "body": "b"}))
-	txA := h.trigger(t, `{"name":"a","to":[{"subscriberId":"ada","email":"ada@example.com"}]}`)
+	txA := h.trigger(t, `{"name":"a","to":[{"subscriberId":"ada","email":"ada@example.com"}],"context":{"tenant":"acme","team":{"id":"ops","data":{}}}}`)
 	h.trigger(t, `{"name":"b","to":["bob"]}`)
 	otherEnv := h.Prod.Do(t, "GET", "/v1/notifications", "")
 
@@ -167,6 +178,8 @@ func TestNotifications_Query(t *testing.T) {
 		{"OKSeverity", "severity=high", 200, 1},
 		{"OKTransaction", "transactionId=" + txA, 200, 1},
 		{"OKTopicKey", "topicKey=none", 200, 0},
+		{"OKContextKeys", "contextKeys=team:ops", 200, 1},
+		{"OKContextKeysOther", "contextKeys=tenant:other", 200, 0},
 		{"OKAfterFuture", "after=2999-01-01T00:00:00Z", 200, 0},
 		{"OKBeforePast", "before=2000-01-01T00:00:00.000Z", 200, 0},
 		{"OKPageTwo", "limit=1&page=1", 200, 1},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,6 +83,7 @@ func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err err
 	var payload map[string]any
 	json.Unmarshal(p.payload, &payload)
 	channels, _ := json.Marshal(p.channels)
+	keys, _ := json.Marshal(nonNilStrings(p.contextKeys))
 	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
 	prefs := p.wf.Preferences
 	if !isObject(prefs) {
@@ -92,7 +94,7 @@ func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err err
 			_, err := tx.ExecContext(ctx, `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)`,
 				env, p.transactionID, ts)
 			if platform.IsUniqueViolation(err) {
-				return platform.Conflict("transactionId %q was already used in this environment", p.transactionID)
+				return transactionConflict(p.transactionID)
 			}
 			if err != nil {
 				return err
@@ -103,11 +105,11 @@ func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err err
 			_, err := tx.ExecContext(ctx, `
 				INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_email,
 					subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
-					recipient, tags, severity, critical, preferences, actor, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+					recipient, tags, severity, critical, preferences, actor, context_keys, created_at, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				nid, env, p.tenant.OrganizationID, r.id, r.subscriberID, r.email, string(r.snapshot), p.wf.ID, p.wf.WorkflowID,
 				p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
-				string(r.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), ts, ts)
+				string(r.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), ts, ts)
 			if err != nil {
 				return fmt.Errorf("insert notification: %w", err)
 			}
@@ -117,6 +119,25 @@ func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err err
 		}
 		return nil
 	})
+}
+
+// transactionUsed reports whether a trigger of the environment already
+// claimed transactionID.
+func (s *Store) transactionUsed(ctx context.Context, envID, transactionID string) (bool, error) {
+	var one int
+	err := s.db.R.QueryRowContext(ctx, `SELECT 1 FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
+		envID, transactionID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check transactionId: %w", err)
+	}
+	return true, nil
+}
+
+func transactionConflict(id string) error {
+	return platform.Conflict("transactionId %q was already used in this environment", id)
 }
 
 // insertJobs writes one notification's chain: the trigger job, then one job

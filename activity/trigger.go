@@ -35,6 +35,45 @@ type triggerRequest struct {
 	TransactionID string          `json:"transactionId" validate:"max=255"`
 	Actor         json.RawMessage `json:"actor"`
 	Tenant        json.RawMessage `json:"tenant"`
+	Context       json.RawMessage `json:"context"`
+}
+
+// maxContextKeys is how many entries a trigger's context may have, as the
+// reference allows.
+const maxContextKeys = 5
+
+// contextKeys turns a trigger's context, {"tenant": "acme"} or {"tenant":
+// {"id": "acme", "data": {…}}}, into its sorted "type:id" keys.
+func contextKeys(raw json.RawMessage) ([]string, error) {
+	keys := []string{}
+	if isNull(raw) {
+		return keys, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, errors.New("must be an object")
+	}
+	if len(m) > maxContextKeys {
+		return nil, fmt.Errorf("must have at most %d entries", maxContextKeys)
+	}
+	for typ, v := range m {
+		var id string
+		if json.Unmarshal(v, &id) != nil {
+			var obj struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(v, &obj) != nil || obj.ID == "" {
+				return nil, fmt.Errorf("entry %q must be an id or an object with an id", typ)
+			}
+			id = obj.ID
+		}
+		if id == "" || typ == "" {
+			return nil, fmt.Errorf("entry %q must name a type and an id", typ)
+		}
+		keys = append(keys, typ+":"+id)
+	}
+	sort.Strings(keys)
+	return keys, nil
 }
 
 // Valid checks what the tags cannot: the shapes of to, payload and overrides.
@@ -53,6 +92,9 @@ func (r triggerRequest) Valid(ctx context.Context) map[string]string {
 	}
 	if !isNull(r.Actor) && !isObject(r.Actor) && !isString(r.Actor) {
 		problems["actor"] = "must be a subscriberId or a subscriber object"
+	}
+	if _, err := contextKeys(r.Context); err != nil {
+		problems["context"] = err.Error()
 	}
 	return problems
 }
@@ -165,6 +207,7 @@ type plan struct {
 	severity      string
 	critical      bool
 	actor         json.RawMessage
+	contextKeys   []string
 	template      json.RawMessage
 	channels      []string
 	recipients    []recipient
@@ -231,6 +274,9 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	if !isNull(req.Actor) {
 		p.actor = json.RawMessage(`{"type":"user","data":null}`)
 	}
+	if p.contextKeys, err = contextKeys(req.Context); err != nil {
+		return nil, nil, platform.InvalidField("context", nil, "%s", err.Error())
+	}
 	p.template = templateSummary(wf)
 	for _, s := range p.steps {
 		if !slices.Contains(p.channels, s.Type) {
@@ -288,6 +334,13 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 	p, done, err := t.prepare(ctx, tenant, req)
 	if err != nil || done != nil {
 		return done, err
+	}
+	// A reused transactionId is refused before any subscriber is upserted;
+	// the insert's own claim stays the authority.
+	if used, err := t.store.transactionUsed(ctx, tenant.EnvironmentID, p.transactionID); err != nil {
+		return nil, err
+	} else if used {
+		return nil, transactionConflict(p.transactionID)
 	}
 	p.recipients, err = t.resolve(ctx, tenant, req)
 	if err != nil {

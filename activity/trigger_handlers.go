@@ -90,12 +90,13 @@ type broadcastRequest struct {
 	TransactionID string          `json:"transactionId" validate:"max=255"`
 	Actor         json.RawMessage `json:"actor"`
 	Tenant        json.RawMessage `json:"tenant"`
+	Context       json.RawMessage `json:"context"`
 }
 
 // trigger returns the broadcast as a trigger request without recipients.
 func (b broadcastRequest) trigger() triggerRequest {
 	return triggerRequest{Name: b.Name, To: json.RawMessage(`"-"`), Payload: b.Payload, Overrides: b.Overrides,
-		TransactionID: b.TransactionID, Actor: b.Actor, Tenant: b.Tenant}
+		TransactionID: b.TransactionID, Actor: b.Actor, Tenant: b.Tenant, Context: b.Context}
 }
 
 // Valid checks the broadcast body as a trigger's.
