@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -17,6 +18,7 @@ type notificationCtx struct {
 	Tags        json.RawMessage
 	Preferences json.RawMessage
 	Actor       json.RawMessage
+	Channels    string // the step types, as stored
 	Critical    bool
 }
 
@@ -24,8 +26,8 @@ func (s *Store) notificationContext(ctx context.Context, id string) (notificatio
 	var n notificationCtx
 	var payload, overrides, tags, prefs, actor string
 	err := s.db.R.QueryRowContext(ctx, `
-		SELECT template_id, workflow_id, payload, overrides, tags, preferences, actor, critical
-		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor, &n.Critical)
+		SELECT template_id, workflow_id, payload, overrides, tags, preferences, actor, channels, critical
+		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor, &n.Channels, &n.Critical)
 	if err != nil {
 		return n, fmt.Errorf("read notification %s: %w", id, err)
 	}
@@ -75,13 +77,14 @@ type jobStep struct {
 // stopped mid-run; an error leaves the job to its lease, which expires and
 // lets it run again.
 func (w *Worker) run(ctx context.Context, j *job) (write, error) {
+	if j.Type == stepTrigger {
+		return w.store.settled(j, settlement{status: statusCompleted, then: thenRelease}), nil
+	}
 	n, err := w.store.notificationContext(ctx, j.NotificationID)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case j.Type == stepTrigger:
-		return w.store.settled(j, settlement{status: statusCompleted, then: thenRelease}), nil
 	case j.Stage == stageDelaying:
 		return w.store.settled(j, settlement{status: statusCompleted, then: thenRelease,
 			details: []detail{{Status: detailSuccess, Detail: "Delay is finished", Source: sourceInternal}}}), nil
@@ -185,9 +188,12 @@ func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificati
 		return w.fail(j, step, []detail{{Status: detailFailed, Source: sourceInternal,
 			Detail: fmt.Sprintf("Step failed: all %d attempts were used", w.cfg.MaxAttempts)}})
 	}
-	steps, err := w.store.digestVars(ctx, j.NotificationID, j.Position)
-	if err != nil {
-		return nil, err
+	steps := map[string]any{}
+	if strings.Contains(n.Channels, `"digest"`) { // only a workflow with a digest has events to read
+		var err error
+		if steps, err = w.store.digestVars(ctx, j.NotificationID, j.Position); err != nil {
+			return nil, err
+		}
 	}
 	doc, err := json.Marshal(map[string]any{
 		"jobId": j.ID, "notificationId": j.NotificationID, "environmentId": j.EnvironmentID,
