@@ -17,10 +17,24 @@ var liquidEngine = liquid.NewEngine()
 
 // renderText renders one Liquid template against vars.
 func renderText(src string, vars map[string]any) (string, error) {
+	return render(src, vars, false)
+}
+
+// renderHTML renders one Liquid template of HTML against vars: unless raw,
+// every interpolated value is HTML-escaped, so a payload cannot inject markup.
+func renderHTML(src string, vars map[string]any, raw bool) (string, error) {
+	return render(src, vars, !raw)
+}
+
+func render(src string, vars map[string]any, escape bool) (string, error) {
 	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
 		return src, nil
 	}
-	out, err := liquidEngine.ParseAndRenderString(src, vars)
+	tpl := src
+	if escape {
+		tpl = escapeOutputs(src)
+	}
+	out, err := liquidEngine.ParseAndRenderString(tpl, vars)
 	if err != nil {
 		return "", fmt.Errorf("template %q: %s", truncate(src, 80), err.Error())
 	}

@@ -103,3 +103,47 @@ func TestEmailBody(t *testing.T) {
 	is.Equal(htmlToText(`<html><head><title>T</title></head><body><h1>Hi</h1><p>a &amp; b</p></body></html>`), "Hi\na & b")   // text alternative
 	is.Equal(htmlToText("a<>b< >c"), "abc")                                                                                   // empty tags do not break it
 }
+
+func TestRenderHTML(t *testing.T) {
+	var vars map[string]any
+	json.Unmarshal([]byte(`{"payload":{"name":"<script>alert('x')</script>","q":"a\"b","n":3,"items":["<b>","ok"],"html":"<b>hi</b>"}}`), &vars)
+	vars = normalize(vars).(map[string]any)
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"OK text value escaped", "<p>{{ payload.name }}</p>", "<p>&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;</p>"},
+		{"OK attribute value escaped", `<a href="{{ payload.q }}">x</a>`, `<a href="a&#34;b">x</a>`},
+		{"OK filters run before escaping", "{{ payload.name | upcase | truncate: 11 }}", "&lt;SCRIPT&gt;..."},
+		{"OK number untouched", "{{ payload.n | plus: 1 }}", "4"},
+		{"OK array items escaped", "{{ payload.items }}", "&lt;b&gt;ok"},
+		{"OK loop item escaped", "{% for i in payload.items %}[{{ i }}]{% endfor %}", "[&lt;b&gt;][ok]"},
+		{"OK trim markers kept", "a {{- payload.n -}} b", "a3b"},
+		{"OK filter argument with markup", `{{ payload.missing | default: "<i>" }}`, "&lt;i&gt;"},
+		{"OK line break around the expression", "{{\n payload.n\n}}", "3"},
+		{"OK line break inside the expression stays text", "{{ payload.n\n | plus: 1 }}", "{{ payload.n\n | plus: 1 }}"},
+		{"OK empty braces stay text", "{{}}", "{{}}"},
+		{"OK literal markup untouched", "<b>{{ payload.n }}</b>", "<b>3</b>"},
+		{"OK raw block untouched", "{% raw %}{{ payload.name }}{% endraw %}", "{{ payload.name }}"},
+		{"OK missing variable renders empty", "[{{ payload.nope }}]", "[]"},
+		{"OK lone brace", "a { b {{ payload.n }}", "a { b 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := renderHTML(tc.src, vars, false)
+			is.NoErr(err)          // renders
+			is.Equal(got, tc.want) // values escaped, markup kept
+		})
+	}
+	t.Run("OK disableOutputSanitization keeps values raw", func(t *testing.T) {
+		is := is.New(t)
+		got, err := renderHTML("<p>{{ payload.html }}</p>", vars, true)
+		is.NoErr(err)                     // renders
+		is.Equal(got, "<p><b>hi</b></p>") // as written by the payload
+	})
+	t.Run("OK plain text is never escaped", func(t *testing.T) {
+		is := is.New(t)
+		got, err := renderText("{{ payload.html }}", vars)
+		is.NoErr(err)              // renders
+		is.Equal(got, "<b>hi</b>") // text channels carry the value as it is
+	})
+}
