@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -436,6 +437,40 @@ func TestConformance_EmailEscaping(t *testing.T) {
 		res.Decode(t, &list)
 		is.Equal(list.Data[0].Content, `Hello <script>alert("x")</script>`) // stored as sent
 	})
+}
+
+func TestConformance_HostileTemplates(t *testing.T) {
+	w := newWired(t)
+	dev := w.srv.Dev
+	if res := dev.Do(t, "POST", "/v1/subscribers", `{"subscriberId":"ada"}`); res.Status != 201 {
+		t.Fatalf("subscriber: %d %s", res.Status, res.Body)
+	}
+	if res := dev.Do(t, "POST", "/v2/workflows", `{"name":"H","workflowId":"h","steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"x"}}]}`); res.Status != 201 {
+		t.Fatalf("workflow: %d %s", res.Status, res.Body)
+	}
+	for _, tc := range []struct {
+		name, body string
+		payload    map[string]any
+	}{
+		{"Err endless loop", "{% for i in (1..100000000) %}{% for j in (1..100000000) %}{% endfor %}{% endfor %}", nil},
+		{"Err loop sized by the payload", "{% for i in (1..payload.n) %}{% for j in (1..payload.n) %}{% endfor %}{% endfor %}", map[string]any{"n": 1e9}},
+		{"Err filter panic on payload values", "{{ payload.s | slice: 1, payload.n }}", map[string]any{"s": "abc", "n": -1}},
+		{"Err include of a server file", `{% include "/etc/hostname" %}`, nil},
+		{"Err doubling capture", `{% assign s = "xxxxxxxx" %}{% for i in (1..60) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			start := time.Now()
+			out := w.send(t, "h", 0, map[string]any{"body": tc.body}, "ada", "tx-"+strings.ReplaceAll(tc.name, " ", "-"), tc.payload)
+			is.True(time.Since(start) < 10*time.Second) // no hang
+			is.Equal(out["status"], "error")            // a Failed step, not a crash or a hang
+			is.Equal(out["retryable"], false)           // retrying cannot help
+			details := items(t, "details", out["details"])
+			last := details[len(details)-1].(map[string]any)
+			is.Equal(last["status"], "Failed") // recorded with its reason
+			is.True(strings.Contains(last["detail"].(string), "could not be generated"))
+		})
+	}
 }
 
 func TestConformance_MessagingBadInput(t *testing.T) {

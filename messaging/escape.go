@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// htmlEscapeFilter is the filter escapeOutputs appends to every output of an
+// htmlEscapeFilter is the filter prepareTemplate appends to every output of an
 // email's HTML: it escapes strings (and the strings inside arrays) and leaves
 // numbers, booleans and nil alone.
 const htmlEscapeFilter = "herald_html_escape"
@@ -45,13 +45,14 @@ func escapeHTMLValue(v any) any {
 // template code ({% raw %}, {% comment %}), capturing its name.
 var verbatimTag = regexp.MustCompile(`^\{%-?\s*(raw|comment)\s*-?%\}`)
 
-// escapeOutputs rewrites every {{ expression }} of an HTML template into
-// {{ expression | herald_html_escape }}, so interpolated values cannot inject
-// markup (spec §2.14.2 disableOutputSanitization, false by default). Literal
-// HTML and tag blocks are left as they are; raw and comment bodies are copied
-// untouched. Tags end at the first closing delimiter, as Liquid's scanner
-// ends them, quotes or not.
-func escapeOutputs(src string) string {
+// prepareTemplate rewrites a template before Liquid parses it: every loop
+// keeps to the limits of guard.go (see guardTag) and, when escape is
+// set, every {{ expression }} becomes {{ expression | herald_html_escape }},
+// so interpolated values cannot inject markup into HTML (spec §2.14.2
+// disableOutputSanitization, false by default). Literal text is left as it
+// is; raw and comment bodies are copied untouched. Tags end at the first
+// closing delimiter, as Liquid's scanner ends them, quotes or not.
+func prepareTemplate(src string, escape bool) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(src, "{")
@@ -78,7 +79,7 @@ func escapeOutputs(src string) string {
 				b.WriteString(src)
 				return b.String()
 			}
-			b.WriteString(src[:2+end+2])
+			b.WriteString("{%" + guardTag(src[2:2+end]) + "%}")
 			src = src[2+end+2:]
 		case '{':
 			end := strings.Index(src[2:], "}}")
@@ -86,7 +87,11 @@ func escapeOutputs(src string) string {
 				b.WriteString(src)
 				return b.String()
 			}
-			b.WriteString(escapedOutput(src[2 : 2+end]))
+			if escape {
+				b.WriteString(escapedOutput(src[2 : 2+end]))
+			} else {
+				b.WriteString(src[:2+end+2])
+			}
 			src = src[2+end+2:]
 		default:
 			b.WriteByte('{')

@@ -147,3 +147,49 @@ func TestRenderHTML(t *testing.T) {
 		is.Equal(got, "<b>hi</b>") // text channels carry the value as it is
 	})
 }
+
+func TestRenderLimits(t *testing.T) {
+	var vars map[string]any
+	json.Unmarshal([]byte(`{"payload":{"s":"hello","n":-1,"big":100000000,"three":3,"items":["a","b","c"],"holes":[null,"a"],"m":{"x":1,"y":2}}}`), &vars)
+	vars = normalize(vars).(map[string]any)
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"OK loop over a range", "{% for i in (1..3) %}{{ i }}{% endfor %}", "123"},
+		{"OK loop modifiers", "{% for i in payload.items reversed limit: 2 %}{{ i }}{% endfor %}", "cb"},
+		{"OK loop offset with trim markers", "{%- for i in payload.items offset: 1 -%}{{ i }}{%- endfor -%}", "bc"},
+		{"OK loop over a map", "{% for p in payload.m %}{{ p[0] }}={{ p[1] }};{% endfor %}", "x=1;y=2;"},
+		{"OK loop bounded by the payload", "{% for i in (2..payload.three) %}{{ i }}{% endfor %}", "23"},
+		{"OK forloop variables", "{% for i in payload.items %}{{ forloop.index }}/{{ forloop.length }} {% endfor %}", "1/3 2/3 3/3 "},
+		{"OK tablerow", "{% tablerow i in (1..2) cols: 2 %}{{ i }}{% endtablerow %}", `<tr class="row1"><td class="col1">1</td><td class="col2">2</td></tr>`},
+		{"OK capture", "{% capture greeting %}Hi {{ payload.s }}{% endcapture %}{{ greeting | upcase }}", "HI HELLO"},
+		{"OK assign with filters", `{% assign x = payload.s | append: "!" | prepend: "<" %}{{ x }}`, "<hello!"},
+		{"OK replace and join", `{{ payload.s | replace: "l", "L" }} {{ payload.items | join: "-" }} {{ payload.items | concat: payload.items | size }}`, "heLLo a-b-c 6"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := renderText(tc.src, vars)
+			is.NoErr(err)          // renders
+			is.Equal(got, tc.want) // as Liquid does, limits aside
+		})
+	}
+	for _, tc := range []struct{ name, src, want string }{
+		{"Err a loop that would never end", "{% for i in (1..100000000) %}{% for j in (1..100000000) %}{% endfor %}{% endfor %}", "iterations"},
+		{"Err a loop bounded by the payload", "{% for i in (1..payload.big) %}{% endfor %}", "iterations"},
+		{"Err a capture that doubles itself", "{% assign s = \"xxxxxxxxxxxxxxxx\" %}{% for i in (1..40) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}", "larger"},
+		{"Err an append that doubles itself", "{% assign s = \"x\" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}", "larger"},
+		{"Err a replace that squares", "{% assign s = \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" %}{% for i in (1..10) %}{% assign s = s | replace: \"a\", s %}{% endfor %}", "larger"},
+		{"Err output past the limit", "{% for i in (1..100000) %}{{ payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s }}{% endfor %}", "larger"},
+		{"Err a filter that panics", "{{ payload.s | slice: 1, payload.n }}", "slice bounds"},
+		{"Err a compact that panics", "{{ payload.holes | uniq | compact }}", "template"},
+		{"Err include reads no file", `{% include "/etc/hostname" %}`, "include is not supported"},
+		{"Err a reassigned budget", "{% assign __herald_loop_budget = 5 %}{% for i in (1..2) %}{% endfor %}", "loops are not available"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			_, err := renderText(tc.src, vars)
+			is.True(err != nil)                             // refused, quickly, without crashing the worker
+			is.True(strings.Contains(err.Error(), tc.want)) // saying why
+		})
+	}
+}
