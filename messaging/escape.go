@@ -87,11 +87,13 @@ func prepareTemplate(src string, escape bool) string {
 				b.WriteString(src)
 				return b.String()
 			}
+			expr := guardRanges(src[2 : 2+end])
 			if escape {
-				b.WriteString(escapedOutput(src[2 : 2+end]))
+				expr = escapedOutput(expr)
 			} else {
-				b.WriteString(src[:2+end+2])
+				expr = "{{" + expr + "}}"
 			}
+			b.WriteString(expr)
 			src = src[2+end+2:]
 		default:
 			b.WriteByte('{')

@@ -37,6 +37,7 @@ const (
 // grow by more than a constant factor is checked before it is built, and
 // every assigned or captured value after.
 const (
+	rangeFilter    = "herald_range"
 	capFilter      = "herald_cap"
 	captureBlock   = "herald_capture"
 	maxArrayLength = 1_000_000
@@ -48,6 +49,7 @@ func init() {
 		return "", errors.New("include is not supported")
 	})
 	liquidEngine.RegisterFilter(loopFilter, budgetLoop)
+	liquidEngine.RegisterFilter(rangeFilter, boundRange)
 	liquidEngine.RegisterFilter(capFilter, capValue)
 	liquidEngine.RegisterBlock(captureBlock, captureCapped)
 	liquidEngine.RegisterFilter("append", func(s, suffix string) (string, error) { return joinCapped(s, suffix) })
@@ -186,6 +188,54 @@ func budgetLoop(v any, budget any) (any, error) {
 	return v, nil
 }
 
+// lazyRange is a range too long to become an array: loops still iterate it
+// (through budgetLoop), but a filter that wants an array gets an error
+// instead of billions of elements.
+type lazyRange struct{ items iterable }
+
+func (r lazyRange) Len() int        { return r.items.Len() }
+func (r lazyRange) Index(i int) any { return r.items.Index(i) }
+
+// boundRange is the filter guardRanges puts on every range literal.
+func boundRange(v any) any {
+	if it, ok := v.(iterable); ok && it.Len() > maxArrayLength {
+		return lazyRange{it}
+	}
+	return v
+}
+
+// rangeLiteral matches a range expression (a..b) at the start of a string.
+var rangeLiteral = regexp.MustCompile(`^\(\s*[^()"']+?\s*\.\.\s*[^()"']+?\s*\)`)
+
+// guardRanges wraps every range literal of a tag or output, outside quoted
+// strings, as ((a..b) | herald_range).
+func guardRanges(s string) string {
+	if !strings.Contains(s, "..") {
+		return s
+	}
+	var b strings.Builder
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '(':
+			if m := rangeLiteral.FindString(s[i:]); m != "" {
+				b.WriteString("(" + m + " | " + rangeFilter + ")")
+				i += len(m) - 1
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 var (
 	// loopTag splits a for or tablerow tag: everything up to the
 	// collection, the collection with its modifiers, and the trim marker.
@@ -197,10 +247,12 @@ var (
 )
 
 // guardTag rewrites the inside of a {% … %} tag so that it keeps to the
-// render's limits: a for or tablerow loop iterates its collection through
-// budgetLoop, an assign passes its value through capValue, and capture
-// becomes captureCapped. Other tags are returned as they are.
+// render's limits: range literals pass through boundRange, a for or
+// tablerow loop iterates its collection through budgetLoop, an assign
+// passes its value through capValue, and capture becomes captureCapped.
+// Other tags are returned as they are.
 func guardTag(tag string) string {
+	tag = guardRanges(tag)
 	if m := loopTag.FindStringSubmatch(tag); m != nil {
 		coll, mods := m[2], ""
 		if loc := loopModifier.FindStringIndex(coll); loc != nil {

@@ -164,6 +164,9 @@ func TestRenderLimits(t *testing.T) {
 		{"OK tablerow", "{% tablerow i in (1..2) cols: 2 %}{{ i }}{% endtablerow %}", `<tr class="row1"><td class="col1">1</td><td class="col2">2</td></tr>`},
 		{"OK capture", "{% capture greeting %}Hi {{ payload.s }}{% endcapture %}{{ greeting | upcase }}", "HI HELLO"},
 		{"OK assign with filters", `{% assign x = payload.s | append: "!" | prepend: "<" %}{{ x }}`, "<hello!"},
+		{"OK range through a filter", `{{ (1..3) | join: "," }} {% assign r = (2..payload.three) %}{{ r | join: "+" }}`, "1,2,3 2+3"},
+		{"OK range text in a string is text", `{{ "(1..2)" }} {{ 'a(1..2)' | append: "(3..4)" }}`, "(1..2) a(1..2)(3..4)"},
+		{"OK huge range in a loop still iterates lazily", "{% for i in (1..100000000000) limit: 2 %}{{ i }}{% endfor %}", "12"},
 		{"OK replace and join", `{{ payload.s | replace: "l", "L" }} {{ payload.items | join: "-" }} {{ payload.items | concat: payload.items | size }}`, "heLLo a-b-c 6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,6 +183,8 @@ func TestRenderLimits(t *testing.T) {
 		{"Err an append that doubles itself", "{% assign s = \"x\" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}", "larger"},
 		{"Err a replace that squares", "{% assign s = \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" %}{% for i in (1..10) %}{% assign s = s | replace: \"a\", s %}{% endfor %}", "larger"},
 		{"Err output past the limit", "{% for i in (1..100000) %}{{ payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s }}{% endfor %}", "larger"},
+		{"Err a huge range made an array", "{{ (1..100000000000) | join }}", "template"},
+		{"Err a huge assigned range made an array", "{% assign r = (1..payload.big) %}{{ r | concat: r | size }}", "template"},
 		{"Err a filter that panics", "{{ payload.s | slice: 1, payload.n }}", "slice bounds"},
 		{"Err a compact that panics", "{{ payload.holes | uniq | compact }}", "template"},
 		{"Err include reads no file", `{% include "/etc/hostname" %}`, "include is not supported"},
