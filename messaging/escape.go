@@ -102,6 +102,11 @@ func prepareTemplate(src string, escape bool) string {
 	}
 }
 
+// alreadyEscaped matches an output whose last filter escapes it already, as
+// templates written for unescaped output do: escaping twice would show
+// entities to the reader.
+var alreadyEscaped = regexp.MustCompile(`\|\s*(?:escape|escape_once)$`)
+
 // escapedOutput is the output tag holding expr, with the escape filter last
 // and any whitespace-trim markers kept in place.
 func escapedOutput(expr string) string {
@@ -112,8 +117,8 @@ func escapedOutput(expr string) string {
 	if strings.HasSuffix(expr, "-") {
 		right, expr = "-", expr[:len(expr)-1]
 	}
-	if core := strings.TrimSpace(expr); core == "" || strings.Contains(core, "\n") {
-		// Liquid reads neither as an output but as text: leave it be
+	if core := strings.TrimSpace(expr); core == "" || strings.Contains(core, "\n") || alreadyEscaped.MatchString(core) {
+		// Liquid reads the first two as text, not outputs; the last escapes itself
 		return "{{" + left + expr + right + "}}"
 	}
 	core := strings.TrimRight(expr, " \t\r\n")

@@ -114,6 +114,7 @@ func TestRenderHTML(t *testing.T) {
 		{"OK text value escaped", "<p>{{ payload.name }}</p>", "<p>&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;</p>"},
 		{"OK attribute value escaped", `<a href="{{ payload.q }}">x</a>`, `<a href="a&#34;b">x</a>`},
 		{"OK filters run before escaping", "{{ payload.name | upcase | truncate: 11 }}", "&lt;SCRIPT&gt;..."},
+		{"OK an explicit escape is not doubled", "{{ payload.q | escape }} {{ payload.q | escape_once }}", "a&#34;b a&#34;b"},
 		{"OK number untouched", "{{ payload.n | plus: 1 }}", "4"},
 		{"OK array items escaped", "{{ payload.items }}", "&lt;b&gt;ok"},
 		{"OK loop item escaped", "{% for i in payload.items %}[{{ i }}]{% endfor %}", "[&lt;b&gt;][ok]"},
