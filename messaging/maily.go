@@ -261,6 +261,8 @@ func num(v any, def float64) float64 {
 	switch t := v.(type) {
 	case float64:
 		return t
+	case int:
+		return float64(t)
 	case int64:
 		return float64(t)
 	case string:

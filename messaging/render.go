@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"math"
@@ -17,14 +18,51 @@ var liquidEngine = liquid.NewEngine()
 
 // renderText renders one Liquid template against vars.
 func renderText(src string, vars map[string]any) (string, error) {
+	return render(src, vars, false)
+}
+
+// renderHTML renders one Liquid template of HTML against vars: unless raw,
+// every interpolated value is HTML-escaped, so a payload cannot inject markup.
+func renderHTML(src string, vars map[string]any, raw bool) (string, error) {
+	return render(src, vars, !raw)
+}
+
+// render renders src within the limits of guard.go. Liquid's filters can
+// panic on odd arguments ({{ s | slice: 1, -1 }}); a panic, like a spent
+// budget, becomes an error, since deliveries run outside any HTTP recovery.
+func render(src string, vars map[string]any, escape bool) (out string, err error) {
 	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
 		return src, nil
 	}
-	out, err := liquidEngine.ParseAndRenderString(src, vars)
-	if err != nil {
+	bindings := make(map[string]any, len(vars)+1)
+	for k, v := range vars {
+		bindings[k] = v
+	}
+	bindings[loopBudgetVar] = &loopBudget{left: maxLoopIterations}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("template %q: %v", truncate(src, 80), panicCause(r))
+		}
+	}()
+	var w cappedWriter
+	if err := liquidEngine.ParseAndFRender(&w, []byte(prepareTemplate(src, escape)), bindings); err != nil {
 		return "", fmt.Errorf("template %q: %s", truncate(src, 80), err.Error())
 	}
-	return out, nil
+	return w.b.String(), nil
+}
+
+// panicCause is the budget or size error a render panicked with, else the
+// panic value's first line (Liquid appends a stack trace).
+func panicCause(r any) any {
+	if err, ok := r.(error); ok {
+		for _, known := range []error{errLoopBudget, errTooLarge} {
+			if errors.Is(err, known) {
+				return known
+			}
+		}
+	}
+	first, _, _ := strings.Cut(fmt.Sprint(r), "\n")
+	return first
 }
 
 // renderAny renders every string inside v (objects and arrays included) and
@@ -59,12 +97,13 @@ func renderAny(v any, vars map[string]any) (any, error) {
 }
 
 // normalize turns the float64 that encoding/json gives every number into an
-// int when it is whole, so {{ payload.count }} renders "3", not "3.0".
+// int when it is whole, so {{ payload.count }} renders "3", not "3.0", and
+// a range such as (1..payload.count) works (Liquid converts int, not int64).
 func normalize(v any) any {
 	switch t := v.(type) {
 	case float64:
 		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
-			return int64(t)
+			return int(t)
 		}
 		return t
 	case map[string]any:

@@ -103,3 +103,99 @@ func TestEmailBody(t *testing.T) {
 	is.Equal(htmlToText(`<html><head><title>T</title></head><body><h1>Hi</h1><p>a &amp; b</p></body></html>`), "Hi\na & b")   // text alternative
 	is.Equal(htmlToText("a<>b< >c"), "abc")                                                                                   // empty tags do not break it
 }
+
+func TestRenderHTML(t *testing.T) {
+	var vars map[string]any
+	json.Unmarshal([]byte(`{"payload":{"name":"<script>alert('x')</script>","q":"a\"b","n":3,"items":["<b>","ok"],"html":"<b>hi</b>"}}`), &vars)
+	vars = normalize(vars).(map[string]any)
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"OK text value escaped", "<p>{{ payload.name }}</p>", "<p>&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;</p>"},
+		{"OK attribute value escaped", `<a href="{{ payload.q }}">x</a>`, `<a href="a&#34;b">x</a>`},
+		{"OK filters run before escaping", "{{ payload.name | upcase | truncate: 11 }}", "&lt;SCRIPT&gt;..."},
+		{"OK an explicit escape is not doubled", "{{ payload.q | escape }} {{ payload.q | escape_once }}", "a&#34;b a&#34;b"},
+		{"OK number untouched", "{{ payload.n | plus: 1 }}", "4"},
+		{"OK array items escaped", "{{ payload.items }}", "&lt;b&gt;ok"},
+		{"OK loop item escaped", "{% for i in payload.items %}[{{ i }}]{% endfor %}", "[&lt;b&gt;][ok]"},
+		{"OK trim markers kept", "a {{- payload.n -}} b", "a3b"},
+		{"OK filter argument with markup", `{{ payload.missing | default: "<i>" }}`, "&lt;i&gt;"},
+		{"OK line break around the expression", "{{\n payload.n\n}}", "3"},
+		{"OK line break inside the expression stays text", "{{ payload.n\n | plus: 1 }}", "{{ payload.n\n | plus: 1 }}"},
+		{"OK empty braces stay text", "{{}}", "{{}}"},
+		{"OK literal markup untouched", "<b>{{ payload.n }}</b>", "<b>3</b>"},
+		{"OK raw block untouched", "{% raw %}{{ payload.name }}{% endraw %}", "{{ payload.name }}"},
+		{"OK missing variable renders empty", "[{{ payload.nope }}]", "[]"},
+		{"OK lone brace", "a { b {{ payload.n }}", "a { b 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := renderHTML(tc.src, vars, false)
+			is.NoErr(err)          // renders
+			is.Equal(got, tc.want) // values escaped, markup kept
+		})
+	}
+	t.Run("OK disableOutputSanitization keeps values raw", func(t *testing.T) {
+		is := is.New(t)
+		got, err := renderHTML("<p>{{ payload.html }}</p>", vars, true)
+		is.NoErr(err)                     // renders
+		is.Equal(got, "<p><b>hi</b></p>") // as written by the payload
+	})
+	t.Run("OK plain text is never escaped", func(t *testing.T) {
+		is := is.New(t)
+		got, err := renderText("{{ payload.html }}", vars)
+		is.NoErr(err)              // renders
+		is.Equal(got, "<b>hi</b>") // text channels carry the value as it is
+	})
+}
+
+func TestRenderLimits(t *testing.T) {
+	var vars map[string]any
+	json.Unmarshal([]byte(`{"payload":{"s":"hello","n":-1,"big":100000000,"three":3,"items":["a","b","c"],"holes":[null,"a"],"m":{"x":1,"y":2}}}`), &vars)
+	vars = normalize(vars).(map[string]any)
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"OK loop over a range", "{% for i in (1..3) %}{{ i }}{% endfor %}", "123"},
+		{"OK loop modifiers", "{% for i in payload.items reversed limit: 2 %}{{ i }}{% endfor %}", "cb"},
+		{"OK loop offset with trim markers", "{%- for i in payload.items offset: 1 -%}{{ i }}{%- endfor -%}", "bc"},
+		{"OK loop over a map", "{% for p in payload.m %}{{ p[0] }}={{ p[1] }};{% endfor %}", "x=1;y=2;"},
+		{"OK loop bounded by the payload", "{% for i in (2..payload.three) %}{{ i }}{% endfor %}", "23"},
+		{"OK forloop variables", "{% for i in payload.items %}{{ forloop.index }}/{{ forloop.length }} {% endfor %}", "1/3 2/3 3/3 "},
+		{"OK tablerow", "{% tablerow i in (1..2) cols: 2 %}{{ i }}{% endtablerow %}", `<tr class="row1"><td class="col1">1</td><td class="col2">2</td></tr>`},
+		{"OK capture", "{% capture greeting %}Hi {{ payload.s }}{% endcapture %}{{ greeting | upcase }}", "HI HELLO"},
+		{"OK assign with filters", `{% assign x = payload.s | append: "!" | prepend: "<" %}{{ x }}`, "<hello!"},
+		{"OK range through a filter", `{{ (1..3) | join: "," }} {% assign r = (2..payload.three) %}{{ r | join: "+" }}`, "1,2,3 2+3"},
+		{"OK range text in a string is text", `{{ "(1..2)" }} {{ 'a(1..2)' | append: "(3..4)" }}`, "(1..2) a(1..2)(3..4)"},
+		{"OK huge range in a loop still iterates lazily", "{% for i in (1..100000000000) limit: 2 %}{{ i }}{% endfor %}", "12"},
+		{"OK replace and join", `{{ payload.s | replace: "l", "L" }} {{ payload.items | join: "-" }} {{ payload.items | concat: payload.items | size }}`, "heLLo a-b-c 6"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, err := renderText(tc.src, vars)
+			is.NoErr(err)          // renders
+			is.Equal(got, tc.want) // as Liquid does, limits aside
+		})
+	}
+	for _, tc := range []struct{ name, src, want string }{
+		{"Err a loop that would never end", "{% for i in (1..100000000) %}{% for j in (1..100000000) %}{% endfor %}{% endfor %}", "iterations"},
+		{"Err a loop bounded by the payload", "{% for i in (1..payload.big) %}{% endfor %}", "iterations"},
+		{"Err a capture that doubles itself", "{% assign s = \"xxxxxxxxxxxxxxxx\" %}{% for i in (1..40) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}", "larger"},
+		{"Err an append that doubles itself", "{% assign s = \"x\" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}", "larger"},
+		{"Err a replace that squares", "{% assign s = \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" %}{% for i in (1..10) %}{% assign s = s | replace: \"a\", s %}{% endfor %}", "larger"},
+		{"Err output past the limit", "{% for i in (1..100000) %}{{ payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s }}{% endfor %}", "larger"},
+		{"Err a huge range made an array", "{{ (1..100000000000) | join }}", "template"},
+		{"Err a huge assigned range made an array", "{% assign r = (1..payload.big) %}{{ r | concat: r | size }}", "template"},
+		{"Err a filter that panics", "{{ payload.s | slice: 1, payload.n }}", "slice bounds"},
+		{"Err a compact that panics", "{{ payload.holes | uniq | compact }}", "template"},
+		{"Err include reads no file", `{% include "/etc/hostname" %}`, "include is not supported"},
+		{"Err a reassigned budget", "{% assign __herald_loop_budget = 5 %}{% for i in (1..2) %}{% endfor %}", "loops are not available"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			_, err := renderText(tc.src, vars)
+			is.True(err != nil)                             // refused, quickly, without crashing the worker
+			is.True(strings.Contains(err.Error(), tc.want)) // saying why
+		})
+	}
+}

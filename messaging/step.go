@@ -117,9 +117,12 @@ func renderStep(d *delivery) (*rendered, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Values are escaped in the HTML unless the step opts out (spec §2.14.2).
+		raw, _ := c["disableOutputSanitization"].(bool)
 		if blocks != nil {
 			for i := range blocks {
-				if blocks[i].Content, err = renderText(blocks[i].Content, vars); err != nil {
+				// a text block's content is HTML; a button's is text, escaped whole by blocksHTML
+				if blocks[i].Content, err = renderHTML(blocks[i].Content, vars, raw || blocks[i].Type == "button"); err != nil {
 					return nil, fmt.Errorf("body.%d.content: %w", i, err)
 				}
 				if blocks[i].URL, err = renderText(blocks[i].URL, vars); err != nil {
@@ -127,7 +130,7 @@ func renderStep(d *delivery) (*rendered, error) {
 				}
 			}
 			r.html = blocksHTML(blocks)
-		} else if r.html, err = renderText(src, vars); err != nil {
+		} else if r.html, err = renderHTML(src, vars, raw); err != nil {
 			return nil, fmt.Errorf("body: %w", err)
 		}
 		var overrides map[string]any

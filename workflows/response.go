@@ -113,7 +113,8 @@ func optional(s string) *string {
 
 // payloadExample builds an example payload from the payload schema: each
 // property's default, else its first enum value or example, else a value of
-// its type. Null when the workflow has no schema.
+// its type. Null when the workflow has no schema, or when the schema does not
+// describe an object: spec §2.14 types payloadExample as object or null.
 func payloadExample(raw json.RawMessage) any {
 	if len(raw) == 0 {
 		return nil
@@ -126,7 +127,10 @@ func payloadExample(raw json.RawMessage) any {
 	if !ok {
 		return nil
 	}
-	return exampleOf(m, 0)
+	if ex, ok := exampleOf(m, 0).(map[string]any); ok {
+		return ex
+	}
+	return nil
 }
 
 func exampleOf(s map[string]any, depth int) any {

@@ -1,0 +1,318 @@
+package integrations_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// integrationFields is spec §2.5.
+var integrationFields = []field{
+	{name: "_id", kind: "id"},
+	{name: "_environmentId", kind: "id", required: true},
+	{name: "_organizationId", kind: "id", required: true},
+	{name: "name", kind: "string", required: true},
+	{name: "identifier", kind: "string", required: true},
+	{name: "providerId", kind: "string", required: true},
+	{name: "channel", kind: "string", required: true, enum: []string{"in_app", "email", "sms", "chat", "push"}},
+	{name: "credentials", kind: "object", required: true},
+	{name: "configurations", kind: "object"},
+	{name: "active", kind: "bool", required: true},
+	{name: "deleted", kind: "bool", required: true},
+	{name: "deletedAt", kind: "time"},
+	{name: "deletedBy", kind: "id"},
+	{name: "primary", kind: "bool", required: true},
+	{name: "conditions", kind: "array"},
+}
+
+var (
+	credentialStrings = strings.Fields(`apiKey user secretKey domain password host port region accountSid
+		messageProfileId token from senderName projectName applicationId clientId baseUrl webhookUrl redirectUrl
+		serviceAccount ipPoolName apiKeyRequestHeader secretKeyRequestHeader idPath datePath apiToken
+		authenticationTokenKey instanceId alertUid title imageUrl state externalLink channelId
+		phoneNumberIdentification accessKey`)
+	credentialBools = strings.Fields(`secure requireTls ignoreTls hmac authenticateByToken`)
+	updateOnly      = []string{"appSid", "senderId", "AppIOBaseUrl"}
+)
+
+// conformIntegration checks one spec §2.5 integration; update says whether
+// the update-only credentials (spec §2.6) may appear.
+func conformIntegration(t *testing.T, where string, v any, update bool) map[string]any {
+	t.Helper()
+	in := conform(t, where, v, integrationFields)
+	creds, _ := in["credentials"].(map[string]any)
+	for k, val := range creds {
+		switch {
+		case slices.Contains(credentialStrings, k), update && slices.Contains(updateOnly, k):
+			if _, ok := val.(string); !ok {
+				t.Errorf("%s.credentials.%s: want a string, got %T", where, k, val)
+			}
+		case slices.Contains(credentialBools, k):
+			if _, ok := val.(bool); !ok {
+				t.Errorf("%s.credentials.%s: want a boolean, got %T", where, k, val)
+			}
+		case k == "tlsOptions":
+			if _, ok := val.(map[string]any); !ok {
+				t.Errorf("%s.credentials.tlsOptions: want an object, got %T", where, val)
+			}
+		default:
+			t.Errorf("%s.credentials.%s: not in this response's schema", where, k)
+		}
+	}
+	if cfg, ok := in["configurations"]; ok {
+		conform(t, where+".configurations", cfg, []field{
+			{name: "inboundWebhookEnabled", kind: "bool"},
+			{name: "inboundWebhookSigningKey", kind: "string"},
+		})
+	}
+	for _, c := range items(t, where+".conditions", orEmpty(in["conditions"])) {
+		f := conform(t, where+".conditions", c, []field{
+			{name: "isNegated", kind: "bool", required: true},
+			{name: "type", kind: "string", required: true, enum: strings.Fields("BOOLEAN TEXT DATE NUMBER STATEMENT LIST MULTI_LIST GROUP")},
+			{name: "value", kind: "string", required: true, enum: []string{"AND", "OR"}},
+			{name: "children", kind: "array", required: true},
+		})
+		for _, part := range items(t, "children", f["children"]) {
+			conform(t, where+".conditions.children", part, []field{
+				{name: "field", kind: "string", required: true},
+				{name: "value", kind: "string", required: true},
+				{name: "operator", kind: "string", required: true, enum: strings.Fields("LARGER SMALLER LARGER_EQUAL SMALLER_EQUAL EQUAL NOT_EQUAL ALL_IN ANY_IN NOT_IN BETWEEN NOT_BETWEEN LIKE NOT_LIKE IN")},
+				{name: "on", kind: "string", required: true, enum: []string{"subscriber", "payload"}},
+			})
+		}
+	}
+	return in
+}
+
+func orEmpty(v any) any {
+	if v == nil {
+		return []any{}
+	}
+	return v
+}
+
+func newConformanceServer(t *testing.T) *platformtest.Server {
+	t.Helper()
+	return platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
+		store, err := integrations.NewStore(app.DB, app.Secret)
+		if err != nil {
+			t.Fatalf("store: %v", err)
+		}
+		for _, env := range []platform.Environment{app.Development, app.Production} {
+			if err := store.SeedEnvironment(t.Context(), env); err != nil {
+				t.Fatalf("seed: %v", err)
+			}
+		}
+		integrations.AddRoutes(mux, store)
+	})
+}
+
+func TestConformance_IntegrationResponses(t *testing.T) {
+	is := is.New(t)
+	srv := newConformanceServer(t)
+
+	res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"twilio","channel":"sms","name":"Twilio",
+		"credentials":{"accountSid":"AC1","token":"t","from":"+15550100","appSid":"app-1","senderId":"HERALD","AppIOBaseUrl":"https://appio.example.com"},
+		"conditions":[{"isNegated":false,"type":"GROUP","value":"AND","children":[{"field":"tier","value":"gold","operator":"EQUAL","on":"payload"}]}]}`)
+	is.Equal(res.Status, 201) // create: 201
+	created := conformIntegration(t, "POST /v1/integrations", decode(t, res), false)
+	id := created["_id"].(string)
+
+	res = srv.Dev.Do(t, "PUT", "/v1/integrations/"+id, `{"active":true,"configurations":{"inboundWebhookEnabled":true}}`)
+	is.Equal(res.Status, 200) // update: 200
+	updated := conformIntegration(t, "PUT /v1/integrations/{id}", decode(t, res), true)
+	is.Equal(updated["credentials"].(map[string]any)["appSid"], "app-1") // the update response carries appSid
+	_, ok := updated["configurations"].(map[string]any)
+	is.True(ok) // and configurations
+
+	res = srv.Dev.Do(t, "POST", "/v1/integrations/"+id+"/set-primary", "")
+	is.Equal(res.Status, 200) // set-primary: 200 (contract §9)
+	conformIntegration(t, "POST set-primary", decode(t, res), false)
+
+	for _, path := range []string{"/v1/integrations", "/v1/integrations/active"} {
+		res = srv.Dev.Do(t, "GET", path, "")
+		is.Equal(res.Status, 200) // listed
+		list := items(t, path, decode(t, res))
+		is.True(len(list) >= 2) // the seeded in_app integration and twilio
+		for _, in := range list {
+			m := conformIntegration(t, "GET "+path, in, false)
+			_, hasConfigurations := m["configurations"]
+			is.True(!hasConfigurations) // the list omits configurations (spec §4.5)
+		}
+	}
+
+	other := conformIntegration(t, "POST", decode(t, srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"sendgrid","channel":"email"}`)), false)
+	res = srv.Dev.Do(t, "DELETE", "/v1/integrations/"+other["_id"].(string), "")
+	is.Equal(res.Status, 200) // delete: 200 with the remaining integrations
+	for _, in := range items(t, "DELETE", decode(t, res)) {
+		m := conformIntegration(t, "DELETE /v1/integrations/{id}", in, false)
+		is.True(m["_id"] != other["_id"]) // the deleted one is gone
+	}
+}
+
+func TestConformance_IntegrationBadInput(t *testing.T) {
+	srv := newConformanceServer(t)
+	res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"sendgrid","channel":"email"}`)
+	if res.Status != 201 {
+		t.Fatalf("create: %d %s", res.Status, res.Body)
+	}
+	var in struct {
+		ID string `json:"_id"`
+	}
+	res.Decode(t, &in)
+	for _, tc := range []struct {
+		name, method, path, body string
+		want                     int
+	}{
+		{"Err malformed id on update", "PUT", "/v1/integrations/not-an-id", `{"name":"x"}`, 404},
+		{"Err uppercase id on update", "PUT", "/v1/integrations/" + strings.ToUpper(in.ID), `{"name":"x"}`, 404},
+		{"Err malformed id on delete", "DELETE", "/v1/integrations/%F0%9F%98%80", "", 404},
+		{"Err malformed id on set-primary", "POST", "/v1/integrations/zzz/set-primary", "", 404},
+		{"Err unknown id", "DELETE", "/v1/integrations/5f0000000000000000000000", "", 404},
+		{"Err huge number as name", "PUT", "/v1/integrations/" + in.ID, `{"name":1e999}`, 422},
+		{"Err nested null condition", "PUT", "/v1/integrations/" + in.ID, `{"conditions":[null]}`, 422},
+		{"Err null children", "PUT", "/v1/integrations/" + in.ID, `{"conditions":[{"isNegated":false,"type":"GROUP","value":"AND","children":null}]}`, 422},
+		{"Err credentials as a string", "PUT", "/v1/integrations/" + in.ID, `{"credentials":"secret"}`, 422},
+		{"Err port as a number", "PUT", "/v1/integrations/" + in.ID, `{"credentials":{"port":587}}`, 422},
+		{"Err empty update", "PUT", "/v1/integrations/" + in.ID, `{}`, 400},
+		{"Err unknown channel", "POST", "/v1/integrations", `{"providerId":"x","channel":"fax"}`, 422},
+		{"Err unicode blank provider", "POST", "/v1/integrations", `{"providerId":"\u00a0","channel":"email"}`, 422},
+		{"Err malformed environment", "POST", "/v1/integrations", `{"providerId":"x","channel":"email","_environmentId":"abc"}`, 422},
+		{"Err set-primary without credentials", "POST", "/v1/integrations/" + in.ID + "/set-primary", "", 422},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			res := srv.Dev.Do(t, tc.method, tc.path, tc.body)
+			is.Equal(res.Status, tc.want) // a clear 4xx
+			if res.Status < 400 {
+				return
+			}
+			body := conform(t, tc.name, decode(t, res), errorFields)
+			if res.Status == 422 {
+				_, ok := body["errors"].(map[string]any)
+				is.True(ok) // every 422 carries errors (contract §9)
+			}
+		})
+	}
+}
+
+// errorFields is contract §4's error body.
+var errorFields = []field{
+	{name: "statusCode", kind: "number", required: true},
+	{name: "timestamp", kind: "time", required: true},
+	{name: "path", kind: "string", required: true},
+	{name: "message", kind: "string", required: true},
+}
+
+// field is one property of a response object as the spec types it.
+type field struct {
+	name     string
+	kind     string // string, id, time, bool, number, object, array, any
+	required bool
+	nullable bool
+	enum     []string
+}
+
+var timeFormat = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
+
+// conform checks obj against fields as a client validating the spec's schema
+// would: required keys present, types and nulls as allowed, enums exact,
+// timestamps in contract §3's format, ids 24 lowercase hex.
+func conform(t *testing.T, where string, obj any, fields []field) map[string]any {
+	t.Helper()
+	m, ok := obj.(map[string]any)
+	if !ok {
+		t.Fatalf("%s: want an object, got %T %v", where, obj, obj)
+	}
+	for _, f := range fields {
+		v, present := m[f.name]
+		at := where + "." + f.name
+		if !present {
+			if f.required {
+				t.Errorf("%s: required, missing", at)
+			}
+			continue
+		}
+		if v == nil {
+			if !f.nullable {
+				t.Errorf("%s: null, spec allows no null", at)
+			}
+			continue
+		}
+		bad := false
+		switch f.kind {
+		case "string":
+			_, ok := v.(string)
+			bad = !ok
+		case "id":
+			s, ok := v.(string)
+			bad = !ok || !isID(s)
+		case "time":
+			s, ok := v.(string)
+			bad = !ok || !timeFormat.MatchString(s)
+		case "bool":
+			_, ok := v.(bool)
+			bad = !ok
+		case "number":
+			_, ok := v.(float64)
+			bad = !ok
+		case "object":
+			_, ok := v.(map[string]any)
+			bad = !ok
+		case "array":
+			_, ok := v.([]any)
+			bad = !ok
+		}
+		if bad {
+			t.Errorf("%s: want %s, got %T %v", at, f.kind, v, v)
+			continue
+		}
+		if f.enum != nil {
+			if s, _ := v.(string); !slices.Contains(f.enum, s) {
+				t.Errorf("%s: %v is not one of %v", at, v, f.enum)
+			}
+		}
+	}
+	return m
+}
+
+func isID(s string) bool {
+	if len(s) != 24 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// decode unmarshals a response body into generic JSON.
+func decode(t *testing.T, res *platformtest.Response) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(res.Body, &v); err != nil {
+		t.Fatalf("body %s: %v", res.Body, err)
+	}
+	return v
+}
+
+// items returns v as an array, failing when it is not one (null included).
+func items(t *testing.T, where string, v any) []any {
+	t.Helper()
+	a, ok := v.([]any)
+	if !ok {
+		t.Fatalf("%s: want an array, got %T %v", where, v, v)
+	}
+	return a
+}

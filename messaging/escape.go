@@ -1,0 +1,126 @@
+package messaging
+
+import (
+	"fmt"
+	"html"
+	"reflect"
+	"regexp"
+	"strings"
+)
+
+// htmlEscapeFilter is the filter prepareTemplate appends to every output of an
+// email's HTML: it escapes strings (and the strings inside arrays) and leaves
+// numbers, booleans and nil alone.
+const htmlEscapeFilter = "herald_html_escape"
+
+func init() { liquidEngine.RegisterFilter(htmlEscapeFilter, escapeHTMLValue) }
+
+// escapeHTMLValue is the value of an output made safe to place in HTML text
+// or a quoted attribute.
+func escapeHTMLValue(v any) any {
+	if v == nil {
+		return nil
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.String:
+		return html.EscapeString(rv.String())
+	case reflect.Slice, reflect.Array:
+		if b, ok := v.([]byte); ok {
+			return html.EscapeString(string(b))
+		}
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i] = escapeHTMLValue(rv.Index(i).Interface())
+		}
+		return out
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return v
+	}
+	return html.EscapeString(fmt.Sprint(v))
+}
+
+// verbatimTag matches the start of a Liquid block whose body is not
+// template code ({% raw %}, {% comment %}), capturing its name.
+var verbatimTag = regexp.MustCompile(`^\{%-?\s*(raw|comment)\s*-?%\}`)
+
+// prepareTemplate rewrites a template before Liquid parses it: every loop
+// keeps to the limits of guard.go (see guardTag) and, when escape is
+// set, every {{ expression }} becomes {{ expression | herald_html_escape }},
+// so interpolated values cannot inject markup into HTML (spec §2.14.2
+// disableOutputSanitization, false by default). Literal text is left as it
+// is; raw and comment bodies are copied untouched. Tags end at the first
+// closing delimiter, as Liquid's scanner ends them, quotes or not.
+func prepareTemplate(src string, escape bool) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(src, "{")
+		if i < 0 || i+1 >= len(src) {
+			b.WriteString(src)
+			return b.String()
+		}
+		b.WriteString(src[:i])
+		src = src[i:]
+		switch src[1] {
+		case '%':
+			if m := verbatimTag.FindStringSubmatch(src); m != nil {
+				end := regexp.MustCompile(`\{%-?\s*end` + m[1] + `\s*-?%\}`).FindStringIndex(src)
+				if end == nil {
+					b.WriteString(src)
+					return b.String()
+				}
+				b.WriteString(src[:end[1]])
+				src = src[end[1]:]
+				continue
+			}
+			end := strings.Index(src[2:], "%}")
+			if end < 0 {
+				b.WriteString(src)
+				return b.String()
+			}
+			b.WriteString("{%" + guardTag(src[2:2+end]) + "%}")
+			src = src[2+end+2:]
+		case '{':
+			end := strings.Index(src[2:], "}}")
+			if end < 0 {
+				b.WriteString(src)
+				return b.String()
+			}
+			expr := guardRanges(src[2 : 2+end])
+			if escape {
+				expr = escapedOutput(expr)
+			} else {
+				expr = "{{" + expr + "}}"
+			}
+			b.WriteString(expr)
+			src = src[2+end+2:]
+		default:
+			b.WriteByte('{')
+			src = src[1:]
+		}
+	}
+}
+
+// alreadyEscaped matches an output whose last filter escapes it already, as
+// templates written for unescaped output do: escaping twice would show
+// entities to the reader.
+var alreadyEscaped = regexp.MustCompile(`\|\s*(?:escape|escape_once)$`)
+
+// escapedOutput is the output tag holding expr, with the escape filter last
+// and any whitespace-trim markers kept in place.
+func escapedOutput(expr string) string {
+	left, right := "", ""
+	if strings.HasPrefix(expr, "-") {
+		left, expr = "-", expr[1:]
+	}
+	if strings.HasSuffix(expr, "-") {
+		right, expr = "-", expr[:len(expr)-1]
+	}
+	if core := strings.TrimSpace(expr); core == "" || strings.Contains(core, "\n") || alreadyEscaped.MatchString(core) {
+		// Liquid reads the first two as text, not outputs; the last escapes itself
+		return "{{" + left + expr + right + "}}"
+	}
+	core := strings.TrimRight(expr, " \t\r\n")
+	return "{{" + left + core + " | " + htmlEscapeFilter + expr[len(core):] + right + "}}"
+}
