@@ -28,6 +28,8 @@ func TestWindow_After(t *testing.T) {
 		{"OKHoursFraction", window{1.5, "hours"}, t0.Add(90 * time.Minute), false},
 		{"OKDays", window{2, "days"}, t0.Add(48 * time.Hour), false},
 		{"OKWeeks", window{1, "weeks"}, t0.Add(7 * 24 * time.Hour), false},
+		{"ErrHugeDays", window{1e308, "days"}, t0, true},
+		{"ErrHugeMonths", window{1e12, "months"}, t0, true},
 		{"OKMonths", window{1, "months"}, time.Date(2026, 12, 21, 10, 0, 0, 0, time.UTC), false},
 		{"ErrUnit", window{1, "fortnights"}, t0, true},
 		{"ErrNegative", window{-1, "days"}, t0, true},

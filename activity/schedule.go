@@ -34,6 +34,10 @@ type window struct {
 	Unit   string `json:"unit"`
 }
 
+// maxWindow bounds a delay or digest window. Past it the float → Duration
+// conversion would overflow into an arbitrary, even negative, schedule.
+const maxWindow = 100 * 365 * 24 * time.Hour
+
 // after returns t moved forward by the window. Months move by calendar
 // months, so a one-month delay from Jan 31 lands on Mar 3 as time.AddDate does.
 func (w window) after(t time.Time) (time.Time, error) {
@@ -42,18 +46,27 @@ func (w window) after(t time.Time) (time.Time, error) {
 	}
 	a := float64(w.Amount)
 	unit := strings.TrimSuffix(strings.ToLower(w.Unit), "s")
+	span := func(per time.Duration) (time.Time, error) {
+		if a*float64(per) > float64(maxWindow) {
+			return t, fmt.Errorf("amount %v %s is longer than 100 years", a, w.Unit)
+		}
+		return t.Add(time.Duration(a * float64(per))), nil
+	}
 	switch unit {
 	case "second":
-		return t.Add(time.Duration(a * float64(time.Second))), nil
+		return span(time.Second)
 	case "minute":
-		return t.Add(time.Duration(a * float64(time.Minute))), nil
+		return span(time.Minute)
 	case "hour":
-		return t.Add(time.Duration(a * float64(time.Hour))), nil
+		return span(time.Hour)
 	case "day":
-		return t.Add(time.Duration(a * 24 * float64(time.Hour))), nil
+		return span(24 * time.Hour)
 	case "week":
-		return t.Add(time.Duration(a * 7 * 24 * float64(time.Hour))), nil
+		return span(7 * 24 * time.Hour)
 	case "month":
+		if a > 1200 {
+			return t, fmt.Errorf("amount %v months is longer than 100 years", a)
+		}
 		return t.AddDate(0, int(a), 0), nil
 	default:
 		return t, fmt.Errorf("unit %q is not one of seconds, minutes, hours, days, weeks, months", w.Unit)
