@@ -261,26 +261,7 @@ func lookup(doc map[string]any, path string) (any, bool) {
 	if path == "" {
 		return nil, false
 	}
-	var cur any = doc
-	for _, part := range strings.Split(path, ".") {
-		switch v := cur.(type) {
-		case map[string]any:
-			next, ok := v[part]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(part)
-			if err != nil || i < 0 || i >= len(v) {
-				return nil, false
-			}
-			cur = v[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
+	return at(doc, strings.Split(path, "."))
 }
 
 // keyValue is the string a digest or throttle groups on: the payload value at

@@ -82,7 +82,7 @@ func (s *idempotency) once(w http.ResponseWriter, r *http.Request, next http.Han
 	if !claimed {
 		return s.replay(ctx, w, env, key, print)
 	}
-	rec := &recorder{ResponseWriter: w}
+	rec := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
 	completed := false
 	defer func() {
 		// Only completed answers are kept (contract §5): a 5xx or a panic
@@ -194,22 +194,11 @@ func (s *idempotency) sweep(ctx context.Context) {
 
 // recorder passes a response through while keeping a copy to store.
 type recorder struct {
-	http.ResponseWriter
-	status int
-	body   bytes.Buffer
-}
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-	r.ResponseWriter.WriteHeader(status)
+	statusWriter
+	body bytes.Buffer
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
 	r.body.Write(b)
-	return r.ResponseWriter.Write(b)
+	return r.statusWriter.Write(b)
 }
