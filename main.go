@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -113,6 +114,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger, err := newLogger(cfg, stderr)
 	if err != nil {
 		return err
+	}
+	// HERALD_CPUPROFILE writes a CPU profile of the whole run to that path
+	// followed by the process id,
+	// for profiling the server under `go run ./bench`.
+	if path := getenv("HERALD_CPUPROFILE"); path != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 
 	db, err := platform.Open(ctx, cfg.db)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -24,6 +23,10 @@ type WorkerConfig struct {
 
 // maxCommit is the most job results one transaction records.
 const maxCommit = 256
+
+// maxClaimed is the most jobs claimed and not yet recorded, unless Size is
+// larger.
+const maxClaimed = 64
 
 // Worker runs the job queue. SQLite has one writer, so the worker spends it
 // in few, large transactions: a dispatcher claims every due job it has room
@@ -86,9 +89,10 @@ func (w *Worker) Start(ctx context.Context) {
 	w.cancelLoop, w.cancelJobs = cancelLoop, cancelJobs
 	w.mu.Unlock()
 
-	// At most 2×Size jobs are claimed at once, so a claimed job never waits
+	// At most maxClaimed jobs are claimed at once: enough that one claim
+	// (a write) serves many jobs, few enough that a claimed job never waits
 	// long for a goroutine while its lease runs.
-	jobs := make(chan *job, 2*w.cfg.Size)
+	jobs := make(chan *job, max(2*w.cfg.Size, maxClaimed))
 	results := make(chan result, 2*w.cfg.Size)
 	var running sync.WaitGroup
 	for range w.cfg.Size {
@@ -230,19 +234,22 @@ func (w *Worker) commit(ctx context.Context, results <-chan result) {
 // one that fails (its lease was lost, say) leaves the others recorded. If
 // the transaction itself fails, each result is tried on its own.
 func (w *Worker) record(ctx context.Context, batch []result) {
+	if err := w.store.stmts.warm(ctx, settleStatements...); err != nil {
+		w.cfg.Logger.Error("prepare statements", "error", err)
+	}
+	st := w.store.stmts
 	err := w.store.db.Tx(ctx, func(tx *sql.Tx) error {
-		for i, r := range batch {
-			sp := fmt.Sprintf("job%d", i)
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+		for _, r := range batch {
+			if _, err := st.exec(ctx, tx, savepointSQL); err != nil {
 				return err
 			}
 			if err := r.write(ctx, tx); err != nil {
 				w.logWrite(r.j, err)
-				if _, err := tx.ExecContext(ctx, "ROLLBACK TO "+sp); err != nil {
+				if _, err := st.exec(ctx, tx, rollbackToSQL); err != nil {
 					return err
 				}
 			}
-			if _, err := tx.ExecContext(ctx, "RELEASE "+sp); err != nil {
+			if _, err := st.exec(ctx, tx, releaseSQL); err != nil {
 				return err
 			}
 		}
