@@ -89,7 +89,7 @@ const (
 	insertJobSQL = `
 		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
 			parent_id, position, type, step_id, step, controls, provider_id, status, digest, group_key, run_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	savepointSQL  = `SAVEPOINT one`
 	rollbackToSQL = `ROLLBACK TO one`
 	releaseSQL    = `RELEASE one`
@@ -113,7 +113,7 @@ type insertRequest struct {
 // insertTrigger writes a planned trigger: the transactionId claim (when
 // claim is set; broadcast batches after the first pass false), and per
 // recipient the notification, its job chain and a "Step queued" detail per
-// job. The first job of each chain is due at once.
+// job. The trigger job is written completed and the first step due at once.
 //
 // Triggers arriving together are written in one transaction (a group
 // commit), each under its own savepoint so that one refused (a reused
@@ -303,13 +303,20 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r recipient
 		if channelSteps[st.Type] {
 			provider = defaultProviders[st.Type]
 		}
-		var runAt any
-		if i == 0 {
-			runAt = ts
+		// The trigger job does nothing but release the first step, so it
+		// is written completed and the first step due now: the same rows
+		// the worker would leave, without a claim and a settlement per
+		// notification.
+		status, runAt := statusPending, any(nil)
+		switch i {
+		case 0:
+			status = statusCompleted
+		case 1:
+			status, runAt = statusQueued, ts
 		}
 		_, err := s.stmts.exec(ctx, tx, insertJobSQL,
 			jid, env, p.tenant.OrganizationID, nid, p.transactionID, r.id, p.wf.ID, parentJob, i, st.Type, st.StepID,
-			string(step), string(values), provider, digest, groupKey, runAt, ts, ts)
+			string(step), string(values), provider, status, digest, groupKey, runAt, ts, ts)
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}

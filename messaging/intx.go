@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -72,9 +73,31 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 	// finished, with its outcome and delivery time.
 	m.Outcome = res
 	m.DeliveredAt, _ = json.Marshal([]string{platform.FormatTime(now)})
+	insert, err := s.insertStmt(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	write := func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, insertMessageSQL, m.values()...)
+		_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, m.values()...)
 		return err
 	}
 	return res, write, nil
+}
+
+// insertStmt is insertMessageSQL prepared once on the writer: parsing the
+// 40-column INSERT cost more than running it. It is prepared here, outside
+// the caller's transaction, since preparing inside would wait on the
+// writer connection that transaction holds.
+func (s *Store) insertStmt(ctx context.Context) (*sql.Stmt, error) {
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if s.insert != nil {
+		return s.insert, nil
+	}
+	st, err := s.db.W.PrepareContext(ctx, insertMessageSQL)
+	if err != nil {
+		return nil, fmt.Errorf("prepare message insert: %w", err)
+	}
+	s.insert = st
+	return st, nil
 }

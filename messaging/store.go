@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -20,6 +21,9 @@ type Store struct {
 	now     func() time.Time
 	client  *http.Client // outbound webhooks
 	senders map[string]func(integration) (Provider, error)
+
+	prepMu sync.Mutex
+	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
 }
 
 // NewStore returns a Store on db that reads other domains through src.
