@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -96,8 +97,7 @@ const (
 )
 
 // insertStatements are the statements a trigger's write uses.
-var insertStatements = []string{claimTransactionSQL, insertNotificationSQL, insertJobSQL, insertDetailSQL,
-	savepointSQL, rollbackToSQL, releaseSQL}
+var insertStatements = []string{claimTransactionSQL, insertNotificationSQL, insertJobSQL, insertDetailSQL}
 
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 256
@@ -157,26 +157,18 @@ func (s *Store) commitInserts(ctx context.Context) {
 	}
 }
 
-// writeInserts commits a batch in one transaction; if that transaction
-// fails, each trigger is tried in a transaction of its own.
+// writeInserts commits a batch in one transaction. A trigger whose
+// transactionId is taken fails at its first statement, which SQLite undoes
+// alone, so the batch goes on without it; any other failure aborts the
+// transaction, and then each trigger is tried in a transaction of its own.
 func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 	errs := make([]error, len(batch))
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		for i, r := range batch {
-			if len(batch) == 1 {
-				errs[i] = s.insertTx(ctx, tx, r)
+			errs[i] = s.insertTx(ctx, tx, r)
+			var conflict *platform.Error
+			if errs[i] != nil && !(errors.As(errs[i], &conflict) && conflict.Status == http.StatusConflict) {
 				return errs[i]
-			}
-			if _, err := s.stmts.exec(ctx, tx, savepointSQL); err != nil {
-				return err
-			}
-			if errs[i] = s.insertTx(ctx, tx, r); errs[i] != nil {
-				if _, err := s.stmts.exec(ctx, tx, rollbackToSQL); err != nil {
-					return err
-				}
-			}
-			if _, err := s.stmts.exec(ctx, tx, releaseSQL); err != nil {
-				return err
 			}
 		}
 		return nil
@@ -195,7 +187,8 @@ func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 	}
 }
 
-// insertTx writes one trigger inside tx.
+// insertTx writes one trigger inside tx. Only its first statement, the
+// transactionId claim, may fail with a conflict.
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
 	p, now := r.p, r.now
 	ts := platform.FormatTime(now)

@@ -48,7 +48,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// busy_timeout covers the moments a reader holds a lock the writer needs;
 	// foreign_keys is off by default in SQLite; _txlock=immediate takes the
 	// write lock at BEGIN so a transaction never fails half-way on upgrade.
-	common := base + sep + "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	// temp_store(MEMORY) keeps statement and savepoint journals in memory:
+	// on disk, every page a savepoint first touches is also written to a
+	// temporary file, which the worker's per-job savepoints paid for.
+	common := base + sep + "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
 	if !memory {
 		// WAL lets readers run while the writer commits; NORMAL sync is safe
 		// with WAL (a power loss can drop the last commits, never corrupt).
