@@ -45,7 +45,7 @@ type job struct {
 func (s *Store) anyDue(ctx context.Context) (bool, error) {
 	ts := platform.FormatTime(s.now())
 	var one int
-	err := s.db.R.QueryRowContext(ctx, `
+	err := s.reads.row(ctx, `
 		SELECT 1 FROM jobs WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ? LIMIT 1`, ts, ts).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

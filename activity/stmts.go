@@ -72,3 +72,13 @@ func (c *statements) query(ctx context.Context, query string, args ...any) (*sql
 	}
 	return c.db.QueryContext(ctx, query, args...)
 }
+
+// row runs a one-row query prepared on the pool, preparing it on first use.
+// Only for the read pool: preparing there never waits on a connection the
+// caller holds.
+func (c *statements) row(ctx context.Context, query string, args ...any) *sql.Row {
+	if err := c.warm(ctx, query); err != nil {
+		return c.db.QueryRowContext(ctx, query, args...)
+	}
+	return c.get(query).QueryRowContext(ctx, args...)
+}

@@ -20,6 +20,7 @@ type Store struct {
 	now   func() time.Time
 	woken chan struct{} // signalled after a write that made work due
 	stmts *statements   // the writer's prepared hot statements
+	reads *statements   // the read pool's prepared hot queries
 
 	insMu     sync.Mutex
 	inserts   []*insertRequest // triggers waiting for the next group commit
@@ -32,7 +33,7 @@ func NewStore(db *platform.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, now: now, woken: make(chan struct{}, 1), stmts: &statements{db: db.W}}
+	return &Store{db: db, now: now, woken: make(chan struct{}, 1), stmts: &statements{db: db.W}, reads: &statements{db: db.R}}
 }
 
 // wake tells an idle worker that work may be due now.
@@ -231,7 +232,7 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 // claimed transactionID.
 func (s *Store) transactionUsed(ctx context.Context, envID, transactionID string) (bool, error) {
 	var one int
-	err := s.db.R.QueryRowContext(ctx, `SELECT 1 FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
+	err := s.reads.row(ctx, `SELECT 1 FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
 		envID, transactionID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

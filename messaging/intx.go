@@ -33,7 +33,11 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 		return nil, nil, err
 	}
 	// A message stored for the job by an earlier attempt is its delivery.
-	prev, err := scanMessage(s.db.R.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`, d.JobID))
+	byJob, err := s.byJobStmt(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	prev, err := scanMessage(byJob.QueryRowContext(ctx, d.JobID))
 	switch {
 	case err == nil && finished(prev):
 		return prev.Outcome, nil, nil
@@ -99,5 +103,20 @@ func (s *Store) insertStmt(ctx context.Context) (*sql.Stmt, error) {
 		return nil, fmt.Errorf("prepare message insert: %w", err)
 	}
 	s.insert = st
+	return st, nil
+}
+
+// byJobStmt is the read pool's prepared lookup of a job's message.
+func (s *Store) byJobStmt(ctx context.Context) (*sql.Stmt, error) {
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if s.byJob != nil {
+		return s.byJob, nil
+	}
+	st, err := s.db.R.PrepareContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`)
+	if err != nil {
+		return nil, fmt.Errorf("prepare message lookup: %w", err)
+	}
+	s.byJob = st
 	return st, nil
 }

@@ -24,6 +24,7 @@ type Store struct {
 
 	prepMu sync.Mutex
 	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
+	byJob  *sql.Stmt // a job's message, on the read pool, once prepared
 }
 
 // NewStore returns a Store on db that reads other domains through src.
