@@ -26,7 +26,7 @@ const maxCommit = 256
 
 // maxClaimed is the most jobs claimed and not yet recorded, unless Size is
 // larger.
-const maxClaimed = 64
+const maxClaimed = 512
 
 // Worker runs the job queue. SQLite has one writer, so the worker spends it
 // in few, large transactions: a dispatcher claims every due job it has room
