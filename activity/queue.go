@@ -183,10 +183,13 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	switch st.then {
 	case thenRelease:
 		// The chain is the _parentId link (contract §8): the child is due now.
-		_, err = s.stmts.exec(ctx, tx, releaseChildSQL,
+		var res sql.Result
+		res, err = s.stmts.exec(ctx, tx, releaseChildSQL,
 			ts, ts, j.ID)
 		if err == nil {
-			s.wake()
+			if n, _ := res.RowsAffected(); n > 0 {
+				s.wake()
+			}
 		}
 	case thenCancel:
 		err = s.endRest(ctx, tx, j.EnvironmentID, j.NotificationID, j.Position, statusCanceled, st.thenDetail, now)

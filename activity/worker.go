@@ -151,40 +151,49 @@ func (w *Worker) Stop(ctx context.Context) {
 func (w *Worker) Wake() { w.store.wake() }
 
 // dispatch claims due jobs while there is room for them, and otherwise
-// waits for a wake-up, a tick or room.
+// waits for a wake-up, a tick or room. A claim that took every due job is
+// not followed by another until something signals: claims come in batches
+// rather than one per job while triggers trickle in.
 func (w *Worker) dispatch(ctx context.Context, jobs chan<- *job) {
 	ticker := time.NewTicker(w.cfg.Poll)
 	defer ticker.Stop()
 	limit := int64(cap(jobs))
+	check := true // ask the read pool first whether anything is due
 	for ctx.Err() == nil {
 		if room := limit - w.pending.Load(); room > 0 {
-			batch, err := w.claim(ctx, int(room))
+			batch, err := w.claim(ctx, int(room), check)
 			if err != nil && ctx.Err() == nil {
 				w.cfg.Logger.Error("claim jobs", "error", err)
 			}
-			if len(batch) > 0 {
-				w.pending.Add(int64(len(batch)))
-				for _, j := range batch {
-					jobs <- j // never blocks: pending bounds what is in flight
-				}
+			w.pending.Add(int64(len(batch)))
+			for _, j := range batch {
+				jobs <- j // never blocks: pending bounds what is in flight
+			}
+			if int64(len(batch)) == room {
+				check = false // there may be more
 				continue
 			}
 		}
 		select {
 		case <-ctx.Done():
 		case <-w.store.woken:
+			check = false // a write just made work due
 		case <-w.freed:
+			check = true
 		case <-ticker.C:
+			check = true
 		}
 	}
 }
 
-// claim leases up to n due jobs, asking the read pool first so idle polls
-// stay off the writer.
-func (w *Worker) claim(ctx context.Context, n int) ([]*job, error) {
-	due, err := w.store.anyDue(ctx)
-	if err != nil || !due {
-		return nil, err
+// claim leases up to n due jobs. With check, it asks the read pool first,
+// so idle polls stay off the writer.
+func (w *Worker) claim(ctx context.Context, n int, check bool) ([]*job, error) {
+	if check {
+		due, err := w.store.anyDue(ctx)
+		if err != nil || !due {
+			return nil, err
+		}
 	}
 	return w.store.claim(ctx, w.cfg.Lease, n)
 }
