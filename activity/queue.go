@@ -152,7 +152,7 @@ const (
 )
 
 // settleStatements are the statements recording a result uses.
-var settleStatements = []string{settleSQL, releaseChildSQL, insertDetailSQL, savepointSQL, rollbackToSQL, releaseSQL}
+var settleStatements = []string{settleSQL, releaseChildSQL, insertDetailSQL}
 
 // settleTx records a run's result, only if this worker still holds the
 // lease: the job's new state, its details, and what follows.

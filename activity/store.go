@@ -92,9 +92,6 @@ const (
 		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
 			parent_id, position, type, step_id, step, controls, provider_id, status, digest, group_key, run_at, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	savepointSQL  = `SAVEPOINT one`
-	rollbackToSQL = `ROLLBACK TO one`
-	releaseSQL    = `RELEASE one`
 )
 
 // insertStatements are the statements a trigger's write uses.
@@ -117,9 +114,9 @@ type insertRequest struct {
 // job. The trigger job is written completed and the first step due at once.
 //
 // Triggers arriving together are written in one transaction (a group
-// commit), each under its own savepoint so that one refused (a reused
-// transactionId) leaves the others written; insertTrigger returns only once
-// its trigger is committed, so an accepted trigger is durable.
+// commit); one refused (a reused transactionId) leaves the others written
+// (see writeInserts). insertTrigger returns only once its trigger is
+// committed, so an accepted trigger is durable.
 func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err error) {
 	defer platform.Wrap(&err, "insert trigger %s", p.transactionID)
 	if err := s.stmts.warm(ctx, insertStatements...); err != nil {

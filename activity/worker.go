@@ -239,35 +239,27 @@ func (w *Worker) commit(ctx context.Context, results <-chan result) {
 	}
 }
 
-// record writes a batch in one transaction. Each result gets a savepoint, so
-// one that fails (its lease was lost, say) leaves the others recorded. If
-// the transaction itself fails, each result is tried on its own.
+// record writes a batch in one transaction. Results rarely fail (a lost
+// lease, mostly), so they are written without a savepoint each: when one
+// fails, the transaction is abandoned and each result is tried in a
+// transaction of its own, where a failure drops that result alone.
 func (w *Worker) record(ctx context.Context, batch []result) {
 	if err := w.store.stmts.warm(ctx, settleStatements...); err != nil {
 		w.cfg.Logger.Error("prepare statements", "error", err)
 	}
-	st := w.store.stmts
 	err := w.store.db.Tx(ctx, func(tx *sql.Tx) error {
 		for _, r := range batch {
-			if _, err := st.exec(ctx, tx, savepointSQL); err != nil {
-				return err
-			}
 			if err := r.write(ctx, tx); err != nil {
-				w.logWrite(r.j, err)
-				if _, err := st.exec(ctx, tx, rollbackToSQL); err != nil {
-					return err
-				}
-			}
-			if _, err := st.exec(ctx, tx, releaseSQL); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err == nil || len(batch) == 1 {
-		if err != nil {
-			w.logWrite(batch[0].j, err)
-		}
+	if err == nil {
+		return
+	}
+	if len(batch) == 1 {
+		w.logWrite(batch[0].j, err)
 		return
 	}
 	for _, r := range batch {
