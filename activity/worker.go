@@ -22,7 +22,7 @@ type WorkerConfig struct {
 }
 
 // maxCommit is the most job results one transaction records.
-const maxCommit = 256
+const maxCommit = 64
 
 // maxClaimed is the most jobs claimed and not yet recorded, unless Size is
 // larger.
