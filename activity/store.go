@@ -98,7 +98,7 @@ const (
 var insertStatements = []string{claimTransactionSQL, insertNotificationSQL, insertJobSQL, insertDetailSQL}
 
 // maxInsertBatch is the most triggers one group commit writes.
-const maxInsertBatch = 64
+const maxInsertBatch = 16
 
 // insertRequest is one trigger waiting for a group commit.
 type insertRequest struct {
