@@ -286,7 +286,7 @@ func TestQueue_LeaseExpiry(t *testing.T) {
 	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
 	p := &plan{tenant: tenant, transactionID: "tx", payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
 		wf: workflowDoc{ID: platform.NewID(), WorkflowID: "w"}, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`),
-		steps:      []workflowStep{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}},
+		steps:      []workflowStep{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}, {ID: platform.NewID(), StepID: "mail", Type: "email"}},
 		recipients: []recipient{{id: platform.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
 	is.NoErr(s.insertTrigger(ctx, p, true))
 	var conflict *platform.Error
@@ -300,7 +300,8 @@ func TestQueue_LeaseExpiry(t *testing.T) {
 		return jobs[0]
 	}
 	first := claimOne()
-	is.Equal(first.Type, "trigger") // the chain starts with the trigger job
+	is.Equal(first.Type, "in_app") // the trigger job is written done: the first step is due at once
+	is.Equal(first.Position, 1)    // after the trigger job
 	none, err := s.claim(ctx, time.Minute, 10)
 	is.NoErr(err)
 	is.Equal(len(none), 0) // a leased job is not claimable, and the next is not released
@@ -314,8 +315,8 @@ func TestQueue_LeaseExpiry(t *testing.T) {
 	is.True(errors.Is(err, errLeaseLost)) // the old holder's result is refused
 	is.NoErr(s.settle(ctx, second, settlement{status: statusCompleted, then: thenRelease}))
 	next := claimOne()
-	is.Equal(next.Type, "in_app") // completing released the next step
-	is.Equal(next.Position, 1)    // in chain order
+	is.Equal(next.Type, "email") // completing released the next step
+	is.Equal(next.Position, 2)   // in chain order
 }
 
 func TestWithDefaults(t *testing.T) {

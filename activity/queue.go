@@ -45,13 +45,22 @@ type job struct {
 func (s *Store) anyDue(ctx context.Context) (bool, error) {
 	ts := platform.FormatTime(s.now())
 	var one int
-	err := s.db.R.QueryRowContext(ctx, `
+	err := s.reads.row(ctx, `
 		SELECT 1 FROM jobs WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ? LIMIT 1`, ts, ts).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	return err == nil, err
 }
+
+const claimSQL = `
+		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
+		WHERE id IN (
+			SELECT id FROM jobs
+			WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
+			ORDER BY run_at, id LIMIT ?)
+		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
+			position, type, step_id, step, controls, provider_id, stage, digest, group_key, attempts, created_at`
 
 // claim leases up to n due jobs, those due longest first: one UPDATE …
 // RETURNING on the writer, so two workers never get the same job. A job
@@ -62,14 +71,10 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n int) (_ []*job
 	now := s.now()
 	ts := platform.FormatTime(now)
 	token := platform.NewIDAt(now)
-	rows, err := s.db.W.QueryContext(ctx, `
-		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
-		WHERE id IN (
-			SELECT id FROM jobs
-			WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
-			ORDER BY run_at, id LIMIT ?)
-		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			position, type, step_id, step, controls, provider_id, stage, digest, group_key, attempts, created_at`,
+	if err := s.stmts.warm(ctx, claimSQL); err != nil {
+		return nil, err
+	}
+	rows, err := s.stmts.query(ctx, claimSQL,
 		token, platform.FormatTime(now.Add(lease)), ts, ts, ts, n)
 	if err != nil {
 		return nil, err
@@ -128,10 +133,26 @@ func (s *Store) settled(j *job, st settlement) write {
 
 // settle records a run's result in its own transaction.
 func (s *Store) settle(ctx context.Context, j *job, st settlement) error {
+	if err := s.stmts.warm(ctx, settleStatements...); err != nil {
+		return err
+	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		return s.settleTx(ctx, tx, j, st)
 	})
 }
+
+const (
+	settleSQL = `
+		UPDATE jobs SET status = ?, run_at = ?, stage = ?, provider_id = coalesce(nullif(?, ''), provider_id),
+			digest = coalesce(?, digest), lease_owner = '', lease_until = '', updated_at = ?
+		WHERE id = ? AND lease_owner = ?`
+	releaseChildSQL = `
+			UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ?
+			WHERE parent_id = ? AND status = 'pending' AND run_at IS NULL`
+)
+
+// settleStatements are the statements recording a result uses.
+var settleStatements = []string{settleSQL, releaseChildSQL, insertDetailSQL}
 
 // settleTx records a run's result, only if this worker still holds the
 // lease: the job's new state, its details, and what follows.
@@ -147,10 +168,7 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	if st.digest != nil {
 		digest = string(st.digest)
 	}
-	res, err := tx.ExecContext(ctx, `
-		UPDATE jobs SET status = ?, run_at = ?, stage = ?, provider_id = coalesce(nullif(?, ''), provider_id),
-			digest = coalesce(?, digest), lease_owner = '', lease_until = '', updated_at = ?
-		WHERE id = ? AND lease_owner = ?`,
+	res, err := s.stmts.exec(ctx, tx, settleSQL,
 		st.status, runAt, st.stage, st.providerID, digest, ts, j.ID, j.Lease)
 	if err != nil {
 		return fmt.Errorf("settle job %s: %w", j.ID, err)
@@ -159,18 +177,19 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 		return errLeaseLost
 	}
 	provider := firstNonEmpty(st.providerID, j.ProviderID)
-	if err := insertDetails(ctx, tx, j.EnvironmentID, j.NotificationID, j.ID, provider, now, st.details); err != nil {
+	if err := s.insertDetails(ctx, tx, j.EnvironmentID, j.NotificationID, j.ID, provider, now, st.details); err != nil {
 		return err
 	}
 	switch st.then {
 	case thenRelease:
 		// The chain is the _parentId link (contract §8): the child is due now.
-		_, err = tx.ExecContext(ctx, `
-			UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ?
-			WHERE parent_id = ? AND status = 'pending' AND run_at IS NULL`,
+		var res sql.Result
+		res, err = s.stmts.exec(ctx, tx, releaseChildSQL,
 			ts, ts, j.ID)
 		if err == nil {
-			s.wake()
+			if n, _ := res.RowsAffected(); n > 0 {
+				s.wake()
+			}
 		}
 	case thenCancel:
 		err = s.endRest(ctx, tx, j.EnvironmentID, j.NotificationID, j.Position, statusCanceled, st.thenDetail, now)
@@ -206,7 +225,7 @@ func (s *Store) endRest(ctx context.Context, tx *sql.Tx, envID, notificationID s
 	}
 	for _, e := range list {
 		d := []detail{{Status: detailWarning, Detail: why, Source: sourceInternal}}
-		if err := insertDetails(ctx, tx, envID, notificationID, e.id, e.provider, now, d); err != nil {
+		if err := s.insertDetails(ctx, tx, envID, notificationID, e.id, e.provider, now, d); err != nil {
 			return err
 		}
 	}
@@ -222,7 +241,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		// Digest masters hand their merged events on first, while their
 		// run_at still says when they would have fired.
-		if err := promoteMerged(ctx, tx, envID, transactionID, now); err != nil {
+		if err := s.promoteMerged(ctx, tx, envID, transactionID, now); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `
@@ -249,7 +268,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 		}
 		for _, c := range list {
 			d := []detail{{Status: detailWarning, Detail: "Step canceled by request", Source: sourceInternal}}
-			if err := insertDetails(ctx, tx, envID, c.notification, c.id, c.provider, now, d); err != nil {
+			if err := s.insertDetails(ctx, tx, envID, c.notification, c.id, c.provider, now, d); err != nil {
 				return err
 			}
 		}
@@ -263,7 +282,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 // digest masters: for each, the oldest merged job becomes the master,
 // waiting until the old one would have fired, and the others now merge into
 // it.
-func promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactionID string, now time.Time) error {
+func (s *Store) promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactionID string, now time.Time) error {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT id, run_at FROM jobs
 		WHERE environment_id = ? AND transaction_id = ? AND type = 'digest' AND status = 'delayed' AND stage = ?`,
@@ -286,14 +305,14 @@ func promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactionID string,
 		return err
 	}
 	for _, m := range masters {
-		if err := promote(ctx, tx, envID, m.id, m.runAt, now); err != nil {
+		if err := s.promote(ctx, tx, envID, m.id, m.runAt, now); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func promote(ctx context.Context, tx *sql.Tx, envID, masterID, runAt string, now time.Time) error {
+func (s *Store) promote(ctx context.Context, tx *sql.Tx, envID, masterID, runAt string, now time.Time) error {
 	var heir, heirNotification string
 	err := tx.QueryRowContext(ctx, `
 		SELECT id, notification_id FROM jobs
@@ -328,5 +347,5 @@ func promote(ctx context.Context, tx *sql.Tx, envID, masterID, runAt string, now
 		return err
 	}
 	d := []detail{{Status: detailPending, Detail: "Digest master was canceled; this digest now collects the events", Source: sourceInternal}}
-	return insertDetails(ctx, tx, envID, heirNotification, heir, "service", now, d)
+	return s.insertDetails(ctx, tx, envID, heirNotification, heir, "service", now, d)
 }

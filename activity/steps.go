@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -25,7 +26,7 @@ type notificationCtx struct {
 func (s *Store) notificationContext(ctx context.Context, id string) (notificationCtx, error) {
 	var n notificationCtx
 	var payload, overrides, tags, prefs, actor string
-	err := s.db.R.QueryRowContext(ctx, `
+	err := s.reads.row(ctx, `
 		SELECT template_id, workflow_id, payload, overrides, tags, preferences, actor, channels, critical
 		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor, &n.Channels, &n.Critical)
 	if err != nil {
@@ -206,7 +207,15 @@ func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificati
 	if err != nil {
 		return nil, err
 	}
-	res, err := w.messenger.DeliverJSON(ctx, doc)
+	var res json.RawMessage
+	var store write // the message, when messaging leaves storing it to this job's result
+	if tm, ok := w.messenger.(TxMessenger); ok {
+		var fn func(context.Context, *sql.Tx) error
+		res, fn, err = tm.DeliverInTxJSON(ctx, doc)
+		store = fn
+	} else {
+		res, err = w.messenger.DeliverJSON(ctx, doc)
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // stopped mid-delivery: the lease expires and the job runs again
 	}
@@ -222,14 +231,30 @@ func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificati
 	for i := range o.Details {
 		o.Details[i].IsRetry = j.Attempts > 1
 	}
+	var settle write
 	switch {
 	case o.Status == "sent" || o.Status == "warning":
-		return w.store.settled(j, settlement{status: statusCompleted, providerID: o.ProviderID, details: o.Details, then: thenRelease}), nil
+		settle = w.store.settled(j, settlement{status: statusCompleted, providerID: o.ProviderID, details: o.Details, then: thenRelease})
 	case o.Retryable:
-		return w.retryOrFail(j, step, o.ProviderID, o.Details), nil
+		settle = w.retryOrFail(j, step, o.ProviderID, o.Details)
 	default:
-		return w.failWith(j, step, o.ProviderID, o.Details), nil
+		settle = w.failWith(j, step, o.ProviderID, o.Details)
 	}
+	if store == nil {
+		return settle, nil
+	}
+	// The job's result first: it fails when the lease was lost, and then
+	// the message is not stored either (the worker that holds the job
+	// stores its own).
+	return func(ctx context.Context, tx *sql.Tx) error {
+		if err := settle(ctx, tx); err != nil {
+			return err
+		}
+		if err := store(ctx, tx); err != nil {
+			return fmt.Errorf("store message: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // retryOrFail schedules the next attempt, or fails the step after the last.

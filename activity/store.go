@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -17,6 +19,12 @@ type Store struct {
 	db    *platform.DB
 	now   func() time.Time
 	woken chan struct{} // signalled after a write that made work due
+	stmts *statements   // the writer's prepared hot statements
+	reads *statements   // the read pool's prepared hot queries
+
+	insMu     sync.Mutex
+	inserts   []*insertRequest // triggers waiting for the next group commit
+	inserting bool             // a goroutine is committing them
 }
 
 // NewStore returns the activity store on db. now is the clock every record and
@@ -25,7 +33,7 @@ func NewStore(db *platform.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, now: now, woken: make(chan struct{}, 1)}
+	return &Store{db: db, now: now, woken: make(chan struct{}, 1), stmts: &statements{db: db.W}, reads: &statements{db: db.R}}
 }
 
 // wake tells an idle worker that work may be due now.
@@ -46,8 +54,12 @@ type detail struct {
 	IsRetry    bool            `json:"-"`
 }
 
+const insertDetailSQL = `
+	INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, raw, is_retry, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 // insertDetails records details of one job, in order.
-func insertDetails(ctx context.Context, tx *sql.Tx, envID, notificationID, jobID, providerID string, now time.Time, ds []detail) error {
+func (s *Store) insertDetails(ctx context.Context, tx *sql.Tx, envID, notificationID, jobID, providerID string, now time.Time, ds []detail) error {
 	for _, d := range ds {
 		var raw any
 		if !isNull(d.Raw) {
@@ -59,9 +71,7 @@ func insertDetails(ctx context.Context, tx *sql.Tx, envID, notificationID, jobID
 			}
 		}
 		pid := firstNonEmpty(d.ProviderID, providerID)
-		_, err := tx.ExecContext(ctx, `
-			INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, raw, is_retry, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := s.stmts.exec(ctx, tx, insertDetailSQL,
 			platform.NewIDAt(now), envID, notificationID, jobID, d.Status, d.Detail, firstNonEmpty(d.Source, sourceInternal),
 			pid, raw, d.IsRetry, platform.FormatTime(now))
 		if err != nil {
@@ -71,13 +81,114 @@ func insertDetails(ctx context.Context, tx *sql.Tx, envID, notificationID, jobID
 	return nil
 }
 
-// insertTrigger writes a planned trigger in one transaction: the
-// transactionId claim (when claim is set; broadcast batches after the first
-// pass false), and per recipient the notification, its job chain and a "Step
-// queued" detail per job. The first job of each chain is due at once.
+const (
+	claimTransactionSQL   = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)`
+	insertNotificationSQL = `
+		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_email,
+			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
+			recipient, tags, severity, critical, preferences, actor, context_keys, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertJobSQL = `
+		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
+			parent_id, position, type, step_id, step, controls, provider_id, status, digest, group_key, run_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// insertStatements are the statements a trigger's write uses.
+var insertStatements = []string{claimTransactionSQL, insertNotificationSQL, insertJobSQL, insertDetailSQL}
+
+// maxInsertBatch is the most triggers one group commit writes.
+const maxInsertBatch = 16
+
+// insertRequest is one trigger waiting for a group commit.
+type insertRequest struct {
+	p     *plan
+	claim bool
+	now   time.Time
+	done  chan error
+}
+
+// insertTrigger writes a planned trigger: the transactionId claim (when
+// claim is set; broadcast batches after the first pass false), and per
+// recipient the notification, its job chain and a "Step queued" detail per
+// job. The trigger job is written completed and the first step due at once.
+//
+// Triggers arriving together are written in one transaction (a group
+// commit); one refused (a reused transactionId) leaves the others written
+// (see writeInserts). insertTrigger returns only once its trigger is
+// committed, so an accepted trigger is durable.
 func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err error) {
 	defer platform.Wrap(&err, "insert trigger %s", p.transactionID)
-	now := s.now()
+	if err := s.stmts.warm(ctx, insertStatements...); err != nil {
+		return err
+	}
+	req := &insertRequest{p: p, claim: claim, now: s.now(), done: make(chan error, 1)}
+	s.insMu.Lock()
+	s.inserts = append(s.inserts, req)
+	if !s.inserting {
+		s.inserting = true
+		go s.commitInserts(context.WithoutCancel(ctx))
+	}
+	s.insMu.Unlock()
+	return <-req.done
+}
+
+// commitInserts writes the waiting triggers, a batch per transaction, until
+// none waits.
+func (s *Store) commitInserts(ctx context.Context) {
+	for {
+		s.insMu.Lock()
+		n := min(len(s.inserts), maxInsertBatch)
+		if n == 0 {
+			s.inserting = false
+			s.insMu.Unlock()
+			return
+		}
+		batch := s.inserts[:n:n]
+		s.inserts = s.inserts[n:]
+		if len(s.inserts) == 0 {
+			s.inserts = nil
+		}
+		s.insMu.Unlock()
+		s.writeInserts(ctx, batch)
+		s.wake()
+	}
+}
+
+// writeInserts commits a batch in one transaction. A trigger whose
+// transactionId is taken fails at its first statement, which SQLite undoes
+// alone, so the batch goes on without it; any other failure aborts the
+// transaction, and then each trigger is tried in a transaction of its own.
+func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
+	errs := make([]error, len(batch))
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		for i, r := range batch {
+			errs[i] = s.insertTx(ctx, tx, r)
+			var conflict *platform.Error
+			if errs[i] != nil && !(errors.As(errs[i], &conflict) && conflict.Status == http.StatusConflict) {
+				return errs[i]
+			}
+		}
+		return nil
+	})
+	if err != nil && len(batch) > 1 {
+		for _, r := range batch {
+			s.writeInserts(ctx, []*insertRequest{r})
+		}
+		return
+	}
+	for i, r := range batch {
+		if errs[i] == nil {
+			errs[i] = err
+		}
+		r.done <- errs[i]
+	}
+}
+
+// insertTx writes one trigger inside tx. Only its first statement, the
+// transactionId claim, may fail with a conflict.
+func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
+	p, now := r.p, r.now
 	ts := platform.FormatTime(now)
 	env := p.tenant.EnvironmentID
 	var payload map[string]any
@@ -89,43 +200,36 @@ func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err err
 	if !isObject(prefs) {
 		prefs = json.RawMessage(`{}`)
 	}
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		if claim {
-			_, err := tx.ExecContext(ctx, `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)`,
-				env, p.transactionID, ts)
-			if platform.IsUniqueViolation(err) {
-				return transactionConflict(p.transactionID)
-			}
-			if err != nil {
-				return err
-			}
+	if r.claim {
+		_, err := s.stmts.exec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
+		if platform.IsUniqueViolation(err) {
+			return transactionConflict(p.transactionID)
 		}
-		for _, r := range p.recipients {
-			nid := platform.NewIDAt(now)
-			_, err := tx.ExecContext(ctx, `
-				INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_email,
-					subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
-					recipient, tags, severity, critical, preferences, actor, context_keys, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				nid, env, p.tenant.OrganizationID, r.id, r.subscriberID, r.email, string(r.snapshot), p.wf.ID, p.wf.WorkflowID,
-				p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
-				string(r.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), ts, ts)
-			if err != nil {
-				return fmt.Errorf("insert notification: %w", err)
-			}
-			if err := insertJobs(ctx, tx, p, r, nid, payload, now); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	for _, rc := range p.recipients {
+		nid := platform.NewIDAt(now)
+		_, err := s.stmts.exec(ctx, tx, insertNotificationSQL,
+			nid, env, p.tenant.OrganizationID, rc.id, rc.subscriberID, rc.email, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
+			p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
+			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), ts, ts)
+		if err != nil {
+			return fmt.Errorf("insert notification: %w", err)
+		}
+		if err := s.insertJobs(ctx, tx, p, rc, nid, payload, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // transactionUsed reports whether a trigger of the environment already
 // claimed transactionID.
 func (s *Store) transactionUsed(ctx context.Context, envID, transactionID string) (bool, error) {
 	var one int
-	err := s.db.R.QueryRowContext(ctx, `SELECT 1 FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
+	err := s.reads.row(ctx, `SELECT 1 FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
 		envID, transactionID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
@@ -142,7 +246,7 @@ func transactionConflict(id string) error {
 
 // insertJobs writes one notification's chain: the trigger job, then one job
 // per active step, each with its parent and a "Step queued" detail.
-func insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r recipient, nid string, payload map[string]any, now time.Time) error {
+func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r recipient, nid string, payload map[string]any, now time.Time) error {
 	ts := platform.FormatTime(now)
 	env := p.tenant.EnvironmentID
 	parentJob, parentStep := "", ""
@@ -190,21 +294,25 @@ func insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r recipient, nid strin
 		if channelSteps[st.Type] {
 			provider = defaultProviders[st.Type]
 		}
-		var runAt any
-		if i == 0 {
-			runAt = ts
+		// The trigger job does nothing but release the first step, so it
+		// is written completed and the first step due now: the same rows
+		// the worker would leave, without a claim and a settlement per
+		// notification.
+		status, runAt := statusPending, any(nil)
+		switch i {
+		case 0:
+			status = statusCompleted
+		case 1:
+			status, runAt = statusQueued, ts
 		}
-		_, err := tx.ExecContext(ctx, `
-			INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-				parent_id, position, type, step_id, step, controls, provider_id, status, digest, group_key, run_at, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+		_, err := s.stmts.exec(ctx, tx, insertJobSQL,
 			jid, env, p.tenant.OrganizationID, nid, p.transactionID, r.id, p.wf.ID, parentJob, i, st.Type, st.StepID,
-			string(step), string(values), provider, digest, groupKey, runAt, ts, ts)
+			string(step), string(values), provider, status, digest, groupKey, runAt, ts, ts)
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
 		queued := []detail{{Status: detailPending, Detail: "Step queued", Source: sourceInternal}}
-		if err := insertDetails(ctx, tx, env, nid, jid, provider, now, queued); err != nil {
+		if err := s.insertDetails(ctx, tx, env, nid, jid, provider, now, queued); err != nil {
 			return err
 		}
 		parentJob, parentStep = jid, st.ID

@@ -336,11 +336,14 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 		return done, err
 	}
 	// A reused transactionId is refused before any subscriber is upserted;
-	// the insert's own claim stays the authority.
-	if used, err := t.store.transactionUsed(ctx, tenant.EnvironmentID, p.transactionID); err != nil {
-		return nil, err
-	} else if used {
-		return nil, transactionConflict(p.transactionID)
+	// the insert's own claim stays the authority. One generated here is
+	// fresh and needs no look-up.
+	if req.TransactionID != "" {
+		if used, err := t.store.transactionUsed(ctx, tenant.EnvironmentID, p.transactionID); err != nil {
+			return nil, err
+		} else if used {
+			return nil, transactionConflict(p.transactionID)
+		}
 	}
 	p.recipients, err = t.resolve(ctx, tenant, req)
 	if err != nil {

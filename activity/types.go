@@ -6,6 +6,7 @@ package activity
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 
 	"github.com/herald-notify/herald/platform"
@@ -35,6 +36,15 @@ type Subscribers interface {
 // reclaimed job send once.
 type Messenger interface {
 	DeliverJSON(ctx context.Context, delivery json.RawMessage) (json.RawMessage, error)
+}
+
+// TxMessenger is a Messenger that can leave storing a delivery to the
+// caller: DeliverInTxJSON answers like DeliverJSON and may return a write
+// (for an in_app step, the message itself) that the worker runs in the
+// transaction recording the job's result. messaging.Store implements it.
+type TxMessenger interface {
+	Messenger
+	DeliverInTxJSON(ctx context.Context, delivery json.RawMessage) (json.RawMessage, func(context.Context, *sql.Tx) error, error)
 }
 
 // Job statuses (contract §8).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -23,7 +22,11 @@ type WorkerConfig struct {
 }
 
 // maxCommit is the most job results one transaction records.
-const maxCommit = 256
+const maxCommit = 64
+
+// maxClaimed is the most jobs claimed and not yet recorded, unless Size is
+// larger.
+const maxClaimed = 512
 
 // Worker runs the job queue. SQLite has one writer, so the worker spends it
 // in few, large transactions: a dispatcher claims every due job it has room
@@ -86,9 +89,10 @@ func (w *Worker) Start(ctx context.Context) {
 	w.cancelLoop, w.cancelJobs = cancelLoop, cancelJobs
 	w.mu.Unlock()
 
-	// At most 2×Size jobs are claimed at once, so a claimed job never waits
+	// At most maxClaimed jobs are claimed at once: enough that one claim
+	// (a write) serves many jobs, few enough that a claimed job never waits
 	// long for a goroutine while its lease runs.
-	jobs := make(chan *job, 2*w.cfg.Size)
+	jobs := make(chan *job, max(2*w.cfg.Size, maxClaimed))
 	results := make(chan result, 2*w.cfg.Size)
 	var running sync.WaitGroup
 	for range w.cfg.Size {
@@ -147,40 +151,49 @@ func (w *Worker) Stop(ctx context.Context) {
 func (w *Worker) Wake() { w.store.wake() }
 
 // dispatch claims due jobs while there is room for them, and otherwise
-// waits for a wake-up, a tick or room.
+// waits for a wake-up, a tick or room. A claim that took every due job is
+// not followed by another until something signals: claims come in batches
+// rather than one per job while triggers trickle in.
 func (w *Worker) dispatch(ctx context.Context, jobs chan<- *job) {
 	ticker := time.NewTicker(w.cfg.Poll)
 	defer ticker.Stop()
 	limit := int64(cap(jobs))
+	check := true // ask the read pool first whether anything is due
 	for ctx.Err() == nil {
 		if room := limit - w.pending.Load(); room > 0 {
-			batch, err := w.claim(ctx, int(room))
+			batch, err := w.claim(ctx, int(room), check)
 			if err != nil && ctx.Err() == nil {
 				w.cfg.Logger.Error("claim jobs", "error", err)
 			}
-			if len(batch) > 0 {
-				w.pending.Add(int64(len(batch)))
-				for _, j := range batch {
-					jobs <- j // never blocks: pending bounds what is in flight
-				}
+			w.pending.Add(int64(len(batch)))
+			for _, j := range batch {
+				jobs <- j // never blocks: pending bounds what is in flight
+			}
+			if int64(len(batch)) == room {
+				check = false // there may be more
 				continue
 			}
 		}
 		select {
 		case <-ctx.Done():
 		case <-w.store.woken:
+			check = false // a write just made work due
 		case <-w.freed:
+			check = true
 		case <-ticker.C:
+			check = true
 		}
 	}
 }
 
-// claim leases up to n due jobs, asking the read pool first so idle polls
-// stay off the writer.
-func (w *Worker) claim(ctx context.Context, n int) ([]*job, error) {
-	due, err := w.store.anyDue(ctx)
-	if err != nil || !due {
-		return nil, err
+// claim leases up to n due jobs. With check, it asks the read pool first,
+// so idle polls stay off the writer.
+func (w *Worker) claim(ctx context.Context, n int, check bool) ([]*job, error) {
+	if check {
+		due, err := w.store.anyDue(ctx)
+		if err != nil || !due {
+			return nil, err
+		}
 	}
 	return w.store.claim(ctx, w.cfg.Lease, n)
 }
@@ -226,32 +239,27 @@ func (w *Worker) commit(ctx context.Context, results <-chan result) {
 	}
 }
 
-// record writes a batch in one transaction. Each result gets a savepoint, so
-// one that fails (its lease was lost, say) leaves the others recorded. If
-// the transaction itself fails, each result is tried on its own.
+// record writes a batch in one transaction. Results rarely fail (a lost
+// lease, mostly), so they are written without a savepoint each: when one
+// fails, the transaction is abandoned and each result is tried in a
+// transaction of its own, where a failure drops that result alone.
 func (w *Worker) record(ctx context.Context, batch []result) {
+	if err := w.store.stmts.warm(ctx, settleStatements...); err != nil {
+		w.cfg.Logger.Error("prepare statements", "error", err)
+	}
 	err := w.store.db.Tx(ctx, func(tx *sql.Tx) error {
-		for i, r := range batch {
-			sp := fmt.Sprintf("job%d", i)
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
-				return err
-			}
+		for _, r := range batch {
 			if err := r.write(ctx, tx); err != nil {
-				w.logWrite(r.j, err)
-				if _, err := tx.ExecContext(ctx, "ROLLBACK TO "+sp); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.ExecContext(ctx, "RELEASE "+sp); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err == nil || len(batch) == 1 {
-		if err != nil {
-			w.logWrite(batch[0].j, err)
-		}
+	if err == nil {
+		return
+	}
+	if len(batch) == 1 {
+		w.logWrite(batch[0].j, err)
 		return
 	}
 	for _, r := range batch {

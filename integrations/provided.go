@@ -64,8 +64,18 @@ func (s *Store) ResolveIntegrationID(ctx context.Context, environmentID, provide
 // ActiveIntegrationsJSON returns the environment's active, non-deleted
 // integrations of a channel, primary first then oldest first, each as spec
 // §2.5 JSON with every credential decrypted (the update-only ones included).
+// Answers are cached until the next integration write through s, and
+// shared: callers must not modify them.
 func (s *Store) ActiveIntegrationsJSON(ctx context.Context, environmentID, channel string) (out []json.RawMessage, err error) {
 	defer platform.Wrap(&err, "active %s integrations", channel)
+	key := environmentID + "\x00" + channel
+	gen := s.gen.Load()
+	s.cacheMu.Lock()
+	c, ok := s.active[key]
+	s.cacheMu.Unlock()
+	if ok && c.gen == gen {
+		return c.list, nil
+	}
 	list, err := s.query(ctx, s.db.R, `WHERE environment_id = ? AND channel = ? AND deleted = 0 AND active = 1
 		ORDER BY is_primary DESC, created_at, id`, environmentID, channel)
 	if err != nil {
@@ -79,6 +89,12 @@ func (s *Store) ActiveIntegrationsJSON(ctx context.Context, environmentID, chann
 		}
 		out = append(out, b)
 	}
+	s.cacheMu.Lock()
+	if s.active == nil || len(s.active) >= maxCachedActive {
+		s.active = map[string]cachedActive{}
+	}
+	s.active[key] = cachedActive{gen: gen, list: out}
+	s.cacheMu.Unlock()
 	return out, nil
 }
 

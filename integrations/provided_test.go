@@ -107,6 +107,20 @@ func TestStore_ActiveIntegrationsJSON(t *testing.T) {
 		is.Equal(got[0].ProviderID, "postmark")                                // providerId present
 	})
 
+	t.Run("OKAfterWrite", func(t *testing.T) {
+		is := is.New(t)
+		_, err := store.ActiveIntegrationsJSON(ctx, dev, "email")
+		is.NoErr(err)                                                                                // read, and cached
+		is.Equal(srv.Dev.Do(t, "PUT", "/v1/integrations/"+first.ID, `{"active":false}`).Status, 200) // deactivated
+		docs, err := store.ActiveIntegrationsJSON(ctx, dev, "email")
+		is.NoErr(err)                                                                               // read again
+		is.Equal(len(docs), 1)                                                                      // the write is seen, not the cached answer
+		is.Equal(srv.Dev.Do(t, "PUT", "/v1/integrations/"+first.ID, `{"active":true}`).Status, 200) // active again
+		docs, err = store.ActiveIntegrationsJSON(ctx, dev, "email")
+		is.NoErr(err)          // and again
+		is.Equal(len(docs), 2) // back
+	})
+
 	t.Run("OKEmpty", func(t *testing.T) {
 		is := is.New(t)
 		docs, err := store.ActiveIntegrationsJSON(ctx, dev, "push")

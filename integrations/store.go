@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -21,7 +23,28 @@ type Store struct {
 	db   *platform.DB
 	aead cipher.AEAD
 	now  func() time.Time
+
+	// Every channel delivery reads the environment's active integrations;
+	// the answer is cached until the next integration write through this
+	// store.
+	gen     atomic.Uint64 // bumped after every integration write
+	cacheMu sync.Mutex
+	active  map[string]cachedActive // environment + "\x00" + channel
 }
+
+// cachedActive is an ActiveIntegrationsJSON answer and the write
+// generation it was read in.
+type cachedActive struct {
+	gen  uint64
+	list []json.RawMessage
+}
+
+// maxCachedActive bounds the cache; past it, it starts over.
+const maxCachedActive = 1024
+
+// changed invalidates the cache. Writers call it after their transaction
+// ends, so an answer read before a write's commit is not used again.
+func (s *Store) changed() { s.gen.Add(1) }
 
 // NewStore returns a Store on db whose credentials are encrypted with a key
 // derived from secret (platform.LoadSecret).
@@ -127,6 +150,7 @@ var errIdentifierTaken = errors.New("identifier taken")
 // insert stores a new integration and settles its channel's primary. It
 // returns errIdentifierTaken when the environment already uses the identifier.
 func (s *Store) insert(ctx context.Context, in integration) (out integration, err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "insert integration")
 	creds, cfg, conds, err := encodeColumns(in)
 	if err != nil {
@@ -168,6 +192,7 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 // primary of its channel in its environment and, when it moved, in the one
 // it left.
 func (s *Store) update(ctx context.Context, in integration, fromEnvironmentID string) (out integration, err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "update integration %s", in.ID)
 	creds, cfg, conds, err := encodeColumns(in)
 	if err != nil {
@@ -220,6 +245,7 @@ func (s *Store) update(ctx context.Context, in integration, fromEnvironmentID st
 // activating it and clearing its conditions, as the reference platform does
 // (reference §6).
 func (s *Store) setPrimary(ctx context.Context, in integration) (out integration, err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "set primary integration %s", in.ID)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 0
@@ -241,6 +267,7 @@ func (s *Store) setPrimary(ctx context.Context, in integration) (out integration
 // softDelete marks the integration deleted by userID (irreversible) and hands
 // a primary flag to another active integration of the channel, if any.
 func (s *Store) softDelete(ctx context.Context, in integration, userID string) (err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "delete integration %s", in.ID)
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		ts := platform.FormatTime(s.now())

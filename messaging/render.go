@@ -7,6 +7,7 @@ import (
 	"html"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/osteele/liquid"
 )
@@ -44,11 +45,56 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 			err = fmt.Errorf("template %q: %v", truncate(src, 80), panicCause(r))
 		}
 	}()
+	tpl, perr := parseCached(prepareTemplate(src, escape))
+	if perr != nil {
+		return "", fmt.Errorf("template %q: %s", truncate(src, 80), perr.Error())
+	}
 	var w cappedWriter
-	if err := liquidEngine.ParseAndFRender(&w, []byte(prepareTemplate(src, escape)), bindings); err != nil {
+	if err := tpl.FRender(&w, bindings); err != nil {
 		return "", fmt.Errorf("template %q: %s", truncate(src, 80), err.Error())
 	}
 	return w.b.String(), nil
+}
+
+// Parsed templates, by source: every delivery of a step renders the same
+// controls, and parsing cost more than rendering. A parsed template is only
+// read while rendering, so renders share it.
+var (
+	parsedMu sync.Mutex
+	parsed   = map[string]*liquid.Template{}
+)
+
+// maxParsed bounds the parsed-template cache; past it, it starts over.
+// Only sources up to maxParsedSource bytes are kept, so the cache stays
+// within a few tens of megabytes.
+const (
+	maxParsed       = 1024
+	maxParsedSource = 16 << 10
+)
+
+// parseCached parses src, or returns its earlier parse. A parse panic
+// reaches render's recover; failures are not cached.
+func parseCached(src string) (*liquid.Template, error) {
+	parsedMu.Lock()
+	tpl := parsed[src]
+	parsedMu.Unlock()
+	if tpl != nil {
+		return tpl, nil
+	}
+	tpl, err := liquidEngine.ParseTemplate([]byte(src))
+	if err != nil {
+		return nil, err
+	}
+	if len(src) > maxParsedSource {
+		return tpl, nil
+	}
+	parsedMu.Lock()
+	if len(parsed) >= maxParsed {
+		parsed = map[string]*liquid.Template{}
+	}
+	parsed[src] = tpl
+	parsedMu.Unlock()
+	return tpl, nil
 }
 
 // panicCause is the budget or size error a render panicked with, else the

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -20,6 +21,10 @@ type Store struct {
 	now     func() time.Time
 	client  *http.Client // outbound webhooks
 	senders map[string]func(integration) (Provider, error)
+
+	prepMu sync.Mutex
+	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
+	byJob  *sql.Stmt // a job's message, on the read pool, once prepared
 }
 
 // NewStore returns a Store on db that reads other domains through src.
@@ -100,16 +105,7 @@ func queryMessages(ctx context.Context, db interface {
 // insertMessage stores m unless a message for its job exists already, and
 // reports whether it did.
 func (s *Store) insertMessage(ctx context.Context, m *message) (bool, error) {
-	res, err := s.db.W.ExecContext(ctx, `INSERT INTO messages (`+messageColumns+`)
-		VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?)
-		ON CONFLICT (job_id) DO NOTHING`,
-		m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
-		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
-		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
-		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Payload), string(m.Overrides),
-		nullJSON(m.Data), string(m.Tags), string(m.Actor),
-		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, m.Read, m.Seen, m.LastReadDate, m.LastSeenDate,
-		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt)
+	res, err := s.db.W.ExecContext(ctx, insertMessageSQL, m.values()...)
 	if err != nil {
 		return false, fmt.Errorf("insert message: %w", err)
 	}
@@ -117,8 +113,22 @@ func (s *Store) insertMessage(ctx context.Context, m *message) (bool, error) {
 	return n == 1, err
 }
 
-// redeliver overwrites the rendered fields of a message whose previous
-// delivery failed, so a retry stores what it sends now.
+// insertMessageSQL stores a message unless its job already has one.
+const insertMessageSQL = `INSERT INTO messages (` + messageColumns + `)
+	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?)
+	ON CONFLICT (job_id) DO NOTHING`
+
+// values are m's columns in messageColumns order.
+func (m *message) values() []any {
+	return []any{m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
+		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
+		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
+		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Payload), string(m.Overrides),
+		nullJSON(m.Data), string(m.Tags), string(m.Actor),
+		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, m.Read, m.Seen, m.LastReadDate, m.LastSeenDate,
+		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt}
+}
+
 func (s *Store) redeliver(ctx context.Context, m *message) error {
 	_, err := s.db.W.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,

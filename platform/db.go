@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/golang-migrate/migrate/v4"
 	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
@@ -28,7 +29,19 @@ const MemoryPath = ":memory:"
 type DB struct {
 	W *sql.DB // the one writer connection; also for reads inside a write
 	R *sql.DB // read-only pool
+
+	checkpointer *sql.DB       // the connection that checkpoints the WAL; nil in memory
+	stop         chan struct{} // closed by Close to stop checkpointing
+	stopped      chan struct{} // closed when checkpointing stopped
 }
+
+// checkpointEvery is how often the WAL is copied back into the database
+// file, and walAutocheckpoint the WAL size, in pages, past which the writer
+// checkpoints on its own: a safety net should the checkpointer fall behind.
+const (
+	checkpointEvery   = time.Second
+	walAutocheckpoint = 10000
+)
 
 // Open opens the database at path, or a fresh in-memory one for MemoryPath.
 //
@@ -48,13 +61,25 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// busy_timeout covers the moments a reader holds a lock the writer needs;
 	// foreign_keys is off by default in SQLite; _txlock=immediate takes the
 	// write lock at BEGIN so a transaction never fails half-way on upgrade.
-	common := base + sep + "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	// temp_store(MEMORY) keeps statement and savepoint journals in memory:
+	// on disk, every page a savepoint first touches is also written to a
+	// temporary file, which the worker's per-job savepoints paid for.
+	common := base + sep + "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
 	if !memory {
 		// WAL lets readers run while the writer commits; NORMAL sync is safe
 		// with WAL (a power loss can drop the last commits, never corrupt).
 		common += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	}
-	w, err := sql.Open("sqlite", common+"&_txlock=immediate")
+	// A checkpoint fsyncs the WAL and the database file. Left to the
+	// writer (SQLite's default, every 1,000 pages), those fsyncs stall
+	// every write queued behind it; so the writer checkpoints only past
+	// walAutocheckpoint pages, and a connection of its own checkpoints in
+	// the background (PASSIVE: it never blocks the writer or readers).
+	wDSN := common + "&_txlock=immediate"
+	if !memory {
+		wDSN += fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", walAutocheckpoint)
+	}
+	w, err := sql.Open("sqlite", wDSN)
 	if err != nil {
 		return nil, fmt.Errorf("open writer: %w", err)
 	}
@@ -77,12 +102,47 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	return &DB{W: w, R: r}, nil
+	db := &DB{W: w, R: r}
+	if !memory {
+		ck, err := sql.Open("sqlite", common)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open checkpointer: %w", err)
+		}
+		ck.SetMaxOpenConns(1)
+		ck.SetMaxIdleConns(1)
+		db.checkpointer, db.stop, db.stopped = ck, make(chan struct{}), make(chan struct{})
+		go db.checkpoint()
+	}
+	return db, nil
 }
 
-// Close closes both pools.
+// checkpoint copies the WAL back into the database file every
+// checkpointEvery, until Close.
+func (db *DB) checkpoint() {
+	defer close(db.stopped)
+	tick := time.NewTicker(checkpointEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case <-tick.C:
+			// An error (the database is busy, say) is retried at the next tick.
+			db.checkpointer.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+		}
+	}
+}
+
+// Close stops checkpointing and closes the pools.
 func (db *DB) Close() error {
-	return errors.Join(db.R.Close(), db.W.Close())
+	var errs []error
+	if db.checkpointer != nil {
+		close(db.stop)
+		<-db.stopped
+		errs = append(errs, db.checkpointer.Close())
+	}
+	return errors.Join(append(errs, db.R.Close(), db.W.Close())...)
 }
 
 // Ping checks that both pools can reach the database.

@@ -157,6 +157,15 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 	_, err = store.TriggerWorkflowJSON(ctx, srv.App.Production.ID, "sum")
 	is.True(errors.Is(err, platform.ErrNotFound)) // other environment: not found
 
+	res := srv.Dev.Do(t, "PUT", "/v2/workflows/sum", `{"name":"Summarised","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"x"}},
+		         {"name":"Bundle","type":"digest","controlValues":{"amount":7,"unit":"minutes"}}]}`)
+	is.Equal(res.Status, 200) // updated
+	raw, err = store.TriggerWorkflowJSON(ctx, dev, "sum")
+	is.NoErr(err)                                        // trigger lookup after the update
+	is.NoErr(json.Unmarshal(raw, &tw))                   // spec §2.14 JSON
+	is.Equal(tw.Steps[1].Controls.Values["amount"], 7.0) // the cached answer gave way to the update
+
 	is.Equal(srv.Dev.Do(t, "DELETE", "/v2/workflows/sum", "").Status, 204) // deleted
 	_, err = store.TriggerWorkflowJSON(ctx, dev, "sum")
 	is.True(errors.Is(err, platform.ErrNotFound)) // deleted workflows cannot be triggered

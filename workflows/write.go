@@ -181,6 +181,7 @@ func resolveSteps(existing []step, reqs []stepRequest, fields map[string]platfor
 
 // create stores a new workflow from req in the tenant's environment.
 func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflowRequest, origin string) (w *workflow, err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "create workflow")
 	ts := platform.FormatTime(s.now())
 	w = &workflow{
@@ -242,6 +243,7 @@ func chooseIdentifier(ctx context.Context, tx *sql.Tx, envID, explicit, name, ex
 
 // update applies req to the workflow named by key.
 func (s *Store) update(ctx context.Context, tenant platform.Tenant, key string, req workflowRequest) (w *workflow, err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "update workflow %s", key)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if w, err = find(ctx, tx, tenant.EnvironmentID, key); err != nil {
@@ -264,6 +266,7 @@ func (s *Store) update(ctx context.Context, tenant platform.Tenant, key string, 
 
 // remove soft-deletes the workflow named by key.
 func (s *Store) remove(ctx context.Context, tenant platform.Tenant, key string) (err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "delete workflow %s", key)
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		w, err := find(ctx, tx, tenant.EnvironmentID, key)
@@ -294,6 +297,7 @@ func notFound(err error, key string) error {
 // §4.9): created the first time, updated in place after that, steps matched
 // by stepId. Only workflows are written.
 func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, target platform.Environment) (tgt *workflow, err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "sync workflow %s", key)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		src, err := find(ctx, tx, tenant.EnvironmentID, key)
