@@ -85,6 +85,11 @@ func queryMessages(ctx context.Context, db interface {
 	if err != nil {
 		return nil, err
 	}
+	return scanMessages(rows)
+}
+
+// scanMessages reads every row of rows and closes it.
+func scanMessages(rows *sql.Rows) ([]*message, error) {
 	defer rows.Close()
 	var out []*message
 	for rows.Next() {
@@ -184,15 +189,19 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count feed: %w", err)
 	}
-	rows, err := queryMessages(ctx, s.db.R, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
+	rows, err := s.db.Query(ctx, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
 	}
-	return rows, total, nil
+	msgs, err := scanMessages(rows)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read feed: %w", err)
+	}
+	return msgs, total, nil
 }
 
 // listFilter selects a page of GET /v1/messages.
@@ -221,15 +230,19 @@ func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message,
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count messages: %w", err)
 	}
-	rows, err := queryMessages(ctx, s.db.R, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
+	rows, err := s.db.Query(ctx, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list messages: %w", err)
 	}
-	return rows, total, nil
+	msgs, err := scanMessages(rows)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list messages: %w", err)
+	}
+	return msgs, total, nil
 }
 
 // markAs changes the read/seen state of the subscriber's messages among ids
@@ -300,7 +313,7 @@ func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, chann
 func (s *Store) subscriberByExternalID(ctx context.Context, env, subscriberID string) (string, json.RawMessage, error) {
 	var id string
 	var sum []byte
-	err := s.db.R.QueryRowContext(ctx, `SELECT subscriber_id, subscriber_summary FROM messages
+	err := s.db.QueryRow(ctx, `SELECT subscriber_id, subscriber_summary FROM messages
 		WHERE environment_id = ? AND external_subscriber = ? ORDER BY created_at DESC LIMIT 1`, env, subscriberID).Scan(&id, &sum)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil, platform.ErrNotFound

@@ -28,6 +28,8 @@ const MemoryPath = ":memory:"
 type DB struct {
 	W *sql.DB // the one writer connection; also for reads inside a write
 	R *sql.DB // read-only pool
+
+	stmts readStmts // prepared reads on R, by query text (see ReadStmt)
 }
 
 // Open opens the database at path, or a fresh in-memory one for MemoryPath.
@@ -82,6 +84,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.closeStmts()
 	return errors.Join(db.R.Close(), db.W.Close())
 }
 

@@ -198,7 +198,7 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 		where = append([]string{"f.subscribers_fts MATCH ?"}, where...)
 		args = append([]any{match}, args...)
 	}
-	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+from+` WHERE `+
+	err = s.db.TxQueryRow(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM `+from+` WHERE `+
 		strings.Join(where, " AND ")+` LIMIT ?)`, append(args, countCap+1)...).Scan(&page.TotalCount)
 	if err != nil {
 		return page, err
@@ -238,7 +238,7 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 		pageWhere = append(append([]string{}, where...), term)
 		pageArgs = append(append([]any{}, args...), targs...)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+searchColumns+` FROM `+from+`
+	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+searchColumns+` FROM `+from+`
 		WHERE `+strings.Join(pageWhere, " AND ")+` ORDER BY `+order+` LIMIT ?`,
 		append(append([]any{}, pageArgs...), q.Limit+1)...)
 	if err != nil {
@@ -262,7 +262,7 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 	exists := func(sub *subscriber, op string) (bool, error) {
 		term, targs := keyset(q.OrderBy, op, cursorOf(sub, q.OrderBy))
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+from+` WHERE `+strings.Join(where, " AND ")+
+		err := s.db.TxQueryRow(ctx, tx, `SELECT 1 FROM `+from+` WHERE `+strings.Join(where, " AND ")+
 			` AND `+term+` LIMIT 1`, append(append([]any{}, args...), targs...)...).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil

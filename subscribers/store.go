@@ -81,7 +81,7 @@ func scanSubscriber(row scanner) (*subscriber, error) {
 // A missing subscriber is platform.ErrNotFound itself, unwrapped, as the
 // contract's SubscriberJSON promises.
 func (s *Store) get(ctx context.Context, environmentID, subscriberID string) (*subscriber, error) {
-	row := s.db.R.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
+	row := s.db.QueryRow(ctx, `SELECT `+subscriberColumns+`
 		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
 	sub, err := scanSubscriber(row)
 	if err != nil {
