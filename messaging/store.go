@@ -188,10 +188,6 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 		where, args = append(where, w), append(args, a...)
 	}
 	cond := strings.Join(where, " AND ")
-	var total int
-	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count feed: %w", err)
-	}
 	rows, err := s.db.Query(ctx, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
@@ -201,7 +197,25 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 	if err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
 	}
+	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
+	if err != nil {
+		return nil, 0, fmt.Errorf("count feed: %w", err)
+	}
 	return msgs, total, nil
+}
+
+// countPage returns how many messages match cond, given that page (of
+// limit rows) held n of them. A page that is not full is the last one, so
+// the count is known without counting: most feeds are shorter than a page,
+// and counting is a second query per request. Only a full page, or an empty
+// page past the first, has to count.
+func (s *Store) countPage(ctx context.Context, cond string, args []any, page, limit, n int) (int, error) {
+	if n < limit && (n > 0 || page == 0) {
+		return page*limit + n, nil
+	}
+	var total int
+	err := s.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total)
+	return total, err
 }
 
 // listFilter selects a page of GET /v1/messages.
@@ -229,10 +243,6 @@ func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message,
 		}
 	}
 	cond := strings.Join(where, " AND ")
-	var total int
-	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count messages: %w", err)
-	}
 	rows, err := s.db.Query(ctx, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
@@ -241,6 +251,10 @@ func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message,
 	msgs, err := scanMessages(rows)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list messages: %w", err)
+	}
+	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
+	if err != nil {
+		return nil, 0, fmt.Errorf("count messages: %w", err)
 	}
 	return msgs, total, nil
 }
