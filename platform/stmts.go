@@ -18,46 +18,49 @@ const maxReadStmts = 512
 // and reuses it there, so a hot read is parsed and planned once per
 // connection instead of once per call: for a short indexed query, parsing
 // and planning cost more CPU than running it.
+//
+// A statement is prepared in the background the first time its query is
+// seen, and that call runs unprepared: preparing on the pool takes a
+// connection, and a caller inside a read transaction already holds one, so
+// waiting for another could deadlock once every connection is held so.
 type readStmts struct {
-	m sync.Map // query → *sql.Stmt
-	n atomic.Int32
-	// mu serialises preparing, so two callers of a new query do not both
-	// prepare it.
-	mu sync.Mutex
+	m       sync.Map // query → *sql.Stmt
+	pending sync.Map // query → struct{}, while its prepare runs
+	n       atomic.Int32
 }
 
-// ReadStmt returns a prepared statement for query on the read pool, cached
-// for the life of db, or nil with a nil error when the cache is full (the
-// caller then runs the query unprepared). Inside a read transaction use
-// tx.StmtContext(ctx, stmt), which reuses the statement already prepared on
-// the transaction's connection.
-func (db *DB) ReadStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+// ReadStmt returns the prepared statement for query on the read pool, or
+// nil when it is not prepared (yet): the caller then runs the query
+// unprepared. It never waits for a connection. Inside a read transaction
+// use tx.StmtContext(ctx, stmt), which reuses the statement already
+// prepared on the transaction's connection.
+func (db *DB) ReadStmt(query string) *sql.Stmt {
 	if s, ok := db.stmts.m.Load(query); ok {
-		return s.(*sql.Stmt), nil
-	}
-	db.stmts.mu.Lock()
-	defer db.stmts.mu.Unlock()
-	if s, ok := db.stmts.m.Load(query); ok {
-		return s.(*sql.Stmt), nil
+		return s.(*sql.Stmt)
 	}
 	if db.stmts.n.Load() >= maxReadStmts {
-		return nil, nil
+		return nil
 	}
-	s, err := db.R.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
+	if _, busy := db.stmts.pending.LoadOrStore(query, struct{}{}); busy {
+		return nil
 	}
-	db.stmts.m.Store(query, s)
 	db.stmts.n.Add(1)
-	return s, nil
+	go func() {
+		defer db.stmts.pending.Delete(query)
+		s, err := db.R.PrepareContext(context.Background(), query)
+		if err != nil {
+			// The query fails unprepared as well, where its caller sees why.
+			db.stmts.n.Add(-1)
+			return
+		}
+		db.stmts.m.Store(query, s)
+	}()
+	return nil
 }
 
 // Query runs a read on the read pool through a cached prepared statement.
 func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	s, err := db.ReadStmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
+	s := db.ReadStmt(query)
 	if s == nil {
 		return db.R.QueryContext(ctx, query, args...)
 	}
@@ -66,10 +69,8 @@ func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 
 // QueryRow is Query for at most one row; errors surface at Scan.
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	s, err := db.ReadStmt(ctx, query)
-	if err != nil || s == nil {
-		// A failed prepare is reported by running the query unprepared,
-		// whose Scan returns the same error.
+	s := db.ReadStmt(query)
+	if s == nil {
 		return db.R.QueryRowContext(ctx, query, args...)
 	}
 	return s.QueryRowContext(ctx, args...)
@@ -78,10 +79,7 @@ func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *sql.Row 
 // TxQuery runs a read inside tx, a transaction on the read pool, through
 // the cached statement for query.
 func (db *DB) TxQuery(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
-	s, err := db.ReadStmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
+	s := db.ReadStmt(query)
 	if s == nil {
 		return tx.QueryContext(ctx, query, args...)
 	}
@@ -90,8 +88,8 @@ func (db *DB) TxQuery(ctx context.Context, tx *sql.Tx, query string, args ...any
 
 // TxQueryRow is TxQuery for at most one row; errors surface at Scan.
 func (db *DB) TxQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
-	s, err := db.ReadStmt(ctx, query)
-	if err != nil || s == nil {
+	s := db.ReadStmt(query)
+	if s == nil {
 		return tx.QueryRowContext(ctx, query, args...)
 	}
 	return tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
