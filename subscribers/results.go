@@ -22,8 +22,9 @@ import (
 // valid only for the write generation it was read under: every committed
 // subscriber write bumps the generation (see Store.changed), so a search
 // never answers from a list older than a write whose response was sent.
-// Only substring searches with at most ftsDriveLimit candidates are kept,
-// at most maxCachedResults of them.
+// Only substring searches with at least cacheMinEstimate candidates are
+// kept, their keys only when they have at most ftsDriveLimit matches, and
+// at most maxCachedResults searches.
 
 const (
 	maxCachedResults = 64
@@ -38,7 +39,8 @@ type resultCache struct {
 }
 
 // cachedResult is the keys of every match of one search, ascending by
-// (sort value, id), read at generation gen.
+// (sort value, id), read at generation gen; nil keys when there were more
+// than ftsDriveLimit.
 type cachedResult struct {
 	gen  uint64
 	keys []searchKey
@@ -98,9 +100,11 @@ func (q *searchQuery) cacheKey(environmentID string) string {
 	return strings.Join([]string{environmentID, q.SubscriberID, q.Email, q.Phone, q.Name, q.OrderBy}, "\x00")
 }
 
-// matchKeys returns the keys of every row of from/where, sorted, from the
-// cache when it holds them at gen, else read in tx and cached.
-func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *searchQuery, environmentID, from string, where []string, args []any) ([]searchKey, error) {
+// matchKeys returns the keys of every row matching the FTS5 query match
+// and where, sorted, from the cache when it holds them at gen, else read in
+// tx and cached. It returns nil when there are more than ftsDriveLimit, and
+// remembers that too, so a large match is not read again at each request.
+func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *searchQuery, environmentID, match string, where []string, args []any) ([]searchKey, error) {
 	cache := cacheFor(s.db)
 	key := q.cacheKey(environmentID)
 	if keys, ok := cache.get(key, gen); ok {
@@ -110,13 +114,14 @@ func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *search
 	if col := sortColumn(q.OrderBy); col != "" {
 		value = "s." + col
 	}
-	rows, err := s.db.TxQuery(ctx, tx, `SELECT s.seq, `+value+`, s.id FROM `+from+` WHERE `+
-		strings.Join(where, " AND "), args...)
+	rows, err := s.db.TxQuery(ctx, tx, `SELECT s.seq, `+value+`, s.id FROM `+ftsFrom+`
+		WHERE f.subscribers_fts MATCH ? AND `+strings.Join(where, " AND ")+` LIMIT ?`,
+		append(append([]any{match}, args...), ftsDriveLimit+1)...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var keys []searchKey
+	keys := []searchKey{}
 	for rows.Next() {
 		var k searchKey
 		if err := rows.Scan(&k.seq, &k.value, &k.id); err != nil {
@@ -126,6 +131,9 @@ func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *search
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if len(keys) > ftsDriveLimit {
+		keys = nil
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
 	if cache.gen.Load() == gen {

@@ -170,6 +170,10 @@ func keyset(orderBy, op string, c *cursor) (string, []any) {
 	return "s.id " + op + " ?", []any{c.ID}
 }
 
+// ftsFrom joins the candidates of the trigram index to their rows; CROSS
+// JOIN keeps the FTS table outermost.
+const ftsFrom = "subscribers_fts f CROSS JOIN subscribers s ON s.seq = f.rowid"
+
 // ftsDriveLimit is the number of matches up to which a substring search
 // reads its rows from the trigram index and sorts them; past it, walking the
 // ordering index and skipping non-matches fills a page sooner.
@@ -201,12 +205,39 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 	if err != nil {
 		return page, err
 	}
+	if match != "" && estimate >= cacheMinEstimate {
+		// Many candidates: page from the sorted keys of the matches when
+		// there are few enough to keep (keys is nil when there are more).
+		keys, err := s.matchKeys(ctx, tx, gen, &q, environmentID, match, where, args)
+		if err != nil {
+			return page, err
+		}
+		if keys != nil {
+			cut, hasPrev, hasNext := pageOfKeys(keys, &q)
+			// The rows are fetched by rowid and checked against the filters again.
+			subs, ok, err := s.fetchKeys(ctx, tx, cut, where, args)
+			if err != nil {
+				return page, err
+			}
+			if ok {
+				page.Subscribers, page.TotalCount = subs, len(keys)
+				if hasPrev {
+					page.Previous = cursorOf(subs[0], q.OrderBy)
+				}
+				if hasNext {
+					page.Next = cursorOf(subs[len(subs)-1], q.OrderBy)
+				}
+				return page, s.resolveChannels(ctx, environmentID, page.Subscribers)
+			}
+		}
+	}
+
 	from := "subscribers s"
 	if match != "" {
 		if estimate <= ftsDriveLimit {
 			// CROSS JOIN keeps the FTS table outermost: the index yields the
 			// candidate rows and each is looked up by rowid.
-			from = "subscribers_fts f CROSS JOIN subscribers s ON s.seq = f.rowid"
+			from = ftsFrom
 			where = append([]string{"f.subscribers_fts MATCH ?"}, where...)
 		} else {
 			// Many candidates: walk the ordering index and test each row
@@ -215,31 +246,6 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 			where = append([]string{"s.seq IN (SELECT rowid FROM subscribers_fts WHERE subscribers_fts MATCH ?)"}, where...)
 		}
 		args = append([]any{match}, args...)
-	}
-
-	if match != "" && estimate >= cacheMinEstimate && estimate <= ftsDriveLimit {
-		// Many candidates, but few enough to keep: page from the sorted keys.
-		keys, err := s.matchKeys(ctx, tx, gen, &q, environmentID, from, where, args)
-		if err != nil {
-			return page, err
-		}
-		cut, hasPrev, hasNext := pageOfKeys(keys, &q)
-		// The rows are fetched by rowid and checked against the filters
-		// again; the MATCH term (first) is not needed for that.
-		subs, ok, err := s.fetchKeys(ctx, tx, cut, where[1:], args[1:])
-		if err != nil {
-			return page, err
-		}
-		if ok {
-			page.Subscribers, page.TotalCount = subs, len(keys)
-			if hasPrev {
-				page.Previous = cursorOf(subs[0], q.OrderBy)
-			}
-			if hasNext {
-				page.Next = cursorOf(subs[len(subs)-1], q.OrderBy)
-			}
-			return page, s.resolveChannels(ctx, environmentID, page.Subscribers)
-		}
 	}
 
 	backward := q.Before != nil
