@@ -163,8 +163,19 @@ func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error
 	return scanMessage(s.db.W.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`, jobID))
 }
 
+// feedColumns are the columns of messages a feed item shows (toFeedItem),
+// in the order feed scans them; subscriber_summary follows when the feed
+// needs it. The rest (outcome, device tokens, the delivery addresses) is
+// never shown in the feed, and reading it cost a third of the scan.
+const feedColumns = `id, environment_id, organization_id, job_id, notification_id,
+	subscriber_id, template_id, message_template_id, template_identifier, transaction_id,
+	channel, provider_id, content, subject, avatar, cta, payload, overrides,
+	data, tags, actor, status, read, seen, last_read_date, last_seen_date,
+	delivered_at, created_at, updated_at`
+
 // feedFilter selects a page of one subscriber's in-app feed.
 type feedFilter struct {
+	withSummary  bool   // read the summary stored at delivery (no current one)
 	subscriberID string // _id
 	read, seen   *bool
 	payload      []payloadMatch
@@ -188,13 +199,33 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 		where, args = append(where, w), append(args, a...)
 	}
 	cond := strings.Join(where, " AND ")
-	rows, err := s.db.Query(ctx, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
+	cols := feedColumns
+	if f.withSummary {
+		cols += ", subscriber_summary"
+	}
+	rows, err := s.db.Query(ctx, `SELECT `+cols+` FROM messages WHERE `+cond+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
 	}
-	msgs, err := scanMessages(rows)
-	if err != nil {
+	defer rows.Close()
+	var msgs []*message
+	for rows.Next() {
+		var m message
+		dst := []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
+			&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
+			&m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Avatar, &m.CTA, &m.Payload, &m.Overrides,
+			&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
+			&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt}
+		if f.withSummary {
+			dst = append(dst, &m.SubscriberSummary)
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return nil, 0, fmt.Errorf("read feed: %w", err)
+		}
+		msgs = append(msgs, &m)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
 	}
 	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
