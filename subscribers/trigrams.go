@@ -25,7 +25,7 @@ import (
 
 const (
 	gramProbeCap = 10_000          // a probe reads at most this many rows
-	gramTerms    = 4               // rarest trigrams ANDed per needle
+	gramTerms    = 2               // rarest trigrams ANDed per needle
 	gramTTL      = 5 * time.Minute // counts drift as subscribers change
 	gramMaxCache = 100_000         // entries before the cache starts over
 )
