@@ -33,9 +33,21 @@ const (
 
 // resultCache is one database's cache of search results.
 type resultCache struct {
-	gen     atomic.Uint64
-	mu      sync.Mutex
-	entries map[string]cachedResult
+	gen      atomic.Uint64
+	mu       sync.Mutex
+	entries  map[string]cachedResult
+	inflight map[string]*keysCall // reads of keys under way, by cache key
+}
+
+// keysCall is one read of a search's keys that concurrent misses of the
+// same search at the same generation wait for, instead of each reading
+// them: 64 clients starting to page through the same match at once would
+// otherwise all read it at once.
+type keysCall struct {
+	gen  uint64
+	done chan struct{}
+	keys []searchKey
+	ok   bool // keys were read (the reader did not fail)
 }
 
 // cachedResult is the keys of every match of one search, ascending by
@@ -110,6 +122,47 @@ func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *search
 	if keys, ok := cache.get(key, gen); ok {
 		return keys, nil
 	}
+	cache.mu.Lock()
+	if call := cache.inflight[key]; call != nil && call.gen == gen {
+		cache.mu.Unlock()
+		select {
+		case <-call.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if call.ok {
+			return call.keys, nil
+		}
+		return s.readKeys(ctx, tx, q, match, where, args)
+	}
+	call := &keysCall{gen: gen, done: make(chan struct{})}
+	if cache.inflight == nil {
+		cache.inflight = map[string]*keysCall{}
+	}
+	cache.inflight[key] = call
+	cache.mu.Unlock()
+	defer func() {
+		cache.mu.Lock()
+		if cache.inflight[key] == call {
+			delete(cache.inflight, key)
+		}
+		cache.mu.Unlock()
+		close(call.done)
+	}()
+	keys, err := s.readKeys(ctx, tx, q, match, where, args)
+	if err != nil {
+		return nil, err
+	}
+	call.keys, call.ok = keys, true
+	if cache.gen.Load() == gen {
+		cache.put(key, gen, keys)
+	}
+	return keys, nil
+}
+
+// readKeys reads the sorted keys of every row matching match and where in
+// tx, or nil when there are more than ftsDriveLimit.
+func (s *Store) readKeys(ctx context.Context, tx *sql.Tx, q *searchQuery, match string, where []string, args []any) ([]searchKey, error) {
 	value := "''"
 	if col := sortColumn(q.OrderBy); col != "" {
 		value = "s." + col
@@ -136,9 +189,6 @@ func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *search
 		keys = nil
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
-	if cache.gen.Load() == gen {
-		cache.put(key, gen, keys)
-	}
 	return keys, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -367,4 +368,31 @@ func TestSearch_PagingManyMatches(t *testing.T) {
 		is.Equal(all[len(all)-1], "late")       // the newest last
 		is.True(!slices.Contains(all, "s0015")) // the changed one gone
 	})
+}
+
+// Concurrent first searches of the same large match share one read of its
+// keys and one probe per trigram; every one of them gets the full answer.
+func TestSearch_ConcurrentColdStart(t *testing.T) {
+	is := is.New(t)
+	srv, store := newServer(t, nil)
+	seed(t, srv, store, 300)
+	var wg sync.WaitGroup
+	pages := make([]pageJSON, 16)
+	for i := range pages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := srv.Dev.Do(t, "GET", "/v2/subscribers?limit=50&email=example.com", "")
+			if res.Status == 200 {
+				res.Decode(t, &pages[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, p := range pages {
+		is.True(p.TotalCount != nil)      // answered
+		is.Equal(*p.TotalCount, 300)      // all matches counted
+		is.Equal(len(p.Data), 50)         // a full page
+		is.Equal(p.ids(), pages[0].ids()) // the same page for all
+	}
 }

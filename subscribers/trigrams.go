@@ -32,8 +32,9 @@ const (
 
 // gramStats caches probe counts by column and trigram.
 type gramStats struct {
-	mu     sync.Mutex
-	counts map[string]gramCount
+	mu       sync.Mutex
+	counts   map[string]gramCount
+	inflight map[string]chan struct{} // probes under way: others wait, then read the cache
 }
 
 type gramCount struct {
@@ -102,6 +103,35 @@ func (s *Store) gramCount(ctx context.Context, tx *sql.Tx, column, g string) (in
 	if ok && now.Sub(c.at) < gramTTL && now.Sub(c.at) >= 0 {
 		return c.n, nil
 	}
+	st.mu.Lock()
+	if wait := st.inflight[key]; wait != nil {
+		st.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		st.mu.Lock()
+		c, ok := st.counts[key]
+		st.mu.Unlock()
+		if ok {
+			return c.n, nil
+		}
+		// The probe failed; probe again below.
+		st.mu.Lock()
+	}
+	done := make(chan struct{})
+	if st.inflight == nil {
+		st.inflight = map[string]chan struct{}{}
+	}
+	st.inflight[key] = done
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		delete(st.inflight, key)
+		st.mu.Unlock()
+		close(done)
+	}()
 	var n int
 	err := s.db.TxQueryRow(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM subscribers_fts
 		WHERE subscribers_fts MATCH ? LIMIT ?)`, "{"+column+"} : "+ftsString(g), gramProbeCap).Scan(&n)
