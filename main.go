@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -100,12 +99,7 @@ func newLogger(cfg config, stderr io.Writer) (*slog.Logger, error) {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if getenv("GOGC") == "" {
-		// The heap is small (tens of MB) and the delivery path allocates
-		// briskly; collecting at 4× the live heap rather than 2× halves
-		// the collector's CPU at a few MB more. GOGC still overrides.
-		debug.SetGCPercent(300)
-	}
+	platform.TuneGC(getenv, 200<<20)
 
 	args = args[1:]
 	if len(args) > 0 && args[0] == "serve" {

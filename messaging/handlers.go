@@ -37,7 +37,7 @@ func handleFeed(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		f.subscriberID = subID
+		f.subscriberID, f.withSummary = subID, sum == nil
 		rows, total, err := s.feed(ctx, env, f)
 		if err != nil {
 			return err

@@ -90,6 +90,11 @@ func queryMessages(ctx context.Context, db interface {
 	if err != nil {
 		return nil, err
 	}
+	return scanMessages(rows)
+}
+
+// scanMessages reads every row of rows and closes it.
+func scanMessages(rows *sql.Rows) ([]*message, error) {
 	defer rows.Close()
 	var out []*message
 	for rows.Next() {
@@ -168,8 +173,19 @@ func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error
 	return scanMessage(s.db.W.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`, jobID))
 }
 
+// feedColumns are the columns of messages a feed item shows (toFeedItem),
+// in the order feed scans them; subscriber_summary follows when the feed
+// needs it. The rest (outcome, device tokens, the delivery addresses) is
+// never shown in the feed, and reading it cost a third of the scan.
+const feedColumns = `id, environment_id, organization_id, job_id, notification_id,
+	subscriber_id, template_id, message_template_id, template_identifier, transaction_id,
+	channel, provider_id, content, subject, avatar, cta, payload, overrides,
+	data, tags, actor, status, read, seen, last_read_date, last_seen_date,
+	delivered_at, created_at, updated_at`
+
 // feedFilter selects a page of one subscriber's in-app feed.
 type feedFilter struct {
+	withSummary  bool   // read the summary stored at delivery (no current one)
 	subscriberID string // _id
 	read, seen   *bool
 	payload      []payloadMatch
@@ -193,16 +209,54 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 		where, args = append(where, w), append(args, a...)
 	}
 	cond := strings.Join(where, " AND ")
-	var total int
-	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count feed: %w", err)
+	cols := feedColumns
+	if f.withSummary {
+		cols += ", subscriber_summary"
 	}
-	rows, err := queryMessages(ctx, s.db.R, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
+	rows, err := s.db.Query(ctx, `SELECT `+cols+` FROM messages WHERE `+cond+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
 	}
-	return rows, total, nil
+	defer rows.Close()
+	var msgs []*message
+	for rows.Next() {
+		var m message
+		dst := []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
+			&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
+			&m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Avatar, &m.CTA, &m.Payload, &m.Overrides,
+			&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
+			&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt}
+		if f.withSummary {
+			dst = append(dst, &m.SubscriberSummary)
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return nil, 0, fmt.Errorf("read feed: %w", err)
+		}
+		msgs = append(msgs, &m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("read feed: %w", err)
+	}
+	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
+	if err != nil {
+		return nil, 0, fmt.Errorf("count feed: %w", err)
+	}
+	return msgs, total, nil
+}
+
+// countPage returns how many messages match cond, given that page (of
+// limit rows) held n of them. A page that is not full is the last one, so
+// the count is known without counting: most feeds are shorter than a page,
+// and counting is a second query per request. Only a full page, or an empty
+// page past the first, has to count.
+func (s *Store) countPage(ctx context.Context, cond string, args []any, page, limit, n int) (int, error) {
+	if n < limit && (n > 0 || page == 0) {
+		return page*limit + n, nil
+	}
+	var total int
+	err := s.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total)
+	return total, err
 }
 
 // listFilter selects a page of GET /v1/messages.
@@ -230,16 +284,20 @@ func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message,
 		}
 	}
 	cond := strings.Join(where, " AND ")
-	var total int
-	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count messages: %w", err)
-	}
-	rows, err := queryMessages(ctx, s.db.R, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
+	rows, err := s.db.Query(ctx, `SELECT `+messageColumns+` FROM messages WHERE `+cond+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list messages: %w", err)
 	}
-	return rows, total, nil
+	msgs, err := scanMessages(rows)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list messages: %w", err)
+	}
+	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
+	if err != nil {
+		return nil, 0, fmt.Errorf("count messages: %w", err)
+	}
+	return msgs, total, nil
 }
 
 // markAs changes the read/seen state of the subscriber's messages among ids
@@ -310,7 +368,7 @@ func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, chann
 func (s *Store) subscriberByExternalID(ctx context.Context, env, subscriberID string) (string, json.RawMessage, error) {
 	var id string
 	var sum []byte
-	err := s.db.R.QueryRowContext(ctx, `SELECT subscriber_id, subscriber_summary FROM messages
+	err := s.db.QueryRow(ctx, `SELECT subscriber_id, subscriber_summary FROM messages
 		WHERE environment_id = ? AND external_subscriber = ? ORDER BY created_at DESC LIMIT 1`, env, subscriberID).Scan(&id, &sum)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil, platform.ErrNotFound

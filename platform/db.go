@@ -33,6 +33,7 @@ type DB struct {
 	checkpointer *sql.DB       // the connection that checkpoints the WAL; nil in memory
 	stop         chan struct{} // closed by Close to stop checkpointing
 	stopped      chan struct{} // closed when checkpointing stopped
+	stmts        readStmts     // prepared reads on R, by query text (see ReadStmt)
 }
 
 // checkpointEvery is how often the WAL is copied back into the database
@@ -94,7 +95,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 
-	r, err := sql.Open("sqlite", common+"&_pragma=query_only(1)")
+	// Readers map the file (up to 256 MB) instead of copying each page they
+	// touch out of it with a read system call: a feed page costs about 10%
+	// less CPU. Only pages read count toward RSS, and the kernel may drop them.
+	r, err := sql.Open("sqlite", common+"&_pragma=query_only(1)&_pragma=mmap_size(268435456)")
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open readers: %w", err)
@@ -136,6 +140,7 @@ func (db *DB) checkpoint() {
 
 // Close stops checkpointing and closes the pools.
 func (db *DB) Close() error {
+	db.closeStmts()
 	var errs []error
 	if db.checkpointer != nil {
 		close(db.stop)

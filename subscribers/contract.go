@@ -78,6 +78,7 @@ func (s *Store) UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant
 // transaction, for bulk imports: every body is validated first (a bad one is a
 // 422 naming its index, and nothing is written), then all are written or none.
 func (s *Store) UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage) (out []json.RawMessage, err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "bulk upsert subscribers")
 	decoded := make([]createBody, len(bodies))
 	ids := make([][]string, len(bodies))

@@ -117,41 +117,47 @@ func cursorOf(sub *subscriber, orderBy string) *cursor {
 const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name, ''))`
 
 // filters returns the WHERE terms and arguments of q's filters, cursors
-// aside, on the alias s, and the FTS5 query of its substring needles ("" when
-// there are none).
+// aside, on the alias s, the FTS5 query of its substring needles ("" when
+// there are none), and an upper bound of the rows that query yields.
 //
 // Substring needles of three or more characters go through the trigram index
-// of subscribers_fts. The trigram tokenizer cannot look up anything shorter,
-// so a needle of one or two characters is matched with instr() on the rows
-// the other terms leave: a scan of the environment's rows, cut short by the
-// LIMIT of the page query (such needles match many rows, so a page fills
-// quickly) and by countCap for the count. At 100,000 subscribers that is
-// tens of milliseconds (BenchmarkSearch/email_short_needle).
-func (q *searchQuery) filters(environmentID string) (where []string, args []any, match string) {
+// of subscribers_fts (see needleQuery), each candidate checked with instr().
+// The trigram tokenizer cannot look up anything shorter, so a needle of one
+// or two characters is matched with instr() alone on the rows the other
+// terms leave: a scan of the environment's rows, cut short by the LIMIT of
+// the page query (such needles match many rows, so a page fills quickly) and
+// by countCap for the count. At 100,000 subscribers that is tens of
+// milliseconds (BenchmarkSearch/email_short_needle).
+func (s *Store) filters(ctx context.Context, tx *sql.Tx, environmentID string, q *searchQuery) (where []string, args []any, match string, estimate int, err error) {
 	where = []string{"s.environment_id = ?"}
 	args = []any{environmentID}
 	if q.SubscriberID != "" {
 		where = append(where, "s.subscriber_id = ?")
 		args = append(args, q.SubscriberID)
 	}
-	var phrases []string
+	var queries []string
+	estimate = countCap + 1
 	for _, f := range []struct{ column, expr, needle string }{
 		{"email", "coalesce(s.email, '')", q.Email},
 		{"phone", "coalesce(s.phone, '')", q.Phone},
 		{"name", nameExpr, q.Name},
 	} {
-		switch {
-		case f.needle == "":
-		case utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0):
-			// A phrase of trigrams at consecutive positions is exactly a
-			// substring. (FTS5 rejects a NUL in a query; such needles scan.)
-			phrases = append(phrases, "{"+f.column+"} : \""+strings.ReplaceAll(f.needle, `"`, `""`)+"\"")
-		default:
-			where = append(where, "instr("+f.expr+", ?) > 0")
-			args = append(args, f.needle)
+		if f.needle == "" {
+			continue
 		}
+		// (FTS5 rejects a NUL in a query; such needles scan.)
+		if utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0) {
+			query, n, err := s.needleQuery(ctx, tx, f.column, f.needle)
+			if err != nil {
+				return nil, nil, "", 0, err
+			}
+			queries = append(queries, "("+query+")")
+			estimate = min(estimate, n)
+		}
+		where = append(where, "instr("+f.expr+", ?) > 0")
+		args = append(args, f.needle)
 	}
-	return where, args, strings.Join(phrases, " AND ")
+	return where, args, strings.Join(queries, " AND "), estimate, nil
 }
 
 // keyset returns the term selecting rows on the side op of c, where op is
@@ -163,6 +169,10 @@ func keyset(orderBy, op string, c *cursor) (string, []any) {
 	}
 	return "s.id " + op + " ?", []any{c.ID}
 }
+
+// ftsFrom joins the candidates of the trigram index to their rows; CROSS
+// JOIN keeps the FTS table outermost.
+const ftsFrom = "subscribers_fts f CROSS JOIN subscribers s ON s.seq = f.rowid"
 
 // ftsDriveLimit is the number of matches up to which a substring search
 // reads its rows from the trigram index and sorts them; past it, walking the
@@ -182,39 +192,60 @@ var searchColumns = func() string {
 // OFFSET, every read in one snapshot.
 func (s *Store) search(ctx context.Context, environmentID string, q searchQuery) (page searchPage, err error) {
 	defer platform.Wrap(&err, "search subscribers")
+	// The generation is read before the snapshot begins: a result cached
+	// under it can only be older than the snapshot, never newer.
+	gen := cacheFor(s.db).gen.Load()
 	tx, err := s.db.R.BeginTx(ctx, nil)
 	if err != nil {
 		return page, err
 	}
 	defer tx.Rollback()
 
-	// The count comes first: it also tells how selective a substring search is.
-	where, args, match := q.filters(environmentID)
-	from := "subscribers s"
-	if match != "" {
-		// CROSS JOIN keeps the FTS table outermost: the index yields the
-		// matching rows and each is looked up by rowid.
-		from = "subscribers_fts f CROSS JOIN subscribers s ON s.seq = f.rowid"
-		where = append([]string{"f.subscribers_fts MATCH ?"}, where...)
-		args = append([]any{match}, args...)
-	}
-	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+from+` WHERE `+
-		strings.Join(where, " AND ")+` LIMIT ?)`, append(args, countCap+1)...).Scan(&page.TotalCount)
+	where, args, match, estimate, err := s.filters(ctx, tx, environmentID, &q)
 	if err != nil {
 		return page, err
 	}
-	if page.TotalCount > countCap {
-		page.TotalCount, page.Capped = countCap, true
+	if match != "" && estimate >= cacheMinEstimate {
+		// Many candidates: page from the sorted keys of the matches when
+		// there are few enough to keep (keys is nil when there are more).
+		keys, err := s.matchKeys(ctx, tx, gen, &q, environmentID, match, where, args)
+		if err != nil {
+			return page, err
+		}
+		if keys != nil {
+			cut, hasPrev, hasNext := pageOfKeys(keys, &q)
+			// The rows are fetched by rowid and checked against the filters again.
+			subs, ok, err := s.fetchKeys(ctx, tx, cut, where, args)
+			if err != nil {
+				return page, err
+			}
+			if ok {
+				page.Subscribers, page.TotalCount = subs, len(keys)
+				if hasPrev {
+					page.Previous = cursorOf(subs[0], q.OrderBy)
+				}
+				if hasNext {
+					page.Next = cursorOf(subs[len(subs)-1], q.OrderBy)
+				}
+				return page, s.resolveChannels(ctx, environmentID, page.Subscribers)
+			}
+		}
 	}
-	if page.TotalCount == 0 {
-		page.Subscribers = []*subscriber{}
-		return page, nil
-	}
-	if match != "" && page.TotalCount > ftsDriveLimit {
-		// Many matches: walk the ordering index and test each row against
-		// the set of matches (SQLite builds it once, with a Bloom filter).
-		from = "subscribers s"
-		where[0] = "s.seq IN (SELECT rowid FROM subscribers_fts WHERE subscribers_fts MATCH ?)"
+
+	from := "subscribers s"
+	if match != "" {
+		if estimate <= ftsDriveLimit {
+			// CROSS JOIN keeps the FTS table outermost: the index yields the
+			// candidate rows and each is looked up by rowid.
+			from = ftsFrom
+			where = append([]string{"f.subscribers_fts MATCH ?"}, where...)
+		} else {
+			// Many candidates: walk the ordering index and test each row
+			// against the set of candidates (SQLite builds it once, with a
+			// Bloom filter).
+			where = append([]string{"s.seq IN (SELECT rowid FROM subscribers_fts WHERE subscribers_fts MATCH ?)"}, where...)
+		}
+		args = append([]any{match}, args...)
 	}
 
 	backward := q.Before != nil
@@ -238,7 +269,7 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 		pageWhere = append(append([]string{}, where...), term)
 		pageArgs = append(append([]any{}, args...), targs...)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+searchColumns+` FROM `+from+`
+	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+searchColumns+` FROM `+from+`
 		WHERE `+strings.Join(pageWhere, " AND ")+` ORDER BY `+order+` LIMIT ?`,
 		append(append([]any{}, pageArgs...), q.Limit+1)...)
 	if err != nil {
@@ -250,6 +281,19 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 	}
 	more := len(subs) > q.Limit
 	subs = subs[:min(len(subs), q.Limit)]
+	if q.After == nil && q.Before == nil && !more {
+		// The first page holds every match: it is the count.
+		page.TotalCount = len(subs)
+	} else {
+		err = s.db.TxQueryRow(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM `+from+` WHERE `+
+			strings.Join(where, " AND ")+` LIMIT ?)`, append(args, countCap+1)...).Scan(&page.TotalCount)
+		if err != nil {
+			return page, err
+		}
+		if page.TotalCount > countCap {
+			page.TotalCount, page.Capped = countCap, true
+		}
+	}
 	if backward {
 		slices.Reverse(subs)
 	}
@@ -262,7 +306,7 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 	exists := func(sub *subscriber, op string) (bool, error) {
 		term, targs := keyset(q.OrderBy, op, cursorOf(sub, q.OrderBy))
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+from+` WHERE `+strings.Join(where, " AND ")+
+		err := s.db.TxQueryRow(ctx, tx, `SELECT 1 FROM `+from+` WHERE `+strings.Join(where, " AND ")+
 			` AND `+term+` LIMIT 1`, append(append([]any{}, args...), targs...)...).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -305,4 +306,93 @@ func TestSearch_Errors(t *testing.T) {
 		is.Equal(len(p.Data), 0)   // a cursor carries no access
 		is.Equal(*p.TotalCount, 0) // nothing counted
 	})
+}
+
+// A substring filter with hundreds of matches pages from the sorted keys the
+// store keeps per search; the pages must be exactly the keyset queries'
+// pages, in every order and both directions, and a write must show at once.
+func TestSearch_PagingManyMatches(t *testing.T) {
+	srv, store := newServer(t, nil)
+	seed(t, srv, store, 300) // every email holds "@example.com"
+	for _, tc := range []struct {
+		query string
+		less  func(a, b string) bool
+	}{
+		{"limit=7&email=%40example.com", func(a, b string) bool { return a > b }},
+		{"limit=7&email=example&orderBy=createdAt&orderDirection=ASC", func(a, b string) bool { return a < b }},
+		{"limit=11&email=example.c&orderBy=updatedAt", func(a, b string) bool { return a > b }},
+		{"limit=100&email=.com&orderBy=_id&orderDirection=ASC", func(a, b string) bool { return a < b }},
+	} {
+		t.Run("OK "+tc.query, func(t *testing.T) {
+			is := is.New(t)
+			forward, backward := walk(t, srv.Dev, tc.query)
+			is.Equal(forward, backward) // previous walks back the same pages
+			var all []string
+			for _, p := range forward {
+				all = append(all, p...)
+			}
+			is.Equal(len(all), 300)                                                                  // every match once
+			is.True(sort.SliceIsSorted(all, func(i, j int) bool { return tc.less(all[i], all[j]) })) // in order
+			is.Equal(*search(t, srv.Dev, tc.query).TotalCount, 300)                                  // exact count
+		})
+	}
+
+	t.Run("OK includeCursor", func(t *testing.T) {
+		is := is.New(t)
+		first := search(t, srv.Dev, "limit=5&email=example")
+		next := search(t, srv.Dev, "limit=5&email=example&includeCursor=true&after="+url.QueryEscape(*first.Next))
+		is.Equal(next.Data[0].SubscriberID, first.Data[4].SubscriberID) // the cursor's own row comes first
+		is.True(next.Previous != nil)                                   // rows lie before it
+		back := search(t, srv.Dev, "limit=5&email=example&includeCursor=true&before="+url.QueryEscape(*next.Previous))
+		is.Equal(back.Data[4].SubscriberID, next.Data[0].SubscriberID) // and last going back
+	})
+
+	t.Run("OK writes show at once", func(t *testing.T) {
+		is := is.New(t)
+		query := "limit=10&email=example&orderBy=createdAt&orderDirection=ASC"
+		p := search(t, srv.Dev, query)
+		is.Equal(*p.TotalCount, 300) // before
+		srv.App.Clock.Advance(time.Second)
+		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"late","email":"late@example.com"}`)
+		p = search(t, srv.Dev, query+"&after="+url.QueryEscape(*p.Next))
+		is.Equal(*p.TotalCount, 301) // the new match is counted
+		mustDo(t, srv.Dev, "PUT", "/v1/subscribers/s0015", `{"email":"gone@elsewhere.org"}`, 200, nil)
+		p = search(t, srv.Dev, query+"&after="+url.QueryEscape(*p.Next))
+		is.Equal(*p.TotalCount, 300) // the changed one is not
+		forward, _ := walk(t, srv.Dev, query)
+		var all []string
+		for _, page := range forward {
+			all = append(all, page...)
+		}
+		is.Equal(len(all), 300)                 // the walk sees both writes
+		is.Equal(all[len(all)-1], "late")       // the newest last
+		is.True(!slices.Contains(all, "s0015")) // the changed one gone
+	})
+}
+
+// Concurrent first searches of the same large match share one read of its
+// keys and one probe per trigram; every one of them gets the full answer.
+func TestSearch_ConcurrentColdStart(t *testing.T) {
+	is := is.New(t)
+	srv, store := newServer(t, nil)
+	seed(t, srv, store, 300)
+	var wg sync.WaitGroup
+	pages := make([]pageJSON, 16)
+	for i := range pages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := srv.Dev.Do(t, "GET", "/v2/subscribers?limit=50&email=example.com", "")
+			if res.Status == 200 {
+				res.Decode(t, &pages[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, p := range pages {
+		is.True(p.TotalCount != nil)      // answered
+		is.Equal(*p.TotalCount, 300)      // all matches counted
+		is.Equal(len(p.Data), 50)         // a full page
+		is.Equal(p.ids(), pages[0].ids()) // the same page for all
+	}
 }

@@ -30,6 +30,7 @@ type Store struct {
 	db           *platform.DB
 	integrations IntegrationResolver
 	now          func() time.Time
+	grams        gramStats // trigram counts that plan substring searches
 }
 
 // NewStore returns a store on db. integrations may be nil (no integrations
@@ -81,7 +82,7 @@ func scanSubscriber(row scanner) (*subscriber, error) {
 // A missing subscriber is platform.ErrNotFound itself, unwrapped, as the
 // contract's SubscriberJSON promises.
 func (s *Store) get(ctx context.Context, environmentID, subscriberID string) (*subscriber, error) {
-	row := s.db.R.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
+	row := s.db.QueryRow(ctx, `SELECT `+subscriberColumns+`
 		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
 	sub, err := scanSubscriber(row)
 	if err != nil {
@@ -92,6 +93,7 @@ func (s *Store) get(ctx context.Context, environmentID, subscriberID string) (*s
 
 // upsert writes body as mode allows and returns the row and whether it was created.
 func (s *Store) upsert(ctx context.Context, tenant platform.Tenant, subscriberID string, body *subscriberBody, mode writeMode) (*subscriber, bool, error) {
+	defer s.changed()
 	ids, err := s.resolveRequests(ctx, tenant.EnvironmentID, body.Channels)
 	if err != nil {
 		return nil, false, err
@@ -206,6 +208,7 @@ func nullJSON(raw json.RawMessage) any {
 
 // delete removes a subscriber, and with it its channel credentials.
 func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) (err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "delete subscriber")
 	res, err := s.db.W.ExecContext(ctx, `DELETE FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`,
 		environmentID, subscriberID)
@@ -257,6 +260,7 @@ func (s *Store) deleteChannel(ctx context.Context, environmentID, subscriberID, 
 // modify reads a subscriber in a write transaction, lets change edit it and
 // saves it when change reports a change.
 func (s *Store) modify(ctx context.Context, environmentID, subscriberID string, change func(*subscriber) bool) (sub *subscriber, err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "modify subscriber")
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`

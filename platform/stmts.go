@@ -1,0 +1,105 @@
+package platform
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"sync/atomic"
+)
+
+// maxReadStmts bounds how many distinct queries the read pool keeps
+// prepared. Hot queries are a handful of fixed texts; the bound only stops a
+// query built from unbounded input (a payload filter, an IN list) from
+// growing the cache without end. Past it, queries run unprepared as before.
+const maxReadStmts = 512
+
+// readStmts caches prepared statements of the read pool by SQL text.
+// database/sql prepares a cached *sql.Stmt lazily on each pool connection
+// and reuses it there, so a hot read is parsed and planned once per
+// connection instead of once per call: for a short indexed query, parsing
+// and planning cost more CPU than running it.
+//
+// A statement is prepared in the background the first time its query is
+// seen, and that call runs unprepared: preparing on the pool takes a
+// connection, and a caller inside a read transaction already holds one, so
+// waiting for another could deadlock once every connection is held so.
+type readStmts struct {
+	m       sync.Map // query → *sql.Stmt
+	pending sync.Map // query → struct{}, while its prepare runs
+	n       atomic.Int32
+}
+
+// ReadStmt returns the prepared statement for query on the read pool, or
+// nil when it is not prepared (yet): the caller then runs the query
+// unprepared. It never waits for a connection. Inside a read transaction
+// use tx.StmtContext(ctx, stmt), which reuses the statement already
+// prepared on the transaction's connection.
+func (db *DB) ReadStmt(query string) *sql.Stmt {
+	if s, ok := db.stmts.m.Load(query); ok {
+		return s.(*sql.Stmt)
+	}
+	if db.stmts.n.Load() >= maxReadStmts {
+		return nil
+	}
+	if _, busy := db.stmts.pending.LoadOrStore(query, struct{}{}); busy {
+		return nil
+	}
+	db.stmts.n.Add(1)
+	go func() {
+		defer db.stmts.pending.Delete(query)
+		s, err := db.R.PrepareContext(context.Background(), query)
+		if err != nil {
+			// The query fails unprepared as well, where its caller sees why.
+			db.stmts.n.Add(-1)
+			return
+		}
+		db.stmts.m.Store(query, s)
+	}()
+	return nil
+}
+
+// Query runs a read on the read pool through a cached prepared statement.
+func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	s := db.ReadStmt(query)
+	if s == nil {
+		return db.R.QueryContext(ctx, query, args...)
+	}
+	return s.QueryContext(ctx, args...)
+}
+
+// QueryRow is Query for at most one row; errors surface at Scan.
+func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	s := db.ReadStmt(query)
+	if s == nil {
+		return db.R.QueryRowContext(ctx, query, args...)
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
+// TxQuery runs a read inside tx, a transaction on the read pool, through
+// the cached statement for query.
+func (db *DB) TxQuery(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	s := db.ReadStmt(query)
+	if s == nil {
+		return tx.QueryContext(ctx, query, args...)
+	}
+	return tx.StmtContext(ctx, s).QueryContext(ctx, args...)
+}
+
+// TxQueryRow is TxQuery for at most one row; errors surface at Scan.
+func (db *DB) TxQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	s := db.ReadStmt(query)
+	if s == nil {
+		return tx.QueryRowContext(ctx, query, args...)
+	}
+	return tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
+}
+
+// closeStmts closes every cached statement.
+func (db *DB) closeStmts() {
+	db.stmts.m.Range(func(k, v any) bool {
+		v.(*sql.Stmt).Close()
+		db.stmts.m.Delete(k)
+		return true
+	})
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
+)
+
+// readBenchKey is the Development key of the read benchmark's database.
+const readBenchKey = "read-bench-development-key-0000000000"
+
+// readBenchServer is the whole application, wired as `herald serve` wires
+// it, on a file database seeded like bench/'s read scenarios, so a CPU
+// profile of BenchmarkReads shows what one read request costs in-process.
+type readBenchServer struct {
+	handler     http.Handler
+	subscribers int
+}
+
+var (
+	readBenchOnce sync.Once
+	readBench     *readBenchServer
+	readBenchErr  error
+)
+
+// benchEnvInt reads a size from the environment, for profiling at scale:
+// HERALD_READ_BENCH_SUBSCRIBERS and HERALD_READ_BENCH_MESSAGES.
+func benchEnvInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// startReadBench seeds (once per process) a database in a temporary
+// directory and builds the handler on it. The subscribers and messages are
+// bench/'s: subscriberId s%07d, email user%07d@bench.example, firstName
+// Given%d, lastName Family%04d grouping them by a thousand.
+func startReadBench(b *testing.B) *readBenchServer {
+	readBenchOnce.Do(func() {
+		readBench, readBenchErr = seedReadBench(b,
+			benchEnvInt("HERALD_READ_BENCH_SUBSCRIBERS", 5_000), benchEnvInt("HERALD_READ_BENCH_MESSAGES", 20_000))
+	})
+	if readBenchErr != nil {
+		b.Fatal(readBenchErr)
+	}
+	return readBench
+}
+
+func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "herald-read-bench-")
+	if err != nil {
+		return nil, err
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	db, err := platform.Open(ctx, filepath.Join(dir, "bench.db"))
+	if err != nil {
+		return nil, err
+	}
+	if err := platform.Migrate(db, migrations.FS); err != nil {
+		return nil, err
+	}
+	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: readBenchKey}, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	tenant := envs[0].Tenant()
+	subs := subscribers.NewStore(db, nil, nil)
+	var docs []json.RawMessage
+	for start := 0; start < nSubs; start += 1000 {
+		bodies := make([]json.RawMessage, 0, 1000)
+		for i := start; i < min(start+1000, nSubs); i++ {
+			bodies = append(bodies, json.RawMessage(fmt.Sprintf(
+				`{"subscriberId":"s%07d","email":"user%07d@bench.example","firstName":"Given%d","lastName":"Family%04d","data":{"plan":"pro"}}`,
+				i, i, i, i/1000)))
+		}
+		created, err := subs.UpsertSubscribersJSON(ctx, tenant, bodies)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, created...)
+	}
+	store := messaging.NewStore(db, messaging.Sources{})
+	rng := rand.New(rand.NewPCG(1, 42))
+	for i := range nMessages {
+		var sub struct {
+			ID string `json:"_id"`
+		}
+		raw := docs[rng.IntN(len(docs))]
+		json.Unmarshal(raw, &sub)
+		doc, _ := json.Marshal(map[string]any{
+			"jobId": platform.NewID(), "notificationId": platform.NewID(),
+			"environmentId": tenant.EnvironmentID, "organizationId": tenant.OrganizationID,
+			"transactionId": fmt.Sprintf("seed-%d", i), "channel": "in_app",
+			"stepId": "inbox", "stepDatabaseId": platform.NewID(),
+			"workflowDatabaseId": platform.NewID(), "workflowId": "bench-inbox",
+			"subscriber": raw,
+			"controls":   map[string]any{"subject": "Order {{payload.n}}", "body": "Your order {{payload.n}} has shipped."},
+			"variables":  map[string]any{"subscriber": raw, "payload": map[string]any{"n": i}},
+			"payload":    map[string]any{"n": i, "kind": []string{"a", "b", "c"}[i%3]},
+			"overrides":  map[string]any{}, "tags": []string{"bench"},
+			"actor": map[string]any{"type": "none", "data": nil},
+		})
+		if _, err := store.DeliverJSON(ctx, doc); err != nil {
+			return nil, fmt.Errorf("seed message %d: %w", i, err)
+		}
+	}
+
+	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	wctx, cancel := context.WithCancel(ctx)
+	b.Cleanup(cancel)
+	mux := http.NewServeMux()
+	platform.AddRoutes(mux, db)
+	err = wire(wctx, mux, deps{db: db, logger: logger, secret: []byte("read-bench-secret-0123456789abcdef0123"),
+		now: time.Now, environments: envs})
+	if err != nil {
+		return nil, err
+	}
+	h := platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: []byte("read-bench-secret-0123456789abcdef0123")})
+	return &readBenchServer{handler: h, subscribers: nSubs}, nil
+}
+
+// get serves one GET in-process and fails the benchmark unless it is a 200.
+func (s *readBenchServer) get(b *testing.B, path string) []byte {
+	req := httptest.NewRequest("GET", path, nil)
+	req.Header.Set("Authorization", "ApiKey "+readBenchKey)
+	rec := httptest.NewRecorder()
+	s.handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+	}
+	return rec.Body.Bytes()
+}
+
+// BenchmarkReads measures the read scenarios of bench/ (feed, search by
+// subscriberId, email and name substring, cursor paging through 1,000
+// results) in-process, with as many goroutines as bench/ has clients:
+//
+//	go test -run '^$' -bench Reads -cpuprofile cpu.out .
+func BenchmarkReads(b *testing.B) {
+	srv := startReadBench(b)
+	var seq atomic.Uint64
+	sub := func() int { return int(rand.Uint64N(uint64(srv.subscribers))) }
+	for _, bc := range []struct {
+		name string
+		path func() string
+	}{
+		{"feed", func() string { return fmt.Sprintf("/v1/subscribers/s%07d/notifications/feed?limit=20", sub()) }},
+		{"subscriberId", func() string { return fmt.Sprintf("/v2/subscribers?limit=10&subscriberId=s%07d", sub()) }},
+		{"email", func() string { return fmt.Sprintf("/v2/subscribers?limit=10&email=user%06d", sub()/10) }},
+		{"name", func() string {
+			return "/v2/subscribers?limit=10&name=" + url.QueryEscape(fmt.Sprintf("Given%d F", sub()))
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetParallelism(32) // 64 goroutines on 2 cores, as bench/ runs
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					srv.get(b, bc.path())
+				}
+			})
+		})
+	}
+	b.Run("cursor_paging", func(b *testing.B) {
+		groups := max(srv.subscribers/1000, 1)
+		b.SetParallelism(32)
+		b.RunParallel(func(pb *testing.PB) {
+			path := ""
+			for pb.Next() {
+				if path == "" {
+					path = "/v2/subscribers?limit=100&name=" + url.QueryEscape(fmt.Sprintf("Family%04d", int(seq.Add(1))%groups))
+				}
+				var page struct {
+					Next *string `json:"next"`
+				}
+				body := srv.get(b, path)
+				if err := json.Unmarshal(body, &page); err != nil {
+					b.Fatal(err)
+				}
+				if page.Next == nil {
+					path = ""
+					continue
+				}
+				u, _ := url.Parse(path)
+				q := u.Query()
+				q.Set("after", *page.Next)
+				u.RawQuery = q.Encode()
+				path = u.String()
+			}
+		})
+	})
+}

@@ -1,0 +1,280 @@
+package subscribers
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// A substring search that matches hundreds of subscribers costs the same
+// on every page: the trigram index yields every candidate, each is checked,
+// and all are sorted before the page is cut, and the count reads them all
+// again. Paging through 1,000 matches 100 at a time did that ten times.
+//
+// resultCache keeps, per database, the sorted keys of such searches: the
+// page is then a binary search in memory and the page's rows are fetched
+// by rowid, and the count is the length of the list, exact. An entry is
+// valid only for the write generation it was read under: every committed
+// subscriber write bumps the generation (see Store.changed), so a search
+// never answers from a list older than a write whose response was sent.
+// Only substring searches with at least cacheMinEstimate candidates are
+// kept, their keys only when they have at most ftsDriveLimit matches, and
+// at most maxCachedResults searches.
+
+const (
+	maxCachedResults = 64
+	cacheMinEstimate = 100 // fewer candidates than this: one page query is cheaper
+)
+
+// resultCache is one database's cache of search results.
+type resultCache struct {
+	gen      atomic.Uint64
+	mu       sync.Mutex
+	entries  map[string]cachedResult
+	inflight map[string]*keysCall // reads of keys under way, by cache key
+}
+
+// keysCall is one read of a search's keys that concurrent misses of the
+// same search at the same generation wait for, instead of each reading
+// them: 64 clients starting to page through the same match at once would
+// otherwise all read it at once.
+type keysCall struct {
+	gen  uint64
+	done chan struct{}
+	keys []searchKey
+	ok   bool // keys were read (the reader did not fail)
+}
+
+// cachedResult is the keys of every match of one search, ascending by
+// (sort value, id), read at generation gen; nil keys when there were more
+// than ftsDriveLimit.
+type cachedResult struct {
+	gen  uint64
+	keys []searchKey
+}
+
+// searchKey is one match: its rowid and its position in the ordering.
+type searchKey struct {
+	seq       int64
+	value, id string
+}
+
+func (k searchKey) less(o searchKey) bool {
+	return k.value < o.value || (k.value == o.value && k.id < o.id)
+}
+
+// resultCaches holds one resultCache per database, so that every Store on
+// the same database sees the others' writes.
+var resultCaches sync.Map // *platform.DB → *resultCache
+
+func cacheFor(db *platform.DB) *resultCache {
+	if c, ok := resultCaches.Load(db); ok {
+		return c.(*resultCache)
+	}
+	c, _ := resultCaches.LoadOrStore(db, &resultCache{})
+	return c.(*resultCache)
+}
+
+// changed ends every subscriber write (deferred, so it runs after the
+// commit): cached search results read before it are no longer used.
+func (s *Store) changed() {
+	cacheFor(s.db).gen.Add(1)
+}
+
+func (c *resultCache) get(key string, gen uint64) ([]searchKey, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok || e.gen != gen {
+		return nil, false
+	}
+	return e.keys, true
+}
+
+func (c *resultCache) put(key string, gen uint64, keys []searchKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedResults {
+		// Start over rather than track recency: entries are cheap to
+		// rebuild, and a write makes them all useless anyway.
+		c.entries = map[string]cachedResult{}
+	}
+	c.entries[key] = cachedResult{gen: gen, keys: keys}
+}
+
+// cacheKey names the search q in an environment, cursors and limit aside.
+func (q *searchQuery) cacheKey(environmentID string) string {
+	return strings.Join([]string{environmentID, q.SubscriberID, q.Email, q.Phone, q.Name, q.OrderBy}, "\x00")
+}
+
+// matchKeys returns the keys of every row matching the FTS5 query match
+// and where, sorted, from the cache when it holds them at gen, else read in
+// tx and cached. It returns nil when there are more than ftsDriveLimit, and
+// remembers that too, so a large match is not read again at each request.
+func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *searchQuery, environmentID, match string, where []string, args []any) ([]searchKey, error) {
+	cache := cacheFor(s.db)
+	key := q.cacheKey(environmentID)
+	if keys, ok := cache.get(key, gen); ok {
+		return keys, nil
+	}
+	cache.mu.Lock()
+	if call := cache.inflight[key]; call != nil && call.gen == gen {
+		cache.mu.Unlock()
+		select {
+		case <-call.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if call.ok {
+			return call.keys, nil
+		}
+		return s.readKeys(ctx, tx, q, match, where, args)
+	}
+	call := &keysCall{gen: gen, done: make(chan struct{})}
+	if cache.inflight == nil {
+		cache.inflight = map[string]*keysCall{}
+	}
+	cache.inflight[key] = call
+	cache.mu.Unlock()
+	defer func() {
+		cache.mu.Lock()
+		if cache.inflight[key] == call {
+			delete(cache.inflight, key)
+		}
+		cache.mu.Unlock()
+		close(call.done)
+	}()
+	keys, err := s.readKeys(ctx, tx, q, match, where, args)
+	if err != nil {
+		return nil, err
+	}
+	call.keys, call.ok = keys, true
+	if cache.gen.Load() == gen {
+		cache.put(key, gen, keys)
+	}
+	return keys, nil
+}
+
+// readKeys reads the sorted keys of every row matching match and where in
+// tx, or nil when there are more than ftsDriveLimit.
+func (s *Store) readKeys(ctx context.Context, tx *sql.Tx, q *searchQuery, match string, where []string, args []any) ([]searchKey, error) {
+	value := "''"
+	if col := sortColumn(q.OrderBy); col != "" {
+		value = "s." + col
+	}
+	rows, err := s.db.TxQuery(ctx, tx, `SELECT s.seq, `+value+`, s.id FROM `+ftsFrom+`
+		WHERE f.subscribers_fts MATCH ? AND `+strings.Join(where, " AND ")+` LIMIT ?`,
+		append(append([]any{match}, args...), ftsDriveLimit+1)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	keys := []searchKey{}
+	for rows.Next() {
+		var k searchKey
+		if err := rows.Scan(&k.seq, &k.value, &k.id); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(keys) > ftsDriveLimit {
+		keys = nil
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
+	return keys, nil
+}
+
+// pageOfKeys cuts q's page from keys (every match, ascending) exactly as the
+// keyset queries of search would: the rows of the page in q's order, and
+// whether matches lie before and after it.
+func pageOfKeys(keys []searchKey, q *searchQuery) (page []searchKey, hasPrev, hasNext bool) {
+	n := len(keys)
+	at := func(i int) searchKey { // the i-th match in q's order
+		if q.Desc {
+			return keys[n-1-i]
+		}
+		return keys[i]
+	}
+	// after reports whether k comes after c in q's order (or is c, when
+	// inclusive).
+	after := func(k searchKey, c *cursor, inclusive bool) bool {
+		ck := searchKey{value: c.Value, id: c.ID}
+		if inclusive && k.value == ck.value && k.id == ck.id {
+			return true
+		}
+		if q.Desc {
+			return k.less(ck)
+		}
+		return ck.less(k)
+	}
+	var start, end int
+	switch {
+	case q.Before != nil:
+		// The limit matches just before the cursor (before it or at it,
+		// with includeCursor).
+		end = sort.Search(n, func(i int) bool { return after(at(i), q.Before, !q.IncludeCursor) })
+		start = max(0, end-q.Limit)
+		hasPrev, hasNext = start > 0, end < n
+	default:
+		if q.After != nil {
+			start = sort.Search(n, func(i int) bool { return after(at(i), q.After, q.IncludeCursor) })
+		}
+		end = min(n, start+q.Limit)
+		hasPrev, hasNext = q.After != nil && start > 0, end < n
+	}
+	if start >= end {
+		return nil, false, false
+	}
+	page = make([]searchKey, 0, end-start)
+	for i := start; i < end; i++ {
+		page = append(page, at(i))
+	}
+	return page, hasPrev, hasNext
+}
+
+// fetchKeys reads the rows of keys, in their order, checking each still
+// matches where. ok is false when one does not (a write since the keys were
+// read); the caller then searches without the cache.
+func (s *Store) fetchKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, where []string, args []any) (subs []*subscriber, ok bool, err error) {
+	if len(keys) == 0 {
+		return []*subscriber{}, true, nil
+	}
+	in := make([]any, 0, len(keys)+len(args))
+	for _, k := range keys {
+		in = append(in, k.seq)
+	}
+	in = append(in, args...)
+	// NOT INDEXED keeps the planner on rowid lookups: with an index on
+	// environment_id at hand it would walk the environment instead.
+	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+searchColumns+` FROM subscribers s NOT INDEXED
+		WHERE s.seq IN (?`+strings.Repeat(", ?", len(keys)-1)+`) AND `+strings.Join(where, " AND "), in...)
+	if err != nil {
+		return nil, false, err
+	}
+	found, err := scanAll(rows)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(found) != len(keys) {
+		return nil, false, nil
+	}
+	byID := make(map[string]*subscriber, len(found))
+	for _, sub := range found {
+		byID[sub.ID] = sub
+	}
+	subs = make([]*subscriber, len(keys))
+	for i, k := range keys {
+		if subs[i] = byID[k.id]; subs[i] == nil {
+			return nil, false, nil
+		}
+	}
+	return subs, true, nil
+}
