@@ -1,9 +1,7 @@
 package integrations_test
 
 import (
-	"encoding/json"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,22 +14,22 @@ import (
 )
 
 // integrationFields is spec §2.5.
-var integrationFields = []field{
-	{name: "_id", kind: "id"},
-	{name: "_environmentId", kind: "id", required: true},
-	{name: "_organizationId", kind: "id", required: true},
-	{name: "name", kind: "string", required: true},
-	{name: "identifier", kind: "string", required: true},
-	{name: "providerId", kind: "string", required: true},
-	{name: "channel", kind: "string", required: true, enum: []string{"in_app", "email", "sms", "chat", "push"}},
-	{name: "credentials", kind: "object", required: true},
-	{name: "configurations", kind: "object"},
-	{name: "active", kind: "bool", required: true},
-	{name: "deleted", kind: "bool", required: true},
-	{name: "deletedAt", kind: "time"},
-	{name: "deletedBy", kind: "id"},
-	{name: "primary", kind: "bool", required: true},
-	{name: "conditions", kind: "array"},
+var integrationFields = []platformtest.Field{
+	{Name: "_id", Kind: "id"},
+	{Name: "_environmentId", Kind: "id", Required: true},
+	{Name: "_organizationId", Kind: "id", Required: true},
+	{Name: "name", Kind: "string", Required: true},
+	{Name: "identifier", Kind: "string", Required: true},
+	{Name: "providerId", Kind: "string", Required: true},
+	{Name: "channel", Kind: "string", Required: true, Enum: []string{"in_app", "email", "sms", "chat", "push"}},
+	{Name: "credentials", Kind: "object", Required: true},
+	{Name: "configurations", Kind: "object"},
+	{Name: "active", Kind: "bool", Required: true},
+	{Name: "deleted", Kind: "bool", Required: true},
+	{Name: "deletedAt", Kind: "time"},
+	{Name: "deletedBy", Kind: "id"},
+	{Name: "primary", Kind: "bool", Required: true},
+	{Name: "conditions", Kind: "array"},
 }
 
 var (
@@ -48,7 +46,7 @@ var (
 // the update-only credentials (spec §2.6) may appear.
 func conformIntegration(t *testing.T, where string, v any, update bool) map[string]any {
 	t.Helper()
-	in := conform(t, where, v, integrationFields)
+	in := platformtest.Conform(t, where, v, integrationFields)
 	creds, _ := in["credentials"].(map[string]any)
 	for k, val := range creds {
 		switch {
@@ -69,24 +67,24 @@ func conformIntegration(t *testing.T, where string, v any, update bool) map[stri
 		}
 	}
 	if cfg, ok := in["configurations"]; ok {
-		conform(t, where+".configurations", cfg, []field{
-			{name: "inboundWebhookEnabled", kind: "bool"},
-			{name: "inboundWebhookSigningKey", kind: "string"},
+		platformtest.Conform(t, where+".configurations", cfg, []platformtest.Field{
+			{Name: "inboundWebhookEnabled", Kind: "bool"},
+			{Name: "inboundWebhookSigningKey", Kind: "string"},
 		})
 	}
-	for _, c := range items(t, where+".conditions", orEmpty(in["conditions"])) {
-		f := conform(t, where+".conditions", c, []field{
-			{name: "isNegated", kind: "bool", required: true},
-			{name: "type", kind: "string", required: true, enum: strings.Fields("BOOLEAN TEXT DATE NUMBER STATEMENT LIST MULTI_LIST GROUP")},
-			{name: "value", kind: "string", required: true, enum: []string{"AND", "OR"}},
-			{name: "children", kind: "array", required: true},
+	for _, c := range platformtest.Items(t, where+".conditions", orEmpty(in["conditions"])) {
+		f := platformtest.Conform(t, where+".conditions", c, []platformtest.Field{
+			{Name: "isNegated", Kind: "bool", Required: true},
+			{Name: "type", Kind: "string", Required: true, Enum: strings.Fields("BOOLEAN TEXT DATE NUMBER STATEMENT LIST MULTI_LIST GROUP")},
+			{Name: "value", Kind: "string", Required: true, Enum: []string{"AND", "OR"}},
+			{Name: "children", Kind: "array", Required: true},
 		})
-		for _, part := range items(t, "children", f["children"]) {
-			conform(t, where+".conditions.children", part, []field{
-				{name: "field", kind: "string", required: true},
-				{name: "value", kind: "string", required: true},
-				{name: "operator", kind: "string", required: true, enum: strings.Fields("LARGER SMALLER LARGER_EQUAL SMALLER_EQUAL EQUAL NOT_EQUAL ALL_IN ANY_IN NOT_IN BETWEEN NOT_BETWEEN LIKE NOT_LIKE IN")},
-				{name: "on", kind: "string", required: true, enum: []string{"subscriber", "payload"}},
+		for _, part := range platformtest.Items(t, "children", f["children"]) {
+			platformtest.Conform(t, where+".conditions.children", part, []platformtest.Field{
+				{Name: "field", Kind: "string", Required: true},
+				{Name: "value", Kind: "string", Required: true},
+				{Name: "operator", Kind: "string", Required: true, Enum: strings.Fields("LARGER SMALLER LARGER_EQUAL SMALLER_EQUAL EQUAL NOT_EQUAL ALL_IN ANY_IN NOT_IN BETWEEN NOT_BETWEEN LIKE NOT_LIKE IN")},
+				{Name: "on", Kind: "string", Required: true, Enum: []string{"subscriber", "payload"}},
 			})
 		}
 	}
@@ -124,24 +122,24 @@ func TestConformance_IntegrationResponses(t *testing.T) {
 		"credentials":{"accountSid":"AC1","token":"t","from":"+15550100","appSid":"app-1","senderId":"HERALD","AppIOBaseUrl":"https://appio.example.com"},
 		"conditions":[{"isNegated":false,"type":"GROUP","value":"AND","children":[{"field":"tier","value":"gold","operator":"EQUAL","on":"payload"}]}]}`)
 	is.Equal(res.Status, 201) // create: 201
-	created := conformIntegration(t, "POST /v1/integrations", decode(t, res), false)
+	created := conformIntegration(t, "POST /v1/integrations", platformtest.DecodeAny(t, res), false)
 	id := created["_id"].(string)
 
 	res = srv.Dev.Do(t, "PUT", "/v1/integrations/"+id, `{"active":true,"configurations":{"inboundWebhookEnabled":true}}`)
 	is.Equal(res.Status, 200) // update: 200
-	updated := conformIntegration(t, "PUT /v1/integrations/{id}", decode(t, res), true)
+	updated := conformIntegration(t, "PUT /v1/integrations/{id}", platformtest.DecodeAny(t, res), true)
 	is.Equal(updated["credentials"].(map[string]any)["appSid"], "app-1") // the update response carries appSid
 	_, ok := updated["configurations"].(map[string]any)
 	is.True(ok) // and configurations
 
 	res = srv.Dev.Do(t, "POST", "/v1/integrations/"+id+"/set-primary", "")
 	is.Equal(res.Status, 200) // set-primary: 200 (contract §9)
-	conformIntegration(t, "POST set-primary", decode(t, res), false)
+	conformIntegration(t, "POST set-primary", platformtest.DecodeAny(t, res), false)
 
 	for _, path := range []string{"/v1/integrations", "/v1/integrations/active"} {
 		res = srv.Dev.Do(t, "GET", path, "")
 		is.Equal(res.Status, 200) // listed
-		list := items(t, path, decode(t, res))
+		list := platformtest.Items(t, path, platformtest.DecodeAny(t, res))
 		is.True(len(list) >= 2) // the seeded in_app integration and twilio
 		for _, in := range list {
 			m := conformIntegration(t, "GET "+path, in, false)
@@ -150,10 +148,10 @@ func TestConformance_IntegrationResponses(t *testing.T) {
 		}
 	}
 
-	other := conformIntegration(t, "POST", decode(t, srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"sendgrid","channel":"email"}`)), false)
+	other := conformIntegration(t, "POST", platformtest.DecodeAny(t, srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"sendgrid","channel":"email"}`)), false)
 	res = srv.Dev.Do(t, "DELETE", "/v1/integrations/"+other["_id"].(string), "")
 	is.Equal(res.Status, 200) // delete: 200 with the remaining integrations
-	for _, in := range items(t, "DELETE", decode(t, res)) {
+	for _, in := range platformtest.Items(t, "DELETE", platformtest.DecodeAny(t, res)) {
 		m := conformIntegration(t, "DELETE /v1/integrations/{id}", in, false)
 		is.True(m["_id"] != other["_id"]) // the deleted one is gone
 	}
@@ -196,7 +194,7 @@ func TestConformance_IntegrationBadInput(t *testing.T) {
 			if res.Status < 400 {
 				return
 			}
-			body := conform(t, tc.name, decode(t, res), errorFields)
+			body := platformtest.Conform(t, tc.name, platformtest.DecodeAny(t, res), platformtest.ErrorFields)
 			if res.Status == 422 {
 				_, ok := body["errors"].(map[string]any)
 				is.True(ok) // every 422 carries errors (contract §9)
@@ -205,114 +203,4 @@ func TestConformance_IntegrationBadInput(t *testing.T) {
 	}
 }
 
-// errorFields is contract §4's error body.
-var errorFields = []field{
-	{name: "statusCode", kind: "number", required: true},
-	{name: "timestamp", kind: "time", required: true},
-	{name: "path", kind: "string", required: true},
-	{name: "message", kind: "string", required: true},
-}
-
-// field is one property of a response object as the spec types it.
-type field struct {
-	name     string
-	kind     string // string, id, time, bool, number, object, array, any
-	required bool
-	nullable bool
-	enum     []string
-}
-
-var timeFormat = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
-
-// conform checks obj against fields as a client validating the spec's schema
-// would: required keys present, types and nulls as allowed, enums exact,
-// timestamps in contract §3's format, ids 24 lowercase hex.
-func conform(t *testing.T, where string, obj any, fields []field) map[string]any {
-	t.Helper()
-	m, ok := obj.(map[string]any)
-	if !ok {
-		t.Fatalf("%s: want an object, got %T %v", where, obj, obj)
-	}
-	for _, f := range fields {
-		v, present := m[f.name]
-		at := where + "." + f.name
-		if !present {
-			if f.required {
-				t.Errorf("%s: required, missing", at)
-			}
-			continue
-		}
-		if v == nil {
-			if !f.nullable {
-				t.Errorf("%s: null, spec allows no null", at)
-			}
-			continue
-		}
-		bad := false
-		switch f.kind {
-		case "string":
-			_, ok := v.(string)
-			bad = !ok
-		case "id":
-			s, ok := v.(string)
-			bad = !ok || !isID(s)
-		case "time":
-			s, ok := v.(string)
-			bad = !ok || !timeFormat.MatchString(s)
-		case "bool":
-			_, ok := v.(bool)
-			bad = !ok
-		case "number":
-			_, ok := v.(float64)
-			bad = !ok
-		case "object":
-			_, ok := v.(map[string]any)
-			bad = !ok
-		case "array":
-			_, ok := v.([]any)
-			bad = !ok
-		}
-		if bad {
-			t.Errorf("%s: want %s, got %T %v", at, f.kind, v, v)
-			continue
-		}
-		if f.enum != nil {
-			if s, _ := v.(string); !slices.Contains(f.enum, s) {
-				t.Errorf("%s: %v is not one of %v", at, v, f.enum)
-			}
-		}
-	}
-	return m
-}
-
-func isID(s string) bool {
-	if len(s) != 24 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// decode unmarshals a response body into generic JSON.
-func decode(t *testing.T, res *platformtest.Response) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(res.Body, &v); err != nil {
-		t.Fatalf("body %s: %v", res.Body, err)
-	}
-	return v
-}
-
-// items returns v as an array, failing when it is not one (null included).
-func items(t *testing.T, where string, v any) []any {
-	t.Helper()
-	a, ok := v.([]any)
-	if !ok {
-		t.Fatalf("%s: want an array, got %T %v", where, v, v)
-	}
-	return a
-}
+// platformtest.ErrorFields is contract §4's error body.

@@ -3,7 +3,6 @@ package messaging_test
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -122,19 +121,19 @@ var (
 // conformCTA checks spec §2.11.
 func conformCTA(t *testing.T, where string, v any) {
 	t.Helper()
-	cta := conform(t, where, v, []field{{name: "type", kind: "string", enum: []string{"redirect"}},
-		{name: "data", kind: "object"}, {name: "action", kind: "object"}})
+	cta := platformtest.Conform(t, where, v, []platformtest.Field{{Name: "type", Kind: "string", Enum: []string{"redirect"}},
+		{Name: "data", Kind: "object"}, {Name: "action", Kind: "object"}})
 	if d, ok := cta["data"]; ok {
-		conform(t, where+".data", d, []field{{name: "url", kind: "string"}})
+		platformtest.Conform(t, where+".data", d, []platformtest.Field{{Name: "url", Kind: "string"}})
 	}
 	if a, ok := cta["action"]; ok {
-		action := conform(t, where+".action", a, []field{{name: "status", kind: "string", enum: []string{"pending", "done"}},
-			{name: "buttons", kind: "array"}, {name: "result", kind: "object"}})
+		action := platformtest.Conform(t, where+".action", a, []platformtest.Field{{Name: "status", Kind: "string", Enum: []string{"pending", "done"}},
+			{Name: "buttons", Kind: "array"}, {Name: "result", Kind: "object"}})
 		if bs, ok := action["buttons"]; ok {
-			for _, b := range items(t, where+".action.buttons", bs) {
-				conform(t, where+".action.buttons", b, []field{
-					{name: "type", kind: "string", required: true, enum: []string{"primary", "secondary"}},
-					{name: "content", kind: "string", required: true}, {name: "resultContent", kind: "string"}})
+			for _, b := range platformtest.Items(t, where+".action.buttons", bs) {
+				platformtest.Conform(t, where+".action.buttons", b, []platformtest.Field{
+					{Name: "type", Kind: "string", Required: true, Enum: []string{"primary", "secondary"}},
+					{Name: "content", Kind: "string", Required: true}, {Name: "resultContent", Kind: "string"}})
 			}
 		}
 	}
@@ -144,37 +143,37 @@ func conformCTA(t *testing.T, where string, v any) {
 // enumeration of the embedded subscriber.
 func conformMessage(t *testing.T, where string, v any, providers []string, markAs bool) map[string]any {
 	t.Helper()
-	m := conform(t, where, v, []field{
-		{name: "_id", kind: "id"},
-		{name: "_templateId", kind: "string", nullable: true},
-		{name: "_messageTemplateId", kind: "string", nullable: true},
-		{name: "_environmentId", kind: "id", required: true},
-		{name: "_organizationId", kind: "id", required: true},
-		{name: "_notificationId", kind: "id", required: true},
-		{name: "_subscriberId", kind: "id", required: true},
-		{name: "subscriber", kind: "object"},
-		{name: "template", kind: "object"},
-		{name: "templateIdentifier", kind: "string"},
-		{name: "createdAt", kind: "time", required: true},
-		{name: "deliveredAt", kind: "array"},
-		{name: "lastSeenDate", kind: "time"},
-		{name: "lastReadDate", kind: "time"},
-		{name: "content", kind: "any"},
-		{name: "transactionId", kind: "string", required: true},
-		{name: "subject", kind: "string"},
-		{name: "channel", kind: "string", required: true, enum: channelEnum},
-		{name: "read", kind: "bool", required: true},
-		{name: "seen", kind: "bool", required: true},
-		{name: "snoozedUntil", kind: "time"},
-		{name: "email", kind: "string"}, {name: "phone", kind: "string"}, {name: "directWebhookUrl", kind: "string"},
-		{name: "providerId", kind: "string"}, {name: "title", kind: "string"},
-		{name: "deviceTokens", kind: "array"},
-		{name: "cta", kind: "object", required: true},
-		{name: "_feedId", kind: "string", nullable: true},
-		{name: "status", kind: "string", required: true, enum: statusEnum},
-		{name: "errorId", kind: "string"}, {name: "errorText", kind: "string"},
-		{name: "payload", kind: "object"}, {name: "overrides", kind: "object"},
-		{name: "contextKeys", kind: "array"},
+	m := platformtest.Conform(t, where, v, []platformtest.Field{
+		{Name: "_id", Kind: "id"},
+		{Name: "_templateId", Kind: "string", Nullable: true},
+		{Name: "_messageTemplateId", Kind: "string", Nullable: true},
+		{Name: "_environmentId", Kind: "id", Required: true},
+		{Name: "_organizationId", Kind: "id", Required: true},
+		{Name: "_notificationId", Kind: "id", Required: true},
+		{Name: "_subscriberId", Kind: "id", Required: true},
+		{Name: "subscriber", Kind: "object"},
+		{Name: "template", Kind: "object"},
+		{Name: "templateIdentifier", Kind: "string"},
+		{Name: "createdAt", Kind: "time", Required: true},
+		{Name: "deliveredAt", Kind: "array"},
+		{Name: "lastSeenDate", Kind: "time"},
+		{Name: "lastReadDate", Kind: "time"},
+		{Name: "content", Kind: "any"},
+		{Name: "transactionId", Kind: "string", Required: true},
+		{Name: "subject", Kind: "string"},
+		{Name: "channel", Kind: "string", Required: true, Enum: channelEnum},
+		{Name: "read", Kind: "bool", Required: true},
+		{Name: "seen", Kind: "bool", Required: true},
+		{Name: "snoozedUntil", Kind: "time"},
+		{Name: "email", Kind: "string"}, {Name: "phone", Kind: "string"}, {Name: "directWebhookUrl", Kind: "string"},
+		{Name: "providerId", Kind: "string"}, {Name: "title", Kind: "string"},
+		{Name: "deviceTokens", Kind: "array"},
+		{Name: "cta", Kind: "object", Required: true},
+		{Name: "_feedId", Kind: "string", Nullable: true},
+		{Name: "status", Kind: "string", Required: true, Enum: statusEnum},
+		{Name: "errorId", Kind: "string"}, {Name: "errorText", Kind: "string"},
+		{Name: "payload", Kind: "object"}, {Name: "overrides", Kind: "object"},
+		{Name: "contextKeys", Kind: "array"},
 	})
 	if _, ok := m["contextKeys"]; ok && !markAs {
 		t.Errorf("%s.contextKeys: only the mark-as response carries it", where)
@@ -183,8 +182,8 @@ func conformMessage(t *testing.T, where string, v any, providers []string, markA
 	case string:
 	case []any:
 		for _, b := range c {
-			conform(t, where+".content", b, []field{{name: "type", kind: "string", required: true, enum: []string{"button", "text"}},
-				{name: "content", kind: "string", required: true}, {name: "url", kind: "string"}, {name: "styles", kind: "object"}})
+			platformtest.Conform(t, where+".content", b, []platformtest.Field{{Name: "type", Kind: "string", Required: true, Enum: []string{"button", "text"}},
+				{Name: "content", Kind: "string", Required: true}, {Name: "url", Kind: "string"}, {Name: "styles", Kind: "object"}})
 		}
 	case nil:
 		if _, ok := m["content"]; ok {
@@ -193,33 +192,33 @@ func conformMessage(t *testing.T, where string, v any, providers []string, markA
 	default:
 		t.Errorf("%s.content: want a string or EmailBlocks, got %T", where, c)
 	}
-	for _, d := range items(t, where+".deliveredAt", orEmpty(m["deliveredAt"])) {
-		if s, _ := d.(string); !timeFormat.MatchString(s) {
+	for _, d := range platformtest.Items(t, where+".deliveredAt", orEmpty(m["deliveredAt"])) {
+		if s, _ := d.(string); !platformtest.TimeFormat.MatchString(s) {
 			t.Errorf("%s.deliveredAt: %v", where, d)
 		}
 	}
 	conformCTA(t, where+".cta", m["cta"])
 	if sub, ok := m["subscriber"]; ok {
-		s := conform(t, where+".subscriber", sub, []field{
-			{name: "subscriberId", kind: "string", required: true}, {name: "_organizationId", kind: "id", required: true},
-			{name: "_environmentId", kind: "id", required: true}, {name: "deleted", kind: "bool", required: true},
-			{name: "createdAt", kind: "time", required: true}, {name: "updatedAt", kind: "time", required: true},
-			{name: "channels", kind: "array"}, {name: "data", kind: "object", nullable: true}})
-		for _, c := range items(t, "channels", orEmpty(s["channels"])) {
-			conform(t, where+".subscriber.channels", c, []field{{name: "providerId", kind: "string", required: true, enum: providers},
-				{name: "credentials", kind: "object", required: true}, {name: "_integrationId", kind: "string", required: true}})
+		s := platformtest.Conform(t, where+".subscriber", sub, []platformtest.Field{
+			{Name: "subscriberId", Kind: "string", Required: true}, {Name: "_organizationId", Kind: "id", Required: true},
+			{Name: "_environmentId", Kind: "id", Required: true}, {Name: "deleted", Kind: "bool", Required: true},
+			{Name: "createdAt", Kind: "time", Required: true}, {Name: "updatedAt", Kind: "time", Required: true},
+			{Name: "channels", Kind: "array"}, {Name: "data", Kind: "object", Nullable: true}})
+		for _, c := range platformtest.Items(t, "channels", orEmpty(s["channels"])) {
+			platformtest.Conform(t, where+".subscriber.channels", c, []platformtest.Field{{Name: "providerId", Kind: "string", Required: true, Enum: providers},
+				{Name: "credentials", Kind: "object", Required: true}, {Name: "_integrationId", Kind: "string", Required: true}})
 		}
 	}
 	if tpl, ok := m["template"]; ok {
-		conform(t, where+".template", tpl, []field{
-			{name: "name", kind: "string", required: true}, {name: "description", kind: "string", required: true},
-			{name: "active", kind: "bool", required: true}, {name: "draft", kind: "bool", required: true},
-			{name: "critical", kind: "bool", required: true}, {name: "deleted", kind: "bool", required: true},
-			{name: "_organizationId", kind: "string", required: true}, {name: "_creatorId", kind: "string", required: true},
-			{name: "_environmentId", kind: "string", required: true}, {name: "_notificationGroupId", kind: "string", required: true},
-			{name: "deletedAt", kind: "string", required: true}, {name: "deletedBy", kind: "string", required: true},
-			{name: "preferenceSettings", kind: "object", required: true}, {name: "tags", kind: "array", required: true},
-			{name: "steps", kind: "array", required: true}, {name: "triggers", kind: "array", required: true}})
+		platformtest.Conform(t, where+".template", tpl, []platformtest.Field{
+			{Name: "name", Kind: "string", Required: true}, {Name: "description", Kind: "string", Required: true},
+			{Name: "active", Kind: "bool", Required: true}, {Name: "draft", Kind: "bool", Required: true},
+			{Name: "critical", Kind: "bool", Required: true}, {Name: "deleted", Kind: "bool", Required: true},
+			{Name: "_organizationId", Kind: "string", Required: true}, {Name: "_creatorId", Kind: "string", Required: true},
+			{Name: "_environmentId", Kind: "string", Required: true}, {Name: "_notificationGroupId", Kind: "string", Required: true},
+			{Name: "deletedAt", Kind: "string", Required: true}, {Name: "deletedBy", Kind: "string", Required: true},
+			{Name: "preferenceSettings", Kind: "object", Required: true}, {Name: "tags", Kind: "array", Required: true},
+			{Name: "steps", Kind: "array", Required: true}, {Name: "triggers", Kind: "array", Required: true}})
 	}
 	return m
 }
@@ -227,42 +226,42 @@ func conformMessage(t *testing.T, where string, v any, providers []string, markA
 // conformFeedItem checks spec §2.9 plus archived (contract §9).
 func conformFeedItem(t *testing.T, where string, v any) map[string]any {
 	t.Helper()
-	m := conform(t, where, v, []field{
-		{name: "_id", kind: "id", required: true}, {name: "_templateId", kind: "string", required: true},
-		{name: "_environmentId", kind: "id", required: true}, {name: "_organizationId", kind: "id", required: true},
-		{name: "_notificationId", kind: "id", required: true}, {name: "_subscriberId", kind: "id", required: true},
-		{name: "_jobId", kind: "string", required: true}, {name: "_messageTemplateId", kind: "string"},
-		{name: "_feedId", kind: "string", nullable: true},
-		{name: "createdAt", kind: "time", nullable: true}, {name: "updatedAt", kind: "time", nullable: true},
-		{name: "actor", kind: "object"}, {name: "subscriber", kind: "object"},
-		{name: "transactionId", kind: "string", required: true},
-		{name: "templateIdentifier", kind: "string", nullable: true}, {name: "providerId", kind: "string", nullable: true},
-		{name: "content", kind: "string", required: true}, {name: "subject", kind: "string", nullable: true},
-		{name: "channel", kind: "string", required: true, enum: channelEnum},
-		{name: "read", kind: "bool", required: true}, {name: "seen", kind: "bool", required: true},
-		{name: "archived", kind: "bool", required: true},
-		{name: "deviceTokens", kind: "array", nullable: true},
-		{name: "cta", kind: "object", required: true},
-		{name: "status", kind: "string", required: true, enum: statusEnum},
-		{name: "payload", kind: "object"}, {name: "data", kind: "object", nullable: true},
-		{name: "overrides", kind: "object"}, {name: "tags", kind: "array", nullable: true},
+	m := platformtest.Conform(t, where, v, []platformtest.Field{
+		{Name: "_id", Kind: "id", Required: true}, {Name: "_templateId", Kind: "string", Required: true},
+		{Name: "_environmentId", Kind: "id", Required: true}, {Name: "_organizationId", Kind: "id", Required: true},
+		{Name: "_notificationId", Kind: "id", Required: true}, {Name: "_subscriberId", Kind: "id", Required: true},
+		{Name: "_jobId", Kind: "string", Required: true}, {Name: "_messageTemplateId", Kind: "string"},
+		{Name: "_feedId", Kind: "string", Nullable: true},
+		{Name: "createdAt", Kind: "time", Nullable: true}, {Name: "updatedAt", Kind: "time", Nullable: true},
+		{Name: "actor", Kind: "object"}, {Name: "subscriber", Kind: "object"},
+		{Name: "transactionId", Kind: "string", Required: true},
+		{Name: "templateIdentifier", Kind: "string", Nullable: true}, {Name: "providerId", Kind: "string", Nullable: true},
+		{Name: "content", Kind: "string", Required: true}, {Name: "subject", Kind: "string", Nullable: true},
+		{Name: "channel", Kind: "string", Required: true, Enum: channelEnum},
+		{Name: "read", Kind: "bool", Required: true}, {Name: "seen", Kind: "bool", Required: true},
+		{Name: "archived", Kind: "bool", Required: true},
+		{Name: "deviceTokens", Kind: "array", Nullable: true},
+		{Name: "cta", Kind: "object", Required: true},
+		{Name: "status", Kind: "string", Required: true, Enum: statusEnum},
+		{Name: "payload", Kind: "object"}, {Name: "data", Kind: "object", Nullable: true},
+		{Name: "overrides", Kind: "object"}, {Name: "tags", Kind: "array", Nullable: true},
 	})
 	if a, ok := m["actor"]; ok {
-		conform(t, where+".actor", a, []field{{name: "data", kind: "string", required: true, nullable: true},
-			{name: "type", kind: "string", required: true, enum: []string{"none", "user", "system_icon", "system_custom"}}})
+		platformtest.Conform(t, where+".actor", a, []platformtest.Field{{Name: "data", Kind: "string", Required: true, Nullable: true},
+			{Name: "type", Kind: "string", Required: true, Enum: []string{"none", "user", "system_icon", "system_custom"}}})
 	}
 	if s, ok := m["subscriber"]; ok {
-		conform(t, where+".subscriber", s, []field{{name: "_id", kind: "string"}, {name: "firstName", kind: "string"},
-			{name: "lastName", kind: "string"}, {name: "avatar", kind: "string"}, {name: "subscriberId", kind: "string", required: true}})
+		platformtest.Conform(t, where+".subscriber", s, []platformtest.Field{{Name: "_id", Kind: "string"}, {Name: "firstName", Kind: "string"},
+			{Name: "lastName", Kind: "string"}, {Name: "avatar", Kind: "string"}, {Name: "subscriberId", Kind: "string", Required: true}})
 	}
 	conformCTA(t, where+".cta", m["cta"])
 	return m
 }
 
-var pageFields = []field{
-	{name: "totalCount", kind: "number"}, {name: "hasMore", kind: "bool", required: true},
-	{name: "data", kind: "array", required: true}, {name: "pageSize", kind: "number", required: true},
-	{name: "page", kind: "number", required: true},
+var pageFields = []platformtest.Field{
+	{Name: "totalCount", Kind: "number"}, {Name: "hasMore", Kind: "bool", Required: true},
+	{Name: "data", Kind: "array", Required: true}, {Name: "pageSize", Kind: "number", Required: true},
+	{Name: "page", Kind: "number", Required: true},
 }
 
 func TestConformance_MessageResponses(t *testing.T) {
@@ -303,24 +302,24 @@ func TestConformance_MessageResponses(t *testing.T) {
 
 	res = dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "")
 	is.Equal(res.Status, 200) // feed
-	feed := conform(t, "feed", decode(t, res), pageFields)
-	is.Equal(len(items(t, "feed.data", feed["data"])), 2) // two in_app messages
-	for _, it := range items(t, "feed.data", feed["data"]) {
+	feed := platformtest.Conform(t, "feed", platformtest.DecodeAny(t, res), pageFields)
+	is.Equal(len(platformtest.Items(t, "feed.data", feed["data"])), 2) // two in_app messages
+	for _, it := range platformtest.Items(t, "feed.data", feed["data"]) {
 		conformFeedItem(t, "feed.data", it)
 	}
 	res = dev.Do(t, "GET", "/v1/subscribers/bare/notifications/feed", "")
 	is.Equal(res.Status, 200) // feed of a subscriber without names
-	for _, it := range items(t, "feed.data", conform(t, "feed bare", decode(t, res), pageFields)["data"]) {
+	for _, it := range platformtest.Items(t, "feed.data", platformtest.Conform(t, "feed bare", platformtest.DecodeAny(t, res), pageFields)["data"]) {
 		conformFeedItem(t, "bare feed.data", it)
 	}
 	res = dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed?page=5", "")
-	is.Equal(res.Status, 200)                                                                        // a page past the end
-	is.Equal(len(items(t, "data", conform(t, "empty feed", decode(t, res), pageFields)["data"])), 0) // [] not null
+	is.Equal(res.Status, 200)                                                                                                                  // a page past the end
+	is.Equal(len(platformtest.Items(t, "data", platformtest.Conform(t, "empty feed", platformtest.DecodeAny(t, res), pageFields)["data"])), 0) // [] not null
 
 	res = dev.Do(t, "GET", "/v1/messages?limit=100", "")
 	is.Equal(res.Status, 200) // messages list
-	list := conform(t, "messages", decode(t, res), pageFields)
-	msgs := items(t, "messages.data", list["data"])
+	list := platformtest.Conform(t, "messages", platformtest.DecodeAny(t, res), pageFields)
+	msgs := platformtest.Items(t, "messages.data", list["data"])
 	is.Equal(len(msgs), 6) // every channel
 	var inApp []string
 	for _, m := range msgs {
@@ -330,25 +329,25 @@ func TestConformance_MessageResponses(t *testing.T) {
 		}
 	}
 	res = dev.Do(t, "GET", "/v1/messages?transactionId=nope", "")
-	is.Equal(res.Status, 200)                                                                            // no match
-	is.Equal(len(items(t, "data", conform(t, "empty messages", decode(t, res), pageFields)["data"])), 0) // [] not null
+	is.Equal(res.Status, 200)                                                                                                                      // no match
+	is.Equal(len(platformtest.Items(t, "data", platformtest.Conform(t, "empty messages", platformtest.DecodeAny(t, res), pageFields)["data"])), 0) // [] not null
 
 	for _, mark := range []string{"read", "seen", "unread", "unseen"} {
 		ids, _ := json.Marshal(inApp)
 		res = dev.Do(t, "POST", "/v1/subscribers/ada/messages/mark-as", `{"messageId":`+string(ids)+`,"markAs":"`+mark+`"}`)
 		is.Equal(res.Status, 201) // mark-as: 201
-		for _, m := range items(t, "mark-as", decode(t, res)) {
+		for _, m := range platformtest.Items(t, "mark-as", platformtest.DecodeAny(t, res)) {
 			conformMessage(t, "mark-as "+mark, m, allProviders, true)
 		}
 	}
 	res = dev.Do(t, "POST", "/v1/subscribers/ada/messages/mark-as", `{"messageId":"`+inApp[0]+`","markAs":"read"}`)
 	is.Equal(res.Status, 201) // one id as a string
-	is.Equal(len(items(t, "mark-as", decode(t, res))), 1)
+	is.Equal(len(platformtest.Items(t, "mark-as", platformtest.DecodeAny(t, res))), 1)
 
 	res = dev.Do(t, "DELETE", "/v1/messages/"+inApp[0], "")
 	is.Equal(res.Status, 200) // deleting a message: 200
-	conform(t, "DELETE message", decode(t, res), []field{{name: "acknowledged", kind: "bool", required: true},
-		{name: "status", kind: "string", required: true, enum: []string{"deleted"}}})
+	platformtest.Conform(t, "DELETE message", platformtest.DecodeAny(t, res), []platformtest.Field{{Name: "acknowledged", Kind: "bool", Required: true},
+		{Name: "status", Kind: "string", Required: true, Enum: []string{"deleted"}}})
 	res = dev.Do(t, "DELETE", "/v1/messages/transaction/tx-2", "")
 	is.Equal(res.Status, 204)  // deleting a transaction's messages: 204
 	is.Equal(len(res.Body), 0) // no body
@@ -465,7 +464,7 @@ func TestConformance_HostileTemplates(t *testing.T) {
 			is.True(time.Since(start) < 10*time.Second) // no hang
 			is.Equal(out["status"], "error")            // a Failed step, not a crash or a hang
 			is.Equal(out["retryable"], false)           // retrying cannot help
-			details := items(t, "details", out["details"])
+			details := platformtest.Items(t, "details", out["details"])
 			last := details[len(details)-1].(map[string]any)
 			is.Equal(last["status"], "Failed") // recorded with its reason
 			is.True(strings.Contains(last["detail"].(string), "could not be generated"))
@@ -511,10 +510,10 @@ func TestConformance_MessagingBadInput(t *testing.T) {
 			res := dev.Do(t, tc.method, tc.path, tc.body)
 			is.Equal(res.Status, tc.want) // a clear answer
 			if res.Status < 400 {
-				conform(t, tc.name, decode(t, res), pageFields)
+				platformtest.Conform(t, tc.name, platformtest.DecodeAny(t, res), pageFields)
 				return
 			}
-			body := conform(t, tc.name, decode(t, res), errorFields)
+			body := platformtest.Conform(t, tc.name, platformtest.DecodeAny(t, res), platformtest.ErrorFields)
 			if res.Status == 422 {
 				_, ok := body["errors"].(map[string]any)
 				is.True(ok) // every 422 carries errors (contract §9)
@@ -523,121 +522,10 @@ func TestConformance_MessagingBadInput(t *testing.T) {
 	}
 }
 
-// errorFields is contract §4's error body.
-var errorFields = []field{
-	{name: "statusCode", kind: "number", required: true},
-	{name: "timestamp", kind: "time", required: true},
-	{name: "path", kind: "string", required: true},
-	{name: "message", kind: "string", required: true},
-}
-
+// platformtest.ErrorFields is contract §4's error body.
 func orEmpty(v any) any {
 	if v == nil {
 		return []any{}
 	}
 	return v
-}
-
-// field is one property of a response object as the spec types it.
-type field struct {
-	name     string
-	kind     string // string, id, time, bool, number, object, array, any
-	required bool
-	nullable bool
-	enum     []string
-}
-
-var timeFormat = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
-
-// conform checks obj against fields as a client validating the spec's schema
-// would: required keys present, types and nulls as allowed, enums exact,
-// timestamps in contract §3's format, ids 24 lowercase hex.
-func conform(t *testing.T, where string, obj any, fields []field) map[string]any {
-	t.Helper()
-	m, ok := obj.(map[string]any)
-	if !ok {
-		t.Fatalf("%s: want an object, got %T %v", where, obj, obj)
-	}
-	for _, f := range fields {
-		v, present := m[f.name]
-		at := where + "." + f.name
-		if !present {
-			if f.required {
-				t.Errorf("%s: required, missing", at)
-			}
-			continue
-		}
-		if v == nil {
-			if !f.nullable {
-				t.Errorf("%s: null, spec allows no null", at)
-			}
-			continue
-		}
-		bad := false
-		switch f.kind {
-		case "string":
-			_, ok := v.(string)
-			bad = !ok
-		case "id":
-			s, ok := v.(string)
-			bad = !ok || !isID(s)
-		case "time":
-			s, ok := v.(string)
-			bad = !ok || !timeFormat.MatchString(s)
-		case "bool":
-			_, ok := v.(bool)
-			bad = !ok
-		case "number":
-			_, ok := v.(float64)
-			bad = !ok
-		case "object":
-			_, ok := v.(map[string]any)
-			bad = !ok
-		case "array":
-			_, ok := v.([]any)
-			bad = !ok
-		}
-		if bad {
-			t.Errorf("%s: want %s, got %T %v", at, f.kind, v, v)
-			continue
-		}
-		if f.enum != nil {
-			if s, _ := v.(string); !slices.Contains(f.enum, s) {
-				t.Errorf("%s: %v is not one of %v", at, v, f.enum)
-			}
-		}
-	}
-	return m
-}
-
-func isID(s string) bool {
-	if len(s) != 24 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// decode unmarshals a response body into generic JSON.
-func decode(t *testing.T, res *platformtest.Response) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(res.Body, &v); err != nil {
-		t.Fatalf("body %s: %v", res.Body, err)
-	}
-	return v
-}
-
-// items returns v as an array, failing when it is not one (null included).
-func items(t *testing.T, where string, v any) []any {
-	t.Helper()
-	a, ok := v.([]any)
-	if !ok {
-		t.Fatalf("%s: want an array, got %T %v", where, v, v)
-	}
-	return a
 }

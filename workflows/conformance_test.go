@@ -3,8 +3,6 @@ package workflows_test
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -55,43 +53,43 @@ var (
 // conformWorkflow checks a spec §2.14 workflow and its steps (§2.14.1).
 func conformWorkflow(t *testing.T, where string, v any) map[string]any {
 	t.Helper()
-	wf := conform(t, where, v, []field{
-		{name: "name", kind: "string", required: true},
-		{name: "description", kind: "string"},
-		{name: "tags", kind: "array"},
-		{name: "active", kind: "bool"},
-		{name: "validatePayload", kind: "bool"},
-		{name: "payloadSchema", kind: "object", nullable: true},
-		{name: "isTranslationEnabled", kind: "bool"},
-		{name: "_id", kind: "id", required: true},
-		{name: "workflowId", kind: "string", required: true},
-		{name: "slug", kind: "string", required: true},
-		{name: "updatedAt", kind: "time", required: true},
-		{name: "createdAt", kind: "time", required: true},
-		{name: "updatedBy", kind: "object"},
-		{name: "lastPublishedBy", kind: "object"},
-		{name: "lastPublishedAt", kind: "time", nullable: true},
-		{name: "steps", kind: "array", required: true},
-		{name: "origin", kind: "string", required: true, enum: origins},
-		{name: "preferences", kind: "object", required: true},
-		{name: "status", kind: "string", required: true, enum: []string{"ACTIVE", "INACTIVE", "ERROR"}},
-		{name: "issues", kind: "object"},
-		{name: "lastTriggeredAt", kind: "time", nullable: true},
-		{name: "payloadExample", kind: "object", nullable: true},
-		{name: "severity", kind: "string", required: true, enum: []string{"high", "medium", "low", "none"}},
+	wf := platformtest.Conform(t, where, v, []platformtest.Field{
+		{Name: "name", Kind: "string", Required: true},
+		{Name: "description", Kind: "string"},
+		{Name: "tags", Kind: "array"},
+		{Name: "active", Kind: "bool"},
+		{Name: "validatePayload", Kind: "bool"},
+		{Name: "payloadSchema", Kind: "object", Nullable: true},
+		{Name: "isTranslationEnabled", Kind: "bool"},
+		{Name: "_id", Kind: "id", Required: true},
+		{Name: "workflowId", Kind: "string", Required: true},
+		{Name: "slug", Kind: "string", Required: true},
+		{Name: "updatedAt", Kind: "time", Required: true},
+		{Name: "createdAt", Kind: "time", Required: true},
+		{Name: "updatedBy", Kind: "object"},
+		{Name: "lastPublishedBy", Kind: "object"},
+		{Name: "lastPublishedAt", Kind: "time", Nullable: true},
+		{Name: "steps", Kind: "array", Required: true},
+		{Name: "origin", Kind: "string", Required: true, Enum: origins},
+		{Name: "preferences", Kind: "object", Required: true},
+		{Name: "status", Kind: "string", Required: true, Enum: []string{"ACTIVE", "INACTIVE", "ERROR"}},
+		{Name: "issues", Kind: "object"},
+		{Name: "lastTriggeredAt", Kind: "time", Nullable: true},
+		{Name: "payloadExample", Kind: "object", Nullable: true},
+		{Name: "severity", Kind: "string", Required: true, Enum: []string{"high", "medium", "low", "none"}},
 	})
 	for _, k := range []string{"updatedBy", "lastPublishedBy"} {
 		if u, ok := wf[k]; ok {
-			conform(t, where+"."+k, u, []field{{name: "_id", kind: "string", required: true},
-				{name: "firstName", kind: "string", nullable: true}, {name: "lastName", kind: "string", nullable: true},
-				{name: "externalId", kind: "string", nullable: true}})
+			platformtest.Conform(t, where+"."+k, u, []platformtest.Field{{Name: "_id", Kind: "string", Required: true},
+				{Name: "firstName", Kind: "string", Nullable: true}, {Name: "lastName", Kind: "string", Nullable: true},
+				{Name: "externalId", Kind: "string", Nullable: true}})
 		}
 	}
-	prefs := conform(t, where+".preferences", wf["preferences"], []field{
-		{name: "default", kind: "object", required: true}, {name: "user", kind: "object", required: true, nullable: true}})
-	conform(t, where+".preferences.default", prefs["default"], []field{
-		{name: "all", kind: "object", required: true}, {name: "channels", kind: "object", required: true}})
-	for _, s := range items(t, where+".steps", wf["steps"]) {
+	prefs := platformtest.Conform(t, where+".preferences", wf["preferences"], []platformtest.Field{
+		{Name: "default", Kind: "object", Required: true}, {Name: "user", Kind: "object", Required: true, Nullable: true}})
+	platformtest.Conform(t, where+".preferences.default", prefs["default"], []platformtest.Field{
+		{Name: "all", Kind: "object", Required: true}, {Name: "channels", Kind: "object", Required: true}})
+	for _, s := range platformtest.Items(t, where+".steps", wf["steps"]) {
 		conformStep(t, where+".steps", s)
 	}
 	return wf
@@ -99,36 +97,36 @@ func conformWorkflow(t *testing.T, where string, v any) map[string]any {
 
 func conformStep(t *testing.T, where string, v any) {
 	t.Helper()
-	st := conform(t, where, v, []field{
-		{name: "controls", kind: "object", required: true},
-		{name: "controlValues", kind: "object"},
-		{name: "variables", kind: "object", required: true},
-		{name: "stepId", kind: "string", required: true},
-		{name: "_id", kind: "id", required: true},
-		{name: "name", kind: "string", required: true},
-		{name: "slug", kind: "string", required: true},
-		{name: "workflowId", kind: "string", required: true},
-		{name: "workflowDatabaseId", kind: "id", required: true},
-		{name: "type", kind: "string", required: true, enum: stepKinds},
-		{name: "origin", kind: "string", required: true, enum: origins},
-		{name: "issues", kind: "object"},
+	st := platformtest.Conform(t, where, v, []platformtest.Field{
+		{Name: "controls", Kind: "object", Required: true},
+		{Name: "controlValues", Kind: "object"},
+		{Name: "variables", Kind: "object", Required: true},
+		{Name: "stepId", Kind: "string", Required: true},
+		{Name: "_id", Kind: "id", Required: true},
+		{Name: "name", Kind: "string", Required: true},
+		{Name: "slug", Kind: "string", Required: true},
+		{Name: "workflowId", Kind: "string", Required: true},
+		{Name: "workflowDatabaseId", Kind: "id", Required: true},
+		{Name: "type", Kind: "string", Required: true, Enum: stepKinds},
+		{Name: "origin", Kind: "string", Required: true, Enum: origins},
+		{Name: "issues", Kind: "object"},
 	})
-	controls := conform(t, where+".controls", st["controls"], []field{
-		{name: "dataSchema", kind: "object"}, {name: "uiSchema", kind: "object"}, {name: "values", kind: "object", required: true}})
+	controls := platformtest.Conform(t, where+".controls", st["controls"], []platformtest.Field{
+		{Name: "dataSchema", Kind: "object"}, {Name: "uiSchema", Kind: "object"}, {Name: "values", Kind: "object", Required: true}})
 	if ui, ok := controls["uiSchema"]; ok {
-		u := conform(t, where+".controls.uiSchema", ui, []field{{name: "group", kind: "string", enum: uiGroups}, {name: "properties", kind: "object"}})
+		u := platformtest.Conform(t, where+".controls.uiSchema", ui, []platformtest.Field{{Name: "group", Kind: "string", Enum: uiGroups}, {Name: "properties", Kind: "object"}})
 		conformUIProperties(t, where+".controls.uiSchema.properties", u["properties"])
 	}
 	if issues, ok := st["issues"]; ok {
-		is := conform(t, where+".issues", issues, []field{{name: "controls", kind: "object"}, {name: "integration", kind: "object"}})
+		is := platformtest.Conform(t, where+".issues", issues, []platformtest.Field{{Name: "controls", Kind: "object"}, {Name: "integration", Kind: "object"}})
 		for key, enum := range map[string][]string{"controls": contentIssues, "integration": integrationIssues} {
 			m, _ := is[key].(map[string]any)
 			for path, list := range m {
-				for _, issue := range items(t, where+".issues."+key+"."+path, list) {
-					conform(t, where+".issues."+key+"."+path, issue, []field{
-						{name: "issueType", kind: "string", required: true, enum: enum},
-						{name: "variableName", kind: "string"},
-						{name: "message", kind: "string", required: true},
+				for _, issue := range platformtest.Items(t, where+".issues."+key+"."+path, list) {
+					platformtest.Conform(t, where+".issues."+key+"."+path, issue, []platformtest.Field{
+						{Name: "issueType", Kind: "string", Required: true, Enum: enum},
+						{Name: "variableName", Kind: "string"},
+						{Name: "message", Kind: "string", Required: true},
 					})
 				}
 			}
@@ -140,9 +138,9 @@ func conformUIProperties(t *testing.T, where string, v any) {
 	t.Helper()
 	props, _ := v.(map[string]any)
 	for name, p := range props {
-		m := conform(t, where+"."+name, p, []field{
-			{name: "component", kind: "string", required: true, enum: uiParts},
-			{name: "properties", kind: "object"},
+		m := platformtest.Conform(t, where+"."+name, p, []platformtest.Field{
+			{Name: "component", Kind: "string", Required: true, Enum: uiParts},
+			{Name: "properties", Kind: "object"},
 		})
 		if sub, ok := m["properties"]; ok {
 			conformUIProperties(t, where+"."+name+".properties", sub)
@@ -151,27 +149,27 @@ func conformUIProperties(t *testing.T, where string, v any) {
 }
 
 // summaryFields is spec §2.10.1, with contract §9's never-null strings.
-var summaryFields = []field{
-	{name: "_id", kind: "id"},
-	{name: "name", kind: "string", required: true},
-	{name: "description", kind: "string", required: true},
-	{name: "active", kind: "bool", required: true},
-	{name: "draft", kind: "bool", required: true},
-	{name: "critical", kind: "bool", required: true},
-	{name: "deleted", kind: "bool", required: true},
-	{name: "_organizationId", kind: "id", required: true},
-	{name: "_creatorId", kind: "id", required: true},
-	{name: "_environmentId", kind: "id", required: true},
-	{name: "_notificationGroupId", kind: "id", required: true},
-	{name: "deletedAt", kind: "string", required: true},
-	{name: "deletedBy", kind: "string", required: true},
-	{name: "preferenceSettings", kind: "object", required: true},
-	{name: "tags", kind: "array", required: true},
-	{name: "steps", kind: "array", required: true},
-	{name: "triggers", kind: "array", required: true},
-	{name: "notificationGroup", kind: "object"},
-	{name: "data", kind: "object"},
-	{name: "workflowIntegrationStatus", kind: "object"},
+var summaryFields = []platformtest.Field{
+	{Name: "_id", Kind: "id"},
+	{Name: "name", Kind: "string", Required: true},
+	{Name: "description", Kind: "string", Required: true},
+	{Name: "active", Kind: "bool", Required: true},
+	{Name: "draft", Kind: "bool", Required: true},
+	{Name: "critical", Kind: "bool", Required: true},
+	{Name: "deleted", Kind: "bool", Required: true},
+	{Name: "_organizationId", Kind: "id", Required: true},
+	{Name: "_creatorId", Kind: "id", Required: true},
+	{Name: "_environmentId", Kind: "id", Required: true},
+	{Name: "_notificationGroupId", Kind: "id", Required: true},
+	{Name: "deletedAt", Kind: "string", Required: true},
+	{Name: "deletedBy", Kind: "string", Required: true},
+	{Name: "preferenceSettings", Kind: "object", Required: true},
+	{Name: "tags", Kind: "array", Required: true},
+	{Name: "steps", Kind: "array", Required: true},
+	{Name: "triggers", Kind: "array", Required: true},
+	{Name: "notificationGroup", Kind: "object"},
+	{Name: "data", Kind: "object"},
+	{Name: "workflowIntegrationStatus", Kind: "object"},
 }
 
 // allSteps is a workflow body with one step of every kind.
@@ -194,48 +192,48 @@ func TestConformance_WorkflowResponses(t *testing.T) {
 	res := srv.Dev.Do(t, "POST", "/v2/workflows", `{"name":"Everything","workflowId":"everything","tags":["a"],
 		"payloadSchema":{"type":"object","properties":{"name":{"type":"string"}}},`+allSteps+`}`)
 	is.Equal(res.Status, 201) // create: 201
-	wf := conformWorkflow(t, "POST /v2/workflows", decode(t, res))
+	wf := conformWorkflow(t, "POST /v2/workflows", platformtest.DecodeAny(t, res))
 	is.Equal(wf["status"], "ERROR") // no email, sms, chat or push integration: MISSING_INTEGRATION
 
 	res = srv.Dev.Do(t, "POST", "/v2/workflows", `{"name":"Bare","steps":[]}`)
 	is.Equal(res.Status, 201) // a workflow without steps
-	conformWorkflow(t, "POST /v2/workflows (bare)", decode(t, res))
+	conformWorkflow(t, "POST /v2/workflows (bare)", platformtest.DecodeAny(t, res))
 
 	res = srv.Dev.Do(t, "POST", "/v2/workflows", `{"name":"Broken","steps":[{"name":"x","type":"email","controlValues":{"subject":"{{ nope.x }}","body":"{{ payload.a | nofilter }}"}}]}`)
 	is.Equal(res.Status, 201) // a workflow with content issues
-	conformWorkflow(t, "POST /v2/workflows (issues)", decode(t, res))
+	conformWorkflow(t, "POST /v2/workflows (issues)", platformtest.DecodeAny(t, res))
 
 	for _, schema := range []string{`{"type":"string"}`, `{"default":5}`, `{"type":"array"}`, `{"type":"object","default":"x"}`} {
 		res = srv.Dev.Do(t, "POST", "/v2/workflows", `{"name":"Odd schema","payloadSchema":`+schema+`,"steps":[]}`)
 		is.Equal(res.Status, 201) // any JSON Schema object is accepted
-		conformWorkflow(t, "POST /v2/workflows payloadSchema "+schema, decode(t, res))
+		conformWorkflow(t, "POST /v2/workflows payloadSchema "+schema, platformtest.DecodeAny(t, res))
 	}
 
 	for _, path := range []string{"/v2/workflows/everything", "/v2/workflows/" + wf["_id"].(string)} {
 		res = srv.Dev.Do(t, "GET", path, "")
 		is.Equal(res.Status, 200) // read by workflowId or _id
-		conformWorkflow(t, "GET "+path, decode(t, res))
+		conformWorkflow(t, "GET "+path, platformtest.DecodeAny(t, res))
 	}
 
 	res = srv.Dev.Do(t, "GET", "/v2/workflows?limit=100", "")
 	is.Equal(res.Status, 200) // listed
-	list := conform(t, "GET /v2/workflows", decode(t, res), []field{
-		{name: "workflows", kind: "array", required: true}, {name: "totalCount", kind: "number", required: true}})
-	for _, w := range items(t, "workflows", list["workflows"]) {
+	list := platformtest.Conform(t, "GET /v2/workflows", platformtest.DecodeAny(t, res), []platformtest.Field{
+		{Name: "workflows", Kind: "array", Required: true}, {Name: "totalCount", Kind: "number", Required: true}})
+	for _, w := range platformtest.Items(t, "workflows", list["workflows"]) {
 		conformWorkflow(t, "GET /v2/workflows item", w)
 	}
 	res = srv.Dev.Do(t, "GET", "/v2/workflows?query=nothing-matches", "")
 	is.Equal(res.Status, 200) // an empty list
-	list = conform(t, "empty list", decode(t, res), []field{{name: "workflows", kind: "array", required: true}})
-	is.Equal(len(items(t, "workflows", list["workflows"])), 0) // [] not null
+	list = platformtest.Conform(t, "empty list", platformtest.DecodeAny(t, res), []platformtest.Field{{Name: "workflows", Kind: "array", Required: true}})
+	is.Equal(len(platformtest.Items(t, "workflows", list["workflows"])), 0) // [] not null
 
 	res = srv.Dev.Do(t, "PUT", "/v2/workflows/everything", `{"name":"Everything v2","preferences":{"user":{"all":{"enabled":true}}},`+allSteps+`}`)
 	is.Equal(res.Status, 200) // update: 200
-	conformWorkflow(t, "PUT /v2/workflows/everything", decode(t, res))
+	conformWorkflow(t, "PUT /v2/workflows/everything", platformtest.DecodeAny(t, res))
 
 	res = srv.Dev.Do(t, "PUT", "/v2/workflows/everything/sync", `{"targetEnvironmentId":"`+srv.App.Production.ID+`"}`)
 	is.Equal(res.Status, 200) // sync: 200
-	synced := conformWorkflow(t, "PUT sync", decode(t, res))
+	synced := conformWorkflow(t, "PUT sync", platformtest.DecodeAny(t, res))
 	is.Equal(synced["workflowId"], "everything") // the target's copy
 
 	res = srv.Dev.Do(t, "DELETE", "/v2/workflows/everything", "")
@@ -283,21 +281,21 @@ func TestConformance_WorkflowSummaries(t *testing.T) {
 		for id, raw := range got {
 			var v any
 			is.NoErr(json.Unmarshal(raw, &v)) // JSON
-			sum := conform(t, "summary "+id, v, summaryFields)
-			for _, trig := range items(t, "triggers", sum["triggers"]) {
-				conform(t, "summary triggers", trig, []field{
-					{name: "type", kind: "string", required: true, enum: []string{"event"}},
-					{name: "identifier", kind: "string", required: true},
-					{name: "variables", kind: "array", required: true},
-					{name: "subscriberVariables", kind: "array"},
+			sum := platformtest.Conform(t, "summary "+id, v, summaryFields)
+			for _, trig := range platformtest.Items(t, "triggers", sum["triggers"]) {
+				platformtest.Conform(t, "summary triggers", trig, []platformtest.Field{
+					{Name: "type", Kind: "string", Required: true, Enum: []string{"event"}},
+					{Name: "identifier", Kind: "string", Required: true},
+					{Name: "variables", Kind: "array", Required: true},
+					{Name: "subscriberVariables", Kind: "array"},
 				})
 			}
-			for _, st := range items(t, "steps", sum["steps"]) {
-				s := conform(t, "summary step", st, []field{
-					{name: "_id", kind: "string"}, {name: "uuid", kind: "string"}, {name: "name", kind: "string"},
-					{name: "_templateId", kind: "string"}, {name: "_parentId", kind: "string"},
-					{name: "active", kind: "bool"}, {name: "shouldStopOnFail", kind: "bool"},
-					{name: "filters", kind: "array"}, {name: "metadata", kind: "object"},
+			for _, st := range platformtest.Items(t, "steps", sum["steps"]) {
+				s := platformtest.Conform(t, "summary step", st, []platformtest.Field{
+					{Name: "_id", Kind: "string"}, {Name: "uuid", Kind: "string"}, {Name: "name", Kind: "string"},
+					{Name: "_templateId", Kind: "string"}, {Name: "_parentId", Kind: "string"},
+					{Name: "active", Kind: "bool"}, {Name: "shouldStopOnFail", Kind: "bool"},
+					{Name: "filters", Kind: "array"}, {Name: "metadata", Kind: "object"},
 				})
 				if md, ok := s["metadata"]; ok {
 					conformMetadata(t, "summary step metadata", md)
@@ -313,12 +311,12 @@ func TestConformance_WorkflowSummaries(t *testing.T) {
 func conformMetadata(t *testing.T, where string, v any) {
 	t.Helper()
 	units := []string{"seconds", "minutes", "hours", "days", "weeks", "months"}
-	md := conform(t, where, v, []field{
-		{name: "type", kind: "string", required: true, enum: []string{"regular", "backoff", "timed", "scheduled"}},
-		{name: "amount", kind: "number"}, {name: "unit", kind: "string", enum: units},
-		{name: "digestKey", kind: "string"}, {name: "backoff", kind: "bool"},
-		{name: "backoffAmount", kind: "number"}, {name: "backoffUnit", kind: "string", enum: units},
-		{name: "updateMode", kind: "bool"}, {name: "timed", kind: "object"}, {name: "delayPath", kind: "string"},
+	md := platformtest.Conform(t, where, v, []platformtest.Field{
+		{Name: "type", Kind: "string", Required: true, Enum: []string{"regular", "backoff", "timed", "scheduled"}},
+		{Name: "amount", Kind: "number"}, {Name: "unit", Kind: "string", Enum: units},
+		{Name: "digestKey", Kind: "string"}, {Name: "backoff", Kind: "bool"},
+		{Name: "backoffAmount", Kind: "number"}, {Name: "backoffUnit", Kind: "string", Enum: units},
+		{Name: "updateMode", Kind: "bool"}, {Name: "timed", Kind: "object"}, {Name: "delayPath", Kind: "string"},
 	})
 	_ = md
 }
@@ -355,7 +353,7 @@ func TestConformance_WorkflowBadInput(t *testing.T) {
 			is := is.New(t)
 			res := srv.Dev.Do(t, tc.method, tc.path, tc.body)
 			is.Equal(res.Status, tc.want) // a clear 4xx
-			body := conform(t, tc.name, decode(t, res), errorFields)
+			body := platformtest.Conform(t, tc.name, platformtest.DecodeAny(t, res), platformtest.ErrorFields)
 			if res.Status == 422 {
 				_, ok := body["errors"].(map[string]any)
 				is.True(ok) // every 422 carries errors (contract §9)
@@ -364,114 +362,4 @@ func TestConformance_WorkflowBadInput(t *testing.T) {
 	}
 }
 
-// errorFields is contract §4's error body.
-var errorFields = []field{
-	{name: "statusCode", kind: "number", required: true},
-	{name: "timestamp", kind: "time", required: true},
-	{name: "path", kind: "string", required: true},
-	{name: "message", kind: "string", required: true},
-}
-
-// field is one property of a response object as the spec types it.
-type field struct {
-	name     string
-	kind     string // string, id, time, bool, number, object, array, any
-	required bool
-	nullable bool
-	enum     []string
-}
-
-var timeFormat = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
-
-// conform checks obj against fields as a client validating the spec's schema
-// would: required keys present, types and nulls as allowed, enums exact,
-// timestamps in contract §3's format, ids 24 lowercase hex.
-func conform(t *testing.T, where string, obj any, fields []field) map[string]any {
-	t.Helper()
-	m, ok := obj.(map[string]any)
-	if !ok {
-		t.Fatalf("%s: want an object, got %T %v", where, obj, obj)
-	}
-	for _, f := range fields {
-		v, present := m[f.name]
-		at := where + "." + f.name
-		if !present {
-			if f.required {
-				t.Errorf("%s: required, missing", at)
-			}
-			continue
-		}
-		if v == nil {
-			if !f.nullable {
-				t.Errorf("%s: null, spec allows no null", at)
-			}
-			continue
-		}
-		bad := false
-		switch f.kind {
-		case "string":
-			_, ok := v.(string)
-			bad = !ok
-		case "id":
-			s, ok := v.(string)
-			bad = !ok || !isID(s)
-		case "time":
-			s, ok := v.(string)
-			bad = !ok || !timeFormat.MatchString(s)
-		case "bool":
-			_, ok := v.(bool)
-			bad = !ok
-		case "number":
-			_, ok := v.(float64)
-			bad = !ok
-		case "object":
-			_, ok := v.(map[string]any)
-			bad = !ok
-		case "array":
-			_, ok := v.([]any)
-			bad = !ok
-		}
-		if bad {
-			t.Errorf("%s: want %s, got %T %v", at, f.kind, v, v)
-			continue
-		}
-		if f.enum != nil {
-			if s, _ := v.(string); !slices.Contains(f.enum, s) {
-				t.Errorf("%s: %v is not one of %v", at, v, f.enum)
-			}
-		}
-	}
-	return m
-}
-
-func isID(s string) bool {
-	if len(s) != 24 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// decode unmarshals a response body into generic JSON.
-func decode(t *testing.T, res *platformtest.Response) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(res.Body, &v); err != nil {
-		t.Fatalf("body %s: %v", res.Body, err)
-	}
-	return v
-}
-
-// items returns v as an array, failing when it is not one (null included).
-func items(t *testing.T, where string, v any) []any {
-	t.Helper()
-	a, ok := v.([]any)
-	if !ok {
-		t.Fatalf("%s: want an array, got %T %v", where, v, v)
-	}
-	return a
-}
+// platformtest.ErrorFields is contract §4's error body.
