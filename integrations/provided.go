@@ -68,34 +68,22 @@ func (s *Store) ResolveIntegrationID(ctx context.Context, environmentID, provide
 // shared: callers must not modify them.
 func (s *Store) ActiveIntegrationsJSON(ctx context.Context, environmentID, channel string) (out []json.RawMessage, err error) {
 	defer platform.Wrap(&err, "active %s integrations", channel)
-	key := environmentID + "\x00" + channel
-	gen := s.gen.Load()
-	s.cacheMu.Lock()
-	c, ok := s.active[key]
-	s.cacheMu.Unlock()
-	if ok && c.gen == gen {
-		return c.list, nil
-	}
-	list, err := s.query(ctx, s.db.R, `WHERE environment_id = ? AND channel = ? AND deleted = 0 AND active = 1
-		ORDER BY is_primary DESC, created_at, id`, environmentID, channel)
-	if err != nil {
-		return nil, err
-	}
-	out = make([]json.RawMessage, 0, len(list))
-	for _, in := range list {
-		b, err := json.Marshal(in.response(false, true))
+	return s.active.Get(environmentID+"\x00"+channel, func() ([]json.RawMessage, error) {
+		list, err := s.query(ctx, s.db.R, `WHERE environment_id = ? AND channel = ? AND deleted = 0 AND active = 1
+			ORDER BY is_primary DESC, created_at, id`, environmentID, channel)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, b)
-	}
-	s.cacheMu.Lock()
-	if s.active == nil || len(s.active) >= maxCachedActive {
-		s.active = map[string]cachedActive{}
-	}
-	s.active[key] = cachedActive{gen: gen, list: out}
-	s.cacheMu.Unlock()
-	return out, nil
+		out := make([]json.RawMessage, 0, len(list))
+		for _, in := range list {
+			b, err := json.Marshal(in.response(false, true))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+		}
+		return out, nil
+	})
 }
 
 // HasActiveIntegration reports whether the environment has an active

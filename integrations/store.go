@@ -11,8 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -26,25 +24,13 @@ type Store struct {
 
 	// Every channel delivery reads the environment's active integrations;
 	// the answer is cached until the next integration write through this
-	// store.
-	gen     atomic.Uint64 // bumped after every integration write
-	cacheMu sync.Mutex
-	active  map[string]cachedActive // environment + "\x00" + channel
+	// store. Keyed by environment + "\x00" + channel.
+	active platform.WriteCache[[]json.RawMessage]
 }
-
-// cachedActive is an ActiveIntegrationsJSON answer and the write
-// generation it was read in.
-type cachedActive struct {
-	gen  uint64
-	list []json.RawMessage
-}
-
-// maxCachedActive bounds the cache; past it, it starts over.
-const maxCachedActive = 1024
 
 // changed invalidates the cache. Writers call it after their transaction
 // ends, so an answer read before a write's commit is not used again.
-func (s *Store) changed() { s.gen.Add(1) }
+func (s *Store) changed() { s.active.Invalidate() }
 
 // NewStore returns a Store on db whose credentials are encrypted with a key
 // derived from secret (platform.LoadSecret).

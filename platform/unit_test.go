@@ -106,3 +106,30 @@ func TestDecodeJSON_TypeErrorPaths(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteCache(t *testing.T) {
+	is := is.New(t)
+	var c WriteCache[int]
+	loads := 0
+	load := func(v int) func() (int, error) {
+		return func() (int, error) { loads++; return v, nil }
+	}
+	v, _ := c.Get("k", load(1))
+	is.Equal(v, 1) // loaded
+	v, _ = c.Get("k", load(2))
+	is.Equal(v, 1)     // cached
+	is.Equal(loads, 1) // without loading again
+	c.Invalidate()
+	v, _ = c.Get("k", load(3))
+	is.Equal(v, 3) // a write forgets the answer
+	// A write that lands while an answer is being loaded must not leave
+	// that (possibly stale) answer cached.
+	v, _ = c.Get("j", func() (int, error) { c.Invalidate(); return 4, nil })
+	is.Equal(v, 4) // the caller still gets its answer
+	v, _ = c.Get("j", load(5))
+	is.Equal(v, 5) // but the next caller reads again
+	_, err := c.Get("e", func() (int, error) { return 0, fmt.Errorf("down") })
+	is.True(err != nil) // errors are returned
+	v, _ = c.Get("e", load(6))
+	is.Equal(v, 6) // and never cached
+}

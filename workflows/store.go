@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -19,26 +17,15 @@ type Store struct {
 	now func() time.Time
 
 	// Triggers read their workflow on every request; its JSON is cached
-	// until the next workflow write through this store.
-	gen      atomic.Uint64 // bumped after every workflow write
-	cacheMu  sync.Mutex
-	triggers map[string]cachedTrigger // environment + "\x00" + workflowId
+	// until the next workflow write through this store. Keyed by
+	// environment + "\x00" + workflowId.
+	triggers platform.WriteCache[json.RawMessage]
 }
-
-// cachedTrigger is a TriggerWorkflowJSON answer and the write generation it
-// was read in.
-type cachedTrigger struct {
-	gen  uint64
-	json json.RawMessage
-}
-
-// maxCachedTriggers bounds the cache; past it, it starts over.
-const maxCachedTriggers = 1024
 
 // changed invalidates the trigger cache. Writers call it after their
 // transaction ends, so an answer read before the write's commit carries an
 // older generation and is not used again.
-func (s *Store) changed() { s.gen.Add(1) }
+func (s *Store) changed() { s.triggers.Invalidate() }
 
 // NewStore returns a Store on db.
 func NewStore(db *platform.DB) *Store {

@@ -189,31 +189,16 @@ func stepMetadata(st step) map[string]any {
 // callers must not modify them.
 func (s *Store) TriggerWorkflowJSON(ctx context.Context, environmentID, workflowID string) (out json.RawMessage, err error) {
 	defer platform.Wrap(&err, "trigger workflow %s", workflowID)
-	key := environmentID + "\x00" + workflowID
-	gen := s.gen.Load()
-	s.cacheMu.Lock()
-	c, ok := s.triggers[key]
-	s.cacheMu.Unlock()
-	if ok && c.gen == gen {
-		return c.json, nil
-	}
-	w, err := scanWorkflow(s.db.R.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE environment_id = ? AND workflow_id = ? AND deleted = 0`, environmentID, workflowID))
-	if err != nil {
-		return nil, err
-	}
-	res, err := toResponse(ctx, w, nil)
-	if err != nil {
-		return nil, err
-	}
-	if out, err = json.Marshal(res); err != nil {
-		return nil, err
-	}
-	s.cacheMu.Lock()
-	if s.triggers == nil || len(s.triggers) >= maxCachedTriggers {
-		s.triggers = map[string]cachedTrigger{}
-	}
-	s.triggers[key] = cachedTrigger{gen: gen, json: out}
-	s.cacheMu.Unlock()
-	return out, nil
+	return s.triggers.Get(environmentID+"\x00"+workflowID, func() (json.RawMessage, error) {
+		w, err := scanWorkflow(s.db.R.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows
+			WHERE environment_id = ? AND workflow_id = ? AND deleted = 0`, environmentID, workflowID))
+		if err != nil {
+			return nil, err
+		}
+		res, err := toResponse(ctx, w, nil)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(res)
+	})
 }

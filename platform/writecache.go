@@ -1,0 +1,51 @@
+package platform
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// writeCacheLimit bounds a WriteCache; past it, the cache starts over.
+const writeCacheLimit = 1024
+
+// WriteCache keeps answers read from the database until the next write made
+// through the store that owns it (which calls Invalidate). It suits data read
+// on every request but rarely written, such as a workflow or an environment's
+// integrations, and assumes one Herald process writes the database.
+type WriteCache[V any] struct {
+	gen     atomic.Uint64 // bumped by every Invalidate
+	mu      sync.Mutex
+	entries map[string]writeCacheEntry[V]
+}
+
+type writeCacheEntry[V any] struct {
+	gen   uint64
+	value V
+}
+
+// Invalidate forgets every cached answer.
+func (c *WriteCache[V]) Invalidate() { c.gen.Add(1) }
+
+// Get returns the cached answer for key, or loads, caches and returns it.
+// The generation is taken before loading, so an answer read while a write
+// lands is never kept past that write.
+func (c *WriteCache[V]) Get(key string, load func() (V, error)) (V, error) {
+	gen := c.gen.Load()
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok && e.gen == gen {
+		return e.value, nil
+	}
+	v, err := load()
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= writeCacheLimit {
+		c.entries = map[string]writeCacheEntry[V]{}
+	}
+	c.entries[key] = writeCacheEntry[V]{gen: gen, value: v}
+	c.mu.Unlock()
+	return v, nil
+}
