@@ -126,6 +126,34 @@ func TestDelivery_InAppReachesTheFeed(t *testing.T) {
 	is.Equal(single.Template.Name, "Welcome")       // and the workflow summary
 }
 
+// A first in-app step is run by the trigger itself: its message is in the
+// feed when the trigger is answered, even with no worker running, and the
+// steps after it are queued for the worker as usual.
+func TestDelivery_TriggerRunsAFirstInAppStep(t *testing.T) {
+	is := is.New(t)
+	srv, stopWorker := startWired(t)
+	stopWorker()
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Welcome","workflowId":"welcome","active":true,"steps":[
+		{"name":"Inbox","type":"in_app","controlValues":{"body":"Hello {{ payload.name }}"}},
+		{"name":"Later","type":"delay","controlValues":{"type":"regular","amount":1,"unit":"hours"}}]}`)
+
+	tx := trigger(t, srv, `{"name":"welcome","to":"ada","payload":{"name":"Bea"}}`)
+	n := waitJobs(t, srv, tx, "trigger:completed", "in_app:completed", "delay:queued")
+	var details []string
+	for _, d := range n.Jobs[1].ExecutionDetails {
+		details = append(details, d.Detail)
+	}
+	is.Equal(details, []string{"Step queued", "Message created", "Message sent"}) // the worker's sequence
+	var feed struct {
+		Data []struct {
+			Content string `json:"content"`
+		} `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "").Decode(t, &feed)
+	is.Equal(len(feed.Data), 1)                 // delivered with no worker running
+	is.Equal(feed.Data[0].Content, "Hello Bea") // rendered as the worker renders
+}
+
 // chatHook is a webhook endpoint that records what is posted to it and
 // answers with status.
 type chatHook struct {

@@ -78,9 +78,9 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	// Triggers queue jobs; the worker runs them until ctx is done, and run
 	// waits for it through the stopper it registers.
 	activityStore := activity.NewStore(d.db, d.now)
-	activity.AddRoutes(mux, activityStore, workflowStore, subscriberStore)
 	worker := activity.NewWorker(activityStore, subscriberStore, messageStore,
 		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
+	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
 	worker.Start(ctx)
 	if d.stoppers != nil {
 		*d.stoppers = append(*d.stoppers, worker.Stop)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,14 @@ import (
 // on a fresh in-memory database. Its background work (the delivery worker)
 // is stopped before the database closes.
 func newWiredServer(t *testing.T) *platformtest.Server {
+	t.Helper()
+	srv, _ := startWired(t)
+	return srv
+}
+
+// startWired is newWiredServer that also returns a function stopping the
+// background work early, for tests of what happens without a worker.
+func startWired(t *testing.T) (*platformtest.Server, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)
@@ -32,15 +41,19 @@ func newWiredServer(t *testing.T) *platformtest.Server {
 			t.Fatalf("wire: %v", err)
 		}
 	})
-	t.Cleanup(func() {
-		cancel()
-		stopCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
-		defer done()
-		for _, stop := range stoppers {
-			stop(stopCtx)
-		}
-	})
-	return srv
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			stopCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
+			defer done()
+			for _, stop := range stoppers {
+				stop(stopCtx)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return srv, stop
 }
 
 func TestWire_EnvironmentsAreIsolated(t *testing.T) {

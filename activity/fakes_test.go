@@ -278,7 +278,7 @@ func newHarness(t *testing.T) *harness {
 	h.Server = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		h.store = NewStore(app.DB, app.Clock.Now)
 		h.logger = app.Logger
-		AddRoutes(mux, h.store, h.wf, h.subs)
+		AddRoutes(mux, h.store, nil, h.wf, h.subs)
 	})
 	h.startWorker(t)
 	return h

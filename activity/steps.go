@@ -92,6 +92,17 @@ func (w *Worker) run(ctx context.Context, j *job) (write, error) {
 	case j.Stage == stageDigesting:
 		return w.store.fireDigest(j, n.Payload), nil
 	}
+	return w.runStep(ctx, j, n, func(ctx context.Context) (json.RawMessage, error) {
+		subs, err := w.subscribers.SubscribersJSON(ctx, j.EnvironmentID, []string{j.SubscriberID})
+		return subs[j.SubscriberID], err
+	})
+}
+
+// runStep runs a job's step for the first time or again (a retry): its
+// conditions, then what its kind does. subscriber reads the subscriber (nil
+// when it no longer exists), which is done only when a condition or a
+// delivery needs it.
+func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscriber func(context.Context) (json.RawMessage, error)) (write, error) {
 	var step jobStep
 	json.Unmarshal(j.Step, &step)
 	var controls struct {
@@ -101,15 +112,13 @@ func (w *Worker) run(ctx context.Context, j *job) (write, error) {
 	var payload map[string]any
 	json.Unmarshal(n.Payload, &payload)
 
-	// The subscriber is read when a condition or a delivery needs it.
 	var sub json.RawMessage
 	hasFilters := isArray(step.Filters) && string(step.Filters) != "[]"
 	if channelSteps[j.Type] || hasFilters || isObject(controls.Skip) {
-		subs, err := w.subscribers.SubscribersJSON(ctx, j.EnvironmentID, []string{j.SubscriberID})
-		if err != nil {
+		var err error
+		if sub, err = subscriber(ctx); err != nil {
 			return nil, fmt.Errorf("read subscriber: %w", err)
 		}
-		sub = subs[j.SubscriberID]
 	}
 	var subMap map[string]any
 	json.Unmarshal(sub, &subMap)
@@ -184,7 +193,7 @@ type outcome struct {
 // deliver hands a channel step to messaging and records the outcome. A
 // retryable outcome or an error runs the job again after a backoff, up to
 // MaxAttempts; then, or for a final error, the step fails.
-func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub json.RawMessage, payload map[string]any) (write, error) {
+func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub json.RawMessage, payload map[string]any) (write, error) {
 	if j.Attempts > w.cfg.MaxAttempts {
 		return w.fail(j, step, []detail{{Status: detailFailed, Source: sourceInternal,
 			Detail: fmt.Sprintf("Step failed: all %d attempts were used", w.cfg.MaxAttempts)}})
@@ -258,7 +267,7 @@ func (w *Worker) deliver(ctx context.Context, j *job, step jobStep, n notificati
 }
 
 // retryOrFail schedules the next attempt, or fails the step after the last.
-func (w *Worker) retryOrFail(j *job, step jobStep, providerID string, details []detail) write {
+func (w *runner) retryOrFail(j *job, step jobStep, providerID string, details []detail) write {
 	for i := range details {
 		details[i].IsRetry = j.Attempts > 1
 	}
@@ -273,14 +282,14 @@ func (w *Worker) retryOrFail(j *job, step jobStep, providerID string, details []
 	return w.store.settled(j, settlement{status: statusQueued, runAt: at, providerID: providerID, details: details})
 }
 
-func (w *Worker) fail(j *job, step jobStep, details []detail) (write, error) {
+func (w *runner) fail(j *job, step jobStep, details []detail) (write, error) {
 	return w.failWith(j, step, "", details), nil
 }
 
 // failWith marks the step failed. The steps after it are canceled (contract
 // §8), unless the step says shouldStopOnFail: false, the reference's opt-out
 // for channel steps; delay, digest and throttle always stop the chain.
-func (w *Worker) failWith(j *job, step jobStep, providerID string, details []detail) write {
+func (w *runner) failWith(j *job, step jobStep, providerID string, details []detail) write {
 	st := settlement{status: statusFailed, providerID: providerID, details: details, then: thenCancel,
 		thenDetail: fmt.Sprintf("Step canceled because step %q failed", j.StepID)}
 	if channelSteps[j.Type] && step.ShouldStopOnFail != nil && !*step.ShouldStopOnFail {

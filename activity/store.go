@@ -90,8 +90,9 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertJobSQL = `
 		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			parent_id, position, type, step_id, step, controls, provider_id, status, digest, group_key, run_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			parent_id, position, type, step_id, step, controls, provider_id, status, digest, group_key, run_at,
+			lease_owner, lease_until, attempts, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // insertStatements are the statements a trigger's write uses.
@@ -191,15 +192,10 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 	p, now := r.p, r.now
 	ts := platform.FormatTime(now)
 	env := p.tenant.EnvironmentID
-	var payload map[string]any
-	json.Unmarshal(p.payload, &payload)
 	channels, _ := json.Marshal(p.channels)
 	keys, _ := json.Marshal(nonNilStrings(p.contextKeys))
 	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
-	prefs := p.wf.Preferences
-	if !isObject(prefs) {
-		prefs = json.RawMessage(`{}`)
-	}
+	prefs := p.preferences()
 	if r.claim {
 		_, err := s.stmts.exec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
 		if platform.IsUniqueViolation(err) {
@@ -209,16 +205,20 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 			return err
 		}
 	}
-	for _, rc := range p.recipients {
-		nid := platform.NewIDAt(now)
+	for i := range p.recipients {
+		rc := &p.recipients[i]
+		if rc.nid == "" {
+			p.planChain(rc, now)
+		}
+		at := platform.FormatTime(rc.at)
 		_, err := s.stmts.exec(ctx, tx, insertNotificationSQL,
-			nid, env, p.tenant.OrganizationID, rc.id, rc.subscriberID, rc.email, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
+			rc.nid, env, p.tenant.OrganizationID, rc.id, rc.subscriberID, rc.email, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
-			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), ts, ts)
+			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), at, at)
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
 		}
-		if err := s.insertJobs(ctx, tx, p, rc, nid, payload, now); err != nil {
+		if err := s.insertJobs(ctx, tx, p, rc); err != nil {
 			return err
 		}
 	}
@@ -244,19 +244,41 @@ func transactionConflict(id string) error {
 	return platform.Conflict("transactionId %q was already used in this environment", id)
 }
 
-// insertJobs writes one notification's chain: the trigger job, then one job
-// per active step, each with its parent and a "Step queued" detail.
-func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r recipient, nid string, payload map[string]any, now time.Time) error {
+// jobRow is one job of a notification's chain, decided before the write
+// transaction so that the trigger can run the first step itself (inline.go).
+type jobRow struct {
+	id       string
+	parent   string // the parent job's id, "" for the trigger job
+	position int
+	step     workflowStep
+	snapshot json.RawMessage // the job's copy of its step (contract §8)
+	values   json.RawMessage
+	provider string
+	status   string
+	digest   any
+	groupKey string
+	runAt    any
+	lease    string // the trigger's own lease, when it runs the job itself
+}
+
+// planChain decides a recipient's notification id and job chain: the
+// trigger job, then one job per active step, each the parent of the next.
+// The trigger job does nothing but release the first step, so it is
+// written completed and the first step due now: the same rows the worker
+// would leave, without a claim and a settlement per notification.
+func (p *plan) planChain(r *recipient, now time.Time) {
+	r.at = now
+	r.nid = platform.NewIDAt(now)
 	ts := platform.FormatTime(now)
-	env := p.tenant.EnvironmentID
-	parentJob, parentStep := "", ""
+	var payload map[string]any
+	json.Unmarshal(p.payload, &payload)
 	steps := append([]workflowStep{{ID: platform.NewIDAt(now), StepID: stepTrigger, Type: stepTrigger, Name: "trigger"}}, p.steps...)
+	r.jobs = make([]jobRow, len(steps))
 	for i, st := range steps {
-		jid := platform.NewIDAt(now)
-		values := st.values()
-		var parent any
-		if parentStep != "" {
-			parent = parentStep
+		row := jobRow{id: platform.NewIDAt(now), position: i, step: st, values: st.values(), provider: "service", status: statusPending}
+		var parentStep any
+		if i > 0 {
+			row.parent, parentStep = r.jobs[i-1].id, steps[i-1].ID
 		}
 		filters := st.Filters
 		if !isArray(filters) {
@@ -264,58 +286,69 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r recipient
 		}
 		snapshot := map[string]any{
 			"_id": st.ID, "_templateId": st.ID, "active": true, "name": firstNonEmpty(st.Name, st.StepID),
-			"filters": filters, "_parentId": parent, "controlVariables": values,
+			"filters": filters, "_parentId": parentStep, "controlVariables": row.values,
 		}
 		if st.ShouldStopOnFail != nil {
 			snapshot["shouldStopOnFail"] = *st.ShouldStopOnFail
 		}
-		var digest any
-		groupKey := ""
 		switch st.Type {
 		case stepDigest:
 			var c digestConfig
-			json.Unmarshal(values, &c)
+			json.Unmarshal(row.values, &c)
 			meta := c.metadata()
 			b, _ := json.Marshal(meta)
-			digest = string(b)
+			row.digest = string(b)
 			snapshot["metadata"] = meta
-			groupKey = group(p.wf.ID, r.id, st.StepID, keyValue(payload, c.DigestKey))
+			row.groupKey = group(p.wf.ID, r.id, st.StepID, keyValue(payload, c.DigestKey))
 		case stepThrottle:
 			var c throttleConfig
-			json.Unmarshal(values, &c)
-			groupKey = group(p.wf.ID, r.id, st.StepID, keyValue(payload, c.ThrottleKey))
+			json.Unmarshal(row.values, &c)
+			row.groupKey = group(p.wf.ID, r.id, st.StepID, keyValue(payload, c.ThrottleKey))
 		case stepDelay:
 			var c delayConfig
-			json.Unmarshal(values, &c)
+			json.Unmarshal(row.values, &c)
 			snapshot["metadata"] = c.metadata()
 		}
-		step, _ := json.Marshal(snapshot)
-		provider := "service"
+		row.snapshot, _ = json.Marshal(snapshot)
 		if channelSteps[st.Type] {
-			provider = defaultProviders[st.Type]
+			row.provider = defaultProviders[st.Type]
 		}
-		// The trigger job does nothing but release the first step, so it
-		// is written completed and the first step due now: the same rows
-		// the worker would leave, without a claim and a settlement per
-		// notification.
-		status, runAt := statusPending, any(nil)
 		switch i {
 		case 0:
-			status = statusCompleted
+			row.status = statusCompleted
 		case 1:
-			status, runAt = statusQueued, ts
+			row.status, row.runAt = statusQueued, ts
+		}
+		r.jobs[i] = row
+	}
+}
+
+// insertJobs writes a recipient's planned chain, each job with a "Step
+// queued" detail. A job the trigger ran itself is written running under
+// the trigger's lease, and its result, r.first, is recorded once the whole
+// chain exists, exactly as the worker would record it.
+func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) error {
+	ts := platform.FormatTime(r.at)
+	env := p.tenant.EnvironmentID
+	for _, row := range r.jobs {
+		status, runAt, leaseUntil, attempts := row.status, row.runAt, "", 0
+		if row.lease != "" {
+			status, runAt, leaseUntil, attempts = statusRunning, nil, platform.FormatTime(r.at.Add(inlineLease)), 1
 		}
 		_, err := s.stmts.exec(ctx, tx, insertJobSQL,
-			jid, env, p.tenant.OrganizationID, nid, p.transactionID, r.id, p.wf.ID, parentJob, i, st.Type, st.StepID,
-			string(step), string(values), provider, status, digest, groupKey, runAt, ts, ts)
+			row.id, env, p.tenant.OrganizationID, r.nid, p.transactionID, r.id, p.wf.ID, row.parent, row.position,
+			row.step.Type, row.step.StepID, string(row.snapshot), string(row.values), row.provider, status, row.digest,
+			row.groupKey, runAt, row.lease, leaseUntil, attempts, ts, ts)
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
 		queued := []detail{{Status: detailPending, Detail: "Step queued", Source: sourceInternal}}
-		if err := s.insertDetails(ctx, tx, env, nid, jid, provider, now, queued); err != nil {
+		if err := s.insertDetails(ctx, tx, env, r.nid, row.id, row.provider, r.at, queued); err != nil {
 			return err
 		}
-		parentJob, parentStep = jid, st.ID
+	}
+	if r.first != nil {
+		return r.first(ctx, tx)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/herald-notify/herald/platform"
@@ -161,6 +162,13 @@ type recipient struct {
 	email        string          // for the emails filter of the list
 	snapshot     json.RawMessage // {_id, subscriberId, firstName, …}: the list's fallback
 	to           json.RawMessage // what the trigger said, as an object
+	doc          json.RawMessage // the whole subscriber (spec §2.1), for running the first step inline
+
+	// Decided by planChain before the write.
+	nid   string    // the notification's _id
+	at    time.Time // when the notification was created
+	jobs  []jobRow
+	first write // the first step's result, when the trigger ran it (inline.go)
 }
 
 // subscriberSummary is the part of a spec §2.1 subscriber activity keeps.
@@ -179,7 +187,7 @@ func newRecipient(doc, to json.RawMessage) (recipient, error) {
 		return recipient{}, fmt.Errorf("read subscriber: %w", err)
 	}
 	snap, _ := json.Marshal(s)
-	r := recipient{id: s.ID, subscriberID: s.SubscriberID, snapshot: snap, to: to}
+	r := recipient{id: s.ID, subscriberID: s.SubscriberID, snapshot: snap, to: to, doc: doc}
 	if s.Email != nil {
 		r.email = *s.Email
 	}
@@ -194,6 +202,7 @@ type triggerer struct {
 	store       *Store
 	workflows   Workflows
 	subscribers Subscribers
+	run         *runner // the worker's, for running first in-app steps; nil runs none
 }
 
 // plan is everything a trigger writes, decided before the write transaction.
@@ -349,6 +358,11 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 	if err != nil {
 		return nil, err
 	}
+	now := t.store.now()
+	for i := range p.recipients {
+		p.planChain(&p.recipients[i], now)
+	}
+	t.runFirst(ctx, p)
 	if err := t.store.insertTrigger(ctx, p, true); err != nil {
 		return nil, err
 	}

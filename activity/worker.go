@@ -36,10 +36,7 @@ const maxClaimed = 512
 // woken by triggers and by a ticker for scheduled work (delays, digests,
 // retries).
 type Worker struct {
-	store       *Store
-	subscribers Subscribers
-	messenger   Messenger
-	cfg         WorkerConfig
+	runner
 
 	pending atomic.Int64  // jobs claimed and not yet recorded
 	freed   chan struct{} // signalled when results were recorded
@@ -71,7 +68,16 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg, freed: make(chan struct{}, 1)}
+	return &Worker{runner: runner{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg}, freed: make(chan struct{}, 1)}
+}
+
+// runner runs one job's step. The worker runs every queued job with it, and
+// a trigger runs its first in-app step with the worker's runner (inline.go).
+type runner struct {
+	store       *Store
+	subscribers Subscribers
+	messenger   Messenger
+	cfg         WorkerConfig
 }
 
 // result is a run job's write, on its way to the committer.
