@@ -109,8 +109,6 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 		Skip json.RawMessage `json:"skip"`
 	}
 	json.Unmarshal(j.Controls, &controls)
-	var payload map[string]any
-	json.Unmarshal(n.Payload, &payload)
 
 	var sub json.RawMessage
 	hasFilters := isArray(step.Filters) && string(step.Filters) != "[]"
@@ -120,27 +118,18 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 			return nil, fmt.Errorf("read subscriber: %w", err)
 		}
 	}
-	var subMap map[string]any
-	json.Unmarshal(sub, &subMap)
-	data := map[string]any{"subscriber": subMap, "payload": payload}
-
-	if skip, err := evalSkip(controls.Skip, data); err != nil {
-		return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
-	} else if skip {
-		return w.store.settled(j, settlement{status: statusSkipped, then: thenRelease,
-			details: []detail{{Status: detailSuccess, Detail: "Step was skipped based on steps conditions", Source: sourceInternal}}}), nil
-	}
-	if pass, err := passFilters(step.Filters, data); err != nil {
-		return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
-	} else if !pass {
-		return w.store.settled(j, settlement{status: statusSkipped, then: thenRelease,
-			details: []detail{{Status: detailSuccess, Detail: "Step was filtered based on steps filters", Source: sourceInternal}}}), nil
+	if hasFilters || isObject(controls.Skip) {
+		if wr := w.conditions(j, step, controls.Skip, sub, n.Payload); wr != nil {
+			return wr, nil
+		}
 	}
 
 	switch j.Type {
 	case stepDelay:
 		var c delayConfig
 		json.Unmarshal(j.Controls, &c)
+		var payload map[string]any
+		json.Unmarshal(n.Payload, &payload)
 		until, err := c.until(w.store.now(), payload)
 		if err != nil {
 			return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Invalid delay configuration: " + err.Error(), Source: sourcePayload}})
@@ -178,7 +167,34 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 				details: []detail{{Status: detailSuccess, Detail: why, Source: sourceInternal}}}), nil
 		}
 	}
-	return w.deliver(ctx, j, step, n, sub, payload)
+	return w.deliver(ctx, j, step, n, sub)
+}
+
+// conditions evaluates a step's skip condition and filters against the
+// subscriber and payload, and returns the write that ends the step when it
+// does not run (skipped, filtered, or a condition that cannot be evaluated);
+// nil when it runs.
+func (w *runner) conditions(j *job, step jobStep, skip, sub, rawPayload json.RawMessage) write {
+	var subMap, payload map[string]any
+	json.Unmarshal(sub, &subMap)
+	json.Unmarshal(rawPayload, &payload)
+	data := map[string]any{"subscriber": subMap, "payload": payload}
+	failed := func(err error) write {
+		return w.failWith(j, step, "", []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
+	}
+	if skipped, err := evalSkip(skip, data); err != nil {
+		return failed(err)
+	} else if skipped {
+		return w.store.settled(j, settlement{status: statusSkipped, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Step was skipped based on steps conditions", Source: sourceInternal}}})
+	}
+	if pass, err := passFilters(step.Filters, data); err != nil {
+		return failed(err)
+	} else if !pass {
+		return w.store.settled(j, settlement{status: statusSkipped, then: thenRelease,
+			details: []detail{{Status: detailSuccess, Detail: "Step was filtered based on steps filters", Source: sourceInternal}}})
+	}
+	return nil
 }
 
 // outcome is messaging's answer to a delivery (CONTRACTS.md).
@@ -193,7 +209,7 @@ type outcome struct {
 // deliver hands a channel step to messaging and records the outcome. A
 // retryable outcome or an error runs the job again after a backoff, up to
 // MaxAttempts; then, or for a final error, the step fails.
-func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub json.RawMessage, payload map[string]any) (write, error) {
+func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub json.RawMessage) (write, error) {
 	if j.Attempts > w.cfg.MaxAttempts {
 		return w.fail(j, step, []detail{{Status: detailFailed, Source: sourceInternal,
 			Detail: fmt.Sprintf("Step failed: all %d attempts were used", w.cfg.MaxAttempts)}})
@@ -211,7 +227,7 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 		"stepId": j.StepID, "stepDatabaseId": step.ID, "workflowDatabaseId": n.TemplateID, "workflowId": n.WorkflowID,
 		"subscriber": sub, "controls": j.Controls,
 		"variables": map[string]any{"subscriber": sub, "payload": n.Payload, "steps": steps},
-		"payload":   n.Payload, "overrides": n.Overrides, "tags": n.Tags, "actor": n.Actor,
+		"payload":   n.Payload, "overrides": n.Overrides, "tags": n.Tags, "actor": n.Actor, "attempt": j.Attempts,
 	})
 	if err != nil {
 		return nil, err

@@ -99,7 +99,7 @@ const (
 var insertStatements = []string{claimTransactionSQL, insertNotificationSQL, insertJobSQL, insertDetailSQL}
 
 // maxInsertBatch is the most triggers one group commit writes.
-const maxInsertBatch = 16
+const maxInsertBatch = 64
 
 // insertRequest is one trigger waiting for a group commit.
 type insertRequest struct {

@@ -33,21 +33,23 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 		return nil, nil, err
 	}
 	// A message stored for the job by an earlier attempt is its delivery.
-	byJob, err := s.byJobStmt(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	prev, err := scanMessage(byJob.QueryRowContext(ctx, d.JobID))
-	switch {
-	case err == nil && finished(prev):
-		return prev.Outcome, nil, nil
-	case err != nil && !errors.Is(err, platform.ErrNotFound):
-		return nil, nil, err
-	case err == nil:
-		// Stored and never finished (an older attempt stopped half-way):
-		// DeliverJSON knows how to finish it.
-		out, err := s.DeliverJSON(ctx, doc)
-		return out, nil, err
+	if d.Attempt != 1 {
+		byJob, err := s.byJobStmt(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		prev, err := scanMessage(byJob.QueryRowContext(ctx, d.JobID))
+		switch {
+		case err == nil && finished(prev):
+			return prev.Outcome, nil, nil
+		case err != nil && !errors.Is(err, platform.ErrNotFound):
+			return nil, nil, err
+		case err == nil:
+			// Stored and never finished (an older attempt stopped half-way):
+			// DeliverJSON knows how to finish it.
+			out, err := s.DeliverJSON(ctx, doc)
+			return out, nil, err
+		}
 	}
 	targets, failure, err := s.targets(ctx, &d)
 	if err != nil {

@@ -61,6 +61,9 @@ type delivery struct {
 	Overrides          json.RawMessage `json:"overrides"`
 	Tags               []string        `json:"tags"`
 	Actor              json.RawMessage `json:"actor"`
+	// Attempt counts the job's runs, 1 for the first; 0 when the caller
+	// does not say. A first run has no earlier message to look for.
+	Attempt int `json:"attempt"`
 }
 
 // subscriber is the part of a spec §2.1 subscriber a delivery uses.
