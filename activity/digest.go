@@ -35,7 +35,7 @@ func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload js
 		var masterID, masterNotification string
 		err := tx.QueryRowContext(ctx, `
 			SELECT id, notification_id FROM jobs
-			WHERE group_key = ? AND type = 'digest' AND status = 'delayed' AND stage = ? AND id <> ?
+			WHERE group_key = ? AND group_key <> '' AND type = 'digest' AND status = 'delayed' AND stage = ? AND id <> ?
 			ORDER BY created_at, id LIMIT 1`, j.GroupKey, stageDigesting, j.ID).Scan(&masterID, &masterNotification)
 		switch {
 		case err == nil:
@@ -55,7 +55,7 @@ func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload js
 			var recent int
 			err = tx.QueryRowContext(ctx, `
 				SELECT count(*) FROM jobs
-				WHERE group_key = ? AND type = 'digest' AND id <> ? AND created_at >= ? AND created_at <= ?`,
+				WHERE group_key = ? AND group_key <> '' AND type = 'digest' AND id <> ? AND created_at >= ? AND created_at <= ?`,
 				j.GroupKey, j.ID, platform.FormatTime(since), j.CreatedAt).Scan(&recent)
 			if err != nil {
 				return fmt.Errorf("count backoff events: %w", err)
@@ -147,7 +147,7 @@ func (s *Store) throttle(j *job, cfg throttleConfig, details []detail) write {
 		var passed int
 		err := tx.QueryRowContext(ctx, `
 			SELECT count(*) FROM jobs
-			WHERE group_key = ? AND type = 'throttle' AND status = 'completed' AND updated_at > ?`,
+			WHERE group_key = ? AND group_key <> '' AND type = 'throttle' AND status = 'completed' AND updated_at > ?`,
 			j.GroupKey, platform.FormatTime(since)).Scan(&passed)
 		if err != nil {
 			return fmt.Errorf("count throttle: %w", err)

@@ -246,8 +246,8 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 		}
 		rows, err := tx.QueryContext(ctx, `
 			UPDATE jobs SET status = 'canceled', run_at = NULL, updated_at = ?
-			WHERE environment_id = ? AND transaction_id = ? AND status IN ('pending', 'queued', 'delayed')
-			  AND lease_until <= ?
+			WHERE notification_id IN (SELECT id FROM notifications WHERE environment_id = ? AND transaction_id = ?)
+			  AND status IN ('pending', 'queued', 'delayed') AND lease_until <= ?
 			RETURNING id, notification_id, provider_id`, ts, envID, transactionID, ts)
 		if err != nil {
 			return err
@@ -285,7 +285,8 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 func (s *Store) promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactionID string, now time.Time) error {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT id, run_at FROM jobs
-		WHERE environment_id = ? AND transaction_id = ? AND type = 'digest' AND status = 'delayed' AND stage = ?`,
+		WHERE notification_id IN (SELECT id FROM notifications WHERE environment_id = ? AND transaction_id = ?)
+		  AND type = 'digest' AND status = 'delayed' AND stage = ?`,
 		envID, transactionID, stageDigesting)
 	if err != nil {
 		return err
