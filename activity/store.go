@@ -95,8 +95,9 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
-// insertStatements are the statements a trigger's write uses.
-var insertStatements = []string{claimTransactionSQL, insertNotificationSQL, insertJobSQL, insertDetailSQL}
+// insertStatements are the statements a trigger's write uses, recording the
+// result of a first step the trigger ran itself included.
+var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertJobSQL}, settleStatements...)
 
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 64
