@@ -133,3 +133,24 @@ func TestWriteCache(t *testing.T) {
 	v, _ = c.Get("e", load(6))
 	is.Equal(v, 6) // and never cached
 }
+
+func TestWriteCache_GetIfAndLimit(t *testing.T) {
+	is := is.New(t)
+	c := WriteCache[int]{Limit: 2}
+	loads := 0
+	load := func(v int, keep bool) func() (int, bool, error) {
+		return func() (int, bool, error) { loads++; return v, keep, nil }
+	}
+	v, _ := c.GetIf("k", load(1, false))
+	is.Equal(v, 1) // loaded
+	v, _ = c.GetIf("k", load(2, true))
+	is.Equal(v, 2) // an answer its loader would not keep was not cached
+	v, _ = c.GetIf("k", load(3, true))
+	is.Equal(v, 2) // a kept one is
+	c.GetIf("a", load(4, true))
+	c.GetIf("b", load(5, true)) // past the limit: the cache starts over
+	loads = 0
+	v, _ = c.GetIf("k", load(6, true))
+	is.Equal(v, 6)     // so k is read again
+	is.Equal(loads, 1) // once
+}

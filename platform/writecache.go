@@ -5,7 +5,8 @@ import (
 	"sync/atomic"
 )
 
-// writeCacheLimit bounds a WriteCache; past it, the cache starts over.
+// writeCacheLimit is a WriteCache's default bound; past it, the cache
+// starts over.
 const writeCacheLimit = 1024
 
 // WriteCache keeps answers read from the database until the next write made
@@ -13,6 +14,8 @@ const writeCacheLimit = 1024
 // on every request but rarely written, such as a workflow or an environment's
 // integrations, and assumes one Herald process writes the database.
 type WriteCache[V any] struct {
+	Limit int // answers kept before the cache starts over; 0 means 1,024
+
 	gen     atomic.Uint64 // bumped by every Invalidate
 	mu      sync.Mutex
 	entries map[string]writeCacheEntry[V]
@@ -27,9 +30,18 @@ type writeCacheEntry[V any] struct {
 func (c *WriteCache[V]) Invalidate() { c.gen.Add(1) }
 
 // Get returns the cached answer for key, or loads, caches and returns it.
-// The generation is taken before loading, so an answer read while a write
-// lands is never kept past that write.
 func (c *WriteCache[V]) Get(key string, load func() (V, error)) (V, error) {
+	return c.GetIf(key, func() (V, bool, error) {
+		v, err := load()
+		return v, true, err
+	})
+}
+
+// GetIf is Get for answers that may depend on more than the owner's writes:
+// load says whether its answer may be kept. The generation is taken before
+// loading, so an answer read while a write lands is never kept past that
+// write.
+func (c *WriteCache[V]) GetIf(key string, load func() (V, bool, error)) (V, error) {
 	gen := c.gen.Load()
 	c.mu.Lock()
 	e, ok := c.entries[key]
@@ -37,12 +49,16 @@ func (c *WriteCache[V]) Get(key string, load func() (V, error)) (V, error) {
 	if ok && e.gen == gen {
 		return e.value, nil
 	}
-	v, err := load()
-	if err != nil {
+	v, keep, err := load()
+	if err != nil || !keep {
 		return v, err
 	}
+	limit := c.Limit
+	if limit <= 0 {
+		limit = writeCacheLimit
+	}
 	c.mu.Lock()
-	if c.entries == nil || len(c.entries) >= writeCacheLimit {
+	if c.entries == nil || len(c.entries) >= limit {
 		c.entries = map[string]writeCacheEntry[V]{}
 	}
 	c.entries[key] = writeCacheEntry[V]{gen: gen, value: v}

@@ -53,11 +53,21 @@ func (s *Store) SubscribersJSON(ctx context.Context, environmentID string, ids [
 
 // SubscriberJSON returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
 func (s *Store) SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
-	sub, err := s.get(ctx, environmentID, subscriberID)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(sub.toResponse(true))
+	return cacheFor(s.db).docs.GetIf(environmentID+"\x00"+subscriberID, func() (json.RawMessage, bool, error) {
+		sub, err := s.getStored(ctx, environmentID, subscriberID)
+		if err != nil {
+			return nil, false, err
+		}
+		// A channel stored without its _integrationId is resolved on every
+		// read, from integrations, which can change without a subscriber
+		// write: such a document is not kept.
+		keep := allStored(sub.Channels)
+		if err := s.resolveChannels(ctx, environmentID, []*subscriber{sub}); err != nil {
+			return nil, false, err
+		}
+		doc, err := json.Marshal(sub.toResponse(true))
+		return doc, keep, err
+	})
 }
 
 // UpsertSubscriberJSON creates or updates a subscriber from a body shaped like POST /v1/subscribers

@@ -141,12 +141,16 @@ func TestCredentials_IntegrationID(t *testing.T) {
 	mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
 		`{"providerId":"discord","credentials":{"webhookUrl":"https://d.io"}}`, 200, &s)
 	is.Equal(*channelOf(s, "discord").IntegrationID, "") // no integration for the provider yet
+	raw, err := store.SubscriberJSON(context.Background(), srv.App.Development.ID, "ada")
+	is.NoErr(err) // a contract read before the integration exists, which must not be kept
+	is.NoErr(json.Unmarshal(raw, &s))
+	is.Equal(*channelOf(s, "discord").IntegrationID, "") // unresolved here too
 
 	// The integration appears later: reads link the entry without a write.
 	resolver["discord/"] = "655f00000000000000000003"
 	mustDo(t, srv.Dev, "GET", "/v1/subscribers/ada", "", 200, &s)
 	is.Equal(*channelOf(s, "discord").IntegrationID, "655f00000000000000000003") // resolved at read time
-	raw, err := store.SubscriberJSON(context.Background(), srv.App.Development.ID, "ada")
+	raw, err = store.SubscriberJSON(context.Background(), srv.App.Development.ID, "ada")
 	is.NoErr(err) // contract read
 	is.NoErr(json.Unmarshal(raw, &s))
 	is.Equal(*channelOf(s, "discord").IntegrationID, "655f00000000000000000003") // same through the contract method
@@ -186,6 +190,29 @@ func TestStore_Contract(t *testing.T) {
 		ids, err = store.SubscriberIDsAfter(ctx, dev.EnvironmentID, "bob", 2)
 		is.NoErr(err)
 		is.Equal(ids, []string{"cat"}) // last batch; Production's dan is not there
+	})
+	t.Run("ReadsFollowWrites", func(t *testing.T) {
+		is := is.New(t)
+		srv, store := newServer(t, nil)
+		env := srv.App.Development.ID
+		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"bob","firstName":"Bob"}`)
+		read := func() (sub subscriberJSON, err error) {
+			raw, err := store.SubscriberJSON(ctx, env, "bob")
+			if err == nil {
+				err = json.Unmarshal(raw, &sub)
+			}
+			return sub, err
+		}
+		bob, err := read()
+		is.NoErr(err)
+		is.Equal(*bob.FirstName, "Bob") // read (and kept)
+		mustDo(t, srv.Dev, "PUT", "/v1/subscribers/bob", `{"firstName":"Robert"}`, 200, nil)
+		bob, err = read()
+		is.NoErr(err)
+		is.Equal(*bob.FirstName, "Robert") // an update is seen at once
+		mustDo(t, srv.Dev, "DELETE", "/v1/subscribers/bob", "", 200, nil)
+		_, err = read()
+		is.Equal(err, platform.ErrNotFound) // and so is a delete
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		is := is.New(t)

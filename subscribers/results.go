@@ -3,6 +3,7 @@ package subscribers
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +38,11 @@ type resultCache struct {
 	mu       sync.Mutex
 	entries  map[string]cachedResult
 	inflight map[string]*keysCall // reads of keys under way, by cache key
+
+	// docs are subscribers by environment and subscriberId, as
+	// SubscriberJSON answers them: a trigger reads its recipient and a feed
+	// its owner on every request.
+	docs platform.WriteCache[json.RawMessage]
 }
 
 // keysCall is one read of a search's keys that concurrent misses of the
@@ -68,6 +74,9 @@ func (k searchKey) less(o searchKey) bool {
 	return k.value < o.value || (k.value == o.value && k.id < o.id)
 }
 
+// maxCachedDocs bounds the subscriber documents kept, about 4 MB of them.
+const maxCachedDocs = 10_000
+
 // resultCaches holds one resultCache per database, so that every Store on
 // the same database sees the others' writes.
 var resultCaches sync.Map // *platform.DB → *resultCache
@@ -76,14 +85,16 @@ func cacheFor(db *platform.DB) *resultCache {
 	if c, ok := resultCaches.Load(db); ok {
 		return c.(*resultCache)
 	}
-	c, _ := resultCaches.LoadOrStore(db, &resultCache{})
+	c, _ := resultCaches.LoadOrStore(db, &resultCache{docs: platform.WriteCache[json.RawMessage]{Limit: maxCachedDocs}})
 	return c.(*resultCache)
 }
 
 // changed ends every subscriber write (deferred, so it runs after the
 // commit): cached search results read before it are no longer used.
 func (s *Store) changed() {
-	cacheFor(s.db).gen.Add(1)
+	c := cacheFor(s.db)
+	c.gen.Add(1)
+	c.docs.Invalidate()
 }
 
 func (c *resultCache) get(key string, gen uint64) ([]searchKey, bool) {

@@ -82,13 +82,29 @@ func scanSubscriber(row scanner) (*subscriber, error) {
 // A missing subscriber is platform.ErrNotFound itself, unwrapped, as the
 // contract's SubscriberJSON promises.
 func (s *Store) get(ctx context.Context, environmentID, subscriberID string) (*subscriber, error) {
-	row := s.db.QueryRow(ctx, `SELECT `+subscriberColumns+`
-		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
-	sub, err := scanSubscriber(row)
+	sub, err := s.getStored(ctx, environmentID, subscriberID)
 	if err != nil {
 		return nil, err
 	}
 	return sub, s.resolveChannels(ctx, environmentID, []*subscriber{sub})
+}
+
+// getStored is get without resolving the channels' _integrationId.
+func (s *Store) getStored(ctx context.Context, environmentID, subscriberID string) (*subscriber, error) {
+	row := s.db.QueryRow(ctx, `SELECT `+subscriberColumns+`
+		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
+	return scanSubscriber(row)
+}
+
+// allStored reports whether every channel has its _integrationId stored,
+// so that none depends on the integrations at the time of reading.
+func allStored(chans []channel) bool {
+	for _, c := range chans {
+		if c.IntegrationID == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // upsert writes body as mode allows and returns the row and whether it was created.
