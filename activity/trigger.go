@@ -199,11 +199,11 @@ func newRecipient(doc, to json.RawMessage) (recipient, error) {
 
 // triggerer turns trigger requests into queued work.
 type triggerer struct {
-	store       *Store
-	workflows   Workflows
-	subscribers Subscribers
-	run         *runner // the worker's, for running first in-app steps; nil runs none
-	parsed      parsedWorkflows
+	store          *Store
+	workflows      Workflows
+	subscribers    Subscribers
+	run            *runner // the worker's, for running first in-app steps; nil runs none
+	workflowParses platform.ParseCache[parsedWorkflow]
 }
 
 // plan is everything a trigger writes, decided before the write transaction.
@@ -242,10 +242,13 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	if err != nil {
 		return nil, nil, fmt.Errorf("find workflow: %w", err)
 	}
-	wf, template, err := t.parsed.get(tenant.EnvironmentID+"\x00"+req.Name, raw)
+	// Workflows answers with the same JSON until the workflow changes, and
+	// parsing it was the costliest step of a trigger before the write.
+	parsed, err := t.workflowParses.Get(tenant.EnvironmentID+"\x00"+req.Name, raw, parseWorkflow)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read workflow %s: %w", req.Name, err)
 	}
+	wf := parsed.wf
 	payload := req.Payload
 	if isNull(payload) {
 		payload = json.RawMessage(`{}`)
@@ -287,7 +290,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	if p.contextKeys, err = contextKeys(req.Context); err != nil {
 		return nil, nil, platform.InvalidField("context", nil, "%s", err.Error())
 	}
-	p.template = template
+	p.template = parsed.template
 	for _, s := range p.steps {
 		if !slices.Contains(p.channels, s.Type) {
 			p.channels = append(p.channels, s.Type)

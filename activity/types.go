@@ -5,11 +5,9 @@
 package activity
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
-	"sync"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -201,43 +199,18 @@ func isObject(raw json.RawMessage) bool {
 	return false
 }
 
-// parsedWorkflows keeps the last parse of each workflow a trigger named.
-// Workflows answers from its own cache with the same JSON until the
-// workflow changes, and parsing it was the costliest step of a trigger
-// before the write.
-type parsedWorkflows struct {
-	mu      sync.Mutex
-	entries map[string]*parsedWorkflow // by environment and workflowId
-}
-
+// parsedWorkflow is a workflow as a trigger reads it, with the template
+// summary of the notifications it creates.
 type parsedWorkflow struct {
-	raw      json.RawMessage
 	wf       workflowDoc
-	template json.RawMessage // the notification's template summary
+	template json.RawMessage
 }
 
-// get returns raw parsed, and the template summary of the notifications it
-// creates. The result is shared: callers must not modify it.
-func (c *parsedWorkflows) get(key string, raw json.RawMessage) (workflowDoc, json.RawMessage, error) {
-	c.mu.Lock()
-	e := c.entries[key]
-	c.mu.Unlock()
-	if e != nil && bytes.Equal(e.raw, raw) {
-		return e.wf, e.template, nil
+func parseWorkflow(raw []byte) (parsedWorkflow, error) {
+	var p parsedWorkflow
+	if err := json.Unmarshal(raw, &p.wf); err != nil {
+		return p, err
 	}
-	e = &parsedWorkflow{raw: raw}
-	if err := json.Unmarshal(raw, &e.wf); err != nil {
-		return workflowDoc{}, nil, err
-	}
-	e.template = templateSummary(e.wf)
-	c.mu.Lock()
-	if c.entries == nil || len(c.entries) >= maxParsedWorkflows {
-		c.entries = map[string]*parsedWorkflow{}
-	}
-	c.entries[key] = e
-	c.mu.Unlock()
-	return e.wf, e.template, nil
+	p.template = templateSummary(p.wf)
+	return p, nil
 }
-
-// maxParsedWorkflows bounds parsedWorkflows; past it, it starts over.
-const maxParsedWorkflows = 1024

@@ -42,14 +42,9 @@ func handleFeed(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		items := make([]feedItem, len(rows))
-		for i, m := range rows {
-			items[i] = toFeedItem(m, sum)
-		}
-		return platform.JSON(w, http.StatusOK, page[feedItem]{
-			TotalCount: total, HasMore: f.page*f.limit+len(items) < total,
-			Data: items, PageSize: len(items), Page: f.page,
-		})
+		hasMore := f.page*f.limit+len(rows) < total
+		body := appendFeedPage(make([]byte, 0, 1024+1024*len(rows)), total, hasMore, rows, sum, f.page)
+		return platform.WriteJSON(w, http.StatusOK, body)
 	})
 }
 

@@ -30,39 +30,27 @@ func (s *Store) resolveSubscriber(ctx context.Context, env, subscriberID string)
 	if err != nil {
 		return "", nil, fmt.Errorf("read subscriber %s: %w", subscriberID, err)
 	}
-	var sub subscriber
-	if err := json.Unmarshal(raw, &sub); err != nil {
+	o, err := s.owners.Get(env+"\x00"+subscriberID, raw, parseOwner)
+	if err != nil {
 		return "", nil, fmt.Errorf("decode subscriber %s: %w", subscriberID, err)
 	}
-	sum, err := json.Marshal(sub.summary())
-	return sub.ID, sum, err
+	return o.id, o.summary, nil
 }
 
-// toFeedItem is a message as a spec §2.9 feed item; sum is the subscriber's
-// current summary, or nil to use the one stored at delivery.
-func toFeedItem(m *message, sum json.RawMessage) feedItem {
-	if sum == nil {
-		sum = m.SubscriberSummary
+// owner is the subscriber a feed or mark-as request names: its _id and its
+// summary as feed items embed it.
+type owner struct {
+	id      string
+	summary json.RawMessage
+}
+
+func parseOwner(raw []byte) (owner, error) {
+	var sub subscriber
+	if err := json.Unmarshal(raw, &sub); err != nil {
+		return owner{}, err
 	}
-	var content string
-	if json.Unmarshal(m.Content, &content) != nil {
-		content = string(m.Content) // an EmailBlock array, shown as its JSON
-	}
-	data := m.Data
-	if len(data) == 0 {
-		data = json.RawMessage("null")
-	}
-	return feedItem{
-		ID: m.ID, TemplateID: m.TemplateID, MessageTemplateID: m.MessageTemplateID,
-		EnvironmentID: m.EnvironmentID, OrganizationID: m.OrganizationID, NotificationID: m.NotificationID,
-		SubscriberID: m.SubscriberID, JobID: m.JobID, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
-		DeliveredAt: deliveredAt(m), LastSeenDate: m.LastSeenDate, LastReadDate: m.LastReadDate,
-		Actor: m.Actor, Subscriber: sum, TransactionID: m.TransactionID,
-		TemplateIdentifier: nullable(m.TemplateIdentifier), ProviderID: nullable(m.ProviderID),
-		Content: content, Subject: m.Subject, Avatar: m.Avatar, Channel: m.Channel,
-		Read: m.Read, Seen: m.Seen, CTA: m.CTA, Status: m.Status,
-		Payload: m.Payload, Data: data, Overrides: m.Overrides, Tags: m.Tags,
-	}
+	sum, err := json.Marshal(sub.summary())
+	return owner{id: sub.ID, summary: sum}, err
 }
 
 // messageResponses turns rows into spec §2.10 messages, embedding each

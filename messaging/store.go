@@ -25,6 +25,8 @@ type Store struct {
 	prepMu sync.Mutex
 	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
 	byJob  *sql.Stmt // a job's message, on the read pool, once prepared
+
+	owners platform.ParseCache[owner] // feed owners, parsed from Subscribers' JSON
 }
 
 // NewStore returns a Store on db that reads other domains through src.
@@ -173,7 +175,7 @@ func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error
 	return scanMessage(s.db.W.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`, jobID))
 }
 
-// feedColumns are the columns of messages a feed item shows (toFeedItem),
+// feedColumns are the columns of messages a feed item shows (appendFeedItem),
 // in the order feed scans them; subscriber_summary follows when the feed
 // needs it. The rest (outcome, device tokens, the delivery addresses) is
 // never shown in the feed, and reading it cost a third of the scan.

@@ -232,42 +232,6 @@ type messageResponse struct {
 	ContextKeys        *[]string       `json:"contextKeys,omitempty"` // mark-as only
 }
 
-// feedItem is spec §2.9 plus archived (contract §9).
-type feedItem struct {
-	ID                 string          `json:"_id"`
-	TemplateID         string          `json:"_templateId"`
-	MessageTemplateID  string          `json:"_messageTemplateId,omitempty"`
-	EnvironmentID      string          `json:"_environmentId"`
-	OrganizationID     string          `json:"_organizationId"`
-	NotificationID     string          `json:"_notificationId"`
-	SubscriberID       string          `json:"_subscriberId"`
-	JobID              string          `json:"_jobId"`
-	FeedID             *string         `json:"_feedId"`
-	CreatedAt          string          `json:"createdAt"`
-	UpdatedAt          string          `json:"updatedAt"`
-	DeliveredAt        []string        `json:"deliveredAt"`
-	LastSeenDate       *string         `json:"lastSeenDate"`
-	LastReadDate       *string         `json:"lastReadDate"`
-	Actor              json.RawMessage `json:"actor"`
-	Subscriber         json.RawMessage `json:"subscriber"`
-	TransactionID      string          `json:"transactionId"`
-	TemplateIdentifier *string         `json:"templateIdentifier"`
-	ProviderID         *string         `json:"providerId"`
-	Content            string          `json:"content"`
-	Subject            *string         `json:"subject"`
-	Avatar             *string         `json:"avatar,omitempty"`
-	Channel            string          `json:"channel"`
-	Read               bool            `json:"read"`
-	Seen               bool            `json:"seen"`
-	Archived           bool            `json:"archived"`
-	CTA                json.RawMessage `json:"cta"`
-	Status             string          `json:"status"`
-	Payload            json.RawMessage `json:"payload"`
-	Data               json.RawMessage `json:"data"`
-	Overrides          json.RawMessage `json:"overrides"`
-	Tags               json.RawMessage `json:"tags"`
-}
-
 // page is the paginated envelope of the feed and the messages list.
 type page[T any] struct {
 	TotalCount int  `json:"totalCount"`

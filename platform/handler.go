@@ -26,10 +26,16 @@ func JSON(w http.ResponseWriter, status int, v any) error {
 	if err != nil {
 		return err
 	}
+	return WriteJSON(w, status, b)
+}
+
+// WriteJSON writes body, which is JSON already, as the response with the
+// given status, for a handler that encodes its own hot response.
+func WriteJSON(w http.ResponseWriter, status int, body []byte) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	// A failed write means the client went away; there is no one left to tell.
-	w.Write(append(b, '\n'))
+	w.Write(append(body, '\n'))
 	return nil
 }
 

@@ -3,6 +3,7 @@ package platform
 import (
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,4 +154,28 @@ func TestWriteCache_GetIfAndLimit(t *testing.T) {
 	v, _ = c.GetIf("k", load(6, true))
 	is.Equal(v, 6)     // so k is read again
 	is.Equal(loads, 1) // once
+}
+
+func TestParseCache(t *testing.T) {
+	is := is.New(t)
+	var c ParseCache[string]
+	parses := 0
+	parse := func(raw []byte) (string, error) {
+		parses++
+		if string(raw) == "bad" {
+			return "", fmt.Errorf("bad document")
+		}
+		return strings.ToUpper(string(raw)), nil
+	}
+	v, _ := c.Get("k", []byte("one"), parse)
+	is.Equal(v, "ONE") // parsed
+	v, _ = c.Get("k", []byte("one"), parse)
+	is.Equal(v, "ONE")  // the same bytes again
+	is.Equal(parses, 1) // are not parsed again
+	v, _ = c.Get("k", []byte("two"), parse)
+	is.Equal(v, "TWO") // changed bytes are
+	_, err := c.Get("e", []byte("bad"), parse)
+	is.True(err != nil) // a parse error is returned
+	c.Get("e", []byte("bad"), parse)
+	is.Equal(parses, 4) // and never kept
 }
