@@ -36,11 +36,41 @@ func appendFeedPage(b []byte, total int, hasMore bool, rows []*message, sum []by
 }
 
 // appendFeedItem appends m as a feed item; sum is the subscriber's current
-// summary, or nil for the one stored at delivery.
+// summary, or nil for the one stored at delivery. The part of the item
+// that never changes after delivery is m.FeedItem, stored with the
+// message, or built from the columns when the row has none.
 func appendFeedItem(b []byte, m *message, sum []byte) []byte {
+	static := m.FeedItem
+	if static == nil {
+		static = appendFeedStatic(nil, m)
+	}
 	if sum == nil {
 		sum = m.SubscriberSummary
 	}
+	b = appendField(b, `{"updatedAt":`, m.UpdatedAt)
+	b = append(b, `,"deliveredAt":`...)
+	if startsWith(m.DeliveredAt, '[') {
+		b = append(b, m.DeliveredAt...)
+	} else {
+		b = append(b, `[]`...)
+	}
+	b = appendOptional(b, `,"lastSeenDate":`, m.LastSeenDate)
+	b = appendOptional(b, `,"lastReadDate":`, m.LastReadDate)
+	b = appendRaw(b, `,"subscriber":`, sum)
+	b = appendNullable(b, `,"providerId":`, m.ProviderID)
+	b = append(b, `,"read":`...)
+	b = strconv.AppendBool(b, m.Read)
+	b = append(b, `,"seen":`...)
+	b = strconv.AppendBool(b, m.Seen)
+	b = appendField(b, `,"status":`, m.Status)
+	// The stored part is a whole object: its fields follow these.
+	return append(append(b, ','), static[1:]...)
+}
+
+// appendFeedStatic appends, as one JSON object, the feed item fields of m
+// that do not change once it is delivered (a retry that re-renders the
+// message clears the stored copy).
+func appendFeedStatic(b []byte, m *message) []byte {
 	b = appendField(b, `{"_id":`, m.ID)
 	b = appendField(b, `,"_templateId":`, m.TemplateID)
 	if m.MessageTemplateID != "" {
@@ -53,20 +83,9 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	b = appendField(b, `,"_jobId":`, m.JobID)
 	b = append(b, `,"_feedId":null`...)
 	b = appendField(b, `,"createdAt":`, m.CreatedAt)
-	b = appendField(b, `,"updatedAt":`, m.UpdatedAt)
-	b = append(b, `,"deliveredAt":`...)
-	if startsWith(m.DeliveredAt, '[') {
-		b = append(b, m.DeliveredAt...)
-	} else {
-		b = append(b, `[]`...)
-	}
-	b = appendOptional(b, `,"lastSeenDate":`, m.LastSeenDate)
-	b = appendOptional(b, `,"lastReadDate":`, m.LastReadDate)
 	b = appendRaw(b, `,"actor":`, m.Actor)
-	b = appendRaw(b, `,"subscriber":`, sum)
 	b = appendField(b, `,"transactionId":`, m.TransactionID)
 	b = appendNullable(b, `,"templateIdentifier":`, m.TemplateIdentifier)
-	b = appendNullable(b, `,"providerId":`, m.ProviderID)
 	// content is stored as JSON: a string, or an EmailBlock array that the
 	// feed shows as its JSON text.
 	b = append(b, `,"content":`...)
@@ -80,13 +99,8 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 		b = appendField(b, `,"avatar":`, *m.Avatar)
 	}
 	b = appendField(b, `,"channel":`, m.Channel)
-	b = append(b, `,"read":`...)
-	b = strconv.AppendBool(b, m.Read)
-	b = append(b, `,"seen":`...)
-	b = strconv.AppendBool(b, m.Seen)
 	b = append(b, `,"archived":false`...)
 	b = appendRaw(b, `,"cta":`, m.CTA)
-	b = appendField(b, `,"status":`, m.Status)
 	b = appendRaw(b, `,"payload":`, m.Payload)
 	b = appendRaw(b, `,"data":`, m.Data)
 	b = appendRaw(b, `,"overrides":`, m.Overrides)

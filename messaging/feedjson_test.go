@@ -115,6 +115,15 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 			if !reflect.DeepEqual(w, g) {
 				t.Fatalf("feed item differs\n got %s\nwant %s", got, want)
 			}
+			// The same item from the part stored at delivery.
+			stored := tc.m
+			stored.FeedItem = appendFeedStatic(nil, &tc.m)
+			stored.ID, stored.Content, stored.Payload = "", nil, nil // read from the stored part only
+			got = appendFeedItem(nil, &stored, tc.sum)
+			is.NoErr(json.Unmarshal(got, &g))
+			if !reflect.DeepEqual(w, g) {
+				t.Fatalf("feed item from its stored part differs\n got %s\nwant %s", got, want)
+			}
 		})
 	}
 }

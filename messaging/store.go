@@ -59,6 +59,7 @@ type message struct {
 	LastReadDate, LastSeenDate                               *string
 	DeliveredAt, Outcome                                     []byte
 	CreatedAt, UpdatedAt                                     string
+	FeedItem                                                 []byte // the stored feed_item; nil to build it
 }
 
 // messageColumns lists the columns in the order scanMessage reads them.
@@ -121,11 +122,11 @@ func (s *Store) insertMessage(ctx context.Context, m *message) (bool, error) {
 }
 
 // insertMessageSQL stores a message unless its job already has one.
-const insertMessageSQL = `INSERT INTO messages (` + messageColumns + `)
-	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?)
+const insertMessageSQL = `INSERT INTO messages (` + messageColumns + `, feed_item)
+	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?)
 	ON CONFLICT (job_id) DO NOTHING`
 
-// values are m's columns in messageColumns order.
+// values are m's columns in messageColumns order, then its feed_item.
 func (m *message) values() []any {
 	return []any{m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
 		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
@@ -133,13 +134,13 @@ func (m *message) values() []any {
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Payload), string(m.Overrides),
 		nullJSON(m.Data), string(m.Tags), string(m.Actor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, m.Read, m.Seen, m.LastReadDate, m.LastSeenDate,
-		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt}
+		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, string(appendFeedStatic(nil, m))}
 }
 
 func (s *Store) redeliver(ctx context.Context, m *message) error {
 	_, err := s.db.W.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
-		data = ?, updated_at = ? WHERE id = ?`,
+		data = ?, updated_at = ?, feed_item = NULL WHERE id = ?`,
 		m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone, m.DirectWebhookURL, m.Avatar,
 		nullJSON(m.DeviceTokens), string(m.CTA), nullJSON(m.Data), m.UpdatedAt, m.ID)
 	if err != nil {
@@ -175,15 +176,20 @@ func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error
 	return scanMessage(s.db.W.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`, jobID))
 }
 
-// feedColumns are the columns of messages a feed item shows (appendFeedItem),
-// in the order feed scans them; subscriber_summary follows when the feed
-// needs it. The rest (outcome, device tokens, the delivery addresses) is
-// never shown in the feed, and reading it cost a third of the scan.
+// feedColumns are the columns of messages a feed item shows
+// (appendFeedItem), in the order feed scans them; subscriber_summary
+// follows when the feed needs it. The rest (outcome, device tokens, the
+// delivery addresses) is never shown in the feed.
 const feedColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, template_id, message_template_id, template_identifier, transaction_id,
 	channel, provider_id, content, subject, avatar, cta, payload, overrides,
 	data, tags, actor, status, read, seen, last_read_date, last_seen_date,
 	delivered_at, created_at, updated_at`
+
+// feedItemColumns are what a feed item needs beside a stored feed_item:
+// the columns that change after delivery.
+const feedItemColumns = `feed_item, provider_id, status, read, seen, last_read_date, last_seen_date,
+	delivered_at, updated_at`
 
 // feedFilter selects a page of one subscriber's in-app feed.
 type feedFilter struct {
@@ -211,33 +217,11 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 		where, args = append(where, w), append(args, a...)
 	}
 	cond := strings.Join(where, " AND ")
-	cols := feedColumns
-	if f.withSummary {
-		cols += ", subscriber_summary"
+	msgs, err := s.feedRows(ctx, true, cond, args, f)
+	if errors.Is(err, errNoFeedItem) {
+		msgs, err = s.feedRows(ctx, false, cond, args, f)
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+cols+` FROM messages WHERE `+cond+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read feed: %w", err)
-	}
-	defer rows.Close()
-	var msgs []*message
-	for rows.Next() {
-		var m message
-		dst := []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
-			&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
-			&m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Avatar, &m.CTA, &m.Payload, &m.Overrides,
-			&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
-			&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt}
-		if f.withSummary {
-			dst = append(dst, &m.SubscriberSummary)
-		}
-		if err := rows.Scan(dst...); err != nil {
-			return nil, 0, fmt.Errorf("read feed: %w", err)
-		}
-		msgs = append(msgs, &m)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
 	}
 	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
@@ -245,6 +229,52 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 		return nil, 0, fmt.Errorf("count feed: %w", err)
 	}
 	return msgs, total, nil
+}
+
+// errNoFeedItem means a page holds a message without a stored feed_item.
+var errNoFeedItem = errors.New("a message has no stored feed item")
+
+// feedRows reads one page of the feed: with stored, each row's feed_item
+// and the columns that change, failing with errNoFeedItem when a row has
+// none; without, every column a feed item shows.
+func (s *Store) feedRows(ctx context.Context, stored bool, cond string, args []any, f feedFilter) ([]*message, error) {
+	cols := feedColumns
+	if stored {
+		cols = feedItemColumns
+	}
+	if f.withSummary {
+		cols += ", subscriber_summary"
+	}
+	rows, err := s.db.Query(ctx, `SELECT `+cols+` FROM messages WHERE `+cond+`
+		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var msgs []*message
+	for rows.Next() {
+		var m message
+		dst := []any{&m.FeedItem, &m.ProviderID, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
+			&m.DeliveredAt, &m.UpdatedAt}
+		if !stored {
+			dst = []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
+				&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
+				&m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Avatar, &m.CTA, &m.Payload, &m.Overrides,
+				&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
+				&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt}
+		}
+		if f.withSummary {
+			dst = append(dst, &m.SubscriberSummary)
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return nil, err
+		}
+		if stored && m.FeedItem == nil {
+			return nil, errNoFeedItem
+		}
+		msgs = append(msgs, &m)
+	}
+	return msgs, rows.Err()
 }
 
 // countPage returns how many messages match cond, given that page (of
