@@ -146,9 +146,12 @@ const (
 		UPDATE jobs SET status = ?, run_at = ?, stage = ?, provider_id = coalesce(nullif(?, ''), provider_id),
 			digest = coalesce(?, digest), lease_owner = '', lease_until = '', updated_at = ?
 		WHERE id = ? AND lease_owner = ?`
+	// The child is the next position of the same notification: the chain's
+	// _parentId link (contract §8) always points one position back, and
+	// jobs_notification finds it, so parent_id needs no index of its own.
 	releaseChildSQL = `
 			UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ?
-			WHERE parent_id = ? AND status = 'pending' AND run_at IS NULL`
+			WHERE notification_id = ? AND position = ? AND status = 'pending' AND run_at IS NULL`
 )
 
 // settleStatements are the statements recording a result uses.
@@ -185,7 +188,7 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 		// The chain is the _parentId link (contract §8): the child is due now.
 		var res sql.Result
 		res, err = s.stmts.exec(ctx, tx, releaseChildSQL,
-			ts, ts, j.ID)
+			ts, ts, j.NotificationID, j.Position+1)
 		if err == nil {
 			if n, _ := res.RowsAffected(); n > 0 {
 				s.wake()

@@ -1,0 +1,73 @@
+package migrations_test
+
+import (
+	"context"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/platform"
+)
+
+// upTo is the migrations up to and including version, so a test can stand
+// a database where an older release left it.
+type upTo struct {
+	fs.FS
+	version string // six digits
+}
+
+func (u upTo) ReadDir(name string) ([]fs.DirEntry, error) {
+	all, err := fs.ReadDir(u.FS, name)
+	var kept []fs.DirEntry
+	for _, e := range all {
+		if e.Name()[:6] <= u.version {
+			kept = append(kept, e)
+		}
+	}
+	return kept, err
+}
+
+// TestLeanDetails_KeepsRows checks that 000009's rebuild of
+// execution_details keeps every row and its order, and that details
+// written after it still sort after the old ones.
+func TestLeanDetails_KeepsRows(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db, err := platform.Open(ctx, platform.MemoryPath)
+	is.NoErr(err) // open
+	defer db.Close()
+	is.NoErr(platform.Migrate(db, upTo{migrations.FS, "000008"})) // as release 8 left it
+
+	_, err = db.W.ExecContext(ctx, `
+		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_snapshot,
+			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
+			critical, preferences, actor, created_at, updated_at)
+		VALUES ('n1', 'e', 'o', 's', 'ref', '{}', 't', 'w', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '{}', 'now', 'now');
+		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
+			position, type, step_id, step, controls, provider_id, status, created_at, updated_at)
+		VALUES ('j1', 'e', 'o', 'n1', 'tx', 's', 't', 0, 'trigger', 'trigger', '{}', '{}', 'service', 'completed', 'now', 'now');
+		INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, created_at)
+		VALUES ('d1', 'e', 'n1', 'j1', 'Pending', 'Step queued', 'Internal', 'service', 'now'),
+		       ('d2', 'e', 'n1', 'j1', 'Success', 'Step done', 'Internal', 'service', 'now');`)
+	is.NoErr(err) // rows of release 8
+
+	is.NoErr(platform.Migrate(db, migrations.FS)) // up to the lean table
+	_, err = db.W.ExecContext(ctx, `
+		INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, created_at)
+		VALUES ('d3', 'e', 'n1', 'j1', 'Success', 'Later', 'Internal', 'service', 'now')`)
+	is.NoErr(err) // a detail written after the rebuild
+
+	rows, err := db.R.QueryContext(ctx, `SELECT id FROM execution_details WHERE notification_id = 'n1' ORDER BY seq`)
+	is.NoErr(err) // read back
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		is.NoErr(rows.Scan(&id)) // scan
+		ids = append(ids, id)
+	}
+	is.Equal(strings.Join(ids, ","), "d1,d2,d3") // old rows kept, in order, new one after them
+}
