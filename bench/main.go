@@ -4,6 +4,7 @@
 //
 //	go run ./bench          # the full run (several minutes)
 //	go run ./bench -quick   # a ~30 second version with smaller data, not judged
+//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6) or reads (3, 4, 5)
 package main
 
 import (
@@ -39,16 +40,17 @@ type sizes struct {
 func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6) or reads (3, 4, 5)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *quick, *out); err != nil {
+	if err := run(ctx, *quick, *only, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, quick bool, out string) error {
+func run(ctx context.Context, quick bool, only, out string) error {
 	sz := sizes{clients: 64, triggers: 100_000, recipients: 1_000, latencyFor: 20 * time.Second,
 		subscribers: 100_000, messages: 1_000_000, smallRows: 10_000, largeRows: 1_000_000,
 		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000}
@@ -65,7 +67,17 @@ func run(ctx context.Context, quick bool, out string) error {
 
 	rep := &report{Started: time.Now(), Quick: quick, Machine: machine()}
 	b := &bench{dir: dir, sz: sz, rep: rep, judge: !quick}
-	steps := []func(context.Context) error{b.build, b.floors, b.delivery, b.reads}
+	steps := []func(context.Context) error{b.build, b.floors}
+	switch only {
+	case "":
+		steps = append(steps, b.delivery, b.reads)
+	case "delivery":
+		steps = append(steps, b.delivery)
+	case "reads":
+		steps = append(steps, b.reads)
+	default:
+		return fmt.Errorf("-only %q: want delivery or reads", only)
+	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/platform"
+)
+
+// BenchmarkTrigger measures scenario 1 of bench/ in-process: triggers of a
+// one-step in-app workflow for 1,000 known subscribers, from as many
+// goroutines as bench/ has clients, on a file database, so a CPU profile
+// shows what one trigger costs without the HTTP client beside it:
+//
+//	go test -run '^$' -bench Trigger -cpuprofile cpu.out .
+func BenchmarkTrigger(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := b.TempDir()
+	db, err := platform.Open(ctx, filepath.Join(dir, "trigger.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if err := platform.Migrate(db, migrations.FS); err != nil {
+		b.Fatal(err)
+	}
+	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: readBenchKey}, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	secret := []byte("trigger-bench-secret-0123456789abcdef0")
+	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	mux := http.NewServeMux()
+	platform.AddRoutes(mux, db)
+	var stoppers []func(context.Context)
+	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs, stoppers: &stoppers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		for _, stop := range stoppers {
+			stop(context.Background())
+		}
+	}()
+	h := platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: secret})
+	post := func(path string, body []byte) int {
+		req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "ApiKey "+readBenchKey)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	wf := `{"name":"Bench inbox","workflowId":"bench-inbox","active":true,"steps":[{"name":"Inbox","stepId":"inbox","type":"in_app",
+		"controlValues":{"subject":"Order {{payload.n}}","body":"Your order {{payload.n}} has shipped."}}]}`
+	if code := post("/v2/workflows", []byte(wf)); code != http.StatusCreated {
+		b.Fatalf("create workflow: %d", code)
+	}
+	const recipients = 1000
+	for i := range recipients {
+		if code := post("/v1/subscribers", fmt.Appendf(nil, `{"subscriberId":"r%d","firstName":"R%d"}`, i, i)); code != http.StatusCreated {
+			b.Fatalf("create subscriber: %d", code)
+		}
+	}
+	var seq atomic.Int64
+	b.SetParallelism(32) // 64 goroutines on 2 cores, as bench/ runs
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := seq.Add(1)
+			body := fmt.Appendf(nil, `{"name":"bench-inbox","to":"r%d","payload":{"n":%d}}`, i%recipients, i)
+			if code := post("/v1/events/trigger", body); code != http.StatusCreated {
+				b.Errorf("trigger: %d", code)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	// The first step is in-app, so each trigger stores its message before
+	// it answers: a count short of the triggers is a lost delivery.
+	var n int64
+	if err := db.R.QueryRow(`SELECT count(*) FROM messages WHERE channel = 'in_app'`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	if n != seq.Load() {
+		b.Fatalf("%d in-app messages after %d triggers", n, seq.Load())
+	}
+}
