@@ -155,7 +155,7 @@ const (
 )
 
 // settleStatements are the statements recording a result uses.
-var settleStatements = []string{settleSQL, releaseChildSQL, insertDetailSQL}
+var settleStatements = append([]string{settleSQL, releaseChildSQL}, insertDetailSQL[1:]...)
 
 // settleTx records a run's result, only if this worker still holds the
 // lease: the job's new state, its details, and what follows.

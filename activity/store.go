@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,28 +55,60 @@ type detail struct {
 	IsRetry    bool            `json:"-"`
 }
 
-const insertDetailSQL = `
-	INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, raw, is_retry, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// maxDetailRows is the most execution details one INSERT writes. A job's
+// result has at most a few; a statement per detail cost more in binding and
+// stepping than SQLite spent storing the row.
+const maxDetailRows = 4
+
+// insertDetailSQL[n] inserts n execution details in one statement.
+var insertDetailSQL = func() []string {
+	qs := make([]string, maxDetailRows+1)
+	for n := 1; n <= maxDetailRows; n++ {
+		qs[n] = `INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, raw, is_retry, created_at)
+	VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	}
+	return qs
+}()
 
 // insertDetails records details of one job, in order.
 func (s *Store) insertDetails(ctx context.Context, tx *sql.Tx, envID, notificationID, jobID, providerID string, now time.Time, ds []detail) error {
-	for _, d := range ds {
-		var raw any
-		if !isNull(d.Raw) {
-			var s string
-			if json.Unmarshal(d.Raw, &s) == nil {
-				raw = s
-			} else {
-				raw = string(d.Raw)
+	rows := make([]detailRow, len(ds))
+	for i, d := range ds {
+		rows[i] = detailRow{jobID: jobID, providerID: providerID, detail: d}
+	}
+	return s.insertDetailRows(ctx, tx, envID, notificationID, now, rows)
+}
+
+// detailRow is a detail of one job of a notification; providerID is the
+// job's, used when the detail names none.
+type detailRow struct {
+	jobID, providerID string
+	detail
+}
+
+// insertDetailRows records details of a notification's jobs, in order:
+// seq follows the order of the VALUES rows.
+func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notificationID string, now time.Time, rows []detailRow) error {
+	ts := platform.FormatTime(now)
+	for len(rows) > 0 {
+		chunk := rows[:min(len(rows), maxDetailRows)]
+		rows = rows[len(chunk):]
+		args := make([]any, 0, 11*len(chunk))
+		for _, r := range chunk {
+			var raw any
+			if !isNull(r.Raw) {
+				var s string
+				if json.Unmarshal(r.Raw, &s) == nil {
+					raw = s
+				} else {
+					raw = string(r.Raw)
+				}
 			}
+			args = append(args, platform.NewIDAt(now), envID, notificationID, r.jobID, r.Status, r.Detail,
+				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, r.IsRetry, ts)
 		}
-		pid := firstNonEmpty(d.ProviderID, providerID)
-		_, err := s.stmts.exec(ctx, tx, insertDetailSQL,
-			platform.NewIDAt(now), envID, notificationID, jobID, d.Status, d.Detail, firstNonEmpty(d.Source, sourceInternal),
-			pid, raw, d.IsRetry, platform.FormatTime(now))
-		if err != nil {
-			return fmt.Errorf("insert execution detail: %w", err)
+		if _, err := s.stmts.exec(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
+			return fmt.Errorf("insert execution details: %w", err)
 		}
 	}
 	return nil
@@ -331,6 +364,7 @@ func (p *plan) planChain(r *recipient, now time.Time) {
 func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) error {
 	ts := platform.FormatTime(r.at)
 	env := p.tenant.EnvironmentID
+	queued := make([]detailRow, 0, len(r.jobs))
 	for _, row := range r.jobs {
 		status, runAt, leaseUntil, attempts := row.status, row.runAt, "", 0
 		if row.lease != "" {
@@ -343,10 +377,11 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
-		queued := []detail{{Status: detailPending, Detail: "Step queued", Source: sourceInternal}}
-		if err := s.insertDetails(ctx, tx, env, r.nid, row.id, row.provider, r.at, queued); err != nil {
-			return err
-		}
+		queued = append(queued, detailRow{jobID: row.id, providerID: row.provider,
+			detail: detail{Status: detailPending, Detail: "Step queued", Source: sourceInternal}})
+	}
+	if err := s.insertDetailRows(ctx, tx, env, r.nid, r.at, queued); err != nil {
+		return err
 	}
 	if r.first != nil {
 		return r.first(ctx, tx)

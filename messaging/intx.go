@@ -83,8 +83,11 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 	if err != nil {
 		return nil, nil, err
 	}
+	// The row is built here, not in the write: the caller's transaction
+	// holds the one writer, and every other write waits while it runs.
+	values := m.values()
 	write := func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, m.values()...)
+		_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, values...)
 		return err
 	}
 	return res, write, nil
