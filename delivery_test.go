@@ -154,6 +154,35 @@ func TestDelivery_TriggerRunsAFirstInAppStep(t *testing.T) {
 	is.Equal(feed.Data[0].Content, "Hello Bea") // rendered as the worker renders
 }
 
+// Messaging keeps each subscriber's decoded template variables while their
+// document is unchanged; a change to the subscriber shows in the very next
+// message.
+func TestDelivery_RendersTheSubscriberAsItIsNow(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{ subscriber.firstName }} {{ payload.n }}"}}]}`)
+	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
+
+	trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":1}}`)
+	trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":2}}`)
+	res := srv.Dev.Do(t, "PUT", "/v1/subscribers/ada", `{"firstName":"Augusta"}`)
+	is.Equal(res.Status, 200) // renamed
+	trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":3}}`)
+
+	var feed struct {
+		Data []struct {
+			Content string `json:"content"`
+		} `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "").Decode(t, &feed)
+	var got []string
+	for _, m := range feed.Data {
+		got = append(got, m.Content)
+	}
+	is.Equal(got, []string{"Hi Augusta 3", "Hi Ada 2", "Hi Ada 1"}) // newest first, each as the subscriber was
+}
+
 // chatHook is a webhook endpoint that records what is posted to it and
 // answers with status.
 type chatHook struct {

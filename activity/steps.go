@@ -221,13 +221,12 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 			return nil, err
 		}
 	}
-	doc, err := json.Marshal(map[string]any{
-		"jobId": j.ID, "notificationId": j.NotificationID, "environmentId": j.EnvironmentID,
-		"organizationId": j.OrganizationID, "transactionId": j.TransactionID, "channel": j.Type,
-		"stepId": j.StepID, "stepDatabaseId": step.ID, "workflowDatabaseId": n.TemplateID, "workflowId": n.WorkflowID,
-		"subscriber": sub, "controls": j.Controls,
-		"variables": map[string]any{"subscriber": sub, "payload": n.Payload, "steps": steps},
-		"payload":   n.Payload, "overrides": n.Overrides, "tags": n.Tags, "actor": n.Actor, "attempt": j.Attempts,
+	doc, err := json.Marshal(deliveryDoc{
+		JobID: j.ID, NotificationID: j.NotificationID, EnvironmentID: j.EnvironmentID,
+		OrganizationID: j.OrganizationID, TransactionID: j.TransactionID, Channel: j.Type,
+		StepID: j.StepID, StepDatabaseID: step.ID, WorkflowDatabaseID: n.TemplateID, WorkflowID: n.WorkflowID,
+		Subscriber: sub, Controls: j.Controls, Variables: deliveryVars{Subscriber: sub, Payload: n.Payload, Steps: steps},
+		Payload: n.Payload, Overrides: n.Overrides, Tags: n.Tags, Actor: n.Actor, Attempt: j.Attempts,
 	})
 	if err != nil {
 		return nil, err
@@ -280,6 +279,37 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 		}
 		return nil
 	}, nil
+}
+
+// deliveryDoc is the delivery document messaging renders and sends from
+// (DeliverJSON). A struct, not a map: every channel step marshals one, and
+// a map is sorted and reflected over key by key.
+type deliveryDoc struct {
+	JobID              string          `json:"jobId"`
+	NotificationID     string          `json:"notificationId"`
+	EnvironmentID      string          `json:"environmentId"`
+	OrganizationID     string          `json:"organizationId"`
+	TransactionID      string          `json:"transactionId"`
+	Channel            string          `json:"channel"`
+	StepID             string          `json:"stepId"`
+	StepDatabaseID     string          `json:"stepDatabaseId"`
+	WorkflowDatabaseID string          `json:"workflowDatabaseId"`
+	WorkflowID         string          `json:"workflowId"`
+	Subscriber         json.RawMessage `json:"subscriber"`
+	Controls           json.RawMessage `json:"controls"`
+	Variables          deliveryVars    `json:"variables"`
+	Payload            json.RawMessage `json:"payload"`
+	Overrides          json.RawMessage `json:"overrides"`
+	Tags               json.RawMessage `json:"tags"`
+	Actor              json.RawMessage `json:"actor"`
+	Attempt            int             `json:"attempt"`
+}
+
+// deliveryVars are the variables templates see.
+type deliveryVars struct {
+	Subscriber json.RawMessage `json:"subscriber"`
+	Payload    json.RawMessage `json:"payload"`
+	Steps      map[string]any  `json:"steps"`
 }
 
 // retryOrFail schedules the next attempt, or fails the step after the last.

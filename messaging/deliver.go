@@ -77,7 +77,7 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 	if failure != nil {
 		return failure, nil
 	}
-	r, err := renderStep(d)
+	r, err := s.renderStep(d)
 	if err != nil {
 		return fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil
 	}

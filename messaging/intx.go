@@ -59,7 +59,7 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 		b, err := json.Marshal(failure)
 		return b, nil, err
 	}
-	r, err := renderStep(&d)
+	r, err := s.renderStep(&d)
 	if err != nil {
 		b, err := json.Marshal(fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()))
 		return b, nil, err

@@ -30,30 +30,52 @@ func (r *rendered) message(m Message) Message {
 
 // bindings are the variables templates see: {subscriber, payload, steps}
 // from the delivery, with subscriber and payload filled in when missing.
-func bindings(d *delivery) (map[string]any, error) {
-	vars := map[string]any{}
-	for k, v := range d.Variables {
+// subs keeps each subscriber's decoded variables while its JSON stays the
+// same: a subscriber is usually notified many times, and decoding their
+// document cost more than rendering. The cached map is shared, so it is
+// normalized once, when decoded, and never written after (Liquid's assign
+// writes to the top-level map, which is the render's own).
+func bindings(d *delivery, subs *platform.ParseCache[any]) (map[string]any, error) {
+	vars := make(map[string]any, len(d.Variables)+2)
+	for k, raw := range d.Variables {
+		var v any
+		var err error
+		if k == "subscriber" && subs != nil {
+			v, err = subs.Get(d.EnvironmentID+"\x00"+d.Subscriber.ID, raw, decodeNormalized)
+		} else {
+			v, err = decodeNormalized(raw)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("variables.%s: %v", k, err)
+		}
 		vars[k] = v
 	}
 	if _, ok := vars["payload"]; !ok && len(d.Payload) > 0 {
-		var p any
-		if err := json.Unmarshal(d.Payload, &p); err != nil {
+		p, err := decodeNormalized(d.Payload)
+		if err != nil {
 			return nil, fmt.Errorf("payload: %v", err)
 		}
 		vars["payload"] = p
 	}
 	if _, ok := vars["subscriber"]; !ok {
 		b, _ := json.Marshal(d.Subscriber)
-		var sub any
-		json.Unmarshal(b, &sub)
-		vars["subscriber"] = sub
+		vars["subscriber"], _ = decodeNormalized(b)
 	}
-	return normalize(vars).(map[string]any), nil
+	return vars, nil
+}
+
+// decodeNormalized decodes JSON as Liquid bindings: whole numbers as ints.
+func decodeNormalized(raw []byte) (any, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return normalize(v), nil
 }
 
 // renderStep renders the step's controls for its channel (spec §2.14.2).
-func renderStep(d *delivery) (*rendered, error) {
-	vars, err := bindings(d)
+func (s *Store) renderStep(d *delivery) (*rendered, error) {
+	vars, err := bindings(d, &s.subscriberVars)
 	if err != nil {
 		return nil, err
 	}

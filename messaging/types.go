@@ -44,23 +44,23 @@ var channels = []string{"in_app", "email", "sms", "chat", "push"}
 
 // delivery is the document DeliverJSON receives (CONTRACTS.md).
 type delivery struct {
-	JobID              string          `json:"jobId"`
-	NotificationID     string          `json:"notificationId"`
-	EnvironmentID      string          `json:"environmentId"`
-	OrganizationID     string          `json:"organizationId"`
-	TransactionID      string          `json:"transactionId"`
-	Channel            string          `json:"channel"`
-	StepID             string          `json:"stepId"`
-	StepDatabaseID     string          `json:"stepDatabaseId"`
-	WorkflowDatabaseID string          `json:"workflowDatabaseId"`
-	WorkflowID         string          `json:"workflowId"`
-	Subscriber         subscriber      `json:"subscriber"`
-	Controls           map[string]any  `json:"controls"`
-	Variables          map[string]any  `json:"variables"`
-	Payload            json.RawMessage `json:"payload"`
-	Overrides          json.RawMessage `json:"overrides"`
-	Tags               []string        `json:"tags"`
-	Actor              json.RawMessage `json:"actor"`
+	JobID              string                     `json:"jobId"`
+	NotificationID     string                     `json:"notificationId"`
+	EnvironmentID      string                     `json:"environmentId"`
+	OrganizationID     string                     `json:"organizationId"`
+	TransactionID      string                     `json:"transactionId"`
+	Channel            string                     `json:"channel"`
+	StepID             string                     `json:"stepId"`
+	StepDatabaseID     string                     `json:"stepDatabaseId"`
+	WorkflowDatabaseID string                     `json:"workflowDatabaseId"`
+	WorkflowID         string                     `json:"workflowId"`
+	Subscriber         subscriber                 `json:"subscriber"`
+	Controls           map[string]any             `json:"controls"`
+	Variables          map[string]json.RawMessage `json:"variables"` // decoded by bindings
+	Payload            json.RawMessage            `json:"payload"`
+	Overrides          json.RawMessage            `json:"overrides"`
+	Tags               []string                   `json:"tags"`
+	Actor              json.RawMessage            `json:"actor"`
 	// Attempt counts the job's runs, 1 for the first; 0 when the caller
 	// does not say. A first run has no earlier message to look for.
 	Attempt int `json:"attempt"`
