@@ -102,6 +102,45 @@ func (c *loadClient) run(ctx context.Context, clients, n int, next func(i int) r
 	return summarise(lat, int(errs.Load()), elapsed)
 }
 
+// paced sends n requests open-loop at rate per second: request i leaves at
+// start + i/rate whether or not earlier ones have answered, so a slow
+// answer delays no later request and every latency is counted from when
+// its request was due (no coordinated omission). This is how latency is
+// measured beside a closed-loop run's throughput: at a rate the server
+// sustains, the figure is the service time, not the queue that any closed
+// loop of clients builds at saturation.
+func (c *loadClient) paced(ctx context.Context, rate float64, n int, next func(i int) request) loadResult {
+	interval := time.Duration(float64(time.Second) / rate)
+	var (
+		errs atomic.Int64
+		mu   sync.Mutex
+		lat  = make([]time.Duration, 0, n)
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, 256) // bounds the goroutines should the server stall
+	)
+	start := time.Now()
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		due := start.Add(time.Duration(i) * interval)
+		time.Sleep(time.Until(due))
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r := next(i)
+			status, _, err := c.do(ctx, r)
+			d := time.Since(due)
+			if err != nil || status != r.want {
+				errs.Add(1)
+			}
+			mu.Lock()
+			lat = append(lat, d)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return summarise(lat, int(errs.Load()), time.Since(start))
+}
+
 func summarise(lat []time.Duration, errs int, elapsed time.Duration) loadResult {
 	slices.Sort(lat)
 	r := loadResult{Requests: len(lat), Errors: errs, Elapsed: elapsed}

@@ -10,10 +10,13 @@ import (
 	"time"
 )
 
-// readFigures are one dataset's read latencies, kept to compare sizes.
+// readFigures are one dataset's read figures, kept to compare sizes: the
+// feed under 64 clients (scenario 3), and for each kind of search its
+// closed-loop maximum (saturated) and its latency at half that rate (paced).
 type readFigures struct {
-	feed   loadResult
-	search map[string]loadResult
+	feed      loadResult
+	saturated map[string]loadResult
+	search    map[string]loadResult
 }
 
 var searchKinds = []string{"subscriberId", "email substring", "name substring", "cursor paging 1,000 results"}
@@ -43,9 +46,11 @@ func (b *bench) reads(ctx context.Context) error {
 		Value: feed.PerSec, Unit: "req/s", Floor: b.noop.PerSec, Target: ">= 30% of noop", Pass: b.result(feed.PerSec >= 0.3*b.noop.PerSec && feed.Errors == 0)})
 	b.rep.add(row{Scenario: "3 feed read", Metric: "p99", Value: ms(feed.P99), Unit: "ms", Target: "<= 10 ms", Pass: b.result(feed.P99 <= 10*time.Millisecond)})
 	for _, kind := range searchKinds {
-		r := largeFig.search[kind]
-		b.rep.add(row{Scenario: "4 subscriber search", Metric: fmt.Sprintf("%s p99 (%d subscribers, %d errors)", kind, large.subscribers, r.Errors),
-			Value: ms(r.P99), Unit: "ms", Target: "<= 10 ms", Pass: b.result(r.P99 <= 10*time.Millisecond && r.Errors == 0)})
+		sat, r := largeFig.saturated[kind], largeFig.search[kind]
+		b.rep.add(row{Scenario: "4 subscriber search", Metric: fmt.Sprintf("%s, %d clients: max rate (p99 %.2f ms at saturation)", kind, b.sz.clients, ms(sat.P99)),
+			Value: sat.PerSec, Unit: "req/s", Target: "reported"})
+		b.rep.add(row{Scenario: "4 subscriber search", Metric: fmt.Sprintf("%s p99 at %.0f req/s, half the max (%d subscribers, %d errors)", kind, r.PerSec, large.subscribers, sat.Errors+r.Errors),
+			Value: ms(r.P99), Unit: "ms", Target: "<= 10 ms", Pass: b.result(r.P99 <= 10*time.Millisecond && r.Errors+sat.Errors == 0)})
 	}
 
 	growth := func(metric string, smallP50, largeP50 time.Duration, rows string) {
@@ -67,6 +72,8 @@ func (b *bench) reads(ctx context.Context) error {
 			return err
 		}
 	}
+	// Search latency is compared as scenario 4 judges it: paced at half of
+	// each dataset's own maximum rate.
 	for _, kind := range searchKinds {
 		growth("search "+kind, smallFig.search[kind].P50, largeFig.search[kind].P50, fmt.Sprintf("%d vs %d subscribers", small.subscribers, grown.subscribers))
 	}
@@ -93,7 +100,7 @@ func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, err
 		return request{method: "GET", path: fmt.Sprintf("/v1/subscribers/s%07d/notifications/feed?limit=20", inbox(i)), want: 200}
 	}
 	c.run(ctx, b.sz.clients, min(n, 2000), func(i int) request { return feed(i + n) })
-	fig := readFigures{search: map[string]loadResult{}}
+	fig := readFigures{saturated: map[string]loadResult{}, search: map[string]loadResult{}}
 	fig.feed = c.run(ctx, b.sz.clients, n, feed)
 	queries := map[string]func(i int) string{
 		"subscriberId":    func(i int) string { return fmt.Sprintf("subscriberId=s%07d", sub(i)) },
@@ -103,30 +110,52 @@ func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, err
 		"name substring": func(i int) string { return "name=" + url.QueryEscape(fmt.Sprintf("Given%d F", sub(i))) },
 	}
 	for kind, q := range queries {
-		fig.search[kind] = c.run(ctx, b.sz.clients, n, func(i int) request {
+		search := func(i int) request {
 			return request{method: "GET", path: "/v2/subscribers?limit=10&" + q(i), want: 200}
-		})
+		}
+		sat := c.run(ctx, b.sz.clients, n, search)
+		fig.saturated[kind] = sat
+		fig.search[kind] = c.paced(ctx, sat.PerSec/2, n/2, func(i int) request { return search(i + n) })
 	}
-	pages, err := b.pageThrough(ctx, c, ds)
+	const paging = "cursor paging 1,000 results"
+	sat, err := b.pageThrough(ctx, c, ds, 0)
 	if err != nil {
 		return fig, err
 	}
-	fig.search["cursor paging 1,000 results"] = pages
+	fig.saturated[paging] = sat
+	// Each walk is ten pages, one after another, so walks start at a tenth
+	// of the page rate.
+	if fig.search[paging], err = b.pageThrough(ctx, c, ds, time.Duration(float64(time.Second)*10/(sat.PerSec/2))); err != nil {
+		return fig, err
+	}
 	return fig, nil
 }
 
 // pageThrough follows `next` through the 1,000 subscribers of one lastName
-// group, 100 per page, from several clients at once, timing every page.
-func (b *bench) pageThrough(ctx context.Context, c *loadClient, ds *dataset) (loadResult, error) {
+// group, 100 per page, timing every page. With pace 0, walks run from as
+// many clients at once as the run has (the maximum rate); otherwise walk w
+// starts at w×pace, its first page timed from then (see paced).
+func (b *bench) pageThrough(ctx context.Context, c *loadClient, ds *dataset, pace time.Duration) (loadResult, error) {
 	groups := max(ds.subscribers/1000, 1)
 	walks := max(b.sz.readRequests/10, 20)
+	if pace > 0 {
+		walks /= 2
+	}
 	var lat []time.Duration
 	errs := 0
 	results := make(chan []time.Duration, walks)
 	failures := make(chan error, walks)
 	sem := make(chan struct{}, b.sz.clients)
+	if pace > 0 {
+		sem = make(chan struct{}, 256)
+	}
 	start := time.Now()
 	for w := range walks {
+		due := time.Now()
+		if pace > 0 {
+			due = start.Add(time.Duration(w) * pace)
+			time.Sleep(time.Until(due))
+		}
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
@@ -135,6 +164,9 @@ func (b *bench) pageThrough(ctx context.Context, c *loadClient, ds *dataset) (lo
 			seen := 0
 			for path != "" {
 				t0 := time.Now()
+				if len(mine) == 0 {
+					t0 = due
+				}
 				status, body, err := c.do(ctx, request{method: "GET", path: path})
 				mine = append(mine, time.Since(t0))
 				if err != nil || status != 200 {
