@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 )
 
 // HandlerFunc is a handler that returns its error instead of writing it.
@@ -32,10 +33,16 @@ func JSON(w http.ResponseWriter, status int, v any) error {
 // WriteJSON writes body, which is JSON already, as the response with the
 // given status, for a handler that encodes its own hot response.
 func WriteJSON(w http.ResponseWriter, status int, body []byte) error {
-	w.Header().Set("Content-Type", "application/json")
+	body = append(body, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	// With its length known, net/http sends the body as it is instead of
+	// in chunks (it only measures bodies under 2 KB itself): a feed page
+	// goes out in two writes, and the client reads it to a known end.
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	// A failed write means the client went away; there is no one left to tell.
-	w.Write(append(body, '\n'))
+	w.Write(body)
 	return nil
 }
 
