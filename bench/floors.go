@@ -4,41 +4,28 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
 )
 
-// noopFloor measures what the HTTP stack alone allows: a handler that
-// answers {} behind the same middleware (logging, auth, idempotency),
-// driven by the same load generator, in requests/s.
+// noopFloor measures what the HTTP stack alone allows: bench/noopserver, a
+// handler that answers {} behind the same middleware (logging, auth,
+// idempotency), run as its own process as Herald is, driven by the same
+// load generator, in requests/s.
 func noopFloor(ctx context.Context, dir string, clients, n int) (loadResult, error) {
-	db, err := platform.Open(ctx, filepath.Join(dir, "noop.db"))
+	bin := filepath.Join(dir, "noopserver")
+	if err := build(ctx, "./bench/noopserver", bin); err != nil {
+		return loadResult{}, fmt.Errorf("build noopserver: %w", err)
+	}
+	srv, err := startServer(ctx, bin, filepath.Join(dir, "noop.db"))
 	if err != nil {
 		return loadResult{}, err
 	}
-	defer db.Close()
-	if err := platform.Migrate(db, migrations.FS); err != nil {
-		return loadResult{}, err
-	}
-	if _, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: benchKey}, io.Discard); err != nil {
-		return loadResult{}, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /v1/noop", platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return platform.JSON(w, http.StatusOK, struct{}{})
-	}))
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: []byte(benchSecret)}))
-	defer srv.Close()
-	c := newLoadClient(srv.URL, benchKey, clients)
+	defer srv.stop()
+	c := newLoadClient(srv.base, benchKey, clients)
 	return c.run(ctx, clients, n, func(int) request { return request{method: "GET", path: "/v1/noop", want: 200} }), nil
 }
 

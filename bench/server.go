@@ -26,10 +26,7 @@ type server struct {
 // binary's path and size in bytes.
 func buildServer(ctx context.Context, dir string) (string, int64, error) {
 	bin := filepath.Join(dir, "herald")
-	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err := build(ctx, ".", bin); err != nil {
 		return "", 0, fmt.Errorf("build herald: %w", err)
 	}
 	info, err := os.Stat(bin)
@@ -37,6 +34,14 @@ func buildServer(ctx context.Context, dir string) (string, int64, error) {
 		return "", 0, err
 	}
 	return bin, info.Size(), nil
+}
+
+// build compiles the package pkg to bin, cgo-free and stripped.
+func build(ctx context.Context, pkg, bin string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
 }
 
 // startServer runs bin on the database file db with the benchmark's keys and
