@@ -40,9 +40,11 @@ func appendFeedPage(b []byte, total int, hasMore bool, rows []*message, sum []by
 // that never changes after delivery is m.FeedItem, stored with the
 // message, or built from the columns when the row has none.
 func appendFeedItem(b []byte, m *message, sum []byte) []byte {
-	static := m.FeedItem
-	if static == nil {
-		static = appendFeedStatic(nil, m)
+	var static string
+	if m.FeedItem != nil {
+		static = *m.FeedItem
+	} else {
+		static = string(appendFeedStatic(nil, m))
 	}
 	if sum == nil {
 		sum = m.SubscriberSummary

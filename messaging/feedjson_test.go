@@ -117,7 +117,8 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 			}
 			// The same item from the part stored at delivery.
 			stored := tc.m
-			stored.FeedItem = appendFeedStatic(nil, &tc.m)
+			item := string(appendFeedStatic(nil, &tc.m))
+			stored.FeedItem = &item
 			stored.ID, stored.Content, stored.Payload = "", nil, nil // read from the stored part only
 			got = appendFeedItem(nil, &stored, tc.sum)
 			is.NoErr(json.Unmarshal(got, &g))

@@ -60,7 +60,9 @@ type message struct {
 	LastReadDate, LastSeenDate                               *string
 	DeliveredAt, Outcome                                     []byte
 	CreatedAt, UpdatedAt                                     string
-	FeedItem                                                 []byte // the stored feed_item; nil to build it
+	// FeedItem is the stored feed_item; nil to build it. A string, so the
+	// feed reads it without the copy a []byte scan makes.
+	FeedItem *string
 }
 
 // messageColumns lists the columns in the order scanMessage reads them.
