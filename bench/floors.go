@@ -15,18 +15,20 @@ import (
 // handler that answers {} behind the same middleware (logging, auth,
 // idempotency), run as its own process as Herald is, driven by the same
 // load generator, in requests/s.
-func noopFloor(ctx context.Context, dir string, clients, n int) (loadResult, error) {
+func noopFloor(ctx context.Context, dir string, clients, n int) (_ loadResult, cpuPerRequest float64, _ error) {
 	bin := filepath.Join(dir, "noopserver")
 	if err := build(ctx, "./bench/noopserver", bin); err != nil {
-		return loadResult{}, fmt.Errorf("build noopserver: %w", err)
+		return loadResult{}, 0, fmt.Errorf("build noopserver: %w", err)
 	}
 	srv, err := startServer(ctx, bin, filepath.Join(dir, "noop.db"))
 	if err != nil {
-		return loadResult{}, err
+		return loadResult{}, 0, err
 	}
 	defer srv.stop()
 	c := newLoadClient(srv.base, benchKey, clients)
-	return c.run(ctx, clients, n, func(int) request { return request{method: "GET", path: "/v1/noop", want: 200} }), nil
+	cpu0 := srv.cpu()
+	r := c.run(ctx, clients, n, func(int) request { return request{method: "GET", path: "/v1/noop", want: 200} })
+	return r, srv.perRequest(cpu0, r), nil
 }
 
 // sqliteFloor measures what the storage allows: the rows one in-app delivery

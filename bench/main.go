@@ -121,12 +121,13 @@ func (b *bench) build(ctx context.Context) error {
 }
 
 func (b *bench) floors(ctx context.Context) error {
-	noop, err := noopFloor(ctx, b.dir, b.sz.clients, b.sz.noopRequests)
+	noop, cpu, err := noopFloor(ctx, b.dir, b.sz.clients, b.sz.noopRequests)
 	if err != nil {
 		return fmt.Errorf("noop floor: %w", err)
 	}
 	b.noop = noop
 	b.rep.add(row{Scenario: "floor", Metric: "noop requests/s (auth + middleware)", Value: noop.PerSec, Unit: "req/s", Target: "reported"})
+	b.rep.add(row{Scenario: "floor", Metric: "noop server CPU per request", Value: cpu, Unit: "us", Target: "reported"})
 	floor, err := sqliteFloor(ctx, b.dir, b.sz.floorDelivers, 500)
 	if err != nil {
 		return fmt.Errorf("sqlite floor: %w", err)

@@ -15,6 +15,7 @@ import (
 // closed-loop maximum (saturated) and its latency at half that rate (paced).
 type readFigures struct {
 	feed      loadResult
+	feedCPU   float64 // server CPU µs per feed request
 	saturated map[string]loadResult
 	search    map[string]loadResult
 }
@@ -44,6 +45,7 @@ func (b *bench) reads(ctx context.Context) error {
 	feed := largeFig.feed
 	b.rep.add(row{Scenario: "3 feed read", Metric: fmt.Sprintf("requests/s (%d subscribers, %d messages in %d inboxes, limit=20, %d clients)", large.subscribers, large.messages, large.inboxes, b.sz.clients),
 		Value: feed.PerSec, Unit: "req/s", Floor: b.noop.PerSec, Target: ">= 30% of noop", Pass: b.result(feed.PerSec >= 0.3*b.noop.PerSec && feed.Errors == 0)})
+	b.rep.add(row{Scenario: "3 feed read", Metric: "server CPU per request", Value: largeFig.feedCPU, Unit: "us", Target: "reported"})
 	b.rep.add(row{Scenario: "3 feed read", Metric: "p99", Value: ms(feed.P99), Unit: "ms", Target: "<= 10 ms", Pass: b.result(feed.P99 <= 10*time.Millisecond)})
 	for _, kind := range searchKinds {
 		sat, r := largeFig.saturated[kind], largeFig.search[kind]
@@ -101,7 +103,9 @@ func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, err
 	}
 	c.run(ctx, b.sz.clients, min(n, 2000), func(i int) request { return feed(i + n) })
 	fig := readFigures{saturated: map[string]loadResult{}, search: map[string]loadResult{}}
+	cpu0 := srv.cpu()
 	fig.feed = c.run(ctx, b.sz.clients, n, feed)
+	fig.feedCPU = srv.perRequest(cpu0, fig.feed)
 	queries := map[string]func(i int) string{
 		"subscriberId":    func(i int) string { return fmt.Sprintf("subscriberId=s%07d", sub(i)) },
 		"email substring": func(i int) string { return fmt.Sprintf("email=user%06d", sub(i)/10) },

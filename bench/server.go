@@ -115,6 +115,34 @@ func (s *server) rssMB() (current, peak float64) {
 	return current, peak
 }
 
+// cpu returns the CPU time the server has used, user and system, from
+// /proc (in clock ticks of 1/100 s, USER_HZ on Linux).
+func (s *server) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after it. utime and stime are fields 14 and 15 of the line.
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// perRequest is the server's CPU time per request over a load run that
+// began at cpu0.
+func (s *server) perRequest(cpu0 time.Duration, r loadResult) float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64((s.cpu() - cpu0).Microseconds()) / float64(r.Requests)
+}
+
 // resetPeak restarts the kernel's peak-RSS count for the server (writing 5
 // to clear_refs), so a scenario's peak is its own and not the seeding's.
 func (s *server) resetPeak() {
