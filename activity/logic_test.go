@@ -284,9 +284,10 @@ func TestQueue_LeaseExpiry(t *testing.T) {
 	clock := platformtest.NewClock(t0)
 	s := NewStore(db, clock.Now)
 	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
+	wf := workflowDoc{ID: platform.NewID(), WorkflowID: "w",
+		Steps: []workflowStep{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}, {ID: platform.NewID(), StepID: "mail", Type: "email"}}}
 	p := &plan{tenant: tenant, transactionID: "tx", payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
-		wf: workflowDoc{ID: platform.NewID(), WorkflowID: "w"}, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`),
-		steps:      []workflowStep{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}, {ID: platform.NewID(), StepID: "mail", Type: "email"}},
+		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), steps: wf.Steps, chain: chainSteps(wf),
 		recipients: []recipient{{id: platform.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
 	is.NoErr(s.insertTrigger(ctx, p, true))
 	var conflict *platform.Error

@@ -73,6 +73,23 @@ type jobStep struct {
 	ShouldStopOnFail *bool           `json:"shouldStopOnFail"`
 }
 
+// parseJobStep reads a job's step snapshot; a snapshot that does not parse
+// reads as a step with no filters, as it always has.
+func parseJobStep(raw []byte) (jobStep, error) {
+	var step jobStep
+	json.Unmarshal(raw, &step)
+	return step, nil
+}
+
+// parseSkip reads the skip condition of a job's controls.
+func parseSkip(raw []byte) (json.RawMessage, error) {
+	var controls struct {
+		Skip json.RawMessage `json:"skip"`
+	}
+	json.Unmarshal(raw, &controls)
+	return controls.Skip, nil
+}
+
 // run executes one claimed job and returns the write that records its
 // result. It returns the context's error, and no write, when the worker is
 // stopped mid-run; an error leaves the job to its lease, which expires and
@@ -103,12 +120,14 @@ func (w *Worker) run(ctx context.Context, j *job) (write, error) {
 // when it no longer exists), which is done only when a condition or a
 // delivery needs it.
 func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscriber func(context.Context) (json.RawMessage, error)) (write, error) {
-	var step jobStep
-	json.Unmarshal(j.Step, &step)
+	// Every job of a step carries the same snapshot and controls while its
+	// workflow is unchanged (chain.go), so each is parsed once per step.
+	key := j.TemplateID + "\x00" + j.StepID
+	step, _ := w.steps.Get(key, j.Step, parseJobStep)
 	var controls struct {
-		Skip json.RawMessage `json:"skip"`
+		Skip json.RawMessage
 	}
-	json.Unmarshal(j.Controls, &controls)
+	controls.Skip, _ = w.skips.Get(key, j.Controls, parseSkip)
 
 	var sub json.RawMessage
 	hasFilters := isArray(step.Filters) && string(step.Filters) != "[]"

@@ -295,68 +295,6 @@ type jobRow struct {
 	lease    string // the trigger's own lease, when it runs the job itself
 }
 
-// planChain decides a recipient's notification id and job chain: the
-// trigger job, then one job per active step, each the parent of the next.
-// The trigger job does nothing but release the first step, so it is
-// written completed and the first step due now: the same rows the worker
-// would leave, without a claim and a settlement per notification.
-func (p *plan) planChain(r *recipient, now time.Time) {
-	r.at = now
-	r.nid = platform.NewIDAt(now)
-	ts := platform.FormatTime(now)
-	var payload map[string]any
-	json.Unmarshal(p.payload, &payload)
-	steps := append([]workflowStep{{ID: platform.NewIDAt(now), StepID: stepTrigger, Type: stepTrigger, Name: "trigger"}}, p.steps...)
-	r.jobs = make([]jobRow, len(steps))
-	for i, st := range steps {
-		row := jobRow{id: platform.NewIDAt(now), position: i, step: st, values: st.values(), provider: "service", status: statusPending}
-		var parentStep any
-		if i > 0 {
-			row.parent, parentStep = r.jobs[i-1].id, steps[i-1].ID
-		}
-		filters := st.Filters
-		if !isArray(filters) {
-			filters = json.RawMessage(`[]`)
-		}
-		snapshot := map[string]any{
-			"_id": st.ID, "_templateId": st.ID, "active": true, "name": firstNonEmpty(st.Name, st.StepID),
-			"filters": filters, "_parentId": parentStep, "controlVariables": row.values,
-		}
-		if st.ShouldStopOnFail != nil {
-			snapshot["shouldStopOnFail"] = *st.ShouldStopOnFail
-		}
-		switch st.Type {
-		case stepDigest:
-			var c digestConfig
-			json.Unmarshal(row.values, &c)
-			meta := c.metadata()
-			b, _ := json.Marshal(meta)
-			row.digest = string(b)
-			snapshot["metadata"] = meta
-			row.groupKey = group(p.wf.ID, r.id, st.StepID, keyValue(payload, c.DigestKey))
-		case stepThrottle:
-			var c throttleConfig
-			json.Unmarshal(row.values, &c)
-			row.groupKey = group(p.wf.ID, r.id, st.StepID, keyValue(payload, c.ThrottleKey))
-		case stepDelay:
-			var c delayConfig
-			json.Unmarshal(row.values, &c)
-			snapshot["metadata"] = c.metadata()
-		}
-		row.snapshot, _ = json.Marshal(snapshot)
-		if channelSteps[st.Type] {
-			row.provider = defaultProviders[st.Type]
-		}
-		switch i {
-		case 0:
-			row.status = statusCompleted
-		case 1:
-			row.status, row.runAt = statusQueued, ts
-		}
-		r.jobs[i] = row
-	}
-}
-
 // insertJobs writes a recipient's planned chain, each job with a "Step
 // queued" detail. A job the trigger ran itself is written running under
 // the trigger's lease, and its result, r.first, is recorded once the whole

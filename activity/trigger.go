@@ -219,6 +219,7 @@ type plan struct {
 	actor         json.RawMessage
 	contextKeys   []string
 	template      json.RawMessage
+	chain         []chainStep // the trigger step, then the active ones
 	channels      []string
 	recipients    []recipient
 }
@@ -290,7 +291,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	if p.contextKeys, err = contextKeys(req.Context); err != nil {
 		return nil, nil, platform.InvalidField("context", nil, "%s", err.Error())
 	}
-	p.template = parsed.template
+	p.template, p.chain = parsed.template, parsed.chain
 	for _, s := range p.steps {
 		if !slices.Contains(p.channels, s.Type) {
 			p.channels = append(p.channels, s.Type)

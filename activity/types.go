@@ -204,6 +204,7 @@ func isObject(raw json.RawMessage) bool {
 type parsedWorkflow struct {
 	wf       workflowDoc
 	template json.RawMessage
+	chain    []chainStep
 }
 
 func parseWorkflow(raw []byte) (parsedWorkflow, error) {
@@ -212,5 +213,6 @@ func parseWorkflow(raw []byte) (parsedWorkflow, error) {
 		return p, err
 	}
 	p.template = templateSummary(p.wf)
+	p.chain = chainSteps(p.wf)
 	return p, nil
 }

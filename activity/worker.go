@@ -3,12 +3,15 @@ package activity
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herald-notify/herald/platform"
 )
 
 // WorkerConfig tunes a Worker. Zero fields take the defaults.
@@ -78,6 +81,8 @@ type runner struct {
 	subscribers Subscribers
 	messenger   Messenger
 	cfg         WorkerConfig
+	steps       platform.ParseCache[jobStep]         // parsed step snapshots, by workflow and step
+	skips       platform.ParseCache[json.RawMessage] // skip conditions of step controls, the same way
 }
 
 // result is a run job's write, on its way to the committer.

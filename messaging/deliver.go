@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
@@ -168,6 +169,13 @@ func fail(providerID, source, why string) *outcome {
 	}}
 }
 
+// parseIntegration reads an integration document of IntegrationSource.
+func parseIntegration(raw []byte) (integration, error) {
+	var in integration
+	err := json.Unmarshal(raw, &in)
+	return in, err
+}
+
 // targets picks the integrations a step is delivered through (contract §7,
 // §9): in_app through the environment's in_app integration ("service");
 // email and sms through the active primary one; chat and push through every
@@ -185,9 +193,9 @@ func (s *Store) targets(ctx context.Context, d *delivery) ([]target, *outcome, e
 		if err != nil {
 			return nil, nil, fmt.Errorf("active %s integrations: %w", d.Channel, err)
 		}
-		for _, doc := range docs {
-			var in integration
-			if err := json.Unmarshal(doc, &in); err != nil {
+		for i, doc := range docs {
+			in, err := s.integrations.Get(d.EnvironmentID+"\x00"+d.Channel+"\x00"+strconv.Itoa(i), doc, parseIntegration)
+			if err != nil {
 				// Bad stored credentials need a person, not a retry.
 				return nil, fail("", "Credentials", "Invalid integration credentials: "+err.Error()), nil
 			}

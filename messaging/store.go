@@ -26,8 +26,9 @@ type Store struct {
 	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
 	byJob  *sql.Stmt // a job's message, on the read pool, once prepared
 
-	owners         platform.ParseCache[owner] // feed owners, parsed from Subscribers' JSON
-	subscriberVars platform.ParseCache[any]   // template variables of subscribers (bindings)
+	owners         platform.ParseCache[owner]       // feed owners, parsed from Subscribers' JSON
+	subscriberVars platform.ParseCache[any]         // template variables of subscribers (bindings)
+	integrations   platform.ParseCache[integration] // active integrations, by environment, channel and rank
 }
 
 // NewStore returns a Store on db that reads other domains through src.

@@ -1,0 +1,119 @@
+package activity
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// chainStep is what every job of one workflow step carries, the same for
+// every trigger while the workflow is unchanged. It is decided once per
+// parse of the workflow (parsedWorkflow), so that a trigger only adds ids
+// and group keys: building and marshalling each job's step snapshot was a
+// tenth of a trigger's work before the write.
+type chainStep struct {
+	step     workflowStep
+	snapshot json.RawMessage // the job's copy of its step (contract §8)
+	values   json.RawMessage
+	provider string
+	digest   any    // the digest metadata, as stored; nil for other steps
+	groupBy  string // the payload path digest or throttle jobs are grouped by
+}
+
+// chainSteps returns the chain of wf: the trigger step, then each active
+// step, each the parent of the next.
+func chainSteps(wf workflowDoc) []chainStep {
+	steps := []workflowStep{{ID: triggerStepID(wf.ID), StepID: stepTrigger, Type: stepTrigger, Name: "trigger"}}
+	for _, s := range wf.Steps {
+		if s.Active == nil || *s.Active {
+			steps = append(steps, s)
+		}
+	}
+	chain := make([]chainStep, len(steps))
+	for i, st := range steps {
+		c := chainStep{step: st, values: st.values(), provider: "service"}
+		var parentStep any
+		if i > 0 {
+			parentStep = steps[i-1].ID
+		}
+		filters := st.Filters
+		if !isArray(filters) {
+			filters = json.RawMessage(`[]`)
+		}
+		snapshot := map[string]any{
+			"_id": st.ID, "_templateId": st.ID, "active": true, "name": firstNonEmpty(st.Name, st.StepID),
+			"filters": filters, "_parentId": parentStep, "controlVariables": c.values,
+		}
+		if st.ShouldStopOnFail != nil {
+			snapshot["shouldStopOnFail"] = *st.ShouldStopOnFail
+		}
+		switch st.Type {
+		case stepDigest:
+			var cfg digestConfig
+			json.Unmarshal(c.values, &cfg)
+			meta := cfg.metadata()
+			b, _ := json.Marshal(meta)
+			c.digest, c.groupBy = string(b), cfg.DigestKey
+			snapshot["metadata"] = meta
+		case stepThrottle:
+			var cfg throttleConfig
+			json.Unmarshal(c.values, &cfg)
+			c.groupBy = cfg.ThrottleKey
+		case stepDelay:
+			var cfg delayConfig
+			json.Unmarshal(c.values, &cfg)
+			snapshot["metadata"] = cfg.metadata()
+		}
+		c.snapshot, _ = json.Marshal(snapshot)
+		if channelSteps[st.Type] {
+			c.provider = defaultProviders[st.Type]
+		}
+		chain[i] = c
+	}
+	return chain
+}
+
+// triggerStepID is the _id of a workflow's trigger step, which the
+// workflow itself does not store. It is derived from the workflow's _id,
+// so every trigger job of a workflow names the same step, as the jobs of
+// its other steps do, and their snapshots stay the same bytes.
+func triggerStepID(workflowID string) string {
+	sum := sha256.Sum256([]byte("herald/trigger-step/" + workflowID))
+	return hex.EncodeToString(sum[:12])
+}
+
+// planChain decides a recipient's notification id and job chain from the
+// workflow's chain. The trigger job does nothing but release the first
+// step, so it is written completed and the first step due now: the same
+// rows the worker would leave, without a claim and a settlement per
+// notification.
+func (p *plan) planChain(r *recipient, now time.Time) {
+	r.at = now
+	r.nid = platform.NewIDAt(now)
+	ts := platform.FormatTime(now)
+	var payload map[string]any // read only when a step groups by it
+	r.jobs = make([]jobRow, len(p.chain))
+	for i, c := range p.chain {
+		row := jobRow{id: platform.NewIDAt(now), position: i, step: c.step, snapshot: c.snapshot, values: c.values,
+			provider: c.provider, status: statusPending, digest: c.digest}
+		if i > 0 {
+			row.parent = r.jobs[i-1].id
+		}
+		if c.step.Type == stepDigest || c.step.Type == stepThrottle {
+			if payload == nil {
+				json.Unmarshal(p.payload, &payload)
+			}
+			row.groupKey = group(p.wf.ID, r.id, c.step.StepID, keyValue(payload, c.groupBy))
+		}
+		switch i {
+		case 0:
+			row.status = statusCompleted
+		case 1:
+			row.status, row.runAt = statusQueued, ts
+		}
+		r.jobs[i] = row
+	}
+}
