@@ -51,7 +51,10 @@ func benchEnvInt(name string, def int) int {
 }
 
 // startReadBench seeds (once per process) a database in a temporary
-// directory and builds the handler on it. The subscribers and messages are
+// directory and builds the handler on it. HERALD_READ_BENCH_DB names a file
+// to keep the seeded database in instead: a later run finds it and skips the
+// seeding (minutes at a million messages), so a change can be profiled
+// against the same data. The sizes must then be those it was seeded with. The subscribers and messages are
 // bench/'s: subscriberId s%07d, email user%07d@bench.example, firstName
 // Given%d, lastName Family%04d grouping them by a thousand.
 func startReadBench(b *testing.B) *readBenchServer {
@@ -67,12 +70,18 @@ func startReadBench(b *testing.B) *readBenchServer {
 
 func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error) {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "herald-read-bench-")
-	if err != nil {
-		return nil, err
+	path, seeded := os.Getenv("HERALD_READ_BENCH_DB"), false
+	if path == "" {
+		dir, err := os.MkdirTemp("", "herald-read-bench-")
+		if err != nil {
+			return nil, err
+		}
+		b.Cleanup(func() { os.RemoveAll(dir) })
+		path = filepath.Join(dir, "bench.db")
+	} else if _, err := os.Stat(path); err == nil {
+		seeded = true
 	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	db, err := platform.Open(ctx, filepath.Join(dir, "bench.db"))
+	db, err := platform.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -84,44 +93,9 @@ func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error)
 		return nil, err
 	}
 	tenant := envs[0].Tenant()
-	subs := subscribers.NewStore(db, nil, nil)
-	var docs []json.RawMessage
-	for start := 0; start < nSubs; start += 1000 {
-		bodies := make([]json.RawMessage, 0, 1000)
-		for i := start; i < min(start+1000, nSubs); i++ {
-			bodies = append(bodies, json.RawMessage(fmt.Sprintf(
-				`{"subscriberId":"s%07d","email":"user%07d@bench.example","firstName":"Given%d","lastName":"Family%04d","data":{"plan":"pro"}}`,
-				i, i, i, i/1000)))
-		}
-		created, err := subs.UpsertSubscribersJSON(ctx, tenant, bodies)
-		if err != nil {
+	if !seeded {
+		if err := seedReadData(ctx, db, tenant, nSubs, nMessages); err != nil {
 			return nil, err
-		}
-		docs = append(docs, created...)
-	}
-	store := messaging.NewStore(db, messaging.Sources{})
-	rng := rand.New(rand.NewPCG(1, 42))
-	for i := range nMessages {
-		var sub struct {
-			ID string `json:"_id"`
-		}
-		raw := docs[rng.IntN(len(docs))]
-		json.Unmarshal(raw, &sub)
-		doc, _ := json.Marshal(map[string]any{
-			"jobId": platform.NewID(), "notificationId": platform.NewID(),
-			"environmentId": tenant.EnvironmentID, "organizationId": tenant.OrganizationID,
-			"transactionId": fmt.Sprintf("seed-%d", i), "channel": "in_app",
-			"stepId": "inbox", "stepDatabaseId": platform.NewID(),
-			"workflowDatabaseId": platform.NewID(), "workflowId": "bench-inbox",
-			"subscriber": raw,
-			"controls":   map[string]any{"subject": "Order {{payload.n}}", "body": "Your order {{payload.n}} has shipped."},
-			"variables":  map[string]any{"subscriber": raw, "payload": map[string]any{"n": i}},
-			"payload":    map[string]any{"n": i, "kind": []string{"a", "b", "c"}[i%3]},
-			"overrides":  map[string]any{}, "tags": []string{"bench"},
-			"actor": map[string]any{"type": "none", "data": nil},
-		})
-		if _, err := store.DeliverJSON(ctx, doc); err != nil {
-			return nil, fmt.Errorf("seed message %d: %w", i, err)
 		}
 	}
 
@@ -208,4 +182,50 @@ func BenchmarkReads(b *testing.B) {
 			}
 		})
 	})
+}
+
+// seedReadData creates nSubs subscribers and delivers nMessages in-app
+// messages to random ones of them, through the stores the server uses.
+func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, nSubs, nMessages int) error {
+	subs := subscribers.NewStore(db, nil, nil)
+	var docs []json.RawMessage
+	for start := 0; start < nSubs; start += 1000 {
+		bodies := make([]json.RawMessage, 0, 1000)
+		for i := start; i < min(start+1000, nSubs); i++ {
+			bodies = append(bodies, json.RawMessage(fmt.Sprintf(
+				`{"subscriberId":"s%07d","email":"user%07d@bench.example","firstName":"Given%d","lastName":"Family%04d","data":{"plan":"pro"}}`,
+				i, i, i, i/1000)))
+		}
+		created, err := subs.UpsertSubscribersJSON(ctx, tenant, bodies)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, created...)
+	}
+	store := messaging.NewStore(db, messaging.Sources{})
+	rng := rand.New(rand.NewPCG(1, 42))
+	for i := range nMessages {
+		var sub struct {
+			ID string `json:"_id"`
+		}
+		raw := docs[rng.IntN(len(docs))]
+		json.Unmarshal(raw, &sub)
+		doc, _ := json.Marshal(map[string]any{
+			"jobId": platform.NewID(), "notificationId": platform.NewID(),
+			"environmentId": tenant.EnvironmentID, "organizationId": tenant.OrganizationID,
+			"transactionId": fmt.Sprintf("seed-%d", i), "channel": "in_app",
+			"stepId": "inbox", "stepDatabaseId": platform.NewID(),
+			"workflowDatabaseId": platform.NewID(), "workflowId": "bench-inbox",
+			"subscriber": raw,
+			"controls":   map[string]any{"subject": "Order {{payload.n}}", "body": "Your order {{payload.n}} has shipped."},
+			"variables":  map[string]any{"subscriber": raw, "payload": map[string]any{"n": i}},
+			"payload":    map[string]any{"n": i, "kind": []string{"a", "b", "c"}[i%3]},
+			"overrides":  map[string]any{}, "tags": []string{"bench"},
+			"actor": map[string]any{"type": "none", "data": nil},
+		})
+		if _, err := store.DeliverJSON(ctx, doc); err != nil {
+			return fmt.Errorf("seed message %d: %w", i, err)
+		}
+	}
+	return nil
 }
