@@ -82,9 +82,8 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
 	worker.Start(ctx)
-	stopIndex := subscriberStore.StartIndexMaintenance(ctx, d.logger)
 	if d.stoppers != nil {
-		*d.stoppers = append(*d.stoppers, worker.Stop, stopIndex)
+		*d.stoppers = append(*d.stoppers, worker.Stop)
 	}
 	return nil
 }

@@ -30,18 +30,29 @@ func (u upTo) ReadDir(name string) ([]fs.DirEntry, error) {
 	return kept, err
 }
 
+// openAt opens an in-memory database migrated as release version left it.
+func openAt(t *testing.T, version string) *platform.DB {
+	t.Helper()
+	db, err := platform.Open(context.Background(), platform.MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := platform.Migrate(db, upTo{migrations.FS, version}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // TestLeanDetails_KeepsRows checks that 000009's rebuild of
 // execution_details keeps every row and its order, and that details
 // written after it still sort after the old ones.
 func TestLeanDetails_KeepsRows(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db, err := platform.Open(ctx, platform.MemoryPath)
-	is.NoErr(err) // open
-	defer db.Close()
-	is.NoErr(platform.Migrate(db, upTo{migrations.FS, "000008"})) // as release 8 left it
+	db := openAt(t, "000008")
 
-	_, err = db.W.ExecContext(ctx, `
+	_, err := db.W.ExecContext(ctx, `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_snapshot,
 			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
 			critical, preferences, actor, created_at, updated_at)

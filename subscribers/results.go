@@ -13,7 +13,7 @@ import (
 )
 
 // A substring search that matches hundreds of subscribers costs the same
-// on every page: the trigram index yields every candidate, each is checked,
+// on every page: the suffix index yields every candidate, each is checked,
 // and all are sorted before the page is cut, and the count reads them all
 // again. Paging through 1,000 matches 100 at a time did that ten times.
 //
@@ -24,7 +24,7 @@ import (
 // subscriber write bumps the generation (see Store.changed), so a search
 // never answers from a list older than a write whose response was sent.
 // Only substring searches with at least cacheMinEstimate candidates are
-// kept, their keys only when they have at most ftsDriveLimit matches, and
+// kept, their keys only when they have at most driveLimit matches, and
 // at most maxCachedResults searches.
 
 const (
@@ -58,7 +58,7 @@ type keysCall struct {
 
 // cachedResult is the keys of every match of one search, ascending by
 // (sort value, id), read at generation gen; nil keys when there were more
-// than ftsDriveLimit.
+// than driveLimit.
 type cachedResult struct {
 	gen  uint64
 	keys []searchKey
@@ -123,11 +123,11 @@ func (q *searchQuery) cacheKey(environmentID string) string {
 	return strings.Join([]string{environmentID, q.SubscriberID, q.Email, q.Phone, q.Name, q.OrderBy}, "\x00")
 }
 
-// matchKeys returns the keys of every row matching the FTS5 query match
-// and where, sorted, from the cache when it holds them at gen, else read in
-// tx and cached. It returns nil when there are more than ftsDriveLimit, and
+// matchKeys returns the keys of every row among the candidates match that
+// meets where, sorted, from the cache when it holds them at gen, else read in
+// tx and cached. It returns nil when there are more than driveLimit, and
 // remembers that too, so a large match is not read again at each request.
-func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *searchQuery, environmentID, match string, where []string, args []any) ([]searchKey, error) {
+func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *searchQuery, environmentID string, match *candidates, where []string, args []any) ([]searchKey, error) {
 	cache := cacheFor(s.db)
 	key := q.cacheKey(environmentID)
 	if keys, ok := cache.get(key, gen); ok {
@@ -171,16 +171,16 @@ func (s *Store) matchKeys(ctx context.Context, tx *sql.Tx, gen uint64, q *search
 	return keys, nil
 }
 
-// readKeys reads the sorted keys of every row matching match and where in
-// tx, or nil when there are more than ftsDriveLimit.
-func (s *Store) readKeys(ctx context.Context, tx *sql.Tx, q *searchQuery, match string, where []string, args []any) ([]searchKey, error) {
+// readKeys reads the sorted keys of every row among the candidates match
+// that meets where in tx, or nil when there are more than driveLimit.
+func (s *Store) readKeys(ctx context.Context, tx *sql.Tx, q *searchQuery, match *candidates, where []string, args []any) ([]searchKey, error) {
 	value := "''"
 	if col := sortColumn(q.OrderBy); col != "" {
 		value = "s." + col
 	}
-	rows, err := s.db.TxQuery(ctx, tx, `SELECT s.seq, `+value+`, s.id FROM `+ftsFrom+`
-		WHERE f.subscribers_fts MATCH ? AND `+strings.Join(where, " AND ")+` LIMIT ?`,
-		append(append([]any{match}, args...), ftsDriveLimit+1)...)
+	rows, err := s.db.TxQuery(ctx, tx, `SELECT s.seq, `+value+`, s.id FROM `+candidatesFrom+`
+		WHERE `+strings.Join(where, " AND ")+` LIMIT ?`,
+		append(append(append([]any{}, match.args...), args...), driveLimit+1)...)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (s *Store) readKeys(ctx context.Context, tx *sql.Tx, q *searchQuery, match 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(keys) > ftsDriveLimit {
+	if len(keys) > driveLimit {
 		keys = nil
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })

@@ -113,51 +113,54 @@ func cursorOf(sub *subscriber, orderBy string) *cursor {
 	return c
 }
 
-// nameExpr is the text name filters search, the same the FTS trigger indexes.
+// nameExpr is the text name filters search, the same the suffix index holds.
 const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name, ''))`
 
 // filters returns the WHERE terms and arguments of q's filters, cursors
-// aside, on the alias s, the FTS5 query of its substring needles ("" when
-// there are none), and an upper bound of the rows that query yields.
+// aside, on the alias s, and the candidates of its rarest substring needle
+// (nil when there is none to look up).
 //
-// Substring needles of three or more characters go through the trigram index
-// of subscribers_fts (see needleQuery), each candidate checked with instr().
-// The trigram tokenizer cannot look up anything shorter, so a needle of one
-// or two characters is matched with instr() alone on the rows the other
-// terms leave: a scan of the environment's rows, cut short by the LIMIT of
-// the page query (such needles match many rows, so a page fills quickly) and
-// by countCap for the count. At 100,000 subscribers that is tens of
-// milliseconds (BenchmarkSearch/email_short_needle).
-func (s *Store) filters(ctx context.Context, tx *sql.Tx, environmentID string, q *searchQuery) (where []string, args []any, match string, estimate int, err error) {
+// Every substring needle is checked with instr(); needles of three or more
+// characters are also looked up in the suffix index (see candidates), and
+// the rarest of them names the rows a search may start from. A needle of one
+// or two characters matches so many rows that its range of the index is no
+// help: it is matched with instr() alone on the rows the other terms leave,
+// a scan of the environment's rows cut short by the LIMIT of the page query
+// (such needles match many rows, so a page fills quickly) and by countCap
+// for the count. At 100,000 subscribers that is tens of milliseconds
+// (BenchmarkSearch/email_short_needle). So is a needle holding a NUL:
+// SQLite's text functions stop at one, so the index holds no suffix past it.
+func (s *Store) filters(ctx context.Context, tx *sql.Tx, environmentID string, q *searchQuery) (where []string, args []any, match *candidates, err error) {
 	where = []string{"s.environment_id = ?"}
 	args = []any{environmentID}
 	if q.SubscriberID != "" {
 		where = append(where, "s.subscriber_id = ?")
 		args = append(args, q.SubscriberID)
 	}
-	var queries []string
-	estimate = countCap + 1
-	for _, f := range []struct{ column, expr, needle string }{
-		{"email", "coalesce(s.email, '')", q.Email},
-		{"phone", "coalesce(s.phone, '')", q.Phone},
-		{"name", nameExpr, q.Name},
+	for _, f := range []struct {
+		field        int
+		expr, needle string
+	}{
+		{fieldEmail, "coalesce(s.email, '')", q.Email},
+		{fieldPhone, "coalesce(s.phone, '')", q.Phone},
+		{fieldName, nameExpr, q.Name},
 	} {
 		if f.needle == "" {
 			continue
 		}
-		// (FTS5 rejects a NUL in a query; such needles scan.)
 		if utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0) {
-			query, n, err := s.needleQuery(ctx, tx, f.column, f.needle)
+			c, err := s.findCandidates(ctx, tx, f.field, f.needle)
 			if err != nil {
-				return nil, nil, "", 0, err
+				return nil, nil, nil, err
 			}
-			queries = append(queries, "("+query+")")
-			estimate = min(estimate, n)
+			if match == nil || c.estimate < match.estimate {
+				match = &c
+			}
 		}
 		where = append(where, "instr("+f.expr+", ?) > 0")
 		args = append(args, f.needle)
 	}
-	return where, args, strings.Join(queries, " AND "), estimate, nil
+	return where, args, match, nil
 }
 
 // keyset returns the term selecting rows on the side op of c, where op is
@@ -170,14 +173,10 @@ func keyset(orderBy, op string, c *cursor) (string, []any) {
 	return "s.id " + op + " ?", []any{c.ID}
 }
 
-// ftsFrom joins the candidates of the trigram index to their rows; CROSS
-// JOIN keeps the FTS table outermost.
-const ftsFrom = "subscribers_fts f CROSS JOIN subscribers s ON s.seq = f.rowid"
-
-// ftsDriveLimit is the number of matches up to which a substring search
-// reads its rows from the trigram index and sorts them; past it, walking the
+// driveLimit is the number of candidates up to which a substring search
+// reads its rows from the suffix index and sorts them; past it, walking the
 // ordering index and skipping non-matches fills a page sooner.
-const ftsDriveLimit = 5000
+const driveLimit = 5000
 
 // searchColumns is subscriberColumns on the alias s.
 var searchColumns = func() string {
@@ -201,11 +200,11 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 	}
 	defer tx.Rollback()
 
-	where, args, match, estimate, err := s.filters(ctx, tx, environmentID, &q)
+	where, args, match, err := s.filters(ctx, tx, environmentID, &q)
 	if err != nil {
 		return page, err
 	}
-	if match != "" && estimate >= cacheMinEstimate {
+	if match != nil && match.estimate >= cacheMinEstimate {
 		// Many candidates: page from the sorted keys of the matches when
 		// there are few enough to keep (keys is nil when there are more).
 		keys, err := s.matchKeys(ctx, tx, gen, &q, environmentID, match, where, args)
@@ -233,19 +232,20 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 	}
 
 	from := "subscribers s"
-	if match != "" {
-		if estimate <= ftsDriveLimit {
-			// CROSS JOIN keeps the FTS table outermost: the index yields the
-			// candidate rows and each is looked up by rowid.
-			from = ftsFrom
-			where = append([]string{"f.subscribers_fts MATCH ?"}, where...)
+	if match != nil {
+		if match.estimate <= driveLimit {
+			// The suffix range yields the candidate rows and each is
+			// looked up by rowid.
+			from = candidatesFrom
 		} else {
 			// Many candidates: walk the ordering index and test each row
 			// against the set of candidates (SQLite builds it once, with a
 			// Bloom filter).
-			where = append([]string{"s.seq IN (SELECT rowid FROM subscribers_fts WHERE subscribers_fts MATCH ?)"}, where...)
+			where = append([]string{candidatesIn}, where...)
 		}
-		args = append([]any{match}, args...)
+		// The range's arguments come first in both forms: FROM is before
+		// WHERE, and candidatesIn is WHERE's first term.
+		args = append(append([]any{}, match.args...), args...)
 	}
 
 	backward := q.Before != nil

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -208,7 +209,7 @@ func TestSearch_Filters(t *testing.T) {
 		{"short and long combine", "phone=12&name=Lovelace", []string{"a1"}},
 		{"id and substring combine", "subscriberId=b1&email=Example", []string{}},
 		{"no match", "email=zzzz", []string{}},
-		{"FTS syntax is literal", "email=" + url.QueryEscape(`*("NEAR AND`), []string{}},
+		{"query syntax is literal", "email=" + url.QueryEscape(`*("NEAR AND`), []string{}},
 		{"needle with NUL", "email=%00ada", []string{}},
 	} {
 		t.Run("OK "+tc.name, func(t *testing.T) {
@@ -371,7 +372,7 @@ func TestSearch_PagingManyMatches(t *testing.T) {
 }
 
 // Concurrent first searches of the same large match share one read of its
-// keys and one probe per trigram; every one of them gets the full answer.
+// keys; every one of them gets the full answer.
 func TestSearch_ConcurrentColdStart(t *testing.T) {
 	is := is.New(t)
 	srv, store := newServer(t, nil)
@@ -397,30 +398,40 @@ func TestSearch_ConcurrentColdStart(t *testing.T) {
 	}
 }
 
-// MergeIndex merges the substring index's segments; searches answer the
-// same before and after, deleted subscribers included.
-func TestSearch_MergeIndex(t *testing.T) {
+// The suffix index follows every write: a changed email or name is found
+// by its new value and not its old, a deleted subscriber not at all; and it
+// finds what instr() finds for needles longer than the suffixes it keeps,
+// with multibyte characters, or occurring twice in one value.
+func TestSearch_SuffixIndex(t *testing.T) {
 	is := is.New(t)
-	ctx := context.Background()
-	srv, store := newServer(t, nil)
-	for i := range 30 { // one transaction, so one index segment, each
-		mustCreateSubscriber(t, srv.Dev, fmt.Sprintf(`{"subscriberId":"s%02d","email":"user%02d@merge.example"}`, i, i))
-	}
-	mustDo(t, srv.Dev, "DELETE", "/v1/subscribers/s07", "", 200, nil)
-	search := func() int {
+	srv, _ := newServer(t, nil)
+	long := strings.Repeat("a", 40) // 40 a's: nine suffixes cut to the same 32
+	mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"u1","email":"ana@old.example","firstName":"Zoë","lastName":"Ångström"}`)
+	mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"u2","email":"bobbob@bob.example","firstName":"`+long+`","phone":"+15550001"}`)
+	mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"u3","email":"carol@old.example"}`)
+	found := func(query string) []string {
+		t.Helper()
 		var page pageJSON
-		mustDo(t, srv.Dev, "GET", "/v2/subscribers?limit=100&email=r0", "", 200, &page)
-		return *page.TotalCount
+		mustDo(t, srv.Dev, "GET", "/v2/subscribers?limit=100&orderDirection=ASC&"+query, "", 200, &page)
+		is.Equal(*page.TotalCount, len(page.Data)) // the count agrees with the page
+		return page.ids()
 	}
-	is.Equal(search(), 9) // user00…user09, less the deleted one
-	merged, err := store.MergeIndex(ctx)
-	is.NoErr(err)
-	is.True(merged) // thirty segments merged
-	merged, err = store.MergeIndex(ctx)
-	is.NoErr(err)
-	is.True(!merged)      // one segment: nothing left to merge
-	is.Equal(search(), 9) // the same answer from the merged index
-	var page pageJSON
-	mustDo(t, srv.Dev, "GET", "/v2/subscribers?email=user07", "", 200, &page)
-	is.Equal(*page.TotalCount, 0) // the deleted subscriber stays gone
+	is.Equal(found("email=old.example"), []string{"u1", "u3"})
+	is.Equal(found("name="+url.QueryEscape("ë Å")), []string{"u1"})                   // multibyte on both sides
+	is.Equal(found("name="+url.QueryEscape("Ångström")), []string{"u1"})              // a needle ending the value
+	is.Equal(found("email=bob"), []string{"u2"})                                      // twice in one value, once in the answer
+	is.Equal(found("name="+long), []string{"u2"})                                     // longer than a kept suffix
+	is.Equal(found("name="+long+"a"), []string{})                                     // one longer than the value
+	is.Equal(found("phone="+url.QueryEscape("+1555")), []string{"u2"})                // phone
+	is.Equal(found("email=old.example&name=Zo"+url.QueryEscape("ë")), []string{"u1"}) // two needles
+
+	mustDo(t, srv.Dev, "PUT", "/v1/subscribers/u1", `{"email":"ana@new.example","firstName":"Zoe"}`, 200, nil)
+	is.Equal(found("email=old.example"), []string{"u3"}) // the old email is gone
+	is.Equal(found("email=new.example"), []string{"u1"}) // the new one is found
+	is.Equal(found("name=Zoe"), []string{"u1"})
+	is.Equal(found("name="+url.QueryEscape("Zoë")), []string{})
+
+	mustDo(t, srv.Dev, "DELETE", "/v1/subscribers/u2", "", 200, nil)
+	is.Equal(found("email=bob"), []string{}) // deleted
+	is.Equal(found("name="+long), []string{})
 }

@@ -30,7 +30,6 @@ type Store struct {
 	db           *platform.DB
 	integrations IntegrationResolver
 	now          func() time.Time
-	grams        gramStats // trigram counts that plan substring searches
 }
 
 // NewStore returns a store on db. integrations may be nil (no integrations
