@@ -117,8 +117,8 @@ func cursorOf(sub *subscriber, orderBy string) *cursor {
 const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name, ''))`
 
 // filters returns the WHERE terms and arguments of q's filters, cursors
-// aside, on the alias s, and the candidates of its rarest substring needle
-// (nil when there is none to look up).
+// aside, on the alias s, and the substring needles the suffix index can
+// look up.
 //
 // Every substring needle is checked with instr(); needles of three or more
 // characters are also looked up in the suffix index (see candidates), and
@@ -130,7 +130,7 @@ const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name
 // for the count. At 100,000 subscribers that is tens of milliseconds
 // (BenchmarkSearch/email_short_needle). So is a needle holding a NUL:
 // SQLite's text functions stop at one, so the index holds no suffix past it.
-func (s *Store) filters(ctx context.Context, tx *sql.Tx, environmentID string, q *searchQuery) (where []string, args []any, match *candidates, err error) {
+func filters(environmentID string, q *searchQuery) (where []string, args []any, needles []needle) {
 	where = []string{"s.environment_id = ?"}
 	args = []any{environmentID}
 	if q.SubscriberID != "" {
@@ -149,18 +149,32 @@ func (s *Store) filters(ctx context.Context, tx *sql.Tx, environmentID string, q
 			continue
 		}
 		if utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0) {
-			c, err := s.findCandidates(ctx, tx, f.field, f.needle)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			if match == nil || c.estimate < match.estimate {
-				match = &c
-			}
+			needles = append(needles, needle{f.field, f.needle})
 		}
 		where = append(where, "instr("+f.expr+", ?) > 0")
 		args = append(args, f.needle)
 	}
-	return where, args, match, nil
+	return where, args, needles
+}
+
+// pageFromKeys answers q from keys, the sorted keys of every match. ok is
+// false when a row of the page no longer meets the filters, and the caller
+// must query instead.
+func (s *Store) pageFromKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, q *searchQuery, environmentID string, where []string, args []any) (page searchPage, ok bool, err error) {
+	cut, hasPrev, hasNext := pageOfKeys(keys, q)
+	// The rows are fetched by rowid and checked against the filters again.
+	subs, ok, err := s.fetchKeys(ctx, tx, cut, where, args)
+	if err != nil || !ok {
+		return page, false, err
+	}
+	page.Subscribers, page.TotalCount = subs, len(keys)
+	if hasPrev {
+		page.Previous = cursorOf(subs[0], q.OrderBy)
+	}
+	if hasNext {
+		page.Next = cursorOf(subs[len(subs)-1], q.OrderBy)
+	}
+	return page, true, s.resolveChannels(ctx, environmentID, page.Subscribers)
 }
 
 // keyset returns the term selecting rows on the side op of c, where op is
@@ -200,7 +214,17 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 	}
 	defer tx.Rollback()
 
-	where, args, match, err := s.filters(ctx, tx, environmentID, &q)
+	where, args, needles := filters(environmentID, &q)
+	if len(needles) > 0 {
+		// A search paged through again finds its keys before counting
+		// its candidates, which costs as much as reading them.
+		if keys, ok := cacheFor(s.db).get(q.cacheKey(environmentID), gen); ok && keys != nil {
+			if page, ok, err := s.pageFromKeys(ctx, tx, keys, &q, environmentID, where, args); err != nil || ok {
+				return page, err
+			}
+		}
+	}
+	match, err := s.rarest(ctx, tx, needles)
 	if err != nil {
 		return page, err
 	}
@@ -212,21 +236,8 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 			return page, err
 		}
 		if keys != nil {
-			cut, hasPrev, hasNext := pageOfKeys(keys, &q)
-			// The rows are fetched by rowid and checked against the filters again.
-			subs, ok, err := s.fetchKeys(ctx, tx, cut, where, args)
-			if err != nil {
+			if page, ok, err := s.pageFromKeys(ctx, tx, keys, &q, environmentID, where, args); err != nil || ok {
 				return page, err
-			}
-			if ok {
-				page.Subscribers, page.TotalCount = subs, len(keys)
-				if hasPrev {
-					page.Previous = cursorOf(subs[0], q.OrderBy)
-				}
-				if hasNext {
-					page.Next = cursorOf(subs[len(subs)-1], q.OrderBy)
-				}
-				return page, s.resolveChannels(ctx, environmentID, page.Subscribers)
 			}
 		}
 	}

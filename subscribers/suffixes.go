@@ -43,6 +43,29 @@ const candidatesFrom = "(SELECT DISTINCT seq FROM subscriber_suffixes WHERE " + 
 // candidatesIn is the filter form of the same: a row whose seq is in the range.
 const candidatesIn = "s.seq IN (SELECT seq FROM subscriber_suffixes WHERE " + candidateRange + ")"
 
+// needle is a substring filter the suffix index can look up: three
+// characters or more, without NUL.
+type needle struct {
+	field int
+	text  string
+}
+
+// rarest returns the candidates of the needle with the fewest, counted in
+// tx; nil when there are no needles.
+func (s *Store) rarest(ctx context.Context, tx *sql.Tx, needles []needle) (*candidates, error) {
+	var match *candidates
+	for _, n := range needles {
+		c, err := s.findCandidates(ctx, tx, n.field, n.text)
+		if err != nil {
+			return nil, err
+		}
+		if match == nil || c.estimate < match.estimate {
+			match = &c
+		}
+	}
+	return match, nil
+}
+
 // findCandidates returns the candidates of needle in field, counted in tx.
 func (s *Store) findCandidates(ctx context.Context, tx *sql.Tx, field int, needle string) (candidates, error) {
 	key := needle
