@@ -181,6 +181,8 @@ type subscriberSummary struct {
 	Phone        *string `json:"phone,omitempty"`
 }
 
+// newRecipient reads a recipient from its subscriber document; to is what
+// the trigger said of it (nil for a bare subscriberId).
 func newRecipient(doc, to json.RawMessage) (recipient, error) {
 	var s subscriberSummary
 	if err := json.Unmarshal(doc, &s); err != nil {
@@ -204,6 +206,10 @@ type triggerer struct {
 	subscribers    Subscribers
 	run            *runner // the worker's, for running first in-app steps; nil runs none
 	workflowParses platform.ParseCache[parsedWorkflow]
+	// recipientParses keeps recipients read from subscriber documents: a
+	// trigger's recipient is most often one triggered before, its document
+	// unchanged since.
+	recipientParses platform.ParseCache[recipient]
 }
 
 // plan is everything a trigger writes, decided before the write transaction.
@@ -279,11 +285,11 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	var ov struct {
 		Severity string `json:"severity"`
 	}
-	json.Unmarshal(p.overrides, &ov)
+	if !isNull(req.Overrides) {
+		json.Unmarshal(p.overrides, &ov)
+	}
 	p.severity = firstNonEmpty(ov.Severity, wf.Severity, "none")
-	var prefs preferencesDoc
-	json.Unmarshal(wf.Preferences, &prefs)
-	p.critical = prefs.critical()
+	p.critical = parsed.critical
 	p.actor = json.RawMessage(`{"type":"none","data":null}`)
 	if !isNull(req.Actor) {
 		p.actor = json.RawMessage(`{"type":"user","data":null}`)
@@ -334,9 +340,14 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 		if err != nil {
 			return nil, prefixFields(err, fmt.Sprintf("to.%d", i))
 		}
-		r, err := newRecipient(doc, ref.object)
+		r, err := t.recipientParses.Get(tenant.EnvironmentID+"\x00"+ref.subscriberID, doc, func(doc []byte) (recipient, error) {
+			return newRecipient(doc, nil)
+		})
 		if err != nil {
 			return nil, err
+		}
+		if ref.object != nil {
+			r.to = ref.object
 		}
 		out = append(out, r)
 	}

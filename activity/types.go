@@ -205,6 +205,7 @@ type parsedWorkflow struct {
 	wf       workflowDoc
 	template json.RawMessage
 	chain    []chainStep
+	critical bool // the workflow's preferences make it critical
 }
 
 func parseWorkflow(raw []byte) (parsedWorkflow, error) {
@@ -214,5 +215,8 @@ func parseWorkflow(raw []byte) (parsedWorkflow, error) {
 	}
 	p.template = templateSummary(p.wf)
 	p.chain = chainSteps(p.wf)
+	var prefs preferencesDoc
+	json.Unmarshal(p.wf.Preferences, &prefs)
+	p.critical = prefs.critical()
 	return p, nil
 }
