@@ -181,21 +181,19 @@ type subscriberSummary struct {
 	Phone        *string `json:"phone,omitempty"`
 }
 
-// newRecipient reads a recipient from its subscriber document; to is what
-// the trigger said of it (nil for a bare subscriberId).
-func newRecipient(doc, to json.RawMessage) (recipient, error) {
+// newRecipient reads a recipient from its subscriber document, as a bare
+// subscriberId names it; a trigger that named it by an object sets to.
+func newRecipient(doc []byte) (recipient, error) {
 	var s subscriberSummary
 	if err := json.Unmarshal(doc, &s); err != nil {
 		return recipient{}, fmt.Errorf("read subscriber: %w", err)
 	}
 	snap, _ := json.Marshal(s)
-	r := recipient{id: s.ID, subscriberID: s.SubscriberID, snapshot: snap, to: to, doc: doc}
+	r := recipient{id: s.ID, subscriberID: s.SubscriberID, snapshot: snap, doc: doc}
 	if s.Email != nil {
 		r.email = *s.Email
 	}
-	if r.to == nil {
-		r.to, _ = json.Marshal(map[string]string{"subscriberId": s.SubscriberID})
-	}
+	r.to, _ = json.Marshal(map[string]string{"subscriberId": s.SubscriberID})
 	return r, nil
 }
 
@@ -340,9 +338,7 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 		if err != nil {
 			return nil, prefixFields(err, fmt.Sprintf("to.%d", i))
 		}
-		r, err := t.recipientParses.Get(tenant.EnvironmentID+"\x00"+ref.subscriberID, doc, func(doc []byte) (recipient, error) {
-			return newRecipient(doc, nil)
-		})
+		r, err := t.recipientParses.Get(tenant.EnvironmentID+"\x00"+ref.subscriberID, doc, newRecipient)
 		if err != nil {
 			return nil, err
 		}

@@ -138,7 +138,7 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 				if err != nil {
 					return fmt.Errorf("read subscriber %s: %w", id, err)
 				}
-				rc, err := newRecipient(doc, nil)
+				rc, err := newRecipient(doc)
 				if err != nil {
 					return err
 				}
