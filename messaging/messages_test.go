@@ -298,5 +298,15 @@ func TestMessages_Delete(t *testing.T) {
 		res.Decode(t, &p)
 		is.Equal(p.TotalCount, 1)    // one left
 		is.Equal(p.Data[0].ID, keep) // the other transaction's
+		res = h.srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "")
+		var feed struct {
+			TotalCount int `json:"totalCount"`
+			Data       []struct {
+				ID string `json:"_id"`
+			} `json:"data"`
+		}
+		res.Decode(t, &feed)
+		is.Equal(feed.TotalCount, 1)    // the feed shows what is left
+		is.Equal(feed.Data[0].ID, keep) // and only that
 	})
 }
