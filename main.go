@@ -117,8 +117,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	// HERALD_CPUPROFILE writes a CPU profile of the whole run to that path
-	// followed by the process id,
-	// for profiling the server under `go run ./bench`.
+	// followed by the process id, for profiling the server under
+	// `go run ./bench`.
 	if path := getenv("HERALD_CPUPROFILE"); path != "" {
 		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
 		if err != nil {
