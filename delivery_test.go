@@ -183,6 +183,46 @@ func TestDelivery_RendersTheSubscriberAsItIsNow(t *testing.T) {
 	is.Equal(got, []string{"Hi Augusta 3", "Hi Ada 2", "Hi Ada 1"}) // newest first, each as the subscriber was
 }
 
+// A feed item embeds its subscriber as the subscriber is at the time of
+// reading, not at delivery: a rename shows in the very next feed read, even
+// right after a read of the old name, and a deleted subscriber has no feed.
+func TestDelivery_FeedEmbedsTheSubscriberAsItIsNow(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada","email":"ada@example.com"}`)
+	trigger(t, srv, `{"name":"hello","to":"ada"}`)
+
+	type feedPage struct {
+		Data []struct {
+			Subscriber map[string]any `json:"subscriber"`
+		} `json:"data"`
+	}
+	readSubscriber := func() map[string]any {
+		var feed feedPage
+		srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "").Decode(t, &feed)
+		is.Equal(len(feed.Data), 1)
+		return feed.Data[0].Subscriber
+	}
+	sub := readSubscriber()
+	is.Equal(sub["firstName"], "Ada")
+	is.Equal(sub["subscriberId"], "ada")
+	is.Equal(sub["email"], nil) // the summary names the subscriber; it is not the whole document
+
+	res := srv.Dev.Do(t, "PUT", "/v1/subscribers/ada", `{"firstName":"Augusta","lastName":"King","avatar":"https://example.com/a.png"}`)
+	is.Equal(res.Status, 200)
+	sub = readSubscriber()
+	is.Equal(sub["firstName"], "Augusta") // renamed
+	is.Equal(sub["lastName"], "King")
+	is.Equal(sub["avatar"], "https://example.com/a.png")
+
+	res = srv.Dev.Do(t, "DELETE", "/v1/subscribers/ada", "")
+	is.Equal(res.Status, 200)
+	res = srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "")
+	is.Equal(res.Status, 404) // gone
+}
+
 // chatHook is a webhook endpoint that records what is posted to it and
 // answers with status.
 type chatHook struct {

@@ -41,14 +41,20 @@ func (f *fakeSources) SubscribersJSON(_ context.Context, env string, ids []strin
 	return out, nil
 }
 
-func (f *fakeSources) SubscriberJSON(_ context.Context, env, subscriberID string) (json.RawMessage, error) {
+func (f *fakeSources) SubscriberIdentityJSON(_ context.Context, env, subscriberID string) (json.RawMessage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	sub, ok := f.subscribers[env][subscriberID]
 	if !ok {
 		return nil, platform.ErrNotFound
 	}
-	return json.Marshal(sub)
+	identity := map[string]any{}
+	for _, k := range []string{"_id", "subscriberId", "firstName", "lastName", "avatar"} {
+		if v, ok := sub[k]; ok {
+			identity[k] = v
+		}
+	}
+	return json.Marshal(identity)
 }
 
 func (f *fakeSources) WorkflowSummariesJSON(_ context.Context, _ string, ids []string) (map[string]json.RawMessage, error) {

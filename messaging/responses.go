@@ -23,7 +23,7 @@ func (s *Store) resolveSubscriber(ctx context.Context, env, subscriberID string)
 		}
 		return id, sum, err
 	}
-	raw, err := s.src.Subscribers.SubscriberJSON(ctx, env, subscriberID)
+	raw, err := s.src.Subscribers.SubscriberIdentityJSON(ctx, env, subscriberID)
 	if errors.Is(err, platform.ErrNotFound) {
 		return "", nil, platform.NotFound("Subscriber %s not found", subscriberID)
 	}

@@ -11,8 +11,10 @@ import (
 type SubscriberSource interface {
 	// SubscribersJSON returns spec §2.1 subscribers keyed by their _id.
 	SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error)
-	// SubscriberJSON returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
-	SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error)
+	// SubscriberIdentityJSON returns by subscriberId the spec §2.1 fields that
+	// name one subscriber (_id, subscriberId, firstName, lastName, avatar),
+	// or platform.ErrNotFound.
+	SubscriberIdentityJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error)
 }
 
 // WorkflowSource reads the workflow summaries embedded in messages;

@@ -70,6 +70,27 @@ func (s *Store) SubscriberJSON(ctx context.Context, environmentID, subscriberID 
 	})
 }
 
+// SubscriberIdentityJSON returns, by subscriberId, the spec §2.1 fields that
+// name one subscriber: _id, subscriberId, firstName, lastName and avatar; or
+// platform.ErrNotFound. A feed embeds them in every item on every request,
+// so they are read on their own: five columns of one row, without the
+// channels, their integrations and the rest of a whole document.
+func (s *Store) SubscriberIdentityJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
+	return cacheFor(s.db).identities.Get(environmentID+"\x00"+subscriberID, func() (json.RawMessage, error) {
+		var id identity
+		err := s.db.QueryRow(ctx, `SELECT id, subscriber_id, first_name, last_name, avatar
+			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID).
+			Scan(&id.ID, &id.SubscriberID, &id.FirstName, &id.LastName, &id.Avatar)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, platform.ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(id)
+	})
+}
+
 // UpsertSubscriberJSON creates or updates a subscriber from a body shaped like POST /v1/subscribers
 // (validated the same way: bad input is a *platform.Error 422) and returns the spec §2.1 JSON.
 func (s *Store) UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error) {

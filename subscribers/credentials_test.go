@@ -184,6 +184,12 @@ func TestStore_Contract(t *testing.T) {
 		_, err = store.SubscriberJSON(ctx, dev.EnvironmentID, "nobody")
 		is.Equal(err, platform.ErrNotFound) // contract: platform.ErrNotFound itself
 
+		raw, err = store.SubscriberIdentityJSON(ctx, dev.EnvironmentID, "ada")
+		is.NoErr(err)
+		is.Equal(string(raw), `{"_id":"`+ada.ID+`","subscriberId":"ada","firstName":null,"lastName":null,"avatar":null}`) // the naming fields only
+		_, err = store.SubscriberIdentityJSON(ctx, srv.App.Production.ID, "ada")
+		is.Equal(err, platform.ErrNotFound) // another environment's subscriberId is not found
+
 		ids, err := store.SubscriberIDsAfter(ctx, dev.EnvironmentID, "", 2)
 		is.NoErr(err)
 		is.Equal(ids, []string{"ada", "bob"}) // first batch, ascending

@@ -43,6 +43,8 @@ type resultCache struct {
 	// SubscriberJSON answers them: a trigger reads its recipient and a feed
 	// its owner on every request.
 	docs platform.WriteCache[json.RawMessage]
+	// identities are what SubscriberIdentityJSON answers, for feeds.
+	identities platform.WriteCache[json.RawMessage]
 }
 
 // keysCall is one read of a search's keys that concurrent misses of the
@@ -85,7 +87,10 @@ func cacheFor(db *platform.DB) *resultCache {
 	if c, ok := resultCaches.Load(db); ok {
 		return c.(*resultCache)
 	}
-	c, _ := resultCaches.LoadOrStore(db, &resultCache{docs: platform.WriteCache[json.RawMessage]{Limit: maxCachedDocs}})
+	c, _ := resultCaches.LoadOrStore(db, &resultCache{
+		docs:       platform.WriteCache[json.RawMessage]{Limit: maxCachedDocs},
+		identities: platform.WriteCache[json.RawMessage]{Limit: maxCachedDocs},
+	})
 	return c.(*resultCache)
 }
 
@@ -95,6 +100,7 @@ func (s *Store) changed() {
 	c := cacheFor(s.db)
 	c.gen.Add(1)
 	c.docs.Invalidate()
+	c.identities.Invalidate()
 }
 
 func (c *resultCache) get(key string, gen uint64) ([]searchKey, bool) {

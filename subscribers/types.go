@@ -156,6 +156,16 @@ func dedupe(tokens []string) []string {
 	return out
 }
 
+// identity is the part of a spec §2.1 subscriber that names it, as
+// SubscriberIdentityJSON answers it.
+type identity struct {
+	ID           string  `json:"_id"`
+	SubscriberID string  `json:"subscriberId"`
+	FirstName    *string `json:"firstName"`
+	LastName     *string `json:"lastName"`
+	Avatar       *string `json:"avatar"`
+}
+
 // subscriberResponse is spec §2.1 SubscriberResponseDto, field for field.
 type subscriberResponse struct {
 	ID             string          `json:"_id"`
