@@ -216,7 +216,7 @@ func (w *runner) conditions(j *job, step jobStep, skip, sub, rawPayload json.Raw
 	return nil
 }
 
-// outcome is messaging's answer to a delivery (CONTRACTS.md).
+// outcome is messaging's answer to a delivery (see Messenger in types.go).
 type outcome struct {
 	MessageID  string   `json:"messageId"`
 	Status     string   `json:"status"`

@@ -151,7 +151,8 @@ type preferenceSet struct {
 }
 
 // critical reports whether the workflow's preferences mark it critical: the
-// flag is preferences.default.all.readOnly (CONTRACTS.md).
+// flag is preferences.default.all.readOnly (contract §9 gives the shape;
+// platform-behavior's worker pipeline reads critical from the preferences).
 func (p preferencesDoc) critical() bool {
 	return p.Default != nil && p.Default.All != nil && p.Default.All.ReadOnly
 }

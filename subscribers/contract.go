@@ -12,8 +12,9 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// This file holds the methods other domains call (CONTRACTS.md "subscribers.Store
-// provides"). They speak spec §2.1 JSON so callers need none of this package's types.
+// This file holds the methods other domains call, through the interfaces they
+// declare (wire.go checks them at compile time). They speak spec §2.1 JSON so
+// callers need none of this package's types.
 
 // SubscribersJSON returns spec §2.1 subscribers keyed by their database _id (ids not found are
 // absent). channels[] omits providerId service-slack and appio (the search/messages-list variant).

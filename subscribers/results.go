@@ -40,8 +40,8 @@ type resultCache struct {
 	inflight map[string]*keysCall // reads of keys under way, by cache key
 
 	// docs are subscribers by environment and subscriberId, as
-	// SubscriberJSON answers them: a trigger reads its recipient and a feed
-	// its owner on every request.
+	// SubscriberJSON answers them: a trigger reads its recipient on every
+	// request.
 	docs platform.WriteCache[json.RawMessage]
 	// identities are what SubscriberIdentityJSON answers, for feeds.
 	identities platform.WriteCache[json.RawMessage]
