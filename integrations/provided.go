@@ -9,8 +9,8 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// This file holds what other domains call (CONTRACTS.md, "integrations.Store
-// provides"); package main checks their interfaces against *Store.
+// This file holds what other domains call, through the interfaces they
+// declare; package main checks those interfaces against *Store.
 
 // SeedEnvironment creates the active in_app integration with providerId
 // "service" when the environment has none, so the in-app inbox works with no

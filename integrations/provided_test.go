@@ -11,7 +11,7 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// These tests call what other domains use (CONTRACTS.md) on the store itself,
+// These tests call what other domains use (provided.go) on the store itself,
 // with data made through the API.
 
 func TestStore_SeedEnvironment(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package integrations serves the integrations API (spec §2.5–§2.8, §4.3,
 // §4.5, §4.6; contract §7): configured connections to providers, one channel
 // each, with credentials encrypted at rest. Other domains read active
-// integrations through the Store's exported methods (CONTRACTS.md).
+// integrations through the Store's exported methods (provided.go).
 package integrations
 
 import (

@@ -13,7 +13,7 @@ import (
 )
 
 // DeliverJSON renders and delivers one channel step and stores its message
-// (CONTRACTS.md). It is idempotent per jobId: the message is created once; a
+// (activity's Messenger). It is idempotent per jobId: the message is created once; a
 // repeat call re-sends only when the stored attempt failed, and otherwise
 // returns the stored outcome without sending. An outcome that could not be
 // delivered (no integration, no address, a provider refusing) is a normal

@@ -44,7 +44,7 @@ type Sources struct {
 // channels are the delivery channels (spec §1).
 var channels = []string{"in_app", "email", "sms", "chat", "push"}
 
-// delivery is the document DeliverJSON receives (CONTRACTS.md).
+// delivery is the document DeliverJSON receives from activity.
 type delivery struct {
 	JobID              string                     `json:"jobId"`
 	NotificationID     string                     `json:"notificationId"`
@@ -170,7 +170,7 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// outcome is the document DeliverJSON returns (CONTRACTS.md).
+// outcome is the document DeliverJSON returns to activity.
 type outcome struct {
 	MessageID  string   `json:"messageId"`
 	Status     string   `json:"status"`
