@@ -3,9 +3,9 @@
 // and delivers each channel step through a real provider (spec §2.9–§2.11,
 // §4.4, §4.7, §4.8; contract §8 and §9).
 //
-// Delivery. activity calls Store.DeliverJSON once per channel step with the
-// delivery document (the delivery type). The step's controls are rendered with
-// Liquid against {subscriber, payload, steps}; an email body is an HTML
+// Delivery. activity calls Store.DeliverJSON once per channel step with a
+// delivery document (the delivery type). The step's controls are rendered
+// with Liquid against {subscriber, payload, steps}; an email body is an HTML
 // string, a block-editor (Maily) document converted to HTML, or an EmailBlock
 // array, wrapped in the default layout unless layoutId is null. One message is
 // stored per job (job_id is unique), then sent: in_app through "service" (the
