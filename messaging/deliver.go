@@ -30,7 +30,7 @@ func (s *Store) DeliverJSON(ctx context.Context, doc json.RawMessage) (_ json.Ra
 	prev, err := s.messageByJob(ctx, d.JobID)
 	switch {
 	case err == nil && prev.Status != "error" && finished(prev):
-		return prev.Outcome, nil
+		return prev.replay()
 	case err != nil && !errors.Is(err, platform.ErrNotFound):
 		return nil, err
 	}
@@ -102,8 +102,12 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 			if !finished(other) {
 				return nil, fmt.Errorf("job %s is being delivered by another call", d.JobID)
 			}
+			doc, err := other.replay()
+			if err != nil {
+				return nil, err
+			}
 			var o outcome
-			return &o, json.Unmarshal(other.Outcome, &o)
+			return &o, json.Unmarshal(doc, &o)
 		}
 	}
 
@@ -155,7 +159,8 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 }
 
 // finished reports whether a stored message's delivery attempt completed.
-// A message whose outcome was never recorded was stored by an attempt that
+// A message whose outcome was never recorded ("{}", where "" is the
+// outcome the row implies, see storedOutcome) was stored by an attempt that
 // stopped half-way (the process died while sending): its job is sent again,
 // so delivery is at least once rather than possibly never.
 func finished(m *message) bool {

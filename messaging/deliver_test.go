@@ -3,6 +3,7 @@ package messaging_test
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -318,6 +320,66 @@ func TestDeliver_Idempotent(t *testing.T) {
 	is.True(err != nil) // a document without a job is refused
 	_, err = h.store.DeliverJSON(t.Context(), json.RawMessage(`[`))
 	is.True(err != nil) // and so is one that is not JSON
+}
+
+// TestDeliver_RepeatReplaysTheOutcome: a repeat call for a delivered job
+// answers exactly what the first did, whether the outcome was kept (a
+// provider's reply) or is the one the row implies and was not stored.
+func TestDeliver_RepeatReplaysTheOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		name, channel, providerID string
+		stored                    bool // the outcome column keeps the document
+	}{
+		{name: "OK in_app, implied by the row", channel: "in_app", providerID: "service"},
+		{name: "OK chat-webhook, with the provider's reply", channel: "chat", providerID: "chat-webhook", stored: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			h := newHarness(t)
+			srv := newHook(t)
+			dev := h.srv.App.Development
+			fields := map[string]any{}
+			if tc.channel == "chat" {
+				h.src.addIntegration(dev, "chat", tc.providerID, map[string]any{})
+				fields["channels"] = []any{map[string]any{"providerId": tc.providerID,
+					"credentials": map[string]any{"webhookUrl": srv.URL + "/chat"}}}
+			}
+			ada := h.src.addSubscriber(dev, "ada", fields)
+			j := job{subscriber: ada, channel: tc.channel, jobID: platform.NewID(), controls: map[string]any{"body": "once"}}
+			first := h.deliver(t, j)
+			is.Equal(first.Status, "sent")            // delivered
+			is.Equal(first.ProviderID, tc.providerID) // through the integration
+			var column string
+			is.NoErr(h.srv.App.DB.W.QueryRow(`SELECT outcome FROM messages WHERE id = ?`, first.MessageID).Scan(&column))
+			is.Equal(column != "", tc.stored) // kept only when the row does not imply it
+
+			second := h.deliver(t, j)
+			is.Equal(second, first) // the same outcome, detail for detail
+			if tc.channel == "chat" {
+				is.Equal(len(srv.got()), 1) // the repeat did not send again
+			}
+		})
+	}
+}
+
+// TestDeliverInTx_RepeatReplaysTheOutcome: an in-app message stored in the
+// caller's transaction keeps no outcome, and a later attempt of its job
+// answers, byte for byte, what the first did.
+func TestDeliverInTx_RepeatReplaysTheOutcome(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
+	j := job{subscriber: ada, jobID: platform.NewID(), controls: map[string]any{"body": "once"}, attempt: 1}
+	first, write, err := h.store.DeliverInTxJSON(t.Context(), h.document(j))
+	is.NoErr(err)
+	is.True(write != nil) // the caller stores the message
+	is.NoErr(h.srv.App.DB.Tx(t.Context(), func(tx *sql.Tx) error { return write(t.Context(), tx) }))
+
+	j.attempt = 2
+	second, write, err := h.store.DeliverInTxJSON(t.Context(), h.document(j))
+	is.NoErr(err)
+	is.True(write == nil)                   // nothing more to store
+	is.Equal(string(second), string(first)) // the first answer, byte for byte
 }
 
 func TestDeliver_Concurrent(t *testing.T) {

@@ -152,6 +152,7 @@ type job struct {
 	jobID         string
 	transactionID string
 	workflowID    string
+	attempt       int // 0 leaves it out
 }
 
 // deliver calls DeliverJSON with a delivery document built from j.
@@ -166,6 +167,20 @@ func (h *harness) deliver(t *testing.T, j job) outcome {
 
 // tryDeliver is deliver for goroutines, which must not stop the test.
 func (h *harness) tryDeliver(j job) (outcome, error) {
+	res, err := h.store.DeliverJSON(context.Background(), h.document(j))
+	if err != nil {
+		return outcome{}, err
+	}
+	var out outcome
+	if err := json.Unmarshal(res, &out); err != nil {
+		return outcome{}, fmt.Errorf("decode outcome %s: %w", res, err)
+	}
+	return out, nil
+}
+
+// document is the delivery document activity would send for j, with its
+// zero fields defaulted.
+func (h *harness) document(j job) json.RawMessage {
 	if j.env.ID == "" {
 		j.env = h.srv.App.Development
 	}
@@ -193,16 +208,11 @@ func (h *harness) tryDeliver(j job) (outcome, error) {
 		"payload":   j.payload, "overrides": map[string]any{}, "tags": []string{"news"},
 		"actor": map[string]any{"type": "none", "data": nil},
 	}
+	if j.attempt > 0 {
+		doc["attempt"] = j.attempt
+	}
 	b, _ := json.Marshal(doc)
-	res, err := h.store.DeliverJSON(context.Background(), b)
-	if err != nil {
-		return outcome{}, err
-	}
-	var out outcome
-	if err := json.Unmarshal(res, &out); err != nil {
-		return outcome{}, fmt.Errorf("decode outcome %s: %w", res, err)
-	}
-	return out, nil
+	return b
 }
 
 // mustDeliver delivers and fails the test unless the message was sent.

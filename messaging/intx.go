@@ -41,7 +41,8 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 		prev, err := scanMessage(byJob.QueryRowContext(ctx, d.JobID))
 		switch {
 		case err == nil && finished(prev):
-			return prev.Outcome, nil, nil
+			out, err := prev.replay()
+			return out, nil, err
 		case err != nil && !errors.Is(err, platform.ErrNotFound):
 			return nil, nil, err
 		case err == nil:
@@ -66,18 +67,18 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 	}
 	now := s.now()
 	m := newMessage(&d, r, targets, now)
-	pid := targets[0].in.ProviderID
-	out := outcome{MessageID: m.ID, ProviderID: pid, Status: "sent", Details: []detail{
-		{Status: "Pending", Detail: "Message created", Source: "Internal", ProviderID: pid},
-		{Status: "Success", Detail: "Message sent", Source: "Internal", ProviderID: pid},
-	}}
+	out := sentOutcome(m.ID, targets[0].in.ProviderID)
 	res, err := json.Marshal(out)
 	if err != nil {
 		return nil, nil, err
 	}
 	// The in_app provider's send is the stored row: the message is stored
-	// finished, with its outcome and delivery time.
-	m.Outcome = res
+	// finished, with its outcome (implied, so none is kept) and delivery time.
+	stored, err := storedOutcome(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.Outcome = []byte(stored)
 	m.DeliveredAt, _ = json.Marshal([]string{platform.FormatTime(now)})
 	insert, err := s.insertStmt(ctx)
 	if err != nil {

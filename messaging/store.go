@@ -155,7 +155,7 @@ func (s *Store) redeliver(ctx context.Context, m *message) error {
 
 // finish records the result of a delivery attempt on the message.
 func (s *Store) finish(ctx context.Context, id string, out outcome, errorText string, at time.Time) error {
-	doc, err := json.Marshal(out)
+	doc, err := storedOutcome(out)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (s *Store) finish(ctx context.Context, id string, out outcome, errorText st
 		provider_id = ?, outcome = ?, updated_at = ?,
 		delivered_at = CASE WHEN ? THEN json_insert(delivered_at, '$[#]', ?) ELSE delivered_at END
 		WHERE id = ?`,
-		out.Status, errID, errText, out.ProviderID, string(doc), platform.FormatTime(at),
+		out.Status, errID, errText, out.ProviderID, doc, platform.FormatTime(at),
 		out.Status != "error", platform.FormatTime(at), id)
 	if err != nil {
 		return fmt.Errorf("finish message %s: %w", id, err)
