@@ -344,3 +344,58 @@ func TestDelivery_DigestListsEveryEvent(t *testing.T) {
 	is.Equal(len(feed.Data), 1)                                          // one message for the three events
 	is.Equal(strings.TrimSpace(feed.Data[0].Content), "3 events: 1 2 3") // listing each, in order
 }
+
+// The job of a first in-app step, which the trigger writes in its final
+// state, reads exactly as one the worker ran and settled: the same fields
+// and values, and the same execution details, save ids, times and what
+// names the step itself.
+func TestDelivery_FirstInAppJobReadsAsTheWorkersOwn(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Twice","workflowId":"twice","active":true,"steps":[
+		{"name":"First","stepId":"same","type":"in_app","controlValues":{"body":"Hi {{ payload.n }}"}},
+		{"name":"Second","stepId":"same-2","type":"in_app","controlValues":{"body":"Hi {{ payload.n }}"}}]}`)
+	tx := trigger(t, srv, `{"name":"twice","to":"ada","payload":{"n":1}}`)
+	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed", "in_app:completed")
+
+	var out struct {
+		Data []struct {
+			Jobs []map[string]any `json:"jobs"`
+		} `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/notifications?transactionId="+tx, "").Decode(t, &out)
+	is.Equal(len(out.Data), 1) // one notification
+	inlineRow, workerRow := jobQueueState(t, srv, out.Data[0].Jobs[1]["_id"]), jobQueueState(t, srv, out.Data[0].Jobs[2]["_id"])
+	is.Equal(inlineRow, workerRow) // the same state in the queue: done, unleased, not due
+	inline, worker := comparableJob(out.Data[0].Jobs[1]), comparableJob(out.Data[0].Jobs[2])
+	a, _ := json.Marshal(inline)
+	b, _ := json.Marshal(worker)
+	is.Equal(string(a), string(b)) // the trigger's record is the worker's
+}
+
+// jobQueueState is what the queue keeps of a job beside its API fields.
+func jobQueueState(t *testing.T, srv *platformtest.Server, id any) string {
+	t.Helper()
+	var state string
+	err := srv.App.DB.R.QueryRow(`SELECT json_array(status, stage, digest, group_key, merged_digest_id, run_at,
+		lease_owner, lease_until, attempts) FROM jobs WHERE id = ?`, id).Scan(&state)
+	if err != nil {
+		t.Fatalf("read job %v: %v", id, err)
+	}
+	return state
+}
+
+// comparableJob drops from a job what differs between two runs of equal
+// steps: ids, times, and the step's own name and position.
+func comparableJob(j map[string]any) map[string]any {
+	for _, k := range []string{"_id", "_parentId", "createdAt", "updatedAt", "step", "stepId", "position"} {
+		delete(j, k)
+	}
+	details, _ := j["executionDetails"].([]any)
+	for _, d := range details {
+		for _, k := range []string{"_id", "_jobId", "createdAt", "updatedAt"} {
+			delete(d.(map[string]any), k)
+		}
+	}
+	return j
+}
