@@ -36,7 +36,7 @@ func noopFloor(ctx context.Context, dir string, clients, n int) (_ loadResult, c
 // four execution details and the message), inserted raw in batched
 // transactions through the same driver and pragmas, as deliveries/s. Each
 // row carries a document of about 90 bytes, where Herald's rows are 0.2 to
-// 2 KB: what Herald stores beyond the minimum is part of the gap. Every
+// 1.3 KB: what Herald stores beyond the minimum is part of the gap. Every
 // delivery has an environment and subscriber of its own, so each index
 // grows at its end; scenario 1's deliveries share one environment and
 // 1,000 subscribers, whose feed entries land in the middle of the index,
