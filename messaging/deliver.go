@@ -15,9 +15,10 @@ import (
 // DeliverJSON renders and delivers one channel step and stores its message
 // (activity's Messenger). It is idempotent per jobId: the message is
 // created once; a repeat call re-sends only when the stored attempt failed,
-// and otherwise returns the stored outcome without sending. An outcome that could not be
-// delivered (no integration, no address, a provider refusing) is a normal
-// outcome with status "error"; a Go error means nothing could be attempted.
+// and otherwise returns the stored outcome without sending. An outcome that
+// could not be delivered (no integration, no address, a provider refusing)
+// is a normal outcome with status "error"; a Go error means nothing could be
+// attempted.
 func (s *Store) DeliverJSON(ctx context.Context, doc json.RawMessage) (_ json.RawMessage, err error) {
 	var d delivery
 	if err := json.Unmarshal(doc, &d); err != nil {

@@ -1,6 +1,9 @@
 package messaging
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // sentOutcome is the outcome of a delivery that one provider took and
 // answered with nothing worth keeping, as every in-app delivery is.
@@ -26,16 +29,9 @@ func storedOutcome(out outcome) (string, error) {
 
 func isSentOutcome(out outcome) bool {
 	want := sentOutcome(out.MessageID, out.ProviderID)
-	if out.Status != want.Status || out.Retryable || len(out.Details) != len(want.Details) {
-		return false
-	}
-	for i, d := range out.Details {
-		if d.Raw != nil || d.Status != want.Details[i].Status || d.Detail != want.Details[i].Detail ||
-			d.Source != want.Details[i].Source || d.ProviderID != want.Details[i].ProviderID {
-			return false
-		}
-	}
-	return true
+	// Details compare as values, so one that carries a raw reply (a non-nil
+	// Raw) never matches.
+	return out.Status == want.Status && !out.Retryable && slices.Equal(out.Details, want.Details)
 }
 
 // replay is the outcome recorded with m, for a repeat call of its job.
