@@ -1,0 +1,10 @@
+DROP INDEX messages_feed;
+CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at DESC, id DESC);
+DROP INDEX messages_list;
+CREATE INDEX messages_list ON messages (environment_id, created_at DESC, id DESC);
+DROP INDEX notifications_list;
+CREATE INDEX notifications_list ON notifications (environment_id, created_at DESC, id DESC);
+DROP INDEX notifications_subscriber;
+CREATE INDEX notifications_subscriber ON notifications (environment_id, subscriber_ref, created_at DESC);
+DROP INDEX notifications_template;
+CREATE INDEX notifications_template ON notifications (environment_id, template_id, created_at DESC);
