@@ -138,7 +138,17 @@ func (m *message) values() []any {
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Payload), string(m.Overrides),
 		nullJSON(m.Data), string(m.Tags), string(m.Actor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, m.Read, m.Seen, m.LastReadDate, m.LastSeenDate,
-		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, string(appendFeedStatic(nil, m))}
+		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.storedFeedItem()}
+}
+
+// storedFeedItem is the feed_item m is written with: its static feed item
+// when it is an in-app message, and NULL for every other channel, whose
+// messages the feed never shows (an email's would carry its HTML again).
+func (m *message) storedFeedItem() any {
+	if m.Channel != "in_app" {
+		return nil
+	}
+	return string(appendFeedStatic(nil, m))
 }
 
 func (s *Store) redeliver(ctx context.Context, m *message) error {
