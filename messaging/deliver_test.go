@@ -405,22 +405,30 @@ func TestDeliver_Concurrent(t *testing.T) {
 	is.Equal(p.TotalCount, 20) // one message each
 }
 
+// emailWebhook makes an email-webhook integration the Development
+// environment's email provider, posting to a hook it returns with ada, a
+// subscriber to deliver to.
+func emailWebhook(t *testing.T, h *harness) (*hook, map[string]any) {
+	srv := newHook(t)
+	dev := h.srv.App.Development
+	h.src.addIntegration(dev, "email", "email-webhook", map[string]any{"webhookUrl": srv.URL, "from": "a@acme.test"})
+	return srv, h.src.addSubscriber(dev, "ada", nil)
+}
+
 // TestDeliver_FeedItemOnlyForInApp: only an in-app message is stored with
 // the feed item the feed reads; a message of any other channel, which the
 // feed never shows, is stored without one and lists as before.
 func TestDeliver_FeedItemOnlyForInApp(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)
-	srv := newHook(t)
-	dev := h.srv.App.Development
-	h.src.addIntegration(dev, "email", "email-webhook", map[string]any{"webhookUrl": srv.URL, "from": "a@acme.test"})
-	ada := h.src.addSubscriber(dev, "ada", nil)
+	srv, ada := emailWebhook(t, h)
 	controls := map[string]any{"subject": "s", "body": "Hi {{ payload.name }}"}
 	payload := map[string]any{"name": "Bea"}
 	email := h.deliver(t, job{subscriber: ada, channel: "email", payload: payload, controls: controls})
 	inApp := h.deliver(t, job{subscriber: ada, channel: "in_app", payload: payload, controls: controls})
 	is.Equal(email.Status, "sent") // delivered
 	is.Equal(inApp.Status, "sent")
+	is.Equal(len(srv.got()), 1) // the email went to its provider
 
 	stored := func(id string) bool {
 		var has bool
@@ -441,10 +449,7 @@ func TestDeliver_FeedItemOnlyForInApp(t *testing.T) {
 func TestDeliver_EmailBlocks(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)
-	srv := newHook(t)
-	dev := h.srv.App.Development
-	h.src.addIntegration(dev, "email", "email-webhook", map[string]any{"webhookUrl": srv.URL, "from": "a@acme.test"})
-	ada := h.src.addSubscriber(dev, "ada", nil)
+	srv, ada := emailWebhook(t, h)
 	out := h.deliver(t, job{subscriber: ada, channel: "email", payload: map[string]any{"name": "Bea"}, controls: map[string]any{
 		"subject": "s", "layoutId": nil, "body": []any{
 			map[string]any{"type": "text", "content": "Hi {{ payload.name }}", "styles": map[string]any{"textAlign": "center"}},

@@ -30,6 +30,9 @@ func (u upTo) ReadDir(name string) ([]fs.DirEntry, error) {
 	return kept, err
 }
 
+// every is a version past the last migration: openAt(t, every) applies them all.
+const every = "999999"
+
 // openAt opens an in-memory database migrated as release version left it.
 func openAt(t *testing.T, version string) *platform.DB {
 	t.Helper()

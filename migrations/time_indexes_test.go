@@ -5,9 +5,6 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
-
-	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
 )
 
 // TestTimeIndexes_StayDenseAsRowsArrive writes messages and notifications
@@ -19,12 +16,9 @@ import (
 func TestTimeIndexes_StayDenseAsRowsArrive(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db, err := platform.Open(ctx, platform.MemoryPath)
-	is.NoErr(err) // open
-	defer db.Close()
-	is.NoErr(platform.Migrate(db, migrations.FS)) // all up
+	db := openAt(t, every)
 
-	_, err = db.W.ExecContext(ctx, `
+	_, err := db.W.ExecContext(ctx, `
 		WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 4999)
 		INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id, subscriber_id,
 			external_subscriber, transaction_id, channel, status, created_at, updated_at)
