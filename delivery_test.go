@@ -345,10 +345,10 @@ func TestDelivery_DigestListsEveryEvent(t *testing.T) {
 	is.Equal(strings.TrimSpace(feed.Data[0].Content), "3 events: 1 2 3") // listing each, in order
 }
 
-// The job of a first in-app step, which the trigger writes in its final
-// state, reads exactly as one the worker ran and settled: the same fields
-// and values, and the same execution details, save ids, times and what
-// names the step itself.
+// The job of a first in-app step, which the trigger runs itself and records
+// in its own transaction, reads exactly as one the worker ran and settled:
+// the same fields and values, and the same execution details, save ids,
+// times and what names the step itself.
 func TestDelivery_FirstInAppJobReadsAsTheWorkersOwn(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
