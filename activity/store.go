@@ -141,6 +141,7 @@ type insertRequest struct {
 	claim bool
 	now   time.Time
 	done  chan error
+	due   bool // it wrote a job the worker is to run; set by insertTx
 }
 
 // insertTrigger writes a planned trigger: the transactionId claim (when
@@ -186,7 +187,6 @@ func (s *Store) commitInserts(ctx context.Context) {
 		}
 		s.insMu.Unlock()
 		s.writeInserts(ctx, batch)
-		s.wake()
 	}
 }
 
@@ -194,6 +194,11 @@ func (s *Store) commitInserts(ctx context.Context) {
 // transactionId is taken fails at its first statement, which SQLite undoes
 // alone, so the batch goes on without it; any other failure aborts the
 // transaction, and then each trigger is tried in a transaction of its own.
+//
+// The worker is woken once the batch is committed, and only when a trigger
+// left it a job to run. A trigger whose first step ran inline leaves none
+// (what its settlement released wakes the worker itself), and waking the
+// worker then cost a claim on the writer after every group commit.
 func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 	errs := make([]error, len(batch))
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -216,6 +221,9 @@ func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 		if errs[i] == nil {
 			errs[i] = err
 		}
+		if errs[i] == nil && r.due {
+			s.wake()
+		}
 		r.done <- errs[i]
 	}
 }
@@ -224,6 +232,7 @@ func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 // transactionId claim, may fail with a conflict.
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
 	p, now := r.p, r.now
+	r.due = false // a batch that failed is tried again trigger by trigger
 	ts := platform.FormatTime(now)
 	env := p.tenant.EnvironmentID
 	channels, _ := json.Marshal(p.channels)
@@ -252,9 +261,11 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
 		}
-		if err := s.insertJobs(ctx, tx, p, rc); err != nil {
+		due, err := s.insertJobs(ctx, tx, p, rc)
+		if err != nil {
 			return err
 		}
+		r.due = r.due || due
 	}
 	return nil
 }
@@ -296,10 +307,11 @@ type jobRow struct {
 }
 
 // insertJobs writes a recipient's planned chain, each job with a "Step
-// queued" detail. A job the trigger ran itself is written running under
-// the trigger's lease, and its result, r.first, is recorded once the whole
-// chain exists, exactly as the worker would record it.
-func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) error {
+// queued" detail, and reports whether a job it wrote is due for the worker.
+// A job the trigger ran itself is written running under the trigger's
+// lease, and its result, r.first, is recorded once the whole chain exists,
+// exactly as the worker would record it.
+func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) (due bool, err error) {
 	ts := platform.FormatTime(r.at)
 	env := p.tenant.EnvironmentID
 	queued := make([]detailRow, 0, len(r.jobs))
@@ -313,18 +325,19 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 			row.step.Type, row.step.StepID, string(row.snapshot), string(row.values), row.provider, status, row.digest,
 			row.groupKey, runAt, row.lease, leaseUntil, attempts, ts, ts)
 		if err != nil {
-			return fmt.Errorf("insert job: %w", err)
+			return false, fmt.Errorf("insert job: %w", err)
 		}
+		due = due || runAt != nil
 		queued = append(queued, detailRow{jobID: row.id, providerID: row.provider,
 			detail: detail{Status: detailPending, Detail: "Step queued", Source: sourceInternal}})
 	}
 	if err := s.insertDetailRows(ctx, tx, env, r.nid, r.at, queued); err != nil {
-		return err
+		return false, err
 	}
 	if r.first != nil {
-		return r.first(ctx, tx)
+		return due, r.first(ctx, tx)
 	}
-	return nil
+	return due, nil
 }
 
 // group is the key digest and throttle jobs are matched on: the same

@@ -350,7 +350,7 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 	return out, nil
 }
 
-// trigger runs one trigger request end to end: prepare, resolve, write, wake.
+// trigger runs one trigger request end to end: prepare, resolve, write.
 func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req triggerRequest) (*triggerResult, error) {
 	p, done, err := t.prepare(ctx, tenant, req)
 	if err != nil || done != nil {
@@ -378,7 +378,6 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 	if err := t.store.insertTrigger(ctx, p, true); err != nil {
 		return nil, err
 	}
-	t.store.wake()
 	return &triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID}, nil
 }
 

@@ -148,7 +148,6 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 				if err := t.store.insertTrigger(ctx, p, first); err != nil {
 					return err
 				}
-				t.store.wake()
 				first = false
 			}
 			if len(ids) < broadcastBatch {

@@ -1,0 +1,58 @@
+package activity
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// txMessenger is the fake messenger wired as messaging.Store is: it leaves
+// storing a delivery to the transaction that records the job, so a trigger
+// runs a first in-app step itself.
+type txMessenger struct{ *fakeMessenger }
+
+func (m txMessenger) DeliverInTxJSON(ctx context.Context, raw json.RawMessage) (json.RawMessage, func(context.Context, *sql.Tx) error, error) {
+	res, err := m.DeliverJSON(ctx, raw)
+	return res, func(context.Context, *sql.Tx) error { return nil }, err
+}
+
+// A trigger wakes the worker only when it leaves the worker a job: after
+// one whose in-app step it ran itself, a wake would cost an empty claim on
+// the writer.
+func TestTrigger_WakesWorkerOnlyForQueuedWork(t *testing.T) {
+	is := is.New(t)
+	wf, subs := &fakeWorkflows{}, newFakeSubscribers()
+	var store *Store
+	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
+		store = NewStore(app.DB, app.Clock.Now)
+		// Not started: a wake stays in the channel for the test to see.
+		w := NewWorker(store, subs, txMessenger{newFakeMessenger()}, WorkerConfig{Logger: app.Logger})
+		AddRoutes(mux, store, w, wf, subs)
+	})
+	env := srv.App.Development.ID
+	wf.add(t, env, "inbox-only", nil, step("inbox", "in_app", map[string]any{"body": "Hi"}))
+	wf.add(t, env, "inbox-then-mail", nil, step("inbox", "in_app", map[string]any{"body": "Hi"}),
+		step("mail", "email", map[string]any{"subject": "Hi", "body": "Hello"}))
+	wf.add(t, env, "mail-only", nil, step("mail", "email", map[string]any{"subject": "Hi", "body": "Hello"}))
+
+	trigger := func(name string) bool {
+		t.Helper()
+		res := srv.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"`+name+`","to":"ada"}`)
+		is.Equal(res.Status, http.StatusCreated) // trigger accepted
+		select {
+		case <-store.woken:
+			return true
+		default:
+			return false
+		}
+	}
+	is.True(!trigger("inbox-only"))     // its one step ran in the trigger: nothing for the worker
+	is.True(trigger("inbox-then-mail")) // the in-app step released the email job
+	is.True(trigger("mail-only"))       // the email job is due
+}
