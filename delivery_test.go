@@ -33,6 +33,7 @@ func mustCreate(t *testing.T, c platformtest.Client, path, body string) *platfor
 type e2eNotification struct {
 	ID   string `json:"_id"`
 	Jobs []struct {
+		ID               string `json:"_id"`
 		Type             string `json:"type"`
 		Status           string `json:"status"`
 		ProviderID       string `json:"providerId"`
@@ -398,4 +399,59 @@ func comparableJob(j map[string]any) map[string]any {
 		}
 	}
 	return j
+}
+
+// A first in-app step that the trigger runs itself settles the chain as the
+// worker would: skipped, it releases the next step; failed, it cancels the
+// steps after it, each with the worker's details. The worker is stopped, so
+// every state below is the trigger's own write.
+func TestDelivery_FirstInAppStepSettlesTheChain(t *testing.T) {
+	steps := `{"name":"Mail","type":"email","controlValues":{"subject":"Hi","body":"Hello"}},
+		{"name":"Later","type":"delay","controlValues":{"type":"regular","amount":1,"unit":"hours"}}]}`
+	t.Run("Skipped", func(t *testing.T) {
+		is := is.New(t)
+		srv, stopWorker := startWired(t)
+		stopWorker()
+		mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Skip","workflowId":"skip","active":true,"steps":[
+			{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi","skip":{"==":[1,1]}}},`+steps)
+
+		tx := trigger(t, srv, `{"name":"skip","to":"ada"}`)
+		n := waitJobs(t, srv, tx, "trigger:completed", "in_app:skipped", "email:queued", "delay:pending")
+		is.Equal(jobDetails(n, 1), []string{"Step queued", "Step was skipped based on steps conditions"}) // the worker's details
+		is.Equal(jobDetails(n, 2), []string{"Step queued"})                                               // released, not yet run
+	})
+	t.Run("Failed", func(t *testing.T) {
+		is := is.New(t)
+		srv, stopWorker := startWired(t)
+		stopWorker()
+		var list []struct {
+			ID      string `json:"_id"`
+			Channel string `json:"channel"`
+		}
+		srv.Dev.Do(t, "GET", "/v1/integrations", "").Decode(t, &list)
+		for _, in := range list {
+			if in.Channel == "in_app" {
+				is.Equal(srv.Dev.Do(t, "PUT", "/v1/integrations/"+in.ID, `{"active":false}`).Status, 200) // no in-app integration left
+			}
+		}
+		mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Fail","workflowId":"fail","active":true,"steps":[
+			{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"Hi"}},`+steps)
+
+		tx := trigger(t, srv, `{"name":"fail","to":"ada"}`)
+		n := waitJobs(t, srv, tx, "trigger:completed", "in_app:failed", "email:canceled", "delay:canceled")
+		is.Equal(jobDetails(n, 1), []string{"Step queued", "Subscriber does not have an active integration"}) // the failure
+		canceled := []string{"Step queued", `Step canceled because step "inbox" failed`}
+		is.Equal(jobDetails(n, 2), canceled)                                                       // every step after it canceled…
+		is.Equal(jobDetails(n, 3), canceled)                                                       // …with the reason
+		is.True(strings.Contains(jobQueueState(t, srv, n.Jobs[3].ID), `"canceled","",null,"",""`)) // not due
+	})
+}
+
+// jobDetails lists the details of the notification's i-th job, in order.
+func jobDetails(n e2eNotification, i int) []string {
+	var out []string
+	for _, d := range n.Jobs[i].ExecutionDetails {
+		out = append(out, d.Detail)
+	}
+	return out
 }

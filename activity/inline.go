@@ -3,15 +3,9 @@ package activity
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/herald-notify/herald/platform"
 )
-
-// inlineLease is how long the lease lasts on a job the trigger runs itself.
-// The job is written under it and settled in the same transaction, so it
-// only ever shows if that transaction's settlement failed to apply.
-const inlineLease = time.Minute
 
 // runFirst runs each recipient's first step in the trigger itself when it
 // is an in_app step, and leaves the result for the trigger's transaction to
@@ -21,6 +15,10 @@ const inlineLease = time.Minute
 // the message is in the feed when the trigger is answered. The worker runs
 // every other first step, and one that could not run here (an error
 // reading what it needs), exactly as before: the same runner decides both.
+//
+// The job is written once, in the state its result leaves it, and so are
+// the jobs after it (settleFirst): where the worker inserts a job, claims,
+// updates it and releases the next, the trigger inserts the final rows.
 //
 // Only a messenger that leaves storing the message to the caller's
 // transaction (TxMessenger) qualifies: any other would store the message
@@ -36,17 +34,58 @@ func (t *triggerer) runFirst(ctx context.Context, p *plan) {
 	for i := range p.recipients {
 		rc := &p.recipients[i]
 		row := &rc.jobs[1]
+		var result *settlement
 		j := &job{ID: row.id, EnvironmentID: p.tenant.EnvironmentID, OrganizationID: p.tenant.OrganizationID,
 			NotificationID: rc.nid, TransactionID: p.transactionID, SubscriberID: rc.id, TemplateID: p.wf.ID,
 			Position: row.position, Type: row.step.Type, StepID: row.step.StepID, Step: row.snapshot, Controls: row.values,
-			ProviderID: row.provider, Attempts: 1, Lease: platform.NewIDAt(rc.at), CreatedAt: platform.FormatTime(rc.at)}
+			ProviderID: row.provider, Attempts: 1, CreatedAt: platform.FormatTime(rc.at),
+			keep: func(st settlement) { result = &st }}
 		doc := rc.doc
 		wr, err := t.run.runStep(ctx, j, n, func(context.Context) (json.RawMessage, error) { return doc, nil })
-		if err != nil {
+		if err != nil || result == nil {
 			continue // queued for the worker, which runs it as any other
 		}
-		row.lease, rc.first = j.Lease, wr
+		rc.first, rc.later = wr, rc.settleFirst(*result)
 	}
+}
+
+// settleFirst applies the result of the first step, which the trigger ran,
+// to the planned chain as the worker's settlement would (settleTx, endRest):
+// the step's job takes its final state, and the jobs after it are released,
+// canceled or skipped. It returns the details the result records, in the
+// order the worker writes them.
+func (r *recipient) settleFirst(st settlement) []detailRow {
+	first, rest := &r.jobs[1], r.jobs[2:]
+	first.status, first.stage, first.attempts, first.deliveredBy = st.status, st.stage, 1, st.providerID
+	first.runAt = nil
+	if !st.runAt.IsZero() {
+		first.runAt = platform.FormatTime(st.runAt)
+	}
+	if st.digest != nil {
+		first.digest = string(st.digest)
+	}
+	provider := firstNonEmpty(st.providerID, first.provider)
+	details := make([]detailRow, 0, len(st.details)+len(rest))
+	for _, d := range st.details {
+		details = append(details, detailRow{jobID: first.id, providerID: provider, detail: d})
+	}
+	switch st.then {
+	case thenRelease:
+		if len(rest) > 0 {
+			rest[0].status, rest[0].runAt = statusQueued, platform.FormatTime(r.at)
+		}
+	case thenCancel, thenSkip:
+		ended := statusCanceled
+		if st.then == thenSkip {
+			ended = statusSkipped
+		}
+		for i := range rest {
+			rest[i].status, rest[i].runAt = ended, nil
+			details = append(details, detailRow{jobID: rest[i].id, providerID: rest[i].provider,
+				detail: detail{Status: detailWarning, Detail: st.thenDetail, Source: sourceInternal}})
+		}
+	}
+	return details
 }
 
 // notificationContext is what the worker would read back from the

@@ -38,6 +38,11 @@ type job struct {
 	Attempts       int
 	Lease          string // this claim's lease token
 	CreatedAt      string
+
+	// keep, when set, takes the result settled would return a write of:
+	// a trigger that runs the job itself writes the job once, in its
+	// final state (inline.go).
+	keep func(settlement)
 }
 
 // anyDue reports, from the read pool, whether some job is due, so idle
@@ -126,8 +131,13 @@ type settlement struct {
 // usually together with other jobs' results.
 type write func(ctx context.Context, tx *sql.Tx) error
 
-// settled returns the write that records st for j.
+// settled returns the write that records st for j, or hands st to j.keep
+// and returns a write that does nothing.
 func (s *Store) settled(j *job, st settlement) write {
+	if j.keep != nil {
+		j.keep(st)
+		return func(context.Context, *sql.Tx) error { return nil }
+	}
 	return func(ctx context.Context, tx *sql.Tx) error { return s.settleTx(ctx, tx, j, st) }
 }
 

@@ -123,14 +123,13 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertJobSQL = `
 		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			parent_id, position, type, step_id, step, controls, provider_id, status, digest, group_key, run_at,
-			lease_owner, lease_until, attempts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			parent_id, position, type, step_id, step, controls, provider_id, status, stage, digest, group_key, run_at,
+			attempts, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
-// insertStatements are the statements a trigger's write uses, recording the
-// result of a first step the trigger ran itself included.
-var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertJobSQL}, settleStatements...)
+// insertStatements are the statements a trigger's write uses.
+var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertJobSQL}, insertDetailSQL[1:]...)
 
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 64
@@ -303,35 +302,36 @@ type jobRow struct {
 	digest   any
 	groupKey string
 	runAt    any
-	lease    string // the trigger's own lease, when it runs the job itself
+
+	// Set when the trigger ran the job itself (inline.go).
+	stage       string
+	attempts    int
+	deliveredBy string // the provider its result named, "" for none
 }
 
 // insertJobs writes a recipient's planned chain, each job with a "Step
 // queued" detail, and reports whether a job it wrote is due for the worker.
-// A job the trigger ran itself is written running under the trigger's
-// lease, and its result, r.first, is recorded once the whole chain exists,
-// exactly as the worker would record it.
+// When the trigger ran the first step itself, the chain is already settled
+// by its result (settleFirst): its details follow the "Step queued" ones in
+// the same statement, and the rest of the result, r.first, is written
+// last, as the worker would record it.
 func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) (due bool, err error) {
 	ts := platform.FormatTime(r.at)
 	env := p.tenant.EnvironmentID
-	queued := make([]detailRow, 0, len(r.jobs))
+	details := make([]detailRow, 0, len(r.jobs)+len(r.later))
 	for _, row := range r.jobs {
-		status, runAt, leaseUntil, attempts := row.status, row.runAt, "", 0
-		if row.lease != "" {
-			status, runAt, leaseUntil, attempts = statusRunning, nil, platform.FormatTime(r.at.Add(inlineLease)), 1
-		}
 		_, err := s.stmts.exec(ctx, tx, insertJobSQL,
 			row.id, env, p.tenant.OrganizationID, r.nid, p.transactionID, r.id, p.wf.ID, row.parent, row.position,
-			row.step.Type, row.step.StepID, string(row.snapshot), string(row.values), row.provider, status, row.digest,
-			row.groupKey, runAt, row.lease, leaseUntil, attempts, ts, ts)
+			row.step.Type, row.step.StepID, string(row.snapshot), string(row.values), firstNonEmpty(row.deliveredBy, row.provider),
+			row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
 		if err != nil {
 			return false, fmt.Errorf("insert job: %w", err)
 		}
-		due = due || runAt != nil
-		queued = append(queued, detailRow{jobID: row.id, providerID: row.provider,
+		due = due || row.runAt != nil
+		details = append(details, detailRow{jobID: row.id, providerID: row.provider,
 			detail: detail{Status: detailPending, Detail: "Step queued", Source: sourceInternal}})
 	}
-	if err := s.insertDetailRows(ctx, tx, env, r.nid, r.at, queued); err != nil {
+	if err := s.insertDetailRows(ctx, tx, env, r.nid, r.at, append(details, r.later...)); err != nil {
 		return false, err
 	}
 	if r.first != nil {

@@ -168,7 +168,8 @@ type recipient struct {
 	nid   string    // the notification's _id
 	at    time.Time // when the notification was created
 	jobs  []jobRow
-	first write // the first step's result, when the trigger ran it (inline.go)
+	first write       // the rest of the first step's result (its message), when the trigger ran it (inline.go)
+	later []detailRow // the details that result records, written after every "Step queued"
 }
 
 // subscriberSummary is the part of a spec §2.1 subscriber activity keeps.
