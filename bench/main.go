@@ -128,6 +128,10 @@ func (b *bench) floors(ctx context.Context) error {
 	b.noop = noop
 	b.rep.add(row{Scenario: "floor", Metric: "noop requests/s (auth + middleware)", Value: noop.PerSec, Unit: "req/s", Target: "reported"})
 	b.rep.add(row{Scenario: "floor", Metric: "noop server CPU per request", Value: cpu, Unit: "us", Target: "reported"})
+	// The HTTP stack's own tail under the same 64 closed-loop clients on
+	// the same cores: the floor of scenario 3's p99.
+	b.rep.add(row{Scenario: "floor", Metric: fmt.Sprintf("noop p99, %d clients (p50 %.2f ms)", b.sz.clients, ms(noop.P50)),
+		Value: ms(noop.P99), Unit: "ms", Target: "reported"})
 	floor, err := sqliteFloor(ctx, b.dir, b.sz.floorDelivers, 500)
 	if err != nil {
 		return fmt.Errorf("sqlite floor: %w", err)

@@ -48,7 +48,8 @@ func (b *bench) reads(ctx context.Context) error {
 	b.rep.add(row{Scenario: "3 feed read", Metric: fmt.Sprintf("requests/s (%d subscribers, %d messages in %d inboxes, limit=20, %d clients)", large.subscribers, large.messages, large.inboxes, b.sz.clients),
 		Value: feed.PerSec, Unit: "req/s", Floor: b.noop.PerSec, Target: ">= 30% of noop", Pass: b.result(feed.PerSec >= 0.3*b.noop.PerSec && feed.Errors == 0)})
 	b.rep.add(row{Scenario: "3 feed read", Metric: "server CPU per request", Value: largeFig.feedCPU, Unit: "us", Target: "reported"})
-	b.rep.add(row{Scenario: "3 feed read", Metric: "p99", Value: ms(feed.P99), Unit: "ms", Target: "<= 10 ms", Pass: b.result(feed.P99 <= 10*time.Millisecond)})
+	b.rep.add(row{Scenario: "3 feed read", Metric: fmt.Sprintf("p99 (p50 %.2f ms), floor the noop's p99", ms(feed.P50)), Value: ms(feed.P99), Unit: "ms",
+		Floor: ms(b.noop.P99), Target: "<= 10 ms", Pass: b.result(feed.P99 <= 10*time.Millisecond)})
 	for _, kind := range searchKinds {
 		sat, r := largeFig.saturated[kind], largeFig.search[kind]
 		b.rep.add(row{Scenario: "4 subscriber search", Metric: fmt.Sprintf("%s, %d clients: max rate (p99 %.2f ms at saturation)", kind, b.sz.clients, ms(sat.P99)),

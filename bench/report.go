@@ -63,7 +63,7 @@ func (r *report) print(w io.Writer) {
 	for _, x := range r.Rows {
 		floor, ratio := "-", "-"
 		if x.Floor > 0 {
-			floor, ratio = fmt.Sprintf("%.0f %s", x.Floor, x.Unit), fmt.Sprintf("%.2f", x.Ratio)
+			floor, ratio = formatValue(x.Floor, x.Unit), fmt.Sprintf("%.2f", x.Ratio)
 		}
 		result := "-"
 		if x.Pass != nil {
