@@ -43,7 +43,9 @@ func (t *triggerer) runFirst(ctx context.Context, p *plan) {
 		doc := rc.doc
 		wr, err := t.run.runStep(ctx, j, n, func(context.Context) (json.RawMessage, error) { return doc, nil })
 		if err != nil || result == nil {
-			continue // queued for the worker, which runs it as any other
+			// An error, or a result that is not a settlement: the job
+			// stays queued, and the worker runs it as any other.
+			continue
 		}
 		rc.first, rc.later = wr, rc.settleFirst(*result)
 	}
