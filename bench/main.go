@@ -24,15 +24,16 @@ const (
 
 // sizes are the data volumes of one run.
 type sizes struct {
-	clients       int // concurrent HTTP clients
-	triggers      int // scenario 1
-	recipients    int // subscribers scenario 1 and 2 trigger for
-	latencyFor    time.Duration
-	subscribers   int // scenarios 3 and 4
-	messages      int // scenario 3
-	smallRows     int // scenario 5, small side
-	largeRows     int // scenario 5, large side
-	readRequests  int // requests per read scenario
+	clients       int           // concurrent HTTP clients
+	triggers      int           // scenario 1
+	recipients    int           // subscribers scenario 1 and 2 trigger for
+	latencyFor    time.Duration // how long scenario 2's run at half rate lasts
+	searchFor     time.Duration // how long each search's run at half rate lasts at least (scenario 4)
+	subscribers   int           // scenarios 3 and 4
+	messages      int           // scenario 3
+	smallRows     int           // scenario 5, small side
+	largeRows     int           // scenario 5, large side
+	readRequests  int           // requests per read scenario
 	noopRequests  int
 	floorDelivers int
 }
@@ -51,7 +52,7 @@ func main() {
 }
 
 func run(ctx context.Context, quick bool, only, out string) error {
-	sz := sizes{clients: 64, triggers: 100_000, recipients: 1_000, latencyFor: 20 * time.Second,
+	sz := sizes{clients: 64, triggers: 100_000, recipients: 1_000, latencyFor: 20 * time.Second, searchFor: 20 * time.Second,
 		subscribers: 100_000, messages: 1_000_000, smallRows: 10_000, largeRows: 1_000_000,
 		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000}
 	if quick {
