@@ -140,7 +140,6 @@ type insertRequest struct {
 	claim bool
 	now   time.Time
 	done  chan error
-	due   bool // it wrote a job the worker is to run; set by insertTx
 }
 
 // insertTrigger writes a planned trigger: the transactionId claim (when
@@ -220,7 +219,7 @@ func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 		if errs[i] == nil {
 			errs[i] = err
 		}
-		if errs[i] == nil && r.due {
+		if errs[i] == nil && r.p.leavesJob() {
 			s.wake()
 		}
 		r.done <- errs[i]
@@ -231,7 +230,6 @@ func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 // transactionId claim, may fail with a conflict.
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
 	p, now := r.p, r.now
-	r.due = false // a batch that failed is tried again trigger by trigger
 	ts := platform.FormatTime(now)
 	env := p.tenant.EnvironmentID
 	channels, _ := json.Marshal(p.channels)
@@ -260,11 +258,9 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
 		}
-		due, err := s.insertJobs(ctx, tx, p, rc)
-		if err != nil {
+		if err := s.insertJobs(ctx, tx, p, rc); err != nil {
 			return err
 		}
-		r.due = r.due || due
 	}
 	return nil
 }
@@ -310,12 +306,11 @@ type jobRow struct {
 }
 
 // insertJobs writes a recipient's planned chain, each job with a "Step
-// queued" detail, and reports whether a job it wrote is due for the worker.
-// When the trigger ran the first step itself, the chain is already settled
-// by its result (settleFirst): its details follow the "Step queued" ones in
-// the same statement, and the rest of the result, r.first, is written
-// last, as the worker would record it.
-func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) (due bool, err error) {
+// queued" detail. When the trigger ran the first step itself, the chain is
+// already settled by its result (settleFirst): its details follow the "Step
+// queued" ones in the same statement, and the rest of the result, r.first,
+// is written last, as the worker would record it.
+func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) error {
 	ts := platform.FormatTime(r.at)
 	env := p.tenant.EnvironmentID
 	details := make([]detailRow, 0, len(r.jobs)+len(r.later))
@@ -325,19 +320,31 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 			row.step.Type, row.step.StepID, string(row.snapshot), string(row.values), firstNonEmpty(row.deliveredBy, row.provider),
 			row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
 		if err != nil {
-			return false, fmt.Errorf("insert job: %w", err)
+			return fmt.Errorf("insert job: %w", err)
 		}
-		due = due || row.runAt != nil
 		details = append(details, detailRow{jobID: row.id, providerID: row.provider,
 			detail: detail{Status: detailPending, Detail: "Step queued", Source: sourceInternal}})
 	}
 	if err := s.insertDetailRows(ctx, tx, env, r.nid, r.at, append(details, r.later...)); err != nil {
-		return false, err
+		return err
 	}
 	if r.first != nil {
-		return due, r.first(ctx, tx)
+		return r.first(ctx, tx)
 	}
-	return due, nil
+	return nil
+}
+
+// leavesJob reports whether the trigger's rows include a job with a run
+// time, due or scheduled: work for the worker.
+func (p *plan) leavesJob() bool {
+	for _, rc := range p.recipients {
+		for _, row := range rc.jobs {
+			if row.runAt != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // group is the key digest and throttle jobs are matched on: the same
