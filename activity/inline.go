@@ -84,7 +84,7 @@ func (r *recipient) settleFirst(st settlement) []detailRow {
 		for i := range rest {
 			rest[i].status, rest[i].runAt = ended, nil
 			details = append(details, detailRow{jobID: rest[i].id, providerID: rest[i].provider,
-				detail: detail{Status: detailWarning, Detail: st.thenDetail, Source: sourceInternal}})
+				detail: endedDetail(st.thenDetail)})
 		}
 	}
 	return details

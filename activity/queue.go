@@ -212,6 +212,11 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	return err
 }
 
+// endedDetail is the detail a job that will never run is given, saying why.
+func endedDetail(why string) detail {
+	return detail{Status: detailWarning, Detail: why, Source: sourceInternal}
+}
+
 // endRest gives every not-yet-run job after position the final status, each
 // with a detail saying why.
 func (s *Store) endRest(ctx context.Context, tx *sql.Tx, envID, notificationID string, position int, status, why string, now time.Time) error {
@@ -237,7 +242,7 @@ func (s *Store) endRest(ctx context.Context, tx *sql.Tx, envID, notificationID s
 		return err
 	}
 	for _, e := range list {
-		d := []detail{{Status: detailWarning, Detail: why, Source: sourceInternal}}
+		d := []detail{endedDetail(why)}
 		if err := s.insertDetails(ctx, tx, envID, notificationID, e.id, e.provider, now, d); err != nil {
 			return err
 		}
@@ -280,7 +285,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 			return err
 		}
 		for _, c := range list {
-			d := []detail{{Status: detailWarning, Detail: "Step canceled by request", Source: sourceInternal}}
+			d := []detail{endedDetail("Step canceled by request")}
 			if err := s.insertDetails(ctx, tx, envID, c.notification, c.id, c.provider, now, d); err != nil {
 				return err
 			}
