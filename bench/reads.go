@@ -39,6 +39,9 @@ func (b *bench) reads(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := b.noopBeside(ctx); err != nil {
+		return err
+	}
 	largeFig, err := b.measureReads(ctx, large)
 	if err != nil {
 		return err
