@@ -84,7 +84,9 @@ const maxCachedDocs = 10_000
 // the cache starts over when full: sized like the documents', it missed
 // most requests once more than 10,000 inboxes were read, and each miss is a
 // query on the read pool (12% of a feed request's CPU at 100,000
-// subscribers read at random).
+// subscribers read at random). The price is not only memory: a full cache is
+// 200,000 heap objects the collector marks on every cycle, and under load
+// the searches' p99 rose with it (README, Performance).
 const maxCachedIdentities = 100_000
 
 // resultCaches holds one resultCache per database, so that every Store on
