@@ -179,3 +179,45 @@ func TestParseCache(t *testing.T) {
 	c.Get("e", []byte("bad"), parse)
 	is.Equal(parses, 4) // and never kept
 }
+
+func TestByteCache(t *testing.T) {
+	is := is.New(t)
+	c := ByteCache{Limit: 2}
+	loads := 0
+	load := func(v string) func() ([]byte, error) {
+		return func() ([]byte, error) { loads++; return []byte(v), nil }
+	}
+	v, _ := c.Get("k", load("1"))
+	is.Equal(string(v), "1") // loaded
+	v, _ = c.Get("k", load("2"))
+	is.Equal(string(v), "1") // cached
+	is.Equal(loads, 1)       // without loading again
+	c.Invalidate()
+	v, _ = c.Get("k", load("3"))
+	is.Equal(string(v), "3") // a write forgets the answer
+	// A write that lands while an answer is being loaded must not leave
+	// that (possibly stale) answer cached.
+	v, _ = c.Get("j", func() ([]byte, error) { c.Invalidate(); return []byte("4"), nil })
+	is.Equal(string(v), "4") // the caller still gets its answer
+	v, _ = c.Get("j", load("5"))
+	is.Equal(string(v), "5") // but the next caller reads again
+	_, err := c.Get("e", func() ([]byte, error) { return nil, fmt.Errorf("down") })
+	is.True(err != nil) // errors are returned
+	v, _ = c.Get("e", load("6"))
+	is.Equal(string(v), "6") // and never cached
+
+	// Past the limit the cache starts over, and what it answered before
+	// stays as it was.
+	kept, _ := c.Get("j", load("7"))
+	is.Equal(string(kept), "5")
+	c.Get("x", load("8")) // the third entry since "j" and "e": a new arena
+	loads = 0
+	v, _ = c.Get("j", load("9"))
+	is.Equal(string(v), "9") // so j is read again
+	is.Equal(loads, 1)
+	is.Equal(string(kept), "5") // and the answer handed out earlier is intact
+	v, _ = c.Get("", load(""))  // an empty key and value are answers like any other
+	is.Equal(string(v), "")
+	v, _ = c.Get("", load("z"))
+	is.Equal(string(v), "")
+}

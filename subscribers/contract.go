@@ -77,7 +77,7 @@ func (s *Store) SubscriberJSON(ctx context.Context, environmentID, subscriberID 
 // so they are read on their own: five columns of one row, without the
 // channels, their integrations and the rest of a whole document.
 func (s *Store) SubscriberIdentityJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
-	return cacheFor(s.db).identities.Get(environmentID+"\x00"+subscriberID, func() (json.RawMessage, error) {
+	return cacheFor(s.db).identities.Get(environmentID+"\x00"+subscriberID, func() ([]byte, error) {
 		var id identity
 		err := s.db.QueryRow(ctx, `SELECT id, subscriber_id, first_name, last_name, avatar
 			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID).

@@ -43,8 +43,10 @@ type resultCache struct {
 	// SubscriberJSON answers them: a trigger reads its recipient on every
 	// request.
 	docs platform.WriteCache[json.RawMessage]
-	// identities are what SubscriberIdentityJSON answers, for feeds.
-	identities platform.WriteCache[json.RawMessage]
+	// identities are what SubscriberIdentityJSON answers, for feeds: small,
+	// and as many as the inboxes being read, so kept where the collector
+	// does not walk them one by one.
+	identities platform.ByteCache
 }
 
 // keysCall is one read of a search's keys that concurrent misses of the
@@ -84,9 +86,10 @@ const maxCachedDocs = 10_000
 // the cache starts over when full: sized like the documents', it missed
 // most requests once more than 10,000 inboxes were read, and each miss is a
 // query on the read pool (12% of a feed request's CPU at 100,000
-// subscribers read at random). The price is not only memory: a full cache is
-// 200,000 heap objects the collector marks on every cycle, and under load
-// the searches' p99 rose with it (README, Performance).
+// subscribers read at random). Held as a WriteCache, a full cache was
+// 200,000 heap objects the collector marked on every cycle, and under load
+// the p99 of searches, which never read it, rose with it; a ByteCache is
+// two (README, Performance).
 const maxCachedIdentities = 100_000
 
 // resultCaches holds one resultCache per database, so that every Store on
@@ -99,7 +102,7 @@ func cacheFor(db *platform.DB) *resultCache {
 	}
 	c, _ := resultCaches.LoadOrStore(db, &resultCache{
 		docs:       platform.WriteCache[json.RawMessage]{Limit: maxCachedDocs},
-		identities: platform.WriteCache[json.RawMessage]{Limit: maxCachedIdentities},
+		identities: platform.ByteCache{Limit: maxCachedIdentities},
 	})
 	return c.(*resultCache)
 }
