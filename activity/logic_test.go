@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -336,4 +337,15 @@ func TestWithDefaults(t *testing.T) {
 			is.Equal(string(withDefaults(schema, json.RawMessage(tc.payload))), tc.want) // defaults applied, values kept
 		})
 	}
+}
+
+// settle records a run's result in its own transaction, as the worker's
+// committer does for a batch of them.
+func (s *Store) settle(ctx context.Context, j *job, st settlement) error {
+	if err := s.stmts.warm(ctx, settleStatements...); err != nil {
+		return err
+	}
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		return s.settleTx(ctx, tx, j, st)
+	})
 }

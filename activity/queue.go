@@ -141,16 +141,6 @@ func (s *Store) settled(j *job, st settlement) write {
 	return func(ctx context.Context, tx *sql.Tx) error { return s.settleTx(ctx, tx, j, st) }
 }
 
-// settle records a run's result in its own transaction.
-func (s *Store) settle(ctx context.Context, j *job, st settlement) error {
-	if err := s.stmts.warm(ctx, settleStatements...); err != nil {
-		return err
-	}
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		return s.settleTx(ctx, tx, j, st)
-	})
-}
-
 const (
 	settleSQL = `
 		UPDATE jobs SET status = ?, run_at = ?, stage = ?, provider_id = coalesce(nullif(?, ''), provider_id),

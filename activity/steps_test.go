@@ -28,7 +28,7 @@ func TestDelay_RunsAfterItsTime(t *testing.T) {
 	is.Equal(h.msg.callCount(), 0) // nothing delivered yet
 
 	h.App.Clock.Advance(2 * time.Minute)
-	h.worker.Wake()
+	h.store.wake()
 	n := h.waitStatuses(t, tx, "trigger:completed", "delay:completed", "in_app:completed")[0]
 	is.Equal(n.details("delay"), []string{"Step queued", "Step delayed", "Delay is finished"}) // delay details
 	is.Equal(h.msg.callCount(), 1)                                                             // delivered once
@@ -44,7 +44,7 @@ func TestDelay_Scheduled(t *testing.T) {
 	tx := h.trigger(t, `{"name":"at","to":"ada","payload":{"sendAt":"`+at+`"}}`)
 	h.waitStatuses(t, tx, "trigger:completed", "delay:delayed", "in_app:pending")
 	h.App.Clock.Advance(3*time.Hour + time.Second)
-	h.worker.Wake()
+	h.store.wake()
 	h.waitStatuses(t, tx, "trigger:completed", "delay:completed", "in_app:completed")
 
 	bad := h.trigger(t, `{"name":"at","to":"ada","payload":{"sendAt":"soon"}}`)
@@ -73,7 +73,7 @@ func TestDigest_MergesEvents(t *testing.T) {
 	is.Equal(h.msg.callCount(), 0) // nothing sent while the windows are open
 
 	h.App.Clock.Advance(11 * time.Minute)
-	h.worker.Wake()
+	h.store.wake()
 	master := h.waitStatuses(t, first, "trigger:completed", "digest:completed", "in_app:completed")[0]
 	h.waitStatuses(t, other, "trigger:completed", "digest:completed", "in_app:completed")
 	h.waitStatuses(t, bob, "trigger:completed", "digest:completed", "in_app:completed")
@@ -116,7 +116,7 @@ func TestDigest_Backoff(t *testing.T) {
 	h.waitStatuses(t, third, "trigger:completed", "digest:merged", "in_app:skipped")
 
 	h.App.Clock.Advance(6 * time.Minute)
-	h.worker.Wake()
+	h.store.wake()
 	h.waitStatuses(t, second, "trigger:completed", "digest:completed", "in_app:completed")
 	is.Equal(h.msg.callCount(), 2) // the first alone, then the two digested
 }
@@ -238,11 +238,11 @@ func TestDelivery_RetriesThenFails(t *testing.T) {
 	h.waitStatuses(t, fine, "trigger:completed", "chat:completed", "in_app:completed")
 
 	h.App.Clock.Advance(testRetry)
-	h.worker.Wake()
+	h.store.wake()
 	platformtest.Eventually(t, 5*time.Second, func() bool { return h.msg.callCount() >= 6 }, "second attempts")
 	h.waitStatuses(t, flaky, "trigger:completed", "chat:queued", "in_app:pending")
 	h.App.Clock.Advance(2 * testRetry)
-	h.worker.Wake()
+	h.store.wake()
 	got := h.waitStatuses(t, flaky, "trigger:completed", "chat:failed", "in_app:canceled")
 	for _, n := range got {
 		var retries, failed int
@@ -344,7 +344,7 @@ func TestTrigger_CancelDigestMasterKeepsMerged(t *testing.T) {
 	is.Equal(strings.TrimSpace(string(res.Body)), "true") // master canceled
 	h.waitStatuses(t, second, "trigger:completed", "digest:delayed", "in_app:pending")
 	h.App.Clock.Advance(11 * time.Minute)
-	h.worker.Wake()
+	h.store.wake()
 	n := h.waitStatuses(t, second, "trigger:completed", "digest:completed", "in_app:completed")[0]
 	is.Equal(n.DigestedNotificationID, "") // the heir is a master now
 	sent := h.msg.sent()

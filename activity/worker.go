@@ -158,9 +158,6 @@ func (w *Worker) Stop(ctx context.Context) {
 	<-done
 }
 
-// Wake makes an idle worker look for due jobs now.
-func (w *Worker) Wake() { w.store.wake() }
-
 // dispatch claims due jobs while there is room for them, and otherwise
 // waits for a wake-up, a tick or room. A claim that took every due job is
 // not followed by another until something signals: claims come in batches
