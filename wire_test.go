@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -107,5 +109,64 @@ func TestWire_SeedsServiceIntegration(t *testing.T) {
 		is.Equal(len(active), 1)                  // exactly the seeded one
 		is.Equal(active[0].ProviderID, "service") // the in-app provider
 		is.Equal(active[0].Channel, "in_app")     // on the in_app channel
+	}
+}
+
+// A subscriber search reads its page in one read transaction, and resolving
+// a channel's _integrationId reads integrations through another connection.
+// Done inside the transaction, concurrent searches could hold every read
+// connection while each waited for one more, and on the in-memory database
+// a writer committing meanwhile blocked that second read until the busy
+// timeout: a 500 after 10 s.
+func TestWire_SearchesResolveChannelsUnderConcurrentWrites(t *testing.T) {
+	srv := newWiredServer(t)
+	for i := range 20 {
+		body := fmt.Sprintf(`{"subscriberId":"s%02d","channels":[{"providerId":"slack","credentials":{"webhookUrl":"https://hooks.example.com/%d"}}]}`, i, i)
+		if res := srv.Dev.Do(t, "POST", "/v1/subscribers", body); res.Status != 201 {
+			t.Fatalf("create subscriber: %d %s", res.Status, res.Body)
+		}
+	}
+	// No slack integration exists, so every search resolves every channel.
+	client := &http.Client{Timeout: 5 * time.Second}
+	get := func(path string) (int, error) {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header.Set("Authorization", "ApiKey "+platformtest.DevKey)
+		res, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer res.Body.Close()
+		_, err = io.Copy(io.Discard, res.Body)
+		return res.StatusCode, err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 16 {
+		wg.Go(func() {
+			for range 20 {
+				status, err := get("/v2/subscribers?limit=10")
+				if err == nil && status != http.StatusOK {
+					err = fmt.Errorf("status %d", status)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("search (client %d): %w", g, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 100 {
+			res := srv.Dev.Do(t, "PATCH", "/v2/subscribers/s00", fmt.Sprintf(`{"firstName":"Ada %d"}`, i))
+			if res.Status != http.StatusOK {
+				errs <- fmt.Errorf("update: %d %s", res.Status, res.Body)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -160,7 +160,7 @@ func filters(environmentID string, q *searchQuery) (where []string, args []any, 
 // pageFromKeys answers q from keys, the sorted keys of every match. ok is
 // false when a row of the page no longer meets the filters, and the caller
 // must query instead.
-func (s *Store) pageFromKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, q *searchQuery, environmentID string, where []string, args []any) (page searchPage, ok bool, err error) {
+func (s *Store) pageFromKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, q *searchQuery, where []string, args []any) (page searchPage, ok bool, err error) {
 	cut, hasPrev, hasNext := pageOfKeys(keys, q)
 	// The rows are fetched by rowid and checked against the filters again.
 	subs, ok, err := s.fetchKeys(ctx, tx, cut, where, args)
@@ -174,7 +174,7 @@ func (s *Store) pageFromKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, 
 	if hasNext {
 		page.Next = cursorOf(subs[len(subs)-1], q.OrderBy)
 	}
-	return page, true, s.resolveChannels(ctx, environmentID, page.Subscribers)
+	return page, true, nil
 }
 
 // keyset returns the term selecting rows on the side op of c, where op is
@@ -202,9 +202,22 @@ var searchColumns = func() string {
 }()
 
 // search runs q in the environment: keyset paging in both directions, no
-// OFFSET, every read in one snapshot.
+// OFFSET, every read in one snapshot. The channels' _integrationId are
+// resolved once the snapshot has ended, since that reads integrations
+// through another connection: searches each holding a read connection
+// while waiting for a second could take every one, and on the in-memory
+// database (no WAL) a writer that is committing blocks new readers until
+// the snapshot ends, which waited on the new reader.
 func (s *Store) search(ctx context.Context, environmentID string, q searchQuery) (page searchPage, err error) {
 	defer platform.Wrap(&err, "search subscribers")
+	if page, err = s.searchSnapshot(ctx, environmentID, q); err != nil {
+		return page, err
+	}
+	return page, s.resolveChannels(ctx, environmentID, page.Subscribers)
+}
+
+// searchSnapshot is search with every channel as stored.
+func (s *Store) searchSnapshot(ctx context.Context, environmentID string, q searchQuery) (page searchPage, err error) {
 	// The generation is read before the snapshot begins: a result cached
 	// under it can only be older than the snapshot, never newer.
 	gen := cacheFor(s.db).gen.Load()
@@ -219,7 +232,7 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 		// A search paged through again finds its keys before counting
 		// its candidates, which costs as much as reading them.
 		if keys, ok := cacheFor(s.db).get(q.cacheKey(environmentID), gen); ok && keys != nil {
-			if page, ok, err := s.pageFromKeys(ctx, tx, keys, &q, environmentID, where, args); err != nil || ok {
+			if page, ok, err := s.pageFromKeys(ctx, tx, keys, &q, where, args); err != nil || ok {
 				return page, err
 			}
 		}
@@ -236,7 +249,7 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 			return page, err
 		}
 		if keys != nil {
-			if page, ok, err := s.pageFromKeys(ctx, tx, keys, &q, environmentID, where, args); err != nil || ok {
+			if page, ok, err := s.pageFromKeys(ctx, tx, keys, &q, where, args); err != nil || ok {
 				return page, err
 			}
 		}
@@ -347,9 +360,6 @@ func (s *Store) search(ctx context.Context, environmentID string, q searchQuery)
 		if hasNext {
 			page.Next = cursorOf(last, q.OrderBy)
 		}
-	}
-	if err := s.resolveChannels(ctx, environmentID, page.Subscribers); err != nil {
-		return page, err
 	}
 	return page, nil
 }
