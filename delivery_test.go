@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -456,4 +458,33 @@ func jobDetails(n e2eNotification, i int) []string {
 		out = append(out, d.Detail)
 	}
 	return out
+}
+
+// SQLite's JSON functions refuse documents nested past 1,000 levels. A
+// payload that deep was accepted, and every feed request filtering on
+// payloads for its subscriber then failed with a 500. Requests are now held
+// to platform.MaxJSONDepth, far inside what a stored payload may reach.
+func TestDelivery_DeepPayloadsAndThePayloadFilter(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Deep","workflowId":"deep","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"deep"}}]}`)
+	deep := func(levels int) string { // a payload nesting objects levels deep
+		return strings.Repeat(`{"a":`, levels) + "1" + strings.Repeat("}", levels)
+	}
+	body := func(levels int) string { return `{"name":"deep","to":"ada","payload":` + deep(levels) + `}` }
+
+	trigger(t, srv, body(platform.MaxJSONDepth-1)) // as deep as a request may nest
+	res := srv.Dev.Do(t, "POST", "/v1/events/trigger", body(1000))
+	is.Equal(res.Status, http.StatusBadRequest) // deeper is refused
+
+	filter := base64.StdEncoding.EncodeToString([]byte(`{"a":{"a":{"b":1}}}`))
+	res = srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed?payload="+filter, "")
+	is.Equal(res.Status, http.StatusOK) // the filter reads the stored deep payload
+	res = srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "")
+	var feed struct {
+		TotalCount int `json:"totalCount"`
+	}
+	res.Decode(t, &feed)
+	is.Equal(feed.TotalCount, 1) // only the accepted trigger delivered
 }

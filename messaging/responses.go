@@ -130,7 +130,9 @@ type payloadMatch struct {
 	value any
 }
 
-// maxPayloadDepth bounds how deep a payload filter may nest.
+// maxPayloadDepth bounds how deep a payload filter may nest objects and
+// arrays. An array is matched as a whole JSON value by SQLite, which refuses
+// one nested past 1,000 levels: that was a 500.
 const maxPayloadDepth = 8
 
 // parsePayloadFilter decodes the feed's payload parameter: Base64 of a JSON
@@ -151,12 +153,12 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return nil, errors.New("must be the Base64 encoding of a JSON object")
 	}
+	if platform.JSONDepth(raw) > maxPayloadDepth {
+		return nil, fmt.Errorf("must not nest deeper than %d levels", maxPayloadDepth)
+	}
 	var out []payloadMatch
-	var walk func(prefix []string, o map[string]any) error
-	walk = func(prefix []string, o map[string]any) error {
-		if len(prefix) >= maxPayloadDepth {
-			return fmt.Errorf("must not nest deeper than %d levels", maxPayloadDepth)
-		}
+	var walk func(prefix []string, o map[string]any)
+	walk = func(prefix []string, o map[string]any) {
 		keys := make([]string, 0, len(o))
 		for k := range o {
 			keys = append(keys, k)
@@ -165,16 +167,14 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 		for _, k := range keys {
 			path := append(append([]string{}, prefix...), k)
 			if sub, ok := o[k].(map[string]any); ok && len(sub) > 0 {
-				if err := walk(path, sub); err != nil {
-					return err
-				}
+				walk(path, sub)
 				continue
 			}
 			out = append(out, payloadMatch{path: path, value: o[k]})
 		}
-		return nil
 	}
-	return out, walk(nil, obj)
+	walk(nil, obj)
+	return out, nil
 }
 
 // sql is the condition for one match on the payload column. Keys are quoted

@@ -89,6 +89,9 @@ func decodeJSON(body []byte, v any) error {
 		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 			return BadRequest("Request body must hold a single JSON value")
 		}
+		if JSONDepth(body) > MaxJSONDepth {
+			return BadRequest("Request body nests objects and arrays deeper than %d levels", MaxJSONDepth)
+		}
 		return nil
 	}
 	var typeErr *json.UnmarshalTypeError
@@ -109,6 +112,42 @@ func decodeJSON(body []byte, v any) error {
 	default:
 		return BadRequest("Request body is not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
+}
+
+// MaxJSONDepth is how deeply a request's JSON may nest objects and arrays.
+// SQLite's JSON functions refuse a document nested past 1,000 levels, so a
+// deeper payload was stored and then failed, with a 500, every feed query
+// that filtered on payloads. What a request holds is stored a few levels
+// further down (a payload inside a feed item or a digest's events); the
+// reference platform's MongoDB stops documents at 100 levels.
+const MaxJSONDepth = 100
+
+// JSONDepth returns how deeply the JSON text b nests objects and arrays: 0
+// for a scalar, 1 for {"a":1}. It reads b as text, so it is meant for JSON
+// that has already parsed.
+func JSONDepth(b []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // jsonKind names the JSON type a Go type decodes from.

@@ -188,6 +188,8 @@ func TestDecode(t *testing.T) {
 		{"ErrEnum", `{"title":"a","channel":"fax"}`, "application/json", 422, "channel"},
 		{"ErrArrayItem", `{"title":"a","tags":["x",""]}`, "application/json", 422, "tags.1"},
 		{"ErrTooLong", `{"title":"` + strings.Repeat("x", 21) + `"}`, "application/json", 422, "title"},
+		{"OK nested as deep as allowed", `{"title":"a","extra":` + nested(platform.MaxJSONDepth-1) + `}`, "application/json", 201, ""},
+		{"ErrNestedTooDeep", `{"title":"a","extra":` + nested(platform.MaxJSONDepth) + `}`, "application/json", 400, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -205,6 +207,19 @@ func TestDecode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nested is a JSON value nesting arrays and objects depth levels deep.
+func nested(depth int) string {
+	var b strings.Builder
+	for i := range depth {
+		b.WriteString([]string{`[`, `{"k[":`}[i%2])
+	}
+	b.WriteString(`"}]"`)
+	for i := depth - 1; i >= 0; i-- {
+		b.WriteString([]string{`]`, `}`}[i%2])
+	}
+	return b.String()
 }
 
 func TestBodyLimit(t *testing.T) {

@@ -108,6 +108,26 @@ func TestDecodeJSON_TypeErrorPaths(t *testing.T) {
 	}
 }
 
+func TestJSONDepth(t *testing.T) {
+	for _, tc := range []struct {
+		json  string
+		depth int
+	}{
+		{`1`, 0},
+		{`"[{"`, 0},
+		{`{"a":1}`, 1},
+		{`[[],[[]]]`, 3},
+		{`{"a":{"b":[1,{"c":2}]},"d":[]}`, 4},
+		{`{"a":"]]}}","b":[["x\"[["]]}`, 3},
+		{`["\\",[1]]`, 2},
+	} {
+		t.Run(tc.json, func(t *testing.T) {
+			is := is.New(t)
+			is.Equal(JSONDepth([]byte(tc.json)), tc.depth) // brackets in strings do not count
+		})
+	}
+}
+
 func TestWriteCache(t *testing.T) {
 	is := is.New(t)
 	var c WriteCache[int]
