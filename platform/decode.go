@@ -26,8 +26,8 @@ type Validator interface {
 // Decode reads the request body as JSON into a T and validates it: the only
 // way a handler reads a body. Unknown fields are ignored, as the reference
 // platform does. It fails with 415 for a non-JSON content type, 413 past the
-// body limit, 400 for malformed JSON and 422 for wrong types or failed rules,
-// naming each field by its JSON path.
+// body limit, 400 for malformed JSON or JSON nested past MaxJSONDepth, and
+// 422 for wrong types or failed rules, naming each field by its JSON path.
 func Decode[T any](r *http.Request) (T, error) {
 	var v T
 	if err := checkContentType(r); err != nil {
