@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -37,7 +38,7 @@ func (b *bench) delivery(ctx context.Context) error {
 
 	// Scenario 1: throughput.
 	srv.resetPeak()
-	cpu0 := srv.cpu()
+	cpu0, gen0 := srv.cpu(), ownCPU()
 	start := time.Now()
 	sent := c.run(ctx, b.sz.clients, b.sz.triggers, func(i int) request {
 		return request{method: "POST", path: "/v1/events/trigger", want: 201,
@@ -49,13 +50,20 @@ func (b *bench) delivery(ctx context.Context) error {
 		return err
 	}
 	cpu := srv.perRequest(cpu0, sent)
+	gen := float64((ownCPU() - gen0).Microseconds()) / float64(sent.Requests)
 	_, peak := srv.rssMB()
-	perSec := float64(delivered) / at.Sub(start).Seconds()
+	elapsed := at.Sub(start)
+	perSec := float64(delivered) / elapsed.Seconds()
+	busy := (cpu + gen) * float64(sent.Requests) / float64(elapsed.Microseconds())
 	b.rep.add(row{Scenario: "1 trigger throughput", Metric: fmt.Sprintf("triggers accepted/s (%d triggers, %d clients, %d errors)", sent.Requests, b.sz.clients, sent.Errors),
 		Value: sent.PerSec, Unit: "req/s", Target: "reported"})
 	b.rep.add(row{Scenario: "1 trigger throughput", Metric: "in-app messages delivered/s (trigger → in feed)", Value: perSec, Unit: "msg/s",
 		Floor: b.floor, Target: ">= 5000 and >= 50% of sqlite", Pass: b.result(perSec >= 5000 && perSec >= 0.5*b.floor && delivered == accepted)})
 	b.rep.add(row{Scenario: "1 trigger throughput", Metric: "server CPU per trigger (request, write, delivery)", Value: cpu, Unit: "us", Target: "reported"})
+	// Both processes share the machine's cores: when they are all busy, no
+	// change to the writer alone can raise the rate.
+	b.rep.add(row{Scenario: "1 trigger throughput", Metric: "load generator CPU per trigger (send, answer, count)", Value: gen, Unit: "us", Target: "reported"})
+	b.rep.add(row{Scenario: "1 trigger throughput", Metric: fmt.Sprintf("cores busy, server and load generator (of %d)", runtime.NumCPU()), Value: busy, Unit: "cores", Target: "reported"})
 	b.rep.add(row{Scenario: "6 footprint", Metric: "peak RSS during scenario 1", Value: peak, Unit: "MB", Target: "<= 300 MB", Pass: b.result(peak <= 300)})
 
 	// Scenario 2: latency at half the measured rate.

@@ -80,6 +80,8 @@ func formatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.2f ms", v)
 	case "x":
 		return fmt.Sprintf("%.2fx", v)
+	case "cores":
+		return fmt.Sprintf("%.2f cores", v)
 	}
 	return fmt.Sprintf("%.0f %s", v, unit)
 }
