@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -52,14 +53,10 @@ func waitJobs(t *testing.T, srv *platformtest.Server, txID string, want ...strin
 	t.Helper()
 	var last e2eNotification
 	platformtest.Eventually(t, 10*time.Second, func() bool {
-		var out struct {
-			Data []e2eNotification `json:"data"`
-		}
-		srv.Dev.Do(t, "GET", "/v1/notifications?transactionId="+txID, "").Decode(t, &out)
-		if len(out.Data) != 1 {
+		var ok bool
+		if last, ok = notification(t, srv, txID); !ok {
 			return false
 		}
-		last = out.Data[0]
 		var got []string
 		for _, j := range last.Jobs {
 			got = append(got, j.Type+":"+j.Status)
@@ -67,6 +64,38 @@ func waitJobs(t *testing.T, srv *platformtest.Server, txID string, want ...strin
 		return strings.Join(got, ",") == strings.Join(want, ",")
 	}, "jobs to become "+strings.Join(want, ","))
 	return last
+}
+
+// waitFailures polls until the transaction's job at index job has recorded
+// n failed attempts and is queued again. A job is queued before its first
+// attempt too, so its status alone cannot tell that an attempt is recorded.
+func waitFailures(t *testing.T, srv *platformtest.Server, txID string, job, n int) {
+	t.Helper()
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		got, ok := notification(t, srv, txID)
+		if !ok || len(got.Jobs) <= job || got.Jobs[job].Status != "queued" {
+			return false
+		}
+		failed := 0
+		for _, d := range got.Jobs[job].ExecutionDetails {
+			if d.Status == "Failed" {
+				failed++
+			}
+		}
+		return failed == n
+	}, fmt.Sprintf("job %d to record %d failed attempts", job, n))
+}
+
+// notification reads the transaction's notification, if there is exactly one.
+func notification(t *testing.T, srv *platformtest.Server, txID string) (e2eNotification, bool) {
+	var out struct {
+		Data []e2eNotification `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/notifications?transactionId="+txID, "").Decode(t, &out)
+	if len(out.Data) != 1 {
+		return e2eNotification{}, false
+	}
+	return out.Data[0], true
 }
 
 func trigger(t *testing.T, srv *platformtest.Server, body string) string {
@@ -307,10 +336,11 @@ func TestDelivery_FailingWebhookRetriesThenFails(t *testing.T) {
 	waitJobs(t, srv, good, "trigger:completed", "chat:completed", "in_app:completed") // not held up by the failing one
 
 	// Each retry is scheduled from the clock when the attempt is recorded, so
-	// the clock moves only once the job is back in the queue.
+	// the clock moves only once the attempt is recorded and the job queued.
+	waitFailures(t, srv, bad, 1, 1)
 	srv.App.Clock.Advance(time.Minute) // past the first backoff
-	platformtest.Eventually(t, 10*time.Second, func() bool { return len(broken.received()) == 2 }, "the second attempt")
-	waitJobs(t, srv, bad, "trigger:completed", "chat:queued", "in_app:pending")
+	waitFailures(t, srv, bad, 1, 2)
+	is.Equal(len(broken.received()), 2)
 	srv.App.Clock.Advance(time.Minute) // past the second
 	n := waitJobs(t, srv, bad, "trigger:completed", "chat:failed", "in_app:canceled")
 	var failed int
