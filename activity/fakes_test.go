@@ -388,6 +388,45 @@ func (n apiNotification) details(typ string) []string {
 	return out
 }
 
+// waitFailures waits until, in every notification of txID, the job of the
+// given type is queued again with n failed attempts recorded. A job is
+// queued before its first attempt too, so its status alone cannot tell that
+// an attempt is recorded; a test that moves the clock past a retry's backoff
+// must wait for this first.
+func (h *harness) waitFailures(t *testing.T, txID, typ string, n int) {
+	t.Helper()
+	platformtest.Eventually(t, 5*time.Second, func() bool {
+		got := h.notifications(t, "transactionId="+txID)
+		for _, nt := range got {
+			if nt.failures(typ) != n {
+				return false
+			}
+		}
+		return len(got) > 0
+	}, fmt.Sprintf("%s jobs of %s to be queued after %d failed attempts", typ, txID, n))
+}
+
+// failures counts the Failed details of the job of the given type, or -1
+// while that job is not queued.
+func (n apiNotification) failures(typ string) int {
+	for _, j := range n.Jobs {
+		if j.Type != typ {
+			continue
+		}
+		if j.Status != "queued" {
+			return -1
+		}
+		failed := 0
+		for _, d := range j.ExecutionDetails {
+			if d.Status == "Failed" {
+				failed++
+			}
+		}
+		return failed
+	}
+	return -1
+}
+
 // notifications lists the Development environment's notifications for query.
 func (h *harness) notifications(t *testing.T, query string) []apiNotification {
 	t.Helper()

@@ -237,10 +237,10 @@ func TestDelivery_RetriesThenFails(t *testing.T) {
 	fine := h.trigger(t, `{"name":"chatty","to":"fine"}`)
 	h.waitStatuses(t, fine, "trigger:completed", "chat:completed", "in_app:completed")
 
+	h.waitFailures(t, flaky, "chat", 1)
 	h.App.Clock.Advance(testRetry)
 	h.store.wake()
-	platformtest.Eventually(t, 5*time.Second, func() bool { return h.msg.callCount() >= 6 }, "second attempts")
-	h.waitStatuses(t, flaky, "trigger:completed", "chat:queued", "in_app:pending")
+	h.waitFailures(t, flaky, "chat", 2)
 	h.App.Clock.Advance(2 * testRetry)
 	h.store.wake()
 	got := h.waitStatuses(t, flaky, "trigger:completed", "chat:failed", "in_app:canceled")
