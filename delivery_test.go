@@ -73,17 +73,19 @@ func waitFailures(t *testing.T, srv *platformtest.Server, txID string, job, n in
 	t.Helper()
 	platformtest.Eventually(t, 10*time.Second, func() bool {
 		got, ok := notification(t, srv, txID)
-		if !ok || len(got.Jobs) <= job || got.Jobs[job].Status != "queued" {
-			return false
-		}
-		failed := 0
-		for _, d := range got.Jobs[job].ExecutionDetails {
-			if d.Status == "Failed" {
-				failed++
-			}
-		}
-		return failed == n
+		return ok && len(got.Jobs) > job && got.Jobs[job].Status == "queued" && failures(got, job) == n
 	}, fmt.Sprintf("job %d to record %d failed attempts", job, n))
+}
+
+// failures counts the Failed execution details of the job at index job.
+func failures(n e2eNotification, job int) int {
+	failed := 0
+	for _, d := range n.Jobs[job].ExecutionDetails {
+		if d.Status == "Failed" {
+			failed++
+		}
+	}
+	return failed
 }
 
 // notification reads the transaction's notification, if there is exactly one.
@@ -343,13 +345,7 @@ func TestDelivery_FailingWebhookRetriesThenFails(t *testing.T) {
 	is.Equal(len(broken.received()), 2)
 	srv.App.Clock.Advance(time.Minute) // past the second
 	n := waitJobs(t, srv, bad, "trigger:completed", "chat:failed", "in_app:canceled")
-	var failed int
-	for _, d := range n.Jobs[1].ExecutionDetails {
-		if d.Status == "Failed" {
-			failed++
-		}
-	}
-	is.True(failed >= 3)                // every attempt recorded as Failed
+	is.True(failures(n, 1) >= 3)        // every attempt recorded as Failed
 	is.Equal(len(broken.received()), 3) // three tries, no more
 }
 
