@@ -38,7 +38,11 @@ type DB struct {
 
 // checkpointEvery is how often the WAL is copied back into the database
 // file, and walAutocheckpoint the WAL size, in pages, past which the writer
-// checkpoints on its own: a safety net should the checkpointer fall behind.
+// checkpoints on its own, fsyncs included. A sustained burst of writes
+// reaches it within the second (bench scenario 1 fills it in about half a
+// second), and then the writer pays for some checkpoints itself; a larger
+// limit or more frequent background checkpoints did not raise that
+// scenario's rate (bench/README.md).
 const (
 	checkpointEvery   = time.Second
 	walAutocheckpoint = 10000
