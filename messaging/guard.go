@@ -7,25 +7,30 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	liquidrender "github.com/osteele/liquid/render"
 )
 
-// Limits of one render. Templates come from workflow authors and loop over
-// payloads from whoever triggers, so without them a template such as
-// {% for i in (1..100000000) %}{% for j in (1..100000000) %}{% endfor %}{% endfor %},
-// or a capture that doubles itself, would hang or exhaust the worker.
+// Limits of rendering one step. Templates come from workflow authors and
+// loop over payloads from whoever triggers, so without them a template such
+// as {% for i in (1..100000000) %}{% for j in (1..100000000) %}{% endfor %}{% endfor %},
+// or a capture that doubles itself, would hang or exhaust the worker. The
+// time limit is for what the other two let through: a filter over a string
+// of megabytes, repeated on each of 100,000 iterations, ran for minutes.
 const (
-	maxLoopIterations = 100_000 // loop iterations across the whole template
-	maxRenderedBytes  = 4 << 20 // bytes of output, and of any captured or appended string
+	maxLoopIterations = 100_000     // loop iterations across the step's templates
+	maxRenderedBytes  = 4 << 20     // bytes of output, and of any captured or appended string
+	maxRenderTime     = time.Second // for all of the step's templates
 )
 
 var (
 	errLoopBudget = fmt.Errorf("loops ran more than %d iterations", maxLoopIterations)
 	errTooLarge   = fmt.Errorf("output is larger than %d bytes", maxRenderedBytes)
+	errTooSlow    = fmt.Errorf("rendering took longer than %s", maxRenderTime)
 )
 
-// The loop filter and the binding that carries each render's budget.
+// The loop filter and the binding that carries the render's budget.
 const (
 	loopFilter    = "herald_loop_budget"
 	loopBudgetVar = "__herald_loop_budget"
@@ -102,8 +107,11 @@ func joinCapped(a, b string) (string, error) {
 }
 
 // capValue is the filter put on every assign: the value, unless it is a
-// string or array past the limits.
-func capValue(v any) (any, error) {
+// string or array past the limits, or the render is out of time.
+func capValue(v any, budget any) (any, error) {
+	if b, ok := budget.(*renderBudget); ok && b.late() {
+		return nil, errTooSlow
+	}
 	switch t := v.(type) {
 	case string:
 		if len(t) > maxRenderedBytes {
@@ -121,7 +129,8 @@ func capValue(v any) (any, error) {
 // writer instead of an unbounded buffer.
 func captureCapped(ctx liquidrender.Context) (string, error) {
 	name := strings.TrimSpace(ctx.TagArgs())
-	var w cappedWriter
+	b, _ := ctx.Get(loopBudgetVar).(*renderBudget)
+	w := cappedWriter{budget: b}
 	if err := ctx.RenderChildren(&w); err != nil {
 		return "", err
 	}
@@ -129,8 +138,21 @@ func captureCapped(ctx liquidrender.Context) (string, error) {
 	return "", nil
 }
 
-// loopBudget is the iterations a render has left.
-type loopBudget struct{ left int }
+// renderBudget is what the templates of one step may still spend: loop
+// iterations, and time. Time is checked on every iteration, assign, capture
+// and write; tags between two writes that neither loop nor assign (an if
+// on a large string, say) are not timed, and the template's size bounds
+// how many there are.
+type renderBudget struct {
+	left     int
+	deadline time.Time
+}
+
+func newRenderBudget() *renderBudget {
+	return &renderBudget{left: maxLoopIterations, deadline: time.Now().Add(maxRenderTime)}
+}
+
+func (b *renderBudget) late() bool { return time.Now().After(b.deadline) }
 
 // iterable is what Liquid's for and tablerow tags iterate over.
 type iterable interface {
@@ -141,7 +163,7 @@ type iterable interface {
 // budgeted spends one unit of the budget on every iteration.
 type budgeted struct {
 	items  iterable
-	budget *loopBudget
+	budget *renderBudget
 }
 
 func (b budgeted) Len() int { return b.items.Len() }
@@ -149,6 +171,9 @@ func (b budgeted) Len() int { return b.items.Len() }
 func (b budgeted) Index(i int) any {
 	if b.budget.left <= 0 {
 		panic(errLoopBudget) // the only way out of a Liquid loop; render recovers it
+	}
+	if b.budget.late() {
+		panic(errTooSlow)
 	}
 	b.budget.left--
 	return b.items.Index(i)
@@ -162,7 +187,7 @@ func (s sliceItems) Index(i int) any { return reflect.Value(s).Index(i).Interfac
 // budgetLoop is the filter guardTag puts on every loop's collection: it
 // iterates as Liquid would (a map as [key, value] pairs), drawing on budget.
 func budgetLoop(v any, budget any) (any, error) {
-	b, ok := budget.(*loopBudget)
+	b, ok := budget.(*renderBudget)
 	if !ok {
 		return nil, errors.New("loops are not available here")
 	}
@@ -264,7 +289,7 @@ func guardTag(tag string) string {
 		return m[1] + coll + " | " + loopFilter + ": " + loopBudgetVar + mods + m[3]
 	}
 	if m := assignTag.FindStringSubmatch(tag); m != nil && strings.TrimSpace(m[2]) != "" {
-		return m[1] + m[2] + " | " + capFilter + m[3]
+		return m[1] + m[2] + " | " + capFilter + ": " + loopBudgetVar + m[3]
 	}
 	if m := captureTag.FindStringSubmatch(tag); m != nil {
 		return m[1] + m[2] + captureBlock + m[3]
@@ -272,12 +297,19 @@ func guardTag(tag string) string {
 	return tag
 }
 
-// cappedWriter collects output up to maxRenderedBytes, then fails the render.
-type cappedWriter struct{ b strings.Builder }
+// cappedWriter collects output up to maxRenderedBytes, and while budget has
+// time left, then fails the render.
+type cappedWriter struct {
+	b      strings.Builder
+	budget *renderBudget // nil: untimed
+}
 
 func (w *cappedWriter) Write(p []byte) (int, error) {
 	if w.b.Len()+len(p) > maxRenderedBytes {
 		return 0, errTooLarge
+	}
+	if w.budget != nil && w.budget.late() {
+		return 0, errTooSlow
 	}
 	return w.b.Write(p)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/osteele/liquid"
+	liquidexpr "github.com/osteele/liquid/expressions"
 )
 
 // liquidEngine renders every template. Liquid is what the reference platform
@@ -28,30 +29,36 @@ func renderHTML(src string, vars map[string]any, raw bool) (string, error) {
 	return render(src, vars, !raw)
 }
 
-// render renders src within the limits of guard.go. Liquid's filters can
-// panic on odd arguments ({{ s | slice: 1, -1 }}); a panic, like a spent
-// budget, becomes an error, since deliveries run outside any HTTP recovery.
+// render renders src within the limits of guard.go, drawing on the budget
+// vars carries (a step's templates share one: bindings), or on one of its
+// own. Liquid's filters can panic on odd arguments ({{ s | slice: 1, -1 }});
+// a panic, like a spent budget, becomes an error, since deliveries run
+// outside any HTTP recovery.
 func render(src string, vars map[string]any, escape bool) (out string, err error) {
 	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
 		return src, nil
+	}
+	budget, ok := vars[loopBudgetVar].(*renderBudget)
+	if !ok {
+		budget = newRenderBudget()
 	}
 	bindings := make(map[string]any, len(vars)+1)
 	for k, v := range vars {
 		bindings[k] = v
 	}
-	bindings[loopBudgetVar] = &loopBudget{left: maxLoopIterations}
+	bindings[loopBudgetVar] = budget
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("template %q: %v", truncate(src, 80), panicCause(r))
+			err = fmt.Errorf("template %q: %v", truncate(src, 80), renderCause(r))
 		}
 	}()
 	tpl, perr := parseCached(prepareTemplate(src, escape))
 	if perr != nil {
 		return "", fmt.Errorf("template %q: %s", truncate(src, 80), perr.Error())
 	}
-	var w cappedWriter
+	w := cappedWriter{budget: budget}
 	if err := tpl.FRender(&w, bindings); err != nil {
-		return "", fmt.Errorf("template %q: %s", truncate(src, 80), err.Error())
+		return "", fmt.Errorf("template %q: %v", truncate(src, 80), renderCause(err))
 	}
 	return w.b.String(), nil
 }
@@ -97,14 +104,28 @@ func parseCached(src string) (*liquid.Template, error) {
 	return tpl, nil
 }
 
-// panicCause is the budget or size error a render panicked with, else the
-// panic value's first line (Liquid appends a stack trace).
-func panicCause(r any) any {
-	if err, ok := r.(error); ok {
-		for _, known := range []error{errLoopBudget, errTooLarge} {
-			if errors.Is(err, known) {
-				return known
+// renderCause is the limit a render ran into, r being what it panicked
+// with or the error it returned, else r's first line (Liquid appends a
+// stack trace). A limit a filter or tag reports reaches here inside
+// Liquid's wrappers, which name the guard's own filters.
+func renderCause(r any) any {
+	for e, depth := r, 0; e != nil && depth < 10; depth++ {
+		err, ok := e.(error)
+		if !ok {
+			break
+		}
+		for _, limit := range []error{errLoopBudget, errTooLarge, errTooSlow} {
+			if errors.Is(err, limit) {
+				return limit
 			}
+		}
+		var filter liquidexpr.FilterError
+		if c, ok := err.(interface{ Cause() error }); ok {
+			e = c.Cause()
+		} else if errors.As(err, &filter) {
+			e = filter.Err
+		} else {
+			e = errors.Unwrap(err)
 		}
 	}
 	first, _, _ := strings.Cut(fmt.Sprint(r), "\n")

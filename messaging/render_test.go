@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 )
@@ -183,13 +184,18 @@ func TestRenderLimits(t *testing.T) {
 		{"Err a capture that doubles itself", "{% assign s = \"xxxxxxxxxxxxxxxx\" %}{% for i in (1..40) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}", "larger"},
 		{"Err an append that doubles itself", "{% assign s = \"x\" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}", "larger"},
 		{"Err a replace that squares", "{% assign s = \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" %}{% for i in (1..10) %}{% assign s = s | replace: \"a\", s %}{% endfor %}", "larger"},
-		{"Err output past the limit", "{% for i in (1..100000) %}{{ payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s | append: payload.s }}{% endfor %}", "larger"},
+		{"Err output past the limit", `{% assign s = payload.s %}{% for i in (1..14) %}{% assign s = s | append: s %}{% endfor %}` +
+			"{% for i in (1..100) %}{{ s }}{% endfor %}", "larger"}, // 80 KB a write, within the time limit even under -race
 		{"Err a huge range made an array", "{{ (1..100000000000) | join }}", "template"},
 		{"Err a huge assigned range made an array", "{% assign r = (1..payload.big) %}{{ r | concat: r | size }}", "template"},
 		{"Err a filter that panics", "{{ payload.s | slice: 1, payload.n }}", "slice bounds"},
 		{"Err a compact that panics", "{{ payload.holes | uniq | compact }}", "template"},
 		{"Err include reads no file", `{% include "/etc/hostname" %}`, "include is not supported"},
 		{"Err a reassigned budget", "{% assign __herald_loop_budget = 5 %}{% for i in (1..2) %}{% endfor %}", "loops are not available"},
+		// Within both limits above, but a 4 MB upcase on each of 100,000
+		// iterations ran for minutes.
+		{"Err a loop past the time limit", `{% assign s = "xxxxxxxxxxxxxxxx" %}{% for i in (1..18) %}{% assign s = s | append: s %}{% endfor %}` +
+			`{% for i in (1..100000) %}{% assign y = s | upcase %}{% endfor %}`, "took longer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -198,4 +204,42 @@ func TestRenderLimits(t *testing.T) {
 			is.True(strings.Contains(err.Error(), tc.want)) // saying why
 		})
 	}
+}
+
+// A step's templates share one budget (bindings), and once its time is
+// spent every way a template can go on doing work fails.
+func TestRenderTimeLimit(t *testing.T) {
+	spent := func() map[string]any {
+		return map[string]any{"payload": map[string]any{"s": "hi"},
+			loopBudgetVar: &renderBudget{left: maxLoopIterations, deadline: time.Now().Add(-time.Millisecond)}}
+	}
+	for _, tc := range []struct{ name, src string }{
+		{"a loop", "{% for i in (1..2) %}{% endfor %}"},
+		{"an assign", "{% assign x = payload.s %}"},
+		{"a capture", "{% capture x %}{{ payload.s }}{% endcapture %}"},
+		{"an output", "{{ payload.s }}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			_, err := renderText(tc.src, spent())
+			is.True(err != nil)                                        // refused
+			is.True(strings.Contains(err.Error(), errTooSlow.Error())) // for the time
+		})
+	}
+	t.Run("plain text needs no time", func(t *testing.T) {
+		is := is.New(t)
+		out, err := renderText("no Liquid here", spent())
+		is.NoErr(err)
+		is.Equal(out, "no Liquid here")
+	})
+	t.Run("a step's templates share it", func(t *testing.T) {
+		is := is.New(t)
+		vars, err := bindings(&delivery{Payload: []byte(`{"s":"hi"}`)}, nil)
+		is.NoErr(err)
+		_, err = renderText("{{ payload.s }}", vars)
+		is.NoErr(err) // in time
+		vars[loopBudgetVar].(*renderBudget).deadline = time.Now().Add(-time.Millisecond)
+		_, err = renderText("{{ payload.s }}", vars)
+		is.True(err != nil && strings.Contains(err.Error(), errTooSlow.Error())) // the next template draws on the same budget
+	})
 }

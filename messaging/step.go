@@ -29,7 +29,8 @@ func (r *rendered) message(m Message) Message {
 }
 
 // bindings are the variables templates see: {subscriber, payload, steps}
-// from the delivery, with subscriber and payload filled in when missing.
+// from the delivery, with subscriber and payload filled in when missing,
+// and the step's render budget.
 // subs keeps each subscriber's decoded variables while its JSON stays the
 // same: a subscriber is usually notified many times, and decoding their
 // document cost more than rendering. The cached map is shared, so it is
@@ -61,6 +62,10 @@ func bindings(d *delivery, subs *platform.ParseCache[any]) (map[string]any, erro
 		b, _ := json.Marshal(d.Subscriber)
 		vars["subscriber"], _ = decodeNormalized(b)
 	}
+	// Every template of the step draws on one budget, so that a step of
+	// many templates (a data object of a thousand strings, say) is held to
+	// the limits of one.
+	vars[loopBudgetVar] = newRenderBudget()
 	return vars, nil
 }
 
