@@ -188,6 +188,67 @@ func TestDelivery_TriggerRunsAFirstInAppStep(t *testing.T) {
 	is.Equal(feed.Data[0].Content, "Hello Bea") // rendered as the worker renders
 }
 
+// A step's templates may take messaging's render limit, a second, and a
+// trigger for many recipients ran each first in-app step itself: a template
+// that spends that second held a trigger for 100 recipients, or a bulk of
+// 100 triggers, for minutes. The trigger now runs first steps for a second
+// in all and leaves the rest to the worker, which is stopped here so that
+// every state below is the trigger's own.
+func TestDelivery_SlowTemplatesDoNotHoldTheTrigger(t *testing.T) {
+	slow := `{% assign s = 'xxxxxxxxxxxxxxxx' %}{% for i in (1..18) %}{% assign s = s | append: s %}{% endfor %}` +
+		`{% for i in (1..100000) %}{% assign y = s | upcase %}{% endfor %}`
+	setup := func(t *testing.T) *platformtest.Server {
+		srv, stopWorker := startWired(t)
+		stopWorker()
+		mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Slow","workflowId":"slow","active":true,"steps":[
+			{"name":"Inbox","type":"in_app","controlValues":{"body":"`+slow+`"}}]}`)
+		return srv
+	}
+	// firstSteps reads the in-app job of each of the notifications by
+	// subscriberId: its status, and its last detail.
+	firstSteps := func(t *testing.T, srv *platformtest.Server, query string) map[string]string {
+		var out struct {
+			Data []struct {
+				Subscriber struct {
+					SubscriberID string `json:"subscriberId"`
+				} `json:"subscriber"`
+				e2eNotification
+			} `json:"data"`
+		}
+		srv.Dev.Do(t, "GET", "/v1/notifications?"+query, "").Decode(t, &out)
+		got := map[string]string{}
+		for _, n := range out.Data {
+			job := n.Jobs[1]
+			got[n.Subscriber.SubscriberID] = job.Status + ": " + job.ExecutionDetails[len(job.ExecutionDetails)-1].Detail
+		}
+		return got
+	}
+	failed := "failed: Message content could not be generated: body: template " +
+		`"{% assign s = 'xxxxxxxxxxxxxxxx' %}{% for i in (1..18) %}{% assign s = s | appen…": rendering took longer than 1s`
+
+	t.Run("Recipients", func(t *testing.T) {
+		is := is.New(t)
+		srv := setup(t)
+		tx := trigger(t, srv, `{"name":"slow","to":["ada","bob","cy"]}`)
+		is.Equal(firstSteps(t, srv, "transactionId="+tx), map[string]string{
+			"ada": failed,                // run by the trigger, out of time
+			"bob": "queued: Step queued", // left to the worker
+			"cy":  "queued: Step queued",
+		})
+	})
+	t.Run("Bulk", func(t *testing.T) {
+		is := is.New(t)
+		srv := setup(t)
+		res := srv.Dev.Do(t, "POST", "/v1/events/trigger/bulk",
+			`{"events":[{"name":"slow","to":"ada"},{"name":"slow","to":"bob"}]}`)
+		is.Equal(res.Status, http.StatusCreated)
+		is.Equal(firstSteps(t, srv, "channels=in_app"), map[string]string{
+			"ada": failed,                // the first event's, run by the request
+			"bob": "queued: Step queued", // the second's, left to the worker
+		})
+	})
+}
+
 // Messaging keeps each subscriber's decoded template variables while their
 // document is unchanged; a change to the subscriber shows in the very next
 // message.

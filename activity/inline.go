@@ -3,6 +3,7 @@ package activity
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -23,7 +24,13 @@ import (
 // Only a messenger that leaves storing the message to the caller's
 // transaction (TxMessenger) qualifies: any other would store the message
 // before the notification it belongs to is committed.
-func (t *triggerer) runFirst(ctx context.Context, p *plan) {
+//
+// A step normally runs here in tens of microseconds, but a template can take
+// up to messaging's render limit: once the request has run first steps
+// until the time given, or its client has gone, the remaining recipients'
+// first steps are left to the worker, so a trigger for 100 recipients (or a
+// bulk of 100 such triggers) is not held for minutes.
+func (t *triggerer) runFirst(ctx context.Context, p *plan, until time.Time) {
 	if t.run == nil || len(p.steps) == 0 || p.steps[0].Type != "in_app" {
 		return
 	}
@@ -32,6 +39,9 @@ func (t *triggerer) runFirst(ctx context.Context, p *plan) {
 	}
 	n := p.notificationContext()
 	for i := range p.recipients {
+		if ctx.Err() != nil || time.Now().After(until) {
+			return
+		}
 		rc := &p.recipients[i]
 		row := &rc.jobs[1]
 		var result *settlement

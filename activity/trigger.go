@@ -351,8 +351,13 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 	return out, nil
 }
 
-// trigger runs one trigger request end to end: prepare, resolve, write.
-func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req triggerRequest) (*triggerResult, error) {
+// inlineBudget is how long one trigger request (a bulk request's events
+// together) may spend running first in-app steps itself (runFirst).
+const inlineBudget = time.Second
+
+// trigger runs one trigger request end to end: prepare, resolve, write. It
+// runs first in-app steps itself until inlineUntil.
+func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req triggerRequest, inlineUntil time.Time) (*triggerResult, error) {
 	p, done, err := t.prepare(ctx, tenant, req)
 	if err != nil || done != nil {
 		return done, err
@@ -375,7 +380,7 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 	for i := range p.recipients {
 		p.planChain(&p.recipients[i], now)
 	}
-	t.runFirst(ctx, p)
+	t.runFirst(ctx, p, inlineUntil)
 	if err := t.store.insertTrigger(ctx, p, true); err != nil {
 		return nil, err
 	}

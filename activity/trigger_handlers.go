@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -32,7 +33,7 @@ func handleTrigger(t *triggerer) http.Handler {
 		if err != nil {
 			return err
 		}
-		res, err := t.trigger(r.Context(), platform.TenantFrom(r.Context()), req)
+		res, err := t.trigger(r.Context(), platform.TenantFrom(r.Context()), req, time.Now().Add(inlineBudget))
 		if err != nil {
 			return err
 		}
@@ -66,9 +67,10 @@ func handleTriggerBulk(t *triggerer) http.Handler {
 			return err
 		}
 		tenant := platform.TenantFrom(r.Context())
+		inlineUntil := time.Now().Add(inlineBudget) // shared by the events
 		out := make([]*triggerResult, 0, len(req.Events))
 		for _, ev := range req.Events {
-			res, err := t.trigger(r.Context(), tenant, ev)
+			res, err := t.trigger(r.Context(), tenant, ev, inlineUntil)
 			var e *platform.Error
 			switch {
 			case errors.As(err, &e):
