@@ -131,6 +131,7 @@ func (s *readBenchServer) get(b *testing.B, path string) []byte {
 //
 //	go test -run '^$' -bench Reads -cpuprofile cpu.out .
 func BenchmarkReads(b *testing.B) {
+	serverGC(b)
 	srv := startReadBench(b)
 	var seq atomic.Uint64
 	sub := func() int { return int(rand.Uint64N(uint64(srv.subscribers))) }

@@ -32,7 +32,7 @@ func main() {
 func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	platform.TuneGC(os.Getenv, 200<<20) // as Herald's run does
+	platform.TuneGC(os.Getenv) // as Herald's run does
 	db, err := platform.Open(ctx, os.Getenv("HERALD_DB"))
 	if err != nil {
 		return err
