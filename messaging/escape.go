@@ -45,9 +45,9 @@ func escapeHTMLValue(v any) any {
 // template code ({% raw %}, {% comment %}), capturing its name.
 var verbatimTag = regexp.MustCompile(`^\{%-?\s*(raw|comment)\s*-?%\}`)
 
-// prepareTemplate rewrites a template before Liquid parses it: every loop
-// keeps to the limits of guard.go (see guardTag) and, when escape is
-// set, every {{ expression }} becomes {{ expression | herald_html_escape }},
+// prepareTemplate rewrites a template before Liquid parses it: every tag
+// and output keeps to the limits of guard.go (guardTag, guardOutput) and,
+// when escape is set, every {{ expression }} becomes {{ expression | herald_html_escape }},
 // so interpolated values cannot inject markup into HTML (spec §2.14.2
 // disableOutputSanitization, false by default). Literal text is left as it
 // is; raw and comment bodies are copied untouched. Tags end at the first
@@ -87,13 +87,7 @@ func prepareTemplate(src string, escape bool) string {
 				b.WriteString(src)
 				return b.String()
 			}
-			expr := guardRanges(src[2 : 2+end])
-			if escape {
-				expr = escapedOutput(expr)
-			} else {
-				expr = "{{" + expr + "}}"
-			}
-			b.WriteString(expr)
+			b.WriteString(guardOutput(guardRanges(src[2:2+end]), escape))
 			src = src[2+end+2:]
 		default:
 			b.WriteByte('{')
@@ -107,9 +101,12 @@ func prepareTemplate(src string, escape bool) string {
 // entities to the reader.
 var alreadyEscaped = regexp.MustCompile(`\|\s*(?:escape|escape_once)$`)
 
-// escapedOutput is the output tag holding expr, with the escape filter last
-// and any whitespace-trim markers kept in place.
-func escapedOutput(expr string) string {
+// guardOutput is the output tag holding expr, with the escape filter when
+// escape is set (unless expr escapes itself) and then the limit filter of
+// guard.go, which also times the output: an output that renders empty
+// writes nothing, so the writer's own check never sees it. Whitespace-trim
+// markers are kept in place.
+func guardOutput(expr string, escape bool) string {
 	left, right := "", ""
 	if strings.HasPrefix(expr, "-") {
 		left, expr = "-", expr[1:]
@@ -117,10 +114,16 @@ func escapedOutput(expr string) string {
 	if strings.HasSuffix(expr, "-") {
 		right, expr = "-", expr[:len(expr)-1]
 	}
-	if core := strings.TrimSpace(expr); core == "" || strings.Contains(core, "\n") || alreadyEscaped.MatchString(core) {
-		// Liquid reads the first two as text, not outputs; the last escapes itself
+	core := strings.TrimSpace(expr)
+	if core == "" || strings.Contains(core, "\n") {
+		// Liquid reads these as text, not outputs.
 		return "{{" + left + expr + right + "}}"
 	}
-	core := strings.TrimRight(expr, " \t\r\n")
-	return "{{" + left + core + " | " + htmlEscapeFilter + expr[len(core):] + right + "}}"
+	filters := ""
+	if escape && !alreadyEscaped.MatchString(core) {
+		filters = " | " + htmlEscapeFilter
+	}
+	filters += " | " + capFilter + ": " + loopBudgetVar
+	trimmed := strings.TrimRight(expr, " \t\r\n")
+	return "{{" + left + trimmed + filters + expr[len(trimmed):] + right + "}}"
 }

@@ -218,6 +218,9 @@ func TestRenderTimeLimit(t *testing.T) {
 		{"an assign", "{% assign x = payload.s %}"},
 		{"a capture", "{% capture x %}{{ payload.s }}{% endcapture %}"},
 		{"an output", "{{ payload.s }}"},
+		{"an output that renders empty", "{{ payload.s | slice: 0, 0 }}"}, // writes nothing
+		{"a case", "{% case payload.s | upcase %}{% endcase %}"},
+		{"a loop over nothing", "{% for c in payload.s | split: ',' | slice: 0, 0 %}{% endfor %}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
