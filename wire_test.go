@@ -18,7 +18,7 @@ import (
 // newWiredServer boots the whole application, wired exactly as run wires it,
 // on a fresh in-memory database. Its background work (the delivery worker)
 // is stopped before the database closes.
-func newWiredServer(t *testing.T) *platformtest.Server {
+func newWiredServer(t testing.TB) *platformtest.Server {
 	t.Helper()
 	srv, _ := startWired(t)
 	return srv
@@ -26,7 +26,7 @@ func newWiredServer(t *testing.T) *platformtest.Server {
 
 // startWired is newWiredServer that also returns a function stopping the
 // background work early, for tests of what happens without a worker.
-func startWired(t *testing.T) (*platformtest.Server, func()) {
+func startWired(t testing.TB) (*platformtest.Server, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)
