@@ -23,7 +23,7 @@ import (
 // and messaging renders and delivers.
 
 // mustCreate posts body to path and fails the test unless it answers 201.
-func mustCreate(t *testing.T, c platformtest.Client, path, body string) *platformtest.Response {
+func mustCreate(t testing.TB, c platformtest.Client, path, body string) *platformtest.Response {
 	t.Helper()
 	res := c.Do(t, "POST", path, body)
 	if res.Status != http.StatusCreated {

@@ -110,19 +110,12 @@ func FuzzAPI(f *testing.F) {
 // returns their ids by the names the routes use.
 func fuzzFixtures(t testing.TB, srv *platformtest.Server) map[string]string {
 	t.Helper()
-	mustCreate := func(path, body string) map[string]any {
-		res := srv.Dev.Do(t, "POST", path, body)
-		var out map[string]any
-		if res.Status != http.StatusCreated || json.Unmarshal(res.Body, &out) != nil {
-			t.Fatalf("POST %s: %d %s", path, res.Status, res.Body)
-		}
-		return out
-	}
-	mustCreate("/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`)
-	mustCreate("/v2/workflows", `{"name":"Fz","workflowId":"fz","active":true,
+	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Fz","workflowId":"fz","active":true,
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{ payload.x }}"}}]}`)
-	integration := mustCreate("/v1/integrations", `{"providerId":"slack","channel":"chat","credentials":{},"active":true}`)
-	ack := mustCreate("/v1/events/trigger", `{"name":"fz","to":"ada","payload":{"x":1}}`)
+	var integration, ack map[string]any
+	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"slack","channel":"chat","credentials":{},"active":true}`).Decode(t, &integration)
+	mustCreate(t, srv.Dev, "/v1/events/trigger", `{"name":"fz","to":"ada","payload":{"x":1}}`).Decode(t, &ack)
 	var feed struct {
 		Data []struct {
 			ID             string `json:"_id"`

@@ -123,7 +123,7 @@ func guardOutput(expr string, escape bool) string {
 	if escape && !alreadyEscaped.MatchString(core) {
 		filters = " | " + htmlEscapeFilter
 	}
-	filters += " | " + capFilter + ": " + loopBudgetVar
+	filters += capCall
 	trimmed := strings.TrimRight(expr, " \t\r\n")
 	return "{{" + left + trimmed + filters + expr[len(trimmed):] + right + "}}"
 }

@@ -46,6 +46,9 @@ const (
 	capFilter      = "herald_cap"
 	captureBlock   = "herald_capture"
 	maxArrayLength = 1_000_000
+
+	// capCall is capFilter as appended to a value, with the render's budget.
+	capCall = " | " + capFilter + ": " + loopBudgetVar
 )
 
 func init() {
@@ -295,11 +298,10 @@ func guardTag(tag string) string {
 		}
 		return m[1] + coll + " | " + loopFilter + ": " + loopBudgetVar + mods + m[3]
 	}
-	if m := assignTag.FindStringSubmatch(tag); m != nil && strings.TrimSpace(m[2]) != "" {
-		return m[1] + m[2] + " | " + capFilter + ": " + loopBudgetVar + m[3]
-	}
-	if m := caseTag.FindStringSubmatch(tag); m != nil && strings.TrimSpace(m[2]) != "" {
-		return m[1] + m[2] + " | " + capFilter + ": " + loopBudgetVar + m[3]
+	for _, valued := range []*regexp.Regexp{assignTag, caseTag} {
+		if m := valued.FindStringSubmatch(tag); m != nil && strings.TrimSpace(m[2]) != "" {
+			return m[1] + m[2] + capCall + m[3]
+		}
 	}
 	if m := captureTag.FindStringSubmatch(tag); m != nil {
 		return m[1] + m[2] + captureBlock + m[3]
