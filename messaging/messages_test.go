@@ -227,6 +227,7 @@ func TestMessages_List(t *testing.T) {
 		{"ErrChannel", "?channel=fax", 422},
 		{"ErrPage", "?page=x", 400},
 		{"ErrUnknownSubscriber", "?subscriberId=nobody", 404},
+		{"ErrBadEscape", "?subscriberId=bob%zz", 400}, // never every subscriber's messages
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,9 +19,26 @@ type Query struct {
 	unparsed bool
 }
 
-// NewQuery reads r's query string.
+// NewQuery reads r's query string. A pair that is not valid URL encoding
+// (a bad %-escape, or a ';' separator) is a 400: r.URL.Query() drops such a
+// pair, and a dropped filter would widen the answer to everything.
 func NewQuery(r *http.Request) *Query {
-	return &Query{values: r.URL.Query()}
+	q := &Query{values: url.Values{}}
+	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		key, errK := url.QueryUnescape(k)
+		value, errV := url.QueryUnescape(v)
+		if errK != nil || errV != nil || strings.Contains(pair, ";") {
+			q.unparsed = true
+			q.add(cmp.Or(key, k), v, "is not a valid URL-encoded query parameter")
+			continue
+		}
+		q.values[key] = append(q.values[key], value)
+	}
+	return q
 }
 
 // String returns the parameter, or "" when absent.

@@ -48,6 +48,8 @@ func TestQuery(t *testing.T) {
 		{"ErrRange", "limit=101", 422, 10},
 		{"ErrZero", "limit=0", 422, 10},
 		{"ErrUnparsable", "limit=ten", 400, 10},
+		{"ErrBadEscape", "limit=%zz", 400, 10},       // dropped by url.Values, so never a default
+		{"ErrSemicolon", "limit=50;drop=1", 400, 10}, // nor split where net/url will not
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
