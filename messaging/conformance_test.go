@@ -487,7 +487,7 @@ func TestConformance_MessagingBadInput(t *testing.T) {
 		{"Err feed page huge", "GET", "/v1/subscribers/ada/notifications/feed?page=99999999999999999999", "", 400},
 		{"Err feed page large", "GET", "/v1/subscribers/ada/notifications/feed?page=2147483647&limit=100", "", 200},
 		{"Err feed read not a bool", "GET", "/v1/subscribers/ada/notifications/feed?read=perhaps", "", 400},
-		{"Err feed payload not base64", "GET", "/v1/subscribers/ada/notifications/feed?payload=!!!", "", 422},
+		{"Err feed payload not base64", "GET", "/v1/subscribers/ada/notifications/feed?payload=!!!", "", 400},
 		{"Err feed payload an array", "GET", "/v1/subscribers/ada/notifications/feed?payload=W10", "", 422},
 		{"Err feed payload with nested nulls", "GET", "/v1/subscribers/ada/notifications/feed?payload=eyJhIjp7ImIiOm51bGx9fQ", "", 200},
 		{"Err mark-as malformed id", "POST", "/v1/subscribers/ada/messages/mark-as", `{"messageId":"zz","markAs":"read"}`, 422},

@@ -181,8 +181,8 @@ func TestFeed_Errors(t *testing.T) {
 		status int
 		field  string
 	}{
-		{"ErrBadBase64", "/v1/subscribers/ada/notifications/feed?payload=not*base64!", 422, "payload"},
-		{"ErrPayloadNotJSON", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte("{oops")), 422, "payload"},
+		{"ErrBadBase64", "/v1/subscribers/ada/notifications/feed?payload=not*base64!", 400, "payload"},
+		{"ErrPayloadNotJSON", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte("{oops")), 400, "payload"},
 		{"ErrPayloadNotObject", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte("[1]")), 422, "payload"},
 		{"ErrPayloadNestsTooDeep", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte(`{"a":[[[[[[[[1]]]]]]]]}`)), 422, "payload"},
 		{"ErrLimitZero", "/v1/subscribers/ada/notifications/feed?limit=0", 422, "limit"},

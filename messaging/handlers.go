@@ -25,7 +25,10 @@ func handleFeed(s *Store) http.Handler {
 		}
 		if p := q.String("payload"); p != "" {
 			matches, err := parsePayloadFilter(p)
-			if err != nil {
+			switch {
+			case errors.Is(err, errPayloadEncoding):
+				q.Malformed("payload", p, err.Error())
+			case err != nil:
 				q.Fail("payload", p, err.Error())
 			}
 			f.payload = matches

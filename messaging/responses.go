@@ -135,9 +135,15 @@ type payloadMatch struct {
 // one nested past 1,000 levels: that was a 500.
 const maxPayloadDepth = 8
 
+// errPayloadEncoding is a feed payload filter that cannot be read at all,
+// which the reference platform answers with a 400 (contract §4).
+var errPayloadEncoding = errors.New("must be the Base64 encoding of a JSON object")
+
 // parsePayloadFilter decodes the feed's payload parameter: Base64 of a JSON
 // object, flattened to one match per leaf, so {"a":{"b":1}} matches every
 // payload whose a.b is 1 whatever else it holds.
+//
+// A value that is not Base64 of JSON fails with errPayloadEncoding.
 func parsePayloadFilter(p string) ([]payloadMatch, error) {
 	var raw []byte
 	var err error
@@ -146,12 +152,12 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 			break
 		}
 	}
-	if err != nil {
-		return nil, errors.New("must be the Base64 encoding of a JSON object")
+	if err != nil || !json.Valid(raw) {
+		return nil, errPayloadEncoding
 	}
 	var obj map[string]any
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, errors.New("must be the Base64 encoding of a JSON object")
+		return nil, errors.New("must encode a JSON object")
 	}
 	if platform.JSONDepth(raw) > maxPayloadDepth {
 		return nil, fmt.Errorf("must not nest deeper than %d levels", maxPayloadDepth)

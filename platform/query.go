@@ -32,8 +32,7 @@ func NewQuery(r *http.Request) *Query {
 		key, errK := url.QueryUnescape(k)
 		value, errV := url.QueryUnescape(v)
 		if errK != nil || errV != nil || strings.Contains(pair, ";") {
-			q.unparsed = true
-			q.add(cmp.Or(key, k), v, "is not a valid URL-encoded query parameter")
+			q.Malformed(cmp.Or(key, k), v, "is not a valid URL-encoded query parameter")
 			continue
 		}
 		q.values[key] = append(q.values[key], value)
@@ -66,8 +65,7 @@ func (q *Query) Int(name string, def, min, max int) int {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		q.unparsed = true
-		q.add(name, s, "must be an integer")
+		q.Malformed(name, s, "must be an integer")
 		return def
 	}
 	if n < min || n > max {
@@ -85,8 +83,7 @@ func (q *Query) Bool(name string) *bool {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		q.unparsed = true
-		q.add(name, s, "must be true or false")
+		q.Malformed(name, s, "must be true or false")
 		return nil
 	}
 	return &b
@@ -107,6 +104,13 @@ func (q *Query) Enum(name, def string, allowed ...string) string {
 
 // Fail records a problem found by the caller's own check.
 func (q *Query) Fail(name string, value any, message string) { q.add(name, value, message) }
+
+// Malformed records a value the caller could not parse at all, which makes
+// the answer a 400.
+func (q *Query) Malformed(name string, value any, message string) {
+	q.unparsed = true
+	q.add(name, value, message)
+}
 
 // Err returns the problems found so far, or nil.
 func (q *Query) Err() error {
