@@ -53,9 +53,9 @@ func handleFeed(s *Store) http.Handler {
 
 // handleMarkAs serves POST /v1/subscribers/{subscriberId}/messages/mark-as
 // (spec §4.7). Only the subscriber's own messages of this environment are
-// changed and returned; ids of anyone else's are ignored, and when no id is
-// the subscriber's the answer is 404, so a client never mistakes "nothing
-// happened" for success.
+// changed and returned; other ids are ignored, as the reference platform
+// does (platform-behavior §8), so marking a message deleted a moment ago is
+// not an error.
 func handleMarkAs(s *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
@@ -63,17 +63,13 @@ func handleMarkAs(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		subscriberID := r.PathValue("subscriberId")
-		subID, _, err := s.resolveSubscriber(ctx, env, subscriberID)
+		subID, _, err := s.resolveSubscriber(ctx, env, r.PathValue("subscriberId"))
 		if err != nil {
 			return err
 		}
 		rows, err := s.markAs(ctx, env, subID, req.ids, req.MarkAs, s.now())
 		if err != nil {
 			return err
-		}
-		if len(rows) == 0 {
-			return platform.NotFound("None of the given messages belongs to subscriber %s", subscriberID)
 		}
 		out, err := s.messageResponses(ctx, env, rows)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -67,6 +68,8 @@ func TestMarkAs(t *testing.T) {
 		{"OK read one", ids[0], "read", true, true, true},
 		{"OK unread one keeps seen", ids[0], "unread", false, true, true},
 		{"OK unseen one", ids[0], "unseen", false, false, true},
+		{"OK unread one sees it", ids[0], "unread", false, true, true},
+		{"OK unseen again", ids[0], "unseen", false, false, true},
 		{"OK seen one", ids[1], "seen", false, true, false},
 		{"OK read many", ids[2:], "read", true, true, true},
 		{"OK unseen many", ids[2:], "unseen", true, false, true},
@@ -100,6 +103,22 @@ func TestMarkAs(t *testing.T) {
 		now := platform.FormatTime(h.srv.App.Clock.Now())
 		is.Equal(*out[0].LastReadDate, now) // stamped with the clock
 		is.Equal(*out[0].LastSeenDate, now) // read also sees
+		h.srv.App.Clock.Advance(time.Second)
+		_, out = markAs(t, h, "ada", ids[4], "unread")
+		now = platform.FormatTime(h.srv.App.Clock.Now())
+		is.Equal(*out[0].LastReadDate, now) // unread stamps both dates
+		is.Equal(*out[0].LastSeenDate, now)
+	})
+	t.Run("OK ids that are not the subscriber's are ignored", func(t *testing.T) {
+		for _, id := range []string{bobs, "aaaaaaaaaaaaaaaaaaaaaaaa"} {
+			is := is.New(t)
+			status, out := markAs(t, h, "ada", id, "read")
+			is.Equal(status, 201) // as the reference answers
+			is.True(out != nil)   // with data: []
+			is.Equal(len(out), 0) // naming nothing
+		}
+		res := h.srv.Dev.Do(t, "GET", "/v1/subscribers/bob/notifications/feed", "")
+		is.New(t).True(strings.Contains(string(res.Body), `"read":false`)) // bob's stays unread
 	})
 	t.Run("OK other subscriber's ids untouched", func(t *testing.T) {
 		is := is.New(t)
@@ -117,8 +136,6 @@ func TestMarkAs(t *testing.T) {
 		status int
 		field  string
 	}{
-		{"ErrOnlyOthersIds", "ada", fmt.Sprintf(`{"messageId":%q,"markAs":"read"}`, bobs), 404, ""},
-		{"ErrUnknownId", "ada", `{"messageId":"aaaaaaaaaaaaaaaaaaaaaaaa","markAs":"read"}`, 404, ""},
 		{"ErrUnknownSubscriber", "nobody", fmt.Sprintf(`{"messageId":%q,"markAs":"read"}`, ids[0]), 404, ""},
 		{"ErrMalformedId", "ada", `{"messageId":"nope","markAs":"read"}`, 422, "messageId"},
 		{"ErrMalformedIdInArray", "ada", fmt.Sprintf(`{"messageId":[%q,"nope"],"markAs":"read"}`, ids[0]), 422, "messageId.1"},
@@ -145,11 +162,32 @@ func TestMarkAs(t *testing.T) {
 			}
 		})
 	}
-	t.Run("ErrOtherEnvironment", func(t *testing.T) {
+	for _, tc := range []struct{ body, field, value string }{
+		{`{"messageId":["nope"],"markAs":"read"}`, "messageId.0", `"nope"`},
+		{`{"messageId":5,"markAs":"read"}`, "messageId", `5`},
+		{`{"messageId":[],"markAs":"read"}`, "messageId", `[]`},
+		{`{"markAs":"read"}`, "messageId", `null`},
+	} {
+		t.Run("ErrEchoesValue "+tc.field+"="+tc.value, func(t *testing.T) {
+			is := is.New(t)
+			res := h.srv.Dev.Do(t, "POST", "/v1/subscribers/ada/messages/mark-as", tc.body)
+			var body struct {
+				Errors map[string]struct {
+					Value json.RawMessage `json:"value"`
+				} `json:"errors"`
+			}
+			res.Decode(t, &body)
+			is.Equal(string(body.Errors[tc.field].Value), tc.value) // what the client sent (contract §4)
+		})
+	}
+	t.Run("OK other environment's ids are ignored", func(t *testing.T) {
 		is := is.New(t)
 		h.src.addSubscriber(h.srv.App.Production, "ada", nil)
 		res := h.srv.Prod.Do(t, "POST", "/v1/subscribers/ada/messages/mark-as", fmt.Sprintf(`{"messageId":%q,"markAs":"read"}`, ids[1]))
-		is.Equal(res.Status, 404) // Development's message is invisible to Production
+		is.Equal(res.Status, 201)                           // nothing of Production's named
+		is.Equal(strings.TrimSpace(string(res.Body)), `[]`) // so nothing marked
+		_, out := markAs(t, h, "ada", ids[1], "seen")
+		is.Equal(out[0].Read, false) // Development's message untouched
 	})
 }
 

@@ -349,12 +349,12 @@ func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message,
 // markAs changes the read/seen state of the subscriber's messages among ids
 // and returns those messages, re-read after the update. Ids of other
 // subscribers or environments are not touched and not returned. As the
-// reference platform does, read also marks seen, and unread leaves seen as it
-// is; the date of the state that was set is stamped.
+// reference platform does (platform-behavior §8), read and unread both mark
+// the message seen; the dates of the states set are stamped.
 func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []string, mark string, at time.Time) ([]*message, error) {
 	set := map[string]string{
 		"read":   "read = 1, seen = 1, last_read_date = ?1, last_seen_date = ?1",
-		"unread": "read = 0, last_read_date = ?1",
+		"unread": "read = 0, seen = 1, last_read_date = ?1, last_seen_date = ?1",
 		"seen":   "seen = 1, last_seen_date = ?1",
 		"unseen": "seen = 0, last_seen_date = ?1",
 	}[mark]

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/go-playground/validator/v10"
@@ -40,7 +41,60 @@ func Decode[T any](r *http.Request) (T, error) {
 	if err := decodeJSON(body, &v); err != nil {
 		return v, err
 	}
-	return v, ValidateRequest(r.Context(), v)
+	if err := ValidateRequest(r.Context(), v); err != nil {
+		return v, withRejectedValues(err, body)
+	}
+	return v, nil
+}
+
+// withRejectedValues fills in, for each field of a 422 that names no value,
+// the value the body holds at that field's path (contract §4). A Valid
+// method reports only paths and messages; the client should still see what
+// it sent.
+func withRejectedValues(err error, body []byte) error {
+	var e *Error
+	if !errors.As(err, &e) || len(e.Fields) == 0 {
+		return err
+	}
+	// Numbers decode as float64, so a value past its range (1e400) leaves
+	// every value out rather than echo a number no client can read.
+	var doc any
+	if json.Unmarshal(body, &doc) != nil {
+		return err
+	}
+	for path, f := range e.Fields {
+		if f.Value != nil {
+			continue
+		}
+		if v, ok := valueAt(doc, path); ok {
+			f.Value = v
+			e.Fields[path] = f
+		}
+	}
+	return err
+}
+
+// valueAt follows a dotted path ("messageId.0") into a decoded document.
+func valueAt(doc any, path string) (any, bool) {
+	for part := range strings.SplitSeq(path, ".") {
+		switch node := doc.(type) {
+		case map[string]any:
+			v, ok := node[part]
+			if !ok {
+				return nil, false
+			}
+			doc = v
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(node) {
+				return nil, false
+			}
+			doc = node[i]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
 }
 
 func readError(err error) error {
