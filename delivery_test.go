@@ -278,6 +278,37 @@ func TestDelivery_RendersTheSubscriberAsItIsNow(t *testing.T) {
 	is.Equal(got, []string{"Hi Augusta 3", "Hi Ada 2", "Hi Ada 1"}) // newest first, each as the subscriber was
 }
 
+// An actor that is a subscriber shows in the feed with its avatar, as the
+// reference platform fills actor.data, whether the trigger named it by id or
+// by an object it upserts.
+func TestDelivery_ActorCarriesItsAvatar(t *testing.T) {
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","avatar":"https://img.example/ada.png"}`)
+	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"bob"}`)
+	for _, tc := range []struct{ name, actor, want string }{
+		{"ById", `"ada"`, `{"type":"user","data":"https://img.example/ada.png"}`},
+		{"ByObject", `{"subscriberId":"cy","avatar":"https://img.example/cy.png"}`, `{"type":"user","data":"https://img.example/cy.png"}`},
+		{"WithoutAvatar", `"bob"`, `{"type":"user","data":null}`},
+		{"None", `null`, `{"type":"none","data":null}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			trigger(t, srv, `{"name":"hello","to":"dee","actor":`+tc.actor+`}`)
+			var feed struct {
+				Data []struct {
+					Actor json.RawMessage `json:"actor"`
+				} `json:"data"`
+			}
+			srv.Dev.Do(t, "GET", "/v1/subscribers/dee/notifications/feed?limit=1", "").Decode(t, &feed)
+			is.Equal(string(feed.Data[0].Actor), tc.want) // the actor as an inbox shows it
+		})
+	}
+	res := srv.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hello","to":"dee","actor":" "}`)
+	is.New(t).Equal(res.Status, 422) // a blank actor names no subscriber
+}
+
 // A feed item embeds its subscriber as the subscriber is at the time of
 // reading, not at delivery: a rename shows in the very next feed read, even
 // right after a read of the old name, and a deleted subscriber has no feed.

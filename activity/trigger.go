@@ -91,8 +91,13 @@ func (r triggerRequest) Valid(ctx context.Context) map[string]string {
 	if !isNull(r.Overrides) && !isObject(r.Overrides) {
 		problems["overrides"] = "must be an object"
 	}
-	if !isNull(r.Actor) && !isObject(r.Actor) && !isString(r.Actor) {
+	var actorID string
+	switch {
+	case isNull(r.Actor) || isObject(r.Actor):
+	case json.Unmarshal(r.Actor, &actorID) != nil:
 		problems["actor"] = "must be a subscriberId or a subscriber object"
+	case strings.TrimSpace(actorID) == "":
+		problems["actor"] = "must not be an empty subscriberId"
 	}
 	if _, err := contextKeys(r.Context); err != nil {
 		problems["context"] = err.Error()
@@ -289,10 +294,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	}
 	p.severity = firstNonEmpty(ov.Severity, wf.Severity, "none")
 	p.critical = parsed.critical
-	p.actor = json.RawMessage(`{"type":"none","data":null}`)
-	if !isNull(req.Actor) {
-		p.actor = json.RawMessage(`{"type":"user","data":null}`)
-	}
+	p.actor = noActor
 	if p.contextKeys, err = contextKeys(req.Context); err != nil {
 		return nil, nil, platform.InvalidField("context", nil, "%s", err.Error())
 	}
@@ -305,17 +307,56 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	return p, nil, nil
 }
 
-// resolve upserts or looks up every recipient of `to`, and the actor when it
-// is a subscriber object (the reference upserts it too).
+// noActor is the spec §2.9 actor of a trigger that names none.
+var noActor = json.RawMessage(`{"type":"none","data":null}`)
+
+// resolveActor upserts or looks up the trigger's actor as it does a
+// recipient, and returns the spec §2.9 actor. A user's data is its avatar,
+// which inboxes show beside the message (platform-behavior §7).
+func (t *triggerer) resolveActor(ctx context.Context, tenant platform.Tenant, raw json.RawMessage) (json.RawMessage, error) {
+	if isNull(raw) {
+		return noActor, nil
+	}
+	ref := recipientRef{object: raw}
+	if json.Unmarshal(raw, &ref.subscriberID) == nil {
+		ref.object = nil
+	}
+	doc, err := t.subscriberDoc(ctx, tenant, ref)
+	if err != nil {
+		return nil, prefixFields(err, "actor")
+	}
+	var s struct {
+		Avatar *string `json:"avatar"`
+	}
+	if err := json.Unmarshal(doc, &s); err != nil {
+		return nil, fmt.Errorf("read actor: %w", err)
+	}
+	return json.Marshal(struct {
+		Type string  `json:"type"`
+		Data *string `json:"data"`
+	}{"user", s.Avatar})
+}
+
+// subscriberDoc upserts a subscriber named by an object, or looks up one
+// named by its subscriberId, creating it when the environment does not know
+// it yet, as the reference platform does.
+func (t *triggerer) subscriberDoc(ctx context.Context, tenant platform.Tenant, ref recipientRef) (json.RawMessage, error) {
+	if ref.object != nil {
+		return t.subscribers.UpsertSubscriberJSON(ctx, tenant, ref.object)
+	}
+	doc, err := t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, ref.subscriberID)
+	if errors.Is(err, platform.ErrNotFound) {
+		body, _ := json.Marshal(map[string]string{"subscriberId": ref.subscriberID})
+		return t.subscribers.UpsertSubscriberJSON(ctx, tenant, body)
+	}
+	return doc, err
+}
+
+// resolve upserts or looks up every recipient of `to`.
 func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req triggerRequest) ([]recipient, error) {
 	refs, err := parseRecipients(req.To)
 	if err != nil {
 		return nil, platform.InvalidField("to", nil, "%s", err.Error())
-	}
-	if isObject(req.Actor) {
-		if _, err := t.subscribers.UpsertSubscriberJSON(ctx, tenant, req.Actor); err != nil {
-			return nil, prefixFields(err, "actor")
-		}
 	}
 	seen := map[string]bool{}
 	var out []recipient
@@ -324,18 +365,7 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 			continue
 		}
 		seen[ref.subscriberID] = true
-		var doc json.RawMessage
-		if ref.object != nil {
-			doc, err = t.subscribers.UpsertSubscriberJSON(ctx, tenant, ref.object)
-		} else {
-			doc, err = t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, ref.subscriberID)
-			if errors.Is(err, platform.ErrNotFound) {
-				// A subscriberId the environment does not know yet is
-				// created, as the reference platform does.
-				body, _ := json.Marshal(map[string]string{"subscriberId": ref.subscriberID})
-				doc, err = t.subscribers.UpsertSubscriberJSON(ctx, tenant, body)
-			}
-		}
+		doc, err := t.subscriberDoc(ctx, tenant, ref)
 		if err != nil {
 			return nil, prefixFields(err, fmt.Sprintf("to.%d", i))
 		}
@@ -372,8 +402,10 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 			return nil, transactionConflict(p.transactionID)
 		}
 	}
-	p.recipients, err = t.resolve(ctx, tenant, req)
-	if err != nil {
+	if p.actor, err = t.resolveActor(ctx, tenant, req.Actor); err != nil {
+		return nil, err
+	}
+	if p.recipients, err = t.resolve(ctx, tenant, req); err != nil {
 		return nil, err
 	}
 	now := t.store.now()
@@ -456,9 +488,4 @@ func firstNonEmpty(ss ...string) string {
 func isNull(raw json.RawMessage) bool {
 	s := strings.TrimSpace(string(raw))
 	return s == "" || s == "null"
-}
-
-func isString(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return strings.HasPrefix(s, `"`)
 }

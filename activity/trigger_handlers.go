@@ -125,6 +125,9 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if done != nil {
 			return platform.JSON(w, http.StatusOK, done)
 		}
+		if p.actor, err = t.resolveActor(ctx, tenant, req.Actor); err != nil {
+			return err
+		}
 		after, first := "", true
 		for {
 			ids, err := t.subscribers.SubscriberIDsAfter(ctx, tenant.EnvironmentID, after, broadcastBatch)
