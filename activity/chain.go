@@ -47,9 +47,6 @@ func chainSteps(wf workflowDoc) []chainStep {
 			"_id": st.ID, "_templateId": st.ID, "active": true, "name": firstNonEmpty(st.Name, st.StepID),
 			"filters": filters, "_parentId": parentStep, "controlVariables": c.values,
 		}
-		if st.ShouldStopOnFail != nil {
-			snapshot["shouldStopOnFail"] = *st.ShouldStopOnFail
-		}
 		switch st.Type {
 		case stepDigest:
 			var cfg digestConfig

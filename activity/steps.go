@@ -68,9 +68,8 @@ func (s *Store) digestVars(ctx context.Context, notificationID string, position 
 
 // jobStep is the part of a job's step snapshot the worker reads.
 type jobStep struct {
-	ID               string          `json:"_id"`
-	Filters          json.RawMessage `json:"filters"`
-	ShouldStopOnFail *bool           `json:"shouldStopOnFail"`
+	ID      string          `json:"_id"`
+	Filters json.RawMessage `json:"filters"`
 }
 
 // parseJobStep reads a job's step snapshot; a snapshot that does not parse
@@ -151,7 +150,7 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 		json.Unmarshal(n.Payload, &payload)
 		until, err := c.until(w.store.now(), payload)
 		if err != nil {
-			return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Invalid delay configuration: " + err.Error(), Source: sourcePayload}})
+			return w.fail(j, []detail{{Status: detailFailed, Detail: "Invalid delay configuration: " + err.Error(), Source: sourcePayload}})
 		}
 		raw, _ := json.Marshal(map[string]string{"untilDate": platform.FormatTime(until)})
 		return w.store.settled(j, settlement{status: statusDelayed, stage: stageDelaying, runAt: until,
@@ -161,7 +160,7 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 		json.Unmarshal(j.Controls, &c)
 		until, err := c.until(w.store.now())
 		if err != nil {
-			return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Invalid digest configuration: " + err.Error(), Source: sourcePayload}})
+			return w.fail(j, []detail{{Status: detailFailed, Detail: "Invalid digest configuration: " + err.Error(), Source: sourcePayload}})
 		}
 		return w.store.openDigest(j, c, until, n.Payload, nil), nil
 	case stepThrottle:
@@ -173,10 +172,10 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 			details: []detail{{Status: detailSuccess, Detail: "Custom step passed", Source: sourceInternal}}}), nil
 	}
 	if !channelSteps[j.Type] {
-		return w.fail(j, step, []detail{{Status: detailFailed, Detail: fmt.Sprintf("Step type %q is not supported", j.Type), Source: sourceInternal}})
+		return w.fail(j, []detail{{Status: detailFailed, Detail: fmt.Sprintf("Step type %q is not supported", j.Type), Source: sourceInternal}})
 	}
 	if sub == nil {
-		return w.fail(j, step, []detail{{Status: detailFailed, Detail: "Subscriber not found", Source: sourceInternal}})
+		return w.fail(j, []detail{{Status: detailFailed, Detail: "Subscriber not found", Source: sourceInternal}})
 	}
 	if !n.Critical {
 		var prefs preferencesDoc
@@ -199,7 +198,7 @@ func (w *runner) conditions(j *job, step jobStep, skip, sub, rawPayload json.Raw
 	json.Unmarshal(rawPayload, &payload)
 	data := map[string]any{"subscriber": subMap, "payload": payload}
 	failed := func(err error) write {
-		return w.failWith(j, step, "", []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
+		return w.failWith(j, "", []detail{{Status: detailFailed, Detail: "Processing step filter failed: " + err.Error(), Source: sourcePayload}})
 	}
 	if skipped, err := evalSkip(skip, data); err != nil {
 		return failed(err)
@@ -230,7 +229,7 @@ type outcome struct {
 // MaxAttempts; then, or for a final error, the step fails.
 func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub json.RawMessage) (write, error) {
 	if j.Attempts > w.cfg.MaxAttempts {
-		return w.fail(j, step, []detail{{Status: detailFailed, Source: sourceInternal,
+		return w.fail(j, []detail{{Status: detailFailed, Source: sourceInternal,
 			Detail: fmt.Sprintf("Step failed: all %d attempts were used", w.cfg.MaxAttempts)}})
 	}
 	steps := map[string]any{}
@@ -268,7 +267,7 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 	}
 	if err != nil {
 		w.cfg.Logger.Warn("delivery could not be attempted", "job_id", j.ID, "error", err)
-		return w.retryOrFail(j, step, "", []detail{{Status: detailFailed, Source: sourceInternal,
+		return w.retryOrFail(j, "", []detail{{Status: detailFailed, Source: sourceInternal,
 			Detail: "Delivery could not be attempted"}}), nil
 	}
 	for i := range o.Details {
@@ -279,9 +278,9 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 	case o.Status == "sent" || o.Status == "warning":
 		settle = w.store.settled(j, settlement{status: statusCompleted, providerID: o.ProviderID, details: o.Details, then: thenRelease})
 	case o.Retryable:
-		settle = w.retryOrFail(j, step, o.ProviderID, o.Details)
+		settle = w.retryOrFail(j, o.ProviderID, o.Details)
 	default:
-		settle = w.failWith(j, step, o.ProviderID, o.Details)
+		settle = w.failWith(j, o.ProviderID, o.Details)
 	}
 	if store == nil {
 		return settle, nil
@@ -332,14 +331,14 @@ type deliveryVars struct {
 }
 
 // retryOrFail schedules the next attempt, or fails the step after the last.
-func (w *runner) retryOrFail(j *job, step jobStep, providerID string, details []detail) write {
+func (w *runner) retryOrFail(j *job, providerID string, details []detail) write {
 	for i := range details {
 		details[i].IsRetry = j.Attempts > 1
 	}
 	if j.Attempts >= w.cfg.MaxAttempts {
 		details = append(details, detail{Status: detailFailed, Source: sourceInternal, IsRetry: j.Attempts > 1,
 			Detail: fmt.Sprintf("Step failed after %d attempts", j.Attempts)})
-		return w.failWith(j, step, providerID, details)
+		return w.failWith(j, providerID, details)
 	}
 	at := w.store.now().Add(retryDelay(w.cfg.RetryBackoff, j.Attempts))
 	details = append(details, detail{Status: detailPending, Source: sourceInternal, IsRetry: j.Attempts > 1,
@@ -347,18 +346,13 @@ func (w *runner) retryOrFail(j *job, step jobStep, providerID string, details []
 	return w.store.settled(j, settlement{status: statusQueued, runAt: at, providerID: providerID, details: details})
 }
 
-func (w *runner) fail(j *job, step jobStep, details []detail) (write, error) {
-	return w.failWith(j, step, "", details), nil
+func (w *runner) fail(j *job, details []detail) (write, error) {
+	return w.failWith(j, "", details), nil
 }
 
-// failWith marks the step failed. The steps after it are canceled (contract
-// §8), unless the step says shouldStopOnFail: false, the reference's opt-out
-// for channel steps; delay, digest and throttle always stop the chain.
-func (w *runner) failWith(j *job, step jobStep, providerID string, details []detail) write {
-	st := settlement{status: statusFailed, providerID: providerID, details: details, then: thenCancel,
-		thenDetail: fmt.Sprintf("Step canceled because step %q failed", j.StepID)}
-	if channelSteps[j.Type] && step.ShouldStopOnFail != nil && !*step.ShouldStopOnFail {
-		st.then = thenRelease
-	}
-	return w.store.settled(j, st)
+// failWith marks the step failed and cancels the steps after it (contract
+// §8).
+func (w *runner) failWith(j *job, providerID string, details []detail) write {
+	return w.store.settled(j, settlement{status: statusFailed, providerID: providerID, details: details, then: thenCancel,
+		thenDetail: fmt.Sprintf("Step canceled because step %q failed", j.StepID)})
 }

@@ -110,14 +110,13 @@ type workflowDoc struct {
 
 // workflowStep is one step of a workflowDoc.
 type workflowStep struct {
-	ID               string          `json:"_id"`
-	StepID           string          `json:"stepId"`
-	Type             string          `json:"type"`
-	Name             string          `json:"name"`
-	Active           *bool           `json:"active"`
-	ShouldStopOnFail *bool           `json:"shouldStopOnFail"`
-	Filters          json.RawMessage `json:"filters"`
-	Controls         struct {
+	ID       string          `json:"_id"`
+	StepID   string          `json:"stepId"`
+	Type     string          `json:"type"`
+	Name     string          `json:"name"`
+	Active   *bool           `json:"active"`
+	Filters  json.RawMessage `json:"filters"`
+	Controls struct {
 		Values json.RawMessage `json:"values"`
 	} `json:"controls"`
 	ControlValues json.RawMessage `json:"controlValues"`

@@ -124,9 +124,10 @@ func toSummary(w *workflow, groups map[string]string) workflowSummary {
 	if name, ok := groups[w.NotificationGroupID]; ok {
 		sum.NotificationGroup = &notificationGroup{ID: w.NotificationGroupID, Name: name, EnvironmentID: w.EnvironmentID, OrganizationID: w.OrganizationID}
 	}
+	// A failed step stops the chain (contract §8), whatever its kind.
 	for _, st := range w.Steps {
 		sum.Steps = append(sum.Steps, notificationStep{
-			ID: st.ID, UUID: st.StepID, Name: st.Name, TemplateID: st.ID, Active: true,
+			ID: st.ID, UUID: st.StepID, Name: st.Name, TemplateID: st.ID, Active: true, ShouldStopOnFail: true,
 			Filters: []any{}, Metadata: stepMetadata(st),
 		})
 	}

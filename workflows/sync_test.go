@@ -144,6 +144,9 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 	is.Equal(group["_id"], sum["_notificationGroupId"]) // and its id
 	steps := sum["steps"].([]any)
 	is.Equal(len(steps), 2) // steps summarised
+	for _, st := range steps {
+		is.Equal(st.(map[string]any)["shouldStopOnFail"], true) // a failed step cancels the rest (contract §8)
+	}
 	md := steps[1].(map[string]any)["metadata"].(map[string]any)
 	is.Equal(md["type"], "regular")        // digest metadata
 	is.Equal(md["digestKey"], "payload.a") // with its digest key
