@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -54,7 +55,7 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 	}()
 	tpl, perr := parseCached(prepareTemplate(src, escape))
 	if perr != nil {
-		return "", fmt.Errorf("template %q: %s", truncate(src, 80), perr.Error())
+		return "", fmt.Errorf("template %q: %s", truncate(src, 80), unguard(perr.Error()))
 	}
 	w := cappedWriter{budget: budget}
 	if err := tpl.FRender(&w, bindings); err != nil {
@@ -129,8 +130,21 @@ func renderCause(r any) any {
 		}
 	}
 	first, _, _ := strings.Cut(fmt.Sprint(r), "\n")
-	return first
+	return unguard(first)
 }
+
+// unguard takes guard.go's rewrites back out of a message of Liquid's,
+// which quotes the tag it failed on as rewritten: the reason a step failed
+// should show the template its author wrote.
+func unguard(msg string) string {
+	return guardText.Replace(guardedRange.ReplaceAllString(msg, "$1"))
+}
+
+var (
+	guardedRange = regexp.MustCompile(`\((\([^()]*\)) \| ` + rangeFilter + `\)`)
+	guardText    = strings.NewReplacer(capCall, "", " | "+loopFilter+": "+loopBudgetVar, "",
+		" | "+htmlEscapeFilter, "", captureBlock, "capture")
+)
 
 // renderAny renders every string inside v (objects and arrays included) and
 // returns the rendered copy.

@@ -40,6 +40,21 @@ func TestRenderText(t *testing.T) {
 		_, err := renderText("{% if %}", vars)
 		is.True(err != nil) // a broken tag is an error, not a silent empty string
 	})
+	for _, src := range []string{
+		"x {{ payload.n | nosuchfilter }}",
+		"{% assign a = payload.n | nosuchfilter %}",
+		"{% for i in (1..payload.n) %}{{ i | nosuchfilter }}{% endfor %}",
+		"{% for i in (1..3) | nosuchfilter %}{% endfor %}",
+		"{% capture c %}{{ payload.n | nosuchfilter }}{% endcapture %}",
+	} {
+		t.Run("ErrNamesTheTemplateAsWritten "+src, func(t *testing.T) {
+			is := is.New(t)
+			_, err := renderHTML(src, vars, false)
+			is.True(err != nil)                                    // an unknown filter fails the step
+			is.True(strings.Contains(err.Error(), "nosuchfilter")) // naming it
+			is.True(!strings.Contains(err.Error(), "herald"))      // in the author's words, not the guards'
+		})
+	}
 }
 
 func TestMailyHTML(t *testing.T) {
