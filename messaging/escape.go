@@ -17,10 +17,15 @@ func init() { liquidEngine.RegisterFilter(htmlEscapeFilter, escapeHTMLValue) }
 
 // escapeHTMLValue is the value of an output made safe to place in HTML text
 // or a quoted attribute.
-func escapeHTMLValue(v any) any {
-	if v == nil {
-		return nil
+func escapeHTMLValue(v any) (any, error) {
+	v, err := printable(v)
+	if err != nil || v == nil {
+		return nil, err
 	}
+	return escapeHTML(v), nil
+}
+
+func escapeHTML(v any) any {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.String:
@@ -31,7 +36,7 @@ func escapeHTMLValue(v any) any {
 		}
 		out := make([]any, rv.Len())
 		for i := range out {
-			out[i] = escapeHTMLValue(rv.Index(i).Interface())
+			out[i] = escapeHTML(rv.Index(i).Interface())
 		}
 		return out
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -123,7 +128,7 @@ func guardOutput(expr string, escape bool) string {
 	if escape && !alreadyEscaped.MatchString(core) {
 		filters = " | " + htmlEscapeFilter
 	}
-	filters += capCall
+	filters += outputCall
 	trimmed := strings.TrimRight(expr, " \t\r\n")
 	return "{{" + left + trimmed + filters + expr[len(trimmed):] + right + "}}"
 }

@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -44,11 +45,14 @@ const (
 const (
 	rangeFilter    = "herald_range"
 	capFilter      = "herald_cap"
+	outputFilter   = "herald_output"
 	captureBlock   = "herald_capture"
 	maxArrayLength = 1_000_000
 
-	// capCall is capFilter as appended to a value, with the render's budget.
-	capCall = " | " + capFilter + ": " + loopBudgetVar
+	// capCall is capFilter as appended to a value, with the render's budget,
+	// and outputCall the same for the value of an output.
+	capCall    = " | " + capFilter + ": " + loopBudgetVar
+	outputCall = " | " + outputFilter + ": " + loopBudgetVar
 )
 
 func init() {
@@ -59,6 +63,13 @@ func init() {
 	liquidEngine.RegisterFilter(loopFilter, budgetLoop)
 	liquidEngine.RegisterFilter(rangeFilter, boundRange)
 	liquidEngine.RegisterFilter(capFilter, capValue)
+	liquidEngine.RegisterFilter(outputFilter, func(v, budget any) (any, error) {
+		v, err := capValue(v, budget)
+		if err != nil {
+			return nil, err
+		}
+		return printable(v)
+	})
 	liquidEngine.RegisterBlock(captureBlock, captureCapped)
 	liquidEngine.RegisterFilter("append", func(s, suffix string) (string, error) { return joinCapped(s, suffix) })
 	liquidEngine.RegisterFilter("prepend", func(s, prefix string) (string, error) { return joinCapped(prefix, s) })
@@ -125,6 +136,43 @@ func capValue(v any, budget any) (any, error) {
 		if len(t) > maxArrayLength {
 			return nil, errTooLarge
 		}
+	}
+	return v, nil
+}
+
+// printable is a value as an output shows it. Liquid prints an object with
+// Go's fmt ("map[k:1]"), which no template author means; it prints as JSON,
+// inside an array too. Everything else prints as Liquid prints it. The JSON
+// is built before the writer sees it, so it counts against the output limit
+// here: an array may hold the same large object a million times.
+func printable(v any) (any, error) {
+	left := maxRenderedBytes
+	return printableWithin(v, &left)
+}
+
+func printableWithin(v any, left *int) (any, error) {
+	switch t := v.(type) {
+	case map[string]any:
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // an HTML template escapes the result itself
+		if enc.Encode(t) != nil {
+			return v, nil
+		}
+		if *left -= b.Len(); *left < 0 {
+			return nil, errTooLarge
+		}
+		return strings.TrimSuffix(b.String(), "\n"), nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			p, err := printableWithin(e, left)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = p
+		}
+		return out, nil
 	}
 	return v, nil
 }

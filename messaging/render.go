@@ -142,7 +142,7 @@ func unguard(msg string) string {
 
 var (
 	guardedRange = regexp.MustCompile(`\((\([^()]*\)) \| ` + rangeFilter + `\)`)
-	guardText    = strings.NewReplacer(capCall, "", " | "+loopFilter+": "+loopBudgetVar, "",
+	guardText    = strings.NewReplacer(capCall, "", outputCall, "", " | "+loopFilter+": "+loopBudgetVar, "",
 		" | "+htmlEscapeFilter, "", captureBlock, "capture")
 )
 

@@ -27,6 +27,9 @@ func TestRenderText(t *testing.T) {
 		{"OK size", "{{ payload.items | size }}", "2"},
 		{"OK loop over digest events", "{% for e in steps.digest.events %}{{ e.payload.x }}{% endfor %} of {{ steps.digest.eventCount }}", "12 of 2"},
 		{"OK condition", "{% if payload.n > 2 %}many{% else %}few{% endif %}", "many"},
+		{"OK object prints as JSON", "{{ payload.user }}", `{"name":"Bea"}`},
+		{"OK objects in an array print as JSON", "{{ steps.digest.events }}", `{"payload":{"x":1}}{"payload":{"x":2}}`},
+		{"OK assigned object keeps its fields", "{% assign u = payload.user %}{{ u.name }}", "Bea"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -143,6 +146,7 @@ func TestRenderHTML(t *testing.T) {
 		{"OK raw block untouched", "{% raw %}{{ payload.name }}{% endraw %}", "{{ payload.name }}"},
 		{"OK missing variable renders empty", "[{{ payload.nope }}]", "[]"},
 		{"OK lone brace", "a { b {{ payload.n }}", "a { b 3"},
+		{"OK object printed as escaped JSON", "{{ payload }}", "{&#34;html&#34;:&#34;&lt;b&gt;hi&lt;/b&gt;&#34;,&#34;items&#34;:[&#34;&lt;b&gt;&#34;,&#34;ok&#34;],&#34;n&#34;:3,&#34;name&#34;:&#34;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&#34;,&#34;q&#34;:&#34;a\\&#34;b&#34;}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -219,6 +223,16 @@ func TestRenderLimits(t *testing.T) {
 			is.True(strings.Contains(err.Error(), tc.want)) // saying why
 		})
 	}
+	t.Run("Err an array of objects printed past the limit", func(t *testing.T) {
+		is := is.New(t)
+		big := map[string]any{"payload": map[string]any{"ms": []any{map[string]any{"k": strings.Repeat("x", 1000)}}}}
+		src := `{% assign a = payload.ms %}{% for i in (1..19) %}{% assign a = a | concat: a %}{% endfor %}`
+		for _, out := range []string{"{{ a }}", "{{ a | size }}{{ a | first }}{{ a }}"} {
+			_, err := renderHTML(src+out, big, false)
+			is.True(err != nil)                              // half a million 1 KB objects are never all printed
+			is.True(strings.Contains(err.Error(), "larger")) // saying why
+		}
+	})
 }
 
 // A step's templates share one budget (bindings), and once its time is
