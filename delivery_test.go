@@ -309,6 +309,36 @@ func TestDelivery_ActorCarriesItsAvatar(t *testing.T) {
 	is.New(t).Equal(res.Status, 422) // a blank actor names no subscriber
 }
 
+// A trigger refused for one subscriber it names changes none of the others:
+// every subscriber is checked before any is created or updated.
+func TestDelivery_RefusedTriggerChangesNoSubscriber(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
+
+	res := srv.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hello",
+		"actor":{"subscriberId":"boss","firstName":"Bo"},
+		"to":["newcomer",{"subscriberId":"ada","firstName":"Clobbered"},{"subscriberId":"bad","email":5}]}`)
+	is.Equal(res.Status, 422) // the wrong type refuses the trigger
+	var body struct {
+		Errors map[string]struct {
+			Value any `json:"value"`
+		} `json:"errors"`
+	}
+	res.Decode(t, &body)
+	e, ok := body.Errors["to.2.email"]
+	is.True(ok)                   // named by its path in the request
+	is.Equal(e.Value, float64(5)) // with the value sent (contract §4)
+
+	for _, id := range []string{"newcomer", "boss", "bad"} {
+		is.Equal(srv.Dev.Do(t, "GET", "/v1/subscribers/"+id, "").Status, 404) // not created
+	}
+	got := srv.Dev.Do(t, "GET", "/v1/subscribers/ada", "")
+	is.True(strings.Contains(string(got.Body), `"firstName":"Ada"`)) // not updated
+}
+
 // A feed item embeds its subscriber as the subscriber is at the time of
 // reading, not at delivery: a rename shows in the very next feed read, even
 // right after a read of the old name, and a deleted subscriber has no feed.

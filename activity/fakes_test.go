@@ -101,18 +101,29 @@ func (f *fakeSubscribers) SubscribersJSON(ctx context.Context, environmentID str
 	return out, nil
 }
 
-func (f *fakeSubscribers) UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error) {
+// ValidateSubscriberJSON refuses a body without a subscriberId, and the
+// email "invalid".
+func (f *fakeSubscribers) ValidateSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) error {
 	var in map[string]any
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, platform.InvalidField("subscriberId", nil, "is required")
+		return platform.InvalidField("subscriberId", nil, "is required")
 	}
-	sid, _ := in["subscriberId"].(string)
-	if sid == "" {
-		return nil, platform.InvalidField("subscriberId", nil, "is required")
+	if sid, _ := in["subscriberId"].(string); sid == "" {
+		return platform.InvalidField("subscriberId", nil, "is required")
 	}
 	if email, ok := in["email"].(string); ok && email == "invalid" {
-		return nil, platform.InvalidField("email", email, "must be a valid email address")
+		return platform.InvalidField("email", email, "must be a valid email address")
 	}
+	return nil
+}
+
+func (f *fakeSubscribers) UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error) {
+	if err := f.ValidateSubscriberJSON(ctx, tenant, body); err != nil {
+		return nil, err
+	}
+	var in map[string]any
+	json.Unmarshal(body, &in)
+	sid, _ := in["subscriberId"].(string)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	key := tenant.EnvironmentID + "/" + sid

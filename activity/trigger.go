@@ -310,21 +310,86 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 // noActor is the spec §2.9 actor of a trigger that names none.
 var noActor = json.RawMessage(`{"type":"none","data":null}`)
 
-// resolveActor upserts or looks up the trigger's actor as it does a
-// recipient, and returns the spec §2.9 actor. A user's data is its avatar,
-// which inboxes show beside the message (platform-behavior §7).
-func (t *triggerer) resolveActor(ctx context.Context, tenant platform.Tenant, raw json.RawMessage) (json.RawMessage, error) {
+// named is a subscriber a trigger names, as its actor or a recipient.
+type named struct {
+	ref  recipientRef
+	path string          // where its problems are reported: "actor", "to.0"
+	doc  json.RawMessage // the subscriber, once found or upserted
+	body json.RawMessage // what to upsert: its object, or a new subscriberId
+}
+
+// check finds n's subscriber, or checks the body that will create or update
+// it, writing nothing. A subscriberId the environment does not know yet is
+// created, as the reference platform does.
+func (t *triggerer) check(ctx context.Context, tenant platform.Tenant, n *named) error {
+	if n.ref.object != nil {
+		n.body = n.ref.object
+	} else {
+		doc, err := t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, n.ref.subscriberID)
+		if err == nil {
+			n.doc = doc
+			return nil
+		}
+		if !errors.Is(err, platform.ErrNotFound) {
+			return err
+		}
+		n.body, _ = json.Marshal(map[string]string{"subscriberId": n.ref.subscriberID})
+	}
+	return prefixFields(t.subscribers.ValidateSubscriberJSON(ctx, tenant, n.body), n.path)
+}
+
+// upsert writes n's body, when it has one.
+func (t *triggerer) upsert(ctx context.Context, tenant platform.Tenant, n *named) (err error) {
+	if n.body != nil {
+		n.doc, err = t.subscribers.UpsertSubscriberJSON(ctx, tenant, n.body)
+	}
+	return prefixFields(err, n.path)
+}
+
+// have checks every subscriber in ns and then upserts those that need it,
+// so a trigger refused for one of them changes none.
+func (t *triggerer) have(ctx context.Context, tenant platform.Tenant, ns []*named) error {
+	for _, n := range ns {
+		if err := t.check(ctx, tenant, n); err != nil {
+			return err
+		}
+	}
+	for _, n := range ns {
+		if err := t.upsert(ctx, tenant, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// actorRef reads a trigger's actor, nil when it names none.
+func actorRef(raw json.RawMessage) *named {
 	if isNull(raw) {
+		return nil
+	}
+	n := &named{ref: recipientRef{object: raw}, path: "actor"}
+	if json.Unmarshal(raw, &n.ref.subscriberID) == nil {
+		n.ref.object = nil
+	}
+	return n
+}
+
+// resolveActor has the actor of a trigger that names no recipients (a
+// broadcast), and returns it as actorJSON does.
+func (t *triggerer) resolveActor(ctx context.Context, tenant platform.Tenant, raw json.RawMessage) (json.RawMessage, error) {
+	n := actorRef(raw)
+	if n == nil {
 		return noActor, nil
 	}
-	ref := recipientRef{object: raw}
-	if json.Unmarshal(raw, &ref.subscriberID) == nil {
-		ref.object = nil
+	if err := t.have(ctx, tenant, []*named{n}); err != nil {
+		return nil, err
 	}
-	doc, err := t.subscriberDoc(ctx, tenant, ref)
-	if err != nil {
-		return nil, prefixFields(err, "actor")
-	}
+	return actorJSON(n.doc)
+}
+
+// actorJSON is the spec §2.9 actor of a subscriber: a user, whose data is
+// its avatar, which inboxes show beside the message (platform-behavior §7).
+func actorJSON(doc json.RawMessage) (json.RawMessage, error) {
 	var s struct {
 		Avatar *string `json:"avatar"`
 	}
@@ -337,48 +402,46 @@ func (t *triggerer) resolveActor(ctx context.Context, tenant platform.Tenant, ra
 	}{"user", s.Avatar})
 }
 
-// subscriberDoc upserts a subscriber named by an object, or looks up one
-// named by its subscriberId, creating it when the environment does not know
-// it yet, as the reference platform does.
-func (t *triggerer) subscriberDoc(ctx context.Context, tenant platform.Tenant, ref recipientRef) (json.RawMessage, error) {
-	if ref.object != nil {
-		return t.subscribers.UpsertSubscriberJSON(ctx, tenant, ref.object)
-	}
-	doc, err := t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, ref.subscriberID)
-	if errors.Is(err, platform.ErrNotFound) {
-		body, _ := json.Marshal(map[string]string{"subscriberId": ref.subscriberID})
-		return t.subscribers.UpsertSubscriberJSON(ctx, tenant, body)
-	}
-	return doc, err
-}
-
-// resolve upserts or looks up every recipient of `to`.
-func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req triggerRequest) ([]recipient, error) {
+// resolve has the actor and every recipient of `to` (have), and returns the
+// actor and the recipients, each named twice counted once.
+func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req triggerRequest) (json.RawMessage, []recipient, error) {
 	refs, err := parseRecipients(req.To)
 	if err != nil {
-		return nil, platform.InvalidField("to", nil, "%s", err.Error())
+		return nil, nil, platform.InvalidField("to", nil, "%s", err.Error())
+	}
+	var all, to []*named
+	actor := actorRef(req.Actor)
+	if actor != nil {
+		all = append(all, actor)
 	}
 	seen := map[string]bool{}
-	var out []recipient
 	for i, ref := range refs {
-		if seen[ref.subscriberID] {
-			continue
+		if !seen[ref.subscriberID] {
+			seen[ref.subscriberID] = true
+			to = append(to, &named{ref: ref, path: fmt.Sprintf("to.%d", i)})
 		}
-		seen[ref.subscriberID] = true
-		doc, err := t.subscriberDoc(ctx, tenant, ref)
+	}
+	if err := t.have(ctx, tenant, append(all, to...)); err != nil {
+		return nil, nil, err
+	}
+	actorDoc := noActor
+	if actor != nil {
+		if actorDoc, err = actorJSON(actor.doc); err != nil {
+			return nil, nil, err
+		}
+	}
+	out := make([]recipient, 0, len(to))
+	for _, n := range to {
+		r, err := t.recipientParses.Get(tenant.EnvironmentID+"\x00"+n.ref.subscriberID, n.doc, newRecipient)
 		if err != nil {
-			return nil, prefixFields(err, fmt.Sprintf("to.%d", i))
+			return nil, nil, err
 		}
-		r, err := t.recipientParses.Get(tenant.EnvironmentID+"\x00"+ref.subscriberID, doc, newRecipient)
-		if err != nil {
-			return nil, err
-		}
-		if ref.object != nil {
-			r.to = ref.object
+		if n.ref.object != nil {
+			r.to = n.ref.object
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return actorDoc, out, nil
 }
 
 // inlineBudget is how long one trigger request (a bulk request's events
@@ -402,10 +465,7 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 			return nil, transactionConflict(p.transactionID)
 		}
 	}
-	if p.actor, err = t.resolveActor(ctx, tenant, req.Actor); err != nil {
-		return nil, err
-	}
-	if p.recipients, err = t.resolve(ctx, tenant, req); err != nil {
+	if p.actor, p.recipients, err = t.resolve(ctx, tenant, req); err != nil {
 		return nil, err
 	}
 	now := t.store.now()

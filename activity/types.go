@@ -27,6 +27,8 @@ type Subscribers interface {
 	SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error)
 	// UpsertSubscriberJSON creates or updates a subscriber from a POST /v1/subscribers body.
 	UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error)
+	// ValidateSubscriberJSON answers the 422 UpsertSubscriberJSON would, writing nothing.
+	ValidateSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) error
 	// SubscriberIDsAfter returns up to limit subscriberIds greater than after, ascending.
 	SubscriberIDsAfter(ctx context.Context, environmentID, after string, limit int) ([]string, error)
 }

@@ -42,16 +42,16 @@ func Decode[T any](r *http.Request) (T, error) {
 		return v, err
 	}
 	if err := ValidateRequest(r.Context(), v); err != nil {
-		return v, withRejectedValues(err, body)
+		return v, WithRejectedValues(err, body)
 	}
 	return v, nil
 }
 
-// withRejectedValues fills in, for each field of a 422 that names no value,
+// WithRejectedValues fills in, for each field of a 422 that names no value,
 // the value the body holds at that field's path (contract §4). A Valid
 // method reports only paths and messages; the client should still see what
 // it sent.
-func withRejectedValues(err error, body []byte) error {
+func WithRejectedValues(err error, body []byte) error {
 	var e *Error
 	if !errors.As(err, &e) || len(e.Fields) == 0 {
 		return err

@@ -106,6 +106,18 @@ func (s *Store) UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant
 	return json.Marshal(sub.toResponse(true))
 }
 
+// ValidateSubscriberJSON answers the 422 UpsertSubscriberJSON would answer
+// for body, writing nothing: a trigger checks every subscriber it names
+// before it upserts any, so a refused trigger changes nothing.
+func (s *Store) ValidateSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) error {
+	b, err := decodeCreateBody(ctx, body, "")
+	if err != nil {
+		return err
+	}
+	_, err = s.resolveRequests(ctx, tenant.EnvironmentID, b.Channels)
+	return err
+}
+
 // UpsertSubscribersJSON is UpsertSubscriberJSON for many bodies in one
 // transaction, for bulk imports: every body is validated first (a bad one is a
 // 422 naming its index, and nothing is written), then all are written or none.
@@ -179,23 +191,28 @@ func decodeCreateBody(ctx context.Context, raw json.RawMessage, prefix string) (
 	if err := dec.Decode(&b); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return b, platform.InvalidField(prefix+typeErr.Field, nil, "has the wrong type")
+			err := platform.WithRejectedValues(platform.InvalidField(typeErr.Field, nil, "has the wrong type"), raw)
+			return b, prefixFields(err, prefix)
 		}
 		if prefix == "" {
 			return b, platform.InvalidField("subscriber", nil, "must be a subscriber object: %v", err)
 		}
 		return b, platform.InvalidField(strings.TrimSuffix(prefix, "."), nil, "must be a subscriber object: %v", err)
 	}
-	err := platform.ValidateRequest(ctx, b)
+	return b, prefixFields(platform.WithRejectedValues(platform.ValidateRequest(ctx, b), raw), prefix)
+}
+
+// prefixFields puts prefix in front of every field path of a 422.
+func prefixFields(err error, prefix string) error {
 	var pe *platform.Error
 	if prefix != "" && errors.As(err, &pe) && pe.Fields != nil {
 		fields := make(map[string]platform.FieldError, len(pe.Fields))
 		for k, v := range pe.Fields {
 			fields[prefix+k] = v
 		}
-		return b, platform.Invalid(fields)
+		return platform.Invalid(fields)
 	}
-	return b, err
+	return err
 }
 
 func scanAll(rows *sql.Rows) ([]*subscriber, error) {
