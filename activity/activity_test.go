@@ -188,6 +188,8 @@ func TestNotifications_Query(t *testing.T) {
 		{"ErrPageNegative", "page=-1", 422, 0},
 		{"ErrLimitNotNumber", "limit=ten", 400, 0},
 		{"ErrSeverity", "severity=urgent", 422, 0},
+		{"ErrChannel", "channels=email&channels=carrier-pigeon", 422, 0},
+		{"ErrTemplate", "templates=" + wfA + "&templates=not-an-id", 422, 0},
 		{"ErrAfter", "after=yesterday", 400, 0},
 		{"ErrRange", "after=2026-01-02T00:00:00Z&before=2026-01-01T00:00:00Z", 400, 0},
 	} {

@@ -3,6 +3,7 @@ package activity
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -27,10 +28,19 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 			search:        q.String("search"),
 		}
 		for _, sev := range f.severity {
-			switch sev {
-			case "high", "medium", "low", "none":
-			default:
+			if !slices.Contains([]string{"high", "medium", "low", "none"}, sev) {
 				q.Fail("severity", sev, "must be one of: high, medium, low, none")
+			}
+		}
+		// A typo in a filter would otherwise read as "no events".
+		for _, ch := range f.channels {
+			if !slices.Contains([]string{"in_app", "email", "sms", "chat", "push"}, ch) {
+				q.Fail("channels", ch, "must be one of: in_app, email, sms, chat, push")
+			}
+		}
+		for _, id := range f.templates {
+			if !platform.IsID(id) {
+				q.Fail("templates", id, "must be a 24-character hex id")
 			}
 		}
 		if err := q.Err(); err != nil {
