@@ -270,6 +270,13 @@ func TestTrigger_RecipientsAndActor(t *testing.T) {
 	is.True(strings.Contains(string(res.Body), `"actor.email"`)) // named by its path
 	res = h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hi","to":"ada","actor":5}`)
 	is.Equal(res.Status, 422) // an actor must be a subscriberId or an object
+	for _, tenant := range []string{`12345`, `[1,2]`, `true`} {
+		res = h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hi","to":"ada","tenant":`+tenant+`}`)
+		is.Equal(res.Status, 422) // a tenant is an identifier or an object
+	}
+	for _, tenant := range []string{`"acme"`, `{"identifier":"acme","name":"Acme"}`, `null`} {
+		is.Equal(h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hi","to":"ada","tenant":`+tenant+`}`).Status, 201) // both shapes accepted
+	}
 	res = h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hi","to":{"type":"Topic","topicKey":"t"}}`)
 	is.Equal(res.Status, 422) // topics are refused, not ignored
 }

@@ -102,6 +102,10 @@ func (r triggerRequest) Valid(ctx context.Context) map[string]string {
 	if _, err := contextKeys(r.Context); err != nil {
 		problems["context"] = err.Error()
 	}
+	var tenantID string
+	if !isNull(r.Tenant) && !isObject(r.Tenant) && json.Unmarshal(r.Tenant, &tenantID) != nil {
+		problems["tenant"] = "must be a tenant identifier or a tenant object"
+	}
 	return problems
 }
 
