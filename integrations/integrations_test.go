@@ -200,6 +200,21 @@ func TestIntegration_Update(t *testing.T) {
 		is.True(!ok) // Development no longer does
 	})
 
+	t.Run("OKMovePrimaryWhereThereIsOne", func(t *testing.T) {
+		is := is.New(t)
+		sms := `{"providerId":"generic-sms","channel":"sms","active":true,"credentials":{"baseUrl":"https://sms.example","from":"+15550100"}}`
+		prodPrimary := mustCreate(t, srv.Prod, sms)
+		is.True(prodPrimary.Primary) // Production's primary sms
+		devPrimary := mustCreate(t, srv.Dev, sms)
+		is.True(devPrimary.Primary) // Development's
+		res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+devPrimary.ID, `{"_environmentId":"`+srv.App.Production.ID+`"}`)
+		is.Equal(res.Status, http.StatusOK) // moved, not a false identifier conflict
+		moved, _ := byID(list(t, srv.Prod, "/v1/integrations"), devPrimary.ID)
+		is.True(!moved.Primary) // the primary flag does not travel
+		kept, _ := byID(list(t, srv.Prod, "/v1/integrations"), prodPrimary.ID)
+		is.True(kept.Primary) // Production keeps its own
+	})
+
 	t.Run("ErrMoveSecondService", func(t *testing.T) {
 		is := is.New(t)
 		var service string

@@ -194,12 +194,16 @@ func (s *Store) update(ctx context.Context, in integration, fromEnvironmentID st
 				return platform.BadRequest("One environment can only have one In app provider")
 			}
 		}
+		// The primary flag does not travel: the target environment decides,
+		// and its own primary must not make the move a conflict.
+		moved := fromEnvironmentID != in.EnvironmentID
 		res, err := tx.ExecContext(ctx, `
 			UPDATE integrations SET environment_id = ?, name = ?, identifier = ?, credentials = ?,
-				configurations = ?, conditions = ?, active = ?, updated_at = ?
+				configurations = ?, conditions = ?, active = ?, updated_at = ?,
+				is_primary = CASE WHEN ? THEN 0 ELSE is_primary END
 			WHERE id = ? AND deleted = 0`,
 			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, in.Active,
-			platform.FormatTime(s.now()), in.ID)
+			platform.FormatTime(s.now()), moved, in.ID)
 		if platform.IsUniqueViolation(err) {
 			return errIdentifierTaken
 		}
@@ -209,11 +213,7 @@ func (s *Store) update(ctx context.Context, in integration, fromEnvironmentID st
 		if n, _ := res.RowsAffected(); n == 0 {
 			return platform.ErrNotFound // deleted meanwhile
 		}
-		if fromEnvironmentID != in.EnvironmentID {
-			// The primary flag does not travel: the target environment decides.
-			if _, err := tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 0 WHERE id = ?`, in.ID); err != nil {
-				return err
-			}
+		if moved {
 			if err := settlePrimary(ctx, tx, fromEnvironmentID, in.Channel); err != nil {
 				return err
 			}
