@@ -76,10 +76,16 @@ func chainSteps(wf workflowDoc) []chainStep {
 // triggerStepID is the _id of a workflow's trigger step, which the
 // workflow itself does not store. It is derived from the workflow's _id,
 // so every trigger job of a workflow names the same step, as the jobs of
-// its other steps do, and their snapshots stay the same bytes.
+// its other steps do, and their snapshots stay the same bytes. It has the
+// ObjectId layout of every _id (contract §3): the workflow's own creation
+// seconds, then a hash.
 func triggerStepID(workflowID string) string {
+	seconds := "00000000"
+	if platform.IsID(workflowID) {
+		seconds = workflowID[:8]
+	}
 	sum := sha256.Sum256([]byte("herald/trigger-step/" + workflowID))
-	return hex.EncodeToString(sum[:12])
+	return seconds + hex.EncodeToString(sum[:8])
 }
 
 // planChain decides a recipient's notification id and job chain from the

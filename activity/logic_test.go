@@ -349,3 +349,13 @@ func (s *Store) settle(ctx context.Context, j *job, st settlement) error {
 		return s.settleTx(ctx, tx, j, st)
 	})
 }
+
+func TestTriggerStepID(t *testing.T) {
+	is := is.New(t)
+	wf := platform.NewID()
+	id := triggerStepID(wf)
+	is.True(platform.IsID(id))                     // an _id like any other
+	is.Equal(id[:8], wf[:8])                       // whose seconds are the workflow's (contract §3)
+	is.Equal(triggerStepID(wf), id)                // the same for every trigger of the workflow
+	is.True(triggerStepID(platform.NewID()) != id) // and another for another workflow
+}
