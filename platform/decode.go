@@ -39,7 +39,7 @@ func Decode[T any](r *http.Request) (T, error) {
 		return v, readError(err)
 	}
 	if err := decodeJSON(body, &v); err != nil {
-		return v, err
+		return v, WithRejectedValues(err, body)
 	}
 	if err := ValidateRequest(r.Context(), v); err != nil {
 		return v, WithRejectedValues(err, body)

@@ -204,6 +204,9 @@ func TestDecode(t *testing.T) {
 				_, ok := body.Errors[tc.field]
 				is.True(ok)                                      // errors keyed by JSON path
 				is.True(len(body.Errors[tc.field].Messages) > 0) // with a message
+				if tc.field == "title" && strings.Contains(tc.body, "5") {
+					is.Equal(body.Errors[tc.field].Value, float64(5)) // and the value sent (contract §4)
+				}
 			}
 		})
 	}
