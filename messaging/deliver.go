@@ -224,6 +224,9 @@ func (s *Store) targets(ctx context.Context, d *delivery) ([]target, *outcome, e
 			return nil, fail(in.ProviderID, "Internal", "Subscriber does not have a phone number"), nil
 		}
 		picked = []target{{in: in, msg: Message{To: deref(sub.Email)}}}
+		if d.Channel == "email" {
+			picked[0].msg.emailOverrides = readEmailOverrides(d.Overrides, d.StepID, in.ProviderID)
+		}
 		if d.Channel == "sms" {
 			picked[0].msg.To = deref(sub.Phone)
 		}

@@ -501,3 +501,32 @@ func TestDeliver_WithoutSources(t *testing.T) {
 	_, embedded := list.Data[0]["subscriber"]
 	is.True(!embedded) // nothing to embed without a source
 }
+
+// The trigger's email overrides reach an email-webhook body too, and a
+// trigger without them leaves the body as contract §9 shapes it.
+func TestDeliver_EmailWebhookOverrides(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	srv, ada := emailWebhook(t, h)
+	controls := map[string]any{"subject": "s", "body": "b"}
+	h.deliver(t, job{subscriber: ada, channel: "email", controls: controls})
+	h.deliver(t, job{subscriber: ada, channel: "email", controls: controls, overrides: map[string]any{
+		"email": map[string]any{"from": "sales@acme.test", "senderName": "Sales", "replyTo": "help@acme.test",
+			"cc": []any{"boss@acme.test"}, "bcc": "audit@acme.test"}}})
+	got := srv.got()
+	is.Equal(len(got), 2) // both posted
+	var plain, overridden map[string]any
+	is.NoErr(json.Unmarshal(got[0].body, &plain))
+	is.NoErr(json.Unmarshal(got[1].body, &overridden))
+	is.Equal(plain["from"], "a@acme.test") // the integration's sender
+	for _, key := range []string{"cc", "bcc", "replyTo"} {
+		_, ok := plain[key]
+		is.True(!ok) // no override, no key
+	}
+	is.Equal(overridden["from"], "sales@acme.test")       // sender overridden
+	is.Equal(overridden["senderName"], "Sales")           // and named
+	is.Equal(overridden["replyTo"], "help@acme.test")     // reply address
+	is.Equal(overridden["cc"], []any{"boss@acme.test"})   // copies
+	is.Equal(overridden["bcc"], []any{"audit@acme.test"}) // a single address is a list of one
+	is.Equal(overridden["to"], "ada@example.com")         // the subscriber stays the recipient
+}

@@ -152,6 +152,7 @@ type job struct {
 	jobID         string
 	transactionID string
 	workflowID    string
+	overrides     map[string]any
 	attempt       int // 0 leaves it out
 }
 
@@ -199,13 +200,16 @@ func (h *harness) document(j job) json.RawMessage {
 	if j.workflowID == "" {
 		j.workflowID = "5f00000000000000000000aa"
 	}
+	if j.overrides == nil {
+		j.overrides = map[string]any{}
+	}
 	doc := map[string]any{
 		"jobId": j.jobID, "notificationId": platform.NewID(), "environmentId": j.env.ID,
 		"organizationId": j.env.OrganizationID, "transactionId": j.transactionID, "channel": j.channel,
 		"stepId": "step-1", "stepDatabaseId": "5f0000000000000000000001", "workflowDatabaseId": j.workflowID,
 		"workflowId": "welcome", "subscriber": j.subscriber, "controls": j.controls,
 		"variables": map[string]any{"subscriber": j.subscriber, "payload": j.payload, "steps": map[string]any{}},
-		"payload":   j.payload, "overrides": map[string]any{}, "tags": []string{"news"},
+		"payload":   j.payload, "overrides": j.overrides, "tags": []string{"news"},
 		"actor": map[string]any{"type": "none", "data": nil},
 	}
 	if j.attempt > 0 {

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -19,16 +20,17 @@ import (
 
 // Message is one rendered message handed to a provider.
 type Message struct {
-	To           string          // email address or phone number
-	Subject      string          // email subject
-	HTML         string          // email body
-	Text         string          // email plain-text alternative
-	Content      string          // sms, chat and push body
-	Title        string          // push title
-	WebhookURL   string          // chat: where to post (subscriber's, else the integration's)
-	ChatChannel  string          // mattermost channel from the subscriber's credentials
-	DeviceTokens []string        // push targets
-	Payload      json.RawMessage // the trigger payload, for push-webhook
+	To             string          // email address or phone number
+	Subject        string          // email subject
+	HTML           string          // email body
+	Text           string          // email plain-text alternative
+	Content        string          // sms, chat and push body
+	Title          string          // push title
+	WebhookURL     string          // chat: where to post (subscriber's, else the integration's)
+	ChatChannel    string          // mattermost channel from the subscriber's credentials
+	DeviceTokens   []string        // push targets
+	Payload        json.RawMessage // the trigger payload, for push-webhook
+	emailOverrides                 // email: what the trigger's overrides change
 }
 
 // Result is what a provider answered.
@@ -72,7 +74,18 @@ func providerFactories(client *http.Client) map[string]func(integration) (Provid
 		"service":    func(integration) (Provider, error) { return serviceProvider{}, nil },
 		"nodemailer": newSMTPProvider,
 		"email-webhook": hook(func(c credentials, m Message) any {
-			return map[string]any{"to": m.To, "from": c.From, "senderName": c.SenderName, "subject": m.Subject, "html": m.HTML, "text": m.Text}
+			body := map[string]any{"to": m.To, "from": cmp.Or(m.From, c.From), "senderName": cmp.Or(m.SenderName, c.SenderName),
+				"subject": m.Subject, "html": m.HTML, "text": m.Text}
+			if m.ReplyTo != "" {
+				body["replyTo"] = m.ReplyTo
+			}
+			if m.Cc != nil {
+				body["cc"] = m.Cc
+			}
+			if m.Bcc != nil {
+				body["bcc"] = m.Bcc
+			}
+			return body
 		}, func(c credentials, _ Message) string { return c.WebhookURL }),
 		"generic-sms": func(in integration) (Provider, error) {
 			return &genericSMSProvider{client: client, creds: in.Credentials}, nil

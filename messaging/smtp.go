@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -68,16 +69,20 @@ func (p *smtpProvider) Send(ctx context.Context, m Message) (Result, error) {
 	}
 
 	msg := mail.NewMsg()
-	if c.SenderName != "" {
-		err = msg.FromFormat(c.SenderName, c.From)
+	from, senderName := cmp.Or(m.From, c.From), cmp.Or(m.SenderName, c.SenderName)
+	if senderName != "" {
+		err = msg.FromFormat(senderName, from)
 	} else {
-		err = msg.From(c.From)
+		err = msg.From(from)
 	}
 	if err != nil {
-		return Result{}, permanent("from address %q: %v", c.From, err)
+		return Result{}, permanent("from address %q: %v", from, err)
 	}
 	if err := msg.To(m.To); err != nil {
 		return Result{}, permanent("recipient %q: %v", m.To, err)
+	}
+	if err := addressed(msg, m.emailOverrides); err != nil {
+		return Result{}, err
 	}
 	msg.Subject(m.Subject)
 	msg.SetMessageID()
@@ -90,6 +95,27 @@ func (p *smtpProvider) Send(ctx context.Context, m Message) (Result, error) {
 	}
 	id := msg.GetMessageID()
 	return Result{ID: id, Raw: `{"messageId":"` + id + `","accepted":["` + m.To + `"]}`}, nil
+}
+
+// addressed adds the copies and the reply address a trigger's overrides
+// ask for.
+func addressed(msg *mail.Msg, o emailOverrides) error {
+	if len(o.Cc) > 0 {
+		if err := msg.Cc(o.Cc...); err != nil {
+			return permanent("cc %q: %v", o.Cc, err)
+		}
+	}
+	if len(o.Bcc) > 0 {
+		if err := msg.Bcc(o.Bcc...); err != nil {
+			return permanent("bcc %q: %v", o.Bcc, err)
+		}
+	}
+	if o.ReplyTo != "" {
+		if err := msg.ReplyTo(o.ReplyTo); err != nil {
+			return permanent("replyTo %q: %v", o.ReplyTo, err)
+		}
+	}
+	return nil
 }
 
 // smtpError classifies an SMTP failure: a refused connection, a timeout or a

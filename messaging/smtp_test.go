@@ -159,6 +159,35 @@ func TestDeliver_SMTP(t *testing.T) {
 			is.Equal(content, html)                               // exactly as sent
 		})
 	}
+	t.Run("OK the trigger's overrides change sender, reply address and copies", func(t *testing.T) {
+		is := is.New(t)
+		h := newHarness(t)
+		dev := h.srv.App.Development
+		h.src.addIntegration(dev, "email", "nodemailer", map[string]any{"host": host, "port": strconv.Itoa(port), "from": "noreply@acme.test", "senderName": "Acme"})
+		ada := h.src.addSubscriber(dev, "ada", nil)
+		box.mu.Lock()
+		box.mails = nil
+		box.mu.Unlock()
+		out := h.deliver(t, job{subscriber: ada, channel: "email", controls: map[string]any{"subject": "s", "body": "b"},
+			overrides: map[string]any{
+				"email":     map[string]any{"from": "sales@acme.test", "senderName": "Sales", "cc": "boss@acme.test", "bcc": 5},
+				"providers": map[string]any{"nodemailer": map[string]any{"replyTo": "help@acme.test"}},
+				"steps":     map[string]any{"step-1": map[string]any{"providers": map[string]any{"nodemailer": map[string]any{"bcc": []any{"audit@acme.test"}}}}},
+			}})
+		is.Equal(out.Status, "sent") // delivered
+		box.mu.Lock()
+		mails := box.mails
+		box.mu.Unlock()
+		is.Equal(len(mails), 1)                                                                 // one mail
+		is.Equal(mails[0].from, "sales@acme.test")                                              // envelope sender overridden
+		is.Equal(mails[0].to, []string{"ada@example.com", "boss@acme.test", "audit@acme.test"}) // copies delivered
+		msg, err := mail.ReadMessage(strings.NewReader(string(mails[0].data)))
+		is.NoErr(err)
+		is.Equal(msg.Header.Get("From"), `"Sales" <sales@acme.test>`) // sender overridden
+		is.Equal(msg.Header.Get("Cc"), "<boss@acme.test>")            // overrides.email
+		is.Equal(msg.Header.Get("Reply-To"), "<help@acme.test>")      // overrides.providers.<id>
+		is.Equal(msg.Header.Get("Bcc"), "")                           // a blind copy stays blind
+	})
 	t.Run("OK permanent SMTP rejection", func(t *testing.T) {
 		is := is.New(t)
 		h := newHarness(t)

@@ -1,0 +1,61 @@
+package messaging
+
+import (
+	"cmp"
+	"encoding/json"
+)
+
+// emailOverrides is what a trigger's overrides may change in one email, as
+// the reference platform lets them (its createMailData): the sender, the
+// reply address and the copies. Empty fields change nothing.
+type emailOverrides struct {
+	From, SenderName, ReplyTo string
+	Cc, Bcc                   []string
+}
+
+// readEmailOverrides reads them from overrides.email, then the provider's
+// own (overrides.providers.<providerId>), then the step's
+// (overrides.steps.<stepId>.providers.<providerId>), a later value
+// replacing an earlier one. A value of the wrong type is left out: the
+// trigger accepted the overrides as any object, and one bad field should
+// not cost the subscriber the email.
+func readEmailOverrides(raw json.RawMessage, stepID, providerID string) emailOverrides {
+	var o map[string]any
+	json.Unmarshal(raw, &o)
+	var out emailOverrides
+	for _, src := range []map[string]any{
+		obj(o, "email"),
+		obj(obj(o, "providers"), providerID),
+		obj(obj(obj(obj(o, "steps"), stepID), "providers"), providerID),
+	} {
+		out.From = cmp.Or(str(src, "from"), out.From)
+		out.SenderName = cmp.Or(str(src, "senderName"), out.SenderName)
+		out.ReplyTo = cmp.Or(str(src, "replyTo"), out.ReplyTo)
+		if cc := addresses(src["cc"]); cc != nil {
+			out.Cc = cc
+		}
+		if bcc := addresses(src["bcc"]); bcc != nil {
+			out.Bcc = bcc
+		}
+	}
+	return out
+}
+
+// addresses reads an address or a list of them; nil for anything else.
+func addresses(v any) []string {
+	switch t := v.(type) {
+	case string:
+		if t != "" {
+			return []string{t}
+		}
+	case []any:
+		var out []string
+		for _, e := range t {
+			if s, ok := e.(string); ok && s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
