@@ -496,6 +496,35 @@ func TestDelivery_DigestListsEveryEvent(t *testing.T) {
 	is.Equal(strings.TrimSpace(feed.Data[0].Content), "3 events: 1 2 3") // listing each, in order
 }
 
+// An audit found that canceling an event merged into a waiting digest
+// answered false and the digest still delivered it.
+func TestDelivery_CancelMergedEventLeavesTheDigest(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Digest","workflowId":"digest","active":true,"steps":[
+		{"name":"Collect","stepId":"dg","type":"digest","controlValues":{"type":"regular","amount":3,"unit":"seconds"}},
+		{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"{{steps.dg.eventCount}} events: {% for e in steps.dg.events %}{{e.payload.n}},{% endfor %}"}}]}`)
+	trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":1},"transactionId":"a"}`)
+	waitJobs(t, srv, "a", "trigger:completed", "digest:delayed", "in_app:pending")
+	trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":2},"transactionId":"b"}`)
+	waitJobs(t, srv, "b", "trigger:completed", "digest:merged", "in_app:skipped")
+
+	res := srv.Dev.Do(t, "DELETE", "/v1/events/trigger/b", "")
+	is.Equal(strings.TrimSpace(string(res.Body)), "true") // the merged event is canceled
+	waitJobs(t, srv, "b", "trigger:completed", "digest:canceled", "in_app:canceled")
+	srv.App.Clock.Advance(4 * time.Second)
+	waitJobs(t, srv, "a", "trigger:completed", "digest:completed", "in_app:completed")
+
+	var feed struct {
+		Data []struct {
+			Content string `json:"content"`
+		} `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "").Decode(t, &feed)
+	is.Equal(len(feed.Data), 1)                                       // one digest message
+	is.Equal(strings.TrimSpace(feed.Data[0].Content), "1 events: 1,") // without the canceled event
+}
+
 // The job of a first in-app step, which the trigger runs itself and records
 // in its own transaction, reads exactly as one the worker ran and settled:
 // the same fields and values, and the same execution details, save ids,

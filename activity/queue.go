@@ -240,6 +240,18 @@ func (s *Store) endRest(ctx context.Context, tx *sql.Tx, envID, notificationID s
 	return nil
 }
 
+// cancelableSQL says which jobs a cancel ends: those that have not run and
+// are not running, and, as the reference platform's cancel takes MERGED
+// jobs too, an event merged into a digest that has not fired (its master
+// still waits, delayed) with the steps its merge skipped. A fired digest
+// has delivered its merged events, so those are left as they are. SQLite
+// finds every row an UPDATE with such a subquery changes before it changes
+// one, so the skipped steps still see their merged job.
+const cancelableSQL = `status IN ('pending', 'queued', 'delayed')
+	OR status IN ('merged', 'skipped') AND position >= (
+		SELECT m.position FROM jobs m JOIN jobs d ON d.id = m.merged_digest_id
+		WHERE m.notification_id = jobs.notification_id AND m.status = 'merged' AND d.status = 'delayed')`
+
 // cancelTransaction cancels every job of the transaction that has not run
 // yet and is not running now, and reports whether there was any.
 func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID string) (ok bool, err error) {
@@ -255,7 +267,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 		rows, err := tx.QueryContext(ctx, `
 			UPDATE jobs SET status = 'canceled', run_at = NULL, updated_at = ?
 			WHERE notification_id IN (SELECT id FROM notifications WHERE environment_id = ? AND transaction_id = ?)
-			  AND status IN ('pending', 'queued', 'delayed') AND lease_until <= ?
+			  AND (`+cancelableSQL+`) AND lease_until <= ?
 			RETURNING id, notification_id, provider_id`, ts, envID, transactionID, ts)
 		if err != nil {
 			return err
@@ -281,9 +293,21 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 			}
 		}
 		ok = len(list) > 0
-		return nil
+		return undigest(ctx, tx, envID, transactionID, ts)
 	})
 	return ok, err
+}
+
+// undigest clears _digestedNotificationId of the transaction's
+// notifications whose merged digest job was just canceled: their event is
+// no longer in the master's digest (contract §8).
+func undigest(ctx context.Context, tx *sql.Tx, envID, transactionID, ts string) error {
+	_, err := tx.ExecContext(ctx, `
+		UPDATE notifications SET digested_notification_id = '', updated_at = ?
+		WHERE environment_id = ? AND transaction_id = ? AND digested_notification_id <> ''
+		  AND EXISTS (SELECT 1 FROM jobs WHERE notification_id = notifications.id AND type = 'digest' AND status = 'canceled')`,
+		ts, envID, transactionID)
+	return err
 }
 
 // promoteMerged keeps the events merged into the transaction's waiting

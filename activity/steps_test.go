@@ -352,6 +352,52 @@ func TestTrigger_CancelDigestMasterKeepsMerged(t *testing.T) {
 	is.Equal(sent[0].Variables.Steps["collect"].EventCount, 2) // the surviving events
 }
 
+// The reference platform's cancel takes merged jobs too: an event merged
+// into a digest that has not fired leaves it. Once the digest has fired,
+// the event was delivered and there is nothing left to cancel.
+func TestTrigger_CancelMergedEvent(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "dg", nil,
+		step("dg", "digest", map[string]any{"type": "regular", "amount": 3, "unit": "seconds"}), step("inbox", "in_app", nil))
+	h.trigger(t, `{"name":"dg","to":"ada","payload":{"n":1},"transactionId":"a"}`)
+	h.waitStatuses(t, "a", "trigger:completed", "digest:delayed", "in_app:pending")
+	for _, tx := range []string{"b", "c"} {
+		h.trigger(t, `{"name":"dg","to":"ada","payload":{"n":"`+tx+`"},"transactionId":"`+tx+`"}`)
+		h.waitStatuses(t, tx, "trigger:completed", "digest:merged", "in_app:skipped")
+	}
+
+	res := h.Dev.Do(t, "DELETE", "/v1/events/trigger/b", "")
+	is.Equal(strings.TrimSpace(string(res.Body)), "true") // the merged event is canceled
+	b := h.waitStatuses(t, "b", "trigger:completed", "digest:canceled", "in_app:canceled")[0]
+	is.Equal(b.details("digest")[2], "Step canceled by request") // each canceled job says why…
+	is.Equal(b.details("in_app")[2], "Step canceled by request") // …the skipped step after it too
+	is.Equal(b.DigestedNotificationID, "")                       // no longer in the digest
+
+	h.App.Clock.Advance(4 * time.Second)
+	h.store.wake()
+	a := h.waitStatuses(t, "a", "trigger:completed", "digest:completed", "in_app:completed")[0]
+	sent := h.msg.sent()
+	is.Equal(len(sent), 1) // one digest delivery
+	var ns []any
+	for _, e := range sent[0].Variables.Steps["dg"].Events {
+		ns = append(ns, e.Payload["n"])
+	}
+	is.Equal(ns, []any{float64(1), "c"})                  // the digest lists only the events left…
+	is.Equal(sent[0].Variables.Steps["dg"].EventCount, 2) // …and counts them
+	is.Equal(len(a.Jobs[1].Digest.Events), 2)             // the master job records the same
+	c := h.notifications(t, "transactionId=c")[0]
+	is.Equal(c.DigestedNotificationID, a.ID) // c is still in the digest
+
+	res = h.Dev.Do(t, "DELETE", "/v1/events/trigger/c", "")
+	is.Equal(strings.TrimSpace(string(res.Body)), "false") // c was delivered in the fired digest
+	after := h.notifications(t, "transactionId=c")[0]
+	is.Equal(after.statuses(), c.statuses())               // its jobs unchanged…
+	is.Equal(after.details("digest"), c.details("digest")) // …with no new detail…
+	is.Equal(after.details("in_app"), c.details("in_app")) // …on any of them
+	is.Equal(after.DigestedNotificationID, a.ID)           // still in a's digest
+}
+
 func TestTrigger_BulkAndBroadcast(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)

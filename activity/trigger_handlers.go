@@ -166,8 +166,8 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 
 // handleTriggerCancel serves DELETE /v1/events/trigger/{transactionId}: it
 // cancels the transaction's jobs that have not run yet (pending, queued,
-// delayed, digesting) and answers true, or false when there were none, as
-// the reference platform does.
+// delayed, digesting, merged into a digest that has not fired) and answers
+// true, or false when there were none, as the reference platform does.
 func handleTriggerCancel(s *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ok, err := s.cancelTransaction(r.Context(), platform.TenantFrom(r.Context()).EnvironmentID, r.PathValue("transactionId"))
