@@ -139,7 +139,7 @@ func TestWorkflow_MissingIntegration(t *testing.T) {
 		{"name":"i","type":"in_app","controlValues":{"body":"b"}},
 		{"name":"e","type":"email","controlValues":{"subject":"s","body":"b"}},
 		{"name":"d","type":"delay","controlValues":{"amount":1,"unit":"seconds"}}]}`)
-	is.Equal(w.Status, "ERROR")                                                                       // email cannot be delivered
+	is.Equal(w.Status, "ACTIVE")                                                                      // a missing integration is no ERROR
 	is.Equal(stepIssueTypes(w, 0), map[string][]string{})                                             // in_app has an integration
 	is.Equal(stepIssueTypes(w, 1), map[string][]string{"integration.email": {"MISSING_INTEGRATION"}}) // email has none
 	is.Equal(stepIssueTypes(w, 2), map[string][]string{})                                             // a delay needs none
@@ -202,6 +202,54 @@ func TestWorkflow_LiquidWithoutIssues(t *testing.T) {
 			cv, _ := json.Marshal(map[string]string{"body": tmpl})
 			w := mustCreate(t, srv.Dev, `{"name":"ok","steps":[{"name":"s","type":"sms","controlValues":`+string(cv)+`}]}`)
 			is.Equal(stepIssueTypes(w, 0), map[string][]string{}) // valid Liquid raises no issue
+		})
+	}
+}
+
+// TestWorkflow_Status follows the reference's computeWorkflowStatus: an
+// inactive workflow is INACTIVE whatever its issues, and only control issues
+// put an active one in ERROR. A missing integration stays listed on its step
+// but does not stop a trigger, so it does not make the workflow ERROR.
+func TestWorkflow_Status(t *testing.T) {
+	checker := &fakeChecker{active: map[string]bool{"in_app": true}}
+	srv, _ := newServer(t, checker)
+	const (
+		noIntegration = `[{"name":"S","type":"sms","controlValues":{"body":"hi"}}]`
+		badControl    = `[{"name":"I","type":"in_app","controlValues":{"body":"{{ nope.x }}"}}]`
+		both          = `[{"name":"I","type":"in_app","controlValues":{"body":"{{ nope.x }}"}},{"name":"S","type":"sms","controlValues":{"body":"hi"}}]`
+	)
+	for _, tc := range []struct {
+		name   string
+		active bool
+		steps  string
+		want   string
+	}{
+		{"OKInactiveMissingIntegration", false, noIntegration, "INACTIVE"},
+		{"OKActiveMissingIntegration", true, noIntegration, "ACTIVE"},
+		{"OKInactiveControlIssue", false, badControl, "INACTIVE"},
+		{"ErrActiveControlIssue", true, badControl, "ERROR"},
+		{"ErrActiveControlAndIntegrationIssues", true, both, "ERROR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			id := strings.ToLower(tc.name)
+			w := mustCreate(t, srv.Dev, fmt.Sprintf(`{"name":%q,"workflowId":%q,"active":%t,"steps":%s}`, tc.name, id, tc.active, tc.steps))
+			is.Equal(w.Status, tc.want) // status on create
+			last := len(w.Steps) - 1
+			if w.Steps[last].Type == "sms" {
+				is.Equal(stepIssueTypes(w, last)["integration.sms"], []string{"MISSING_INTEGRATION"}) // integration issue still listed
+			}
+
+			var read wfResponse
+			srv.Dev.Do(t, "GET", "/v2/workflows/"+id, "").Decode(t, &read)
+			is.Equal(read.Status, tc.want) // the same status on read
+
+			var list struct {
+				Workflows []wfResponse `json:"workflows"`
+			}
+			srv.Dev.Do(t, "GET", "/v2/workflows?query="+id, "").Decode(t, &list)
+			is.Equal(len(list.Workflows), 1)            // found by its workflowId
+			is.Equal(list.Workflows[0].Status, tc.want) // the same status in the list
 		})
 	}
 }

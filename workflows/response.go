@@ -47,7 +47,7 @@ func toResponse(ctx context.Context, w *workflow, lookup *integrationLookup) (wo
 	if w.LastPublishedBy != "" {
 		res.LastPublishedBy = &userRef{ID: w.LastPublishedBy}
 	}
-	hasIssues := false
+	controlIssues := false
 	for i, st := range w.Steps {
 		values := st.ControlValues
 		if values == nil {
@@ -86,22 +86,29 @@ func toResponse(ctx context.Context, w *workflow, lookup *integrationLookup) (wo
 		}
 		if issues.Controls != nil || issues.Integration != nil {
 			sr.Issues = &issues
-			hasIssues = true
 		}
+		controlIssues = controlIssues || issues.Controls != nil
 		res.Steps = append(res.Steps, sr)
 		if !slices.Contains(res.StepTypeOverviews, st.Type) {
 			res.StepTypeOverviews = append(res.StepTypeOverviews, st.Type)
 		}
 	}
-	switch {
-	case hasIssues:
-		res.Status = "ERROR"
-	case w.Active:
-		res.Status = "ACTIVE"
-	default:
-		res.Status = "INACTIVE"
-	}
+	res.Status = workflowStatus(w.Active, controlIssues)
 	return res, nil
+}
+
+// workflowStatus follows the reference's computeWorkflowStatus: inactive
+// wins, and only control issues are an ERROR. A missing integration is listed
+// on its step but does not stop a trigger (that step fails when it runs), so
+// it leaves the workflow ACTIVE.
+func workflowStatus(active, controlIssues bool) string {
+	switch {
+	case !active:
+		return "INACTIVE"
+	case controlIssues:
+		return "ERROR"
+	}
+	return "ACTIVE"
 }
 
 func optional(s string) *string {

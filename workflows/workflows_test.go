@@ -232,7 +232,8 @@ func TestWorkflow_RoundTrip(t *testing.T) {
 	res.Decode(t, &kept)
 	is.Equal(kept.Steps[0].ControlValues["subject"], "S2") // absent controlValues keep the old ones
 	is.Equal(len(kept.Steps[1].ControlValues), 0)          // null clears them
-	is.Equal(kept.Status, "ERROR")                         // an empty in_app step is an issue
+	is.True(kept.Steps[1].Issues != nil)                   // an empty in_app step is an issue
+	is.Equal(kept.Status, "INACTIVE")                      // but an inactive workflow is INACTIVE
 	is.True(upd.UpdatedAt >= created.UpdatedAt)            // updatedAt moves
 
 	res = srv.Dev.Do(t, "DELETE", "/v2/workflows/every-kind", "")
