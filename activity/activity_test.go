@@ -2,10 +2,15 @@ package activity
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -136,6 +141,65 @@ func TestTrigger_Errors(t *testing.T) {
 		is := is.New(t)
 		is.Equal(len(h.notifications(t, "templates=")), 2) // only the two processed triggers wrote records
 	})
+}
+
+// TestTrigger_InvalidPayloadSchema: a workflow stored with a schema that
+// does not compile (written before workflows refused such schemas) answers a
+// clear 400 on every trigger, naming no server path and loading no $ref.
+func TestTrigger_InvalidPayloadSchema(t *testing.T) {
+	h := newHarness(t)
+	env := h.App.Development.ID
+	var fetched atomic.Int32
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		w.Write([]byte(`{"type":"object"}`))
+	}))
+	t.Cleanup(remote.Close)
+	local := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(local, []byte(`{"type":"object"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		schema map[string]any
+	}{
+		{"ErrTypeNumber", map[string]any{"type": 12}},
+		{"ErrPattern", map[string]any{"properties": map[string]any{"a": map[string]any{"pattern": "("}}}},
+		{"ErrMissingPointer", map[string]any{"$ref": "#/$defs/nope"}},
+		{"ErrRelativeRef", map[string]any{"$ref": "schema.json"}},
+		{"ErrFileRef", map[string]any{"$ref": "file://" + local}},
+		{"ErrRemoteRef", map[string]any{"$ref": remote.URL + "/schema.json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			id := strings.ToLower(tc.name)
+			h.wf.add(t, env, id, map[string]any{"validatePayload": true, "payloadSchema": tc.schema}, step("inbox", "in_app", nil))
+			res := h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"`+id+`","to":"ada","payload":{}}`)
+			is.Equal(res.Status, 400) // the stored schema cannot be used
+			var e struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+				Errors  []struct {
+					Field   string `json:"field"`
+					Message string `json:"message"`
+				} `json:"errors"`
+			}
+			res.Decode(t, &e)
+			is.Equal(e.Type, "PAYLOAD_VALIDATION_ERROR")                                   // contract §9 type
+			is.Equal(e.Message, "The workflow's payloadSchema is not a valid JSON Schema") // says what is wrong
+			is.Equal(len(e.Errors), 1)                                                     // one entry
+			is.Equal(e.Errors[0].Field, "payloadSchema")                                   // names the schema
+			is.True(e.Errors[0].Message != "")                                             // and why
+			wrote, _ := json.Marshal(tc.schema)
+			is.True(strings.Count(e.Errors[0].Message, "file://") <= strings.Count(string(wrote), "file://")) // no file URL but the client's own
+			is.True(!strings.Contains(e.Errors[0].Message, cwd))                                              // nor the server's directory
+		})
+	}
+	is.New(t).Equal(fetched.Load(), int32(0)) // no $ref was fetched
 }
 
 func TestTrigger_IdempotencyKey(t *testing.T) {

@@ -40,15 +40,9 @@ func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
 	if ok {
 		return sch, nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("payload-schema.json", doc); err != nil {
-		return nil, err
-	}
-	sch, err = c.Compile("payload-schema.json")
+	// The same compile that workflows use to refuse a schema when it is
+	// written; one stored before that still fails here, with a clear 400.
+	sch, err := platform.CompileSchema(schema)
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,12 @@ func apply(w *workflow, req workflowRequest, creating bool) error {
 		if err := json.Compact(&compact, raw); err != nil {
 			return err
 		}
+		// Refused now, as the trigger would refuse it on every call: the
+		// trigger compiles it the same way (platform.CompileSchema).
+		if _, err := platform.CompileSchema(compact.Bytes()); err != nil {
+			fields["payloadSchema"] = platform.FieldError{Messages: []string{"must be a valid JSON Schema: " + err.Error()}, Value: json.RawMessage(raw)}
+			break
+		}
 		w.PayloadSchema = compact.Bytes()
 	}
 	if req.Severity != "" {
