@@ -6,11 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -149,20 +145,7 @@ func TestTrigger_Errors(t *testing.T) {
 func TestTrigger_InvalidPayloadSchema(t *testing.T) {
 	h := newHarness(t)
 	env := h.App.Development.ID
-	var fetched atomic.Int32
-	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fetched.Add(1)
-		w.Write([]byte(`{"type":"object"}`))
-	}))
-	t.Cleanup(remote.Close)
-	local := filepath.Join(t.TempDir(), "schema.json")
-	if err := os.WriteFile(local, []byte(`{"type":"object"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
+	refs := platformtest.NewSchemaRefs(t)
 	for _, tc := range []struct {
 		name   string
 		schema map[string]any
@@ -171,8 +154,8 @@ func TestTrigger_InvalidPayloadSchema(t *testing.T) {
 		{"ErrPattern", map[string]any{"properties": map[string]any{"a": map[string]any{"pattern": "("}}}},
 		{"ErrMissingPointer", map[string]any{"$ref": "#/$defs/nope"}},
 		{"ErrRelativeRef", map[string]any{"$ref": "schema.json"}},
-		{"ErrFileRef", map[string]any{"$ref": "file://" + local}},
-		{"ErrRemoteRef", map[string]any{"$ref": remote.URL + "/schema.json"}},
+		{"ErrFileRef", map[string]any{"$ref": "file://" + refs.File}},
+		{"ErrRemoteRef", map[string]any{"$ref": refs.URL}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -196,10 +179,10 @@ func TestTrigger_InvalidPayloadSchema(t *testing.T) {
 			is.True(e.Errors[0].Message != "")                                             // and why
 			wrote, _ := json.Marshal(tc.schema)
 			is.True(strings.Count(e.Errors[0].Message, "file://") <= strings.Count(string(wrote), "file://")) // no file URL but the client's own
-			is.True(!strings.Contains(e.Errors[0].Message, cwd))                                              // nor the server's directory
+			is.True(!strings.Contains(e.Errors[0].Message, refs.Dir))                                         // nor the server's directory
 		})
 	}
-	is.New(t).Equal(fetched.Load(), int32(0)) // no $ref was fetched
+	is.New(t).Equal(refs.Fetched.Load(), int32(0)) // no $ref was fetched
 }
 
 func TestTrigger_IdempotencyKey(t *testing.T) {

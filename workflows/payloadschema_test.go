@@ -4,12 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/matryer/is"
@@ -22,20 +17,7 @@ import (
 // $ref outside the schema is never loaded.
 func TestWorkflow_PayloadSchemaInvalid(t *testing.T) {
 	srv, _ := newServer(t, nil)
-	var fetched atomic.Int32
-	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fetched.Add(1)
-		w.Write([]byte(`{"type":"object"}`))
-	}))
-	t.Cleanup(remote.Close)
-	local := filepath.Join(t.TempDir(), "schema.json")
-	if err := os.WriteFile(local, []byte(`{"type":"object"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
+	refs := platformtest.NewSchemaRefs(t)
 	mustCreate(t, srv.Dev, `{"name":"Kept","workflowId":"kept","payloadSchema":{"type":"object"},"steps":[]}`)
 	if res := srv.Dev.Do(t, "PUT", "/v2/workflows/kept/sync", `{"targetEnvironmentId":"`+srv.App.Production.ID+`"}`); res.Status != 200 {
 		t.Fatalf("sync: %d %s", res.Status, res.Body)
@@ -60,14 +42,14 @@ func TestWorkflow_PayloadSchemaInvalid(t *testing.T) {
 		is.Equal(got, want) // the value is the schema sent
 		msg := strings.Join(f.Messages, " ")
 		is.True(strings.Count(msg, "file://") <= strings.Count(schema, "file://")) // no file URL but the client's own
-		is.True(!strings.Contains(msg, cwd))                                       // nor the server's directory
+		is.True(!strings.Contains(msg, refs.Dir))                                  // nor the server's directory
 	}
 	for _, tc := range []struct{ name, schema string }{
 		{"ErrTypeNumber", `{"type":12}`},
 		{"ErrTypeUnknown", `{"type":"notatype"}`},
 		{"ErrPattern", `{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`},
-		{"ErrRemoteRef", `{"$ref":"` + remote.URL + `/schema.json"}`},
-		{"ErrFileRef", `{"$ref":"file://` + local + `"}`},
+		{"ErrRemoteRef", `{"$ref":"` + refs.URL + `"}`},
+		{"ErrFileRef", `{"$ref":"file://` + refs.File + `"}`},
 		{"ErrRelativeRef", `{"$ref":"schema.json"}`},
 		{"ErrMissingPointer", `{"properties":{"a":{"$ref":"#/$defs/nope"}}}`},
 	} {
@@ -87,7 +69,7 @@ func TestWorkflow_PayloadSchemaInvalid(t *testing.T) {
 			is.Equal(kept.Name, "Kept")                               // not even the name
 		})
 	}
-	is.New(t).Equal(fetched.Load(), int32(0)) // no $ref was fetched
+	is.New(t).Equal(refs.Fetched.Load(), int32(0)) // no $ref was fetched
 
 	t.Run("ErrSyncStoredSchema", func(t *testing.T) {
 		is := is.New(t)
