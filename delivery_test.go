@@ -339,6 +339,33 @@ func TestDelivery_RefusedTriggerChangesNoSubscriber(t *testing.T) {
 	is.True(strings.Contains(string(got.Body), `"firstName":"Ada"`)) // not updated
 }
 
+// A workflow's lastTriggeredAt says when it was last triggered, to the
+// second: a burst of triggers writes it once.
+func TestDelivery_LastTriggeredAt(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	last := func() any {
+		var wf struct {
+			LastTriggeredAt any `json:"lastTriggeredAt"`
+		}
+		srv.Dev.Do(t, "GET", "/v2/workflows/hello", "").Decode(t, &wf)
+		return wf.LastTriggeredAt
+	}
+	is.Equal(last(), nil) // never triggered
+
+	first := platform.FormatTime(srv.App.Clock.Now())
+	trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	is.Equal(last(), first) // the trigger's time
+	srv.App.Clock.Advance(500 * time.Millisecond)
+	trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	is.Equal(last(), first) // within the second: not written again
+	srv.App.Clock.Advance(time.Second)
+	trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	is.Equal(last(), platform.FormatTime(srv.App.Clock.Now())) // later: written
+}
+
 // A feed item embeds its subscriber as the subscriber is at the time of
 // reading, not at delivery: a rename shows in the very next feed read, even
 // right after a read of the old name, and a deleted subscriber has no feed.

@@ -32,6 +32,8 @@ func (f *fakeWorkflows) TriggerWorkflowJSON(ctx context.Context, environmentID, 
 }
 
 // add stores a workflow; steps are step documents without _id, which add fills in.
+func (f *fakeWorkflows) Triggered(context.Context, string, string, time.Time) error { return nil }
+
 func (f *fakeWorkflows) add(t testing.TB, env, workflowID string, extra map[string]any, steps ...map[string]any) string {
 	t.Helper()
 	id := platform.NewID()

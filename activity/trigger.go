@@ -473,6 +473,11 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 		return nil, err
 	}
 	now := t.store.now()
+	// Before the write, so that a failure here leaves the trigger
+	// unaccepted rather than accepted and answered with an error.
+	if err := t.workflows.Triggered(ctx, tenant.EnvironmentID, p.wf.ID, now); err != nil {
+		return nil, err
+	}
 	for i := range p.recipients {
 		p.planChain(&p.recipients[i], now)
 	}

@@ -128,6 +128,9 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if p.actor, err = t.resolveActor(ctx, tenant, req.Actor); err != nil {
 			return err
 		}
+		if err := t.workflows.Triggered(ctx, tenant.EnvironmentID, p.wf.ID, t.store.now()); err != nil {
+			return err
+		}
 		after, first := "", true
 		for {
 			ids, err := t.subscribers.SubscriberIDsAfter(ctx, tenant.EnvironmentID, after, broadcastBatch)

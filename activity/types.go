@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"time"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -17,6 +18,8 @@ type Workflows interface {
 	// TriggerWorkflowJSON returns the workflow whose workflowId is given, as
 	// the spec §2.14 response JSON, or platform.ErrNotFound.
 	TriggerWorkflowJSON(ctx context.Context, environmentID, workflowID string) (json.RawMessage, error)
+	// Triggered records that the workflow (by _id) was triggered at at.
+	Triggered(ctx context.Context, environmentID, id string, at time.Time) error
 }
 
 // Subscribers is what activity needs from the subscribers domain.

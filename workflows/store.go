@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -20,6 +22,11 @@ type Store struct {
 	// until the next workflow write through this store. Keyed by
 	// environment + "\x00" + workflowId.
 	triggers platform.WriteCache[json.RawMessage]
+
+	// lastTriggered is when each workflow's lastTriggeredAt was last
+	// written, by _id (Triggered).
+	triggeredMu   sync.Mutex
+	lastTriggered map[string]time.Time
 }
 
 // changed invalidates the trigger cache. Writers call it after their
@@ -29,7 +36,32 @@ func (s *Store) changed() { s.triggers.Invalidate() }
 
 // NewStore returns a Store on db.
 func NewStore(db *platform.DB) *Store {
-	return &Store{db: db, now: time.Now}
+	return &Store{db: db, now: time.Now, lastTriggered: map[string]time.Time{}}
+}
+
+// triggeredEvery is how stale lastTriggeredAt may be. A burst of triggers
+// writes it once in this time: it says when a workflow was last used, and a
+// write per trigger would cost every trigger a statement on the one writer.
+const triggeredEvery = time.Second
+
+// Triggered records that the workflow with _id id was triggered at at, as
+// its lastTriggeredAt. The trigger cache is left alone: the trigger does
+// not read the field.
+func (s *Store) Triggered(ctx context.Context, environmentID, id string, at time.Time) error {
+	s.triggeredMu.Lock()
+	last, ok := s.lastTriggered[id]
+	if ok && at.Sub(last) < triggeredEvery {
+		s.triggeredMu.Unlock()
+		return nil
+	}
+	s.lastTriggered[id] = at
+	s.triggeredMu.Unlock()
+	_, err := s.db.W.ExecContext(ctx, `UPDATE workflows SET last_triggered_at = ? WHERE environment_id = ? AND id = ?`,
+		platform.FormatTime(at), environmentID, id)
+	if err != nil {
+		return fmt.Errorf("record trigger of workflow %s: %w", id, err)
+	}
+	return nil
 }
 
 // defaultGroupName is the name of every environment's default notification group.
