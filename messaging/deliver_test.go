@@ -530,3 +530,38 @@ func TestDeliver_EmailWebhookOverrides(t *testing.T) {
 	is.Equal(overridden["bcc"], []any{"audit@acme.test"}) // a single address is a list of one
 	is.Equal(overridden["to"], "ada@example.com")         // the subscriber stays the recipient
 }
+
+// In-app text that holds markup is sanitized unless the step opts out
+// (spec §2.14.2 disableOutputSanitization), and text without markup is
+// stored as written.
+func TestDeliver_InAppSanitization(t *testing.T) {
+	h := newHarness(t)
+	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
+	payload := map[string]any{"h": `<b>Hi</b> <img src="x.png" onerror="alert(1)"><script>alert(2)</script><a href="javascript:alert(3)">x</a>`}
+	for _, tc := range []struct {
+		name     string
+		controls map[string]any
+		body     string
+	}{
+		{"OK markup sanitized", map[string]any{"subject": "{{ payload.h }}", "body": "{{ payload.h }}"},
+			`<b>Hi</b> <img src="x.png">x`},
+		{"OK disableOutputSanitization keeps it", map[string]any{"subject": "{{ payload.h }}", "body": "{{ payload.h }}", "disableOutputSanitization": true},
+			payload["h"].(string)},
+		{"OK text without markup as written", map[string]any{"subject": "Tom & Jerry <3", "body": "a < b && c > d"},
+			"a < b && c > d"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			id := h.mustDeliver(t, job{subscriber: ada, controls: tc.controls, payload: payload})
+			var content string
+			var subject *string
+			is.NoErr(h.srv.App.DB.R.QueryRow(`SELECT json_extract(content, '$'), subject FROM messages WHERE id = ?`, id).Scan(&content, &subject))
+			is.Equal(content, tc.body) // the body
+			if tc.name == "OK text without markup as written" {
+				is.Equal(*subject, "Tom & Jerry <3") // and the subject
+			} else {
+				is.Equal(*subject, tc.body) // the subject is sanitized alike
+			}
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+
+	"github.com/microcosm-cc/bluemonday"
 )
 
 // htmlEscapeFilter is the filter prepareTemplate appends to every output of an
@@ -131,4 +133,26 @@ func guardOutput(expr string, escape bool) string {
 	filters += outputCall
 	trimmed := strings.TrimRight(expr, " \t\r\n")
 	return "{{" + left + trimmed + filters + expr[len(trimmed):] + right + "}}"
+}
+
+// inAppPolicy sanitizes in-app text that holds markup, unless the step
+// sets disableOutputSanitization (spec §2.14.2), as the reference platform
+// sanitizes in-app output: an inbox may render it as HTML, and a payload
+// must not put a script there. Formatting, links and images stay; scripts,
+// event handlers and javascript: URLs go. bluemonday's policies may be
+// used from many goroutines.
+var inAppPolicy = bluemonday.UGCPolicy()
+
+// markupStart is where HTML markup begins: a tag, an end tag, a comment or
+// a declaration.
+var markupStart = regexp.MustCompile(`<[a-zA-Z!/?]`)
+
+// sanitizeInApp is s with its markup sanitized. Text without markup is
+// left as written, so "Tom & Jerry <3" stays as it is rather than become
+// entities that an inbox showing text would print.
+func sanitizeInApp(s string) string {
+	if !markupStart.MatchString(s) {
+		return s
+	}
+	return inAppPolicy.Sanitize(s)
 }

@@ -120,6 +120,12 @@ func (s *Store) renderStep(d *delivery) (*rendered, error) {
 		if r.subject, err = optional("subject"); err != nil {
 			return nil, err
 		}
+		if raw, _ := c["disableOutputSanitization"].(bool); !raw {
+			r.body = sanitizeInApp(r.body)
+			if r.subject != nil {
+				*r.subject = sanitizeInApp(*r.subject)
+			}
+		}
 		if r.avatar, err = optional("avatar"); err != nil {
 			return nil, err
 		}
