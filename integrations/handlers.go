@@ -142,7 +142,7 @@ func handleIntegrationUpdate(store *Store) http.Handler {
 		if err := validateCredentials(ctx, next, req.Check != nil && *req.Check); err != nil {
 			return err
 		}
-		out, err := store.update(ctx, next, cur.EnvironmentID)
+		out, err := store.update(ctx, next, cur)
 		switch {
 		case errors.Is(err, errIdentifierTaken):
 			return platform.Conflict("Integration with identifier %s already exists", next.Identifier)

@@ -215,6 +215,16 @@ func TestIntegration_Update(t *testing.T) {
 		is.True(kept.Primary) // Production keeps its own
 	})
 
+	t.Run("ErrIdentifierUsedInTheOrganization", func(t *testing.T) {
+		is := is.New(t)
+		mustCreate(t, srv.Prod, `{"providerId":"slack","channel":"chat","identifier":"pm-1"}`)
+		dev := mustCreate(t, srv.Dev, `{"providerId":"slack","channel":"chat","identifier":"dev-1"}`)
+		res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+dev.ID, `{"identifier":"pm-1"}`)
+		is.Equal(res.Status, http.StatusConflict) // a changed identifier is free org-wide (reference §6)
+		res = srv.Dev.Do(t, "PUT", "/v1/integrations/"+dev.ID, `{"identifier":"dev-1","name":"Kept"}`)
+		is.Equal(res.Status, http.StatusOK) // an unchanged one is no conflict
+	})
+
 	t.Run("ErrMoveSecondService", func(t *testing.T) {
 		is := is.New(t)
 		var service string

@@ -174,17 +174,32 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 	return out, err
 }
 
-// update writes every mutable field of in over the stored row and settles the
-// primary of its channel in its environment and, when it moved, in the one
-// it left.
-func (s *Store) update(ctx context.Context, in integration, fromEnvironmentID string) (out integration, err error) {
+// update writes every mutable field of in over cur, the stored row, and
+// settles the primary of its channel in its environment and, when it moved,
+// in the one it left. A changed identifier must be free in the whole
+// organization (reference §6), where a new one need only be free in its
+// environment.
+func (s *Store) update(ctx context.Context, in, cur integration) (out integration, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "update integration %s", in.ID)
 	creds, cfg, conds, err := encodeColumns(in)
 	if err != nil {
 		return integration{}, err
 	}
+	fromEnvironmentID := cur.EnvironmentID
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if in.Identifier != cur.Identifier {
+			var taken bool
+			err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM integrations
+				WHERE organization_id = ? AND identifier = ? AND id <> ? AND deleted = 0)`,
+				in.OrganizationID, in.Identifier, in.ID).Scan(&taken)
+			if err != nil {
+				return err
+			}
+			if taken {
+				return errIdentifierTaken
+			}
+		}
 		if fromEnvironmentID != in.EnvironmentID && in.Channel == "in_app" && in.ProviderID == "service" {
 			exists, err := hasService(ctx, tx, in.EnvironmentID)
 			if err != nil {
