@@ -339,6 +339,54 @@ func TestDelivery_RefusedTriggerChangesNoSubscriber(t *testing.T) {
 	is.True(strings.Contains(string(got.Body), `"firstName":"Ada"`)) // not updated
 }
 
+// A subscriber a trigger names twice, as its actor and as a recipient, is
+// the same subscriber to both: what one entry updates, the other sees.
+func TestDelivery_ActorAndRecipientAreOneSubscriber(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{ subscriber.firstName }}"}}]}`)
+	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Old"}`)
+	var feed struct {
+		Data []struct {
+			Content string          `json:"content"`
+			Actor   json.RawMessage `json:"actor"`
+		} `json:"data"`
+	}
+	trigger(t, srv, `{"name":"hello","to":"ada","actor":{"subscriberId":"ada","firstName":"New"}}`)
+	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed?limit=1", "").Decode(t, &feed)
+	is.Equal(feed.Data[0].Content, "Hi New") // the recipient as the actor updated it
+
+	trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","avatar":"https://img.example/a.png"},"actor":"ada"}`)
+	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed?limit=1", "").Decode(t, &feed)
+	is.Equal(string(feed.Data[0].Actor), `{"type":"user","data":"https://img.example/a.png"}`) // the actor as the recipient updated it
+}
+
+// A broadcast refused for its reused transactionId changes nothing: not
+// its actor, not the workflow's lastTriggeredAt.
+func TestDelivery_RefusedBroadcastChangesNothing(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	trigger(t, srv, `{"name":"hello","to":"ada","transactionId":"used"}`)
+	lastTriggered := func() string {
+		var wf struct {
+			LastTriggeredAt string `json:"lastTriggeredAt"`
+		}
+		srv.Dev.Do(t, "GET", "/v2/workflows/hello", "").Decode(t, &wf)
+		return wf.LastTriggeredAt
+	}
+	before := lastTriggered()
+	srv.App.Clock.Advance(5 * time.Second)
+	for _, actor := range []string{`{"subscriberId":"ghost","firstName":"Created"}`, `"ghost"`} {
+		res := srv.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"hello","transactionId":"used","actor":`+actor+`}`)
+		is.Equal(res.Status, 409)                                               // the transactionId is taken
+		is.Equal(srv.Dev.Do(t, "GET", "/v1/subscribers/ghost", "").Status, 404) // the actor was not created
+	}
+	is.Equal(lastTriggered(), before) // nor the workflow marked triggered
+}
+
 // A workflow's lastTriggeredAt says when it was last triggered, to the
 // second: a burst of triggers writes it once.
 func TestDelivery_LastTriggeredAt(t *testing.T) {

@@ -358,9 +358,20 @@ func (t *triggerer) have(ctx context.Context, tenant platform.Tenant, ns []*name
 			return err
 		}
 	}
+	latest := map[string]json.RawMessage{}
 	for _, n := range ns {
 		if err := t.upsert(ctx, tenant, n); err != nil {
 			return err
+		}
+		if n.body != nil {
+			latest[n.ref.subscriberID] = n.doc
+		}
+	}
+	// One entry may have found a subscriber that another (the actor, say)
+	// then updated: every entry takes the subscriber as it now is.
+	for _, n := range ns {
+		if doc, ok := latest[n.ref.subscriberID]; ok {
+			n.doc = doc
 		}
 	}
 	return nil
@@ -374,7 +385,13 @@ func actorRef(raw json.RawMessage) *named {
 	n := &named{ref: recipientRef{object: raw}, path: "actor"}
 	if json.Unmarshal(raw, &n.ref.subscriberID) == nil {
 		n.ref.object = nil
+		return n
 	}
+	var obj struct {
+		SubscriberID string `json:"subscriberId"`
+	}
+	json.Unmarshal(raw, &obj) // a wrong shape is refused by check
+	n.ref.subscriberID = obj.SubscriberID
 	return n
 }
 
@@ -459,15 +476,8 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 	if err != nil || done != nil {
 		return done, err
 	}
-	// A reused transactionId is refused before any subscriber is upserted;
-	// the insert's own claim stays the authority. One generated here is
-	// fresh and needs no look-up.
-	if req.TransactionID != "" {
-		if used, err := t.store.transactionUsed(ctx, tenant.EnvironmentID, p.transactionID); err != nil {
-			return nil, err
-		} else if used {
-			return nil, transactionConflict(p.transactionID)
-		}
+	if err := t.refuseUsed(ctx, tenant, req.TransactionID); err != nil {
+		return nil, err
 	}
 	if p.actor, p.recipients, err = t.resolve(ctx, tenant, req); err != nil {
 		return nil, err
@@ -486,6 +496,24 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 		return nil, err
 	}
 	return &triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID}, nil
+}
+
+// refuseUsed answers a conflict for a transactionId the environment used
+// before, so that a reused one is refused before any subscriber is upserted
+// or the workflow is marked triggered; the insert's own claim stays the
+// authority. An id generated here ("") is fresh and needs no look-up.
+func (t *triggerer) refuseUsed(ctx context.Context, tenant platform.Tenant, transactionID string) error {
+	if transactionID == "" {
+		return nil
+	}
+	used, err := t.store.transactionUsed(ctx, tenant.EnvironmentID, transactionID)
+	if err != nil {
+		return err
+	}
+	if used {
+		return transactionConflict(transactionID)
+	}
+	return nil
 }
 
 // newTransactionID returns a UUID for a trigger that names no transactionId.

@@ -125,6 +125,9 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if done != nil {
 			return platform.JSON(w, http.StatusOK, done)
 		}
+		if err := t.refuseUsed(ctx, tenant, req.TransactionID); err != nil {
+			return err
+		}
 		if p.actor, err = t.resolveActor(ctx, tenant, req.Actor); err != nil {
 			return err
 		}
