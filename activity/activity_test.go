@@ -153,6 +153,7 @@ func TestTrigger_InvalidPayloadSchema(t *testing.T) {
 		{"ErrTypeNumber", map[string]any{"type": 12}},
 		{"ErrPattern", map[string]any{"properties": map[string]any{"a": map[string]any{"pattern": "("}}}},
 		{"ErrMissingPointer", map[string]any{"$ref": "#/$defs/nope"}},
+		{"ErrRefCycle", map[string]any{"$ref": "#"}},
 		{"ErrRelativeRef", map[string]any{"$ref": "schema.json"}},
 		{"ErrFileRef", map[string]any{"$ref": "file://" + refs.File}},
 		{"ErrRemoteRef", map[string]any{"$ref": refs.URL}},
@@ -180,9 +181,21 @@ func TestTrigger_InvalidPayloadSchema(t *testing.T) {
 			wrote, _ := json.Marshal(tc.schema)
 			is.True(strings.Count(e.Errors[0].Message, "file://") <= strings.Count(string(wrote), "file://")) // no file URL but the client's own
 			is.True(!strings.Contains(e.Errors[0].Message, refs.Dir))                                         // nor the server's directory
+			is.True(!strings.Contains(e.Errors[0].Message, "herald.invalid"))                                 // nor the name it compiles under
 		})
 	}
 	is.New(t).Equal(refs.Fetched.Load(), int32(0)) // no $ref was fetched
+
+	t.Run("ErrRefCycleOnlySomePayloadsReach", func(t *testing.T) {
+		is := is.New(t)
+		h.wf.add(t, env, "deep-cycle", map[string]any{"validatePayload": true, "payloadSchema": map[string]any{
+			"properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/x"}},
+			"$defs":      map[string]any{"x": map[string]any{"$ref": "#/$defs/x"}}}}, step("inbox", "in_app", nil))
+		res := h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"deep-cycle","to":"ada","payload":{"a":1}}`)
+		is.Equal(res.Status, 400)                                      // the payload cannot be validated
+		is.True(strings.Contains(string(res.Body), "reference cycle")) // says why
+		is.True(!strings.Contains(string(res.Body), "herald.invalid")) // in the client's terms
+	})
 }
 
 func TestTrigger_IdempotencyKey(t *testing.T) {

@@ -13,8 +13,6 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // payloadValidationType is the `type` of the trigger's 400 (contract §9).
@@ -29,8 +27,6 @@ var schemaCache = struct {
 }{m: map[[32]byte]*jsonschema.Schema{}}
 
 const schemaCacheMax = 512
-
-var printer = message.NewPrinter(language.English)
 
 func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
 	key := sha256.Sum256(schema)
@@ -143,7 +139,7 @@ func collect(e *jsonschema.ValidationError, inst any, out *[]payloadError) {
 	_, frag, _ := strings.Cut(e.SchemaURL, "#")
 	kw := append(strings.Split(strings.Trim(frag, "/"), "/"), e.ErrorKind.KeywordPath()...)
 	kw = slices.DeleteFunc(kw, func(s string) bool { return s == "" })
-	pe := payloadError{Field: field, Message: e.ErrorKind.LocalizedString(printer), SchemaPath: "#/" + strings.Join(kw, "/")}
+	pe := payloadError{Field: field, Message: platform.SchemaMessage(e), SchemaPath: "#/" + strings.Join(kw, "/")}
 	if v, ok := at(inst, e.InstanceLocation); ok {
 		pe.Value = v
 	}

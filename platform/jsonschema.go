@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -47,7 +49,27 @@ func CompileSchema(raw []byte) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, errors.New(schemaProblem(err))
 	}
+	// A $ref cycle ({"$ref": "#"}) compiles, then fails every validation
+	// that reaches it; one at the top is reached by any payload.
+	var ve *jsonschema.ValidationError
+	if errors.As(sch.Validate(map[string]any{}), &ve) && hasRefCycle(ve) {
+		return nil, errors.New("a $ref leads back to itself, so no payload could ever be validated")
+	}
 	return sch, nil
+}
+
+// hasRefCycle reports whether a validation failed on a $ref cycle.
+func hasRefCycle(e *jsonschema.ValidationError) bool {
+	if _, ok := e.ErrorKind.(*kind.RefCycle); ok {
+		return true
+	}
+	return slices.ContainsFunc(e.Causes, hasRefCycle)
+}
+
+// SchemaMessage is the message of one broken rule, without the made-up URL
+// every client's schema is compiled under.
+func SchemaMessage(e *jsonschema.ValidationError) string {
+	return strings.ReplaceAll(e.ErrorKind.LocalizedString(schemaPrinter), schemaURL, "")
 }
 
 // schemaProblem describes a compile error without the schema's made-up URL:

@@ -52,6 +52,8 @@ func TestWorkflow_PayloadSchemaInvalid(t *testing.T) {
 		{"ErrFileRef", `{"$ref":"file://` + refs.File + `"}`},
 		{"ErrRelativeRef", `{"$ref":"schema.json"}`},
 		{"ErrMissingPointer", `{"properties":{"a":{"$ref":"#/$defs/nope"}}}`},
+		{"ErrRefCycle", `{"$ref":"#"}`},
+		{"ErrRefCycleThroughDefs", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

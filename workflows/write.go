@@ -86,8 +86,9 @@ func apply(w *workflow, req workflowRequest, creating bool) error {
 		if err := json.Compact(&compact, raw); err != nil {
 			return err
 		}
-		// Refused now, as the trigger would refuse it on every call: the
-		// trigger compiles it the same way (platform.CompileSchema).
+		// Refused now, as the trigger would refuse it on every call once
+		// validatePayload is on (now or by a later update): the trigger
+		// compiles it the same way (platform.CompileSchema).
 		if _, err := platform.CompileSchema(compact.Bytes()); err != nil {
 			fields["payloadSchema"] = platform.FieldError{Messages: []string{"must be a valid JSON Schema: " + err.Error()}, Value: json.RawMessage(raw)}
 			break
