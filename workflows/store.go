@@ -44,6 +44,9 @@ func NewStore(db *platform.DB) *Store {
 // write per trigger would cost every trigger a statement on the one writer.
 const triggeredEvery = time.Second
 
+// maxTriggeredKept bounds the workflows whose last write Triggered keeps.
+const maxTriggeredKept = 10000
+
 // Triggered records that the workflow with _id id was triggered at at, as
 // its lastTriggeredAt. The trigger cache is left alone: the trigger does
 // not read the field.
@@ -54,11 +57,18 @@ func (s *Store) Triggered(ctx context.Context, environmentID, id string, at time
 		s.triggeredMu.Unlock()
 		return nil
 	}
+	if len(s.lastTriggered) >= maxTriggeredKept {
+		clear(s.lastTriggered) // deleted workflows' entries go too; each costs one write at most
+	}
 	s.lastTriggered[id] = at
 	s.triggeredMu.Unlock()
-	_, err := s.db.W.ExecContext(ctx, `UPDATE workflows SET last_triggered_at = ? WHERE environment_id = ? AND id = ?`,
-		platform.FormatTime(at), environmentID, id)
+	// max: two writes a second apart may reach the writer in either order.
+	_, err := s.db.W.ExecContext(ctx, `UPDATE workflows SET last_triggered_at = max(coalesce(last_triggered_at, ''), ?)
+		WHERE environment_id = ? AND id = ?`, platform.FormatTime(at), environmentID, id)
 	if err != nil {
+		s.triggeredMu.Lock()
+		delete(s.lastTriggered, id) // so the next trigger writes it
+		s.triggeredMu.Unlock()
 		return fmt.Errorf("record trigger of workflow %s: %w", id, err)
 	}
 	return nil
