@@ -434,7 +434,7 @@ func TestConformance_EmailEscaping(t *testing.T) {
 			} `json:"data"`
 		}
 		res.Decode(t, &list)
-		is.Equal(list.Data[0].Content, `Hello `) // stored as sent
+		is.Equal(list.Data[0].Content, `Hello `) // stored sanitized
 	})
 }
 

@@ -66,7 +66,7 @@ func TestMarkAs(t *testing.T) {
 		readDate   bool // lastReadDate set
 	}{
 		{"OK read one", ids[0], "read", true, true, true},
-		{"OK unread one keeps seen", ids[0], "unread", false, true, true},
+		{"OK unread one stays seen", ids[0], "unread", false, true, true},
 		{"OK unseen one", ids[0], "unseen", false, false, true},
 		{"OK unread one sees it", ids[0], "unread", false, true, true},
 		{"OK unseen again", ids[0], "unseen", false, false, true},

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -94,7 +96,8 @@ func (p *smtpProvider) Send(ctx context.Context, m Message) (Result, error) {
 		return Result{}, smtpError(err)
 	}
 	id := msg.GetMessageID()
-	return Result{ID: id, Raw: `{"messageId":"` + id + `","accepted":["` + m.To + `"]}`}, nil
+	raw, _ := json.Marshal(map[string]any{"messageId": id, "accepted": slices.Concat([]string{m.To}, m.Cc, m.Bcc)})
+	return Result{ID: id, Raw: string(raw)}, nil
 }
 
 // addressed adds the copies and the reply address a trigger's overrides

@@ -32,7 +32,7 @@ func NewQuery(r *http.Request) *Query {
 		key, errK := url.QueryUnescape(k)
 		value, errV := url.QueryUnescape(v)
 		if errK != nil || errV != nil || strings.Contains(pair, ";") {
-			q.Malformed(cmp.Or(key, k), v, "is not a valid URL-encoded query parameter")
+			q.Malformed(cmp.Or(key, k, "query"), v, "is not a valid URL-encoded query parameter")
 			continue
 		}
 		q.values[key] = append(q.values[key], value)
