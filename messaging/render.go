@@ -243,8 +243,10 @@ func emailBody(body any, editorType string) (htmlSrc string, blocks []emailBlock
 		}
 		return "", blocks, nil
 	case string:
+		// A body that is not a JSON object is HTML, whatever editorType
+		// says: clients send "block" by default, also with an HTML body.
 		trimmed := strings.TrimSpace(b)
-		if editorType == "block" || strings.HasPrefix(trimmed, "{") {
+		if strings.HasPrefix(trimmed, "{") {
 			var doc map[string]any
 			if err := json.Unmarshal([]byte(trimmed), &doc); err == nil && str(doc, "type") == "doc" {
 				return mailyHTML(doc), nil, nil

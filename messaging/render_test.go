@@ -114,7 +114,10 @@ func TestEmailBody(t *testing.T) {
 	is.Equal(len(blocks), 2) // both kept
 	_, blocks, _ = emailBody([]any{map[string]any{"type": "image", "content": "x"}}, "")
 	is.Equal(blocks[0].Type, "text") // only button and text exist
-	_, _, err = emailBody("not json", "block")
+	src, _, err = emailBody("<p>hi</p>", "block")
+	is.NoErr(err)              // an HTML body with the default editorType
+	is.Equal(src, "<p>hi</p>") // is HTML
+	_, _, err = emailBody("{not json", "block")
 	is.True(err != nil)                                                                                                       // the block editor needs a document
 	is.True(useLayout(map[string]any{}, nil, "s"))                                                                            // layout by default
 	is.True(!useLayout(map[string]any{"layoutId": nil}, nil, "s"))                                                            // null means none
