@@ -35,6 +35,7 @@ var apiRoutes = []struct{ method, path, seed string }{
 	{"POST", "/v2/workflows", `{"name":"Fz","workflowId":"fz-new","steps":[{"name":"S","type":"in_app","controlValues":{"body":"{{ payload.x }}"}}]}`},
 	{"GET", "/v2/workflows/{workflow}", ""},
 	{"PUT", "/v2/workflows/{workflow}", `{"name":"Fz","steps":[{"name":"S","type":"sms","controlValues":{"body":"hi"}}]}`},
+	{"PATCH", "/v2/workflows/{workflow}", `{"active":false,"tags":["t"],"payloadSchema":{"type":"object"}}`},
 	{"PUT", "/v2/workflows/{workflow}/sync", `{"targetEnvironmentId":"x"}`},
 	{"POST", "/v1/events/trigger", `{"name":"fz","to":["ada",{"subscriberId":"bea","email":"b@example.com"}],"payload":{"x":1}}`},
 	{"POST", "/v1/events/trigger/bulk", `{"events":[{"name":"fz","to":"ada"}]}`},

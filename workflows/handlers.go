@@ -109,6 +109,23 @@ func handleWorkflowUpdate(store *Store, checker IntegrationChecker) http.Handler
 	})
 }
 
+// handleWorkflowPatch serves PATCH /v2/workflows/{workflowId}: the fields
+// the body names change (active, name, description, tags, validatePayload,
+// payloadSchema, isTranslationEnabled), the others and the steps stay.
+func handleWorkflowPatch(store *Store, checker IntegrationChecker) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		req, err := platform.Decode[patchRequest](r)
+		if err != nil {
+			return err
+		}
+		wf, err := store.patch(r.Context(), platform.TenantFrom(r.Context()), r.PathValue("workflowId"), req)
+		if err != nil {
+			return err
+		}
+		return respond(w, r, http.StatusOK, wf, checker)
+	})
+}
+
 // handleWorkflowDelete serves DELETE /v2/workflows/{workflowId}: a soft
 // delete answered with 204 (contract §9).
 func handleWorkflowDelete(store *Store) http.Handler {

@@ -9,6 +9,7 @@ func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker) {
 	mux.Handle("GET /v2/workflows", handleWorkflowList(store, checker))
 	mux.Handle("GET /v2/workflows/{workflowId}", handleWorkflowGet(store, checker))
 	mux.Handle("PUT /v2/workflows/{workflowId}", handleWorkflowUpdate(store, checker))
+	mux.Handle("PATCH /v2/workflows/{workflowId}", handleWorkflowPatch(store, checker))
 	mux.Handle("DELETE /v2/workflows/{workflowId}", handleWorkflowDelete(store))
 	mux.Handle("PUT /v2/workflows/{workflowId}/sync", handleWorkflowSync(store, checker))
 }

@@ -45,6 +45,18 @@ type workflowRequest struct {
 	Preferences          *preferencesRequest `json:"preferences"`
 }
 
+// patchRequest is the body of PATCH /v2/workflows/{workflowId}: the fields
+// it names change, the others stay (the reference's PatchWorkflowDto).
+type patchRequest struct {
+	Name                 *string         `json:"name" validate:"omitempty,min=1,max=256"`
+	Description          *string         `json:"description" validate:"omitempty,max=1024"`
+	Tags                 []string        `json:"tags" validate:"omitempty,max=16,dive,required,max=64"`
+	Active               *bool           `json:"active"`
+	ValidatePayload      *bool           `json:"validatePayload"`
+	PayloadSchema        json.RawMessage `json:"payloadSchema"`
+	IsTranslationEnabled *bool           `json:"isTranslationEnabled"`
+}
+
 // stepRequest is one step of a workflow body.
 type stepRequest struct {
 	ID            string          `json:"_id"`

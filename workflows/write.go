@@ -75,25 +75,8 @@ func apply(w *workflow, req workflowRequest, creating bool) error {
 	setBool(&w.Active, req.Active, false)
 	setBool(&w.ValidatePayload, req.ValidatePayload, false)
 	setBool(&w.IsTranslationEnabled, req.IsTranslationEnabled, false)
-	switch raw := bytes.TrimSpace(req.PayloadSchema); {
-	case len(raw) == 0:
-	case string(raw) == "null":
-		w.PayloadSchema = nil
-	case raw[0] != '{':
-		fields["payloadSchema"] = platform.FieldError{Messages: []string{"must be an object (a JSON Schema) or null"}, Value: json.RawMessage(raw)}
-	default:
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, raw); err != nil {
-			return err
-		}
-		// Refused now, as the trigger would refuse it on every call once
-		// validatePayload is on (now or by a later update): the trigger
-		// compiles it the same way (platform.CompileSchema).
-		if _, err := platform.CompileSchema(compact.Bytes()); err != nil {
-			fields["payloadSchema"] = platform.FieldError{Messages: []string{"must be a valid JSON Schema: " + err.Error()}, Value: json.RawMessage(raw)}
-			break
-		}
-		w.PayloadSchema = compact.Bytes()
+	if err := setPayloadSchema(w, req.PayloadSchema, fields); err != nil {
+		return err
 	}
 	if req.Severity != "" {
 		w.Severity = req.Severity
@@ -117,6 +100,68 @@ func apply(w *workflow, req workflowRequest, creating bool) error {
 		w.Preferences = p
 	}
 	w.Steps = resolveSteps(w.Steps, req.Steps, fields)
+	if len(fields) > 0 {
+		return platform.Invalid(fields)
+	}
+	return nil
+}
+
+// setPayloadSchema sets w's payloadSchema from a body's raw value: absent
+// keeps it, null clears it, and one that is no JSON Schema is a problem in
+// fields.
+func setPayloadSchema(w *workflow, raw json.RawMessage, fields map[string]platform.FieldError) error {
+	switch raw := bytes.TrimSpace(raw); {
+	case len(raw) == 0:
+	case string(raw) == "null":
+		w.PayloadSchema = nil
+	case raw[0] != '{':
+		fields["payloadSchema"] = platform.FieldError{Messages: []string{"must be an object (a JSON Schema) or null"}, Value: json.RawMessage(raw)}
+	default:
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, raw); err != nil {
+			return err
+		}
+		// Refused now, as the trigger would refuse it on every call once
+		// validatePayload is on (now or by a later update): the trigger
+		// compiles it the same way (platform.CompileSchema).
+		if _, err := platform.CompileSchema(compact.Bytes()); err != nil {
+			fields["payloadSchema"] = platform.FieldError{Messages: []string{"must be a valid JSON Schema: " + err.Error()}, Value: json.RawMessage(raw)}
+			return nil
+		}
+		w.PayloadSchema = compact.Bytes()
+	}
+	return nil
+}
+
+// applyPatch sets the fields a PATCH body names and keeps the others.
+func applyPatch(w *workflow, req patchRequest) error {
+	fields := map[string]platform.FieldError{}
+	if req.Name != nil {
+		w.Name = *req.Name
+	}
+	if req.Description != nil {
+		w.Description = *req.Description
+	}
+	if req.Tags != nil {
+		w.Tags = []string{}
+		for _, t := range req.Tags {
+			if !slices.Contains(w.Tags, t) {
+				w.Tags = append(w.Tags, t)
+			}
+		}
+	}
+	if req.Active != nil {
+		w.Active = *req.Active
+	}
+	if req.ValidatePayload != nil {
+		w.ValidatePayload = *req.ValidatePayload
+	}
+	if req.IsTranslationEnabled != nil {
+		w.IsTranslationEnabled = *req.IsTranslationEnabled
+	}
+	if err := setPayloadSchema(w, req.PayloadSchema, fields); err != nil {
+		return err
+	}
 	if len(fields) > 0 {
 		return platform.Invalid(fields)
 	}
@@ -250,19 +295,33 @@ func chooseIdentifier(ctx context.Context, tx *sql.Tx, envID, explicit, name, ex
 
 // update applies req to the workflow named by key.
 func (s *Store) update(ctx context.Context, tenant platform.Tenant, key string, req workflowRequest) (w *workflow, err error) {
+	return s.change(ctx, tenant, key, func(tx *sql.Tx, w *workflow) (err error) {
+		if err := apply(w, req, false); err != nil {
+			return err
+		}
+		if req.WorkflowID != "" && req.WorkflowID != w.WorkflowID {
+			w.WorkflowID, err = chooseIdentifier(ctx, tx, tenant.EnvironmentID, req.WorkflowID, req.Name, w.ID)
+		}
+		return err
+	})
+}
+
+// patch applies req, the fields a PATCH names, to the workflow named by key.
+func (s *Store) patch(ctx context.Context, tenant platform.Tenant, key string, req patchRequest) (w *workflow, err error) {
+	return s.change(ctx, tenant, key, func(_ *sql.Tx, w *workflow) error { return applyPatch(w, req) })
+}
+
+// change finds the workflow named by key, lets edit change it and writes it,
+// stamped as updated and published now.
+func (s *Store) change(ctx context.Context, tenant platform.Tenant, key string, edit func(*sql.Tx, *workflow) error) (w *workflow, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "update workflow %s", key)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if w, err = find(ctx, tx, tenant.EnvironmentID, key); err != nil {
 			return notFound(err, key)
 		}
-		if err := apply(w, req, false); err != nil {
+		if err := edit(tx, w); err != nil {
 			return err
-		}
-		if req.WorkflowID != "" && req.WorkflowID != w.WorkflowID {
-			if w.WorkflowID, err = chooseIdentifier(ctx, tx, tenant.EnvironmentID, req.WorkflowID, req.Name, w.ID); err != nil {
-				return err
-			}
 		}
 		ts := platform.FormatTime(s.now())
 		w.UpdatedAt, w.UpdatedBy, w.LastPublishedAt, w.LastPublishedBy = ts, tenant.UserID, ts, tenant.UserID
