@@ -55,12 +55,7 @@ func apply(w *workflow, req workflowRequest, creating bool) error {
 		w.Description = *req.Description
 	}
 	if req.Tags != nil || creating {
-		w.Tags = []string{}
-		for _, t := range req.Tags {
-			if !slices.Contains(w.Tags, t) {
-				w.Tags = append(w.Tags, t)
-			}
-		}
+		w.Tags = distinctTags(req.Tags)
 	}
 	setBool := func(dst *bool, v *bool, def bool) {
 		if v != nil {
@@ -106,6 +101,17 @@ func apply(w *workflow, req workflowRequest, creating bool) error {
 	return nil
 }
 
+// distinctTags is tags without repeats, in order; never nil.
+func distinctTags(tags []string) []string {
+	out := []string{}
+	for _, t := range tags {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // setPayloadSchema sets w's payloadSchema from a body's raw value: absent
 // keeps it, null clears it, and one that is no JSON Schema is a problem in
 // fields.
@@ -143,12 +149,7 @@ func applyPatch(w *workflow, req patchRequest) error {
 		w.Description = *req.Description
 	}
 	if req.Tags != nil {
-		w.Tags = []string{}
-		for _, t := range req.Tags {
-			if !slices.Contains(w.Tags, t) {
-				w.Tags = append(w.Tags, t)
-			}
-		}
+		w.Tags = distinctTags(req.Tags)
 	}
 	if req.Active != nil {
 		w.Active = *req.Active
