@@ -277,6 +277,8 @@ type harness struct {
 	store  *Store
 	logger *slog.Logger
 	worker *Worker
+	size   int                       // the worker's goroutines; 0 for the default
+	halt   context.CancelFunc        // stops the worker claiming, as a signal does
 	stop   func(grace time.Duration) // stops the worker, giving running jobs grace
 }
 
@@ -287,7 +289,7 @@ const (
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{wf: &fakeWorkflows{}, subs: newFakeSubscribers(), msg: newFakeMessenger()}
+	h := &harness{wf: &fakeWorkflows{}, subs: newFakeSubscribers(), msg: newFakeMessenger(), size: 2}
 	h.Server = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		h.store = NewStore(app.DB, app.Clock.Now)
 		h.logger = app.Logger
@@ -301,10 +303,10 @@ func newHarness(t *testing.T) *harness {
 // any, must have been stopped.
 func (h *harness) startWorker(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := NewWorker(h.store, h.subs, h.msg, WorkerConfig{Size: 2, Lease: testLease, Poll: 2 * time.Millisecond,
+	w := NewWorker(h.store, h.subs, h.msg, WorkerConfig{Size: h.size, Lease: testLease, Poll: 2 * time.Millisecond,
 		RetryBackoff: testRetry, Logger: h.logger})
 	w.Start(ctx)
-	h.worker = w
+	h.worker, h.halt = w, cancel
 	var once sync.Once
 	h.stop = func(grace time.Duration) {
 		once.Do(func() {

@@ -275,12 +275,15 @@ func TestPreferences_ChannelEnabled(t *testing.T) {
 
 // TestQueue_LeaseExpiry claims a job, lets its lease lapse, and shows that a
 // second claim gets the same job and the first holder can no longer settle it.
-func TestQueue_LeaseExpiry(t *testing.T) {
+// newQueue returns a store on a fresh database, with one trigger written
+// whose in_app step is due: a queue with one job in it.
+func newQueue(t *testing.T) (*Store, *platformtest.Clock, *plan) {
+	t.Helper()
 	is := is.New(t)
 	ctx := context.Background()
 	db, err := platform.Open(ctx, platform.MemoryPath)
 	is.NoErr(err)
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	is.NoErr(platform.Migrate(db, migrations.FS))
 	clock := platformtest.NewClock(t0)
 	s := NewStore(db, clock.Now)
@@ -291,6 +294,13 @@ func TestQueue_LeaseExpiry(t *testing.T) {
 		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), steps: wf.Steps, chain: chainSteps(wf),
 		recipients: []recipient{{id: platform.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
 	is.NoErr(s.insertTrigger(ctx, p, true))
+	return s, clock, p
+}
+
+func TestQueue_LeaseExpiry(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, clock, p := newQueue(t)
 	var conflict *platform.Error
 	is.True(errors.As(s.insertTrigger(ctx, p, true), &conflict) && conflict.Status == 409) // the transactionId is claimed once
 
@@ -337,6 +347,34 @@ func TestWithDefaults(t *testing.T) {
 			is.Equal(string(withDefaults(schema, json.RawMessage(tc.payload))), tc.want) // defaults applied, values kept
 		})
 	}
+}
+
+func TestWorker_GivesBackAJobWhoseLeaseIsHalfGone(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, clock, _ := newQueue(t)
+	msg := newFakeMessenger()
+	w := NewWorker(s, newFakeSubscribers(), msg, WorkerConfig{Lease: time.Minute})
+	claimed, err := s.claim(ctx, time.Minute, 1)
+	is.NoErr(err)
+	is.Equal(len(claimed), 1)
+
+	// The job waited for a goroutine until too little of its lease was
+	// left to be sure of finishing before another claim may take it.
+	clock.Advance(31 * time.Second)
+	jobs, results := make(chan *job, 1), make(chan result, 1)
+	jobs <- claimed[0]
+	close(jobs)
+	w.execute(ctx, ctx, jobs, results)
+	is.Equal(msg.callCount(), 0) // not started
+	r := <-results
+	is.NoErr(s.db.Tx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }))
+
+	again, err := s.claim(ctx, time.Minute, 1)
+	is.NoErr(err)
+	is.Equal(len(again), 1)
+	is.Equal(again[0].ID, claimed[0].ID) // given back: due again at once
+	is.Equal(again[0].Attempts, 1)       // with its attempt taken back
 }
 
 // settle records a run's result in its own transaction, as the worker's

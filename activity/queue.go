@@ -36,7 +36,8 @@ type job struct {
 	Digest         json.RawMessage
 	GroupKey       string
 	Attempts       int
-	Lease          string // this claim's lease token
+	Lease          string    // this claim's lease token
+	LeaseUntil     time.Time // when another worker may take the job
 	CreatedAt      string
 
 	// keep, when set, takes the result settled would return a write of:
@@ -69,25 +70,27 @@ const claimSQL = `
 
 // claim leases up to n due jobs, those due longest first: one UPDATE …
 // RETURNING on the writer, so two workers never get the same job. A job
-// whose lease expired (its worker died) is due again; every claim counts as
-// an attempt, so a job that keeps killing its worker still ends.
+// whose lease expired (its worker died) is due again. A claim counts as an
+// attempt, so a job that keeps killing its worker still ends; a worker that
+// gives a job back without starting it takes the attempt back (unclaimed).
 func (s *Store) claim(ctx context.Context, lease time.Duration, n int) (_ []*job, err error) {
 	defer platform.Wrap(&err, "claim jobs")
 	now := s.now()
 	ts := platform.FormatTime(now)
 	token := platform.NewIDAt(now)
+	until := now.Add(lease)
 	if err := s.stmts.warm(ctx, claimSQL); err != nil {
 		return nil, err
 	}
 	rows, err := s.stmts.query(ctx, claimSQL,
-		token, platform.FormatTime(now.Add(lease)), ts, ts, ts, n)
+		token, platform.FormatTime(until), ts, ts, ts, n)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*job
 	for rows.Next() {
-		j := &job{Lease: token}
+		j := &job{Lease: token, LeaseUntil: until}
 		var digest sql.NullString
 		var step, controls string
 		if err := rows.Scan(&j.ID, &j.EnvironmentID, &j.OrganizationID, &j.NotificationID, &j.TransactionID, &j.SubscriberID,
@@ -105,6 +108,42 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n int) (_ []*job
 		return nil, err
 	}
 	return out, nil
+}
+
+const unclaimSQL = `
+		UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', attempts = attempts - 1, updated_at = ?
+		WHERE id = ? AND lease_owner = ?`
+
+// unclaimed returns the write that gives a claimed job back without having
+// started it: it is due again at once, and the claim's attempt is taken
+// back, so a stop does not use up the attempts of jobs it never ran.
+func (s *Store) unclaimed(j *job) write {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		res, err := s.stmts.exec(ctx, tx, unclaimSQL, platform.FormatTime(s.now()), j.ID, j.Lease)
+		if err != nil {
+			return fmt.Errorf("give back job %s: %w", j.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return errLeaseLost
+		}
+		return nil
+	}
+}
+
+// recoverLeases makes every job still claimed due again at once. One
+// Herald process uses a database, so when its worker starts, a claim it
+// finds was made by a process that has died (a crash, or a stop that
+// abandoned running jobs): waiting out the lease would only delay those
+// jobs. The attempt the claim counted stays counted, since the job may have
+// been running when the process died.
+func (s *Store) recoverLeases(ctx context.Context) (int64, error) {
+	res, err := s.db.W.ExecContext(ctx, `
+		UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', updated_at = ?
+		WHERE run_at > '' AND status = 'running' AND lease_owner <> ''`, platform.FormatTime(s.now()))
+	if err != nil {
+		return 0, fmt.Errorf("recover job leases: %w", err)
+	}
+	return res.RowsAffected()
 }
 
 // What happens to the jobs after a settled one.

@@ -285,8 +285,7 @@ func TestWorker_KilledMidRunFinishesOnce(t *testing.T) {
 	h.msg.block = nil
 	h.msg.mu.Unlock()
 	close(block)
-	h.App.Clock.Advance(testLease + time.Second) // the dead worker's leases expire
-	h.startWorker(t)
+	h.startWorker(t) // with the clock unmoved: a restart does not wait out the dead worker's leases
 	got := h.waitStatuses(t, tx, "trigger:completed", "in_app:completed", "email:completed")
 	is.Equal(len(got), 3)          // every notification finished
 	is.Equal(len(h.msg.sent()), 6) // one message per job: none lost, none doubled
@@ -479,4 +478,65 @@ func TestWorker_StopLetsRunningJobsFinish(t *testing.T) {
 	<-stopped
 	n := h.notifications(t, "transactionId="+tx)[0]
 	is.Equal(n.statuses(), []string{"trigger:completed", "in_app:completed"}) // the running job finished before Stop returned
+}
+
+// blockDeliveries makes every delivery wait until the returned func is called.
+func (h *harness) blockDeliveries() (unblock func()) {
+	block := make(chan struct{})
+	h.msg.mu.Lock()
+	h.msg.block = block
+	h.msg.mu.Unlock()
+	return func() { close(block) }
+}
+
+func TestWorker_StopGivesBackUnstartedJobs(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t) // two goroutines, so four jobs claimed at most
+	h.wf.add(t, h.App.Development.ID, "queue", nil, step("inbox", "in_app", nil))
+	unblock := h.blockDeliveries()
+	tx := h.trigger(t, `{"name":"queue","to":["a","b","c","d","e","f"]}`)
+	platformtest.Eventually(t, 5*time.Second, func() bool { return h.msg.callCount() == 2 }, "two deliveries to start")
+
+	h.halt() // a signal: stop claiming
+	unblock()
+	h.stop(5 * time.Second)
+	is.Equal(h.msg.callCount(), 2) // the claimed jobs that had not started were not started while stopping
+
+	h.startWorker(t)
+	got := h.waitStatuses(t, tx, "trigger:completed", "in_app:completed")
+	is.Equal(len(got), 6)
+	is.Equal(h.msg.callCount(), 6) // each job ran once
+	for _, n := range got {
+		for _, j := range n.Jobs {
+			for _, d := range j.ExecutionDetails {
+				is.True(!d.IsRetry) // giving a job back took its attempt back: its first run is not a retry
+			}
+		}
+	}
+}
+
+func TestWorker_SlowProviderLeavesRoomForOtherSteps(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.stop(time.Second)
+	h.size = 0 // the default pool
+	h.startWorker(t)
+	h.wf.add(t, h.App.Development.ID, "mail", nil, step("mail", "email", map[string]any{"subject": "s", "body": "b"}))
+	h.wf.add(t, h.App.Development.ID, "inbox", nil, step("inbox", "in_app", nil))
+	slow := make(chan struct{})
+	defer close(slow)
+	h.msg.mu.Lock()
+	h.msg.respond = func(d delivery, _ int) (string, error) {
+		if d.Channel == "email" {
+			<-slow // a provider that does not answer
+		}
+		return "sent", nil
+	}
+	h.msg.mu.Unlock()
+	h.trigger(t, `{"name":"mail","to":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p"]}`)
+	platformtest.Eventually(t, 5*time.Second, func() bool { return h.msg.callCount() == 16 }, "the emails to start")
+
+	tx := h.trigger(t, `{"name":"inbox","to":"z"}`)
+	got := h.waitStatuses(t, tx, "trigger:completed", "in_app:completed")
+	is.Equal(len(got), 1) // the in-app step ran while every email waited on its provider
 }

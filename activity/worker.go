@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +15,7 @@ import (
 
 // WorkerConfig tunes a Worker. Zero fields take the defaults.
 type WorkerConfig struct {
-	Size         int           // goroutines running jobs; default 2×GOMAXPROCS
+	Size         int           // goroutines running jobs; default 32
 	Lease        time.Duration // how long a claim holds a job before another worker may take it; default 5m
 	Poll         time.Duration // how often an idle worker looks for scheduled work; default 1s
 	RetryBackoff time.Duration // wait after a first failed attempt, doubling after each; default 10s
@@ -27,9 +26,10 @@ type WorkerConfig struct {
 // maxCommit is the most job results one transaction records.
 const maxCommit = 64
 
-// maxClaimed is the most jobs claimed and not yet recorded, unless Size is
-// larger.
-const maxClaimed = 512
+// defaultSize is a worker's default number of goroutines. A delivery mostly
+// waits on a provider's network round trip, so the pool is sized for
+// waiting, not for cores: a few slow sends do not hold up the queue.
+const defaultSize = 32
 
 // Worker runs the job queue. SQLite has one writer, so the worker spends it
 // in few, large transactions: a dispatcher claims every due job it has room
@@ -54,7 +54,7 @@ type Worker struct {
 // through messenger and reads subscribers through subscribers.
 func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg WorkerConfig) *Worker {
 	if cfg.Size <= 0 {
-		cfg.Size = 2 * runtime.GOMAXPROCS(0)
+		cfg.Size = defaultSize
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 5 * time.Minute
@@ -92,25 +92,31 @@ type result struct {
 }
 
 // Start starts the worker. It stops claiming when ctx is done or Stop is
-// called; jobs already claimed run on until Stop's deadline.
+// called; jobs already running run on until Stop's deadline, and jobs
+// claimed but not started are given back.
 func (w *Worker) Start(ctx context.Context) {
+	if n, err := w.store.recoverLeases(ctx); err != nil {
+		w.cfg.Logger.Error("recover claimed jobs; they run when their leases expire", "error", err)
+	} else if n > 0 {
+		w.cfg.Logger.Info("jobs claimed before the last stop are due again", "jobs", n)
+	}
 	ctx, cancelLoop := context.WithCancel(ctx)
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	w.mu.Lock()
 	w.cancelLoop, w.cancelJobs = cancelLoop, cancelJobs
 	w.mu.Unlock()
 
-	// At most maxClaimed jobs are claimed at once: enough that one claim
-	// (a write) serves many jobs, few enough that a claimed job never waits
-	// long for a goroutine while its lease runs.
-	jobs := make(chan *job, max(2*w.cfg.Size, maxClaimed))
+	// At most two jobs per goroutine are claimed at once: one claim (a
+	// write) serves several jobs, and a claimed job never waits long for a
+	// goroutine while its lease runs, nor is left for a crash to strand.
+	jobs := make(chan *job, 2*w.cfg.Size)
 	results := make(chan result, 2*w.cfg.Size)
 	var running sync.WaitGroup
 	for range w.cfg.Size {
 		running.Add(1)
 		go func() {
 			defer running.Done()
-			w.execute(jobCtx, jobs, results)
+			w.execute(ctx, jobCtx, jobs, results)
 		}()
 	}
 	w.wg.Add(3)
@@ -131,10 +137,10 @@ func (w *Worker) Start(ctx context.Context) {
 	}()
 }
 
-// Stop stops claiming and waits for claimed jobs to finish, until ctx is
-// done; then it abandons them and waits for the goroutines to end. An
-// abandoned job records nothing: its lease expires and another worker runs
-// it again.
+// Stop stops claiming, gives back the claimed jobs not yet started, and
+// waits for running jobs to finish, until ctx is done; then it abandons them
+// and waits for the goroutines to end. An abandoned job records nothing: the
+// next start runs it again (recoverLeases).
 func (w *Worker) Stop(ctx context.Context) {
 	w.mu.Lock()
 	if w.cancelLoop != nil {
@@ -206,11 +212,15 @@ func (w *Worker) claim(ctx context.Context, n int, check bool) ([]*job, error) {
 	return w.store.claim(ctx, w.cfg.Lease, n)
 }
 
-// execute runs claimed jobs and hands their results to the committer.
-func (w *Worker) execute(ctx context.Context, jobs <-chan *job, results chan<- result) {
+// execute runs claimed jobs and hands their results to the committer. Once
+// the worker stops claiming (stopping is done), a job not yet started is
+// given back rather than started, and so is one whose lease is half gone:
+// it has waited too long to be sure of finishing before another worker may
+// take it.
+func (w *Worker) execute(stopping, ctx context.Context, jobs <-chan *job, results chan<- result) {
 	for j := range jobs {
-		if ctx.Err() != nil {
-			w.release(1) // abandoned to its lease
+		if stopping.Err() != nil || w.store.now().After(j.LeaseUntil.Add(-w.cfg.Lease/2)) {
+			results <- result{j: j, write: w.store.unclaimed(j)}
 			continue
 		}
 		wr, err := w.run(ctx, j)
