@@ -349,6 +349,30 @@ func TestWithDefaults(t *testing.T) {
 	}
 }
 
+func TestInsertTrigger_RecordsItsAnswerWithIt(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, _, p := newQueue(t)
+	recorded := 0
+	p.answer = func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at)
+			VALUES ('env', 'k', '', 'done', '', '')`)
+		recorded++
+		return err
+	}
+	p.recipients[0].nid = "" // planned afresh, as a second trigger of the plan
+	var conflict *platform.Error
+	is.True(errors.As(s.insertTrigger(ctx, p, true), &conflict)) // refused: its transactionId is taken
+	is.Equal(recorded, 0)                                        // and its answer is not recorded
+
+	p.transactionID = "tx2"
+	is.NoErr(s.insertTrigger(ctx, p, true))
+	var n int
+	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM idempotency_keys WHERE key = 'k'`).Scan(&n))
+	is.Equal(n, 1) // written with the trigger
+}
+
 func TestWorker_GivesBackAJobWhoseLeaseIsHalfGone(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()

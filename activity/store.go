@@ -262,6 +262,11 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 			return err
 		}
 	}
+	if p.answer != nil {
+		if err := p.answer(ctx, tx); err != nil {
+			return fmt.Errorf("record idempotent answer: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -236,6 +236,7 @@ type plan struct {
 	chain         []chainStep // the trigger step, then the active ones
 	channels      []string
 	recipients    []recipient
+	answer        write // records the request's answer with the trigger (platform.IdempotentAnswer); nil for none
 }
 
 // prepare reads the workflow and checks the payload. A nil plan with a
@@ -470,8 +471,11 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 const inlineBudget = time.Second
 
 // trigger runs one trigger request end to end: prepare, resolve, write. It
-// runs first in-app steps itself until inlineUntil.
-func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req triggerRequest, inlineUntil time.Time) (*triggerResult, error) {
+// runs first in-app steps itself until inlineUntil. When the trigger is the
+// whole request (whole), its answer is recorded with it for an
+// Idempotency-Key, so a crash after the commit cannot let a retry trigger
+// it again.
+func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req triggerRequest, inlineUntil time.Time, whole bool) (*triggerResult, error) {
 	p, done, err := t.prepare(ctx, tenant, req)
 	if err != nil || done != nil {
 		return done, err
@@ -492,10 +496,16 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 		p.planChain(&p.recipients[i], now)
 	}
 	t.runFirst(ctx, p, inlineUntil)
+	res := &triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID}
+	if whole {
+		if p.answer, err = platform.IdempotentAnswer(ctx, http.StatusCreated, res); err != nil {
+			return nil, err
+		}
+	}
 	if err := t.store.insertTrigger(ctx, p, true); err != nil {
 		return nil, err
 	}
-	return &triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID}, nil
+	return res, nil
 }
 
 // refuseUsed answers a conflict for a transactionId the environment used

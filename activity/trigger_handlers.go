@@ -33,7 +33,7 @@ func handleTrigger(t *triggerer) http.Handler {
 		if err != nil {
 			return err
 		}
-		res, err := t.trigger(r.Context(), platform.TenantFrom(r.Context()), req, time.Now().Add(inlineBudget))
+		res, err := t.trigger(r.Context(), platform.TenantFrom(r.Context()), req, time.Now().Add(inlineBudget), true)
 		if err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func handleTriggerBulk(t *triggerer) http.Handler {
 		inlineUntil := time.Now().Add(inlineBudget) // shared by the events
 		out := make([]*triggerResult, 0, len(req.Events))
 		for _, ev := range req.Events {
-			res, err := t.trigger(r.Context(), tenant, ev, inlineUntil)
+			res, err := t.trigger(r.Context(), tenant, ev, inlineUntil, false)
 			var e *platform.Error
 			switch {
 			case errors.As(err, &e):

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,8 +32,19 @@ type idempotency struct {
 	db        *DB
 	sealer    *sealer // stored bodies may hold decrypted credentials
 	now       func() time.Time
+	started   time.Time    // a key still running from before this was made belongs to a dead process
 	lastSweep atomic.Int64 // unix seconds of the last expired-row sweep
 }
+
+// pendingAnswer is a request's claimed key, carried in its context so that
+// its handler can record the answer with the request's effect
+// (IdempotentAnswer).
+type pendingAnswer struct {
+	s        *idempotency
+	env, key string
+}
+
+type pendingAnswerKey struct{}
 
 func (s *idempotency) middleware(next http.Handler) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -82,6 +94,7 @@ func (s *idempotency) once(w http.ResponseWriter, r *http.Request, next http.Han
 	if !claimed {
 		return s.replay(ctx, w, env, key, print)
 	}
+	r = r.WithContext(context.WithValue(ctx, pendingAnswerKey{}, &pendingAnswer{s: s, env: env, key: key}))
 	rec := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
 	completed := false
 	defer func() {
@@ -99,7 +112,40 @@ func (s *idempotency) once(w http.ResponseWriter, r *http.Request, next http.Han
 	return s.store(context.WithoutCancel(ctx), env, key, rec)
 }
 
-// claim inserts the running marker and reports whether this request owns the key.
+// IdempotentAnswer returns a write that records v, encoded as JSON writes
+// it, as the answer with status to the request in ctx, for the handler to
+// run in the transaction that makes the request's effect. Otherwise a crash
+// after that commit and before the middleware records the answer leaves the
+// key running, and a retry runs the request a second time. It returns nil
+// when the request carries no Idempotency-Key.
+func IdempotentAnswer(ctx context.Context, status int, v any) (func(context.Context, *sql.Tx) error, error) {
+	p, _ := ctx.Value(pendingAnswerKey{}).(*pendingAnswer)
+	if p == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	// Sealed here, in the request's goroutine, rather than inside the
+	// transaction, which holds the one writer.
+	body := p.s.sealer.seal(append(b, '\n'), []byte(p.env+"\x00"+p.key))
+	return func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, storeAnswerSQL, status, "application/json", body, p.env, p.key)
+		return err
+	}, nil
+}
+
+// storeAnswerSQL records a running key's answer. A key whose handler
+// recorded it already (IdempotentAnswer) is left as it is.
+const storeAnswerSQL = `
+		UPDATE idempotency_keys SET state = 'done', status = ?, content_type = ?, body = ?
+		WHERE environment_id = ? AND key = ? AND state = 'running'`
+
+// claim inserts the running marker and reports whether this request owns
+// the key. A key left running is free again once it is stale, or at once
+// when it was claimed before this process started: one Herald process uses
+// a database, so the process that claimed it has died.
 func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, error) {
 	now := s.now()
 	res, err := s.db.W.ExecContext(ctx, `
@@ -109,8 +155,9 @@ func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, 
 			fingerprint = excluded.fingerprint, state = 'running', status = 0, content_type = '',
 			body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
 		WHERE idempotency_keys.expires_at <= excluded.created_at
-		   OR (idempotency_keys.state = 'running' AND idempotency_keys.created_at <= ?)`,
-		env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), FormatTime(now.Add(-idempotencyStale)))
+		   OR (idempotency_keys.state = 'running' AND (idempotency_keys.created_at <= ? OR idempotency_keys.created_at < ?))`,
+		env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), FormatTime(now.Add(-idempotencyStale)),
+		FormatTime(s.started))
 	if err != nil {
 		return false, fmt.Errorf("claim idempotency key: %w", err)
 	}
@@ -166,9 +213,7 @@ func (s *idempotency) busy(key string) error {
 }
 
 func (s *idempotency) store(ctx context.Context, env, key string, rec *recorder) error {
-	_, err := s.db.W.ExecContext(ctx, `
-		UPDATE idempotency_keys SET state = 'done', status = ?, content_type = ?, body = ?
-		WHERE environment_id = ? AND key = ?`,
+	_, err := s.db.W.ExecContext(ctx, storeAnswerSQL,
 		rec.status, rec.Header().Get("Content-Type"), s.sealer.seal(rec.body.Bytes(), []byte(env+"\x00"+key)), env, key)
 	if err != nil {
 		// The answer has been sent; failing to keep it only costs a replay.

@@ -2,6 +2,7 @@ package platform_test
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -67,6 +68,20 @@ func newNotesServer(t *testing.T) (*platformtest.Server, *notes) {
 				panic("handler bug")
 			}
 			id := platform.NewID()
+			if req.Title == "crash" {
+				// The note's effect commits with its answer, and then the
+				// process dies before the middleware records the answer.
+				answer, err := platform.IdempotentAnswer(r.Context(), http.StatusCreated, map[string]string{"_id": id, "title": req.Title})
+				if err != nil {
+					return err
+				}
+				if answer != nil {
+					if err := app.DB.Tx(r.Context(), func(tx *sql.Tx) error { return answer(r.Context(), tx) }); err != nil {
+						return err
+					}
+				}
+				panic("process died")
+			}
 			n.mu.Lock()
 			n.byID[id] = platform.TenantFrom(r.Context()).EnvironmentID
 			n.mu.Unlock()
@@ -305,6 +320,29 @@ func TestIdempotency(t *testing.T) {
 		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"boom"}`, "Idempotency-Key", "k5").Status, 500) // fails
 		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"boom"}`, "Idempotency-Key", "k5").Status, 500) // runs again
 		is.Equal(n.runs.Load(), int32(2))                                                                     // a 5xx frees the key
+	})
+	t.Run("OKAnswerRecordedWithTheEffect", func(t *testing.T) {
+		is := is.New(t)
+		srv, n := newNotesServer(t)
+		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"crash"}`, "Idempotency-Key", "k6").Status, 500) // died after its commit
+		res := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"crash"}`, "Idempotency-Key", "k6")
+		is.Equal(res.Status, 201)                              // the answer recorded in the effect's transaction
+		is.Equal(res.Header.Get("Idempotency-Replay"), "true") // is replayed
+		is.True(strings.Contains(string(res.Body), `"title":"crash"`))
+		is.Equal(n.runs.Load(), int32(1)) // and the request did not run again
+	})
+	t.Run("OKRunningKeyOfADeadProcessIsFree", func(t *testing.T) {
+		is := is.New(t)
+		srv, n := newNotesServer(t)
+		body := `{"title":"again"}`
+		_, err := srv.App.DB.W.Exec(`
+			INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at)
+			VALUES (?, 'k7', 'x', 'running', ?, ?)`, srv.App.Development.ID,
+			platform.FormatTime(srv.App.Clock.Now().Add(-time.Second)), platform.FormatTime(srv.App.Clock.Now().Add(time.Hour)))
+		is.NoErr(err)
+		res := srv.Dev.Do(t, "POST", "/v1/notes", body, "Idempotency-Key", "k7")
+		is.Equal(res.Status, 201)         // a key claimed before the server started is not waited for
+		is.Equal(n.runs.Load(), int32(1)) // the request ran
 	})
 	t.Run("ErrOtherBody", func(t *testing.T) {
 		is := is.New(t)

@@ -29,7 +29,7 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 		cfg.Now = time.Now
 	}
 	keys := &keyring{db: db}
-	idem := &idempotency{db: db, now: cfg.Now, sealer: newSealer(cfg.Secret, "idempotency")}
+	idem := &idempotency{db: db, now: cfg.Now, started: cfg.Now(), sealer: newSealer(cfg.Secret, "idempotency")}
 	api := requireAPIKey(keys, idem.middleware(routeJSON(mux)))
 
 	root := http.NewServeMux()
