@@ -135,16 +135,24 @@ func (s *Store) unclaimed(j *job) write {
 // finds was made by a process that has died (a crash, or a stop that
 // abandoned running jobs): waiting out the lease would only delay those
 // jobs. The attempt the claim counted stays counted, since the job may have
-// been running when the process died.
-func (s *Store) recoverLeases(ctx context.Context) (int64, error) {
-	res, err := s.db.W.ExecContext(ctx, `
-		UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', updated_at = ?
-		WHERE run_at > '' AND status = 'running' AND lease_owner <> ''`, platform.FormatTime(s.now()))
-	if err != nil {
-		return 0, fmt.Errorf("recover job leases: %w", err)
-	}
-	return res.RowsAffected()
+// been running when the process died, and each job's record says so.
+func (s *Store) recoverLeases(ctx context.Context) (n int, err error) {
+	defer platform.Wrap(&err, "recover job leases")
+	now := s.now()
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		n, err = s.updateJobs(ctx, tx, now, detail{Status: detailWarning, Source: sourceInternal, Detail: interruptedDetail}, `
+			UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', updated_at = ?
+			WHERE run_at > '' AND status = 'running' AND lease_owner <> ''
+			RETURNING `+jobRefColumns, platform.FormatTime(now))
+		return err
+	})
+	return n, err
 }
+
+// interruptedDetail is recorded on a job that Herald stopped or crashed
+// while it was claimed: it may have been delivering.
+const interruptedDetail = "Herald stopped while this step was running or about to run; it runs again, " +
+	"and a provider that had already accepted it may deliver it twice"
 
 // What happens to the jobs after a settled one.
 const (
@@ -234,9 +242,9 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 			}
 		}
 	case thenCancel:
-		err = s.endRest(ctx, tx, j.EnvironmentID, j.NotificationID, j.Position, statusCanceled, st.thenDetail, now)
+		err = s.endRest(ctx, tx, j.NotificationID, j.Position, statusCanceled, st.thenDetail, now)
 	case thenSkip:
-		err = s.endRest(ctx, tx, j.EnvironmentID, j.NotificationID, j.Position, statusSkipped, st.thenDetail, now)
+		err = s.endRest(ctx, tx, j.NotificationID, j.Position, statusSkipped, st.thenDetail, now)
 	}
 	return err
 }
@@ -248,35 +256,47 @@ func endedDetail(why string) detail {
 
 // endRest gives every not-yet-run job after position the final status, each
 // with a detail saying why.
-func (s *Store) endRest(ctx context.Context, tx *sql.Tx, envID, notificationID string, position int, status, why string, now time.Time) error {
-	rows, err := tx.QueryContext(ctx, `
+func (s *Store) endRest(ctx context.Context, tx *sql.Tx, notificationID string, position int, status, why string, now time.Time) error {
+	_, err := s.updateJobs(ctx, tx, now, endedDetail(why), `
 		UPDATE jobs SET status = ?, run_at = NULL, updated_at = ?
 		WHERE notification_id = ? AND position > ? AND status IN ('pending', 'queued', 'delayed')
-		RETURNING id, provider_id`, status, platform.FormatTime(now), notificationID, position)
+		RETURNING `+jobRefColumns, status, platform.FormatTime(now), notificationID, position)
 	if err != nil {
 		return fmt.Errorf("end following jobs: %w", err)
 	}
-	type ended struct{ id, provider string }
-	var list []ended
+	return nil
+}
+
+// jobRefColumns is what an UPDATE run by updateJobs returns.
+const jobRefColumns = `id, environment_id, notification_id, provider_id`
+
+// updateJobs runs query, an UPDATE … RETURNING jobRefColumns, and records d
+// on each job it changed. It returns how many it changed.
+func (s *Store) updateJobs(ctx context.Context, tx *sql.Tx, now time.Time, d detail, query string, args ...any) (int, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	type changed struct{ id, env, notification, provider string }
+	var list []changed
 	for rows.Next() {
-		var e ended
-		if err := rows.Scan(&e.id, &e.provider); err != nil {
+		var c changed
+		if err := rows.Scan(&c.id, &c.env, &c.notification, &c.provider); err != nil {
 			rows.Close()
-			return err
+			return 0, err
 		}
-		list = append(list, e)
+		list = append(list, c)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return 0, err
 	}
-	for _, e := range list {
-		d := []detail{endedDetail(why)}
-		if err := s.insertDetails(ctx, tx, envID, notificationID, e.id, e.provider, now, d); err != nil {
-			return err
+	for _, c := range list {
+		if err := s.insertDetails(ctx, tx, c.env, c.notification, c.id, c.provider, now, []detail{d}); err != nil {
+			return 0, err
 		}
 	}
-	return nil
+	return len(list), nil
 }
 
 // cancelableSQL says which jobs a cancel ends: those that have not run and
@@ -303,35 +323,15 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 		if err := s.promoteMerged(ctx, tx, envID, transactionID, now); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `
+		n, err := s.updateJobs(ctx, tx, now, endedDetail("Step canceled by request"), `
 			UPDATE jobs SET status = 'canceled', run_at = NULL, updated_at = ?
 			WHERE notification_id IN (SELECT id FROM notifications WHERE environment_id = ? AND transaction_id = ?)
 			  AND (`+cancelableSQL+`) AND lease_until <= ?
-			RETURNING id, notification_id, provider_id`, ts, envID, transactionID, ts)
+			RETURNING `+jobRefColumns, ts, envID, transactionID, ts)
 		if err != nil {
 			return err
 		}
-		type canceled struct{ id, notification, provider string }
-		var list []canceled
-		for rows.Next() {
-			var c canceled
-			if err := rows.Scan(&c.id, &c.notification, &c.provider); err != nil {
-				rows.Close()
-				return err
-			}
-			list = append(list, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, c := range list {
-			d := []detail{endedDetail("Step canceled by request")}
-			if err := s.insertDetails(ctx, tx, envID, c.notification, c.id, c.provider, now, d); err != nil {
-				return err
-			}
-		}
-		ok = len(list) > 0
+		ok = n > 0
 		return undigest(ctx, tx, envID, transactionID, ts)
 	})
 	return ok, err

@@ -289,6 +289,7 @@ func TestWorker_KilledMidRunFinishesOnce(t *testing.T) {
 	got := h.waitStatuses(t, tx, "trigger:completed", "in_app:completed", "email:completed")
 	is.Equal(len(got), 3)          // every notification finished
 	is.Equal(len(h.msg.sent()), 6) // one message per job: none lost, none doubled
+	interrupted := 0
 	for _, n := range got {
 		for _, j := range n.Jobs {
 			var sent int
@@ -296,12 +297,16 @@ func TestWorker_KilledMidRunFinishesOnce(t *testing.T) {
 				if d.Detail == "Message sent" {
 					sent++
 				}
+				if d.Detail == interruptedDetail {
+					interrupted++
+				}
 			}
 			if j.Type != "trigger" {
 				is.Equal(sent, 1) // each job recorded its result once
 			}
 		}
 	}
+	is.Equal(interrupted, 2) // the two deliveries the kill cut off say so
 }
 
 func TestTrigger_Cancel(t *testing.T) {
