@@ -287,11 +287,16 @@ const (
 	testRetry = 10 * time.Second
 )
 
-func newHarness(t *testing.T) *harness {
+// newHarness starts the harness; each option adjusts its store before the
+// server takes requests.
+func newHarness(t *testing.T, options ...func(*Store)) *harness {
 	t.Helper()
 	h := &harness{wf: &fakeWorkflows{}, subs: newFakeSubscribers(), msg: newFakeMessenger(), size: 2}
 	h.Server = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		h.store = NewStore(app.DB, app.Clock.Now)
+		for _, o := range options {
+			o(h.store)
+		}
 		h.logger = app.Logger
 		AddRoutes(mux, h.store, nil, h.wf, h.subs)
 	})

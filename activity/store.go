@@ -26,6 +26,10 @@ type Store struct {
 	insMu     sync.Mutex
 	inserts   []*insertRequest // triggers waiting for the next group commit
 	inserting bool             // a goroutine is committing them
+
+	// broadcastBatch is how many subscribers one broadcast transaction
+	// covers; tests make it small.
+	broadcastBatch int
 }
 
 // NewStore returns the activity store on db. now is the clock every record and
@@ -34,7 +38,8 @@ func NewStore(db *platform.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, now: now, woken: make(chan struct{}, 1), stmts: &statements{db: db.W}, reads: &statements{db: db.R}}
+	return &Store{db: db, now: now, woken: make(chan struct{}, 1), stmts: &statements{db: db.W}, reads: &statements{db: db.R},
+		broadcastBatch: 500}
 }
 
 // wake tells an idle worker that work may be due now.
@@ -227,7 +232,8 @@ func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 }
 
 // insertTx writes one trigger inside tx. Only its first statement, the
-// transactionId claim, may fail with a conflict.
+// transactionId claim, may fail with a conflict. A broadcast batch's
+// progress is written last, so that it commits with the batch or not at all.
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
 	p, now := r.p, r.now
 	ts := platform.FormatTime(now)
@@ -259,6 +265,11 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 			return fmt.Errorf("insert notification: %w", err)
 		}
 		if err := s.insertJobs(ctx, tx, p, rc); err != nil {
+			return err
+		}
+	}
+	if p.progress != nil {
+		if err := p.progress(ctx, tx); err != nil {
 			return err
 		}
 	}

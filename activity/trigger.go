@@ -236,7 +236,12 @@ type plan struct {
 	chain         []chainStep // the trigger step, then the active ones
 	channels      []string
 	recipients    []recipient
-	answer        write // records the request's answer with the trigger (platform.IdempotentAnswer); nil for none
+
+	// What a trigger's transaction writes besides its rows, each nil for
+	// none: a broadcast batch's progress (broadcast.go), and the request's
+	// answer for its Idempotency-Key (platform.IdempotentAnswer).
+	progress write
+	answer   write
 }
 
 // prepare reads the workflow and checks the payload. A nil plan with a

@@ -11,9 +11,6 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// broadcastBatch is how many subscribers one broadcast transaction covers.
-const broadcastBatch = 500
-
 // decodeTrigger decodes a trigger-endpoint body. A 400 there is written in the
 // PAYLOAD_VALIDATION_ERROR shape (contract §9), as the reference's pipe does.
 func decodeTrigger[T any](r *http.Request) (T, error) {
@@ -108,8 +105,9 @@ func (b broadcastRequest) Valid(ctx context.Context) map[string]string {
 
 // handleTriggerBroadcast serves POST /v1/events/trigger/broadcast: the
 // workflow for every subscriber of the environment, in batches of
-// broadcastBatch, each batch one transaction (the first also claims the
-// transactionId). It answers 200 (contract §9).
+// Store.broadcastBatch, each batch one transaction (the first also claims
+// the transactionId and records the broadcast: fanOut). It answers 200
+// (contract §9) once every batch is written.
 func handleTriggerBroadcast(t *triggerer) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decodeTrigger[broadcastRequest](r)
@@ -134,37 +132,15 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if err := t.workflows.Triggered(ctx, tenant.EnvironmentID, p.wf.ID, t.store.now()); err != nil {
 			return err
 		}
-		after, first := "", true
-		for {
-			ids, err := t.subscribers.SubscriberIDsAfter(ctx, tenant.EnvironmentID, after, broadcastBatch)
-			if err != nil {
-				return fmt.Errorf("list subscribers: %w", err)
-			}
-			p.recipients = p.recipients[:0]
-			for _, id := range ids {
-				doc, err := t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, id)
-				if errors.Is(err, platform.ErrNotFound) {
-					continue // deleted since it was listed
-				}
-				if err != nil {
-					return fmt.Errorf("read subscriber %s: %w", id, err)
-				}
-				rc, err := newRecipient(doc)
-				if err != nil {
-					return err
-				}
-				p.recipients = append(p.recipients, rc)
-			}
-			if first || len(p.recipients) > 0 {
-				if err := t.store.insertTrigger(ctx, p, first); err != nil {
-					return err
-				}
-				first = false
-			}
-			if len(ids) < broadcastBatch {
-				break
-			}
-			after = ids[len(ids)-1]
+		// A resumed broadcast rebuilds its plan from this body, under the
+		// same transactionId, generated or not.
+		req.TransactionID = p.transactionID
+		body, err := json.Marshal(req)
+		if err != nil {
+			return err
+		}
+		if err := t.fanOut(ctx, &broadcast{p: p, request: body}); err != nil {
+			return err
 		}
 		return platform.JSON(w, http.StatusOK, triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID})
 	})

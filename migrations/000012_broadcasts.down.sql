@@ -1,0 +1,1 @@
+DROP TABLE activity_broadcasts;
