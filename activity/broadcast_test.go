@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -58,6 +60,8 @@ func perSubscriber(ns []apiNotification) map[string]int {
 	return out
 }
 
+var everyone = map[string]int{"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}
+
 func TestBroadcast_Finished(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -96,4 +100,34 @@ func TestBroadcast_Finished(t *testing.T) {
 			is.Equal(again.Status, http.StatusConflict) // the transactionId stays claimed
 		})
 	}
+}
+
+func TestBroadcast_OutlivesClient(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t, smallBatches)
+	h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
+	h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+
+	tenant := platform.Tenant{OrganizationID: h.App.Development.OrganizationID, EnvironmentID: h.App.Development.ID}
+	ctx, hangUp := context.WithCancel(platform.WithTenant(context.Background(), tenant))
+	defer hangUp()
+	// The client hangs up once the first batch is committed; the listing
+	// then fails as the subscribers store does on a canceled context.
+	h.subs.onList(func(listCtx context.Context, after string) error {
+		if after != "" {
+			hangUp()
+		}
+		return listCtx.Err()
+	})
+	req := httptest.NewRequestWithContext(ctx, "POST", "/v1/events/trigger/broadcast",
+		strings.NewReader(`{"name":"news","transactionId":"hung-up"}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	handleTriggerBroadcast(&triggerer{store: h.store, workflows: h.wf, subscribers: h.subs}).ServeHTTP(rec, req)
+
+	is.Equal(rec.Code, http.StatusOK)     // the fan-out ran to its end
+	is.True(ctx.Err() != nil)             // after the client had gone
+	is.Equal(h.unfinished(t), []string{}) // finished
+	got := h.waitStatuses(t, "hung-up", "trigger:completed", "in_app:completed")
+	is.Equal(perSubscriber(got), everyone) // every subscriber got it
 }

@@ -75,6 +75,16 @@ type fakeSubscribers struct {
 	mu   sync.Mutex
 	byID map[string]map[string]any // database _id → document
 	ref  map[string]string         // env/subscriberId → _id
+	// listing, when set, runs first in SubscriberIDsAfter and fails it
+	// with its error, as the subscribers store fails on a canceled ctx.
+	listing func(ctx context.Context, after string) error
+}
+
+// onList sets what SubscriberIDsAfter runs first.
+func (f *fakeSubscribers) onList(fn func(ctx context.Context, after string) error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listing = fn
 }
 
 func newFakeSubscribers() *fakeSubscribers {
@@ -145,6 +155,11 @@ func (f *fakeSubscribers) UpsertSubscriberJSON(ctx context.Context, tenant platf
 func (f *fakeSubscribers) SubscriberIDsAfter(ctx context.Context, environmentID, after string, limit int) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.listing != nil {
+		if err := f.listing(ctx, after); err != nil {
+			return nil, err
+		}
+	}
 	var ids []string
 	for _, doc := range f.byID {
 		sid := doc["subscriberId"].(string)

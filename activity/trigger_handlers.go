@@ -139,7 +139,9 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if err != nil {
 			return err
 		}
-		if err := t.fanOut(ctx, &broadcast{p: p, request: body}); err != nil {
+		// Accepted: the fan-out no longer depends on the client, whose
+		// hanging up would cancel ctx and cut it after any batch.
+		if err := t.fanOut(context.WithoutCancel(ctx), &broadcast{p: p, request: body}); err != nil {
 			return err
 		}
 		return platform.JSON(w, http.StatusOK, triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID})
