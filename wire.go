@@ -82,8 +82,12 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
 	worker.Start(ctx)
+	// A broadcast that an earlier process left half sent goes on where it
+	// stopped. ResumeBroadcasts reads which before the server takes
+	// requests, so none begun by this process is taken for one of those.
+	resumed := activity.ResumeBroadcasts(ctx, activityStore, workflowStore, subscriberStore, d.logger)
 	if d.stoppers != nil {
-		*d.stoppers = append(*d.stoppers, worker.Stop)
+		*d.stoppers = append(*d.stoppers, worker.Stop, resumed)
 	}
 	return nil
 }

@@ -170,3 +170,59 @@ func TestWire_SearchesResolveChannelsUnderConcurrentWrites(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A broadcast that a process left after its first batch goes on when Herald
+// starts again on the same database, with the subscribers that batch had
+// not reached.
+func TestWire_ResumesBroadcastAtStart(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"News","workflowId":"news","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"News {{payload.n}}"}}]}`)
+	for _, id := range []string{"a", "b", "c"} {
+		mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"`+id+`"}`)
+	}
+	// What the dead process committed: the first batch ("a") and, in the
+	// same transaction, the transactionId claim and the broadcast's row.
+	trigger(t, srv, `{"name":"news","to":"a","payload":{"n":7},"transactionId":"cut"}`)
+	ts := platform.FormatTime(srv.App.Clock.Now())
+	_, err := srv.App.DB.W.Exec(`INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
+		request, actor, last_subscriber_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		srv.App.Development.ID, "cut", srv.App.Development.OrganizationID,
+		`{"name":"news","payload":{"n":7},"transactionId":"cut"}`, `{"type":"none","data":null}`, "a", ts, ts)
+	is.NoErr(err) // the unfinished broadcast recorded
+
+	// The next start, wired as run wires it.
+	ctx, cancel := context.WithCancel(context.Background())
+	var stoppers []func(context.Context)
+	err = wire(ctx, http.NewServeMux(), deps{db: srv.App.DB, logger: srv.App.Logger, secret: srv.App.Secret,
+		now: srv.App.Clock.Now, environments: []platform.Environment{srv.App.Development, srv.App.Production}, stoppers: &stoppers})
+	is.NoErr(err) // restarted
+	t.Cleanup(func() {
+		cancel()
+		for _, stop := range stoppers {
+			stop(context.Background())
+		}
+	})
+
+	var feeds map[string][]string
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		feeds = map[string][]string{}
+		for _, id := range []string{"a", "b", "c"} {
+			var feed struct {
+				Data []struct {
+					Content string `json:"content"`
+				} `json:"data"`
+			}
+			srv.Dev.Do(t, "GET", "/v1/subscribers/"+id+"/notifications/feed", "").Decode(t, &feed)
+			for _, m := range feed.Data {
+				feeds[id] = append(feeds[id], m.Content)
+			}
+		}
+		return len(feeds["b"]) > 0 && len(feeds["c"]) > 0
+	}, "the broadcast to reach b and c")
+	is.Equal(feeds, map[string][]string{"a": {"News 7"}, "b": {"News 7"}, "c": {"News 7"}}) // each subscriber once
+	var left int
+	is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM activity_broadcasts`).Scan(&left)) // counted
+	is.Equal(left, 0)                                                                       // finished
+}

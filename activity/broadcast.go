@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -22,7 +23,9 @@ type broadcast struct {
 // fanOut writes b's notification for every subscriber of the environment
 // after b.after, a batch of subscribers per transaction. Each batch's
 // transaction also records how far the broadcast has got (broadcastProgress),
-// so that what activity_broadcasts says is always what is committed.
+// so that a broadcast cut short (a crash, a stop, a failed write) goes on at
+// the next start from the first subscriber it has not written
+// (ResumeBroadcasts), and none is written twice.
 func (t *triggerer) fanOut(ctx context.Context, b *broadcast) error {
 	p, size := b.p, t.store.broadcastBatch
 	for {
@@ -112,5 +115,135 @@ func (s *Store) broadcastProgress(b *broadcast, next string, last bool) write {
 				WHERE environment_id = ? AND transaction_id = ? AND last_subscriber_id = ?`,
 				next, platform.FormatTime(s.now()), env, txID, after))
 		}
+	}
+}
+
+// unfinishedBroadcast is a row of activity_broadcasts.
+type unfinishedBroadcast struct {
+	tenant        platform.Tenant
+	transactionID string
+	request       json.RawMessage
+	actor         json.RawMessage
+	after         string
+}
+
+// unfinishedBroadcasts returns every broadcast whose fan-out has not
+// finished, oldest first.
+func (s *Store) unfinishedBroadcasts(ctx context.Context) (_ []unfinishedBroadcast, err error) {
+	defer platform.Wrap(&err, "list unfinished broadcasts")
+	rows, err := s.db.R.QueryContext(ctx, `
+		SELECT environment_id, organization_id, transaction_id, request, actor, last_subscriber_id
+		FROM activity_broadcasts ORDER BY created_at`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []unfinishedBroadcast
+	for rows.Next() {
+		var u unfinishedBroadcast
+		var request, actor string
+		if err := rows.Scan(&u.tenant.EnvironmentID, &u.tenant.OrganizationID, &u.transactionID, &request, &actor, &u.after); err != nil {
+			return nil, err
+		}
+		u.request, u.actor = json.RawMessage(request), json.RawMessage(actor)
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// finishBroadcast deletes a broadcast's row without writing the rest of it.
+func (s *Store) finishBroadcast(ctx context.Context, envID, transactionID string) error {
+	_, err := s.db.W.ExecContext(ctx, `DELETE FROM activity_broadcasts WHERE environment_id = ? AND transaction_id = ?`,
+		envID, transactionID)
+	if err != nil {
+		return fmt.Errorf("finish broadcast %s: %w", transactionID, err)
+	}
+	return nil
+}
+
+// ResumeBroadcasts continues every broadcast that an earlier process left
+// unfinished (it crashed or was stopped mid-fan-out), each from the first
+// subscriber after the last one it committed, so every subscriber gets it
+// once. A broadcast whose workflow is gone, inactive or now refuses its
+// payload is finished without the rest, with a warning.
+//
+// It reads the unfinished broadcasts before it returns, so call it before
+// the server takes requests: Herald runs one process per database, so each
+// broadcast recorded then belongs to a process that is gone, while one begun
+// later belongs to the request running it. The broadcasts are continued one
+// after another in a goroutine until they are done or ctx is; one that ctx
+// stops goes on at the next start. The returned function waits for that
+// goroutine, or until its own ctx is done. Errors are logged, not returned.
+func ResumeBroadcasts(ctx context.Context, store *Store, workflows Workflows, subscribers Subscribers, logger *slog.Logger) (wait func(context.Context)) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	pending, err := store.unfinishedBroadcasts(ctx)
+	if err != nil {
+		logger.Error("broadcasts not resumed", "error", err)
+		return func(context.Context) {}
+	}
+	t := &triggerer{store: store, workflows: workflows, subscribers: subscribers}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, u := range pending {
+			if ctx.Err() != nil {
+				return
+			}
+			t.resume(ctx, u, logger.With("environment_id", u.tenant.EnvironmentID, "transaction_id", u.transactionID))
+		}
+	}()
+	return func(wctx context.Context) {
+		select {
+		case <-done:
+		case <-wctx.Done():
+		}
+	}
+}
+
+// resume continues one unfinished broadcast, logging what became of it.
+func (t *triggerer) resume(ctx context.Context, u unfinishedBroadcast, logger *slog.Logger) {
+	var req broadcastRequest
+	if err := json.Unmarshal(u.request, &req); err != nil {
+		logger.Error("broadcast not resumed: unreadable request; finished without the rest", "error", err)
+		t.finish(ctx, u, logger)
+		return
+	}
+	p, done, err := t.prepare(ctx, u.tenant, req.trigger())
+	var refused *platform.Error
+	switch {
+	case errors.As(err, &refused):
+		logger.Warn("broadcast not resumed: its workflow refuses it now; finished without the rest",
+			"workflow", req.Name, "reason", refused.Message)
+		t.finish(ctx, u, logger)
+		return
+	case err != nil:
+		logger.Error("broadcast not resumed; it is tried again at the next start", "error", err)
+		return
+	case done != nil:
+		logger.Warn("broadcast not resumed: its workflow is not active; finished without the rest",
+			"workflow", req.Name, "status", done.Status)
+		t.finish(ctx, u, logger)
+		return
+	}
+	p.actor = u.actor
+	logger.Info("resuming broadcast", "workflow", req.Name, "after_subscriber_id", u.after)
+	b := &broadcast{p: p, request: u.request, after: u.after, started: true}
+	if err := t.fanOut(ctx, b); err != nil {
+		if ctx.Err() != nil {
+			logger.Info("broadcast paused by shutdown; it goes on at the next start", "after_subscriber_id", b.after)
+			return
+		}
+		logger.Error("broadcast stopped; it goes on at the next start", "after_subscriber_id", b.after, "error", err)
+		return
+	}
+	logger.Info("broadcast resumed and finished")
+}
+
+// finish deletes an unfinished broadcast that cannot go on.
+func (t *triggerer) finish(ctx context.Context, u unfinishedBroadcast, logger *slog.Logger) {
+	if err := t.store.finishBroadcast(ctx, u.tenant.EnvironmentID, u.transactionID); err != nil {
+		logger.Error("broadcast not finished", "error", err)
 	}
 }

@@ -2,11 +2,13 @@ package activity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -51,6 +53,17 @@ func (h *harness) unfinished(t *testing.T) []string {
 	return out
 }
 
+// resume runs ResumeBroadcasts, as the next start would, and waits for it.
+func (h *harness) resume(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ResumeBroadcasts(ctx, h.store, h.wf, h.subs, h.logger)(ctx)
+	if ctx.Err() != nil {
+		t.Fatal("resume did not finish")
+	}
+}
+
 // perSubscriber counts notifications by subscriberId.
 func perSubscriber(ns []apiNotification) map[string]int {
 	out := map[string]int{}
@@ -58,6 +71,26 @@ func perSubscriber(ns []apiNotification) map[string]int {
 		out[n.Subscriber.SubscriberID]++
 	}
 	return out
+}
+
+// deliveredTo counts stored messages by subscriberId.
+func (h *harness) deliveredTo() map[string]int {
+	out := map[string]int{}
+	for _, d := range h.msg.sent() {
+		out[d.Subscriber.SubscriberID]++
+	}
+	return out
+}
+
+// failListingAfter makes the subscriber listing fail past subscriberId
+// after, as a process that dies there stops.
+func failListingAfter(after string) func(context.Context, string) error {
+	return func(_ context.Context, from string) error {
+		if from == after {
+			return errors.New("subscribers unavailable")
+		}
+		return nil
+	}
 }
 
 var everyone = map[string]int{"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}
@@ -98,6 +131,74 @@ func TestBroadcast_Finished(t *testing.T) {
 
 			again := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"all"}`)
 			is.Equal(again.Status, http.StatusConflict) // the transactionId stays claimed
+		})
+	}
+}
+
+func TestBroadcast_ResumeAfterInterruption(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t, smallBatches)
+	h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
+	h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+
+	// The process stops after the first batch…
+	h.subs.onList(failListingAfter("s2"))
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","payload":{"n":1},"transactionId":"cut"}`)
+	is.Equal(res.Status, http.StatusInternalServerError)                                               // cut short
+	is.Equal(h.unfinished(t), []string{"cut after s2"})                                                // recorded with the first batch's last subscriber
+	is.Equal(perSubscriber(h.notifications(t, "transactionId=cut")), map[string]int{"s1": 1, "s2": 1}) // the first batch is committed
+
+	// …the next start stops after the second…
+	h.subs.onList(failListingAfter("s4"))
+	h.resume(t)
+	is.Equal(h.unfinished(t), []string{"cut after s4"})                                                                  // the cursor moved with the second batch
+	is.Equal(perSubscriber(h.notifications(t, "transactionId=cut")), map[string]int{"s1": 1, "s2": 1, "s3": 1, "s4": 1}) // and so did the notifications
+
+	// …and the one after that finishes it.
+	h.subs.onList(nil)
+	h.resume(t)
+	is.Equal(h.unfinished(t), []string{}) // finished
+	h.resume(t)                           // nothing left to resume
+	got := h.waitStatuses(t, "cut", "trigger:completed", "in_app:completed")
+	is.Equal(perSubscriber(got), everyone) // each subscriber written once
+	is.Equal(h.deliveredTo(), everyone)    // and delivered to once
+	for _, d := range h.msg.sent() {
+		is.Equal(d.Variables.Payload["n"], float64(1)) // the resumed batches carry the broadcast's payload
+	}
+
+	again := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"cut"}`)
+	is.Equal(again.Status, http.StatusConflict) // the transactionId stays claimed
+}
+
+func TestBroadcast_ResumeWithoutWorkflow(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(h *harness)
+	}{
+		{"ErrWorkflowDeleted", func(h *harness) { h.wf.remove(h.App.Development.ID, "news") }},
+		{"ErrWorkflowInactive", func(h *harness) {
+			h.wf.add(t, h.App.Development.ID, "news", map[string]any{"active": false}, step("inbox", "in_app", nil))
+		}},
+		{"ErrPayloadRefused", func(h *harness) {
+			h.wf.add(t, h.App.Development.ID, "news", map[string]any{"validatePayload": true, "payloadSchema": map[string]any{
+				"type": "object", "required": []string{"name"}}}, step("inbox", "in_app", nil))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			h := newHarness(t, smallBatches)
+			h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
+			h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+			h.subs.onList(failListingAfter("s2"))
+			res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"gone"}`)
+			is.Equal(res.Status, http.StatusInternalServerError) // cut after the first batch
+			h.subs.onList(nil)
+
+			tc.change(h)
+			h.resume(t)
+			is.Equal(h.unfinished(t), []string{}) // finished, not retried forever
+			got := h.waitStatuses(t, "gone", "trigger:completed", "in_app:completed")
+			is.Equal(perSubscriber(got), map[string]int{"s1": 1, "s2": 1}) // nobody after the cut
 		})
 	}
 }

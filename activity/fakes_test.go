@@ -31,9 +31,16 @@ func (f *fakeWorkflows) TriggerWorkflowJSON(ctx context.Context, environmentID, 
 	return doc, nil
 }
 
-// add stores a workflow; steps are step documents without _id, which add fills in.
 func (f *fakeWorkflows) Triggered(context.Context, string, string, time.Time) error { return nil }
 
+// remove deletes a workflow.
+func (f *fakeWorkflows) remove(env, workflowID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.m, env+"/"+workflowID)
+}
+
+// add stores a workflow; steps are step documents without _id, which add fills in.
 func (f *fakeWorkflows) add(t testing.TB, env, workflowID string, extra map[string]any, steps ...map[string]any) string {
 	t.Helper()
 	id := platform.NewID()

@@ -106,8 +106,9 @@ func (b broadcastRequest) Valid(ctx context.Context) map[string]string {
 // handleTriggerBroadcast serves POST /v1/events/trigger/broadcast: the
 // workflow for every subscriber of the environment, in batches of
 // Store.broadcastBatch, each batch one transaction (the first also claims
-// the transactionId and records the broadcast: fanOut). It answers 200
-// (contract §9) once every batch is written.
+// the transactionId and records the broadcast, so that a broadcast cut short
+// goes on at the next start: fanOut). It answers 200 (contract §9) once
+// every batch is written.
 func handleTriggerBroadcast(t *triggerer) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decodeTrigger[broadcastRequest](r)
