@@ -60,6 +60,7 @@ func (t *triggerer) fanOut(ctx context.Context, b *broadcast) error {
 			return err
 		}
 		b.started, b.after = true, next
+		p.answer = nil // recorded with the first batch
 		if last {
 			return nil
 		}

@@ -232,3 +232,23 @@ func TestBroadcast_OutlivesClient(t *testing.T) {
 	got := h.waitStatuses(t, "hung-up", "trigger:completed", "in_app:completed")
 	is.Equal(perSubscriber(got), everyone) // every subscriber got it
 }
+
+func TestBroadcast_CutShortReplaysItsAnswer(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t, smallBatches)
+	h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
+	h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+	h.subs.onList(failListingAfter("s2"))
+	body := `{"name":"news","transactionId":"keyed"}`
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", body, "Idempotency-Key", "b1")
+	is.Equal(res.Status, http.StatusInternalServerError) // cut after the first batch
+	h.subs.onList(nil)
+
+	again := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", body, "Idempotency-Key", "b1")
+	is.Equal(again.Status, http.StatusOK)                    // the retry is told the broadcast was accepted,
+	is.Equal(again.Header.Get("Idempotency-Replay"), "true") // as recorded with its first batch,
+	is.True(strings.Contains(string(again.Body), `"transactionId":"keyed"`))
+	is.Equal(h.unfinished(t), []string{"keyed after s2"}) // and it is left to the resume, not begun again
+	h.resume(t)
+	is.Equal(perSubscriber(h.waitStatuses(t, "keyed", "trigger:completed", "in_app:completed")), everyone)
+}

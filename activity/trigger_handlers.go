@@ -140,12 +140,19 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if err != nil {
 			return err
 		}
+		// Once the first batch commits, the broadcast is certain to finish,
+		// here or at the next start: its answer for an Idempotency-Key is
+		// recorded with that batch.
+		res := triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID}
+		if p.answer, err = platform.IdempotentAnswer(ctx, http.StatusOK, res); err != nil {
+			return err
+		}
 		// Accepted: the fan-out no longer depends on the client, whose
 		// hanging up would cancel ctx and cut it after any batch.
 		if err := t.fanOut(context.WithoutCancel(ctx), &broadcast{p: p, request: body}); err != nil {
 			return err
 		}
-		return platform.JSON(w, http.StatusOK, triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID})
+		return platform.JSON(w, http.StatusOK, res)
 	})
 }
 
