@@ -25,7 +25,8 @@ type broadcast struct {
 // transaction also records how far the broadcast has got (broadcastProgress),
 // so that a broadcast cut short (a crash, a stop, a failed write) goes on at
 // the next start from the first subscriber it has not written
-// (ResumeBroadcasts), and none is written twice.
+// (ResumeBroadcasts), and none is written twice. A cancel stops it at its
+// next batch (errBroadcastStopped).
 func (t *triggerer) fanOut(ctx context.Context, b *broadcast) error {
 	p, size := b.p, t.store.broadcastBatch
 	for {
@@ -67,11 +68,11 @@ func (t *triggerer) fanOut(ctx context.Context, b *broadcast) error {
 	}
 }
 
-// errBroadcastMoved means a broadcast's row did not say what the batch
-// expected: another process advanced or finished it. Herald runs one
-// process per database, so it should never happen; if it does, the batch
-// is not written, rather than written twice.
-var errBroadcastMoved = errors.New("broadcast moved on without this batch")
+// errBroadcastStopped means a broadcast's row did not say what the batch
+// expected: a cancel deleted it (cancelTransaction), or, against the rule
+// of one Herald process per database, another process moved it on. The
+// batch is not written, and the broadcast goes no further.
+var errBroadcastStopped = errors.New("broadcast canceled before this batch")
 
 // broadcastProgress returns what b's next batch writes in its transaction
 // besides its notifications: the first batch records the broadcast (beside
@@ -87,7 +88,7 @@ func (s *Store) broadcastProgress(b *broadcast, next string, last bool) write {
 			return fmt.Errorf("record broadcast progress: %w", err)
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return errBroadcastMoved
+			return errBroadcastStopped
 		}
 		return nil
 	}
@@ -232,6 +233,10 @@ func (t *triggerer) resume(ctx context.Context, u unfinishedBroadcast, logger *s
 	logger.Info("resuming broadcast", "workflow", req.Name, "after_subscriber_id", u.after)
 	b := &broadcast{p: p, request: u.request, after: u.after, started: true}
 	if err := t.fanOut(ctx, b); err != nil {
+		if errors.Is(err, errBroadcastStopped) {
+			logger.Info("broadcast canceled; the rest is not written", "after_subscriber_id", b.after)
+			return
+		}
 		if ctx.Err() != nil {
 			logger.Info("broadcast paused by shutdown; it goes on at the next start", "after_subscriber_id", b.after)
 			return

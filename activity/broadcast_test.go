@@ -252,3 +252,37 @@ func TestBroadcast_CutShortReplaysItsAnswer(t *testing.T) {
 	h.resume(t)
 	is.Equal(perSubscriber(h.waitStatuses(t, "keyed", "trigger:completed", "in_app:completed")), everyone)
 }
+
+func TestBroadcast_Cancel(t *testing.T) {
+	t.Run("OKWhileFanningOut", func(t *testing.T) {
+		is := is.New(t)
+		h := newHarness(t, smallBatches)
+		h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
+		h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+		var canceled string
+		h.subs.onList(func(_ context.Context, after string) error {
+			if after == "s2" && canceled == "" { // between the first batch and the second
+				canceled = string(h.Dev.Do(t, "DELETE", "/v1/events/trigger/stop", "").Body)
+			}
+			return nil
+		})
+		res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"stop"}`)
+		is.Equal(res.Status, http.StatusOK)                                                                 // accepted before it was canceled
+		is.Equal(strings.TrimSpace(canceled), "true")                                                       // the cancel found the broadcast
+		is.Equal(h.unfinished(t), []string{})                                                               // nothing left to resume
+		is.Equal(perSubscriber(h.notifications(t, "transactionId=stop")), map[string]int{"s1": 1, "s2": 1}) // nobody after the cancel
+	})
+	t.Run("OKAfterACrash", func(t *testing.T) {
+		is := is.New(t)
+		h := newHarness(t, smallBatches)
+		h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
+		h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+		h.subs.onList(failListingAfter("s2"))
+		is.Equal(h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"cut"}`).Status, 500)
+		h.subs.onList(nil)
+		is.Equal(h.Dev.Do(t, "DELETE", "/v1/events/trigger/cut", "").Status, http.StatusOK)
+		h.resume(t)
+		is.Equal(h.unfinished(t), []string{})                                                              // canceled, so not resumed
+		is.Equal(perSubscriber(h.notifications(t, "transactionId=cut")), map[string]int{"s1": 1, "s2": 1}) // nobody after the cut
+	})
+}

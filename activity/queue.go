@@ -312,7 +312,8 @@ const cancelableSQL = `status IN ('pending', 'queued', 'delayed')
 		WHERE m.notification_id = jobs.notification_id AND m.status = 'merged' AND d.status = 'delayed')`
 
 // cancelTransaction cancels every job of the transaction that has not run
-// yet and is not running now, and reports whether there was any.
+// yet and is not running now, and the rest of a broadcast, and reports
+// whether there was any.
 func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID string) (ok bool, err error) {
 	defer platform.Wrap(&err, "cancel transaction %s", transactionID)
 	now := s.now()
@@ -331,7 +332,15 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 		if err != nil {
 			return err
 		}
-		ok = n > 0
+		// A broadcast still fanning out stops at its next batch, and one a
+		// crash cut short is not resumed (fanOut, ResumeBroadcasts).
+		res, err := tx.ExecContext(ctx, `DELETE FROM activity_broadcasts WHERE environment_id = ? AND transaction_id = ?`,
+			envID, transactionID)
+		if err != nil {
+			return err
+		}
+		stopped, _ := res.RowsAffected()
+		ok = n > 0 || stopped > 0
 		return undigest(ctx, tx, envID, transactionID, ts)
 	})
 	return ok, err

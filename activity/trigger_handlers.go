@@ -149,7 +149,8 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		}
 		// Accepted: the fan-out no longer depends on the client, whose
 		// hanging up would cancel ctx and cut it after any batch.
-		if err := t.fanOut(context.WithoutCancel(ctx), &broadcast{p: p, request: body}); err != nil {
+		err = t.fanOut(context.WithoutCancel(ctx), &broadcast{p: p, request: body})
+		if err != nil && !errors.Is(err, errBroadcastStopped) { // canceled meanwhile: accepted all the same
 			return err
 		}
 		return platform.JSON(w, http.StatusOK, res)
