@@ -27,11 +27,7 @@ func TestTrigger_ThreeSubscribers(t *testing.T) {
 	res := h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"welcome","payload":{"name":"Ada"},
 		"to":["ada",{"subscriberId":"bob","email":"bob@example.com"},"cy"]}`)
 	is.Equal(res.Status, http.StatusCreated) // trigger accepted
-	var ack struct {
-		Acknowledged  bool   `json:"acknowledged"`
-		Status        string `json:"status"`
-		TransactionID string `json:"transactionId"`
-	}
+	var ack triggerAck
 	res.Decode(t, &ack)
 	is.True(ack.Acknowledged)               // acknowledged
 	is.Equal(ack.Status, "processed")       // processed

@@ -95,6 +95,17 @@ func failListingAfter(after string) func(context.Context, string) error {
 
 var everyone = map[string]int{"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}
 
+// newBroadcastHarness returns a harness whose broadcasts write two
+// subscribers a batch, with an in-app workflow "news" and everyone's five
+// subscribers.
+func newBroadcastHarness(t *testing.T) *harness {
+	t.Helper()
+	h := newHarness(t, smallBatches)
+	h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
+	h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+	return h
+}
+
 func TestBroadcast_Finished(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -113,11 +124,7 @@ func TestBroadcast_Finished(t *testing.T) {
 
 			res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"all"}`)
 			is.Equal(res.Status, http.StatusOK) // broadcast answered
-			var ack struct {
-				Acknowledged  bool   `json:"acknowledged"`
-				Status        string `json:"status"`
-				TransactionID string `json:"transactionId"`
-			}
+			var ack triggerAck
 			res.Decode(t, &ack)
 			is.True(ack.Acknowledged)             // acknowledged
 			is.Equal(ack.Status, "processed")     // processed
@@ -137,9 +144,7 @@ func TestBroadcast_Finished(t *testing.T) {
 
 func TestBroadcast_ResumeAfterInterruption(t *testing.T) {
 	is := is.New(t)
-	h := newHarness(t, smallBatches)
-	h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
-	h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+	h := newBroadcastHarness(t)
 
 	// The process stops after the first batch…
 	h.subs.onList(failListingAfter("s2"))
@@ -186,9 +191,7 @@ func TestBroadcast_ResumeWithoutWorkflow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			h := newHarness(t, smallBatches)
-			h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
-			h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+			h := newBroadcastHarness(t)
 			h.subs.onList(failListingAfter("s2"))
 			res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"gone"}`)
 			is.Equal(res.Status, http.StatusInternalServerError) // cut after the first batch
@@ -205,9 +208,7 @@ func TestBroadcast_ResumeWithoutWorkflow(t *testing.T) {
 
 func TestBroadcast_OutlivesClient(t *testing.T) {
 	is := is.New(t)
-	h := newHarness(t, smallBatches)
-	h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
-	h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+	h := newBroadcastHarness(t)
 
 	tenant := platform.Tenant{OrganizationID: h.App.Development.OrganizationID, EnvironmentID: h.App.Development.ID}
 	ctx, hangUp := context.WithCancel(platform.WithTenant(context.Background(), tenant))
@@ -235,9 +236,7 @@ func TestBroadcast_OutlivesClient(t *testing.T) {
 
 func TestBroadcast_CutShortReplaysItsAnswer(t *testing.T) {
 	is := is.New(t)
-	h := newHarness(t, smallBatches)
-	h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
-	h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+	h := newBroadcastHarness(t)
 	h.subs.onList(failListingAfter("s2"))
 	body := `{"name":"news","transactionId":"keyed"}`
 	res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", body, "Idempotency-Key", "b1")
@@ -256,9 +255,7 @@ func TestBroadcast_CutShortReplaysItsAnswer(t *testing.T) {
 func TestBroadcast_Cancel(t *testing.T) {
 	t.Run("OKWhileFanningOut", func(t *testing.T) {
 		is := is.New(t)
-		h := newHarness(t, smallBatches)
-		h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
-		h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+		h := newBroadcastHarness(t)
 		var canceled string
 		h.subs.onList(func(_ context.Context, after string) error {
 			if after == "s2" && canceled == "" { // between the first batch and the second
@@ -274,9 +271,7 @@ func TestBroadcast_Cancel(t *testing.T) {
 	})
 	t.Run("OKAfterACrash", func(t *testing.T) {
 		is := is.New(t)
-		h := newHarness(t, smallBatches)
-		h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
-		h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+		h := newBroadcastHarness(t)
 		h.subs.onList(failListingAfter("s2"))
 		is.Equal(h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"cut"}`).Status, 500)
 		h.subs.onList(nil)

@@ -360,6 +360,13 @@ func (h *harness) trigger(t *testing.T, body string) string {
 	return out.TransactionID
 }
 
+// triggerAck is a trigger's or a broadcast's answer.
+type triggerAck struct {
+	Acknowledged  bool   `json:"acknowledged"`
+	Status        string `json:"status"`
+	TransactionID string `json:"transactionId"`
+}
+
 // apiNotification is a notification as a client reads it.
 type apiNotification struct {
 	ID                     string   `json:"_id"`
