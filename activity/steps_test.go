@@ -2,6 +2,8 @@ package activity
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -461,6 +464,51 @@ func TestTrigger_BulkAndBroadcast(t *testing.T) {
 	got := h.waitStatuses(t, ack.TransactionID, "trigger:completed", "in_app:completed")
 	is.Equal(len(got), 3)                                                                           // every subscriber of the environment
 	is.Equal(h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"missing"}`).Status, 422) // unknown workflow
+}
+
+func TestTrigger_BulkTransactionIDs(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "news", nil, step("inbox", "in_app", nil))
+	is.Equal(h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"news","to":"ada","transactionId":"old"}`).Status, 201)
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger/bulk", `{"events":[
+		{"name":"news","to":"bob","transactionId":"twice"},
+		{"name":"news","to":"newcomer","transactionId":"twice"},
+		{"name":"news","to":"cy","transactionId":"old"}]}`)
+	is.Equal(res.Status, 201)
+	var results []struct {
+		Status string   `json:"status"`
+		Error  []string `json:"error"`
+	}
+	res.Decode(t, &results)
+	is.Equal(len(results), 3)
+	is.Equal(results[0].Status, "processed") // the first event with the transactionId runs
+	is.Equal(results[1].Status, "error")     // a second event of the request with it is refused
+	is.Equal(results[2].Status, "error")     // as is one used by an earlier request
+	is.Equal(len(h.notifications(t, "transactionId=twice")), 1)
+	_, err := h.subs.SubscriberJSON(context.Background(), h.App.Development.ID, "newcomer")
+	is.True(errors.Is(err, platform.ErrNotFound)) // and a refused event creates no subscriber
+}
+
+func TestInsertTriggers_AllOrNone(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, _, taken := newQueue(t) // its trigger has transactionId "tx"
+	fresh := *taken
+	fresh.transactionID, fresh.recipients = "fresh", []recipient{{id: platform.NewID(), subscriberID: "bob",
+		snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}
+	taken.recipients[0].nid = "" // planned afresh
+
+	var conflict *platform.Error
+	err := s.insertTriggers(ctx, []*plan{&fresh, taken})
+	is.True(errors.As(err, &conflict) && conflict.Status == 409) // the second's transactionId is taken
+	used, err := s.transactionUsed(ctx, fresh.tenant.EnvironmentID, "fresh")
+	is.NoErr(err)
+	is.True(!used) // so the first's claim was undone, and nothing of it written
+	var n int
+	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
+	is.Equal(n, 0)
+	is.NoErr(s.insertTrigger(ctx, &fresh, true)) // and it can be written on its own
 }
 
 func TestWorker_StopLetsRunningJobsFinish(t *testing.T) {

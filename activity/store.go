@@ -139,9 +139,10 @@ var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQ
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 64
 
-// insertRequest is one trigger waiting for a group commit.
+// insertRequest is one request's triggers waiting for a group commit,
+// written all or none.
 type insertRequest struct {
-	p     *plan
+	plans []*plan
 	claim bool
 	now   time.Time
 	done  chan error
@@ -158,10 +159,22 @@ type insertRequest struct {
 // committed, so an accepted trigger is durable.
 func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err error) {
 	defer platform.Wrap(&err, "insert trigger %s", p.transactionID)
+	return s.insert(ctx, &insertRequest{plans: []*plan{p}, claim: claim})
+}
+
+// insertTriggers writes the triggers of a bulk request as insertTrigger
+// writes one, all in one transaction: when one's transactionId is taken,
+// none is written.
+func (s *Store) insertTriggers(ctx context.Context, plans []*plan) (err error) {
+	defer platform.Wrap(&err, "insert %d triggers", len(plans))
+	return s.insert(ctx, &insertRequest{plans: plans, claim: true})
+}
+
+func (s *Store) insert(ctx context.Context, req *insertRequest) error {
 	if err := s.stmts.warm(ctx, insertStatements...); err != nil {
 		return err
 	}
-	req := &insertRequest{p: p, claim: claim, now: s.now(), done: make(chan error, 1)}
+	req.now, req.done = s.now(), make(chan error, 1)
 	s.insMu.Lock()
 	s.inserts = append(s.inserts, req)
 	if !s.inserting {
@@ -224,33 +237,61 @@ func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 		if errs[i] == nil {
 			errs[i] = err
 		}
-		if errs[i] == nil && r.p.leavesJob() {
+		if errs[i] == nil && r.leavesJob() {
 			s.wake()
 		}
 		r.done <- errs[i]
 	}
 }
 
-// insertTx writes one trigger inside tx. Only its first statement, the
-// transactionId claim, may fail with a conflict. A broadcast batch's
-// progress is written last, so that it commits with the batch or not at all.
+// insertTx writes one request's triggers inside tx. Only its first
+// statements, the transactionId claims, may fail with a conflict; a
+// conflict undoes the claims before it, so that the request leaves nothing
+// written. Each trigger's progress (a broadcast batch's) and answer are
+// written last, so that they commit with it or not at all.
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
-	p, now := r.p, r.now
-	ts := platform.FormatTime(now)
-	env := p.tenant.EnvironmentID
-	channels, _ := json.Marshal(p.channels)
-	keys, _ := json.Marshal(nonNilStrings(p.contextKeys))
-	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
-	prefs := p.preferences()
 	if r.claim {
+		if err := s.claimTransactions(ctx, tx, r); err != nil {
+			return err
+		}
+	}
+	for _, p := range r.plans {
+		if err := s.insertPlan(ctx, tx, p, r.now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claimTransactions claims the transactionId of each of r's triggers.
+func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
+	ts := platform.FormatTime(r.now)
+	for i, p := range r.plans {
+		env := p.tenant.EnvironmentID
 		_, err := s.stmts.exec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
 		if platform.IsUniqueViolation(err) {
+			for _, q := range r.plans[:i] {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
+					q.tenant.EnvironmentID, q.transactionID); err != nil {
+					return err
+				}
+			}
 			return transactionConflict(p.transactionID)
 		}
 		if err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// insertPlan writes one trigger's rows.
+func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan, now time.Time) error {
+	env := p.tenant.EnvironmentID
+	channels, _ := json.Marshal(p.channels)
+	keys, _ := json.Marshal(nonNilStrings(p.contextKeys))
+	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
+	prefs := p.preferences()
 	for i := range p.recipients {
 		rc := &p.recipients[i]
 		if rc.nid == "" {
@@ -348,6 +389,16 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 		return r.first(ctx, tx)
 	}
 	return nil
+}
+
+// leavesJob reports whether the request wrote work for the worker.
+func (r *insertRequest) leavesJob() bool {
+	for _, p := range r.plans {
+		if p.leavesJob() {
+			return true
+		}
+	}
+	return false
 }
 
 // leavesJob reports whether the trigger's rows include a job with a run

@@ -475,37 +475,43 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 // together) may spend running first in-app steps itself (runFirst).
 const inlineBudget = time.Second
 
-// trigger runs one trigger request end to end: prepare, resolve, write. It
-// runs first in-app steps itself until inlineUntil. When the trigger is the
-// whole request (whole), its answer is recorded with it for an
-// Idempotency-Key, so a crash after the commit cannot let a retry trigger
-// it again.
-func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req triggerRequest, inlineUntil time.Time, whole bool) (*triggerResult, error) {
+// accept runs one trigger up to its write: prepare, resolve, plan. It runs
+// first in-app steps itself until inlineUntil. A nil plan with a result
+// means the trigger ends there, with nothing to write.
+func (t *triggerer) accept(ctx context.Context, tenant platform.Tenant, req triggerRequest, inlineUntil time.Time) (*plan, *triggerResult, error) {
 	p, done, err := t.prepare(ctx, tenant, req)
 	if err != nil || done != nil {
-		return done, err
+		return nil, done, err
 	}
 	if err := t.refuseUsed(ctx, tenant, req.TransactionID); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.actor, p.recipients, err = t.resolve(ctx, tenant, req); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := t.store.now()
 	// Before the write, so that a failure here leaves the trigger
 	// unaccepted rather than accepted and answered with an error.
 	if err := t.workflows.Triggered(ctx, tenant.EnvironmentID, p.wf.ID, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range p.recipients {
 		p.planChain(&p.recipients[i], now)
 	}
 	t.runFirst(ctx, p, inlineUntil)
-	res := &triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID}
-	if whole {
-		if p.answer, err = platform.IdempotentAnswer(ctx, http.StatusCreated, res); err != nil {
-			return nil, err
-		}
+	return p, &triggerResult{Acknowledged: true, Status: triggerProcessed, TransactionID: p.transactionID}, nil
+}
+
+// trigger runs one trigger request end to end. Its answer for an
+// Idempotency-Key is recorded with its write, so that a crash after the
+// commit cannot let a retry trigger it again.
+func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req triggerRequest, inlineUntil time.Time) (*triggerResult, error) {
+	p, res, err := t.accept(ctx, tenant, req, inlineUntil)
+	if err != nil || p == nil {
+		return res, err
+	}
+	if p.answer, err = platform.IdempotentAnswer(ctx, http.StatusCreated, res); err != nil {
+		return nil, err
 	}
 	if err := t.store.insertTrigger(ctx, p, true); err != nil {
 		return nil, err

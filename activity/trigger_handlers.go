@@ -30,7 +30,7 @@ func handleTrigger(t *triggerer) http.Handler {
 		if err != nil {
 			return err
 		}
-		res, err := t.trigger(r.Context(), platform.TenantFrom(r.Context()), req, time.Now().Add(inlineBudget), true)
+		res, err := t.trigger(r.Context(), platform.TenantFrom(r.Context()), req, time.Now().Add(inlineBudget))
 		if err != nil {
 			return err
 		}
@@ -56,29 +56,85 @@ func (b bulkRequest) Valid(ctx context.Context) map[string]string {
 
 // handleTriggerBulk serves POST /v1/events/trigger/bulk: each event is
 // triggered on its own; one that a client error stops answers status "error"
-// with the reason, and the others still run.
+// with the reason, and the others still run. The accepted events are
+// written in one transaction with the answer for an Idempotency-Key, so a
+// crash leaves all of them written and the answer kept, or none.
 func handleTriggerBulk(t *triggerer) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decodeTrigger[bulkRequest](r)
 		if err != nil {
 			return err
 		}
-		tenant := platform.TenantFrom(r.Context())
+		ctx := r.Context()
+		tenant := platform.TenantFrom(ctx)
 		inlineUntil := time.Now().Add(inlineBudget) // shared by the events
-		out := make([]*triggerResult, 0, len(req.Events))
-		for _, ev := range req.Events {
-			res, err := t.trigger(r.Context(), tenant, ev, inlineUntil, false)
-			var e *platform.Error
-			switch {
-			case errors.As(err, &e):
-				res = &triggerResult{Acknowledged: false, Status: "error", TransactionID: ev.TransactionID, Error: []string{e.Message}}
-			case err != nil:
+		out := make([]*triggerResult, len(req.Events))
+		var plans []*plan
+		var placed []int // the event of each plan
+		claimed := map[string]bool{}
+		for i, ev := range req.Events {
+			var p *plan
+			var res *triggerResult
+			if claimed[ev.TransactionID] { // an earlier event of this request has it
+				err = transactionConflict(ev.TransactionID)
+			} else {
+				p, res, err = t.accept(ctx, tenant, ev, inlineUntil)
+			}
+			if out[i], err = bulkResult(ev, res, err); err != nil {
 				return err
 			}
-			out = append(out, res)
+			if p != nil {
+				claimed[p.transactionID] = true
+				plans, placed = append(plans, p), append(placed, i)
+			}
+		}
+		if err := writeBulk(ctx, t.store, plans, placed, out); err != nil {
+			return err
 		}
 		return platform.JSON(w, http.StatusCreated, out)
 	})
+}
+
+// bulkResult is an event's answer: its result, or the client error that
+// stopped it. Any other error stops the whole request.
+func bulkResult(ev triggerRequest, res *triggerResult, err error) (*triggerResult, error) {
+	var e *platform.Error
+	switch {
+	case errors.As(err, &e):
+		return &triggerResult{Acknowledged: false, Status: "error", TransactionID: ev.TransactionID, Error: []string{e.Message}}, nil
+	case err != nil:
+		return nil, err
+	}
+	return res, nil
+}
+
+// writeBulk writes a bulk request's accepted events, with out as its answer,
+// in one transaction. If another request took one of their transactionIds
+// meanwhile, each is written on its own instead, and a refused one's answer
+// in out becomes its error.
+func writeBulk(ctx context.Context, s *Store, plans []*plan, placed []int, out []*triggerResult) error {
+	if len(plans) == 0 {
+		return nil
+	}
+	last := plans[len(plans)-1]
+	var err error
+	if last.answer, err = platform.IdempotentAnswer(ctx, http.StatusCreated, out); err != nil {
+		return err
+	}
+	var conflict *platform.Error
+	err = s.insertTriggers(ctx, plans)
+	if !errors.As(err, &conflict) || conflict.Status != http.StatusConflict {
+		return err
+	}
+	last.answer = nil // out may change: the middleware records it
+	for i, p := range plans {
+		err := s.insertTrigger(ctx, p, true)
+		ev := placed[i]
+		if out[ev], err = bulkResult(triggerRequest{TransactionID: p.transactionID}, out[ev], err); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // broadcastRequest is the body of POST /v1/events/trigger/broadcast.
