@@ -508,7 +508,14 @@ func TestInsertTriggers_AllOrNone(t *testing.T) {
 	var n int
 	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
 	is.Equal(n, 0)
-	is.NoErr(s.insertTrigger(ctx, &fresh, true)) // and it can be written on its own
+
+	// A bulk request meets that race by writing each event on its own.
+	out := []*triggerResult{{Status: triggerProcessed, TransactionID: "fresh"}, {Status: triggerProcessed, TransactionID: "tx"}}
+	is.NoErr(writeBulk(ctx, s, []*plan{&fresh, taken}, []int{0, 1}, out))
+	is.Equal(out[0].Status, triggerProcessed) // the free one is written
+	is.Equal(out[1].Status, "error")          // the taken one is refused
+	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
+	is.Equal(n, 1)
 }
 
 func TestWorker_StopLetsRunningJobsFinish(t *testing.T) {
