@@ -373,6 +373,39 @@ func TestInsertTrigger_RecordsItsAnswerWithIt(t *testing.T) {
 	is.Equal(n, 1) // written with the trigger
 }
 
+func TestQueue_RecoverLeases(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, _, _ := newQueue(t)
+	claimed, err := s.claim(ctx, time.Minute, 1) // a process claims the job, then dies
+	is.NoErr(err)
+	is.Equal(claimed[0].Attempts, 1)
+
+	for i := 1; i <= maxInterruptions; i++ {
+		n, err := s.recoverLeases(ctx) // the next start
+		is.NoErr(err)
+		is.Equal(n, 1) // finds the claim
+		claimed, err = s.claim(ctx, time.Minute, 1)
+		is.NoErr(err)
+		is.Equal(len(claimed), 1)             // due again at once, lease or no lease
+		is.Equal(claimed[0].Attempts, 1)      // the dead claim's attempt taken back
+		is.Equal(claimed[0].Interruptions, i) // and counted as an interruption
+	}
+
+	// A job that keeps bringing Herald down ends.
+	w := NewWorker(s, newFakeSubscribers(), newFakeMessenger(), WorkerConfig{})
+	wr, err := w.run(ctx, claimed[0])
+	is.NoErr(err)
+	is.NoErr(s.db.Tx(ctx, func(tx *sql.Tx) error { return wr(ctx, tx) }))
+	var status string
+	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, claimed[0].ID).Scan(&status))
+	is.Equal(status, statusFailed)
+	var warned int
+	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM execution_details WHERE job_id = ? AND detail = ?`,
+		claimed[0].ID, interruptedDetail).Scan(&warned))
+	is.Equal(warned, maxInterruptions) // each interruption is on the record
+}
+
 func TestWorker_GivesBackAJobWhoseLeaseIsHalfGone(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()

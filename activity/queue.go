@@ -36,6 +36,7 @@ type job struct {
 	Digest         json.RawMessage
 	GroupKey       string
 	Attempts       int
+	Interruptions  int       // times Herald stopped while the job was claimed (recoverLeases)
 	Lease          string    // this claim's lease token
 	LeaseUntil     time.Time // when another worker may take the job
 	CreatedAt      string
@@ -66,13 +67,14 @@ const claimSQL = `
 			WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
 			ORDER BY run_at, id LIMIT ?)
 		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			position, type, step_id, step, controls, provider_id, stage, digest, group_key, attempts, created_at`
+			position, type, step_id, step, controls, provider_id, stage, digest, group_key, attempts, interruptions, created_at`
 
 // claim leases up to n due jobs, those due longest first: one UPDATE …
 // RETURNING on the writer, so two workers never get the same job. A job
-// whose lease expired (its worker died) is due again. A claim counts as an
-// attempt, so a job that keeps killing its worker still ends; a worker that
-// gives a job back without starting it takes the attempt back (unclaimed).
+// whose lease expired is due again. A claim counts as an attempt; a worker
+// that gives a job back without starting it takes the attempt back
+// (unclaimed), and so does the next start for a job a dead process held,
+// counting an interruption instead (recoverLeases).
 func (s *Store) claim(ctx context.Context, lease time.Duration, n int) (_ []*job, err error) {
 	defer platform.Wrap(&err, "claim jobs")
 	now := s.now()
@@ -95,7 +97,7 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n int) (_ []*job
 		var step, controls string
 		if err := rows.Scan(&j.ID, &j.EnvironmentID, &j.OrganizationID, &j.NotificationID, &j.TransactionID, &j.SubscriberID,
 			&j.TemplateID, &j.Position, &j.Type, &j.StepID, &step, &controls, &j.ProviderID, &j.Stage, &digest, &j.GroupKey,
-			&j.Attempts, &j.CreatedAt); err != nil {
+			&j.Attempts, &j.Interruptions, &j.CreatedAt); err != nil {
 			return nil, err
 		}
 		j.Step, j.Controls = json.RawMessage(step), json.RawMessage(controls)
@@ -134,16 +136,21 @@ func (s *Store) unclaimed(j *job) write {
 // Herald process uses a database, so when its worker starts, a claim it
 // finds was made by a process that has died (a crash, or a stop that
 // abandoned running jobs): waiting out the lease would only delay those
-// jobs. The attempt the claim counted stays counted, since the job may have
-// been running when the process died, and each job's record says so.
+// jobs. The claim's attempt is taken back and counted as an interruption
+// instead: most such jobs never reached their provider, and a crash says
+// nothing about whether the provider works. Each job's record says it was
+// interrupted, and it goes behind the jobs already due, so that the same
+// jobs are not the ones in flight at every stop.
 func (s *Store) recoverLeases(ctx context.Context) (n int, err error) {
 	defer platform.Wrap(&err, "recover job leases")
 	now := s.now()
+	ts := platform.FormatTime(now)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		n, err = s.updateJobs(ctx, tx, now, detail{Status: detailWarning, Source: sourceInternal, Detail: interruptedDetail}, `
-			UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', updated_at = ?
+			UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', run_at = ?,
+				attempts = max(attempts - 1, 0), interruptions = interruptions + 1, updated_at = ?
 			WHERE run_at > '' AND status = 'running' AND lease_owner <> ''
-			RETURNING `+jobRefColumns, platform.FormatTime(now))
+			RETURNING `+jobRefColumns, ts, ts)
 		return err
 	})
 	return n, err

@@ -89,11 +89,20 @@ func parseSkip(raw []byte) (json.RawMessage, error) {
 	return controls.Skip, nil
 }
 
+// maxInterruptions is how many times Herald may stop or crash while a job
+// is claimed before the job fails: one that brings Herald down each time it
+// runs must still end.
+const maxInterruptions = 5
+
 // run executes one claimed job and returns the write that records its
 // result. It returns the context's error, and no write, when the worker is
 // stopped mid-run; an error leaves the job to its lease, which expires and
 // lets it run again.
 func (w *Worker) run(ctx context.Context, j *job) (write, error) {
+	if j.Interruptions >= maxInterruptions {
+		return w.fail(j, []detail{{Status: detailFailed, Source: sourceInternal,
+			Detail: fmt.Sprintf("Step failed: Herald stopped %d times while it ran", j.Interruptions)}})
+	}
 	if j.Type == stepTrigger {
 		return w.store.settled(j, settlement{status: statusCompleted, then: thenRelease}), nil
 	}
