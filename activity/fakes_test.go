@@ -346,6 +346,21 @@ func (h *harness) startWorker(t *testing.T) {
 	t.Cleanup(func() { h.stop(5 * time.Second) })
 }
 
+// anyDue reports whether a job of either lane is due.
+func (h *harness) anyDue(t *testing.T) bool {
+	t.Helper()
+	for _, remote := range []bool{false, true} {
+		due, err := h.store.anyDue(context.Background(), remote)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if due {
+			return true
+		}
+	}
+	return false
+}
+
 // trigger posts a trigger and returns its transactionId, failing unless it is a 201.
 func (h *harness) trigger(t *testing.T, body string) string {
 	t.Helper()

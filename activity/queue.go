@@ -39,6 +39,7 @@ type job struct {
 	Interruptions  int       // times Herald stopped while the job was claimed (recoverLeases)
 	Lease          string    // this claim's lease token
 	LeaseUntil     time.Time // when another worker may take the job
+	lane           *lane     // the worker's lane that claimed it
 	CreatedAt      string
 
 	// keep, when set, takes the result settled would return a write of:
@@ -47,13 +48,18 @@ type job struct {
 	keep func(settlement)
 }
 
-// anyDue reports, from the read pool, whether some job is due, so idle
-// workers poll without taking the writer.
-func (s *Store) anyDue(ctx context.Context) (bool, error) {
+// remoteSQL is true for a job whose step waits on a provider, the lane it
+// is claimed in (see migration 000014, whose claim index leads with it).
+const remoteSQL = `(type IN ('email', 'sms', 'chat', 'push'))`
+
+// anyDue reports, from the read pool, whether some job of the lane is due,
+// so idle workers poll without taking the writer.
+func (s *Store) anyDue(ctx context.Context, remote bool) (bool, error) {
 	ts := platform.FormatTime(s.now())
 	var one int
 	err := s.reads.row(ctx, `
-		SELECT 1 FROM jobs WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ? LIMIT 1`, ts, ts).Scan(&one)
+		SELECT 1 FROM jobs WHERE `+remoteSQL+` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ? LIMIT 1`,
+		remote, ts, ts).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -64,18 +70,18 @@ const claimSQL = `
 		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
 		WHERE id IN (
 			SELECT id FROM jobs
-			WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
+			WHERE ` + remoteSQL + ` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
 			ORDER BY run_at, id LIMIT ?)
 		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
 			position, type, step_id, step, controls, provider_id, stage, digest, group_key, attempts, interruptions, created_at`
 
-// claim leases up to n due jobs, those due longest first: one UPDATE …
+// claim leases up to n due jobs of a lane, those due longest first: one UPDATE …
 // RETURNING on the writer, so two workers never get the same job. A job
 // whose lease expired is due again. A claim counts as an attempt; a worker
 // that gives a job back without starting it takes the attempt back
 // (unclaimed), and so does the next start for a job a dead process held,
 // counting an interruption instead (recoverLeases).
-func (s *Store) claim(ctx context.Context, lease time.Duration, n int) (_ []*job, err error) {
+func (s *Store) claim(ctx context.Context, lease time.Duration, n int, remote bool) (_ []*job, err error) {
 	defer platform.Wrap(&err, "claim jobs")
 	now := s.now()
 	ts := platform.FormatTime(now)
@@ -85,7 +91,7 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n int) (_ []*job
 		return nil, err
 	}
 	rows, err := s.stmts.query(ctx, claimSQL,
-		token, platform.FormatTime(until), ts, ts, ts, n)
+		token, platform.FormatTime(until), ts, remote, ts, ts, n)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +155,7 @@ func (s *Store) recoverLeases(ctx context.Context) (n int, err error) {
 		n, err = s.updateJobs(ctx, tx, now, detail{Status: detailWarning, Source: sourceInternal, Detail: interruptedDetail}, `
 			UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', run_at = ?,
 				attempts = max(attempts - 1, 0), interruptions = interruptions + 1, updated_at = ?
-			WHERE run_at > '' AND status = 'running' AND lease_owner <> ''
+			WHERE `+remoteSQL+` IN (0, 1) AND run_at > '' AND status = 'running' AND lease_owner <> ''
 			RETURNING `+jobRefColumns, ts, ts)
 		return err
 	})

@@ -25,9 +25,7 @@ func TestDelay_RunsAfterItsTime(t *testing.T) {
 	h.waitStatuses(t, tx, "trigger:completed", "delay:delayed", "in_app:pending")
 
 	h.App.Clock.Advance(59 * time.Minute)
-	due, err := h.store.anyDue(context.Background())
-	is.NoErr(err)
-	is.True(!due)                  // nothing is due a minute before the delay ends
+	is.True(!h.anyDue(t))          // nothing is due a minute before the delay ends
 	is.Equal(h.msg.callCount(), 0) // nothing delivered yet
 
 	h.App.Clock.Advance(2 * time.Minute)
@@ -330,9 +328,7 @@ func TestTrigger_Cancel(t *testing.T) {
 	unknown := h.Dev.Do(t, "DELETE", "/v1/events/trigger/nope", "")
 	is.Equal(strings.TrimSpace(string(unknown.Body)), "false") // unknown transaction
 	h.App.Clock.Advance(25 * time.Hour)
-	due, err := h.store.anyDue(context.Background())
-	is.NoErr(err)
-	is.True(!due)                  // canceled jobs never come due
+	is.True(!h.anyDue(t))          // canceled jobs never come due
 	is.Equal(h.msg.callCount(), 0) // nothing sent
 }
 
@@ -578,12 +574,11 @@ func TestWorker_StopGivesBackUnstartedJobs(t *testing.T) {
 
 func TestWorker_SlowProviderLeavesRoomForOtherSteps(t *testing.T) {
 	is := is.New(t)
-	h := newHarness(t)
-	h.stop(time.Second)
-	h.size = 0 // the default pool
-	h.startWorker(t)
+	h := newHarness(t) // two goroutines a lane
 	h.wf.add(t, h.App.Development.ID, "mail", nil, step("mail", "email", map[string]any{"subject": "s", "body": "b"}))
 	h.wf.add(t, h.App.Development.ID, "inbox", nil, step("inbox", "in_app", nil))
+	h.wf.add(t, h.App.Development.ID, "later", nil,
+		step("wait", "delay", map[string]any{"type": "regular", "amount": 1, "unit": "minutes"}), step("inbox", "in_app", nil))
 	slow := make(chan struct{})
 	defer close(slow)
 	h.msg.mu.Lock()
@@ -594,10 +589,15 @@ func TestWorker_SlowProviderLeavesRoomForOtherSteps(t *testing.T) {
 		return "sent", nil
 	}
 	h.msg.mu.Unlock()
-	h.trigger(t, `{"name":"mail","to":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p"]}`)
-	platformtest.Eventually(t, 5*time.Second, func() bool { return h.msg.callCount() == 16 }, "the emails to start")
+	h.trigger(t, `{"name":"mail","to":["a","b","c","d","e","f","g","h"]}`) // four times the goroutines
+	platformtest.Eventually(t, 5*time.Second, func() bool { return h.msg.callCount() == 2 }, "the emails to start")
 
 	tx := h.trigger(t, `{"name":"inbox","to":"z"}`)
-	got := h.waitStatuses(t, tx, "trigger:completed", "in_app:completed")
-	is.Equal(len(got), 1) // the in-app step ran while every email waited on its provider
+	h.waitStatuses(t, tx, "trigger:completed", "in_app:completed") // in-app runs while every email waits on its provider
+	later := h.trigger(t, `{"name":"later","to":"z"}`)
+	h.waitStatuses(t, later, "trigger:completed", "delay:delayed", "in_app:pending")
+	h.App.Clock.Advance(2 * time.Minute)
+	h.store.wake()
+	h.waitStatuses(t, later, "trigger:completed", "delay:completed", "in_app:completed") // and so do delays
+	is.Equal(h.msg.callCount(), 4)                                                       // two emails and two in-app messages
 }

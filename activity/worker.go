@@ -15,7 +15,7 @@ import (
 
 // WorkerConfig tunes a Worker. Zero fields take the defaults.
 type WorkerConfig struct {
-	Size         int           // goroutines running jobs; default 32
+	Size         int           // goroutines running jobs, in each lane; default 32
 	Lease        time.Duration // how long a claim holds a job before another worker may take it; default 5m
 	Poll         time.Duration // how often an idle worker looks for scheduled work; default 1s
 	RetryBackoff time.Duration // wait after a first failed attempt, doubling after each; default 10s
@@ -38,16 +38,29 @@ const defaultSize = 32
 // results that have piled up meanwhile in one transaction. The dispatcher is
 // woken by triggers and by a ticker for scheduled work (delays, digests,
 // retries).
+//
+// There are two such dispatchers and pools, lanes: one for the steps that
+// wait on a provider (email, sms, chat, push) and one for the rest, so that
+// a provider that is slow or down, with a backlog of Size sends or more,
+// does not hold up in-app messages, delays and digests. One committer
+// records both.
 type Worker struct {
 	runner
 
-	pending atomic.Int64  // jobs claimed and not yet recorded
-	freed   chan struct{} // signalled when results were recorded
+	lanes [2]*lane
 
 	mu         sync.Mutex
 	wg         sync.WaitGroup
 	cancelLoop context.CancelFunc // stops claiming
 	cancelJobs context.CancelFunc // abandons running jobs
+}
+
+// lane is one of the worker's queues.
+type lane struct {
+	remote  bool          // the steps that wait on a provider
+	pending atomic.Int64  // jobs claimed and not yet recorded
+	freed   chan struct{} // signalled when results were recorded
+	woken   chan struct{} // signalled when a write may have made work due
 }
 
 // NewWorker returns a worker for store's queue. It delivers channel steps
@@ -71,7 +84,11 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{runner: runner{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg}, freed: make(chan struct{}, 1)}
+	w := &Worker{runner: runner{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg}}
+	for i := range w.lanes {
+		w.lanes[i] = &lane{remote: i == 1, freed: make(chan struct{}, 1), woken: make(chan struct{}, 1)}
+	}
+	return w
 }
 
 // runner runs one job's step. The worker runs every queued job with it, and
@@ -109,21 +126,28 @@ func (w *Worker) Start(ctx context.Context) {
 	// At most two jobs per goroutine are claimed at once: one claim (a
 	// write) serves several jobs, and a claimed job never waits long for a
 	// goroutine while its lease runs, nor is left for a crash to strand.
-	jobs := make(chan *job, 2*w.cfg.Size)
-	results := make(chan result, 2*w.cfg.Size)
+	results := make(chan result, 4*w.cfg.Size)
 	var running sync.WaitGroup
-	for range w.cfg.Size {
-		running.Add(1)
+	for _, l := range w.lanes {
+		jobs := make(chan *job, 2*w.cfg.Size)
+		for range w.cfg.Size {
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				w.execute(ctx, jobCtx, jobs, results)
+			}()
+		}
+		w.wg.Add(1)
 		go func() {
-			defer running.Done()
-			w.execute(ctx, jobCtx, jobs, results)
+			defer w.wg.Done()
+			w.dispatch(ctx, l, jobs)
+			close(jobs)
 		}()
 	}
 	w.wg.Add(3)
 	go func() {
 		defer w.wg.Done()
-		w.dispatch(ctx, jobs)
-		close(jobs)
+		w.relayWakes(ctx)
 	}()
 	go func() {
 		defer w.wg.Done()
@@ -135,6 +159,23 @@ func (w *Worker) Start(ctx context.Context) {
 		// Results are recorded even while stopping: the work is done.
 		w.commit(context.WithoutCancel(ctx), results)
 	}()
+}
+
+// relayWakes passes each of the store's wake-ups on to every lane.
+func (w *Worker) relayWakes(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.store.woken:
+			for _, l := range w.lanes {
+				select {
+				case l.woken <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
 }
 
 // Stop stops claiming, gives back the claimed jobs not yet started, and
@@ -164,23 +205,24 @@ func (w *Worker) Stop(ctx context.Context) {
 	<-done
 }
 
-// dispatch claims due jobs while there is room for them, and otherwise
-// waits for a wake-up, a tick or room. A claim that took every due job is
-// not followed by another until something signals: claims come in batches
-// rather than one per job while triggers trickle in.
-func (w *Worker) dispatch(ctx context.Context, jobs chan<- *job) {
+// dispatch claims the lane's due jobs while there is room for them, and
+// otherwise waits for a wake-up, a tick or room. A claim that took every due
+// job is not followed by another until something signals: claims come in
+// batches rather than one per job while triggers trickle in.
+func (w *Worker) dispatch(ctx context.Context, l *lane, jobs chan<- *job) {
 	ticker := time.NewTicker(w.cfg.Poll)
 	defer ticker.Stop()
 	limit := int64(cap(jobs))
 	check := true // ask the read pool first whether anything is due
 	for ctx.Err() == nil {
-		if room := limit - w.pending.Load(); room > 0 {
-			batch, err := w.claim(ctx, int(room), check)
+		if room := limit - l.pending.Load(); room > 0 {
+			batch, err := w.claim(ctx, l, int(room), check)
 			if err != nil && ctx.Err() == nil {
 				w.cfg.Logger.Error("claim jobs", "error", err)
 			}
-			w.pending.Add(int64(len(batch)))
+			l.pending.Add(int64(len(batch)))
 			for _, j := range batch {
+				j.lane = l
 				jobs <- j // never blocks: pending bounds what is in flight
 			}
 			if int64(len(batch)) == room {
@@ -190,9 +232,9 @@ func (w *Worker) dispatch(ctx context.Context, jobs chan<- *job) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-w.store.woken:
+		case <-l.woken:
 			check = false // a write just made work due
-		case <-w.freed:
+		case <-l.freed:
 			check = true
 		case <-ticker.C:
 			check = true
@@ -200,16 +242,16 @@ func (w *Worker) dispatch(ctx context.Context, jobs chan<- *job) {
 	}
 }
 
-// claim leases up to n due jobs. With check, it asks the read pool first,
-// so idle polls stay off the writer.
-func (w *Worker) claim(ctx context.Context, n int, check bool) ([]*job, error) {
+// claim leases up to n due jobs of lane l. With check, it asks the read
+// pool first, so idle polls stay off the writer.
+func (w *Worker) claim(ctx context.Context, l *lane, n int, check bool) ([]*job, error) {
 	if check {
-		due, err := w.store.anyDue(ctx)
+		due, err := w.store.anyDue(ctx, l.remote)
 		if err != nil || !due {
 			return nil, err
 		}
 	}
-	return w.store.claim(ctx, w.cfg.Lease, n)
+	return w.store.claim(ctx, w.cfg.Lease, n, l.remote)
 }
 
 // execute runs claimed jobs and hands their results to the committer. Once
@@ -228,7 +270,7 @@ func (w *Worker) execute(stopping, ctx context.Context, jobs <-chan *job, result
 			if ctx.Err() == nil {
 				w.cfg.Logger.Error("run job; it runs again when its lease expires", "job_id", j.ID, "type", j.Type, "error", err)
 			}
-			w.release(1)
+			w.release(j)
 			continue
 		}
 		results <- result{j: j, write: wr}
@@ -253,7 +295,9 @@ func (w *Worker) commit(ctx context.Context, results <-chan result) {
 			}
 		}
 		w.record(ctx, batch)
-		w.release(len(batch))
+		for _, r := range batch {
+			w.release(r.j)
+		}
 	}
 }
 
@@ -295,11 +339,12 @@ func (w *Worker) logWrite(j *job, err error) {
 	w.cfg.Logger.Error("record job result; it runs again when its lease expires", "job_id", j.ID, "type", j.Type, "error", err)
 }
 
-// release notes that n claimed jobs are done with, making room to claim more.
-func (w *Worker) release(n int) {
-	w.pending.Add(-int64(n))
+// release notes that claimed job j is done with, making room in its lane to
+// claim more.
+func (w *Worker) release(j *job) {
+	j.lane.pending.Add(-1)
 	select {
-	case w.freed <- struct{}{}:
+	case j.lane.freed <- struct{}{}:
 	default:
 	}
 }
