@@ -346,11 +346,11 @@ func (h *harness) startWorker(t *testing.T) {
 	t.Cleanup(func() { h.stop(5 * time.Second) })
 }
 
-// anyDue reports whether a job of either lane is due.
+// anyDue reports whether a job of any lane is due.
 func (h *harness) anyDue(t *testing.T) bool {
 	t.Helper()
-	for _, remote := range []bool{false, true} {
-		due, err := h.store.anyDue(context.Background(), remote)
+	for lane := range laneCount {
+		due, err := h.store.anyDue(context.Background(), lane)
 		if err != nil {
 			t.Fatal(err)
 		}

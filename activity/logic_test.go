@@ -304,33 +304,32 @@ func TestQueue_LeaseExpiry(t *testing.T) {
 	var conflict *platform.Error
 	is.True(errors.As(s.insertTrigger(ctx, p, true), &conflict) && conflict.Status == 409) // the transactionId is claimed once
 
-	const local, remote = false, true
-	claimOne := func(remote bool) *job {
+	claimOne := func(lane int) *job {
 		t.Helper()
-		jobs, err := s.claim(ctx, time.Minute, 10, remote)
+		jobs, err := s.claim(ctx, time.Minute, 10, lane)
 		is.NoErr(err)
 		is.Equal(len(jobs), 1) // exactly one job of the lane is due
 		return jobs[0]
 	}
-	first := claimOne(local)
+	first := claimOne(laneLocal)
 	is.Equal(first.Type, "in_app") // the trigger job is written done: the first step is due at once
 	is.Equal(first.Position, 1)    // after the trigger job
-	for _, lane := range []bool{local, remote} {
+	for lane := range laneCount {
 		none, err := s.claim(ctx, time.Minute, 10, lane)
 		is.NoErr(err)
 		is.Equal(len(none), 0) // a leased job is not claimable, and the next is not released
 	}
 
 	clock.Advance(time.Minute + time.Millisecond)
-	second := claimOne(local)
+	second := claimOne(laneLocal)
 	is.Equal(second.ID, first.ID) // the expired lease made it due again
 	is.Equal(second.Attempts, 2)  // counted as a second attempt
 
 	err := s.settle(ctx, first, settlement{status: statusCompleted, then: thenRelease})
 	is.True(errors.Is(err, errLeaseLost)) // the old holder's result is refused
 	is.NoErr(s.settle(ctx, second, settlement{status: statusCompleted, then: thenRelease}))
-	next := claimOne(remote)
-	is.Equal(next.Type, "email") // completing released the next step, to the lane of provider steps
+	next := claimOne(laneEmail)
+	is.Equal(next.Type, "email") // completing released the next step, to its channel's lane
 	is.Equal(next.Position, 2)   // in chain order
 }
 
@@ -380,7 +379,7 @@ func TestQueue_RecoverLeases(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	s, _, _ := newQueue(t)
-	claimed, err := s.claim(ctx, time.Minute, 1, false) // a process claims the job, then dies
+	claimed, err := s.claim(ctx, time.Minute, 1, laneLocal) // a process claims the job, then dies
 	is.NoErr(err)
 	is.Equal(claimed[0].Attempts, 1)
 
@@ -388,7 +387,7 @@ func TestQueue_RecoverLeases(t *testing.T) {
 		n, err := s.recoverLeases(ctx) // the next start
 		is.NoErr(err)
 		is.Equal(n, 1) // finds the claim
-		claimed, err = s.claim(ctx, time.Minute, 1, false)
+		claimed, err = s.claim(ctx, time.Minute, 1, laneLocal)
 		is.NoErr(err)
 		is.Equal(len(claimed), 1)             // due again at once, lease or no lease
 		is.Equal(claimed[0].Attempts, 1)      // the dead claim's attempt taken back
@@ -415,7 +414,7 @@ func TestWorker_GivesBackAJobWhoseLeaseIsHalfGone(t *testing.T) {
 	s, clock, _ := newQueue(t)
 	msg := newFakeMessenger()
 	w := NewWorker(s, newFakeSubscribers(), msg, WorkerConfig{Lease: time.Minute})
-	claimed, err := s.claim(ctx, time.Minute, 1, false)
+	claimed, err := s.claim(ctx, time.Minute, 1, laneLocal)
 	is.NoErr(err)
 	is.Equal(len(claimed), 1)
 
@@ -430,7 +429,7 @@ func TestWorker_GivesBackAJobWhoseLeaseIsHalfGone(t *testing.T) {
 	r := <-results
 	is.NoErr(s.db.Tx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }))
 
-	again, err := s.claim(ctx, time.Minute, 1, false)
+	again, err := s.claim(ctx, time.Minute, 1, laneLocal)
 	is.NoErr(err)
 	is.Equal(len(again), 1)
 	is.Equal(again[0].ID, claimed[0].ID) // given back: due again at once

@@ -48,18 +48,30 @@ type job struct {
 	keep func(settlement)
 }
 
-// remoteSQL is true for a job whose step waits on a provider, the lane it
-// is claimed in (see migration 000014, whose claim index leads with it).
-const remoteSQL = `(type IN ('email', 'sms', 'chat', 'push'))`
+// The lanes jobs are claimed in: one for each channel whose steps wait on
+// a provider, and one for every other step, so that a slow provider holds
+// up only the sends of its own channel.
+const (
+	laneLocal = iota
+	laneEmail
+	laneSMS
+	laneChat
+	lanePush
+	laneCount
+)
+
+// laneSQL is a job's lane, as the claim index (migration 000015) leads
+// with it.
+const laneSQL = `(CASE type WHEN 'email' THEN 1 WHEN 'sms' THEN 2 WHEN 'chat' THEN 3 WHEN 'push' THEN 4 ELSE 0 END)`
 
 // anyDue reports, from the read pool, whether some job of the lane is due,
 // so idle workers poll without taking the writer.
-func (s *Store) anyDue(ctx context.Context, remote bool) (bool, error) {
+func (s *Store) anyDue(ctx context.Context, lane int) (bool, error) {
 	ts := platform.FormatTime(s.now())
 	var one int
 	err := s.reads.row(ctx, `
-		SELECT 1 FROM jobs WHERE `+remoteSQL+` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ? LIMIT 1`,
-		remote, ts, ts).Scan(&one)
+		SELECT 1 FROM jobs WHERE `+laneSQL+` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ? LIMIT 1`,
+		lane, ts, ts).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -70,7 +82,7 @@ const claimSQL = `
 		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
 		WHERE id IN (
 			SELECT id FROM jobs
-			WHERE ` + remoteSQL + ` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
+			WHERE ` + laneSQL + ` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
 			ORDER BY run_at, id LIMIT ?)
 		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
 			position, type, step_id, step, controls, provider_id, stage, digest, group_key, attempts, interruptions, created_at`
@@ -81,7 +93,7 @@ const claimSQL = `
 // that gives a job back without starting it takes the attempt back
 // (unclaimed), and so does the next start for a job a dead process held,
 // counting an interruption instead (recoverLeases).
-func (s *Store) claim(ctx context.Context, lease time.Duration, n int, remote bool) (_ []*job, err error) {
+func (s *Store) claim(ctx context.Context, lease time.Duration, n, lane int) (_ []*job, err error) {
 	defer platform.Wrap(&err, "claim jobs")
 	now := s.now()
 	ts := platform.FormatTime(now)
@@ -91,7 +103,7 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n int, remote bo
 		return nil, err
 	}
 	rows, err := s.stmts.query(ctx, claimSQL,
-		token, platform.FormatTime(until), ts, remote, ts, ts, n)
+		token, platform.FormatTime(until), ts, lane, ts, ts, n)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +167,7 @@ func (s *Store) recoverLeases(ctx context.Context) (n int, err error) {
 		n, err = s.updateJobs(ctx, tx, now, detail{Status: detailWarning, Source: sourceInternal, Detail: interruptedDetail}, `
 			UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', run_at = ?,
 				attempts = max(attempts - 1, 0), interruptions = interruptions + 1, updated_at = ?
-			WHERE `+remoteSQL+` IN (0, 1) AND run_at > '' AND status = 'running' AND lease_owner <> ''
+			WHERE `+laneSQL+` IN (0, 1, 2, 3, 4) AND run_at > '' AND status = 'running' AND lease_owner <> ''
 			RETURNING `+jobRefColumns, ts, ts)
 		return err
 	})

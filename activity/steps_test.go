@@ -577,6 +577,7 @@ func TestWorker_SlowProviderLeavesRoomForOtherSteps(t *testing.T) {
 	h := newHarness(t) // two goroutines a lane
 	h.wf.add(t, h.App.Development.ID, "mail", nil, step("mail", "email", map[string]any{"subject": "s", "body": "b"}))
 	h.wf.add(t, h.App.Development.ID, "inbox", nil, step("inbox", "in_app", nil))
+	h.wf.add(t, h.App.Development.ID, "text", nil, step("text", "sms", map[string]any{"body": "b"}))
 	h.wf.add(t, h.App.Development.ID, "later", nil,
 		step("wait", "delay", map[string]any{"type": "regular", "amount": 1, "unit": "minutes"}), step("inbox", "in_app", nil))
 	slow := make(chan struct{})
@@ -599,5 +600,7 @@ func TestWorker_SlowProviderLeavesRoomForOtherSteps(t *testing.T) {
 	h.App.Clock.Advance(2 * time.Minute)
 	h.store.wake()
 	h.waitStatuses(t, later, "trigger:completed", "delay:completed", "in_app:completed") // and so do delays
-	is.Equal(h.msg.callCount(), 4)                                                       // two emails and two in-app messages
+	sms := h.trigger(t, `{"name":"text","to":"z"}`)
+	h.waitStatuses(t, sms, "trigger:completed", "sms:completed") // and other channels' sends
+	is.Equal(h.msg.callCount(), 5)                               // two emails, two in-app messages and an SMS
 }

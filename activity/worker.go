@@ -39,15 +39,15 @@ const defaultSize = 32
 // woken by triggers and by a ticker for scheduled work (delays, digests,
 // retries).
 //
-// There are two such dispatchers and pools, lanes: one for the steps that
-// wait on a provider (email, sms, chat, push) and one for the rest, so that
-// a provider that is slow or down, with a backlog of Size sends or more,
-// does not hold up in-app messages, delays and digests. One committer
-// records both.
+// There is such a dispatcher and pool for each lane: one for each channel
+// whose steps wait on a provider (email, sms, chat, push) and one for the
+// rest, so that a provider that is slow or down, with a backlog of Size
+// sends or more, holds up only its own channel's sends, never in-app
+// messages, delays and digests. One committer records them all.
 type Worker struct {
 	runner
 
-	lanes [2]*lane
+	lanes [laneCount]*lane
 
 	mu         sync.Mutex
 	wg         sync.WaitGroup
@@ -57,7 +57,7 @@ type Worker struct {
 
 // lane is one of the worker's queues.
 type lane struct {
-	remote  bool          // the steps that wait on a provider
+	id      int           // laneLocal, laneEmail, …
 	pending atomic.Int64  // jobs claimed and not yet recorded
 	freed   chan struct{} // signalled when results were recorded
 	woken   chan struct{} // signalled when a write may have made work due
@@ -86,7 +86,7 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 	}
 	w := &Worker{runner: runner{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg}}
 	for i := range w.lanes {
-		w.lanes[i] = &lane{remote: i == 1, freed: make(chan struct{}, 1), woken: make(chan struct{}, 1)}
+		w.lanes[i] = &lane{id: i, freed: make(chan struct{}, 1), woken: make(chan struct{}, 1)}
 	}
 	return w
 }
@@ -126,7 +126,7 @@ func (w *Worker) Start(ctx context.Context) {
 	// At most two jobs per goroutine are claimed at once: one claim (a
 	// write) serves several jobs, and a claimed job never waits long for a
 	// goroutine while its lease runs, nor is left for a crash to strand.
-	results := make(chan result, 4*w.cfg.Size)
+	results := make(chan result, 2*w.cfg.Size)
 	var running sync.WaitGroup
 	for _, l := range w.lanes {
 		jobs := make(chan *job, 2*w.cfg.Size)
@@ -246,12 +246,12 @@ func (w *Worker) dispatch(ctx context.Context, l *lane, jobs chan<- *job) {
 // pool first, so idle polls stay off the writer.
 func (w *Worker) claim(ctx context.Context, l *lane, n int, check bool) ([]*job, error) {
 	if check {
-		due, err := w.store.anyDue(ctx, l.remote)
+		due, err := w.store.anyDue(ctx, l.id)
 		if err != nil || !due {
 			return nil, err
 		}
 	}
-	return w.store.claim(ctx, w.cfg.Lease, n, l.remote)
+	return w.store.claim(ctx, w.cfg.Lease, n, l.id)
 }
 
 // execute runs claimed jobs and hands their results to the committer. Once
