@@ -346,6 +346,14 @@ func (h *harness) startWorker(t *testing.T) {
 	t.Cleanup(func() { h.stop(5 * time.Second) })
 }
 
+// wakeAll wakes every lane of the worker, as a poll tick would, after the
+// test moved the clock.
+func (h *harness) wakeAll() {
+	for lane := range laneCount {
+		h.store.wake(lane)
+	}
+}
+
 // anyDue reports whether a job of any lane is due.
 func (h *harness) anyDue(t *testing.T) bool {
 	t.Helper()

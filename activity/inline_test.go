@@ -41,18 +41,22 @@ func TestTrigger_WakesWorkerOnlyForQueuedWork(t *testing.T) {
 		step("mail", "email", map[string]any{"subject": "Hi", "body": "Hello"}))
 	wf.add(t, env, "mail-only", nil, step("mail", "email", map[string]any{"subject": "Hi", "body": "Hello"}))
 
-	trigger := func(name string) bool {
+	// trigger returns the lanes the trigger woke.
+	trigger := func(name string) []int {
 		t.Helper()
 		res := srv.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"`+name+`","to":"ada"}`)
 		is.Equal(res.Status, http.StatusCreated) // trigger accepted
-		select {
-		case <-store.woken:
-			return true
-		default:
-			return false
+		woken := []int{}
+		for lane, ch := range store.woken {
+			select {
+			case <-ch:
+				woken = append(woken, lane)
+			default:
+			}
 		}
+		return woken
 	}
-	is.True(!trigger("inbox-only"))     // its one step ran in the trigger: nothing for the worker
-	is.True(trigger("inbox-then-mail")) // the in-app step released the email job
-	is.True(trigger("mail-only"))       // the email job is due
+	is.Equal(trigger("inbox-only"), []int{})               // its one step ran in the trigger: nothing for the worker
+	is.Equal(trigger("inbox-then-mail"), []int{laneEmail}) // the in-app step released the email job, in the email lane alone
+	is.Equal(trigger("mail-only"), []int{laneEmail})       // the email job is due
 }

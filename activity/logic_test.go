@@ -351,6 +351,39 @@ func TestWithDefaults(t *testing.T) {
 	}
 }
 
+func TestLaneOf_AgreesWithLaneSQL(t *testing.T) {
+	is := is.New(t)
+	s, _, _ := newQueue(t)
+	for _, typ := range []string{stepTrigger, "in_app", "email", "sms", "chat", "push", stepDelay, stepDigest, stepThrottle, stepCustom} {
+		var lane int
+		is.NoErr(s.db.R.QueryRow(`SELECT `+laneSQL+` FROM (SELECT ? AS type)`, typ).Scan(&lane))
+		is.Equal(laneOf(typ), lane) // the lane a wake names is the lane the claim reads
+	}
+}
+
+func TestQueue_ReleaseWakesTheChildsLane(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, _, _ := newQueue(t) // in_app, then email
+	for _, ch := range s.woken {
+		select { // what the trigger's write woke
+		case <-ch:
+		default:
+		}
+	}
+	claimed, err := s.claim(ctx, time.Minute, 1, laneLocal)
+	is.NoErr(err)
+	is.NoErr(s.settle(ctx, claimed[0], settlement{status: statusCompleted, then: thenRelease}))
+	for lane, ch := range s.woken {
+		select {
+		case <-ch:
+			is.Equal(lane, laneEmail) // the released email job's lane, and no other, is woken
+		default:
+			is.True(lane != laneEmail) // the email lane is woken
+		}
+	}
+}
+
 func TestInsertTrigger_RecordsItsAnswerWithIt(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()

@@ -64,6 +64,21 @@ const (
 // with it.
 const laneSQL = `(CASE type WHEN 'email' THEN 1 WHEN 'sms' THEN 2 WHEN 'chat' THEN 3 WHEN 'push' THEN 4 ELSE 0 END)`
 
+// laneOf is the lane of a job of stepType, as laneSQL computes it.
+func laneOf(stepType string) int {
+	switch stepType {
+	case "email":
+		return laneEmail
+	case "sms":
+		return laneSMS
+	case "chat":
+		return laneChat
+	case "push":
+		return lanePush
+	}
+	return laneLocal
+}
+
 // anyDue reports, from the read pool, whether some job of the lane is due,
 // so idle workers poll without taking the writer.
 func (s *Store) anyDue(ctx context.Context, lane int) (bool, error) {
@@ -221,9 +236,11 @@ const (
 	// The child is the next position of the same notification: the chain's
 	// _parentId link (contract §8) always points one position back, and
 	// jobs_notification finds it, so parent_id needs no index of its own.
+	// Its type says which lane to wake.
 	releaseChildSQL = `
 			UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ?
-			WHERE notification_id = ? AND position = ? AND status = 'pending' AND run_at IS NULL`
+			WHERE notification_id = ? AND position = ? AND status = 'pending' AND run_at IS NULL
+			RETURNING type`
 )
 
 // settleStatements are the statements recording a result uses.
@@ -258,13 +275,13 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	switch st.then {
 	case thenRelease:
 		// The chain is the _parentId link (contract §8): the child is due now.
-		var res sql.Result
-		res, err = s.stmts.exec(ctx, tx, releaseChildSQL,
-			ts, ts, j.NotificationID, j.Position+1)
-		if err == nil {
-			if n, _ := res.RowsAffected(); n > 0 {
-				s.wake()
-			}
+		var childType string
+		err = s.stmts.queryRow(ctx, tx, releaseChildSQL, ts, ts, j.NotificationID, j.Position+1).Scan(&childType)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			err = nil // the last step, or a child a cancel ended
+		case err == nil:
+			s.wake(laneOf(childType))
 		}
 	case thenCancel:
 		err = s.endRest(ctx, tx, j.NotificationID, j.Position, statusCanceled, st.thenDetail, now)

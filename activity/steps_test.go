@@ -29,7 +29,7 @@ func TestDelay_RunsAfterItsTime(t *testing.T) {
 	is.Equal(h.msg.callCount(), 0) // nothing delivered yet
 
 	h.App.Clock.Advance(2 * time.Minute)
-	h.store.wake()
+	h.wakeAll()
 	n := h.waitStatuses(t, tx, "trigger:completed", "delay:completed", "in_app:completed")[0]
 	is.Equal(n.details("delay"), []string{"Step queued", "Step delayed", "Delay is finished"}) // delay details
 	is.Equal(h.msg.callCount(), 1)                                                             // delivered once
@@ -45,7 +45,7 @@ func TestDelay_Scheduled(t *testing.T) {
 	tx := h.trigger(t, `{"name":"at","to":"ada","payload":{"sendAt":"`+at+`"}}`)
 	h.waitStatuses(t, tx, "trigger:completed", "delay:delayed", "in_app:pending")
 	h.App.Clock.Advance(3*time.Hour + time.Second)
-	h.store.wake()
+	h.wakeAll()
 	h.waitStatuses(t, tx, "trigger:completed", "delay:completed", "in_app:completed")
 
 	bad := h.trigger(t, `{"name":"at","to":"ada","payload":{"sendAt":"soon"}}`)
@@ -74,7 +74,7 @@ func TestDigest_MergesEvents(t *testing.T) {
 	is.Equal(h.msg.callCount(), 0) // nothing sent while the windows are open
 
 	h.App.Clock.Advance(11 * time.Minute)
-	h.store.wake()
+	h.wakeAll()
 	master := h.waitStatuses(t, first, "trigger:completed", "digest:completed", "in_app:completed")[0]
 	h.waitStatuses(t, other, "trigger:completed", "digest:completed", "in_app:completed")
 	h.waitStatuses(t, bob, "trigger:completed", "digest:completed", "in_app:completed")
@@ -117,7 +117,7 @@ func TestDigest_Backoff(t *testing.T) {
 	h.waitStatuses(t, third, "trigger:completed", "digest:merged", "in_app:skipped")
 
 	h.App.Clock.Advance(6 * time.Minute)
-	h.store.wake()
+	h.wakeAll()
 	h.waitStatuses(t, second, "trigger:completed", "digest:completed", "in_app:completed")
 	is.Equal(h.msg.callCount(), 2) // the first alone, then the two digested
 }
@@ -240,10 +240,10 @@ func TestDelivery_RetriesThenFails(t *testing.T) {
 
 	h.waitFailures(t, flaky, "chat", 1)
 	h.App.Clock.Advance(testRetry)
-	h.store.wake()
+	h.wakeAll()
 	h.waitFailures(t, flaky, "chat", 2)
 	h.App.Clock.Advance(2 * testRetry)
-	h.store.wake()
+	h.wakeAll()
 	got := h.waitStatuses(t, flaky, "trigger:completed", "chat:failed", "in_app:canceled")
 	for _, n := range got {
 		var retries, failed int
@@ -348,7 +348,7 @@ func TestTrigger_CancelDigestMasterKeepsMerged(t *testing.T) {
 	is.Equal(strings.TrimSpace(string(res.Body)), "true") // master canceled
 	h.waitStatuses(t, second, "trigger:completed", "digest:delayed", "in_app:pending")
 	h.App.Clock.Advance(11 * time.Minute)
-	h.store.wake()
+	h.wakeAll()
 	n := h.waitStatuses(t, second, "trigger:completed", "digest:completed", "in_app:completed")[0]
 	is.Equal(n.DigestedNotificationID, "") // the heir is a master now
 	sent := h.msg.sent()
@@ -379,7 +379,7 @@ func TestTrigger_CancelMergedEvent(t *testing.T) {
 	is.Equal(b.DigestedNotificationID, "")                       // no longer in the digest
 
 	h.App.Clock.Advance(4 * time.Second)
-	h.store.wake()
+	h.wakeAll()
 	a := h.waitStatuses(t, "a", "trigger:completed", "digest:completed", "in_app:completed")[0]
 	sent := h.msg.sent()
 	is.Equal(len(sent), 1) // one digest delivery
@@ -598,7 +598,7 @@ func TestWorker_SlowProviderLeavesRoomForOtherSteps(t *testing.T) {
 	later := h.trigger(t, `{"name":"later","to":"z"}`)
 	h.waitStatuses(t, later, "trigger:completed", "delay:delayed", "in_app:pending")
 	h.App.Clock.Advance(2 * time.Minute)
-	h.store.wake()
+	h.wakeAll()
 	h.waitStatuses(t, later, "trigger:completed", "delay:completed", "in_app:completed") // and so do delays
 	sms := h.trigger(t, `{"name":"text","to":"z"}`)
 	h.waitStatuses(t, sms, "trigger:completed", "sms:completed") // and other channels' sends

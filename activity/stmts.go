@@ -64,6 +64,14 @@ func (c *statements) exec(ctx context.Context, tx *sql.Tx, query string, args ..
 	return tx.ExecContext(ctx, query, args...)
 }
 
+// queryRow runs a one-row query in tx, prepared when it was warmed.
+func (c *statements) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	if st := c.get(query); st != nil {
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, query, args...)
+}
+
 // query runs query on the writer outside a transaction, prepared when it
 // was warmed.
 func (c *statements) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {

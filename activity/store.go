@@ -19,9 +19,9 @@ import (
 type Store struct {
 	db    *platform.DB
 	now   func() time.Time
-	woken chan struct{} // signalled after a write that made work due
-	stmts *statements   // the writer's prepared hot statements
-	reads *statements   // the read pool's prepared hot queries
+	woken [laneCount]chan struct{} // per lane, signalled after a write that made its work due
+	stmts *statements              // the writer's prepared hot statements
+	reads *statements              // the read pool's prepared hot queries
 
 	insMu     sync.Mutex
 	inserts   []*insertRequest // triggers waiting for the next group commit
@@ -38,14 +38,18 @@ func NewStore(db *platform.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, now: now, woken: make(chan struct{}, 1), stmts: &statements{db: db.W}, reads: &statements{db: db.R},
-		broadcastBatch: 500}
+	s := &Store{db: db, now: now, stmts: &statements{db: db.W}, reads: &statements{db: db.R}, broadcastBatch: 500}
+	for i := range s.woken {
+		s.woken[i] = make(chan struct{}, 1)
+	}
+	return s
 }
 
-// wake tells an idle worker that work may be due now.
-func (s *Store) wake() {
+// wake tells the worker's idle dispatcher of a lane that work may be due
+// there now. Only that lane's dispatcher claims on the writer for it.
+func (s *Store) wake(lane int) {
 	select {
-	case s.woken <- struct{}{}:
+	case s.woken[lane] <- struct{}{}:
 	default:
 	}
 }
@@ -211,8 +215,8 @@ func (s *Store) commitInserts(ctx context.Context) {
 // alone, so the batch goes on without it; any other failure aborts the
 // transaction, and then each trigger is tried in a transaction of its own.
 //
-// The worker is woken once the batch is committed, and only when a trigger
-// left it a job to run. A trigger whose first step ran inline leaves none
+// The worker's lanes are woken once the batch is committed, and only those
+// a trigger left a job to run. A trigger whose first step ran inline leaves none
 // (what its settlement released wakes the worker itself), and waking the
 // worker then cost a claim on the writer after every group commit.
 func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
@@ -237,8 +241,8 @@ func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 		if errs[i] == nil {
 			errs[i] = err
 		}
-		if errs[i] == nil && r.leavesJob() {
-			s.wake()
+		if errs[i] == nil {
+			s.wakeFor(r)
 		}
 		r.done <- errs[i]
 	}
@@ -391,27 +395,18 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 	return nil
 }
 
-// leavesJob reports whether the request wrote work for the worker.
-func (r *insertRequest) leavesJob() bool {
+// wakeFor wakes the lane of each job with a run time, due or scheduled,
+// that r wrote: work for the worker.
+func (s *Store) wakeFor(r *insertRequest) {
 	for _, p := range r.plans {
-		if p.leavesJob() {
-			return true
-		}
-	}
-	return false
-}
-
-// leavesJob reports whether the trigger's rows include a job with a run
-// time, due or scheduled: work for the worker.
-func (p *plan) leavesJob() bool {
-	for _, rc := range p.recipients {
-		for _, row := range rc.jobs {
-			if row.runAt != nil {
-				return true
+		for _, rc := range p.recipients {
+			for _, row := range rc.jobs {
+				if row.runAt != nil {
+					s.wake(laneOf(row.step.Type))
+				}
 			}
 		}
 	}
-	return false
 }
 
 // group is the key digest and throttle jobs are matched on: the same

@@ -60,7 +60,6 @@ type lane struct {
 	id      int           // laneLocal, laneEmail, …
 	pending atomic.Int64  // jobs claimed and not yet recorded
 	freed   chan struct{} // signalled when results were recorded
-	woken   chan struct{} // signalled when a write may have made work due
 }
 
 // NewWorker returns a worker for store's queue. It delivers channel steps
@@ -86,7 +85,7 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 	}
 	w := &Worker{runner: runner{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg}}
 	for i := range w.lanes {
-		w.lanes[i] = &lane{id: i, freed: make(chan struct{}, 1), woken: make(chan struct{}, 1)}
+		w.lanes[i] = &lane{id: i, freed: make(chan struct{}, 1)}
 	}
 	return w
 }
@@ -144,11 +143,7 @@ func (w *Worker) Start(ctx context.Context) {
 			close(jobs)
 		}()
 	}
-	w.wg.Add(3)
-	go func() {
-		defer w.wg.Done()
-		w.relayWakes(ctx)
-	}()
+	w.wg.Add(2)
 	go func() {
 		defer w.wg.Done()
 		running.Wait()
@@ -159,23 +154,6 @@ func (w *Worker) Start(ctx context.Context) {
 		// Results are recorded even while stopping: the work is done.
 		w.commit(context.WithoutCancel(ctx), results)
 	}()
-}
-
-// relayWakes passes each of the store's wake-ups on to every lane.
-func (w *Worker) relayWakes(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.store.woken:
-			for _, l := range w.lanes {
-				select {
-				case l.woken <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}
 }
 
 // Stop stops claiming, gives back the claimed jobs not yet started, and
@@ -232,8 +210,8 @@ func (w *Worker) dispatch(ctx context.Context, l *lane, jobs chan<- *job) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-l.woken:
-			check = false // a write just made work due
+		case <-w.store.woken[l.id]:
+			check = false // a write just made work due in this lane
 		case <-l.freed:
 			check = true
 		case <-ticker.C:
