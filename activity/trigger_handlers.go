@@ -80,7 +80,7 @@ func handleTriggerBulk(t *triggerer) http.Handler {
 			} else {
 				p, res, err = t.accept(ctx, tenant, ev, inlineUntil)
 			}
-			if out[i], err = bulkResult(ev, res, err); err != nil {
+			if out[i], err = bulkResult(ev.TransactionID, res, err); err != nil {
 				return err
 			}
 			if p != nil {
@@ -96,12 +96,13 @@ func handleTriggerBulk(t *triggerer) http.Handler {
 }
 
 // bulkResult is an event's answer: its result, or the client error that
-// stopped it. Any other error stops the whole request.
-func bulkResult(ev triggerRequest, res *triggerResult, err error) (*triggerResult, error) {
+// stopped it, under the transactionId the event named. Any other error
+// stops the whole request.
+func bulkResult(transactionID string, res *triggerResult, err error) (*triggerResult, error) {
 	var e *platform.Error
 	switch {
 	case errors.As(err, &e):
-		return &triggerResult{Acknowledged: false, Status: "error", TransactionID: ev.TransactionID, Error: []string{e.Message}}, nil
+		return &triggerResult{Acknowledged: false, Status: "error", TransactionID: transactionID, Error: []string{e.Message}}, nil
 	case err != nil:
 		return nil, err
 	}
@@ -130,7 +131,7 @@ func writeBulk(ctx context.Context, s *Store, plans []*plan, placed []int, out [
 	for i, p := range plans {
 		err := s.insertTrigger(ctx, p, true)
 		ev := placed[i]
-		if out[ev], err = bulkResult(triggerRequest{TransactionID: p.transactionID}, out[ev], err); err != nil {
+		if out[ev], err = bulkResult(p.transactionID, out[ev], err); err != nil {
 			return err
 		}
 	}
