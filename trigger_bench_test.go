@@ -22,22 +22,21 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// BenchmarkTrigger measures scenario 1 of bench/ in-process: triggers of a
-// one-step in-app workflow for 1,000 known subscribers, from as many
-// goroutines as bench/ has clients, on a file database, so a CPU profile
-// shows what one trigger costs without the HTTP client beside it:
-//
-//	go test -run '^$' -bench Trigger -cpuprofile cpu.out .
-func BenchmarkTrigger(b *testing.B) {
+// benchApp is Herald in-process on a file database, as bench/ runs it,
+// with the one-step in-app workflow "bench-inbox" of scenario 1.
+type benchApp struct {
+	db   *platform.DB
+	post func(path string, body []byte) int // answers the status
+}
+
+func startBenchApp(b *testing.B) *benchApp {
 	serverGC(b)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	dir := b.TempDir()
 	db, err := platform.Open(ctx, filepath.Join(dir, "trigger.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
 	if err := platform.Migrate(db, migrations.FS); err != nil {
 		b.Fatal(err)
 	}
@@ -54,32 +53,58 @@ func BenchmarkTrigger(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
+	b.Cleanup(func() {
 		cancel()
 		for _, stop := range stoppers {
 			stop(context.Background())
 		}
-	}()
+		db.Close()
+	})
 	h := platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: secret})
-	post := func(path string, body []byte) int {
+	app := &benchApp{db: db, post: func(path string, body []byte) int {
 		req := httptest.NewRequest("POST", path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "ApiKey "+readBenchKey)
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		return rec.Code
-	}
+	}}
 	wf := `{"name":"Bench inbox","workflowId":"bench-inbox","active":true,"steps":[{"name":"Inbox","stepId":"inbox","type":"in_app",
 		"controlValues":{"subject":"Order {{payload.n}}","body":"Your order {{payload.n}} has shipped."}}]}`
-	if code := post("/v2/workflows", []byte(wf)); code != http.StatusCreated {
+	if code := app.post("/v2/workflows", []byte(wf)); code != http.StatusCreated {
 		b.Fatalf("create workflow: %d", code)
 	}
-	const recipients = 1000
-	for i := range recipients {
-		if code := post("/v1/subscribers", fmt.Appendf(nil, `{"subscriberId":"r%d","firstName":"R%d"}`, i, i)); code != http.StatusCreated {
+	return app
+}
+
+// addSubscribers creates subscribers r0 to r(n-1).
+func (app *benchApp) addSubscribers(b *testing.B, n int) {
+	for i := range n {
+		if code := app.post("/v1/subscribers", fmt.Appendf(nil, `{"subscriberId":"r%d","firstName":"R%d"}`, i, i)); code != http.StatusCreated {
 			b.Fatalf("create subscriber: %d", code)
 		}
 	}
+}
+
+// count answers a count(*) query.
+func (app *benchApp) count(b *testing.B, query string) int64 {
+	var n int64
+	if err := app.db.R.QueryRow(query).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkTrigger measures scenario 1 of bench/ in-process: triggers of a
+// one-step in-app workflow for 1,000 known subscribers, from as many
+// goroutines as bench/ has clients, on a file database, so a CPU profile
+// shows what one trigger costs without the HTTP client beside it:
+//
+//	go test -run '^$' -bench Trigger -cpuprofile cpu.out .
+func BenchmarkTrigger(b *testing.B) {
+	app := startBenchApp(b)
+	const recipients = 1000
+	app.addSubscribers(b, recipients)
 	var seq atomic.Int64
 	b.SetParallelism(32) // 64 goroutines on 2 cores, as bench/ runs
 	cpu0, written0 := cpuTime(), writtenBytes()
@@ -88,7 +113,7 @@ func BenchmarkTrigger(b *testing.B) {
 		for pb.Next() {
 			i := seq.Add(1)
 			body := fmt.Appendf(nil, `{"name":"bench-inbox","to":"r%d","payload":{"n":%d}}`, i%recipients, i)
-			if code := post("/v1/events/trigger", body); code != http.StatusCreated {
+			if code := app.post("/v1/events/trigger", body); code != http.StatusCreated {
 				b.Errorf("trigger: %d", code)
 				return
 			}
@@ -106,12 +131,33 @@ func BenchmarkTrigger(b *testing.B) {
 	}
 	// The first step is in-app, so each trigger stores its message before
 	// it answers: a count short of the triggers is a lost delivery.
-	var n int64
-	if err := db.R.QueryRow(`SELECT count(*) FROM messages WHERE channel = 'in_app'`).Scan(&n); err != nil {
-		b.Fatal(err)
-	}
-	if n != seq.Load() {
+	if n := app.count(b, `SELECT count(*) FROM messages WHERE channel = 'in_app'`); n != seq.Load() {
 		b.Fatalf("%d in-app messages after %d triggers", n, seq.Load())
+	}
+}
+
+// BenchmarkBroadcast measures a broadcast's fan-out: the in-app workflow to
+// every one of 20,000 subscribers, twice the subscriber documents' cache,
+// so that the broadcast reads them from the database as one to a large
+// audience does. It reports subscribers written per second; their in-app
+// steps are left to the worker.
+func BenchmarkBroadcast(b *testing.B) {
+	app := startBenchApp(b)
+	subscribers := benchEnvInt("HERALD_BENCH_BROADCAST_SUBSCRIBERS", 20_000)
+	app.addSubscribers(b, subscribers)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := range b.N {
+		body := fmt.Appendf(nil, `{"name":"bench-inbox","payload":{"n":%d},"transactionId":"b%d"}`, i, i)
+		if code := app.post("/v1/events/trigger/broadcast", body); code != http.StatusOK {
+			b.Fatalf("broadcast: %d", code)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N*subscribers)/b.Elapsed().Seconds(), "subscribers/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*subscribers), "cpu-us/subscriber")
+	if n := app.count(b, `SELECT count(*) FROM notifications`); n != int64(b.N*subscribers) {
+		b.Fatalf("%d notifications after %d broadcasts to %d subscribers", n, b.N, subscribers)
 	}
 }
 
