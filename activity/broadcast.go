@@ -30,32 +30,25 @@ type broadcast struct {
 func (t *triggerer) fanOut(ctx context.Context, b *broadcast) error {
 	p, size := b.p, t.store.broadcastBatch
 	for {
-		ids, err := t.subscribers.SubscriberIDsAfter(ctx, p.tenant.EnvironmentID, b.after, size)
+		docs, err := t.subscribers.SubscribersAfterJSON(ctx, p.tenant.EnvironmentID, b.after, size)
 		if err != nil {
 			return fmt.Errorf("list subscribers: %w", err)
 		}
 		p.recipients = p.recipients[:0]
-		for _, id := range ids {
-			doc, err := t.subscribers.SubscriberJSON(ctx, p.tenant.EnvironmentID, id)
-			if errors.Is(err, platform.ErrNotFound) {
-				continue // deleted since it was listed
-			}
-			if err != nil {
-				return fmt.Errorf("read subscriber %s: %w", id, err)
-			}
+		now := t.store.now()
+		for _, doc := range docs {
 			rc, err := newRecipient(doc)
 			if err != nil {
 				return err
 			}
+			p.planChain(&rc, now)
 			p.recipients = append(p.recipients, rc)
 		}
-		last := len(ids) < size
+		last := len(docs) < size
 		next := b.after
-		if len(ids) > 0 {
-			next = ids[len(ids)-1]
+		if n := len(p.recipients); n > 0 {
+			next = p.recipients[n-1].subscriberID
 		}
-		// A batch whose subscribers were all deleted is written too: it
-		// moves the cursor, or finishes the broadcast.
 		p.progress = t.store.broadcastProgress(b, next, last)
 		if err := t.store.insertTrigger(ctx, p, !b.started); err != nil {
 			return err

@@ -82,12 +82,12 @@ type fakeSubscribers struct {
 	mu   sync.Mutex
 	byID map[string]map[string]any // database _id → document
 	ref  map[string]string         // env/subscriberId → _id
-	// listing, when set, runs first in SubscriberIDsAfter and fails it
+	// listing, when set, runs first in SubscribersAfterJSON and fails it
 	// with its error, as the subscribers store fails on a canceled ctx.
 	listing func(ctx context.Context, after string) error
 }
 
-// onList sets what SubscriberIDsAfter runs first.
+// onList sets what SubscribersAfterJSON runs first.
 func (f *fakeSubscribers) onList(fn func(ctx context.Context, after string) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -159,7 +159,7 @@ func (f *fakeSubscribers) UpsertSubscriberJSON(ctx context.Context, tenant platf
 	return json.Marshal(f.byID[id])
 }
 
-func (f *fakeSubscribers) SubscriberIDsAfter(ctx context.Context, environmentID, after string, limit int) ([]string, error) {
+func (f *fakeSubscribers) SubscribersAfterJSON(ctx context.Context, environmentID, after string, limit int) ([]json.RawMessage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.listing != nil {
@@ -167,18 +167,19 @@ func (f *fakeSubscribers) SubscriberIDsAfter(ctx context.Context, environmentID,
 			return nil, err
 		}
 	}
-	var ids []string
+	var docs []map[string]any
 	for _, doc := range f.byID {
-		sid := doc["subscriberId"].(string)
-		if doc["_environmentId"] == environmentID && sid > after {
-			ids = append(ids, sid)
+		if doc["_environmentId"] == environmentID && doc["subscriberId"].(string) > after {
+			docs = append(docs, doc)
 		}
 	}
-	sort.Strings(ids)
-	if len(ids) > limit {
-		ids = ids[:limit]
+	sort.Slice(docs, func(i, j int) bool { return docs[i]["subscriberId"].(string) < docs[j]["subscriberId"].(string) })
+	out := []json.RawMessage{}
+	for _, doc := range docs[:min(limit, len(docs))] {
+		b, _ := json.Marshal(doc)
+		out = append(out, b)
 	}
-	return ids, nil
+	return out, nil
 }
 
 // delivery is the part of a delivery document the tests read.

@@ -293,6 +293,7 @@ func newQueue(t *testing.T) (*Store, *platformtest.Clock, *plan) {
 	p := &plan{tenant: tenant, transactionID: "tx", payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
 		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), steps: wf.Steps, chain: chainSteps(wf),
 		recipients: []recipient{{id: platform.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
+	p.planChain(&p.recipients[0], clock.Now())
 	is.NoErr(s.insertTrigger(ctx, p, true))
 	return s, clock, p
 }
@@ -396,7 +397,7 @@ func TestInsertTrigger_RecordsItsAnswerWithIt(t *testing.T) {
 		recorded++
 		return err
 	}
-	p.recipients[0].nid = "" // planned afresh, as a second trigger of the plan
+	p.planChain(&p.recipients[0], t0) // planned afresh, as a second trigger of the plan
 	var conflict *platform.Error
 	is.True(errors.As(s.insertTrigger(ctx, p, true), &conflict)) // refused: its transactionId is taken
 	is.Equal(recorded, 0)                                        // and its answer is not recorded

@@ -260,7 +260,7 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 		}
 	}
 	for _, p := range r.plans {
-		if err := s.insertPlan(ctx, tx, p, r.now); err != nil {
+		if err := s.insertPlan(ctx, tx, p); err != nil {
 			return err
 		}
 	}
@@ -290,7 +290,7 @@ func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequ
 }
 
 // insertPlan writes one trigger's rows.
-func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan, now time.Time) error {
+func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 	env := p.tenant.EnvironmentID
 	channels, _ := json.Marshal(p.channels)
 	keys, _ := json.Marshal(nonNilStrings(p.contextKeys))
@@ -298,9 +298,6 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan, now time.Ti
 	prefs := p.preferences()
 	for i := range p.recipients {
 		rc := &p.recipients[i]
-		if rc.nid == "" {
-			p.planChain(rc, now)
-		}
 		at := platform.FormatTime(rc.at)
 		_, err := s.stmts.exec(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, rc.subscriberID, rc.email, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,

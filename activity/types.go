@@ -32,8 +32,9 @@ type Subscribers interface {
 	UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error)
 	// ValidateSubscriberJSON answers the 422 UpsertSubscriberJSON would, writing nothing.
 	ValidateSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) error
-	// SubscriberIDsAfter returns up to limit subscriberIds greater than after, ascending.
-	SubscriberIDsAfter(ctx context.Context, environmentID, after string, limit int) ([]string, error)
+	// SubscribersAfterJSON returns up to limit spec §2.1 subscribers whose
+	// subscriberId is greater than after, in subscriberId order.
+	SubscribersAfterJSON(ctx context.Context, environmentID, after string, limit int) ([]json.RawMessage, error)
 }
 
 // Messenger renders and delivers one channel step (the messaging domain).

@@ -160,26 +160,32 @@ func (s *Store) UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenan
 	return out, nil
 }
 
-// SubscriberIDsAfter returns up to limit subscriberIds greater than after, in ascending order (broadcast batches).
-func (s *Store) SubscriberIDsAfter(ctx context.Context, environmentID, after string, limit int) (ids []string, err error) {
-	defer platform.Wrap(&err, "subscriber ids after")
-	rows, err := s.db.R.QueryContext(ctx, `
-		SELECT subscriber_id FROM subscribers
+// SubscribersAfterJSON returns up to limit spec §2.1 subscribers whose
+// subscriberId is greater than after, in subscriberId order, as
+// SubscriberJSON returns each: a broadcast reads its recipients a batch at a
+// time, in one query, rather than one by one.
+func (s *Store) SubscribersAfterJSON(ctx context.Context, environmentID, after string, limit int) (out []json.RawMessage, err error) {
+	defer platform.Wrap(&err, "subscribers after %q", after)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
 		WHERE environment_id = ? AND subscriber_id > ?
 		ORDER BY subscriber_id LIMIT ?`, environmentID, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	ids = []string{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+	subs, err := scanAll(rows)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resolveChannels(ctx, environmentID, subs); err != nil {
+		return nil, err
+	}
+	out = make([]json.RawMessage, len(subs))
+	for i, sub := range subs {
+		if out[i], err = json.Marshal(sub.toResponse(true)); err != nil {
 			return nil, err
 		}
-		ids = append(ids, id)
 	}
-	return ids, rows.Err()
+	return out, nil
 }
 
 // decodeCreateBody reads a subscriber body that did not come through an HTTP

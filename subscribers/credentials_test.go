@@ -190,12 +190,23 @@ func TestStore_Contract(t *testing.T) {
 		_, err = store.SubscriberIdentityJSON(ctx, srv.App.Production.ID, "ada")
 		is.Equal(err, platform.ErrNotFound) // another environment's subscriberId is not found
 
-		ids, err := store.SubscriberIDsAfter(ctx, dev.EnvironmentID, "", 2)
-		is.NoErr(err)
-		is.Equal(ids, []string{"ada", "bob"}) // first batch, ascending
-		ids, err = store.SubscriberIDsAfter(ctx, dev.EnvironmentID, "bob", 2)
-		is.NoErr(err)
-		is.Equal(ids, []string{"cat"}) // last batch; Production's dan is not there
+		after := func(from string) []string {
+			docs, err := store.SubscribersAfterJSON(ctx, dev.EnvironmentID, from, 2)
+			is.NoErr(err)
+			ids := []string{}
+			for _, doc := range docs {
+				var sub subscriberJSON
+				is.NoErr(json.Unmarshal(doc, &sub))
+				one, err := store.SubscriberJSON(ctx, dev.EnvironmentID, sub.SubscriberID)
+				is.NoErr(err)
+				is.Equal(string(doc), string(one)) // each as SubscriberJSON returns it
+				ids = append(ids, sub.SubscriberID)
+			}
+			return ids
+		}
+		is.Equal(after(""), []string{"ada", "bob"}) // first batch, ascending
+		is.Equal(after("bob"), []string{"cat"})     // last batch; Production's dan is not there
+		is.Equal(after("cat"), []string{})          // none after the last
 	})
 	t.Run("ReadsFollowWrites", func(t *testing.T) {
 		is := is.New(t)
