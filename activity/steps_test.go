@@ -494,7 +494,8 @@ func TestInsertTriggers_AllOrNone(t *testing.T) {
 	fresh := *taken
 	fresh.transactionID, fresh.recipients = "fresh", []recipient{{id: platform.NewID(), subscriberID: "bob",
 		snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}
-	taken.recipients[0].nid = "" // planned afresh
+	fresh.planChain(&fresh.recipients[0], t0)
+	taken.planChain(&taken.recipients[0], t0) // planned afresh
 
 	var conflict *platform.Error
 	err := s.insertTriggers(ctx, []*plan{&fresh, taken})
