@@ -278,6 +278,40 @@ func TestDelivery_RendersTheSubscriberAsItIsNow(t *testing.T) {
 	is.Equal(got, []string{"Hi Augusta 3", "Hi Ada 2", "Hi Ada 1"}) // newest first, each as the subscriber was
 }
 
+// A trigger that names its recipient by an object the subscriber already
+// matches writes no subscriber, as the platform skips that update; one that
+// differs is written, and its message shows the new value.
+func TestDelivery_UnchangedRecipientObjectIsNotWritten(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{ subscriber.firstName }}"}}]}`)
+	version := func() string {
+		var s struct {
+			Version   json.RawMessage `json:"__v"`
+			UpdatedAt string          `json:"updatedAt"`
+		}
+		srv.Dev.Do(t, "GET", "/v1/subscribers/ada", "").Decode(t, &s)
+		return string(s.Version) + " " + s.UpdatedAt
+	}
+	trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Ada"}}`) // creates ada
+	created := version()
+	trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Ada"}}`)
+	trigger(t, srv, `{"name":"hello","to":[{"subscriberId":"ada","firstName":"Ada"}]}`)
+	is.Equal(version(), created) // neither trigger rewrote ada
+	trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Augusta"}}`)
+	is.True(version() != created) // a changed field is written
+
+	var feed struct {
+		Data []struct {
+			Content string `json:"content"`
+		} `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "").Decode(t, &feed)
+	is.Equal(len(feed.Data), 4)                  // every trigger delivered
+	is.Equal(feed.Data[0].Content, "Hi Augusta") // rendered with the change
+}
+
 // An actor that is a subscriber shows in the feed with its avatar, as the
 // reference platform fills actor.data, whether the trigger named it by id or
 // by an object it upserts.

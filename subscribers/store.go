@@ -4,11 +4,13 @@
 package subscribers
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -108,11 +110,16 @@ func allStored(chans []channel) bool {
 
 // upsert writes body as mode allows and returns the row and whether it was created.
 func (s *Store) upsert(ctx context.Context, tenant platform.Tenant, subscriberID string, body *subscriberBody, mode writeMode) (*subscriber, bool, error) {
-	defer s.changed()
 	ids, err := s.resolveRequests(ctx, tenant.EnvironmentID, body.Channels)
 	if err != nil {
 		return nil, false, err
 	}
+	if mode != createOnly {
+		if sub, err := s.unchangedBy(ctx, tenant.EnvironmentID, subscriberID, body, ids); err != nil || sub != nil {
+			return sub, false, err
+		}
+	}
+	defer s.changed()
 	var sub *subscriber
 	var created bool
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -124,6 +131,45 @@ func (s *Store) upsert(ctx context.Context, tenant platform.Tenant, subscriberID
 		return nil, false, err
 	}
 	return sub, created, s.resolveChannels(ctx, tenant.EnvironmentID, []*subscriber{sub})
+}
+
+// unchangedBy returns the stored subscriber when body would change none of
+// its fields, and nil when it would, or when there is none. Such a body is
+// not written, as the platform skips it (subscriberNeedUpdate): __v and
+// updatedAt stay, the writer is not held, and the caches every subscriber
+// write empties are kept. Clients that name each recipient by an object
+// send the same fields with every trigger, and each was a write transaction
+// of its own beside the trigger's (bench/README.md).
+func (s *Store) unchangedBy(ctx context.Context, environmentID, subscriberID string, body *subscriberBody, integrationIDs []string) (*subscriber, error) {
+	stored, err := s.getStored(ctx, environmentID, subscriberID)
+	if errors.Is(err, platform.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	next := *stored
+	next.Channels = slices.Clone(stored.Channels)
+	body.apply(&next)
+	for i, req := range body.Channels {
+		next.Channels = upsertChannel(next.Channels, req, integrationIDs[i], false)
+	}
+	before, err := stored.mutable()
+	if err != nil {
+		return nil, err
+	}
+	after, err := next.mutable()
+	if err != nil || !bytes.Equal(before, after) {
+		return nil, err
+	}
+	return stored, s.resolveChannels(ctx, environmentID, []*subscriber{stored})
+}
+
+// mutable encodes what a write may change (saveTx's columns but __v and
+// updatedAt), for telling whether a write would change anything.
+func (s *subscriber) mutable() ([]byte, error) {
+	return json.Marshal([]any{s.FirstName, s.LastName, s.Email, s.Phone, s.Avatar, s.Locale, s.Timezone,
+		s.Data, s.Channels})
 }
 
 // upsertTx is one subscriber write inside tx. integrationIDs holds the

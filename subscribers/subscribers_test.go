@@ -162,6 +162,32 @@ func TestSubscriber_Create(t *testing.T) {
 		is.Equal(third.Email, nil)  // null clears
 	})
 
+	t.Run("OK upsert that changes nothing writes nothing", func(t *testing.T) {
+		is := is.New(t)
+		srv, _ := newServer(t, nil)
+		body := `{"subscriberId":"ada","firstName":"Ada","data":{"plan":"pro"},
+			"channels":[{"providerId":"slack","credentials":{"webhookUrl":"https://hooks.example/a"}}]}`
+		first := mustCreateSubscriber(t, srv.Dev, body)
+		srv.App.Clock.Advance(2000_000_000)
+		same := mustCreateSubscriber(t, srv.Dev, body)
+		is.Equal(*same.Version, 0)                // __v not bumped
+		is.Equal(same.UpdatedAt, first.UpdatedAt) // updatedAt kept
+		is.Equal(len(same.Channels), 1)           // the answer is the whole subscriber
+		is.Equal(*same.FirstName, "Ada")          // as stored
+		spaced := mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada","data":{ "plan" : "pro" }}`)
+		is.Equal(*spaced.Version, 0) // the same data, spelled differently, is no change
+		var put subscriberJSON
+		mustDo(t, srv.Dev, "PUT", "/v1/subscribers/ada", `{"firstName":"Ada"}`, 200, &put)
+		is.Equal(*put.Version, 0) // an update to the same value is no change either
+		changed := mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada","firstName":"Ada",
+			"channels":[{"providerId":"slack","credentials":{"webhookUrl":"https://hooks.example/b"}}]}`)
+		is.Equal(*changed.Version, 1)                // a changed credential is written
+		is.True(changed.UpdatedAt > first.UpdatedAt) // and moves updatedAt
+		cleared := mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada","firstName":null}`)
+		is.Equal(*cleared.Version, 2) // null over a value is a change
+		is.Equal(cleared.FirstName, nil)
+	})
+
 	for _, tc := range []struct {
 		name, body string
 		status     int
