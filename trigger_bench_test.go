@@ -117,6 +117,19 @@ func BenchmarkTriggerObject(b *testing.B) {
 	})
 }
 
+// BenchmarkTriggerNewcomers is BenchmarkTrigger with every 20th trigger
+// addressed to a subscriber not seen before, which the trigger creates, as
+// a service that keeps signing up users sees (and as scenario 2 of bench/
+// sends its probes).
+func BenchmarkTriggerNewcomers(b *testing.B) {
+	benchTrigger(b, func(i int64) []byte {
+		if i%20 == 0 {
+			return fmt.Appendf(nil, `{"name":"bench-inbox","to":"new%d","payload":{"n":%d}}`, i, i)
+		}
+		return fmt.Appendf(nil, `{"name":"bench-inbox","to":"r%d","payload":{"n":%d}}`, i%benchRecipients, i)
+	})
+}
+
 // benchRecipients is how many subscribers the trigger benchmarks address.
 const benchRecipients = 1000
 
