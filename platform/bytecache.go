@@ -4,13 +4,12 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"sync"
-	"sync/atomic"
 )
 
-// ByteCache is a WriteCache for many small byte answers: it keeps them in
-// one byte arena, found through a map of hashes to offsets, so that the
-// collector sees two objects where a map of strings to slices holds two
-// per entry. A cache of 100,000 subscriber identities held in a WriteCache
+// ByteCache is a WriteCache for many small byte answers, each forgotten on
+// its own (there is no Invalidate): it keeps them in one byte arena, found
+// through a map of hashes to offsets, so that the collector sees two
+// objects where a map of strings to slices holds two per entry. A cache of 100,000 subscriber identities held in a WriteCache
 // gave the collector 200,000 objects to mark on every cycle, and the p99 of
 // requests that never read it rose.
 //
@@ -18,25 +17,32 @@ import (
 type ByteCache struct {
 	Limit int // answers kept before the cache starts over; 0 means 1,024
 
-	gen      atomic.Uint64 // bumped by every Invalidate
-	mu       sync.Mutex
-	seed     maphash.Seed
-	arenaGen uint64            // the generation every entry of arena was loaded in
-	stored   int               // entries written to arena
-	index    map[uint64]uint32 // hash of a key → offset of its entry in arena
-	arena    []byte            // entries: key length, value length (4+4 bytes), key, value
+	mu      sync.Mutex
+	forgets uint64 // Forget calls so far
+	seed    maphash.Seed
+	stored  int               // entries written to arena
+	index   map[uint64]uint32 // hash of a key → offset of its entry in arena
+	arena   []byte            // entries: key length, value length (4+4 bytes), key, value
 }
 
-// Invalidate forgets every cached answer.
-func (c *ByteCache) Invalidate() { c.gen.Add(1) }
+// Forget forgets the answer for key, after a write that changed it and no
+// other key's. Its bytes stay in the arena until the cache starts over.
+func (c *ByteCache) Forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgets++
+	if c.index != nil {
+		delete(c.index, maphash.String(c.seed, key))
+	}
+}
 
 // Get returns the cached answer for key, or loads, caches and returns it.
-// As in WriteCache, the generation is taken before loading, so an answer
-// read while a write lands is never kept past that write.
+// As in WriteCache, the count of Forget calls is taken before loading, so
+// an answer read while a write lands is never kept past that write.
 func (c *ByteCache) Get(key string, load func() ([]byte, error)) ([]byte, error) {
-	gen := c.gen.Load()
 	c.mu.Lock()
-	v, ok := c.lookup(key, gen)
+	v, ok := c.lookup(key)
+	forgets := c.forgets
 	c.mu.Unlock()
 	if ok {
 		return v, nil
@@ -47,14 +53,16 @@ func (c *ByteCache) Get(key string, load func() ([]byte, error)) ([]byte, error)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.store(key, v, gen)
+	if c.forgets == forgets {
+		c.store(key, v)
+	}
 	return v, nil
 }
 
-// lookup finds key's entry of generation gen. Two keys may share a hash:
-// the entry's key is compared, and the later of the two replaces the other.
-func (c *ByteCache) lookup(key string, gen uint64) ([]byte, bool) {
-	if c.index == nil || c.arenaGen != gen {
+// lookup finds key's entry. Two keys may share a hash: the entry's key is
+// compared, and the later of the two replaces the other.
+func (c *ByteCache) lookup(key string) ([]byte, bool) {
+	if c.index == nil {
 		return nil, false
 	}
 	off, ok := c.index[maphash.String(c.seed, key)]
@@ -69,23 +77,19 @@ func (c *ByteCache) lookup(key string, gen uint64) ([]byte, bool) {
 	return e[8+klen : 8+klen+vlen : 8+klen+vlen], true
 }
 
-// store keeps v for key, loaded in generation gen. An answer loaded before
-// the latest Invalidate is not kept; the first one after it starts a new
-// arena, so the arena holds one generation, of at most Limit entries
-// (counted as written, so two keys that share a hash and replace each other
-// cannot grow it without bound).
-func (c *ByteCache) store(key string, v []byte, gen uint64) {
-	if gen != c.gen.Load() {
-		return
-	}
+// store keeps v for key. The arena holds at most Limit entries, counted as
+// written (so that forgotten entries, and two keys that share a hash and
+// replace each other, cannot grow it without bound); past that the cache
+// starts over.
+func (c *ByteCache) store(key string, v []byte) {
 	limit := c.Limit
 	if limit <= 0 {
 		limit = writeCacheLimit
 	}
-	if c.index == nil || c.arenaGen != gen || c.stored >= limit || len(c.arena) > 1<<31 {
+	if c.index == nil || c.stored >= limit || len(c.arena) > 1<<31 {
 		// A new arena, not the old one truncated: answers handed out
 		// still point into the old one.
-		c.seed, c.arenaGen, c.stored = maphash.MakeSeed(), gen, 0
+		c.seed, c.stored = maphash.MakeSeed(), 0
 		c.index, c.arena = map[uint64]uint32{}, nil
 	}
 	c.stored++

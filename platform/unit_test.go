@@ -157,6 +157,29 @@ func TestWriteCache(t *testing.T) {
 	is.Equal(v, 6) // and never cached
 }
 
+func TestWriteCache_Forget(t *testing.T) {
+	is := is.New(t)
+	var c WriteCache[int]
+	load := func(v int) func() (int, error) {
+		return func() (int, error) { return v, nil }
+	}
+	c.Get("a", load(1))
+	c.Get("b", load(2))
+	c.Forget("a")
+	v, _ := c.Get("a", load(3))
+	is.Equal(v, 3) // the forgotten key is read again
+	v, _ = c.Get("b", load(4))
+	is.Equal(v, 2) // the others stay
+	// A key forgotten while another is being loaded may be the one loaded
+	// (Forget does not say which), so that answer is not kept.
+	v, _ = c.Get("c", func() (int, error) { c.Forget("c"); return 5, nil })
+	is.Equal(v, 5) // the caller still gets its answer
+	v, _ = c.Get("c", load(6))
+	is.Equal(v, 6) // but the next caller reads again
+	v, _ = c.Get("c", load(7))
+	is.Equal(v, 6) // and that answer is kept
+}
+
 func TestWriteCache_GetIfAndLimit(t *testing.T) {
 	is := is.New(t)
 	c := WriteCache[int]{Limit: 2}
@@ -176,6 +199,21 @@ func TestWriteCache_GetIfAndLimit(t *testing.T) {
 	v, _ = c.GetIf("k", load(6, true))
 	is.Equal(v, 6)     // so k is read again
 	is.Equal(loads, 1) // once
+}
+
+func TestByteCache_ForgetOneKey(t *testing.T) {
+	is := is.New(t)
+	var c ByteCache
+	load := func(v string) func() ([]byte, error) {
+		return func() ([]byte, error) { return []byte(v), nil }
+	}
+	c.Get("a", load("1"))
+	c.Get("b", load("2"))
+	c.Forget("a")
+	v, _ := c.Get("a", load("3"))
+	is.Equal(string(v), "3") // the forgotten key is read again
+	v, _ = c.Get("b", load("4"))
+	is.Equal(string(v), "2") // the others stay
 }
 
 func TestParseCache(t *testing.T) {
@@ -214,12 +252,12 @@ func TestByteCache(t *testing.T) {
 	v, _ = c.Get("k", load("2"))
 	is.Equal(string(v), "1") // cached
 	is.Equal(loads, 1)       // without loading again
-	c.Invalidate()
+	c.Forget("k")
 	v, _ = c.Get("k", load("3"))
 	is.Equal(string(v), "3") // a write forgets the answer
 	// A write that lands while an answer is being loaded must not leave
 	// that (possibly stale) answer cached.
-	v, _ = c.Get("j", func() ([]byte, error) { c.Invalidate(); return []byte("4"), nil })
+	v, _ = c.Get("j", func() ([]byte, error) { c.Forget("j"); return []byte("4"), nil })
 	is.Equal(string(v), "4") // the caller still gets its answer
 	v, _ = c.Get("j", load("5"))
 	is.Equal(string(v), "5") // but the next caller reads again

@@ -10,14 +10,16 @@ import (
 const writeCacheLimit = 1024
 
 // WriteCache keeps answers read from the database until the next write made
-// through the store that owns it (which calls Invalidate). It suits data read
-// on every request but rarely written, such as a workflow or an environment's
-// integrations, and assumes one Herald process writes the database.
+// through the store that owns it (which calls Invalidate, or Forget when the
+// write changed one key's answer only). It suits data read on every request
+// but rarely written, such as a workflow or an environment's integrations,
+// and assumes one Herald process writes the database.
 type WriteCache[V any] struct {
 	Limit int // answers kept before the cache starts over; 0 means 1,024
 
 	gen     atomic.Uint64 // bumped by every Invalidate
 	mu      sync.Mutex
+	forgets uint64 // Forget calls so far
 	entries map[string]writeCacheEntry[V]
 }
 
@@ -29,6 +31,15 @@ type writeCacheEntry[V any] struct {
 // Invalidate forgets every cached answer.
 func (c *WriteCache[V]) Invalidate() { c.gen.Add(1) }
 
+// Forget forgets the answer for key, after a write that changed it and no
+// other key's.
+func (c *WriteCache[V]) Forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgets++
+	delete(c.entries, key)
+}
+
 // Get returns the cached answer for key, or loads, caches and returns it.
 func (c *WriteCache[V]) Get(key string, load func() (V, error)) (V, error) {
 	return c.GetIf(key, func() (V, bool, error) {
@@ -38,13 +49,14 @@ func (c *WriteCache[V]) Get(key string, load func() (V, error)) (V, error) {
 }
 
 // GetIf is Get for answers that may depend on more than the owner's writes:
-// load says whether its answer may be kept. The generation is taken before
-// loading, so an answer read while a write lands is never kept past that
-// write.
+// load says whether its answer may be kept. The generation and the count of
+// Forget calls are taken before loading, so an answer read while a write
+// lands is never kept past that write.
 func (c *WriteCache[V]) GetIf(key string, load func() (V, bool, error)) (V, error) {
 	gen := c.gen.Load()
 	c.mu.Lock()
 	e, ok := c.entries[key]
+	forgets := c.forgets
 	c.mu.Unlock()
 	if ok && e.gen == gen {
 		return e.value, nil
@@ -58,10 +70,13 @@ func (c *WriteCache[V]) GetIf(key string, load func() (V, bool, error)) (V, erro
 		limit = writeCacheLimit
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.forgets != forgets {
+		return v, nil // some key's answer was forgotten meanwhile, perhaps this one's
+	}
 	if c.entries == nil || len(c.entries) >= limit {
 		c.entries = map[string]writeCacheEntry[V]{}
 	}
 	c.entries[key] = writeCacheEntry[V]{gen: gen, value: v}
-	c.mu.Unlock()
 	return v, nil
 }

@@ -54,7 +54,7 @@ func (s *Store) SubscribersJSON(ctx context.Context, environmentID string, ids [
 
 // SubscriberJSON returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
 func (s *Store) SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
-	return cacheFor(s.db).docs.GetIf(environmentID+"\x00"+subscriberID, func() (json.RawMessage, bool, error) {
+	return cacheFor(s.db).docs.GetIf(subscriberKey(environmentID, subscriberID), func() (json.RawMessage, bool, error) {
 		sub, err := s.getStored(ctx, environmentID, subscriberID)
 		if err != nil {
 			return nil, false, err
@@ -77,7 +77,7 @@ func (s *Store) SubscriberJSON(ctx context.Context, environmentID, subscriberID 
 // so they are read on their own: five columns of one row, without the
 // channels, their integrations and the rest of a whole document.
 func (s *Store) SubscriberIdentityJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
-	return cacheFor(s.db).identities.Get(environmentID+"\x00"+subscriberID, func() ([]byte, error) {
+	return cacheFor(s.db).identities.Get(subscriberKey(environmentID, subscriberID), func() ([]byte, error) {
 		var id identity
 		err := s.db.QueryRow(ctx, `SELECT id, subscriber_id, first_name, last_name, avatar
 			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID).
@@ -122,10 +122,10 @@ func (s *Store) ValidateSubscriberJSON(ctx context.Context, tenant platform.Tena
 // transaction, for bulk imports: every body is validated first (a bad one is a
 // 422 naming its index, and nothing is written), then all are written or none.
 func (s *Store) UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage) (out []json.RawMessage, err error) {
-	defer s.changed()
 	defer platform.Wrap(&err, "bulk upsert subscribers")
 	decoded := make([]createBody, len(bodies))
 	ids := make([][]string, len(bodies))
+	subscriberIDs := make([]string, len(bodies))
 	for i, raw := range bodies {
 		if decoded[i], err = decodeCreateBody(ctx, raw, "subscribers."+strconv.Itoa(i)+"."); err != nil {
 			return nil, err
@@ -133,7 +133,9 @@ func (s *Store) UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenan
 		if ids[i], err = s.resolveRequests(ctx, tenant.EnvironmentID, decoded[i].Channels); err != nil {
 			return nil, err
 		}
+		subscriberIDs[i] = decoded[i].SubscriberID
 	}
+	defer s.changed(tenant.EnvironmentID, subscriberIDs...)
 	subs := make([]*subscriber, len(bodies))
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		for i := range decoded {

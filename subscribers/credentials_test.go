@@ -3,6 +3,8 @@ package subscribers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -213,22 +215,57 @@ func TestStore_Contract(t *testing.T) {
 		srv, store := newServer(t, nil)
 		env := srv.App.Development.ID
 		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"bob","firstName":"Bob"}`)
-		read := func() (sub subscriberJSON, err error) {
-			raw, err := store.SubscriberJSON(ctx, env, "bob")
-			if err == nil {
-				err = json.Unmarshal(raw, &sub)
+		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"cat","firstName":"Cat"}`)
+		// read answers a subscriber's document and identity, both cached
+		// after the first read, as one string to compare.
+		read := func(id string) (string, error) {
+			var sub subscriberJSON
+			raw, err := store.SubscriberJSON(ctx, env, id)
+			if err != nil {
+				return "", err
 			}
-			return sub, err
+			if err := json.Unmarshal(raw, &sub); err != nil {
+				return "", err
+			}
+			identity, err := store.SubscriberIdentityJSON(ctx, env, id)
+			return fmt.Sprintf("%s %d channels; %s", *sub.FirstName, len(sub.Channels), identity), err
 		}
-		bob, err := read()
+		bobIdentity := func(name string) string {
+			var sub subscriberJSON
+			mustDo(t, srv.Dev, "GET", "/v1/subscribers/bob", "", 200, &sub)
+			return `{"_id":"` + sub.ID + `","subscriberId":"bob","firstName":"` + name + `","lastName":null,"avatar":null}`
+		}
+		cat, err := read("cat")
 		is.NoErr(err)
-		is.Equal(*bob.FirstName, "Bob") // read (and kept)
-		mustDo(t, srv.Dev, "PUT", "/v1/subscribers/bob", `{"firstName":"Robert"}`, 200, nil)
-		bob, err = read()
+		bob, err := read("bob")
 		is.NoErr(err)
-		is.Equal(*bob.FirstName, "Robert") // an update is seen at once
+		is.Equal(bob, "Bob 0 channels; "+bobIdentity("Bob")) // read (and kept)
+
+		dev := platform.Tenant{OrganizationID: srv.App.Development.OrganizationID, EnvironmentID: env}
+		for _, w := range []struct {
+			write func()
+			want  string
+		}{
+			{func() { mustDo(t, srv.Dev, "PUT", "/v1/subscribers/bob", `{"firstName":"Robert"}`, 200, nil) }, "Robert 0 channels"},
+			{func() {
+				mustDo(t, srv.Dev, "PUT", "/v1/subscribers/bob/credentials",
+					`{"providerId":"slack","credentials":{"webhookUrl":"https://hooks.example/b"}}`, 200, nil)
+			}, "Robert 1 channels"},
+			{func() {
+				_, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{[]byte(`{"subscriberId":"bob","firstName":"Bobby"}`)})
+				is.NoErr(err)
+			}, "Bobby 1 channels"},
+		} {
+			w.write()
+			bob, err = read("bob")
+			is.NoErr(err)
+			is.Equal(bob, w.want+"; "+bobIdentity(strings.Fields(w.want)[0])) // each write is seen at once
+			now, err := read("cat")
+			is.NoErr(err)
+			is.Equal(now, cat) // and another subscriber reads as before
+		}
 		mustDo(t, srv.Dev, "DELETE", "/v1/subscribers/bob", "", 200, nil)
-		_, err = read()
+		_, err = read("bob")
 		is.Equal(err, platform.ErrNotFound) // and so is a delete
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {

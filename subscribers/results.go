@@ -107,13 +107,25 @@ func cacheFor(db *platform.DB) *resultCache {
 	return c.(*resultCache)
 }
 
-// changed ends every subscriber write (deferred, so it runs after the
-// commit): cached search results read before it are no longer used.
-func (s *Store) changed() {
+// changed ends every write of the environment's subscriberIDs (deferred,
+// so it runs after the commit): cached search results read before it are
+// no longer used, nor are those subscribers' documents and identities.
+// Every other subscriber's stay: when each write emptied them all, a
+// service that kept signing up users had its triggers and feeds read their
+// subscribers again after every signup.
+func (s *Store) changed(environmentID string, subscriberIDs ...string) {
 	c := cacheFor(s.db)
 	c.gen.Add(1)
-	c.docs.Invalidate()
-	c.identities.Invalidate()
+	for _, id := range subscriberIDs {
+		key := subscriberKey(environmentID, id)
+		c.docs.Forget(key)
+		c.identities.Forget(key)
+	}
+}
+
+// subscriberKey names one subscriber in the documents and identities caches.
+func subscriberKey(environmentID, subscriberID string) string {
+	return environmentID + "\x00" + subscriberID
 }
 
 func (c *resultCache) get(key string, gen uint64) ([]searchKey, bool) {

@@ -119,7 +119,7 @@ func (s *Store) upsert(ctx context.Context, tenant platform.Tenant, subscriberID
 			return sub, false, err
 		}
 	}
-	defer s.changed()
+	defer s.changed(tenant.EnvironmentID, subscriberID)
 	var sub *subscriber
 	var created bool
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -269,7 +269,7 @@ func nullJSON(raw json.RawMessage) any {
 
 // delete removes a subscriber, and with it its channel credentials.
 func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) (err error) {
-	defer s.changed()
+	defer s.changed(environmentID, subscriberID)
 	defer platform.Wrap(&err, "delete subscriber")
 	res, err := s.db.W.ExecContext(ctx, `DELETE FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`,
 		environmentID, subscriberID)
@@ -321,7 +321,7 @@ func (s *Store) deleteChannel(ctx context.Context, environmentID, subscriberID, 
 // modify reads a subscriber in a write transaction, lets change edit it and
 // saves it when change reports a change.
 func (s *Store) modify(ctx context.Context, environmentID, subscriberID string, change func(*subscriber) bool) (sub *subscriber, err error) {
-	defer s.changed()
+	defer s.changed(environmentID, subscriberID)
 	defer platform.Wrap(&err, "modify subscriber")
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
