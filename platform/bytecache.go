@@ -9,9 +9,10 @@ import (
 // ByteCache is a WriteCache for many small byte answers, each forgotten on
 // its own (there is no Invalidate): it keeps them in one byte arena, found
 // through a map of hashes to offsets, so that the collector sees two
-// objects where a map of strings to slices holds two per entry. A cache of 100,000 subscriber identities held in a WriteCache
-// gave the collector 200,000 objects to mark on every cycle, and the p99 of
-// requests that never read it rose.
+// objects where a map of strings to slices holds two per entry. A cache of
+// 100,000 subscriber identities held in a WriteCache gave the collector
+// 200,000 objects to mark on every cycle, and the p99 of requests that
+// never read it rose.
 //
 // The answers it returns share the arena: callers must not modify them.
 type ByteCache struct {
