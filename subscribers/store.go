@@ -136,10 +136,10 @@ func (s *Store) upsert(ctx context.Context, tenant platform.Tenant, subscriberID
 // unchangedBy returns the stored subscriber when body would change none of
 // its fields, and nil when it would, or when there is none. Such a body is
 // not written, as the platform skips it (subscriberNeedUpdate): __v and
-// updatedAt stay, the writer is not held, and the caches every subscriber
-// write empties are kept. Clients that name each recipient by an object
-// send the same fields with every trigger, and each was a write transaction
-// of its own beside the trigger's (bench/README.md).
+// updatedAt stay, the writer is not held, and the subscriber's cached
+// answers are kept. Clients that name each recipient by an object send the
+// same fields with every trigger, and each was a write transaction of its
+// own beside the trigger's (bench/README.md).
 func (s *Store) unchangedBy(ctx context.Context, environmentID, subscriberID string, body *subscriberBody, integrationIDs []string) (*subscriber, error) {
 	stored, err := s.getStored(ctx, environmentID, subscriberID)
 	if errors.Is(err, platform.ErrNotFound) {
@@ -154,22 +154,20 @@ func (s *Store) unchangedBy(ctx context.Context, environmentID, subscriberID str
 	for i, req := range body.Channels {
 		next.Channels = upsertChannel(next.Channels, req, integrationIDs[i], false)
 	}
-	before, err := stored.mutable()
-	if err != nil {
-		return nil, err
-	}
-	after, err := next.mutable()
-	if err != nil || !bytes.Equal(before, after) {
-		return nil, err
+	if before := stored.mutable(); before == nil || !bytes.Equal(before, next.mutable()) {
+		return nil, nil
 	}
 	return stored, s.resolveChannels(ctx, environmentID, []*subscriber{stored})
 }
 
 // mutable encodes what a write may change (saveTx's columns but __v and
-// updatedAt), for telling whether a write would change anything.
-func (s *subscriber) mutable() ([]byte, error) {
-	return json.Marshal([]any{s.FirstName, s.LastName, s.Email, s.Phone, s.Avatar, s.Locale, s.Timezone,
+// updatedAt), for telling whether a write would change anything; nil when
+// it cannot be encoded (stored data that is not JSON), which is taken for a
+// change, so that the write goes ahead as it did before this check.
+func (s *subscriber) mutable() []byte {
+	b, _ := json.Marshal([]any{s.FirstName, s.LastName, s.Email, s.Phone, s.Avatar, s.Locale, s.Timezone,
 		s.Data, s.Channels})
+	return b
 }
 
 // upsertTx is one subscriber write inside tx. integrationIDs holds the
