@@ -185,6 +185,30 @@ func BenchmarkReads(b *testing.B) {
 	})
 }
 
+// BenchmarkFeedLargeInbox reads one inbox of 20,000 in-app messages
+// (HERALD_BENCH_INBOX_MESSAGES overrides the size) as an inbox's tabs read
+// it: all, unread (every message) and read (none, so the page query passes
+// over every message). A full page is counted, so each request counts its
+// filter's matches too.
+func BenchmarkFeedLargeInbox(b *testing.B) {
+	app := startBenchApp(b)
+	n := benchEnvInt("HERALD_BENCH_INBOX_MESSAGES", 20_000)
+	for i := range n {
+		if code := app.post("/v1/events/trigger", fmt.Appendf(nil, `{"name":"bench-inbox","to":"big","payload":{"n":%d}}`, i)); code != http.StatusCreated {
+			b.Fatalf("trigger: %d", code)
+		}
+	}
+	for _, tab := range []struct{ name, query string }{{"all", ""}, {"unread", "&read=false"}, {"read", "&read=true"}} {
+		b.Run(tab.name, func(b *testing.B) {
+			for range b.N {
+				if code := app.get("/v1/subscribers/big/notifications/feed?limit=20" + tab.query); code != http.StatusOK {
+					b.Fatalf("feed: %d", code)
+				}
+			}
+		})
+	}
+}
+
 // seedReadData creates nSubs subscribers and delivers nMessages in-app
 // messages to random ones of them, through the stores the server uses.
 func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, nSubs, nMessages int) error {

@@ -27,6 +27,7 @@ import (
 type benchApp struct {
 	db   *platform.DB
 	post func(path string, body []byte) int // answers the status
+	get  func(path string) int              // answers the status
 }
 
 func startBenchApp(b *testing.B) *benchApp {
@@ -61,14 +62,18 @@ func startBenchApp(b *testing.B) *benchApp {
 		db.Close()
 	})
 	h := platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: secret})
-	app := &benchApp{db: db, post: func(path string, body []byte) int {
-		req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+	do := func(method, path string, body []byte) int {
+		req := httptest.NewRequest(method, path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "ApiKey "+readBenchKey)
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		return rec.Code
-	}}
+	}
+	app := &benchApp{db: db,
+		post: func(path string, body []byte) int { return do("POST", path, body) },
+		get:  func(path string) int { return do("GET", path, nil) },
+	}
 	wf := `{"name":"Bench inbox","workflowId":"bench-inbox","active":true,"steps":[{"name":"Inbox","stepId":"inbox","type":"in_app",
 		"controlValues":{"subject":"Order {{payload.n}}","body":"Your order {{payload.n}} has shipped."}}]}`
 	if code := app.post("/v2/workflows", []byte(wf)); code != http.StatusCreated {
