@@ -218,19 +218,7 @@ type feedFilter struct {
 // and the number of all that match. The (environment, subscriber, channel,
 // created_at, id) index serves both queries.
 func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message, int, error) {
-	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
-	args := []any{env, f.subscriberID}
-	if f.read != nil {
-		where, args = append(where, "read = ?"), append(args, *f.read)
-	}
-	if f.seen != nil {
-		where, args = append(where, "seen = ?"), append(args, *f.seen)
-	}
-	for _, p := range f.payload {
-		w, a := p.sql()
-		where, args = append(where, w), append(args, a...)
-	}
-	cond := strings.Join(where, " AND ")
+	cond, args := feedCond(env, f)
 	msgs, err := s.feedRows(ctx, true, cond, args, f)
 	if errors.Is(err, errNoFeedItem) {
 		msgs, err = s.feedRows(ctx, false, cond, args, f)
@@ -243,6 +231,25 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 		return nil, 0, fmt.Errorf("count feed: %w", err)
 	}
 	return msgs, total, nil
+}
+
+// feedCond is the WHERE condition of f's messages, and its arguments.
+// Every column it tests but the payload's is in the messages_feed index,
+// read and seen included, so that a filtered count reads the index alone.
+func feedCond(env string, f feedFilter) (string, []any) {
+	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
+	args := []any{env, f.subscriberID}
+	if f.read != nil {
+		where, args = append(where, "read = ?"), append(args, *f.read)
+	}
+	if f.seen != nil {
+		where, args = append(where, "seen = ?"), append(args, *f.seen)
+	}
+	for _, p := range f.payload {
+		w, a := p.sql()
+		where, args = append(where, w), append(args, a...)
+	}
+	return strings.Join(where, " AND "), args
 }
 
 // errNoFeedItem means a page holds a message without a stored feed_item.

@@ -1,0 +1,2 @@
+DROP INDEX messages_feed;
+CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at, id);
