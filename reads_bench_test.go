@@ -209,6 +209,36 @@ func BenchmarkFeedLargeInbox(b *testing.B) {
 	}
 }
 
+// BenchmarkMessagesList reads GET /v1/messages pages of 100 over 20,000
+// in-app messages to 200 subscribers: all, one subscriber's, the oldest
+// transaction's, and by channel where every message matches (in_app) and
+// where none does (email).
+func BenchmarkMessagesList(b *testing.B) {
+	app := startBenchApp(b)
+	for i := range 20_000 {
+		if code := app.post("/v1/events/trigger", fmt.Appendf(nil, `{"name":"bench-inbox","to":"s%d","payload":{"n":%d}}`, i%200, i)); code != http.StatusCreated {
+			b.Fatalf("trigger: %d", code)
+		}
+	}
+	var sub, tx string
+	err := app.db.R.QueryRow(`SELECT external_subscriber, transaction_id FROM messages ORDER BY created_at LIMIT 1`).Scan(&sub, &tx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range []struct{ name, query string }{
+		{"all", ""}, {"subscriber", "&subscriberId=" + sub}, {"transaction", "&transactionId=" + tx},
+		{"channel_all_match", "&channel=in_app"}, {"channel_none_match", "&channel=email"},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			for range b.N {
+				if code := app.get("/v1/messages?limit=100" + q.query); code != http.StatusOK {
+					b.Fatalf("messages: %d", code)
+				}
+			}
+		})
+	}
+}
+
 // seedReadData creates nSubs subscribers and delivers nMessages in-app
 // messages to random ones of them, through the stores the server uses.
 func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, nSubs, nMessages int) error {
