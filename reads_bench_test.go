@@ -239,6 +239,35 @@ func BenchmarkMessagesList(b *testing.B) {
 	}
 }
 
+// BenchmarkNotificationsList reads GET /v1/notifications pages over 20,000
+// notifications to 200 subscribers: all, the oldest transaction's, one
+// subscriber's and one workflow's.
+func BenchmarkNotificationsList(b *testing.B) {
+	app := startBenchApp(b)
+	for i := range 20_000 {
+		if code := app.post("/v1/events/trigger", fmt.Appendf(nil, `{"name":"bench-inbox","to":"s%d","payload":{"n":%d}}`, i%200, i)); code != http.StatusCreated {
+			b.Fatalf("trigger: %d", code)
+		}
+	}
+	var tx, workflow string
+	err := app.db.R.QueryRow(`SELECT transaction_id, template_id FROM notifications ORDER BY created_at LIMIT 1`).Scan(&tx, &workflow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range []struct{ name, query string }{
+		{"all", ""}, {"transaction", "?transactionId=" + tx}, {"subscriber", "?subscriberIds=s1"},
+		{"workflow", "?templates=" + workflow},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			for range b.N {
+				if code := app.get("/v1/notifications" + q.query); code != http.StatusOK {
+					b.Fatalf("notifications: %d", code)
+				}
+			}
+		})
+	}
+}
+
 // seedReadData creates nSubs subscribers and delivers nMessages in-app
 // messages to random ones of them, through the stores the server uses.
 func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, nSubs, nMessages int) error {
