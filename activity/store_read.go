@@ -92,8 +92,46 @@ func (s *Store) readNotifications(ctx context.Context, list bool, page func(q qu
 // has items (it reads one row past the page to know).
 func listNotifications(ctx context.Context, q querier, envID string, f listFilter) (out []notificationRow, hasMore bool, err error) {
 	defer platform.Wrap(&err, "list notifications")
+	from, cond, args := notificationsQuery(envID, f)
+	args = append(args, f.limit+1, f.page*f.limit)
+	rows, err := q.QueryContext(ctx, `SELECT `+notificationColumns+` FROM `+from+`
+		WHERE `+cond+`
+		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		n, err := scanNotification(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if len(out) > f.limit {
+		return out[:f.limit], true, nil
+	}
+	return out, false, nil
+}
+
+// notificationsQuery is the table (with the index to read it through), the
+// WHERE condition and its arguments of f's notifications. Without
+// statistics, SQLite reads a newest-first page through notifications_list,
+// every notification of the environment in time order, since that index
+// gives the order, and tests each against the filters: a page of one
+// transaction's notifications read the whole environment (12 ms at 20,000
+// notifications, and growing with them). A transaction has a few, so that
+// filter is read through its own index and the page sorted.
+func notificationsQuery(envID string, f listFilter) (from, cond string, args []any) {
+	from = "notifications"
+	if len(f.transactionID) > 0 {
+		from = "notifications INDEXED BY notifications_transaction"
+	}
 	where := []string{"environment_id = ?"}
-	args := []any{envID}
+	args = []any{envID}
 	where, args = in(where, args, "template_id", f.templates)
 	where, args = in(where, args, "subscriber_email", f.emails)
 	where, args = in(where, args, "subscriber_ref", f.subscriberIDs)
@@ -125,28 +163,7 @@ func listNotifications(ctx context.Context, q querier, envID string, f listFilte
 		where = append(where, "created_at <= ?")
 		args = append(args, platform.FormatTime(f.before))
 	}
-	args = append(args, f.limit+1, f.page*f.limit)
-	rows, err := q.QueryContext(ctx, `SELECT `+notificationColumns+` FROM notifications
-		WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
-	if err != nil {
-		return nil, false, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		n, err := scanNotification(rows)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	if len(out) > f.limit {
-		return out[:f.limit], true, nil
-	}
-	return out, false, nil
+	return from, strings.Join(where, " AND "), args
 }
 
 func likeEscape(s string) string {

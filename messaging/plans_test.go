@@ -1,50 +1,15 @@
 package messaging
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
 )
 
-// The tests here check which index SQLite reads a hot query through. It has
-// no statistics, so a plan that looks right on a small table can read a
-// whole environment on a large one; each test names the migration or code
-// that fixed the plan it guards.
-
-// planOf answers SQLite's query plan for query, its steps joined by "; ".
-func planOf(t *testing.T, query string, args ...any) string {
-	t.Helper()
-	ctx := context.Background()
-	db, err := platform.Open(ctx, platform.MemoryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := platform.Migrate(db, migrations.FS); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := db.R.QueryContext(ctx, `EXPLAIN QUERY PLAN `+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(plan, "; ")
-}
+// The tests here check which index SQLite reads a hot query through
+// (platformtest.QueryPlan); each names the migration or code that fixed the
+// plan it guards.
 
 // TestFeedCond_CountsOnTheIndex checks that a feed's count, filtered by
 // read or seen state as an inbox's tabs filter it, reads the messages_feed
@@ -60,7 +25,7 @@ func TestFeedCond_CountsOnTheIndex(t *testing.T) {
 	} {
 		cond, args := feedCond("e", f)
 		// countPage's query.
-		if plan := planOf(t, `SELECT count(*) FROM messages WHERE `+cond, args...); !strings.Contains(plan, "USING COVERING INDEX messages_feed") {
+		if plan := platformtest.QueryPlan(t, `SELECT count(*) FROM messages WHERE `+cond, args...); !strings.Contains(plan, "USING COVERING INDEX messages_feed") {
 			t.Errorf("count of %s: plan %q, want it covered by messages_feed", cond, plan)
 		}
 	}
@@ -84,7 +49,7 @@ func TestListQuery_ReadsTheFiltersIndex(t *testing.T) {
 		{"subscriber and channel", listFilter{subscriberID: "s", channel: "in_app"}, "messages_feed"},
 	} {
 		from, cond, args := listQuery("e", tc.f)
-		plan := planOf(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)
+		plan := platformtest.QueryPlan(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)
 		if !strings.Contains(plan, "INDEX "+tc.index) {
 			t.Errorf("%s: plan %q, want it read through %s", tc.name, plan, tc.index)
 		}
