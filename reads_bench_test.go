@@ -192,21 +192,10 @@ func BenchmarkReads(b *testing.B) {
 // filter's matches too.
 func BenchmarkFeedLargeInbox(b *testing.B) {
 	app := startBenchApp(b)
-	n := benchEnvInt("HERALD_BENCH_INBOX_MESSAGES", 20_000)
-	for i := range n {
-		if code := app.post("/v1/events/trigger", fmt.Appendf(nil, `{"name":"bench-inbox","to":"big","payload":{"n":%d}}`, i)); code != http.StatusCreated {
-			b.Fatalf("trigger: %d", code)
-		}
-	}
-	for _, tab := range []struct{ name, query string }{{"all", ""}, {"unread", "&read=false"}, {"read", "&read=true"}} {
-		b.Run(tab.name, func(b *testing.B) {
-			for range b.N {
-				if code := app.get("/v1/subscribers/big/notifications/feed?limit=20" + tab.query); code != http.StatusOK {
-					b.Fatalf("feed: %d", code)
-				}
-			}
-		})
-	}
+	app.addMessages(b, benchEnvInt("HERALD_BENCH_INBOX_MESSAGES", 20_000), 1)
+	app.benchPages(b, "/v1/subscribers/s0/notifications/feed?limit=20", []benchPage{
+		{"all", ""}, {"unread", "&read=false"}, {"read", "&read=true"},
+	})
 }
 
 // BenchmarkMessagesList reads GET /v1/messages pages of 100 over 20,000
@@ -215,28 +204,13 @@ func BenchmarkFeedLargeInbox(b *testing.B) {
 // where none does (email).
 func BenchmarkMessagesList(b *testing.B) {
 	app := startBenchApp(b)
-	for i := range 20_000 {
-		if code := app.post("/v1/events/trigger", fmt.Appendf(nil, `{"name":"bench-inbox","to":"s%d","payload":{"n":%d}}`, i%200, i)); code != http.StatusCreated {
-			b.Fatalf("trigger: %d", code)
-		}
-	}
+	app.addMessages(b, 20_000, 200)
 	var sub, tx string
-	err := app.db.R.QueryRow(`SELECT external_subscriber, transaction_id FROM messages ORDER BY created_at LIMIT 1`).Scan(&sub, &tx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, q := range []struct{ name, query string }{
+	app.scan(b, `SELECT external_subscriber, transaction_id FROM messages ORDER BY created_at LIMIT 1`, &sub, &tx)
+	app.benchPages(b, "/v1/messages?limit=100", []benchPage{
 		{"all", ""}, {"subscriber", "&subscriberId=" + sub}, {"transaction", "&transactionId=" + tx},
 		{"channel_all_match", "&channel=in_app"}, {"channel_none_match", "&channel=email"},
-	} {
-		b.Run(q.name, func(b *testing.B) {
-			for range b.N {
-				if code := app.get("/v1/messages?limit=100" + q.query); code != http.StatusOK {
-					b.Fatalf("messages: %d", code)
-				}
-			}
-		})
-	}
+	})
 }
 
 // BenchmarkNotificationsList reads GET /v1/notifications pages over 20,000
@@ -244,24 +218,36 @@ func BenchmarkMessagesList(b *testing.B) {
 // subscriber's and one workflow's.
 func BenchmarkNotificationsList(b *testing.B) {
 	app := startBenchApp(b)
-	for i := range 20_000 {
-		if code := app.post("/v1/events/trigger", fmt.Appendf(nil, `{"name":"bench-inbox","to":"s%d","payload":{"n":%d}}`, i%200, i)); code != http.StatusCreated {
+	app.addMessages(b, 20_000, 200)
+	var tx, workflow string
+	app.scan(b, `SELECT transaction_id, template_id FROM notifications ORDER BY created_at LIMIT 1`, &tx, &workflow)
+	app.benchPages(b, "/v1/notifications?page=0", []benchPage{
+		{"all", ""}, {"transaction", "&transactionId=" + tx}, {"subscriber", "&subscriberIds=s1"},
+		{"workflow", "&templates=" + workflow},
+	})
+}
+
+// addMessages triggers the in-app workflow n times, in turn for
+// subscribers s0 to s(subscribers-1), which the triggers create.
+func (app *benchApp) addMessages(b *testing.B, n, subscribers int) {
+	for i := range n {
+		body := fmt.Appendf(nil, `{"name":"bench-inbox","to":"s%d","payload":{"n":%d}}`, i%subscribers, i)
+		if code := app.post("/v1/events/trigger", body); code != http.StatusCreated {
 			b.Fatalf("trigger: %d", code)
 		}
 	}
-	var tx, workflow string
-	err := app.db.R.QueryRow(`SELECT transaction_id, template_id FROM notifications ORDER BY created_at LIMIT 1`).Scan(&tx, &workflow)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, q := range []struct{ name, query string }{
-		{"all", ""}, {"transaction", "?transactionId=" + tx}, {"subscriber", "?subscriberIds=s1"},
-		{"workflow", "?templates=" + workflow},
-	} {
-		b.Run(q.name, func(b *testing.B) {
+}
+
+// benchPage is one case of benchPages: a name and what it adds to the path.
+type benchPage struct{ name, query string }
+
+// benchPages runs a sub-benchmark per page, each reading path+query.
+func (app *benchApp) benchPages(b *testing.B, path string, pages []benchPage) {
+	for _, p := range pages {
+		b.Run(p.name, func(b *testing.B) {
 			for range b.N {
-				if code := app.get("/v1/notifications" + q.query); code != http.StatusOK {
-					b.Fatalf("notifications: %d", code)
+				if code := app.get(path + p.query); code != http.StatusOK {
+					b.Fatalf("GET %s: %d", path+p.query, code)
 				}
 			}
 		})

@@ -94,10 +94,15 @@ func (app *benchApp) addSubscribers(b *testing.B, n int) {
 // count answers a count(*) query.
 func (app *benchApp) count(b *testing.B, query string) int64 {
 	var n int64
-	if err := app.db.R.QueryRow(query).Scan(&n); err != nil {
+	app.scan(b, query, &n)
+	return n
+}
+
+// scan reads the one row query answers into dest.
+func (app *benchApp) scan(b *testing.B, query string, dest ...any) {
+	if err := app.db.R.QueryRow(query).Scan(dest...); err != nil {
 		b.Fatal(err)
 	}
-	return n
 }
 
 // BenchmarkTrigger measures scenario 1 of bench/ in-process: triggers of a
