@@ -216,7 +216,7 @@ type feedFilter struct {
 
 // feed returns one page of the subscriber's in_app messages, newest first,
 // and the number of all that match. The (environment, subscriber, channel,
-// created_at, id) index serves both queries.
+// created_at, id, read, seen) index serves both queries.
 func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message, int, error) {
 	cond, args := feedCond(env, f)
 	msgs, err := s.feedRows(ctx, true, cond, args, f)
