@@ -150,16 +150,7 @@ func (s *Store) UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenan
 	if err != nil {
 		return nil, err
 	}
-	if err := s.resolveChannels(ctx, tenant.EnvironmentID, subs); err != nil {
-		return nil, err
-	}
-	out = make([]json.RawMessage, len(subs))
-	for i, sub := range subs {
-		if out[i], err = json.Marshal(sub.toResponse(true)); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return s.documents(ctx, tenant.EnvironmentID, subs)
 }
 
 // SubscribersAfterJSON returns up to limit spec §2.1 subscribers whose
@@ -178,11 +169,18 @@ func (s *Store) SubscribersAfterJSON(ctx context.Context, environmentID, after s
 	if err != nil {
 		return nil, err
 	}
+	return s.documents(ctx, environmentID, subs)
+}
+
+// documents answers subs as SubscriberJSON answers each, in order, with
+// their channels' _integrationId resolved.
+func (s *Store) documents(ctx context.Context, environmentID string, subs []*subscriber) ([]json.RawMessage, error) {
 	if err := s.resolveChannels(ctx, environmentID, subs); err != nil {
 		return nil, err
 	}
-	out = make([]json.RawMessage, len(subs))
+	out := make([]json.RawMessage, len(subs))
 	for i, sub := range subs {
+		var err error
 		if out[i], err = json.Marshal(sub.toResponse(true)); err != nil {
 			return nil, err
 		}
