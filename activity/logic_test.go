@@ -10,7 +10,6 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -281,12 +280,8 @@ func newQueue(t *testing.T) (*Store, *platformtest.Clock, *plan) {
 	t.Helper()
 	is := is.New(t)
 	ctx := context.Background()
-	db, err := platform.Open(ctx, platform.MemoryPath)
-	is.NoErr(err)
-	t.Cleanup(func() { db.Close() })
-	is.NoErr(platform.Migrate(db, migrations.FS))
 	clock := platformtest.NewClock(t0)
-	s := NewStore(db, clock.Now)
+	s := NewStore(platformtest.NewDB(t), clock.Now)
 	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
 	wf := workflowDoc{ID: platform.NewID(), WorkflowID: "w",
 		Steps: []workflowStep{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}, {ID: platform.NewID(), StepID: "mail", Type: "email"}}}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
 )
 
 // QueryPlan answers SQLite's plan for query on a fresh database migrated to
@@ -16,16 +13,7 @@ import (
 // read a whole environment on a large one.
 func QueryPlan(t testing.TB, query string, args ...any) string {
 	t.Helper()
-	ctx := context.Background()
-	db, err := platform.Open(ctx, platform.MemoryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := platform.Migrate(db, migrations.FS); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := db.R.QueryContext(ctx, `EXPLAIN QUERY PLAN `+query, args...)
+	rows, err := NewDB(t).R.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,14 +57,7 @@ type Server struct {
 func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Server {
 	t.Helper()
 	ctx := context.Background()
-	db, err := platform.Open(ctx, platform.MemoryPath)
-	if err != nil {
-		t.Fatalf("open database: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := platform.Migrate(db, migrations.FS); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	db := NewDB(t)
 	logs := &testWriter{t: t}
 	t.Cleanup(logs.stop) // registered first, so it runs after every other cleanup
 	clock := NewClock(time.Now())
@@ -93,6 +86,21 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 		Dev:    Client{base: hs.URL, key: DevKey, client: hs.Client()},
 		Prod:   Client{base: hs.URL, key: ProdKey, client: hs.Client()},
 	}
+}
+
+// NewDB opens a fresh in-memory database migrated to the latest schema,
+// closed by t.Cleanup.
+func NewDB(t testing.TB) *platform.DB {
+	t.Helper()
+	db, err := platform.Open(context.Background(), platform.MemoryPath)
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := platform.Migrate(db, migrations.FS); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db
 }
 
 // Client sends requests to a test server with one API key.
