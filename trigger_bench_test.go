@@ -178,6 +178,55 @@ func benchTrigger(b *testing.B, request func(i int64) []byte) {
 	}
 }
 
+// BenchmarkTriggerMulticast measures one trigger to 100 subscribers (the
+// most `to` may name), one request at a time, with the recipients named
+// three ways: by known subscriberIds, as subscriber objects seen for the
+// first time (the trigger creates them), and as the same objects again
+// (every upsert changes nothing).
+func BenchmarkTriggerMulticast(b *testing.B) {
+	const n = 100
+	to := func(object func(r int) string) []byte {
+		parts := make([]string, n)
+		for r := range parts {
+			parts[r] = object(r)
+		}
+		return []byte("[" + strings.Join(parts, ",") + "]")
+	}
+	cases := []struct {
+		name string
+		to   func(i int) []byte
+	}{
+		{"ids", func(int) []byte { return to(func(r int) string { return fmt.Sprintf(`"r%d"`, r) }) }},
+		{"new", func(i int) []byte {
+			return to(func(r int) string {
+				return fmt.Sprintf(`{"subscriberId":"m%d-%d","firstName":"M%d","email":"m%d-%d@example.com"}`, i, r, r, i, r)
+			})
+		}},
+		{"same", func(int) []byte {
+			return to(func(r int) string { return fmt.Sprintf(`{"subscriberId":"r%d","firstName":"R%d"}`, r, r) })
+		}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			app := startBenchApp(b)
+			app.addSubscribers(b, n)
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for i := range b.N {
+				body := fmt.Appendf(nil, `{"name":"bench-inbox","to":%s,"payload":{"n":%d}}`, c.to(i), i)
+				if code := app.post("/v1/events/trigger", body); code != http.StatusCreated {
+					b.Fatalf("trigger: %d", code)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
+			if got := app.count(b, `SELECT count(*) FROM messages`); got != int64(b.N*n) {
+				b.Fatalf("%d messages after %d triggers to %d subscribers", got, b.N, n)
+			}
+		})
+	}
+}
+
 // BenchmarkBroadcast measures a broadcast's fan-out: the in-app workflow to
 // every one of 20,000 subscribers, twice the subscriber documents' cache,
 // so that the broadcast reads them from the database as one to a large
