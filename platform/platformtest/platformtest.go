@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -92,7 +93,20 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 // closed by t.Cleanup.
 func NewDB(t testing.TB) *platform.DB {
 	t.Helper()
-	db, err := platform.Open(context.Background(), platform.MemoryPath)
+	return openDB(t, platform.MemoryPath)
+}
+
+// NewFileDB is NewDB on a file in t.TempDir(), in WAL mode as Herald runs:
+// there readers go on beside an open write transaction, where an in-memory
+// database blocks them.
+func NewFileDB(t testing.TB) *platform.DB {
+	t.Helper()
+	return openDB(t, filepath.Join(t.TempDir(), "herald.db"))
+}
+
+func openDB(t testing.TB, path string) *platform.DB {
+	t.Helper()
+	db, err := platform.Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}
