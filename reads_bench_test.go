@@ -266,7 +266,7 @@ func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 				`{"subscriberId":"s%07d","email":"user%07d@bench.example","firstName":"Given%d","lastName":"Family%04d","data":{"plan":"pro"}}`,
 				i, i, i, i/1000)))
 		}
-		created, err := subs.UpsertSubscribersJSON(ctx, tenant, bodies)
+		created, err := subs.UpsertSubscribersJSON(ctx, tenant, bodies, nil)
 		if err != nil {
 			return err
 		}

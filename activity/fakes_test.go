@@ -120,43 +120,44 @@ func (f *fakeSubscribers) SubscribersJSON(ctx context.Context, environmentID str
 	return out, nil
 }
 
-// ValidateSubscriberJSON refuses a body without a subscriberId, and the
-// email "invalid".
-func (f *fakeSubscribers) ValidateSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) error {
-	var in map[string]any
-	if err := json.Unmarshal(body, &in); err != nil {
-		return platform.InvalidField("subscriberId", nil, "is required")
+// UpsertSubscribersJSON refuses a body without a subscriberId, and the
+// email "invalid", before it writes any.
+func (f *fakeSubscribers) UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) ([]json.RawMessage, error) {
+	ins := make([]map[string]any, len(bodies))
+	for i, body := range bodies {
+		path := fmt.Sprintf("subscribers.%d", i)
+		if paths != nil {
+			path = paths[i]
+		}
+		if err := json.Unmarshal(body, &ins[i]); err != nil {
+			return nil, platform.InvalidField(path, nil, "must be a subscriber object")
+		}
+		if sid, _ := ins[i]["subscriberId"].(string); sid == "" {
+			return nil, platform.InvalidField(path+".subscriberId", nil, "is required")
+		}
+		if email, ok := ins[i]["email"].(string); ok && email == "invalid" {
+			return nil, platform.InvalidField(path+".email", email, "must be a valid email address")
+		}
 	}
-	if sid, _ := in["subscriberId"].(string); sid == "" {
-		return platform.InvalidField("subscriberId", nil, "is required")
-	}
-	if email, ok := in["email"].(string); ok && email == "invalid" {
-		return platform.InvalidField("email", email, "must be a valid email address")
-	}
-	return nil
-}
-
-func (f *fakeSubscribers) UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error) {
-	if err := f.ValidateSubscriberJSON(ctx, tenant, body); err != nil {
-		return nil, err
-	}
-	var in map[string]any
-	json.Unmarshal(body, &in)
-	sid, _ := in["subscriberId"].(string)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	key := tenant.EnvironmentID + "/" + sid
-	id, ok := f.ref[key]
-	if !ok {
-		id = platform.NewID()
-		f.ref[key] = id
-		f.byID[id] = map[string]any{"_id": id, "subscriberId": sid, "_environmentId": tenant.EnvironmentID,
-			"_organizationId": tenant.OrganizationID, "channels": []any{}, "deleted": false}
+	out := make([]json.RawMessage, len(ins))
+	for i, in := range ins {
+		sid := in["subscriberId"].(string)
+		key := tenant.EnvironmentID + "/" + sid
+		id, ok := f.ref[key]
+		if !ok {
+			id = platform.NewID()
+			f.ref[key] = id
+			f.byID[id] = map[string]any{"_id": id, "subscriberId": sid, "_environmentId": tenant.EnvironmentID,
+				"_organizationId": tenant.OrganizationID, "channels": []any{}, "deleted": false}
+		}
+		for k, v := range in {
+			f.byID[id][k] = v
+		}
+		out[i], _ = json.Marshal(f.byID[id])
 	}
-	for k, v := range in {
-		f.byID[id][k] = v
-	}
-	return json.Marshal(f.byID[id])
+	return out, nil
 }
 
 func (f *fakeSubscribers) SubscribersAfterJSON(ctx context.Context, environmentID, after string, limit int) ([]json.RawMessage, error) {

@@ -328,53 +328,56 @@ type named struct {
 	body json.RawMessage // what to upsert: its object, or a new subscriberId
 }
 
-// check finds n's subscriber, or checks the body that will create or update
-// it, writing nothing. A subscriberId the environment does not know yet is
-// created, as the reference platform does.
-func (t *triggerer) check(ctx context.Context, tenant platform.Tenant, n *named) error {
+// find finds n's subscriber, or sets the body that creates or updates it:
+// its object, or a subscriberId the environment does not know yet, which
+// is created, as the reference platform does.
+func (t *triggerer) find(ctx context.Context, tenant platform.Tenant, n *named) error {
 	if n.ref.object != nil {
 		n.body = n.ref.object
-	} else {
-		doc, err := t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, n.ref.subscriberID)
-		if err == nil {
-			n.doc = doc
-			return nil
-		}
-		if !errors.Is(err, platform.ErrNotFound) {
-			return err
-		}
-		n.body, _ = json.Marshal(map[string]string{"subscriberId": n.ref.subscriberID})
+		return nil
 	}
-	return prefixFields(t.subscribers.ValidateSubscriberJSON(ctx, tenant, n.body), n.path)
+	doc, err := t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, n.ref.subscriberID)
+	if err == nil {
+		n.doc = doc
+		return nil
+	}
+	if !errors.Is(err, platform.ErrNotFound) {
+		return err
+	}
+	n.body, _ = json.Marshal(map[string]string{"subscriberId": n.ref.subscriberID})
+	return nil
 }
 
-// upsert writes n's body, when it has one.
-func (t *triggerer) upsert(ctx context.Context, tenant platform.Tenant, n *named) (err error) {
-	if n.body != nil {
-		n.doc, err = t.subscribers.UpsertSubscriberJSON(ctx, tenant, n.body)
-	}
-	return prefixFields(err, n.path)
-}
-
-// have checks every subscriber in ns and then upserts those that need it,
-// so a trigger refused for one of them changes none.
+// have finds every subscriber in ns and upserts those that need it, all in
+// one call that checks every body before it writes any, so a trigger
+// refused for one of them changes none.
 func (t *triggerer) have(ctx context.Context, tenant platform.Tenant, ns []*named) error {
+	var writes []*named
+	var bodies []json.RawMessage
+	var paths []string
 	for _, n := range ns {
-		if err := t.check(ctx, tenant, n); err != nil {
-			return err
-		}
-	}
-	latest := map[string]json.RawMessage{}
-	for _, n := range ns {
-		if err := t.upsert(ctx, tenant, n); err != nil {
+		if err := t.find(ctx, tenant, n); err != nil {
 			return err
 		}
 		if n.body != nil {
-			latest[n.ref.subscriberID] = n.doc
+			writes = append(writes, n)
+			bodies = append(bodies, n.body)
+			paths = append(paths, n.path)
 		}
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	docs, err := t.subscribers.UpsertSubscribersJSON(ctx, tenant, bodies, paths)
+	if err != nil {
+		return err
 	}
 	// One entry may have found a subscriber that another (the actor, say)
 	// then updated: every entry takes the subscriber as it now is.
+	latest := map[string]json.RawMessage{}
+	for i, n := range writes {
+		latest[n.ref.subscriberID] = docs[i]
+	}
 	for _, n := range ns {
 		if doc, ok := latest[n.ref.subscriberID]; ok {
 			n.doc = doc
@@ -396,7 +399,7 @@ func actorRef(raw json.RawMessage) *named {
 	var obj struct {
 		SubscriberID string `json:"subscriberId"`
 	}
-	json.Unmarshal(raw, &obj) // a wrong shape is refused by check
+	json.Unmarshal(raw, &obj) // a wrong shape is refused by the upsert
 	n.ref.subscriberID = obj.SubscriberID
 	return n
 }
@@ -578,20 +581,6 @@ func templateSummary(wf workflowDoc) json.RawMessage {
 		}},
 	})
 	return b
-}
-
-// prefixFields re-keys a 422 from another domain under the request path it
-// came from (`to.0.email`), so the client sees which entry was wrong.
-func prefixFields(err error, prefix string) error {
-	var e *platform.Error
-	if !errors.As(err, &e) || e.Fields == nil {
-		return err
-	}
-	fields := make(map[string]platform.FieldError, len(e.Fields))
-	for k, v := range e.Fields {
-		fields[prefix+"."+k] = v
-	}
-	return platform.Invalid(fields)
 }
 
 func firstNonEmpty(ss ...string) string {

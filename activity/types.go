@@ -28,10 +28,11 @@ type Subscribers interface {
 	SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error)
 	// SubscribersJSON returns spec §2.1 subscribers keyed by their database _id.
 	SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error)
-	// UpsertSubscriberJSON creates or updates a subscriber from a POST /v1/subscribers body.
-	UpsertSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) (json.RawMessage, error)
-	// ValidateSubscriberJSON answers the 422 UpsertSubscriberJSON would, writing nothing.
-	ValidateSubscriberJSON(ctx context.Context, tenant platform.Tenant, body json.RawMessage) error
+	// UpsertSubscribersJSON creates or updates subscribers from POST
+	// /v1/subscribers bodies and returns each as it stands after its write.
+	// Every body is checked before any is written: a bad one is a 422 with
+	// its fields under paths[i], and nothing is written.
+	UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) ([]json.RawMessage, error)
 	// SubscribersAfterJSON returns up to limit spec §2.1 subscribers whose
 	// subscriberId is greater than after, in subscriberId order.
 	SubscribersAfterJSON(ctx context.Context, environmentID, after string, limit int) ([]json.RawMessage, error)

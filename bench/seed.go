@@ -59,7 +59,7 @@ func seed(ctx context.Context, path string, from, nSubscribers, nMessages int) (
 		for i := start; i < min(start+batch, nSubscribers); i++ {
 			bodies = append(bodies, subscriberBody(i))
 		}
-		created, err := subs.UpsertSubscribersJSON(ctx, tenant, bodies)
+		created, err := subs.UpsertSubscribersJSON(ctx, tenant, bodies, nil)
 		if err != nil {
 			return nil, fmt.Errorf("seed subscribers: %w", err)
 		}

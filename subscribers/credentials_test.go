@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 func channelOf(s subscriberJSON, provider string) *channelJSON {
@@ -164,12 +167,12 @@ func TestStore_Contract(t *testing.T) {
 		is := is.New(t)
 		srv, store := newServer(t, nil)
 		dev := platform.Tenant{OrganizationID: srv.App.Development.OrganizationID, EnvironmentID: srv.App.Development.ID}
-		raw, err := store.UpsertSubscriberJSON(ctx, dev, json.RawMessage(`{"subscriberId":"ada","email":"a@x.io",
+		docs, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{[]byte(`{"subscriberId":"ada","email":"a@x.io",
 			"channels":[{"providerId":"service-slack","credentials":{}},{"providerId":"appio","credentials":{}},
-			{"providerId":"slack","credentials":{}}]}`))
+			{"providerId":"slack","credentials":{}}]}`)}, nil)
 		is.NoErr(err) // upserted
 		var ada subscriberJSON
-		is.NoErr(json.Unmarshal(raw, &ada))
+		is.NoErr(json.Unmarshal(docs[0], &ada))
 		is.Equal(len(ada.Channels), 3) // the full subscriber keeps every channel
 		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"bob"}`)
 		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"cat"}`)
@@ -186,7 +189,7 @@ func TestStore_Contract(t *testing.T) {
 		_, err = store.SubscriberJSON(ctx, dev.EnvironmentID, "nobody")
 		is.Equal(err, platform.ErrNotFound) // contract: platform.ErrNotFound itself
 
-		raw, err = store.SubscriberIdentityJSON(ctx, dev.EnvironmentID, "ada")
+		raw, err := store.SubscriberIdentityJSON(ctx, dev.EnvironmentID, "ada")
 		is.NoErr(err)
 		is.Equal(string(raw), `{"_id":"`+ada.ID+`","subscriberId":"ada","firstName":null,"lastName":null,"avatar":null}`) // the naming fields only
 		_, err = store.SubscriberIdentityJSON(ctx, srv.App.Production.ID, "ada")
@@ -252,7 +255,7 @@ func TestStore_Contract(t *testing.T) {
 					`{"providerId":"slack","credentials":{"webhookUrl":"https://hooks.example/b"}}`, 200, nil)
 			}, "Robert 1 channels"},
 			{func() {
-				_, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{[]byte(`{"subscriberId":"bob","firstName":"Bobby"}`)})
+				_, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{[]byte(`{"subscriberId":"bob","firstName":"Bobby"}`)}, nil)
 				is.NoErr(err)
 			}, "Bobby 1 channels"},
 		} {
@@ -268,15 +271,71 @@ func TestStore_Contract(t *testing.T) {
 		_, err = read("bob")
 		is.Equal(err, platform.ErrNotFound) // and so is a delete
 	})
+	t.Run("Batch", func(t *testing.T) {
+		is := is.New(t)
+		db := platformtest.NewFileDB(t)
+		clock := platformtest.NewClock(time.Now())
+		store := subscribers.NewStore(db, nil, clock.Now)
+		tenant := platform.Tenant{OrganizationID: "org", EnvironmentID: "env"}
+		upsert := func(ctx context.Context, bodies ...string) []subscriberJSON {
+			raw := make([]json.RawMessage, len(bodies))
+			for i, b := range bodies {
+				raw[i] = json.RawMessage(b)
+			}
+			docs, err := store.UpsertSubscribersJSON(ctx, tenant, raw, nil)
+			is.NoErr(err)
+			out := make([]subscriberJSON, len(docs))
+			for i, doc := range docs {
+				is.NoErr(json.Unmarshal(doc, &out[i]))
+			}
+			return out
+		}
+		created := upsert(ctx, `{"subscriberId":"ada","firstName":"Ada"}`, `{"subscriberId":"bob","firstName":"Bob"}`)
+		is.Equal(*created[1].FirstName, "Bob") // answered in order
+
+		// With the writer held, only a batch that changes nothing finishes;
+		// one that waits for the writer fails when its context ends.
+		held, err := db.W.BeginTx(ctx, nil)
+		is.NoErr(err)
+		short, cancel := context.WithTimeout(ctx, 5*time.Second)
+		same := upsert(short, `{"subscriberId":"bob","firstName":"Bob"}`, `{"subscriberId":"ada"}`)
+		cancel()
+		is.NoErr(held.Rollback())
+		is.Equal(same[0].UpdatedAt, created[1].UpdatedAt) // nothing written
+		is.Equal(*same[1].Version, 0)
+
+		clock.Advance(time.Minute)
+		mixed := upsert(ctx, `{"subscriberId":"ada","lastName":"Lovelace"}`, `{"subscriberId":"bob","firstName":"Bob"}`,
+			`{"subscriberId":"ada","firstName":"Augusta"}`)
+		is.Equal(*mixed[0].Version, 1)                     // ada's first write
+		is.Equal(*mixed[0].FirstName, "Ada")               // answered before her second
+		is.Equal(*mixed[1].Version, 0)                     // bob unchanged in a batch that writes
+		is.Equal(mixed[1].UpdatedAt, created[1].UpdatedAt) // and not touched
+		is.Equal(*mixed[2].Version, 2)                     // ada's second write sees her first
+		is.Equal(*mixed[2].LastName, "Lovelace")
+		is.Equal(*mixed[2].FirstName, "Augusta")
+	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		is := is.New(t)
 		srv, store := newServer(t, nil)
 		dev := platform.Tenant{OrganizationID: srv.App.Development.OrganizationID, EnvironmentID: srv.App.Development.ID}
-		for _, body := range []string{`{"email":"a@x.io"}`, `{"subscriberId":"a","email":"nope"}`, `{"subscriberId":7}`, `"ada"`} {
-			_, err := store.UpsertSubscriberJSON(ctx, dev, json.RawMessage(body))
+		for body, field := range map[string]string{
+			`{"email":"a@x.io"}`:                  "subscribers.1.subscriberId",
+			`{"subscriberId":"a","email":"nope"}`: "subscribers.1.email",
+			`{"subscriberId":7}`:                  "subscribers.1.subscriberId",
+			`"ada"`:                               "subscribers.1",
+		} {
+			bodies := []json.RawMessage{[]byte(`{"subscriberId":"fine"}`), []byte(body)}
+			_, err := store.UpsertSubscribersJSON(ctx, dev, bodies, nil)
 			var pe *platform.Error
-			is.True(asError(err, &pe)) // a client error, not a bug
-			is.Equal(pe.Status, 422)   // validation failed
+			is.True(asError(err, &pe))                // a client error, not a bug
+			is.Equal(pe.Status, 422)                  // validation failed
+			is.True(pe.Fields[field].Messages != nil) // named by its index
+			_, err = store.UpsertSubscribersJSON(ctx, dev, bodies, []string{"actor", "to.0"})
+			is.True(asError(err, &pe))
+			is.True(pe.Fields[strings.Replace(field, "subscribers.1", "to.0", 1)].Messages != nil) // or by the caller's path
 		}
+		_, err := store.SubscriberJSON(ctx, dev.EnvironmentID, "fine")
+		is.Equal(err, platform.ErrNotFound) // a bad body leaves the good one unwritten
 	})
 }

@@ -148,16 +148,23 @@ func (s *Store) unchangedBy(ctx context.Context, environmentID, subscriberID str
 	if err != nil {
 		return nil, err
 	}
-	next := *stored
-	next.Channels = slices.Clone(stored.Channels)
+	if _, changed := applied(stored, body, integrationIDs); changed {
+		return nil, nil
+	}
+	return stored, s.resolveChannels(ctx, environmentID, []*subscriber{stored})
+}
+
+// applied returns a copy of sub with body and its channels applied, and
+// whether that changes anything a write stores.
+func applied(sub *subscriber, body *subscriberBody, integrationIDs []string) (*subscriber, bool) {
+	next := *sub
+	next.Channels = slices.Clone(sub.Channels)
 	body.apply(&next)
 	for i, req := range body.Channels {
 		next.Channels = upsertChannel(next.Channels, req, integrationIDs[i], false)
 	}
-	if before := stored.mutable(); before == nil || !bytes.Equal(before, next.mutable()) {
-		return nil, nil
-	}
-	return stored, s.resolveChannels(ctx, environmentID, []*subscriber{stored})
+	before := sub.mutable()
+	return &next, before == nil || !bytes.Equal(before, next.mutable())
 }
 
 // mutable encodes what a write may change (saveTx's columns but __v and
@@ -170,9 +177,10 @@ func (s *subscriber) mutable() []byte {
 	return b
 }
 
-// upsertTx is one subscriber write inside tx. integrationIDs holds the
-// resolved _integrationId of each of body.Channels, looked up before the
-// transaction began (the resolver may use the writer connection too).
+// upsertTx is one subscriber write inside tx; a body that changes nothing
+// writes nothing, as unchangedBy. integrationIDs holds the resolved
+// _integrationId of each of body.Channels, looked up before the transaction
+// began (the resolver may use the writer connection too).
 func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, tenant platform.Tenant, subscriberID string, body *subscriberBody, integrationIDs []string, mode writeMode) (sub *subscriber, created bool, err error) {
 	defer platform.Wrap(&err, "write subscriber")
 	row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
@@ -193,14 +201,14 @@ func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, tenant platform.Tenant
 	case mode == createOnly:
 		return nil, false, platform.Conflict("Subscriber with id %q already exists", subscriberID)
 	}
-	body.apply(sub)
-	for i, req := range body.Channels {
-		sub.Channels = upsertChannel(sub.Channels, req, integrationIDs[i], false)
-	}
+	next, changed := applied(sub, body, integrationIDs)
 	if created {
-		return sub, true, s.insertTx(ctx, tx, sub)
+		return next, true, s.insertTx(ctx, tx, next)
 	}
-	return sub, false, s.saveTx(ctx, tx, sub)
+	if !changed {
+		return sub, false, nil
+	}
+	return next, false, s.saveTx(ctx, tx, next)
 }
 
 // apply copies every field the client sent onto sub.
