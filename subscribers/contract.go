@@ -156,18 +156,21 @@ func unchangedAll(stored []*subscriber, bodies []createBody, integrationIDs [][]
 }
 
 // storedWhereIn reads the environment's subscribers whose column ("id",
-// "subscriber_id") holds one of values, in chunks well under SQLite's
-// bound-parameter limit; values not stored have no row.
+// "subscriber_id") holds one of values; values not stored have no row.
 func (s *Store) storedWhereIn(ctx context.Context, environmentID, column string, values []string) ([]*subscriber, error) {
 	var out []*subscriber
-	for chunk := range slices.Chunk(values, 500) {
-		args := make([]any, 0, 1+len(chunk))
+	for chunk := range slices.Chunk(values, inListSizes[len(inListSizes)-1]) {
+		// The list is padded with its last value to one of a few lengths,
+		// so that each length is one statement the read pool keeps
+		// prepared (a trigger's one subscriber most of all).
+		n, _ := slices.BinarySearch(inListSizes, len(chunk))
+		args := make([]any, 0, 1+inListSizes[n])
 		args = append(args, environmentID)
-		for _, v := range chunk {
-			args = append(args, v)
+		for i := range inListSizes[n] {
+			args = append(args, chunk[min(i, len(chunk)-1)])
 		}
-		rows, err := s.db.R.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
-			WHERE environment_id = ? AND `+column+` IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		rows, err := s.db.Query(ctx, `SELECT `+subscriberColumns+` FROM subscribers
+			WHERE environment_id = ? AND `+column+` IN (?`+strings.Repeat(", ?", inListSizes[n]-1)+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -179,6 +182,10 @@ func (s *Store) storedWhereIn(ctx context.Context, environmentID, column string,
 	}
 	return out, nil
 }
+
+// inListSizes are the lengths storedWhereIn pads its lists to, the last
+// well under SQLite's bound-parameter limit.
+var inListSizes = []int{1, 4, 16, 64, 500}
 
 // SubscribersAfterJSON returns up to limit spec §2.1 subscribers whose
 // subscriberId is greater than after, in subscriberId order, as

@@ -315,6 +315,32 @@ func TestStore_Contract(t *testing.T) {
 		is.Equal(*mixed[2].LastName, "Lovelace")
 		is.Equal(*mixed[2].FirstName, "Augusta")
 	})
+	t.Run("ManyByID", func(t *testing.T) {
+		is := is.New(t)
+		db := platformtest.NewDB(t)
+		store := subscribers.NewStore(db, nil, nil)
+		tenant := platform.Tenant{OrganizationID: "org", EnvironmentID: "env"}
+		bodies := make([]json.RawMessage, 600)
+		for i := range bodies {
+			bodies[i] = fmt.Appendf(nil, `{"subscriberId":"s%03d"}`, i)
+		}
+		docs, err := store.UpsertSubscribersJSON(ctx, tenant, bodies, nil)
+		is.NoErr(err)
+		ids := make([]string, len(docs))
+		for i, doc := range docs {
+			var sub subscriberJSON
+			is.NoErr(json.Unmarshal(doc, &sub))
+			ids[i] = sub.ID
+		}
+		for _, n := range []int{0, 1, 2, 5, 16, 17, 499, 500, 501, 600} {
+			byID, err := store.SubscribersJSON(ctx, tenant.EnvironmentID, ids[:n])
+			is.NoErr(err)
+			is.Equal(len(byID), n) // every one found, however long the list
+		}
+		again, err := store.UpsertSubscribersJSON(ctx, tenant, bodies, nil)
+		is.NoErr(err)
+		is.Equal(string(again[599]), string(docs[599])) // found as stored: nothing to write
+	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		is := is.New(t)
 		srv, store := newServer(t, nil)
