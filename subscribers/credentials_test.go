@@ -66,6 +66,27 @@ func TestCredentials_Update(t *testing.T) {
 		is.Equal(channelOf(s, "slack").Credentials, map[string]any{"webhookUrl": "https://b.io"}) // channel gone
 	})
 
+	t.Run("OK the same credentials again change nothing", func(t *testing.T) {
+		is := is.New(t)
+		srv, _ := newServer(t, nil)
+		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada"}`)
+		var first, again subscriberJSON
+		put := `{"providerId":"slack","credentials":{"webhookUrl":"https://a.io","channel":"#x"}}`
+		mustDo(t, srv.Dev, "PUT", "/v1/subscribers/ada/credentials", put, 200, &first)
+		is.Equal(*first.Version, 1) // the entry added
+		srv.App.Clock.Advance(time.Minute)
+		mustDo(t, srv.Dev, "PUT", "/v1/subscribers/ada/credentials", put, 200, &again)
+		is.Equal(*again.Version, 1)                // the same entry again is no write
+		is.Equal(again.UpdatedAt, first.UpdatedAt) // as the platform skips it
+		mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+			`{"providerId":"slack","credentials":{"channel":"#x"}}`, 200, &again)
+		is.Equal(*again.Version, 1) // nor is merging in a value already there
+		mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
+			`{"providerId":"slack","credentials":{"channel":"#y"}}`, 200, &again)
+		is.Equal(*again.Version, 2) // a changed value is written
+		is.True(again.UpdatedAt != first.UpdatedAt)
+	})
+
 	t.Run("OK entries per integrationIdentifier", func(t *testing.T) {
 		is := is.New(t)
 		srv, _ := newServer(t, nil)

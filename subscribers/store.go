@@ -292,15 +292,17 @@ func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) 
 
 // setChannel upserts one channel entry (spec §4.1): replace swaps the whole
 // entry (PUT), otherwise the credentials merge and a supplied deviceTokens
-// replaces the stored one (PATCH).
+// replaces the stored one (PATCH). Credentials that leave the entry as it
+// was are not written, as the platform skips them: __v and updatedAt stay.
 func (s *Store) setChannel(ctx context.Context, environmentID, subscriberID string, req channelRequest, replace bool) (*subscriber, error) {
 	ids, err := s.resolveRequests(ctx, environmentID, []channelRequest{req})
 	if err != nil {
 		return nil, err
 	}
 	sub, err := s.modify(ctx, environmentID, subscriberID, func(sub *subscriber) bool {
+		before := sub.mutable()
 		sub.Channels = upsertChannel(sub.Channels, req, ids[0], replace)
-		return true
+		return before == nil || !bytes.Equal(before, sub.mutable())
 	})
 	if err != nil {
 		return nil, err
