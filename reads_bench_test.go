@@ -215,15 +215,25 @@ func BenchmarkMessagesList(b *testing.B) {
 
 // BenchmarkNotificationsList reads GET /v1/notifications pages over 20,000
 // notifications to 200 subscribers: all, the oldest transaction's, one
-// subscriber's and one workflow's.
+// subscriber's and one workflow's, and those of a subscriber and a workflow
+// triggered once, before all the others.
 func BenchmarkNotificationsList(b *testing.B) {
 	app := startBenchApp(b)
+	rare := `{"name":"Rare","workflowId":"rare","active":true,"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`
+	if code := app.post("/v2/workflows", []byte(rare)); code != http.StatusCreated {
+		b.Fatalf("create workflow: %d", code)
+	}
+	if code := app.post("/v1/events/trigger", []byte(`{"name":"rare","to":"lone"}`)); code != http.StatusCreated {
+		b.Fatalf("trigger: %d", code)
+	}
 	app.addMessages(b, 20_000, 200)
-	var tx, workflow string
-	app.scan(b, `SELECT transaction_id, template_id FROM notifications ORDER BY created_at LIMIT 1`, &tx, &workflow)
+	var tx, workflow, rareWorkflow string
+	app.scan(b, `SELECT transaction_id, template_id FROM notifications WHERE subscriber_ref = 's0' ORDER BY created_at LIMIT 1`, &tx, &workflow)
+	app.scan(b, `SELECT template_id FROM notifications WHERE subscriber_ref = 'lone'`, &rareWorkflow)
 	app.benchPages(b, "/v1/notifications?page=0", []benchPage{
 		{"all", ""}, {"transaction", "&transactionId=" + tx}, {"subscriber", "&subscriberIds=s1"},
-		{"workflow", "&templates=" + workflow},
+		{"workflow", "&templates=" + workflow}, {"subscriber_rare", "&subscriberIds=lone"},
+		{"workflow_rare", "&templates=" + rareWorkflow},
 	})
 }
 
