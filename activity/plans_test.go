@@ -7,19 +7,31 @@ import (
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
-// TestNotificationsQuery_ReadsTheTransactionsIndex checks GET
-// /v1/notifications filtered by transactionId: the page is read through
-// notifications_transaction (notificationsQuery), not through
-// notifications_list, which holds the whole environment.
-func TestNotificationsQuery_ReadsTheTransactionsIndex(t *testing.T) {
-	for _, f := range []listFilter{
-		{transactionID: []string{"t1"}},
-		{transactionID: []string{"t1", "t2"}, subscriberIDs: []string{"s"}},
+// TestNotificationsQuery_ReadsTheFiltersIndex checks GET /v1/notifications
+// filtered by transactionId, by one subscriber or by one workflow: the page
+// is read through that filter's index (notificationsQuery), not through
+// notifications_list, which holds the whole environment. A transaction has
+// a few notifications, sorted; a subscriber or a workflow may have any
+// number, so its index gives the order.
+func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
+	for _, c := range []struct {
+		f       listFilter
+		index   string
+		ordered bool
+	}{
+		{listFilter{transactionID: []string{"t1"}}, "notifications_transaction", false},
+		{listFilter{transactionID: []string{"t1", "t2"}, subscriberIDs: []string{"s"}}, "notifications_transaction", false},
+		{listFilter{subscriberIDs: []string{"s"}, channels: []string{"email"}}, "notifications_subscriber", true},
+		{listFilter{subscriberIDs: []string{"s"}, templates: []string{"w"}}, "notifications_subscriber", true},
+		{listFilter{templates: []string{"w"}, severity: []string{"high"}}, "notifications_template", true},
 	} {
-		from, cond, args := notificationsQuery("e", f)
+		from, cond, args := notificationsQuery("e", c.f)
 		plan := platformtest.QueryPlan(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)
-		if !strings.Contains(plan, "INDEX notifications_transaction") {
-			t.Errorf("%s: plan %q, want it read through notifications_transaction", cond, plan)
+		if !strings.Contains(plan, "INDEX "+c.index+" ") {
+			t.Errorf("%s: plan %q, want it read through %s", cond, plan, c.index)
+		}
+		if c.ordered && strings.Contains(plan, "TEMP B-TREE FOR ORDER BY") {
+			t.Errorf("%s: plan %q sorts every match, want the index's order", cond, plan)
 		}
 	}
 }
