@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -773,4 +774,52 @@ func TestDelivery_DeepPayloadsAndThePayloadFilter(t *testing.T) {
 	}
 	res.Decode(t, &feed)
 	is.Equal(feed.TotalCount, 1) // only the accepted trigger delivered
+}
+
+// GET /v1/notifications resolves subscriberIds, emails and search to the
+// subscribers they name now, any of them matching, as the platform does;
+// when none matches, the answer is an empty page 0.
+func TestDelivery_NotificationsBySubscriber(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	trigger(t, srv, `{"name":"hello","to":[{"subscriberId":"ada","email":"ada@old.example"},
+		{"subscriberId":"bob","email":"Bob@Example.org"},"cy"]}`)
+	is.Equal(srv.Dev.Do(t, "PUT", "/v1/subscribers/ada", `{"email":"ada@new.example"}`).Status, 200)
+
+	list := func(query string) (subscribers []string, page int) {
+		var out struct {
+			Page int `json:"page"`
+			Data []struct {
+				Subscriber struct {
+					SubscriberID string `json:"subscriberId"`
+				} `json:"subscriber"`
+			} `json:"data"`
+		}
+		res := srv.Dev.Do(t, "GET", "/v1/notifications?"+query, "")
+		is.Equal(res.Status, 200) // listed
+		res.Decode(t, &out)
+		subscribers = []string{}
+		for _, n := range out.Data {
+			subscribers = append(subscribers, n.Subscriber.SubscriberID)
+		}
+		slices.Sort(subscribers)
+		return subscribers, out.Page
+	}
+	got, _ := list("subscriberIds=cy")
+	is.Equal(got, []string{"cy"})
+	got, _ = list("emails=ada@new.example")
+	is.Equal(got, []string{"ada"}) // by the address the subscriber has now
+	got, page := list("emails=ada@old.example&page=2")
+	is.Equal(got, []string{}) // not by the one it had
+	is.Equal(page, 0)         // and no match is page 0
+	got, _ = list("emails=ada@new.example&subscriberIds=cy")
+	is.Equal(got, []string{"ada", "cy"}) // either filter matches
+	got, _ = list("search=example.ORG")
+	is.Equal(got, []string{"bob"}) // search: part of an email, any case
+	got, _ = list("search=cy")
+	is.Equal(got, []string{"cy"}) // or a whole subscriberId
+	got, _ = list("search=c")
+	is.Equal(got, []string{}) // not part of one
 }

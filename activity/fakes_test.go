@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -157,6 +159,22 @@ func (f *fakeSubscribers) UpsertSubscribersJSON(ctx context.Context, tenant plat
 		}
 		out[i], _ = json.Marshal(f.byID[id])
 	}
+	return out, nil
+}
+
+func (f *fakeSubscribers) SubscriberIDsMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []string{}
+	for _, doc := range f.byID {
+		sid, _ := doc["subscriberId"].(string)
+		email, _ := doc["email"].(string)
+		if doc["_environmentId"] == environmentID && (slices.Contains(subscriberIDs, sid) || slices.Contains(emails, email) ||
+			search != "" && (sid == search || strings.Contains(strings.ToLower(email), strings.ToLower(search)))) {
+			out = append(out, sid)
+		}
+	}
+	slices.Sort(out)
 	return out, nil
 }
 

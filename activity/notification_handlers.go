@@ -19,14 +19,12 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 			limit:         q.Int("limit", 10, 1, 50),
 			channels:      q.Strings("channels"),
 			templates:     q.Strings("templates"),
-			emails:        q.Strings("emails"),
-			subscriberIDs: q.Strings("subscriberIds"),
 			severity:      q.Strings("severity"),
 			transactionID: q.Strings("transactionId"),
 			topicKey:      q.String("topicKey"),
 			contextKeys:   q.Strings("contextKeys"),
-			search:        q.String("search"),
 		}
+		subscriberIDs, emails, search := q.Strings("subscriberIds"), q.Strings("emails"), q.String("search")
 		for _, sev := range f.severity {
 			if !slices.Contains([]string{"high", "medium", "low", "none"}, sev) {
 				q.Fail("severity", sev, "must be one of: high, medium, low, none")
@@ -59,6 +57,16 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 		}
 		ctx := r.Context()
 		env := platform.TenantFrom(ctx).EnvironmentID
+		// The platform resolves these filters to subscribers, any of them
+		// matching, and answers page 0 when none does (get-activity-feed).
+		if len(subscriberIDs) > 0 || len(emails) > 0 || search != "" {
+			if f.subscriberIDs, err = subscribers.SubscriberIDsMatching(ctx, env, subscriberIDs, emails, search); err != nil {
+				return err
+			}
+			if len(f.subscriberIDs) == 0 {
+				return platform.JSON(w, http.StatusOK, map[string]any{"hasMore": false, "data": []any{}, "pageSize": 0, "page": 0})
+			}
+		}
 		var hasMore bool
 		rows, jobs, err := s.readNotifications(ctx, true, func(q querier) (rows []notificationRow, err error) {
 			rows, hasMore, err = listNotifications(ctx, q, env, f)

@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,8 @@ func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 		{listFilter{subscriberIDs: []string{"s"}, channels: []string{"email"}}, "notifications_subscriber", true},
 		{listFilter{subscriberIDs: []string{"s"}, templates: []string{"w"}}, "notifications_subscriber", true},
 		{listFilter{templates: []string{"w"}, severity: []string{"high"}}, "notifications_template", true},
+		// A search may match more subscribers than SQLite takes parameters.
+		{listFilter{subscriberIDs: slices.Repeat([]string{"s"}, 40_000)}, "notifications_list", true},
 	} {
 		from, cond, args := notificationsQuery("e", c.f)
 		plan := platformtest.QueryPlan(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)

@@ -12,18 +12,18 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// listFilter is the query of GET /v1/notifications.
+// listFilter is the query of GET /v1/notifications. Its subscriber filters
+// (subscriberIds, emails, search) are resolved to subscriberIDs first, as the
+// platform does; nil means no such filter.
 type listFilter struct {
 	page, limit   int
 	channels      []string
 	templates     []string
-	emails        []string
 	subscriberIDs []string
 	severity      []string
 	transactionID []string
 	topicKey      string
 	contextKeys   []string
-	search        string
 	after, before time.Time
 }
 
@@ -144,8 +144,16 @@ func notificationsQuery(envID string, f listFilter) (from, cond string, args []a
 	where := []string{"environment_id = ?"}
 	args = []any{envID}
 	where, args = in(where, args, "template_id", f.templates)
-	where, args = in(where, args, "subscriber_email", f.emails)
-	where, args = in(where, args, "subscriber_ref", f.subscriberIDs)
+	switch len(f.subscriberIDs) {
+	case 0:
+	case 1:
+		where, args = append(where, "subscriber_ref = ?"), append(args, f.subscriberIDs[0])
+	default:
+		// A search may resolve to any number of subscribers: one parameter
+		// holds them all, where a parameter each could pass SQLite's limit.
+		ids, _ := json.Marshal(f.subscriberIDs)
+		where, args = append(where, "subscriber_ref IN (SELECT value FROM json_each(?))"), append(args, string(ids))
+	}
 	where, args = in(where, args, "severity", f.severity)
 	where, args = in(where, args, "transaction_id", f.transactionID)
 	if len(f.channels) > 0 {
@@ -162,10 +170,6 @@ func notificationsQuery(envID string, f listFilter) (from, cond string, args []a
 		where = append(where, "EXISTS (SELECT 1 FROM json_each(notifications.topics) WHERE json_extract(value, '$.topicKey') = ?)")
 		args = append(args, f.topicKey)
 	}
-	if f.search != "" {
-		where = append(where, "(subscriber_ref = ? OR subscriber_email LIKE ? ESCAPE '\\')")
-		args = append(args, f.search, "%"+likeEscape(f.search)+"%")
-	}
 	if !f.after.IsZero() {
 		where = append(where, "created_at >= ?")
 		args = append(args, platform.FormatTime(f.after))
@@ -175,10 +179,6 @@ func notificationsQuery(envID string, f listFilter) (from, cond string, args []a
 		args = append(args, platform.FormatTime(f.before))
 	}
 	return from, strings.Join(where, " AND "), args
-}
-
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // getNotification returns one notification of the environment, or platform.ErrNotFound.

@@ -187,6 +187,63 @@ func (s *Store) storedWhereIn(ctx context.Context, environmentID, column string,
 // well under SQLite's bound-parameter limit.
 var inListSizes = []int{1, 4, 16, 64, 500}
 
+// SubscriberIDsMatching returns, sorted, the subscriberIds of the
+// environment's subscribers that match any of: one of subscriberIDs, one of
+// emails (exactly), or search, an email containing it in any case or a
+// subscriberId equal to it. GET /v1/notifications filters by these, as the
+// platform resolves those filters to subscribers first (searchSubscribers).
+// Each is a query of its own, so that the first two are index look-ups
+// (emails through the suffix index, whose first suffix of an address is the
+// address); search tests every subscriber of the environment.
+func (s *Store) SubscriberIDsMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) (out []string, err error) {
+	defer platform.Wrap(&err, "subscribers matching")
+	type query struct {
+		sql  string
+		args []any
+	}
+	var queries []query
+	if len(subscriberIDs) > 0 {
+		ids, _ := json.Marshal(subscriberIDs)
+		queries = append(queries, query{`SELECT subscriber_id FROM subscribers
+			WHERE environment_id = ? AND subscriber_id IN (SELECT value FROM json_each(?))`,
+			[]any{environmentID, string(ids)}})
+	}
+	if len(emails) > 0 {
+		addresses, _ := json.Marshal(emails)
+		queries = append(queries, query{`SELECT s.subscriber_id FROM (SELECT DISTINCT seq FROM subscriber_suffixes
+				WHERE field = ? AND suffix IN (SELECT substr(value, 1, ?) FROM json_each(?))) f
+			CROSS JOIN subscribers s ON s.seq = f.seq
+			WHERE s.environment_id = ? AND s.email IN (SELECT value FROM json_each(?))`,
+			[]any{fieldEmail, suffixKeep, string(addresses), environmentID, string(addresses)}})
+	}
+	if search != "" {
+		pattern := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(search) + "%"
+		queries = append(queries, query{`SELECT subscriber_id FROM subscribers
+			WHERE environment_id = ? AND (email LIKE ? ESCAPE '\' OR subscriber_id = ?)`,
+			[]any{environmentID, pattern, search}})
+	}
+	out = []string{}
+	for _, q := range queries {
+		rows, err := s.db.Query(ctx, q.sql, q.args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, id)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
 // SubscribersAfterJSON returns up to limit spec §2.1 subscribers whose
 // subscriberId is greater than after, in subscriberId order, as
 // SubscriberJSON returns each: a broadcast reads its recipients a batch at a

@@ -362,6 +362,38 @@ func TestStore_Contract(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(string(again[599]), string(docs[599])) // found as stored: nothing to write
 	})
+	t.Run("Matching", func(t *testing.T) {
+		is := is.New(t)
+		db := platformtest.NewDB(t)
+		store := subscribers.NewStore(db, nil, nil)
+		dev := platform.Tenant{OrganizationID: "org", EnvironmentID: "dev"}
+		long := strings.Repeat("x", 40) + "@example.com" // past the 32 characters a suffix keeps
+		_, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{
+			[]byte(`{"subscriberId":"ada","email":"Ada@Example.com"}`),
+			[]byte(`{"subscriberId":"bob","email":"bob@example.org"}`),
+			[]byte(`{"subscriberId":"cat","email":"` + long + `"}`),
+			[]byte(`{"subscriberId":"100%"}`),
+		}, nil)
+		is.NoErr(err)
+		_, err = store.UpsertSubscribersJSON(ctx, platform.Tenant{OrganizationID: "org", EnvironmentID: "prod"},
+			[]json.RawMessage{[]byte(`{"subscriberId":"ada","email":"bob@example.org"}`)}, nil)
+		is.NoErr(err)
+		match := func(ids, emails []string, search string) []string {
+			out, err := store.SubscriberIDsMatching(ctx, dev.EnvironmentID, ids, emails, search)
+			is.NoErr(err)
+			return out
+		}
+		is.Equal(match(nil, nil, ""), []string{})                                                     // no filter, no one
+		is.Equal(match([]string{"bob", "nobody"}, nil, ""), []string{"bob"})                          // by subscriberId
+		is.Equal(match(nil, []string{"bob@example.org"}, ""), []string{"bob"})                        // by email, this environment only
+		is.Equal(match(nil, []string{"ada@example.com"}, ""), []string{})                             // exactly, case included
+		is.Equal(match(nil, []string{long}, ""), []string{"cat"})                                     // a long address whole
+		is.Equal(match(nil, []string{long[:32]}, ""), []string{})                                     // and not its indexed part
+		is.Equal(match(nil, nil, "EXAMPLE"), []string{"ada", "bob", "cat"})                           // search: email in any case
+		is.Equal(match(nil, nil, "100%"), []string{"100%"})                                           // or the subscriberId itself
+		is.Equal(match(nil, nil, "%"), []string{})                                                    // % is literal, no wildcard
+		is.Equal(match([]string{"ada"}, []string{"bob@example.org"}, "nope"), []string{"ada", "bob"}) // any filter matches
+	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		is := is.New(t)
 		srv, store := newServer(t, nil)
