@@ -168,7 +168,6 @@ func parseRecipients(raw json.RawMessage) ([]recipientRef, error) {
 type recipient struct {
 	id           string          // database _id
 	subscriberID string          // the client's subscriberId
-	email        string          // for the emails filter of the list
 	snapshot     json.RawMessage // {_id, subscriberId, firstName, …}: the list's fallback
 	to           json.RawMessage // what the trigger said, as an object
 	doc          json.RawMessage // the whole subscriber (spec §2.1), for running the first step inline
@@ -200,9 +199,6 @@ func newRecipient(doc []byte) (recipient, error) {
 	}
 	snap, _ := json.Marshal(s)
 	r := recipient{id: s.ID, subscriberID: s.SubscriberID, snapshot: snap, doc: doc}
-	if s.Email != nil {
-		r.email = *s.Email
-	}
 	r.to, _ = json.Marshal(map[string]string{"subscriberId": s.SubscriberID})
 	return r, nil
 }

@@ -1,0 +1,1 @@
+ALTER TABLE notifications ADD COLUMN subscriber_email TEXT NOT NULL DEFAULT '';
