@@ -216,14 +216,15 @@ func BenchmarkMessagesList(b *testing.B) {
 // BenchmarkNotificationsList reads GET /v1/notifications pages over 20,000
 // notifications to 200 subscribers: all, the oldest transaction's, one
 // subscriber's and one workflow's, and those of a subscriber and a workflow
-// triggered once, before all the others.
+// triggered once, before all the others (the subscriber also by its email,
+// and by a search for part of it).
 func BenchmarkNotificationsList(b *testing.B) {
 	app := startBenchApp(b)
 	rare := `{"name":"Rare","workflowId":"rare","active":true,"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`
 	if code := app.post("/v2/workflows", []byte(rare)); code != http.StatusCreated {
 		b.Fatalf("create workflow: %d", code)
 	}
-	if code := app.post("/v1/events/trigger", []byte(`{"name":"rare","to":"lone"}`)); code != http.StatusCreated {
+	if code := app.post("/v1/events/trigger", []byte(`{"name":"rare","to":{"subscriberId":"lone","email":"lone@example.com"}}`)); code != http.StatusCreated {
 		b.Fatalf("trigger: %d", code)
 	}
 	app.addMessages(b, 20_000, 200)
@@ -233,7 +234,8 @@ func BenchmarkNotificationsList(b *testing.B) {
 	app.benchPages(b, "/v1/notifications?page=0", []benchPage{
 		{"all", ""}, {"transaction", "&transactionId=" + tx}, {"subscriber", "&subscriberIds=s1"},
 		{"workflow", "&templates=" + workflow}, {"subscriber_rare", "&subscriberIds=lone"},
-		{"workflow_rare", "&templates=" + rareWorkflow},
+		{"workflow_rare", "&templates=" + rareWorkflow}, {"email_rare", "&emails=lone@example.com"},
+		{"search_rare", "&search=lone@"},
 	})
 }
 
