@@ -33,6 +33,15 @@ func mustCreate(t testing.TB, c platformtest.Client, path, body string) *platfor
 	return res
 }
 
+// createHello creates the workflow "hello": one in-app step whose body is
+// the Liquid template body.
+func createHello(t *testing.T, srv *platformtest.Server, body string) {
+	t.Helper()
+	quoted, _ := json.Marshal(body)
+	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":`+string(quoted)+`}}]}`)
+}
+
 // e2eNotification is a notification as a client reads it.
 type e2eNotification struct {
 	ID   string `json:"_id"`
@@ -256,8 +265,7 @@ func TestDelivery_SlowTemplatesDoNotHoldTheTrigger(t *testing.T) {
 func TestDelivery_RendersTheSubscriberAsItIsNow(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{ subscriber.firstName }} {{ payload.n }}"}}]}`)
+	createHello(t, srv, "Hi {{ subscriber.firstName }} {{ payload.n }}")
 	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
 
 	trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":1}}`)
@@ -285,8 +293,7 @@ func TestDelivery_RendersTheSubscriberAsItIsNow(t *testing.T) {
 func TestDelivery_UnchangedRecipientObjectIsNotWritten(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{ subscriber.firstName }}"}}]}`)
+	createHello(t, srv, "Hi {{ subscriber.firstName }}")
 	version := func() string {
 		var s struct {
 			Version   json.RawMessage `json:"__v"`
@@ -318,8 +325,7 @@ func TestDelivery_UnchangedRecipientObjectIsNotWritten(t *testing.T) {
 // by an object it upserts.
 func TestDelivery_ActorCarriesItsAvatar(t *testing.T) {
 	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	createHello(t, srv, "Hi")
 	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","avatar":"https://img.example/ada.png"}`)
 	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"bob"}`)
 	for _, tc := range []struct{ name, actor, want string }{
@@ -349,8 +355,7 @@ func TestDelivery_ActorCarriesItsAvatar(t *testing.T) {
 func TestDelivery_RefusedTriggerChangesNoSubscriber(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	createHello(t, srv, "Hi")
 	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
 
 	res := srv.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hello",
@@ -379,8 +384,7 @@ func TestDelivery_RefusedTriggerChangesNoSubscriber(t *testing.T) {
 func TestDelivery_ActorAndRecipientAreOneSubscriber(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{ subscriber.firstName }}"}}]}`)
+	createHello(t, srv, "Hi {{ subscriber.firstName }}")
 	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Old"}`)
 	var feed struct {
 		Data []struct {
@@ -402,8 +406,7 @@ func TestDelivery_ActorAndRecipientAreOneSubscriber(t *testing.T) {
 func TestDelivery_RefusedBroadcastChangesNothing(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	createHello(t, srv, "Hi")
 	trigger(t, srv, `{"name":"hello","to":"ada","transactionId":"used"}`)
 	lastTriggered := func() string {
 		var wf struct {
@@ -427,8 +430,7 @@ func TestDelivery_RefusedBroadcastChangesNothing(t *testing.T) {
 func TestDelivery_LastTriggeredAt(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	createHello(t, srv, "Hi")
 	last := func() any {
 		var wf struct {
 			LastTriggeredAt any `json:"lastTriggeredAt"`
@@ -455,8 +457,7 @@ func TestDelivery_LastTriggeredAt(t *testing.T) {
 func TestDelivery_FeedEmbedsTheSubscriberAsItIsNow(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	createHello(t, srv, "Hi")
 	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada","email":"ada@example.com"}`)
 	trigger(t, srv, `{"name":"hello","to":"ada"}`)
 
@@ -782,8 +783,7 @@ func TestDelivery_DeepPayloadsAndThePayloadFilter(t *testing.T) {
 func TestDelivery_NotificationsBySubscriber(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	createHello(t, srv, "Hi")
 	trigger(t, srv, `{"name":"hello","to":[{"subscriberId":"ada","email":"ada@old.example"},
 		{"subscriberId":"bob","email":"Bob@Example.org"},"cy"]}`)
 	is.Equal(srv.Dev.Do(t, "PUT", "/v1/subscribers/ada", `{"email":"ada@new.example"}`).Status, 200)
