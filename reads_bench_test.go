@@ -220,22 +220,29 @@ func BenchmarkMessagesList(b *testing.B) {
 // and by a search for part of it).
 func BenchmarkNotificationsList(b *testing.B) {
 	app := startBenchApp(b)
-	rare := `{"name":"Rare","workflowId":"rare","active":true,"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`
+	// The rare workflow is the only one of high severity with a chat step,
+	// triggered once for two subscribers before 20,000 other notifications.
+	rare := `{"name":"Rare","workflowId":"rare","active":true,"severity":"high","steps":[
+		{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}},
+		{"name":"Chat","type":"chat","controlValues":{"body":"Hi"}}]}`
 	if code := app.post("/v2/workflows", []byte(rare)); code != http.StatusCreated {
 		b.Fatalf("create workflow: %d", code)
 	}
-	if code := app.post("/v1/events/trigger", []byte(`{"name":"rare","to":{"subscriberId":"lone","email":"lone@example.com"}}`)); code != http.StatusCreated {
+	lone := `{"name":"rare","to":[{"subscriberId":"lone","email":"lone@example.com"},{"subscriberId":"lone2"}]}`
+	if code := app.post("/v1/events/trigger", []byte(lone)); code != http.StatusCreated {
 		b.Fatalf("trigger: %d", code)
 	}
 	app.addMessages(b, 20_000, 200)
 	var tx, workflow, rareWorkflow string
-	app.scan(b, `SELECT transaction_id, template_id FROM notifications WHERE subscriber_ref = 's0' ORDER BY created_at LIMIT 1`, &tx, &workflow)
-	app.scan(b, `SELECT template_id FROM notifications WHERE subscriber_ref = 'lone'`, &rareWorkflow)
+	app.scan(b, `SELECT transaction_id, template_id FROM notifications ORDER BY created_at DESC LIMIT 1`, &tx, &workflow)
+	app.scan(b, `SELECT template_id FROM notifications ORDER BY created_at LIMIT 1`, &rareWorkflow)
 	app.benchPages(b, "/v1/notifications?page=0", []benchPage{
 		{"all", ""}, {"transaction", "&transactionId=" + tx}, {"subscriber", "&subscriberIds=s1"},
 		{"workflow", "&templates=" + workflow}, {"subscriber_rare", "&subscriberIds=lone"},
 		{"workflow_rare", "&templates=" + rareWorkflow}, {"email_rare", "&emails=lone@example.com"},
-		{"search_rare", "&search=lone@"},
+		{"search_rare", "&search=lone@"}, {"severity_rare", "&severity=high"}, {"channel_rare", "&channels=chat"},
+		{"subscribers_rare", "&subscriberIds=lone&subscriberIds=lone2"},
+		{"workflows_rare", "&templates=" + rareWorkflow + "&templates=" + platform.NewID()},
 	})
 }
 
