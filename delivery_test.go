@@ -822,4 +822,9 @@ func TestDelivery_NotificationsBySubscriber(t *testing.T) {
 	is.Equal(got, []string{"cy"}) // or a whole subscriberId
 	got, _ = list("search=c")
 	is.Equal(got, []string{}) // not part of one
+
+	is.Equal(srv.Dev.Do(t, "DELETE", "/v1/subscribers/cy", "").Status, 200)
+	is.Equal(srv.Dev.Do(t, "POST", "/v1/subscribers", `{"subscriberId":"cy"}`).Status, 201)
+	got, _ = list("subscriberIds=cy")
+	is.Equal(got, []string{}) // a new cy does not list the deleted one's
 }

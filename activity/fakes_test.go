@@ -162,7 +162,7 @@ func (f *fakeSubscribers) UpsertSubscribersJSON(ctx context.Context, tenant plat
 	return out, nil
 }
 
-func (f *fakeSubscribers) SubscriberIDsMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) ([]string, error) {
+func (f *fakeSubscribers) SubscribersMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := []string{}
@@ -171,7 +171,7 @@ func (f *fakeSubscribers) SubscriberIDsMatching(ctx context.Context, environment
 		email, _ := doc["email"].(string)
 		if doc["_environmentId"] == environmentID && (slices.Contains(subscriberIDs, sid) || slices.Contains(emails, email) ||
 			search != "" && (sid == search || strings.Contains(strings.ToLower(email), strings.ToLower(search)))) {
-			out = append(out, sid)
+			out = append(out, doc["_id"].(string))
 		}
 	}
 	slices.Sort(out)

@@ -60,10 +60,10 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 		// The platform resolves these filters to subscribers, any of them
 		// matching, and answers page 0 when none does (get-activity-feed).
 		if len(subscriberIDs) > 0 || len(emails) > 0 || search != "" {
-			if f.subscriberIDs, err = subscribers.SubscriberIDsMatching(ctx, env, subscriberIDs, emails, search); err != nil {
+			if f.subscribers, err = subscribers.SubscribersMatching(ctx, env, subscriberIDs, emails, search); err != nil {
 				return err
 			}
-			if len(f.subscriberIDs) == 0 {
+			if len(f.subscribers) == 0 {
 				return platform.JSON(w, http.StatusOK, map[string]any{"hasMore": false, "data": []any{}, "pageSize": 0, "page": 0})
 			}
 		}

@@ -21,12 +21,12 @@ func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 		ordered bool
 	}{
 		{listFilter{transactionID: []string{"t1"}}, "notifications_transaction", false},
-		{listFilter{transactionID: []string{"t1", "t2"}, subscriberIDs: []string{"s"}}, "notifications_transaction", false},
-		{listFilter{subscriberIDs: []string{"s"}, channels: []string{"email"}}, "notifications_subscriber", true},
-		{listFilter{subscriberIDs: []string{"s"}, templates: []string{"w"}}, "notifications_subscriber", true},
+		{listFilter{transactionID: []string{"t1", "t2"}, subscribers: []string{"s"}}, "notifications_transaction", false},
+		{listFilter{subscribers: []string{"s"}, channels: []string{"email"}}, "notifications_subscriber", true},
+		{listFilter{subscribers: []string{"s"}, templates: []string{"w"}}, "notifications_subscriber", true},
 		{listFilter{templates: []string{"w"}, severity: []string{"high"}}, "notifications_template", true},
 		// A search may match more subscribers than SQLite takes parameters.
-		{listFilter{subscriberIDs: slices.Repeat([]string{"s"}, 40_000)}, "notifications_list", true},
+		{listFilter{subscribers: slices.Repeat([]string{"s"}, 40_000)}, "notifications_list", true},
 	} {
 		from, cond, args := notificationsQuery("e", c.f)
 		plan := platformtest.QueryPlan(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)

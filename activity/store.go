@@ -126,10 +126,10 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 const (
 	claimTransactionSQL   = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)`
 	insertNotificationSQL = `
-		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref,
+		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
 			recipient, tags, severity, critical, preferences, actor, context_keys, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertJobSQL = `
 		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
 			parent_id, position, type, step_id, step, controls, provider_id, status, stage, digest, group_key, run_at,
@@ -300,7 +300,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 		rc := &p.recipients[i]
 		at := platform.FormatTime(rc.at)
 		_, err := s.stmts.exec(ctx, tx, insertNotificationSQL,
-			rc.nid, env, p.tenant.OrganizationID, rc.id, rc.subscriberID, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
+			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
 			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), at, at)
 		if err != nil {

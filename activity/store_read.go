@@ -13,13 +13,13 @@ import (
 )
 
 // listFilter is the query of GET /v1/notifications. Its subscriber filters
-// (subscriberIds, emails, search) are resolved to subscriberIDs first, as the
-// platform does; nil means no such filter.
+// (subscriberIds, emails, search) are resolved to the subscribers' database
+// _ids first, as the platform does; nil means no such filter.
 type listFilter struct {
 	page, limit   int
 	channels      []string
 	templates     []string
-	subscriberIDs []string
+	subscribers   []string
 	severity      []string
 	transactionID []string
 	topicKey      string
@@ -136,7 +136,7 @@ func notificationsQuery(envID string, f listFilter) (from, cond string, args []a
 	switch {
 	case len(f.transactionID) > 0:
 		from = "notifications INDEXED BY notifications_transaction"
-	case len(f.subscriberIDs) == 1:
+	case len(f.subscribers) == 1:
 		from = "notifications INDEXED BY notifications_subscriber"
 	case len(f.templates) == 1:
 		from = "notifications INDEXED BY notifications_template"
@@ -144,15 +144,15 @@ func notificationsQuery(envID string, f listFilter) (from, cond string, args []a
 	where := []string{"environment_id = ?"}
 	args = []any{envID}
 	where, args = in(where, args, "template_id", f.templates)
-	switch len(f.subscriberIDs) {
+	switch len(f.subscribers) {
 	case 0:
 	case 1:
-		where, args = append(where, "subscriber_ref = ?"), append(args, f.subscriberIDs[0])
+		where, args = append(where, "subscriber_id = ?"), append(args, f.subscribers[0])
 	default:
 		// A search may resolve to any number of subscribers: one parameter
 		// holds them all, where a parameter each could pass SQLite's limit.
-		ids, _ := json.Marshal(f.subscriberIDs)
-		where, args = append(where, "subscriber_ref IN (SELECT value FROM json_each(?))"), append(args, string(ids))
+		ids, _ := json.Marshal(f.subscribers)
+		where, args = append(where, "subscriber_id IN (SELECT value FROM json_each(?))"), append(args, string(ids))
 	}
 	where, args = in(where, args, "severity", f.severity)
 	where, args = in(where, args, "transaction_id", f.transactionID)

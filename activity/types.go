@@ -33,10 +33,10 @@ type Subscribers interface {
 	// Every body is checked before any is written: a bad one is a 422 with
 	// its fields under paths[i], and nothing is written.
 	UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) ([]json.RawMessage, error)
-	// SubscriberIDsMatching returns the subscriberIds of the environment's
+	// SubscribersMatching returns the database _ids of the environment's
 	// subscribers with one of subscriberIDs, one of emails, or an email
 	// containing search in any case or a subscriberId equal to it.
-	SubscriberIDsMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) ([]string, error)
+	SubscribersMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) ([]string, error)
 	// SubscribersAfterJSON returns up to limit spec §2.1 subscribers whose
 	// subscriberId is greater than after, in subscriberId order.
 	SubscribersAfterJSON(ctx context.Context, environmentID, after string, limit int) ([]json.RawMessage, error)

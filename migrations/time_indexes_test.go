@@ -26,10 +26,10 @@ func TestTimeIndexes_StayDenseAsRowsArrive(t *testing.T) {
 			'in_app', 'sent', printf('2026-11-24T00:%02d:%02d.%03dZ', i / 60000, i / 1000 % 60, i % 1000), 'now'
 		FROM n;
 		WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 4999)
-		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_snapshot,
+		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot,
 			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
 			critical, preferences, actor, created_at, updated_at)
-		SELECT printf('n%06d', i), 'e', 'o', 's', 'sub', '{}', 't', 'w', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none',
+		SELECT printf('n%06d', i), 'e', 'o', 's', '{}', 't', 'w', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none',
 			0, '{}', '{}', printf('2026-11-24T00:%02d:%02d.%03dZ', i / 60000, i / 1000 % 60, i % 1000), 'now'
 		FROM n;`)
 	is.NoErr(err) // rows in time order

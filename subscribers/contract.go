@@ -187,15 +187,17 @@ func (s *Store) storedWhereIn(ctx context.Context, environmentID, column string,
 // well under SQLite's bound-parameter limit.
 var inListSizes = []int{1, 4, 16, 64, 500}
 
-// SubscriberIDsMatching returns, sorted, the subscriberIds of the
+// SubscribersMatching returns, sorted, the database _ids of the
 // environment's subscribers that match any of: one of subscriberIDs, one of
 // emails (exactly), or search, an email containing it in any case or a
 // subscriberId equal to it. GET /v1/notifications filters by these, as the
-// platform resolves those filters to subscribers first (searchSubscribers).
+// platform resolves those filters to subscribers first (searchSubscribers)
+// and matches their _ids, so that a subscriber deleted and created again
+// under the same subscriberId does not list the earlier one's notifications.
 // Each is a query of its own, so that the first two are index look-ups
 // (emails through the suffix index, whose first suffix of an address is the
 // address); search tests every subscriber of the environment.
-func (s *Store) SubscriberIDsMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) (out []string, err error) {
+func (s *Store) SubscribersMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) (out []string, err error) {
 	defer platform.Wrap(&err, "subscribers matching")
 	type query struct {
 		sql  string
@@ -204,13 +206,13 @@ func (s *Store) SubscriberIDsMatching(ctx context.Context, environmentID string,
 	var queries []query
 	if len(subscriberIDs) > 0 {
 		ids, _ := json.Marshal(subscriberIDs)
-		queries = append(queries, query{`SELECT subscriber_id FROM subscribers
+		queries = append(queries, query{`SELECT id FROM subscribers
 			WHERE environment_id = ? AND subscriber_id IN (SELECT value FROM json_each(?))`,
 			[]any{environmentID, string(ids)}})
 	}
 	if len(emails) > 0 {
 		addresses, _ := json.Marshal(emails)
-		queries = append(queries, query{`SELECT s.subscriber_id FROM (SELECT DISTINCT seq FROM subscriber_suffixes
+		queries = append(queries, query{`SELECT s.id FROM (SELECT DISTINCT seq FROM subscriber_suffixes
 				WHERE field = ? AND suffix IN (SELECT substr(value, 1, ?) FROM json_each(?))) f
 			CROSS JOIN subscribers s ON s.seq = f.seq
 			WHERE s.environment_id = ? AND s.email IN (SELECT value FROM json_each(?))`,
@@ -218,7 +220,7 @@ func (s *Store) SubscriberIDsMatching(ctx context.Context, environmentID string,
 	}
 	if search != "" {
 		pattern := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(search) + "%"
-		queries = append(queries, query{`SELECT subscriber_id FROM subscribers
+		queries = append(queries, query{`SELECT id FROM subscribers
 			WHERE environment_id = ? AND (email LIKE ? ESCAPE '\' OR subscriber_id = ?)`,
 			[]any{environmentID, pattern, search}})
 	}

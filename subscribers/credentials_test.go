@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -368,7 +369,7 @@ func TestStore_Contract(t *testing.T) {
 		store := subscribers.NewStore(db, nil, nil)
 		dev := platform.Tenant{OrganizationID: "org", EnvironmentID: "dev"}
 		long := strings.Repeat("x", 40) + "@example.com" // past the 32 characters a suffix keeps
-		_, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{
+		docs, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{
 			[]byte(`{"subscriberId":"ada","email":"Ada@Example.com"}`),
 			[]byte(`{"subscriberId":"bob","email":"bob@example.org"}`),
 			[]byte(`{"subscriberId":"cat","email":"` + long + `"}`),
@@ -378,10 +379,24 @@ func TestStore_Contract(t *testing.T) {
 		_, err = store.UpsertSubscribersJSON(ctx, platform.Tenant{OrganizationID: "org", EnvironmentID: "prod"},
 			[]json.RawMessage{[]byte(`{"subscriberId":"ada","email":"bob@example.org"}`)}, nil)
 		is.NoErr(err)
+		subscriberID := map[string]string{} // by _id
+		for _, doc := range docs {
+			var s struct {
+				ID           string `json:"_id"`
+				SubscriberID string `json:"subscriberId"`
+			}
+			is.NoErr(json.Unmarshal(doc, &s))
+			subscriberID[s.ID] = s.SubscriberID
+		}
 		match := func(ids, emails []string, search string) []string {
-			out, err := store.SubscriberIDsMatching(ctx, dev.EnvironmentID, ids, emails, search)
+			out, err := store.SubscribersMatching(ctx, dev.EnvironmentID, ids, emails, search)
 			is.NoErr(err)
-			return out
+			named := []string{}
+			for _, id := range out {
+				named = append(named, subscriberID[id]) // an _id of another environment names no one
+			}
+			slices.Sort(named)
+			return named
 		}
 		is.Equal(match(nil, nil, ""), []string{})                                                     // no filter, no one
 		is.Equal(match([]string{"bob", "nobody"}, nil, ""), []string{"bob"})                          // by subscriberId
