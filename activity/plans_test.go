@@ -13,7 +13,8 @@ import (
 // is read through that filter's index (notificationsQuery), not through
 // notifications_list, which holds the whole environment. A transaction has
 // a few notifications, sorted; a subscriber or a workflow may have any
-// number, so its index gives the order.
+// number, so its index gives the order. Other filters read
+// notifications_list in its order.
 func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 	for _, c := range []struct {
 		f       listFilter
@@ -27,6 +28,11 @@ func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 		{listFilter{templates: []string{"w"}, severity: []string{"high"}}, "notifications_template", true},
 		// A search may match more subscribers than SQLite takes parameters.
 		{listFilter{subscribers: slices.Repeat([]string{"s"}, 40_000)}, "notifications_list", true},
+		// Filters without an index of their own are tested on the columns
+		// notifications_list carries, in its order.
+		{listFilter{severity: []string{"high"}, channels: []string{"chat"}}, "notifications_list", true},
+		{listFilter{templates: []string{"w1", "w2"}, subscribers: []string{"s1", "s2"}}, "notifications_list", true},
+		{listFilter{contextKeys: []string{"k"}, topicKey: "t"}, "notifications_list", true},
 	} {
 		from, cond, args := notificationsQuery("e", c.f)
 		plan := platformtest.QueryPlan(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)
