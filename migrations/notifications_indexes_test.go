@@ -39,7 +39,7 @@ func TestNotificationsIndexes(t *testing.T) {
 	is.Equal(bySubscriber, 14) // found by _id through the index
 	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('notifications') WHERE name = 'subscriber_ref'`).Scan(&ref))
 	is.Equal(ref, 0) // the subscriberId copy gone
-	is.Equal(indexColumns(t, db, "notifications_list"),
+	is.Equal(column(t, db, `SELECT name FROM pragma_index_info('notifications_list') ORDER BY seqno`),
 		[]string{"environment_id", "created_at", "id", "severity", "channels", "template_id", "subscriber_id"})
 
 	for _, name := range []string{"000020_notifications_list_filters.down.sql", "000019_notifications_by_subscriber_id.down.sql"} {
@@ -51,23 +51,4 @@ func TestNotificationsIndexes(t *testing.T) {
 	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
 		WHERE environment_id = 'e' AND subscriber_ref = 'sub3'`).Scan(&bySubscriber))
 	is.Equal(bySubscriber, 14) // down: the subscriberIds back, from the snapshots
-}
-
-// indexColumns returns the columns of index, in order.
-func indexColumns(t *testing.T, db *platform.DB, index string) []string {
-	t.Helper()
-	rows, err := db.R.Query(`SELECT name FROM pragma_index_info(?) ORDER BY seqno`, index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, name)
-	}
-	return out
 }

@@ -15,7 +15,14 @@ import (
 // "field:suffix", in index order.
 func suffixRows(t *testing.T, db *platform.DB, seq int) string {
 	t.Helper()
-	rows, err := db.R.Query(`SELECT field || ':' || suffix FROM subscriber_suffixes WHERE seq = ? ORDER BY field, suffix`, seq)
+	return strings.Join(column(t, db, `SELECT field || ':' || suffix FROM subscriber_suffixes
+		WHERE seq = ? ORDER BY field, suffix`, seq), " ")
+}
+
+// column returns the one text column that query selects, row by row.
+func column(t *testing.T, db *platform.DB, query string, args ...any) []string {
+	t.Helper()
+	rows, err := db.R.Query(query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +35,10 @@ func suffixRows(t *testing.T, db *platform.DB, seq int) string {
 		}
 		out = append(out, s)
 	}
-	return strings.Join(out, " ")
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestSubscriberSuffixes checks that 000010 indexes the subscribers a
