@@ -393,7 +393,7 @@ func TestStore_Contract(t *testing.T) {
 			is.NoErr(err)
 			named := []string{}
 			for _, id := range out {
-				named = append(named, subscriberID[id]) // an _id of another environment names no one
+				named = append(named, subscriberID[id]) // another environment's _id would show as ""
 			}
 			slices.Sort(named)
 			return named
