@@ -221,14 +221,16 @@ func BenchmarkMessagesList(b *testing.B) {
 func BenchmarkNotificationsList(b *testing.B) {
 	app := startBenchApp(b)
 	// The rare workflow is the only one of high severity with a chat step,
-	// triggered once for two subscribers before 20,000 other notifications.
+	// triggered once for two subscribers of a rare tenant before 20,000
+	// other notifications.
 	rare := `{"name":"Rare","workflowId":"rare","active":true,"severity":"high","steps":[
 		{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}},
 		{"name":"Chat","type":"chat","controlValues":{"body":"Hi"}}]}`
 	if code := app.post("/v2/workflows", []byte(rare)); code != http.StatusCreated {
 		b.Fatalf("create workflow: %d", code)
 	}
-	lone := `{"name":"rare","to":[{"subscriberId":"lone","email":"lone@example.com"},{"subscriberId":"lone2"}]}`
+	lone := `{"name":"rare","to":[{"subscriberId":"lone","email":"lone@example.com"},{"subscriberId":"lone2"}],
+		"context":{"tenant":"rare"}}`
 	if code := app.post("/v1/events/trigger", []byte(lone)); code != http.StatusCreated {
 		b.Fatalf("trigger: %d", code)
 	}
@@ -243,6 +245,7 @@ func BenchmarkNotificationsList(b *testing.B) {
 		{"search_rare", "&search=lone@"}, {"severity_rare", "&severity=high"}, {"channel_rare", "&channels=chat"},
 		{"subscribers_rare", "&subscriberIds=lone&subscriberIds=lone2"},
 		{"workflows_rare", "&templates=" + rareWorkflow + "&templates=" + platform.NewID()},
+		{"context_rare", "&contextKeys=tenant:rare"},
 	})
 }
 
