@@ -236,6 +236,8 @@ func TestNotifications_Query(t *testing.T) {
 		{"OKTopicKey", "topicKey=none", 200, 0},
 		{"OKContextKeys", "contextKeys=team:ops", 200, 1},
 		{"OKContextKeysOther", "contextKeys=tenant:other", 200, 0},
+		{"OKContextKeysEither", "contextKeys=tenant:other&contextKeys=team:ops", 200, 1},
+		{"OKContextKeyAndWorkflow", "contextKeys=tenant:acme&templates=" + wfA, 200, 1},
 		{"OKAfterFuture", "after=2999-01-01T00:00:00Z", 200, 0},
 		{"OKBeforePast", "before=2000-01-01T00:00:00.000Z", 200, 0},
 		{"OKPageTwo", "limit=1&page=1", 200, 1},

@@ -130,6 +130,8 @@ const (
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
 			recipient, tags, severity, critical, preferences, actor, context_keys, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertContextSQL = `INSERT INTO notification_contexts (environment_id, context_key, created_at, notification_id)
+		VALUES (?, ?, ?, ?)`
 	insertJobSQL = `
 		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
 			parent_id, position, type, step_id, step, controls, provider_id, status, stage, digest, group_key, run_at,
@@ -138,7 +140,7 @@ const (
 )
 
 // insertStatements are the statements a trigger's write uses.
-var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertJobSQL}, insertDetailSQL[1:]...)
+var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertJobSQL}, insertDetailSQL[1:]...)
 
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 64
@@ -305,6 +307,11 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), at, at)
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
+		}
+		for _, key := range p.contextKeys {
+			if _, err := s.stmts.exec(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
+				return fmt.Errorf("insert notification context: %w", err)
+			}
 		}
 		if err := s.insertJobs(ctx, tx, p, rc); err != nil {
 			return err

@@ -92,11 +92,8 @@ func (s *Store) readNotifications(ctx context.Context, list bool, page func(q qu
 // has items (it reads one row past the page to know).
 func listNotifications(ctx context.Context, q querier, envID string, f listFilter) (out []notificationRow, hasMore bool, err error) {
 	defer platform.Wrap(&err, "list notifications")
-	from, cond, args := notificationsQuery(envID, f)
-	args = append(args, f.limit+1, f.page*f.limit)
-	rows, err := q.QueryContext(ctx, `SELECT `+notificationColumns+` FROM `+from+`
-		WHERE `+cond+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, args...)
+	query, args := notificationsQuery(envID, f)
+	rows, err := q.QueryContext(ctx, query+` LIMIT ? OFFSET ?`, append(args, f.limit+1, f.page*f.limit)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -117,32 +114,41 @@ func listNotifications(ctx context.Context, q querier, envID string, f listFilte
 	return out, false, nil
 }
 
-// notificationsQuery is the table (with the index to read it through), the
-// WHERE condition and its arguments of f's notifications. A transaction has
-// a few notifications, so that filter is read through its own index and the
-// page sorted. One subscriber's or one workflow's are read through theirs,
-// newest first in the index's order, so a page costs the same however rare
-// they are: a subscriber triggered once took 10 ms to find at 20,000
-// notifications without its index, and 0.12 ms through it
+// notificationsQuery is the SELECT of f's notifications, newest first,
+// without its LIMIT, and its arguments. A transaction has a few
+// notifications, so that filter is read through its own index and the page
+// sorted. One subscriber's, one context key's or one workflow's are read
+// through theirs, newest first in the index's order, so a page costs the
+// same however rare they are: a subscriber triggered once took 10 ms to find
+// at 20,000 notifications without its index, and 0.12 ms through it
 // (BenchmarkNotificationsList). Any other page reads notifications_list,
 // the environment newest first, which SQLite would also pick without
 // statistics; it carries severity, channels, workflow and subscriber, so
 // that those filters are tested on the index and only a page's matches are
-// sought in the table (migration 000020). Several subscribers or workflows
-// would each need a sort of all their notifications through their own
-// index, so they are tested that way too.
-func notificationsQuery(envID string, f listFilter) (from, cond string, args []any) {
-	from = "notifications INDEXED BY notifications_list"
+// sought in the table (migration 000020). Several subscribers, workflows or
+// context keys would each need a sort of all their notifications through
+// their own index, so they are tested that way too.
+func notificationsQuery(envID string, f listFilter) (query string, args []any) {
+	from, order := "notifications INDEXED BY notifications_list", "created_at DESC, id DESC"
+	byContext := false
 	switch {
 	case len(f.transactionID) > 0:
 		from = "notifications INDEXED BY notifications_transaction"
 	case len(f.subscribers) == 1:
 		from = "notifications INDEXED BY notifications_subscriber"
+	case len(f.contextKeys) == 1:
+		// The key's entries hold the notification's created_at and id, in
+		// the list's order; the subquery names them apart from the
+		// notification's own columns.
+		from = `(SELECT notification_id, created_at AS context_at FROM notification_contexts
+			WHERE environment_id = ? AND context_key = ?) CROSS JOIN notifications ON id = notification_id`
+		order, byContext = "context_at DESC, notification_id DESC", true
+		args = append(args, envID, f.contextKeys[0])
 	case len(f.templates) == 1:
 		from = "notifications INDEXED BY notifications_template"
 	}
-	where := []string{"environment_id = ?"}
-	args = []any{envID}
+	var where []string
+	where, args = append(where, "environment_id = ?"), append(args, envID)
 	where, args = in(where, args, "template_id", f.templates)
 	switch len(f.subscribers) {
 	case 0:
@@ -167,7 +173,7 @@ func notificationsQuery(envID string, f listFilter) (from, cond string, args []a
 		}
 		where = append(where, "("+strings.Join(anyOf, " OR ")+")")
 	}
-	if len(f.contextKeys) > 0 {
+	if len(f.contextKeys) > 0 && !byContext {
 		var w []string
 		w, args = in(nil, args, "value", f.contextKeys)
 		where = append(where, "EXISTS (SELECT 1 FROM json_each(notifications.context_keys) WHERE "+w[0]+")")
@@ -184,7 +190,8 @@ func notificationsQuery(envID string, f listFilter) (from, cond string, args []a
 		where = append(where, "created_at <= ?")
 		args = append(args, platform.FormatTime(f.before))
 	}
-	return from, strings.Join(where, " AND "), args
+	return `SELECT ` + notificationColumns + ` FROM ` + from + ` WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY ` + order, args
 }
 
 // getNotification returns one notification of the environment, or platform.ErrNotFound.
