@@ -232,6 +232,8 @@ func TestNotifications_Query(t *testing.T) {
 		{"OKEmails", "emails=ada@example.com", 200, 1},
 		{"OKSubscriberIds", "subscriberIds=bob", 200, 1},
 		{"OKSeverity", "severity=high", 200, 1},
+		{"OKSeverityNone", "severity=none", 200, 1},
+		{"OKSeverityEither", "severity=none&severity=high", 200, 2},
 		{"OKTransaction", "transactionId=" + txA, 200, 1},
 		{"OKTopicKey", "topicKey=none", 200, 0},
 		{"OKContextKeys", "contextKeys=team:ops", 200, 1},

@@ -30,9 +30,11 @@ func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 		{listFilter{subscribers: slices.Repeat([]string{"s"}, 40_000)}, "notifications_list", true},
 		// Filters without an index of their own are tested on the columns
 		// notifications_list carries, in its order.
-		{listFilter{severity: []string{"high"}, channels: []string{"chat"}}, "notifications_list", true},
+		{listFilter{severity: []string{"high", "low"}, channels: []string{"chat"}}, "notifications_list", true},
 		{listFilter{templates: []string{"w1", "w2"}, subscribers: []string{"s1", "s2"}}, "notifications_list", true},
 		{listFilter{contextKeys: []string{"k1", "k2"}, topicKey: "t"}, "notifications_list", true},
+		{listFilter{severity: []string{"high"}, channels: []string{"chat"}}, "notifications_severity", true},
+		{listFilter{severity: []string{"none"}}, "notifications_list", true},
 		// One context key's notifications are read through its entries.
 		{listFilter{contextKeys: []string{"k"}, severity: []string{"high"}}, "notification_contexts", true},
 		{listFilter{contextKeys: []string{"k"}, templates: []string{"w"}}, "notification_contexts", true},

@@ -117,19 +117,21 @@ func listNotifications(ctx context.Context, q querier, envID string, f listFilte
 // notificationsQuery is the SELECT of f's notifications, newest first,
 // without its LIMIT, and its arguments. A transaction has a few
 // notifications, so that filter is read through its own index and the page
-// sorted. One subscriber's, one context key's or one workflow's are read
-// through theirs, newest first in the index's order, so a page costs the
-// same however rare they are: a subscriber triggered once took 10 ms to find
-// at 20,000 notifications without its index, and 0.12 ms through it
-// (BenchmarkNotificationsList). Any other page reads notifications_list,
-// the environment newest first, which SQLite would also pick without
-// statistics; it carries severity, channels, workflow and subscriber, so
-// that those filters are tested on the index and only a page's matches are
-// sought in the table (migration 000020). Several subscribers, workflows or
-// context keys would each need a sort of all their notifications through
-// their own index, so they are tested that way too.
+// sorted. One subscriber's, one context key's, one workflow's or one
+// severity's (other than none) are read through theirs, newest first in the
+// index's order, so a page costs the same however rare they are: a
+// subscriber triggered once took 10 ms to find at 20,000 notifications
+// without its index, and 0.12 ms through it (BenchmarkNotificationsList).
+// Any other page reads notifications_list, the environment newest first,
+// which SQLite would also pick without statistics; it carries severity,
+// channels, workflow and subscriber, so that those filters are tested on
+// the index and only a page's matches are sought in the table (migration
+// 000020). Several subscribers, workflows, context keys or severities would
+// each need a sort of all their notifications through their own index, so
+// they are tested that way too.
 func notificationsQuery(envID string, f listFilter) (query string, args []any) {
 	from, order := "notifications INDEXED BY notifications_list", "created_at DESC, id DESC"
+	var where []string
 	byContext := false
 	switch {
 	case len(f.transactionID) > 0:
@@ -146,8 +148,12 @@ func notificationsQuery(envID string, f listFilter) (query string, args []any) {
 		args = append(args, envID, f.contextKeys[0])
 	case len(f.templates) == 1:
 		from = "notifications INDEXED BY notifications_template"
+	case len(f.severity) == 1 && f.severity[0] != "none":
+		// The index holds only notifications with a severity, which its
+		// own condition, repeated here, lets SQLite know of this page.
+		from = "notifications INDEXED BY notifications_severity"
+		where = append(where, "severity <> 'none'")
 	}
-	var where []string
 	where, args = append(where, "environment_id = ?"), append(args, envID)
 	where, args = in(where, args, "template_id", f.templates)
 	switch len(f.subscribers) {
