@@ -149,8 +149,8 @@ func notificationsQuery(envID string, f listFilter) (query string, args []any) {
 	case len(f.templates) == 1:
 		from = "notifications INDEXED BY notifications_template"
 	case len(f.severity) == 1 && f.severity[0] != "none":
-		// The index holds only notifications with a severity, which its
-		// own condition, repeated here, lets SQLite know of this page.
+		// The index holds only notifications whose severity is not none;
+		// SQLite reads it only for a query that repeats that condition.
 		from = "notifications INDEXED BY notifications_severity"
 		where = append(where, "severity <> 'none'")
 	}
