@@ -54,7 +54,7 @@ func in(where []string, args []any, expr string, vals []string) ([]string, []any
 	if len(vals) == 0 {
 		return where, args
 	}
-	where = append(where, expr+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")")
+	where = append(where, expr+" IN ("+platform.Placeholders(len(vals))+")")
 	for _, v := range vals {
 		args = append(args, v)
 	}
@@ -321,7 +321,7 @@ func render(ctx context.Context, envID string, rows []notificationRow, jobs map[
 // jobsOf returns the jobs of the notifications, keyed by notification, each
 // in chain order with its details in the order they were written.
 func jobsOf(ctx context.Context, q querier, notificationIDs []string, list bool) (map[string][]jobResponse, error) {
-	marks := strings.TrimSuffix(strings.Repeat("?, ", len(notificationIDs)), ", ")
+	marks := platform.Placeholders(len(notificationIDs))
 	args := make([]any, len(notificationIDs))
 	for i, id := range notificationIDs {
 		args[i] = id

@@ -340,7 +340,7 @@ func listQuery(env string, f listFilter) (from, cond string, args []any) {
 		from = "messages INDEXED BY messages_feed"
 	}
 	if len(f.transactionIDs) > 0 {
-		where = append(where, "transaction_id IN ("+placeholders(len(f.transactionIDs))+")")
+		where = append(where, "transaction_id IN ("+platform.Placeholders(len(f.transactionIDs))+")")
 		for _, id := range f.transactionIDs {
 			args = append(args, id)
 		}
@@ -388,7 +388,7 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	in := placeholders(len(ids))
+	in := platform.Placeholders(len(ids))
 	var out []*message
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
@@ -443,10 +443,6 @@ func (s *Store) subscriberByExternalID(ctx context.Context, env, subscriberID st
 		return "", nil, platform.ErrNotFound
 	}
 	return id, sum, err
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
 // nullJSON stores an absent JSON value as NULL.

@@ -218,6 +218,12 @@ func newMigrate(db *DB, src fs.FS) (*migrate.Migrate, error) {
 	return migrate.NewWithInstance("iofs", source, "sqlite", driver)
 }
 
+// Placeholders is n bound parameters for an IN list, "?, ?, ?"; n must be
+// at least 1.
+func Placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
 // IsUniqueViolation reports whether err is SQLite refusing a duplicate key.
 // It reads the extended result code, never the message text.
 func IsUniqueViolation(err error) bool {

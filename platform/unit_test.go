@@ -27,6 +27,12 @@ func TestNewID(t *testing.T) {
 	is.True(!IsID("xyz"))                                     // wrong length rejected
 }
 
+func TestPlaceholders(t *testing.T) {
+	is := is.New(t)
+	is.Equal(Placeholders(1), "?")
+	is.Equal(Placeholders(3), "?, ?, ?")
+}
+
 func TestFormatTime(t *testing.T) {
 	is := is.New(t)
 	at := time.Date(2026, 11, 21, 10, 4, 5, 123456789, time.FixedZone("X", 3600))

@@ -170,7 +170,7 @@ func (s *Store) storedWhereIn(ctx context.Context, environmentID, column string,
 			args = append(args, chunk[min(i, len(chunk)-1)])
 		}
 		rows, err := s.db.Query(ctx, `SELECT `+subscriberColumns+` FROM subscribers
-			WHERE environment_id = ? AND `+column+` IN (?`+strings.Repeat(", ?", inListSizes[n]-1)+`)`, args...)
+			WHERE environment_id = ? AND `+column+` IN (`+platform.Placeholders(inListSizes[n])+`)`, args...)
 		if err != nil {
 			return nil, err
 		}

@@ -297,7 +297,7 @@ func (s *Store) fetchKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, whe
 	// NOT INDEXED keeps the planner on rowid lookups: with an index on
 	// environment_id at hand it would walk the environment instead.
 	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+searchColumns+` FROM subscribers s NOT INDEXED
-		WHERE s.seq IN (?`+strings.Repeat(", ?", len(keys)-1)+`) AND `+strings.Join(where, " AND "), in...)
+		WHERE s.seq IN (`+platform.Placeholders(len(keys))+`) AND `+strings.Join(where, " AND "), in...)
 	if err != nil {
 		return nil, false, err
 	}

@@ -173,7 +173,7 @@ func (s *Store) list(ctx context.Context, envID string, f listFilter) (out []*wo
 		args = append(args, f.query, f.query)
 	}
 	if len(f.tags) > 0 {
-		where = append(where, "EXISTS (SELECT 1 FROM json_each(tags) WHERE value IN (?"+strings.Repeat(", ?", len(f.tags)-1)+"))")
+		where = append(where, "EXISTS (SELECT 1 FROM json_each(tags) WHERE value IN ("+platform.Placeholders(len(f.tags))+"))")
 		for _, t := range f.tags {
 			args = append(args, t)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
-	"strings"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -73,7 +72,7 @@ func (s *Store) WorkflowSummariesJSON(ctx context.Context, environmentID string,
 		args = append(args, id)
 	}
 	rows, err := s.db.R.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE environment_id = ? AND id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+		WHERE environment_id = ? AND id IN (`+platform.Placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
