@@ -163,8 +163,7 @@ func applied(sub *subscriber, body *subscriberBody, integrationIDs []string) (*s
 	for i, req := range body.Channels {
 		next.Channels = upsertChannel(next.Channels, req, integrationIDs[i], false)
 	}
-	before := sub.mutable()
-	return &next, before == nil || !bytes.Equal(before, next.mutable())
+	return &next, next.changedSince(sub.mutable())
 }
 
 // mutable encodes what a write may change (saveTx's columns but __v and
@@ -175,6 +174,13 @@ func (s *subscriber) mutable() []byte {
 	b, _ := json.Marshal([]any{s.FirstName, s.LastName, s.Email, s.Phone, s.Avatar, s.Locale, s.Timezone,
 		s.Data, s.Channels})
 	return b
+}
+
+// changedSince reports whether a write of s would store anything other
+// than before, what mutable answered earlier; a nil before counts as a
+// change.
+func (s *subscriber) changedSince(before []byte) bool {
+	return before == nil || !bytes.Equal(before, s.mutable())
 }
 
 // upsertTx is one subscriber write inside tx; a body that changes nothing
@@ -302,7 +308,7 @@ func (s *Store) setChannel(ctx context.Context, environmentID, subscriberID stri
 	sub, err := s.modify(ctx, environmentID, subscriberID, func(sub *subscriber) bool {
 		before := sub.mutable()
 		sub.Channels = upsertChannel(sub.Channels, req, ids[0], replace)
-		return before == nil || !bytes.Equal(before, sub.mutable())
+		return sub.changedSince(before)
 	})
 	if err != nil {
 		return nil, err
