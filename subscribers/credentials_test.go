@@ -306,11 +306,7 @@ func TestStore_Contract(t *testing.T) {
 			}
 			docs, err := store.UpsertSubscribersJSON(ctx, tenant, raw, nil)
 			is.NoErr(err)
-			out := make([]subscriberJSON, len(docs))
-			for i, doc := range docs {
-				is.NoErr(json.Unmarshal(doc, &out[i]))
-			}
-			return out
+			return decodeSubscribers(t, docs)
 		}
 		created := upsert(ctx, `{"subscriberId":"ada","firstName":"Ada"}`, `{"subscriberId":"bob","firstName":"Bob"}`)
 		is.Equal(*created[1].FirstName, "Bob") // answered in order
@@ -348,11 +344,9 @@ func TestStore_Contract(t *testing.T) {
 		}
 		docs, err := store.UpsertSubscribersJSON(ctx, tenant, bodies, nil)
 		is.NoErr(err)
-		ids := make([]string, len(docs))
-		for i, doc := range docs {
-			var sub subscriberJSON
-			is.NoErr(json.Unmarshal(doc, &sub))
-			ids[i] = sub.ID
+		var ids []string
+		for _, sub := range decodeSubscribers(t, docs) {
+			ids = append(ids, sub.ID)
 		}
 		for _, n := range []int{0, 1, 2, 5, 16, 17, 499, 500, 501, 600} {
 			byID, err := store.SubscribersJSON(ctx, tenant.EnvironmentID, ids[:n])
@@ -380,13 +374,8 @@ func TestStore_Contract(t *testing.T) {
 			[]json.RawMessage{[]byte(`{"subscriberId":"ada","email":"bob@example.org"}`)}, nil)
 		is.NoErr(err)
 		subscriberID := map[string]string{} // by _id
-		for _, doc := range docs {
-			var s struct {
-				ID           string `json:"_id"`
-				SubscriberID string `json:"subscriberId"`
-			}
-			is.NoErr(json.Unmarshal(doc, &s))
-			subscriberID[s.ID] = s.SubscriberID
+		for _, sub := range decodeSubscribers(t, docs) {
+			subscriberID[sub.ID] = sub.SubscriberID
 		}
 		match := func(ids, emails []string, search string) []string {
 			out, err := store.SubscribersMatching(ctx, dev.EnvironmentID, ids, emails, search)
@@ -432,4 +421,16 @@ func TestStore_Contract(t *testing.T) {
 		_, err := store.SubscriberJSON(ctx, dev.EnvironmentID, "fine")
 		is.Equal(err, platform.ErrNotFound) // a bad body leaves the good one unwritten
 	})
+}
+
+// decodeSubscribers decodes the spec §2.1 documents a store call answers.
+func decodeSubscribers(t *testing.T, docs []json.RawMessage) []subscriberJSON {
+	t.Helper()
+	out := make([]subscriberJSON, len(docs))
+	for i, doc := range docs {
+		if err := json.Unmarshal(doc, &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
