@@ -214,10 +214,11 @@ func BenchmarkMessagesList(b *testing.B) {
 }
 
 // BenchmarkNotificationsList reads GET /v1/notifications pages over 20,000
-// notifications to 200 subscribers: all, the oldest transaction's, one
-// subscriber's and one workflow's, and those of a subscriber and a workflow
-// triggered once, before all the others (the subscriber also by its email,
-// and by a search for part of it).
+// notifications to 200 subscribers: all, the newest transaction's, one
+// subscriber's and one workflow's, and those of one trigger before all the
+// others, found by each filter: its subscriber (also by email, and by a
+// search for part of it), its workflow, severity, channel and context key,
+// and its two subscribers or its workflow and another.
 func BenchmarkNotificationsList(b *testing.B) {
 	app := startBenchApp(b)
 	// The rare workflow is the only one of high severity with a chat step,
