@@ -101,13 +101,24 @@ func newFakeSubscribers() *fakeSubscribers {
 }
 
 func (f *fakeSubscribers) SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	id, ok := f.ref[environmentID+"/"+subscriberID]
+	docs, _ := f.SubscribersBySubscriberIDJSON(ctx, environmentID, []string{subscriberID})
+	doc, ok := docs[subscriberID]
 	if !ok {
 		return nil, platform.ErrNotFound
 	}
-	return json.Marshal(f.byID[id])
+	return doc, nil
+}
+
+func (f *fakeSubscribers) SubscribersBySubscriberIDJSON(ctx context.Context, environmentID string, subscriberIDs []string) (map[string]json.RawMessage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]json.RawMessage{}
+	for _, sid := range subscriberIDs {
+		if id, ok := f.ref[environmentID+"/"+sid]; ok {
+			out[sid], _ = json.Marshal(f.byID[id])
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeSubscribers) SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error) {

@@ -324,23 +324,35 @@ type named struct {
 	body json.RawMessage // what to upsert: its object, or a new subscriberId
 }
 
-// find finds n's subscriber, or sets the body that creates or updates it:
-// its object, or a subscriberId the environment does not know yet, which
-// is created, as the reference platform does.
-func (t *triggerer) find(ctx context.Context, tenant platform.Tenant, n *named) error {
-	if n.ref.object != nil {
-		n.body = n.ref.object
-		return nil
+// find finds the subscribers that ns name by subscriberId, in one read, and
+// sets the body that creates or updates each of the others: its object, or
+// a subscriberId the environment does not know yet, which is created, as
+// the reference platform does.
+func (t *triggerer) find(ctx context.Context, tenant platform.Tenant, ns []*named) error {
+	var ids []string
+	for _, n := range ns {
+		if n.ref.object == nil {
+			ids = append(ids, n.ref.subscriberID)
+		}
 	}
-	doc, err := t.subscribers.SubscriberJSON(ctx, tenant.EnvironmentID, n.ref.subscriberID)
-	if err == nil {
-		n.doc = doc
-		return nil
+	var docs map[string]json.RawMessage
+	if len(ids) > 0 {
+		var err error
+		if docs, err = t.subscribers.SubscribersBySubscriberIDJSON(ctx, tenant.EnvironmentID, ids); err != nil {
+			return err
+		}
 	}
-	if !errors.Is(err, platform.ErrNotFound) {
-		return err
+	for _, n := range ns {
+		if n.ref.object != nil {
+			n.body = n.ref.object
+			continue
+		}
+		if doc, ok := docs[n.ref.subscriberID]; ok {
+			n.doc = doc
+			continue
+		}
+		n.body, _ = json.Marshal(map[string]string{"subscriberId": n.ref.subscriberID})
 	}
-	n.body, _ = json.Marshal(map[string]string{"subscriberId": n.ref.subscriberID})
 	return nil
 }
 
@@ -348,13 +360,13 @@ func (t *triggerer) find(ctx context.Context, tenant platform.Tenant, n *named) 
 // one call that checks every body before it writes any, so a trigger
 // refused for one of them changes none.
 func (t *triggerer) have(ctx context.Context, tenant platform.Tenant, ns []*named) error {
+	if err := t.find(ctx, tenant, ns); err != nil {
+		return err
+	}
 	var writes []*named
 	var bodies []json.RawMessage
 	var paths []string
 	for _, n := range ns {
-		if err := t.find(ctx, tenant, n); err != nil {
-			return err
-		}
 		if n.body != nil {
 			writes = append(writes, n)
 			bodies = append(bodies, n.body)

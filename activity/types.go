@@ -24,8 +24,9 @@ type Workflows interface {
 
 // Subscribers is what activity needs from the subscribers domain.
 type Subscribers interface {
-	// SubscriberJSON returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
-	SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error)
+	// SubscribersBySubscriberIDJSON returns spec §2.1 subscribers keyed by
+	// subscriberId; subscriberIds not found are absent.
+	SubscribersBySubscriberIDJSON(ctx context.Context, environmentID string, subscriberIDs []string) (map[string]json.RawMessage, error)
 	// SubscribersJSON returns spec §2.1 subscribers keyed by their database _id.
 	SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error)
 	// UpsertSubscribersJSON creates or updates subscribers from POST

@@ -207,6 +207,47 @@ func TestWriteCache_GetIfAndLimit(t *testing.T) {
 	is.Equal(loads, 1) // once
 }
 
+func TestWriteCache_GetMany(t *testing.T) {
+	is := is.New(t)
+	var c WriteCache[int]
+	var asked [][]string
+	load := func(answers map[string]Loaded[int]) func([]string) (map[string]Loaded[int], error) {
+		return func(missing []string) (map[string]Loaded[int], error) {
+			asked = append(asked, missing)
+			return answers, nil
+		}
+	}
+	c.Get("a", func() (int, error) { return 1, nil })
+	got, err := c.GetMany([]string{"a", "b", "c", "d"}, load(map[string]Loaded[int]{
+		"b": {Value: 2, Keep: true}, "c": {Value: 3}}))
+	is.NoErr(err)
+	is.Equal(got, map[string]int{"a": 1, "b": 2, "c": 3}) // cached, loaded, and d found by neither
+	is.Equal(asked, [][]string{{"b", "c", "d"}})          // one load, for the keys not cached
+	asked = nil
+	got, _ = c.GetMany([]string{"a", "b", "c"}, load(map[string]Loaded[int]{"c": {Value: 4}}))
+	is.Equal(got, map[string]int{"a": 1, "b": 2, "c": 4}) // b was kept, c (not to be kept) read again
+	is.Equal(asked, [][]string{{"c"}})
+	asked = nil
+	got, _ = c.GetMany([]string{"a", "b"}, load(nil))
+	is.Equal(got, map[string]int{"a": 1, "b": 2})
+	is.Equal(len(asked), 0) // everything cached: no load at all
+
+	// A key forgotten while others load may be one of them: none is kept.
+	c.GetMany([]string{"e", "f"}, func([]string) (map[string]Loaded[int], error) {
+		c.Forget("zz")
+		return map[string]Loaded[int]{"e": {Value: 5, Keep: true}, "f": {Value: 6, Keep: true}}, nil
+	})
+	asked = nil
+	got, _ = c.GetMany([]string{"e", "f"}, load(map[string]Loaded[int]{"e": {Value: 7, Keep: true}, "f": {Value: 8, Keep: true}}))
+	is.Equal(got, map[string]int{"e": 7, "f": 8}) // both read again
+	c.Invalidate()
+	got, _ = c.GetMany([]string{"e"}, load(map[string]Loaded[int]{"e": {Value: 9, Keep: true}}))
+	is.Equal(got, map[string]int{"e": 9}) // a write forgets them all
+
+	_, err = c.GetMany([]string{"x"}, func([]string) (map[string]Loaded[int], error) { return nil, fmt.Errorf("down") })
+	is.True(err != nil) // errors are returned
+}
+
 func TestByteCache_ForgetOneKey(t *testing.T) {
 	is := is.New(t)
 	var c ByteCache

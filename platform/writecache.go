@@ -65,18 +65,63 @@ func (c *WriteCache[V]) GetIf(key string, load func() (V, bool, error)) (V, erro
 	if err != nil || !keep {
 		return v, err
 	}
-	limit := c.Limit
-	if limit <= 0 {
-		limit = writeCacheLimit
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.forgets == forgets { // else some key's answer was forgotten meanwhile, perhaps this one's
+		c.keepLocked(key, gen, v)
+	}
+	return v, nil
+}
+
+// Loaded is one answer a GetMany load read, and whether it may be kept.
+type Loaded[V any] struct {
+	Value V
+	Keep  bool
+}
+
+// GetMany is GetIf for many keys at once: the cached answers are taken as
+// they are and the rest are read in one call, load(missing), which answers
+// the keys it found. Keys that neither has are absent from the result.
+func (c *WriteCache[V]) GetMany(keys []string, load func(missing []string) (map[string]Loaded[V], error)) (map[string]V, error) {
+	gen := c.gen.Load()
+	out := make(map[string]V, len(keys))
+	var missing []string
+	c.mu.Lock()
+	for _, key := range keys {
+		if e, ok := c.entries[key]; ok && e.gen == gen {
+			out[key] = e.value
+		} else {
+			missing = append(missing, key)
+		}
+	}
+	forgets := c.forgets
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	loaded, err := load(missing)
+	if err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.forgets != forgets {
-		return v, nil // some key's answer was forgotten meanwhile, perhaps this one's
+	for key, l := range loaded {
+		out[key] = l.Value
+		if l.Keep && c.forgets == forgets {
+			c.keepLocked(key, gen, l.Value)
+		}
+	}
+	return out, nil
+}
+
+// keepLocked caches v for key as read at generation gen; c.mu is held.
+func (c *WriteCache[V]) keepLocked(key string, gen uint64, v V) {
+	limit := c.Limit
+	if limit <= 0 {
+		limit = writeCacheLimit
 	}
 	if c.entries == nil || len(c.entries) >= limit {
 		c.entries = map[string]writeCacheEntry[V]{}
 	}
 	c.entries[key] = writeCacheEntry[V]{gen: gen, value: v}
-	return v, nil
 }

@@ -39,21 +39,61 @@ func (s *Store) SubscribersJSON(ctx context.Context, environmentID string, ids [
 
 // SubscriberJSON returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
 func (s *Store) SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
-	return cacheFor(s.db).docs.GetIf(subscriberKey(environmentID, subscriberID), func() (json.RawMessage, bool, error) {
-		sub, err := s.getStored(ctx, environmentID, subscriberID)
+	docs, err := s.SubscribersBySubscriberIDJSON(ctx, environmentID, []string{subscriberID})
+	if err != nil {
+		return nil, err
+	}
+	doc, ok := docs[subscriberID]
+	if !ok {
+		return nil, platform.ErrNotFound
+	}
+	return doc, nil
+}
+
+// SubscribersBySubscriberIDJSON returns spec §2.1 subscribers keyed by
+// subscriberId, as SubscriberJSON answers each (subscriberIds not found are
+// absent). A trigger reads its recipients this way on every request: from
+// the documents cache, and those it misses in one query, not one each.
+func (s *Store) SubscribersBySubscriberIDJSON(ctx context.Context, environmentID string, subscriberIDs []string) (out map[string]json.RawMessage, err error) {
+	defer platform.Wrap(&err, "subscribers by subscriberId")
+	keys := make([]string, len(subscriberIDs))
+	for i, id := range subscriberIDs {
+		keys[i] = subscriberKey(environmentID, id)
+	}
+	docs, err := cacheFor(s.db).docs.GetMany(keys, func(missing []string) (map[string]platform.Loaded[json.RawMessage], error) {
+		ids := make([]string, len(missing))
+		for i, key := range missing {
+			ids[i] = key[len(environmentID)+1:]
+		}
+		subs, err := s.storedWhereIn(ctx, environmentID, "subscriber_id", ids)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		// A channel stored without its _integrationId is resolved on every
-		// read, from integrations, which can change without a subscriber
-		// write: such a document is not kept.
-		keep := allStored(sub.Channels)
-		if err := s.resolveChannels(ctx, environmentID, []*subscriber{sub}); err != nil {
-			return nil, false, err
+		// A channel stored without its _integrationId is resolved on
+		// every read, from integrations, which can change without a
+		// subscriber write: such a document is not kept.
+		keep := make([]bool, len(subs))
+		for i, sub := range subs {
+			keep[i] = allStored(sub.Channels)
 		}
-		doc, err := json.Marshal(sub.toResponse(true))
-		return doc, keep, err
+		found, err := s.documents(ctx, environmentID, subs)
+		if err != nil {
+			return nil, err
+		}
+		loaded := make(map[string]platform.Loaded[json.RawMessage], len(subs))
+		for i, sub := range subs {
+			loaded[subscriberKey(environmentID, sub.SubscriberID)] = platform.Loaded[json.RawMessage]{Value: found[i], Keep: keep[i]}
+		}
+		return loaded, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	out = make(map[string]json.RawMessage, len(docs))
+	for key, doc := range docs {
+		out[key[len(environmentID)+1:]] = doc
+	}
+	return out, nil
 }
 
 // SubscriberIdentityJSON returns, by subscriberId, the spec §2.1 fields that

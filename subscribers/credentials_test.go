@@ -211,6 +211,16 @@ func TestStore_Contract(t *testing.T) {
 		_, err = store.SubscriberJSON(ctx, dev.EnvironmentID, "nobody")
 		is.Equal(err, platform.ErrNotFound) // contract: platform.ErrNotFound itself
 
+		adaDoc, err := store.SubscriberJSON(ctx, dev.EnvironmentID, "ada") // now cached; bob is not
+		is.NoErr(err)
+		bySubscriberID, err := store.SubscribersBySubscriberIDJSON(ctx, dev.EnvironmentID, []string{"ada", "bob", "nobody", "dan", "bob"})
+		is.NoErr(err)
+		is.Equal(len(bySubscriberID), 2)                        // unknown subscriberIds and Production's dan are absent
+		is.Equal(string(bySubscriberID["ada"]), string(adaDoc)) // the cached one, as SubscriberJSON answers it
+		bobDoc, err := store.SubscriberJSON(ctx, dev.EnvironmentID, "bob")
+		is.NoErr(err)
+		is.Equal(string(bySubscriberID["bob"]), string(bobDoc)) // the one read, likewise
+
 		raw, err := store.SubscriberIdentityJSON(ctx, dev.EnvironmentID, "ada")
 		is.NoErr(err)
 		is.Equal(string(raw), `{"_id":"`+ada.ID+`","subscriberId":"ada","firstName":null,"lastName":null,"avatar":null}`) // the naming fields only
