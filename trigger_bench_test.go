@@ -117,6 +117,16 @@ func BenchmarkTrigger(b *testing.B) {
 	})
 }
 
+// BenchmarkTriggerContext is BenchmarkTrigger with a context of one key,
+// a tenant of 100, as a multi-tenant product sends every trigger; its
+// notification gets an entry in notification_contexts, which lists a
+// tenant's notifications (GET /v1/notifications?contextKeys=).
+func BenchmarkTriggerContext(b *testing.B) {
+	benchTrigger(b, func(i int64) []byte {
+		return fmt.Appendf(nil, `{"name":"bench-inbox","to":"r%d","payload":{"n":%d},"context":{"tenant":"t%d"}}`, i%benchRecipients, i, i%100)
+	})
+}
+
 // BenchmarkTriggerObject is BenchmarkTrigger with each recipient named by
 // a subscriber object, as clients that keep their users' details in step
 // send it: the same fields every time, so every upsert changes nothing.
