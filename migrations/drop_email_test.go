@@ -27,14 +27,10 @@ func TestDropNotificationEmail(t *testing.T) {
 	is.NoErr(err) // notifications at 000017
 
 	is.NoErr(platform.Migrate(db, upTo{migrations.FS, "000018"}))
-	var rows, bySubscriber, email, indexes int
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications`).Scan(&rows))
-	is.Equal(rows, 100) // every row kept
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
-		WHERE environment_id = 'e' AND subscriber_ref = 'sub3'`).Scan(&bySubscriber))
-	is.Equal(bySubscriber, 14) // and found through the indexes
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('notifications') WHERE name = 'subscriber_email'`).Scan(&email))
-	is.Equal(email, 0) // the column gone
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'notifications' AND sql IS NOT NULL`).Scan(&indexes))
-	is.Equal(indexes, 4) // list, transaction, subscriber and workflow
+	is.Equal(count(t, db, `SELECT count(*) FROM notifications`), 100) // every row kept
+	is.Equal(count(t, db, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
+		WHERE environment_id = 'e' AND subscriber_ref = 'sub3'`), 14) // and found through the indexes
+	is.Equal(count(t, db, `SELECT count(*) FROM pragma_table_info('notifications') WHERE name = 'subscriber_email'`), 0) // the column gone
+	is.Equal(count(t, db, `SELECT count(*) FROM sqlite_schema
+		WHERE type = 'index' AND tbl_name = 'notifications' AND sql IS NOT NULL`), 4) // list, transaction, subscriber and workflow
 }

@@ -28,11 +28,6 @@ func TestMigrations(t *testing.T) {
 
 func tableCount(t *testing.T, db *platform.DB) int {
 	t.Helper()
-	var n int
-	err := db.R.QueryRow(`SELECT count(*) FROM sqlite_schema
-		WHERE type IN ('table', 'index', 'trigger', 'view') AND name NOT LIKE 'sqlite_%' AND tbl_name != 'schema_migrations'`).Scan(&n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return count(t, db, `SELECT count(*) FROM sqlite_schema
+		WHERE type IN ('table', 'index', 'trigger', 'view') AND name NOT LIKE 'sqlite_%' AND tbl_name != 'schema_migrations'`)
 }

@@ -30,15 +30,11 @@ func TestNotificationsIndexes(t *testing.T) {
 		FROM n`)
 	is.NoErr(err) // notifications at 000018
 
-	is.NoErr(platform.Migrate(db, migrations.FS)) // up to the latest
-	var rows, bySubscriber, ref int
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications`).Scan(&rows))
-	is.Equal(rows, 100) // every row kept
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
-		WHERE environment_id = 'e' AND subscriber_id = 'id3'`).Scan(&bySubscriber))
-	is.Equal(bySubscriber, 14) // found by _id through the index
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('notifications') WHERE name = 'subscriber_ref'`).Scan(&ref))
-	is.Equal(ref, 0) // the subscriberId copy gone
+	is.NoErr(platform.Migrate(db, migrations.FS))                     // up to the latest
+	is.Equal(count(t, db, `SELECT count(*) FROM notifications`), 100) // every row kept
+	is.Equal(count(t, db, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
+		WHERE environment_id = 'e' AND subscriber_id = 'id3'`), 14) // found by _id through the index
+	is.Equal(count(t, db, `SELECT count(*) FROM pragma_table_info('notifications') WHERE name = 'subscriber_ref'`), 0) // the subscriberId copy gone
 	is.Equal(column(t, db, `SELECT name FROM pragma_index_info('notifications_list') ORDER BY seqno`),
 		[]string{"environment_id", "created_at", "id", "severity", "channels", "template_id", "subscriber_id"})
 
@@ -48,7 +44,6 @@ func TestNotificationsIndexes(t *testing.T) {
 		_, err = db.W.ExecContext(ctx, string(down))
 		is.NoErr(err) // down, newest first
 	}
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
-		WHERE environment_id = 'e' AND subscriber_ref = 'sub3'`).Scan(&bySubscriber))
-	is.Equal(bySubscriber, 14) // down: the subscriberIds back, from the snapshots
+	is.Equal(count(t, db, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
+		WHERE environment_id = 'e' AND subscriber_ref = 'sub3'`), 14) // down: the subscriberIds back, from the snapshots
 }

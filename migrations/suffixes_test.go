@@ -19,6 +19,16 @@ func suffixRows(t *testing.T, db *platform.DB, seq int) string {
 		WHERE seq = ? ORDER BY field, suffix`, seq), " ")
 }
 
+// count answers a query that selects one integer, count(*) most often.
+func count(t *testing.T, db *platform.DB, query string) int {
+	t.Helper()
+	var n int
+	if err := db.R.QueryRow(query).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // column returns the one text column that query selects, row by row.
 func column(t *testing.T, db *platform.DB, query string, args ...any) []string {
 	t.Helper()
@@ -75,8 +85,6 @@ func TestSubscriberSuffixes(t *testing.T) {
 	is.Equal(strings.Count(suffixRows(t, db, 3), " ")+1, 32)
 
 	_, err = db.W.ExecContext(ctx, `DELETE FROM subscribers WHERE seq IN (1, 2, 3)`)
-	is.NoErr(err) // deleted
-	var left int
-	is.NoErr(db.R.QueryRow(`SELECT count(*) FROM subscriber_suffixes`).Scan(&left))
-	is.Equal(left, 0) // nothing left behind
+	is.NoErr(err)                                                         // deleted
+	is.Equal(count(t, db, `SELECT count(*) FROM subscriber_suffixes`), 0) // nothing left behind
 }
