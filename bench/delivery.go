@@ -37,6 +37,7 @@ func (b *bench) delivery(ctx context.Context) error {
 	}
 
 	// Scenario 1: throughput.
+	b.logf("scenario 1: %d triggers from %d clients", b.sz.triggers, b.sz.clients)
 	srv.resetPeak()
 	cpu0, gen0 := srv.cpu(), ownCPU()
 	start := time.Now()
@@ -67,6 +68,7 @@ func (b *bench) delivery(ctx context.Context) error {
 	b.rep.add(row{Scenario: "6 footprint", Metric: "peak RSS during scenario 1", Value: peak, Unit: "MB", Target: "<= 300 MB", Pass: b.result(peak <= 300)})
 
 	// Scenario 2: latency at half the measured rate.
+	b.logf("scenario 2: triggers at %.0f/s for %s", perSec/2, b.sz.latencyFor)
 	lat, achieved, err := b.latency(ctx, c, perSec/2, delivered)
 	if err != nil {
 		return err

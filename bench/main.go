@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"time"
@@ -67,7 +68,7 @@ func run(ctx context.Context, quick bool, only, out string) error {
 	defer os.RemoveAll(dir)
 
 	rep := &report{Started: time.Now(), Quick: quick, Machine: machine()}
-	b := &bench{dir: dir, sz: sz, rep: rep, judge: !quick}
+	b := &bench{dir: dir, sz: sz, rep: rep, judge: !quick, progress: os.Stderr}
 	steps := []func(context.Context) error{b.build, b.floors}
 	switch only {
 	case "":
@@ -101,6 +102,17 @@ type bench struct {
 	bin   string
 	noop  loadResult
 	floor float64 // sqlite floor, deliveries/s
+
+	// progress gets a line, with the time since the start, as each part
+	// of the run begins: a full run is silent for minutes otherwise, and
+	// the times place a stall the figures show.
+	progress io.Writer
+}
+
+// logf writes one progress line.
+func (b *bench) logf(format string, args ...any) {
+	elapsed := time.Since(b.rep.Started).Round(time.Second)
+	fmt.Fprintf(b.progress, "[%s] %s\n", elapsed, fmt.Sprintf(format, args...))
 }
 
 // result returns a PASS/FAIL verdict, or nil when the run is not judged.
@@ -112,6 +124,7 @@ func (b *bench) result(ok bool) *bool {
 }
 
 func (b *bench) build(ctx context.Context) error {
+	b.logf("building the server")
 	bin, size, err := buildServer(ctx, b.dir)
 	if err != nil {
 		return err
@@ -124,6 +137,7 @@ func (b *bench) build(ctx context.Context) error {
 // floors measures the sqlite floor; the noop floor is measured beside the
 // feed it is the floor of (noopBeside).
 func (b *bench) floors(ctx context.Context) error {
+	b.logf("sqlite floor: %d deliveries", b.sz.floorDelivers)
 	floor, err := sqliteFloor(ctx, b.dir, b.sz.floorDelivers, 500)
 	if err != nil {
 		return fmt.Errorf("sqlite floor: %w", err)
@@ -138,6 +152,7 @@ func (b *bench) floors(ctx context.Context) error {
 // minutes before the feed, the noop moved between 35,000 and 52,000 req/s
 // from one run to the next, and the feed's ratio with it.
 func (b *bench) noopBeside(ctx context.Context) error {
+	b.logf("noop floor: %d requests", b.sz.noopRequests)
 	noop, cpu, err := noopFloor(ctx, b.dir, b.sz.clients, b.sz.noopRequests)
 	if err != nil {
 		return fmt.Errorf("noop floor: %w", err)

@@ -27,7 +27,7 @@ var searchKinds = []string{"subscriberId", "email substring", "name substring", 
 // reads runs scenarios 3, 4 and 5: the same reads on a small and a large
 // dataset, then the large one grown to the large row count of subscribers.
 func (b *bench) reads(ctx context.Context) error {
-	small, err := seed(ctx, filepath.Join(b.dir, "small.db"), 0, b.sz.smallRows, b.sz.smallRows)
+	small, err := b.seed(ctx, filepath.Join(b.dir, "small.db"), 0, b.sz.smallRows, b.sz.smallRows)
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (b *bench) reads(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	large, err := seed(ctx, filepath.Join(b.dir, "large.db"), 0, b.sz.subscribers, b.sz.messages)
+	large, err := b.seed(ctx, filepath.Join(b.dir, "large.db"), 0, b.sz.subscribers, b.sz.messages)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (b *bench) reads(ctx context.Context) error {
 	// dataset's subscribers to the large row count first.
 	grown := large
 	if b.sz.largeRows > large.subscribers {
-		if grown, err = seed(ctx, large.path, large.subscribers, b.sz.largeRows, 0); err != nil {
+		if grown, err = b.seed(ctx, large.path, large.subscribers, b.sz.largeRows, 0); err != nil {
 			return err
 		}
 		grown.messages, grown.inboxes = large.messages, large.inboxes
@@ -88,6 +88,12 @@ func (b *bench) reads(ctx context.Context) error {
 	return nil
 }
 
+// seed is seed, announced.
+func (b *bench) seed(ctx context.Context, path string, from, nSubscribers, nMessages int) (*dataset, error) {
+	b.logf("seeding %s: subscribers %d to %d, %d messages", filepath.Base(path), from, nSubscribers, nMessages)
+	return seed(ctx, path, from, nSubscribers, nMessages)
+}
+
 // measureReads starts the server on ds and measures the feed and each kind
 // of search.
 //
@@ -100,6 +106,7 @@ func (b *bench) reads(ctx context.Context) error {
 // So the database file is read into the page cache before the server
 // starts, and every inbox's feed is read once before timing.
 func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, error) {
+	b.logf("reads on %d subscribers, %d messages: warming", ds.subscribers, ds.messages)
 	if err := readFile(ds.path); err != nil {
 		return readFigures{}, err
 	}
@@ -120,6 +127,7 @@ func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, err
 	c.run(ctx, b.sz.clients, ds.inboxes, feedAt)
 
 	fig := readFigures{saturated: map[string]loadResult{}, search: map[string]loadResult{}}
+	b.logf("feed: %d requests", n)
 	cpu0 := srv.cpu()
 	fig.feed = c.run(ctx, b.sz.clients, n, feed)
 	fig.feedCPU = srv.perRequest(cpu0, fig.feed)
@@ -134,12 +142,14 @@ func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, err
 		search := func(i int) request {
 			return request{method: "GET", path: "/v2/subscribers?limit=10&" + q(i), want: 200}
 		}
+		b.logf("search by %s", kind)
 		sat := c.run(ctx, b.sz.clients, n, search)
 		fig.saturated[kind] = sat
 		half := sat.PerSec / 2
 		fig.search[kind] = c.paced(ctx, half, b.pacedCount(half, n/2), func(i int) request { return search(i + n) })
 	}
 	const paging = "cursor paging 1,000 results"
+	b.logf("search by %s", paging)
 	sat, err := b.pageThrough(ctx, c, ds, 0)
 	if err != nil {
 		return fig, err
