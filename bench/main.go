@@ -11,7 +11,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"time"
@@ -68,7 +67,7 @@ func run(ctx context.Context, quick bool, only, out string) error {
 	defer os.RemoveAll(dir)
 
 	rep := &report{Started: time.Now(), Quick: quick, Machine: machine()}
-	b := &bench{dir: dir, sz: sz, rep: rep, judge: !quick, progress: os.Stderr}
+	b := &bench{dir: dir, sz: sz, rep: rep, judge: !quick}
 	steps := []func(context.Context) error{b.build, b.floors}
 	switch only {
 	case "":
@@ -102,17 +101,14 @@ type bench struct {
 	bin   string
 	noop  loadResult
 	floor float64 // sqlite floor, deliveries/s
-
-	// progress gets a line, with the time since the start, as each part
-	// of the run begins: a full run is silent for minutes otherwise, and
-	// the times place a stall the figures show.
-	progress io.Writer
 }
 
-// logf writes one progress line.
+// logf writes a progress line to stderr, with the time since the start, as
+// a part of the run begins: a full run is silent for minutes otherwise, and
+// the times place a stall the figures show.
 func (b *bench) logf(format string, args ...any) {
 	elapsed := time.Since(b.rep.Started).Round(time.Second)
-	fmt.Fprintf(b.progress, "[%s] %s\n", elapsed, fmt.Sprintf(format, args...))
+	fmt.Fprintf(os.Stderr, "[%s] %s\n", elapsed, fmt.Sprintf(format, args...))
 }
 
 // result returns a PASS/FAIL verdict, or nil when the run is not judged.

@@ -88,7 +88,7 @@ func (b *bench) reads(ctx context.Context) error {
 	return nil
 }
 
-// seed is seed, announced.
+// seed writes a progress line and seeds the dataset.
 func (b *bench) seed(ctx context.Context, path string, from, nSubscribers, nMessages int) (*dataset, error) {
 	b.logf("seeding %s: subscribers %d to %d, %d messages", filepath.Base(path), from, nSubscribers, nMessages)
 	return seed(ctx, path, from, nSubscribers, nMessages)
