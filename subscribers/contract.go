@@ -63,7 +63,7 @@ func (s *Store) SubscribersBySubscriberIDJSON(ctx context.Context, environmentID
 	docs, err := cacheFor(s.db).docs.GetMany(keys, func(missing []string) (map[string]platform.Loaded[json.RawMessage], error) {
 		ids := make([]string, len(missing))
 		for i, key := range missing {
-			ids[i] = key[len(environmentID)+1:]
+			ids[i] = subscriberIDOf(environmentID, key)
 		}
 		subs, err := s.storedWhereIn(ctx, environmentID, "subscriber_id", ids)
 		if err != nil {
@@ -91,7 +91,7 @@ func (s *Store) SubscribersBySubscriberIDJSON(ctx context.Context, environmentID
 	}
 	out = make(map[string]json.RawMessage, len(docs))
 	for key, doc := range docs {
-		out[key[len(environmentID)+1:]] = doc
+		out[subscriberIDOf(environmentID, key)] = doc
 	}
 	return out, nil
 }

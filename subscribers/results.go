@@ -128,6 +128,11 @@ func subscriberKey(environmentID, subscriberID string) string {
 	return environmentID + "\x00" + subscriberID
 }
 
+// subscriberIDOf is the subscriberId of a subscriberKey of environmentID.
+func subscriberIDOf(environmentID, key string) string {
+	return key[len(environmentID)+1:]
+}
+
 func (c *resultCache) get(key string, gen uint64) ([]searchKey, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
