@@ -228,6 +228,7 @@ func TestNotifications_Query(t *testing.T) {
 		{"OKAll", "", 200, 2},
 		{"OKChannels", "channels=email", 200, 1},
 		{"OKChannelsArray", "channels[]=email&channels[]=in_app", 200, 2},
+		{"OKChannelsRepeated", strings.Repeat("channels=email&", 998), 200, 1}, // each a term of the query: was a 500
 		{"OKTemplates", "templates=" + wfA, 200, 1},
 		{"OKEmails", "emails=ada@example.com", 200, 1},
 		{"OKSubscriberIds", "subscriberIds=bob", 200, 1},
@@ -250,6 +251,10 @@ func TestNotifications_Query(t *testing.T) {
 		{"ErrSeverity", "severity=urgent", 422, 0},
 		{"ErrChannel", "channels=email&channels=carrier-pigeon", 422, 0},
 		{"ErrTemplate", "templates=" + wfA + "&templates=not-an-id", 422, 0},
+		{"OKContextKeyRepeated", strings.Repeat("contextKeys=team:ops&", 1000), 200, 1},
+		{"ErrTooManyContextKeys", manyValues("contextKeys", 101), 422, 0},
+		{"ErrTooManyTransactions", manyValues("transactionId", 101), 422, 0},
+		{"ErrAfterTwice", "after=2026-01-01T00:00:00Z&after=2027-01-01T00:00:00Z", 422, 0},
 		{"ErrAfter", "after=yesterday", 400, 0},
 		{"ErrRange", "after=2026-01-02T00:00:00Z&before=2026-01-01T00:00:00Z", 400, 0},
 	} {
@@ -339,4 +344,13 @@ func TestTrigger_RecipientsAndActor(t *testing.T) {
 	}
 	res = h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hi","to":{"type":"Topic","topicKey":"t"}}`)
 	is.Equal(res.Status, 422) // topics are refused, not ignored
+}
+
+// manyValues is a query of n distinct values of the parameter name.
+func manyValues(name string, n int) string {
+	q := make([]string, n)
+	for i := range q {
+		q[i] = fmt.Sprintf("%s=v%d", name, i)
+	}
+	return strings.Join(q, "&")
 }

@@ -25,6 +25,7 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 			contextKeys:   q.Strings("contextKeys"),
 		}
 		subscriberIDs, emails, search := q.Strings("subscriberIds"), q.Strings("emails"), q.String("search")
+		after, before := q.String("after"), q.String("before")
 		for _, sev := range f.severity {
 			if !slices.Contains([]string{"high", "medium", "low", "none"}, sev) {
 				q.Fail("severity", sev, "must be one of: high, medium, low, none")
@@ -45,10 +46,10 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 			return err
 		}
 		var err error
-		if f.after, err = queryTime(q.String("after"), "after"); err != nil {
+		if f.after, err = queryTime(after, "after"); err != nil {
 			return err
 		}
-		if f.before, err = queryTime(q.String("before"), "before"); err != nil {
+		if f.before, err = queryTime(before, "before"); err != nil {
 			return err
 		}
 		if !f.after.IsZero() && !f.before.IsZero() && f.after.After(f.before) {

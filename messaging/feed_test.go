@@ -185,6 +185,7 @@ func TestFeed_Errors(t *testing.T) {
 		{"ErrPayloadNotJSON", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte("{oops")), 400, "payload"},
 		{"ErrPayloadNotObject", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte("[1]")), 422, "payload"},
 		{"ErrPayloadNestsTooDeep", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte(`{"a":[[[[[[[[1]]]]]]]]}`)), 422, "payload"},
+		{"ErrReadTwice", "/v1/subscribers/ada/notifications/feed?read=true&read=false", 422, "read"},
 		{"ErrLimitZero", "/v1/subscribers/ada/notifications/feed?limit=0", 422, "limit"},
 		{"ErrLimit101", "/v1/subscribers/ada/notifications/feed?limit=101", 422, "limit"},
 		{"ErrNegativePage", "/v1/subscribers/ada/notifications/feed?page=-1", 422, "page"},

@@ -136,10 +136,11 @@ func handleMessageList(s *Store) http.Handler {
 			page:           q.Int("page", 0, 0, math.MaxInt32),
 			limit:          q.Int("limit", 10, 1, 1000),
 		}
+		sid := q.String("subscriberId")
 		if err := q.Err(); err != nil {
 			return err
 		}
-		if sid := q.String("subscriberId"); sid != "" {
+		if sid != "" {
 			id, _, err := s.resolveSubscriber(ctx, env, sid)
 			if err != nil {
 				return err

@@ -266,6 +266,8 @@ func TestMessages_List(t *testing.T) {
 		{"ErrPage", "?page=x", 400},
 		{"ErrUnknownSubscriber", "?subscriberId=nobody", 404},
 		{"ErrBadEscape", "?subscriberId=bob%zz", 400}, // never every subscriber's messages
+		{"ErrSubscriberTwice", "?subscriberId=ada&subscriberId=bob", 422},
+		{"ErrTooManyTransactions", "?" + strings.Repeat("transactionId=tx-1&", 100) + transactionIDs(101), 422},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -280,6 +282,15 @@ func TestMessages_List(t *testing.T) {
 		res.Decode(t, &p)
 		is.Equal(p.TotalCount, 0) // Development's messages are invisible
 	})
+}
+
+// transactionIDs is a query of n distinct transactionId values.
+func transactionIDs(n int) string {
+	var q []string
+	for i := range n {
+		q = append(q, fmt.Sprintf("transactionId=t%d", i))
+	}
+	return strings.Join(q, "&")
 }
 
 // page is a messages list response.

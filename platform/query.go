@@ -40,18 +40,43 @@ func NewQuery(r *http.Request) *Query {
 	return q
 }
 
-// String returns the parameter, or "" when absent.
-func (q *Query) String(name string) string { return q.values.Get(name) }
+// maxListValues bounds the distinct values of a repeatable parameter. Each
+// becomes a term of an SQL query, and past SQLite's limits a long enough
+// list was a 500; no list endpoint needs more to filter a page.
+const maxListValues = 100
 
-// Strings returns every value of a repeatable parameter, accepting both
-// name=a&name=b and the name[]=a form that JavaScript clients send.
+// String returns the parameter, or "" when absent.
+func (q *Query) String(name string) string { return q.one(name) }
+
+// one returns the value of a parameter that takes one, or "" when absent.
+// Given more than once it is a 422: answering with the first value alone
+// would narrow the answer without saying so.
+func (q *Query) one(name string) string {
+	vals := q.values[name]
+	if len(vals) > 1 {
+		q.add(name, vals, "must be given once")
+	}
+	if len(vals) == 0 {
+		return ""
+	}
+	return vals[0]
+}
+
+// Strings returns the distinct values of a repeatable parameter, in the
+// order given, accepting both name=a&name=b and the name[]=a form that
+// JavaScript clients send. More than maxListValues is a 422.
 func (q *Query) Strings(name string) []string {
 	var out []string
 	for _, key := range []string{name, name + "[]"} {
 		for _, v := range q.values[key] {
-			if v != "" {
-				out = append(out, v)
+			if v == "" || slices.Contains(out, v) {
+				continue
 			}
+			if len(out) == maxListValues {
+				q.add(name, nil, "must list at most "+strconv.Itoa(maxListValues)+" values")
+				return out
+			}
+			out = append(out, v)
 		}
 	}
 	return out
@@ -59,7 +84,7 @@ func (q *Query) Strings(name string) []string {
 
 // Int returns the parameter as an integer in [min, max], or def when absent.
 func (q *Query) Int(name string, def, min, max int) int {
-	s := q.values.Get(name)
+	s := q.one(name)
 	if s == "" {
 		return def
 	}
@@ -77,7 +102,7 @@ func (q *Query) Int(name string, def, min, max int) int {
 
 // Bool returns the parameter as a boolean, or nil when absent.
 func (q *Query) Bool(name string) *bool {
-	s := q.values.Get(name)
+	s := q.one(name)
 	if s == "" {
 		return nil
 	}
@@ -91,7 +116,7 @@ func (q *Query) Bool(name string) *bool {
 
 // Enum returns the parameter when it is one of allowed, or def when absent.
 func (q *Query) Enum(name, def string, allowed ...string) string {
-	s := q.values.Get(name)
+	s := q.one(name)
 	if s == "" {
 		return def
 	}

@@ -74,10 +74,63 @@ func TestQuery(t *testing.T) {
 		})
 	}
 	is := is.New(t)
-	q := NewQuery(httptest.NewRequest("GET", "/?t=a&t=b&t[]=c&e=x", nil))
-	is.Equal(q.Strings("t"), []string{"a", "b", "c"}) // repeated and bracketed forms
+	q := NewQuery(httptest.NewRequest("GET", "/?t=a&t=b&t[]=c&t=a&e=x", nil))
+	is.Equal(q.Strings("t"), []string{"a", "b", "c"}) // repeated and bracketed forms, each once
 	is.Equal(q.Enum("e", "", "y", "z"), "")           // unknown enum falls back
 	is.True(q.Err() != nil)                           // and is reported
+}
+
+// A parameter that takes one value, given twice, is a 422 naming it: the
+// first value alone would narrow the answer without saying so.
+func TestQuery_RepeatedSingleValue(t *testing.T) {
+	for name, read := range map[string]func(q *Query){
+		"String": func(q *Query) { q.String("p") },
+		"Int":    func(q *Query) { q.Int("p", 10, 1, 100) },
+		"Bool":   func(q *Query) { q.Bool("p") },
+		"Enum":   func(q *Query) { q.Enum("p", "", "1", "2") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			is := is.New(t)
+			q := NewQuery(httptest.NewRequest("GET", "/?p=1&p=2", nil))
+			read(q)
+			e, ok := q.Err().(*Error)
+			is.True(ok)             // a client error
+			is.Equal(e.Status, 422) // that parsed but breaks a rule
+			_, named := e.Fields["p"]
+			is.True(named) // naming the parameter
+		})
+	}
+}
+
+// Each value of a list becomes a term of an SQL query: past SQLite's limits
+// a long list was a 500, so more than maxListValues distinct values is a 422.
+func TestQuery_ListBound(t *testing.T) {
+	query := func(n int, distinct bool) string {
+		var b strings.Builder
+		for i := range n {
+			if !distinct {
+				i = 0
+			}
+			fmt.Fprintf(&b, "t=v%d&", i)
+		}
+		return b.String()
+	}
+	is := is.New(t)
+	q := NewQuery(httptest.NewRequest("GET", "/?"+query(maxListValues, true), nil))
+	is.Equal(len(q.Strings("t")), maxListValues) // at the bound: every value
+	is.NoErr(q.Err())
+
+	q = NewQuery(httptest.NewRequest("GET", "/?"+query(40_000, false), nil))
+	is.Equal(q.Strings("t"), []string{"v0"}) // one value, however often repeated
+	is.NoErr(q.Err())
+
+	q = NewQuery(httptest.NewRequest("GET", "/?"+query(maxListValues+1, true), nil))
+	q.Strings("t")
+	e, ok := q.Err().(*Error)
+	is.True(ok)             // past it, a client error
+	is.Equal(e.Status, 422) // that names the parameter
+	_, named := e.Fields["t"]
+	is.True(named)
 }
 
 func TestDecodeJSON_TypeErrorPaths(t *testing.T) {
@@ -328,3 +381,4 @@ func TestByteCache(t *testing.T) {
 	v, _ = c.Get("", load("z"))
 	is.Equal(string(v), "")
 }
+
