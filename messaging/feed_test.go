@@ -172,6 +172,29 @@ func TestFeed_PayloadFilter(t *testing.T) {
 	}
 }
 
+// payloadBound is how many values a feed's payload filter may hold.
+const payloadBound = 100
+
+// manyKeys is a JSON object of n keys, each a filter value.
+func manyKeys(n int) []byte {
+	obj := map[string]int{}
+	for i := range n {
+		obj[fmt.Sprint("k", i)] = i
+	}
+	b, _ := json.Marshal(obj)
+	return b
+}
+
+// A payload filter of as many values as it may hold is answered: each is a
+// term of the query, and past SQLite's expression depth that was a 500.
+func TestFeed_PayloadFilterAtItsBound(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.src.addSubscriber(h.srv.App.Development, "ada", nil)
+	res := h.srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed?payload="+base64.StdEncoding.EncodeToString(manyKeys(payloadBound)), "")
+	is.Equal(res.Status, 200)
+}
+
 func TestFeed_Errors(t *testing.T) {
 	h := newHarness(t)
 	h.src.addSubscriber(h.srv.App.Development, "ada", nil)
@@ -185,6 +208,8 @@ func TestFeed_Errors(t *testing.T) {
 		{"ErrPayloadNotJSON", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte("{oops")), 400, "payload"},
 		{"ErrPayloadNotObject", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte("[1]")), 422, "payload"},
 		{"ErrPayloadNestsTooDeep", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte(`{"a":[[[[[[[[1]]]]]]]]}`)), 422, "payload"},
+		{"ErrPayloadTooManyValues", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString(manyKeys(payloadBound+1)), 422, "payload"},
+		{"ErrPayloadKeyWithNUL", "/v1/subscribers/ada/notifications/feed?payload=" + base64.StdEncoding.EncodeToString([]byte(`{"a\u0000b":1}`)), 422, "payload"},
 		{"ErrReadTwice", "/v1/subscribers/ada/notifications/feed?read=true&read=false", 422, "read"},
 		{"ErrLimitZero", "/v1/subscribers/ada/notifications/feed?limit=0", 422, "limit"},
 		{"ErrLimit101", "/v1/subscribers/ada/notifications/feed?limit=101", 422, "limit"},

@@ -135,6 +135,11 @@ type payloadMatch struct {
 // one nested past 1,000 levels: that was a 500.
 const maxPayloadDepth = 8
 
+// maxPayloadMatches bounds the values a payload filter tests: each is a
+// term of the feed's query, and past SQLite's expression depth (about a
+// thousand) the query failed with a 500.
+const maxPayloadMatches = 100
+
 // errPayloadEncoding is a feed payload filter that cannot be read at all,
 // which the reference platform answers with a 400 (contract §4).
 var errPayloadEncoding = errors.New("must be the Base64 encoding of a JSON object")
@@ -163,6 +168,7 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 		return nil, fmt.Errorf("must not nest deeper than %d levels", maxPayloadDepth)
 	}
 	var out []payloadMatch
+	var bad error
 	var walk func(prefix []string, o map[string]any)
 	walk = func(prefix []string, o map[string]any) {
 		keys := make([]string, 0, len(o))
@@ -171,6 +177,12 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			if strings.ContainsRune(k, 0) {
+				// SQLite ends a JSON path at a NUL: the match would
+				// be on another path, or fail.
+				bad = errors.New("must not hold a key with a NUL character")
+				return
+			}
 			path := append(append([]string{}, prefix...), k)
 			if sub, ok := o[k].(map[string]any); ok && len(sub) > 0 {
 				walk(path, sub)
@@ -180,6 +192,12 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 		}
 	}
 	walk(nil, obj)
+	if bad != nil {
+		return nil, bad
+	}
+	if len(out) > maxPayloadMatches {
+		return nil, fmt.Errorf("must not hold more than %d values", maxPayloadMatches)
+	}
 	return out, nil
 }
 
