@@ -109,8 +109,10 @@ func (m *markAsRequest) Valid(context.Context) map[string]string {
 	if json.Unmarshal(m.MessageID, &many) != nil {
 		return map[string]string{"messageId": "must be a string or an array of strings"}
 	}
-	if len(many) < 1 || len(many) > 100 {
-		return map[string]string{"messageId": "must contain between 1 and 100 ids"}
+	// No upper bound but the body's size, as the reference platform: a
+	// client may mark all it has read at once.
+	if len(many) == 0 {
+		return map[string]string{"messageId": "must contain at least one id"}
 	}
 	problems := map[string]string{}
 	for i, raw := range many {

@@ -120,6 +120,20 @@ func TestMarkAs(t *testing.T) {
 		res := h.srv.Dev.Do(t, "GET", "/v1/subscribers/bob/notifications/feed", "")
 		is.New(t).True(strings.Contains(string(res.Body), `"read":false`)) // bob's stays unread
 	})
+	t.Run("OK more ids than SQLite takes parameters", func(t *testing.T) {
+		// The reference platform sets no bound but the body's size; 35,000
+		// ids passed SQLite's 32,766 parameters when each was one (a 500).
+		is := is.New(t)
+		many := []string{ids[4], ids[4]}
+		for i := range 35_000 {
+			many = append(many, fmt.Sprintf("%024x", i))
+		}
+		status, out := markAs(t, h, "ada", many, "read")
+		is.Equal(status, 201)       // marked
+		is.Equal(len(out), 1)       // the one message of ada's among them, once
+		is.Equal(out[0].ID, ids[4]) // the right one
+		is.True(out[0].Read)        // read
+	})
 	t.Run("OK other subscriber's ids untouched", func(t *testing.T) {
 		is := is.New(t)
 		status, out := markAs(t, h, "ada", []string{ids[3], bobs}, "read")
@@ -140,7 +154,6 @@ func TestMarkAs(t *testing.T) {
 		{"ErrMalformedId", "ada", `{"messageId":"nope","markAs":"read"}`, 422, "messageId"},
 		{"ErrMalformedIdInArray", "ada", fmt.Sprintf(`{"messageId":[%q,"nope"],"markAs":"read"}`, ids[0]), 422, "messageId.1"},
 		{"ErrEmptyArray", "ada", `{"messageId":[],"markAs":"read"}`, 422, "messageId"},
-		{"ErrTooMany", "ada", `{"messageId":[` + strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%q,", ids[0]), 101), ",") + `],"markAs":"read"}`, 422, "messageId"},
 		{"ErrMissingId", "ada", `{"markAs":"read"}`, 422, "messageId"},
 		{"ErrNumberId", "ada", `{"messageId":5,"markAs":"read"}`, 422, "messageId"},
 		{"ErrBadMark", "ada", fmt.Sprintf(`{"messageId":%q,"markAs":"archived"}`, ids[0]), 422, "markAs"},

@@ -384,20 +384,23 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	if set == "" {
 		return nil, fmt.Errorf("mark as %q", mark)
 	}
-	args := []any{platform.FormatTime(at), env, subscriberID}
-	for _, id := range ids {
-		args = append(args, id)
+	// The ids are one JSON parameter: a parameter each passed SQLite's
+	// limit of 32,766 with a long enough list.
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
 	}
-	in := platform.Placeholders(len(ids))
+	args := []any{platform.FormatTime(at), env, subscriberID, string(list)}
+	const in = `id IN (SELECT value FROM json_each(?4))`
 	var out []*message
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
-			WHERE environment_id = ?2 AND subscriber_id = ?3 AND id IN (`+in+`)`, args...)
+			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+in, args...)
 		if err != nil {
 			return err
 		}
 		out, err = queryMessages(ctx, tx, `SELECT `+messageColumns+` FROM messages
-			WHERE environment_id = ? AND subscriber_id = ? AND id IN (`+in+`) ORDER BY created_at DESC, id DESC`, args[1:]...)
+			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+in+` ORDER BY created_at DESC, id DESC`, args...)
 		return err
 	})
 	if err != nil {
