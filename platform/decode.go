@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 )
@@ -137,6 +138,12 @@ func checkContentType(r *http.Request) error {
 }
 
 func decodeJSON(body []byte, v any) error {
+	// encoding/json replaces invalid UTF-8 in the strings it decodes, but
+	// keeps a json.RawMessage (a payload, a subscriber's data) byte for
+	// byte: stored so, it made every later answer holding it invalid JSON.
+	if !utf8.Valid(body) {
+		return BadRequest("Request body is not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	err := dec.Decode(v)
 	if err == nil {

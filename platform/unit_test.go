@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -382,3 +383,16 @@ func TestByteCache(t *testing.T) {
 	is.Equal(string(v), "")
 }
 
+// encoding/json would keep invalid UTF-8 inside a json.RawMessage byte for
+// byte, and every later answer holding it would be invalid JSON: a 400.
+func TestDecodeJSON_InvalidUTF8(t *testing.T) {
+	is := is.New(t)
+	var v struct {
+		Data json.RawMessage `json:"data"`
+	}
+	err := decodeJSON([]byte("{\"data\":{\"k\":\"a\xffb\"}}"), &v)
+	e, ok := err.(*Error)
+	is.True(ok)                                                // a client error
+	is.Equal(e.Status, 400)                                    // the body cannot be read as JSON text
+	is.NoErr(decodeJSON([]byte(`{"data":{"k":"añb ✓"}}`), &v)) // valid UTF-8 still is
+}
