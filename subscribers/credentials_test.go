@@ -183,6 +183,33 @@ func TestCredentials_IntegrationID(t *testing.T) {
 	is.Equal(*channelOf(s, "discord").IntegrationID, "655f00000000000000000003") // same through the contract method
 }
 
+// Each integrationIdentifier adds an entry, so a subscriber's channels are
+// bounded as a create body bounds them: past 50, a 422 that writes nothing.
+func TestCredentials_EntryBound(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newServer(t, nil)
+	mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada"}`)
+	patch := func(identifier string) *platformtest.Response {
+		return srv.Dev.Do(t, "PATCH", "/v1/subscribers/ada/credentials",
+			fmt.Sprintf(`{"providerId":"slack","integrationIdentifier":%q,"credentials":{"webhookUrl":"https://a.io"}}`, identifier))
+	}
+	for i := range 50 {
+		is.Equal(patch(fmt.Sprint("team-", i)).Status, 200) // up to the bound
+	}
+	res := patch("team-50")
+	is.Equal(res.Status, 422) // one past it
+	var e struct {
+		Errors map[string]json.RawMessage `json:"errors"`
+	}
+	res.Decode(t, &e)
+	_, named := e.Errors["providerId"]
+	is.True(named)                        // names the field
+	is.Equal(patch("team-7").Status, 200) // an existing entry still updates
+	var s subscriberJSON
+	mustDo(t, srv.Dev, "GET", "/v1/subscribers/ada", "", 200, &s)
+	is.Equal(len(s.Channels), 50) // nothing added
+}
+
 func TestStore_Contract(t *testing.T) {
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {

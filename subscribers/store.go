@@ -305,13 +305,23 @@ func (s *Store) setChannel(ctx context.Context, environmentID, subscriberID stri
 	if err != nil {
 		return nil, err
 	}
+	full := false
 	sub, err := s.modify(ctx, environmentID, subscriberID, func(sub *subscriber) bool {
 		before := sub.mutable()
 		sub.Channels = upsertChannel(sub.Channels, req, ids[0], replace)
+		if full = len(sub.Channels) > maxChannels; full {
+			return false
+		}
 		return sub.changedSince(before)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if full {
+		// Each integrationIdentifier adds an entry: without a bound, one
+		// subscriber's document grew with every call.
+		return nil, platform.InvalidField("providerId", req.ProviderID,
+			"adds a channel entry past the %d a subscriber may hold", maxChannels)
 	}
 	return sub, s.resolveChannels(ctx, environmentID, []*subscriber{sub})
 }

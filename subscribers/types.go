@@ -22,6 +22,7 @@ const (
 	maxPhone        = 50
 	maxEmail        = 320
 	maxDeviceTokens = 100 // the reference platform's default per channel
+	maxChannels     = 50  // channel entries of one subscriber, as a create body may hold
 )
 
 // credentials is spec §2.4 ChannelCredentials, both as stored and on the
@@ -72,7 +73,7 @@ type subscriberBody struct {
 	Locale       *string          `json:"locale" validate:"omitempty,max=64"`
 	Timezone     *string          `json:"timezone" validate:"omitempty,max=64"`
 	Data         json.RawMessage  `json:"data"`
-	Channels     []channelRequest `json:"channels" validate:"omitempty,max=50,dive"`
+	Channels     []channelRequest `json:"channels" validate:"omitempty,max=50,dive"` // maxChannels
 
 	present map[string]bool
 }
