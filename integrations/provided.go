@@ -39,10 +39,11 @@ func (s *Store) SeedEnvironment(ctx context.Context, env platform.Environment) (
 	return err
 }
 
-// ResolveIntegrationID returns the _id of the environment's integration for
-// providerID: the one whose identifier is given when identifier != "", else
-// the primary active one, else the oldest active one; "" with nil error when
-// there is none.
+// ResolveIntegrationID returns the _id of the environment's active
+// integration for providerID: the one whose identifier is given when
+// identifier != "", else the primary one, else the oldest; "" with nil
+// error when there is none. As on the reference platform, an inactive
+// integration is not linked (platform-behavior §4).
 func (s *Store) ResolveIntegrationID(ctx context.Context, environmentID, providerID, identifier string) (id string, err error) {
 	defer platform.Wrap(&err, "resolve integration %s", providerID)
 	query := `SELECT id FROM integrations
@@ -51,7 +52,7 @@ func (s *Store) ResolveIntegrationID(ctx context.Context, environmentID, provide
 	args := []any{environmentID, providerID}
 	if identifier != "" {
 		query = `SELECT id FROM integrations
-			WHERE environment_id = ? AND provider_id = ? AND identifier = ? AND deleted = 0`
+			WHERE environment_id = ? AND provider_id = ? AND identifier = ? AND deleted = 0 AND active = 1`
 		args = append(args, identifier)
 	}
 	err = s.db.R.QueryRowContext(ctx, query, args...).Scan(&id)

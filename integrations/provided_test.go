@@ -36,7 +36,7 @@ func TestStore_ResolveIntegrationID(t *testing.T) {
 	dev := srv.App.Development.ID
 	older := mustCreate(t, srv.Dev, `{"providerId":"slack","channel":"chat","active":true,"identifier":"older"}`)
 	newer := mustCreate(t, srv.Dev, `{"providerId":"slack","channel":"chat","active":true,"identifier":"newer"}`)
-	idle := mustCreate(t, srv.Dev, `{"providerId":"slack","channel":"chat","identifier":"idle"}`)
+	mustCreate(t, srv.Dev, `{"providerId":"slack","channel":"chat","identifier":"idle"}`) // inactive
 	const creds = `"credentials":{"apiKey":"k","from":"a@b.c"}`
 	mustCreate(t, srv.Dev, `{"providerId":"sendgrid","channel":"email","active":true,`+creds+`}`) // primary at first
 	second := mustCreate(t, srv.Dev, `{"providerId":"sendgrid","channel":"email","active":true,`+creds+`}`)
@@ -47,7 +47,7 @@ func TestStore_ResolveIntegrationID(t *testing.T) {
 	}{
 		{"OKOldestActive", dev, "slack", "", older.ID},
 		{"OKByIdentifier", dev, "slack", "newer", newer.ID},
-		{"OKByIdentifierInactive", dev, "slack", "idle", idle.ID},
+		{"OKByIdentifierInactive", dev, "slack", "idle", ""}, // not linked, as on the reference platform
 		{"OKPrimaryFirst", dev, "sendgrid", "", second.ID},
 		{"OKNone", dev, "discord", "", ""},
 		{"OKUnknownIdentifier", dev, "slack", "nope", ""},
