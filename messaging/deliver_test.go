@@ -543,9 +543,11 @@ func TestDeliver_InAppSanitization(t *testing.T) {
 		controls map[string]any
 		body     string
 	}{
-		{"OK markup sanitized", map[string]any{"subject": "{{ payload.h }}", "body": "{{ payload.h }}"},
+		{"OK markup sanitized", map[string]any{"subject": "{{ payload.h }}", "body": "{{ payload.h }}", "avatar": "{{ payload.h }}",
+			"primaryAction": map[string]any{"label": "{{ payload.h }}"}},
 			`<b>Hi</b> <img src="x.png">x`},
-		{"OK disableOutputSanitization keeps it", map[string]any{"subject": "{{ payload.h }}", "body": "{{ payload.h }}", "disableOutputSanitization": true},
+		{"OK disableOutputSanitization keeps it", map[string]any{"subject": "{{ payload.h }}", "body": "{{ payload.h }}", "avatar": "{{ payload.h }}",
+			"primaryAction": map[string]any{"label": "{{ payload.h }}"}, "disableOutputSanitization": true},
 			payload["h"].(string)},
 		{"OK text without markup as written", map[string]any{"subject": "Tom & Jerry <3", "body": "a < b && c > d"},
 			"a < b && c > d"},
@@ -559,9 +561,13 @@ func TestDeliver_InAppSanitization(t *testing.T) {
 			is.Equal(content, tc.body) // the body
 			if tc.name == "OK text without markup as written" {
 				is.Equal(*subject, "Tom & Jerry <3") // and the subject
-			} else {
-				is.Equal(*subject, tc.body) // the subject is sanitized alike
+				return
 			}
+			is.Equal(*subject, tc.body) // the subject is sanitized alike
+			var avatar, label string
+			is.NoErr(h.srv.App.DB.R.QueryRow(`SELECT avatar, json_extract(cta, '$.action.buttons[0].content') FROM messages WHERE id = ?`, id).Scan(&avatar, &label))
+			is.Equal(avatar, tc.body) // the avatar alike
+			is.Equal(label, tc.body)  // and a button's label
 		})
 	}
 }

@@ -120,16 +120,23 @@ func (s *Store) renderStep(d *delivery) (*rendered, error) {
 		if r.subject, err = optional("subject"); err != nil {
 			return nil, err
 		}
-		if raw, _ := c["disableOutputSanitization"].(bool); !raw {
-			r.body = sanitizeInApp(r.body)
-			if r.subject != nil {
-				*r.subject = sanitizeInApp(*r.subject)
-			}
+		// Every rendered output but data is sanitized unless the step opts
+		// out, as the reference platform's in-app renderer does.
+		clean := sanitizeInApp
+		if raw, _ := c["disableOutputSanitization"].(bool); raw {
+			clean = func(s string) string { return s }
+		}
+		r.body = clean(r.body)
+		if r.subject != nil {
+			*r.subject = clean(*r.subject)
 		}
 		if r.avatar, err = optional("avatar"); err != nil {
 			return nil, err
 		}
-		if r.cta, err = inAppCTA(c, vars); err != nil {
+		if r.avatar != nil {
+			*r.avatar = clean(*r.avatar)
+		}
+		if r.cta, err = inAppCTA(c, vars, clean); err != nil {
 			return nil, err
 		}
 		if data, ok := c["data"].(map[string]any); ok {
@@ -194,10 +201,15 @@ func (s *Store) renderStep(d *delivery) (*rendered, error) {
 
 // inAppCTA builds spec §2.11's MessageCTA from the in_app controls:
 // redirect.url is the redirect, primaryAction and secondaryAction the buttons.
-func inAppCTA(c map[string]any, vars map[string]any) ([]byte, error) {
+// Each rendered string passes through clean.
+func inAppCTA(c map[string]any, vars map[string]any, clean func(string) string) ([]byte, error) {
+	render := func(tmpl string) (string, error) {
+		out, err := renderText(tmpl, vars)
+		return clean(out), err
+	}
 	cta := map[string]any{"type": "redirect", "data": map[string]any{}}
 	if redirect := obj(c, "redirect"); str(redirect, "url") != "" {
-		url, err := renderText(str(redirect, "url"), vars)
+		url, err := render(str(redirect, "url"))
 		if err != nil {
 			return nil, fmt.Errorf("redirect.url: %w", err)
 		}
@@ -213,13 +225,13 @@ func inAppCTA(c map[string]any, vars map[string]any) ([]byte, error) {
 		if str(action, "label") == "" {
 			continue
 		}
-		label, err := renderText(str(action, "label"), vars)
+		label, err := render(str(action, "label"))
 		if err != nil {
 			return nil, fmt.Errorf("%s.label: %w", b.key, err)
 		}
 		button := map[string]any{"type": b.kind, "content": label}
 		if url := str(obj(action, "redirect"), "url"); url != "" {
-			if button["url"], err = renderText(url, vars); err != nil {
+			if button["url"], err = render(url); err != nil {
 				return nil, fmt.Errorf("%s.redirect.url: %w", b.key, err)
 			}
 		}
