@@ -115,12 +115,19 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 	out := &outcome{MessageID: m.ID, ProviderID: targets[0].in.ProviderID, Details: []detail{
 		{Status: "Pending", Detail: "Message created", Source: "Internal", ProviderID: targets[0].in.ProviderID},
 	}}
-	var failures []string
+	var failures, partial []string
 	retryable := false
 	for i := range targets {
 		t := &targets[i]
 		t.msg = r.message(t.msg)
 		res, err := t.provider.Send(ctx, t.msg)
+		var some *partialSend
+		if errors.As(err, &some) {
+			partial = append(partial, err.Error())
+			out.Details = append(out.Details, detail{Status: "Warning", Detail: "Message partly sent: " + err.Error(),
+				Source: "Internal", ProviderID: t.in.ProviderID, Raw: &res.Raw})
+			continue
+		}
 		if err != nil {
 			var se *sendError
 			raw := err.Error()
@@ -145,15 +152,15 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 			ProviderID: t.in.ProviderID, Raw: raw})
 	}
 	switch {
-	case len(failures) == 0:
-		out.Status = "sent"
-	case len(failures) < len(targets):
-		// Some providers got it: sending again would duplicate theirs.
+	case len(failures) == len(targets):
+		out.Status, out.Retryable = "error", retryable
+	case len(failures) > 0 || len(partial) > 0:
+		// Some recipients got it: sending again would duplicate theirs.
 		out.Status = "warning"
 	default:
-		out.Status, out.Retryable = "error", retryable
+		out.Status = "sent"
 	}
-	if err := s.finish(ctx, m.ID, *out, strings.Join(failures, "; "), s.now()); err != nil {
+	if err := s.finish(ctx, m.ID, *out, strings.Join(append(failures, partial...), "; "), s.now()); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -253,6 +253,37 @@ func TestDeliver_Failures(t *testing.T) {
 		is.True(!out.Retryable)           // a redirect will not change by itself
 		is.Equal(len(elsewhere.got()), 0) // the other host never saw the body
 	})
+	t.Run("OK push to some device tokens is a warning, not retried", func(t *testing.T) {
+		// The failing token comes first: it must not keep the push from
+		// the other, and the step is not retried, which would push twice.
+		is := is.New(t)
+		h := newHarness(t)
+		var mu sync.Mutex
+		var targets []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var body struct {
+				Target string `json:"target"`
+			}
+			json.NewDecoder(r.Body).Decode(&body)
+			mu.Lock()
+			targets = append(targets, body.Target)
+			mu.Unlock()
+			if body.Target == "tok-gone" {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		}))
+		t.Cleanup(srv.Close)
+		dev := h.srv.App.Development
+		h.src.addIntegration(dev, "push", "push-webhook", map[string]any{"webhookUrl": srv.URL})
+		ada := h.src.addSubscriber(dev, "ada", map[string]any{"channels": []any{map[string]any{"providerId": "push-webhook",
+			"credentials": map[string]any{"deviceTokens": []string{"tok-gone", "tok-ok"}}}}})
+		out := h.deliver(t, job{subscriber: ada, channel: "push", controls: map[string]any{"body": "b"}})
+		is.Equal(targets, []string{"tok-gone", "tok-ok"})                        // both tokens posted to
+		is.Equal(out.Status, "warning")                                          // delivered in part
+		is.True(!out.Retryable)                                                  // so not sent again
+		is.Equal(out.Details[1].Status, "Warning")                               // recorded as such
+		is.True(strings.Contains(out.Details[1].Detail, "1 of 2 device tokens")) // saying how far it got
+	})
 	t.Run("OK missing integration stores nothing", func(t *testing.T) {
 		is := is.New(t)
 		h := newHarness(t)

@@ -203,17 +203,44 @@ func (p *pushWebhookProvider) Send(ctx context.Context, m Message) (Result, erro
 	if len(payload) == 0 {
 		payload = json.RawMessage("{}")
 	}
+	// Every token is posted to, whatever the others answered: one device's
+	// failure must not keep the push from the rest.
 	var raws []string
+	var failed error
+	sent := 0
 	for _, token := range m.DeviceTokens {
 		body := map[string]any{"target": token, "title": m.Title, "content": m.Content, "payload": payload}
 		_, raw, err := postJSON(ctx, p.client, p.creds.WebhookURL, body, nil, p.creds)
-		if err != nil {
-			return Result{Raw: strings.Join(append(raws, raw), "\n")}, err
-		}
 		raws = append(raws, raw)
+		if err != nil {
+			failed = cmp.Or(failed, err)
+			continue
+		}
+		sent++
 	}
-	return Result{Raw: strings.Join(raws, "\n")}, nil
+	res := Result{Raw: strings.Join(raws, "\n")}
+	switch {
+	case failed == nil:
+		return res, nil
+	case sent == 0:
+		return res, failed
+	default:
+		return res, &partialSend{sent: sent, of: len(m.DeviceTokens), err: failed}
+	}
 }
+
+// partialSend is a send that reached some of its recipients and not
+// others. It is not retried: sending again would duplicate what arrived.
+type partialSend struct {
+	sent, of int
+	err      error // the first failure
+}
+
+func (e *partialSend) Error() string {
+	return fmt.Sprintf("sent to %d of %d device tokens: %v", e.sent, e.of, e.err)
+}
+
+func (e *partialSend) Unwrap() error { return e.err }
 
 // NewHTTPClient returns the client every webhook goes through: bounded by
 // timeout, and following a redirect only to the same host (at most 3), so an
