@@ -2,6 +2,7 @@ package messaging_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 	"github.com/matryer/is"
 )
@@ -53,6 +55,63 @@ func (s *session) Data(r io.Reader) error {
 	}
 	s.box.mails = append(s.box.mails, received{from: s.from, to: s.to, data: b})
 	return nil
+}
+
+// authSession is a session of a mailbox that asks for PLAIN
+// authentication and records who logged in.
+type authSession struct {
+	session
+	user *string
+}
+
+func (s *authSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (s *authSession) Auth(string) (sasl.Server, error) {
+	return sasl.NewPlainServer(func(_, user, pass string) error {
+		if user != "u" || pass != "p" {
+			return errors.New("bad credentials")
+		}
+		s.box.mu.Lock()
+		defer s.box.mu.Unlock()
+		*s.user = user
+		return nil
+	}), nil
+}
+
+// authBox is a mailbox whose sessions authenticate.
+type authBox struct {
+	*mailbox
+	user string
+}
+
+func (b *authBox) NewSession(*smtp.Conn) (smtp.Session, error) {
+	return &authSession{session: session{box: b.mailbox}, user: &b.user}, nil
+}
+
+// An integration that keeps its connection plain (ignoreTls) still logs in
+// with user and password, as nodemailer does; discovery alone refuses
+// PLAIN and LOGIN without TLS.
+func TestDeliver_SMTPAuthWithoutTLS(t *testing.T) {
+	is := is.New(t)
+	box := &authBox{mailbox: &mailbox{}}
+	srv := smtp.NewServer(box)
+	srv.Domain = "localhost"
+	srv.AllowInsecureAuth = true
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err) // a free port
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	h := newHarness(t)
+	dev := h.srv.App.Development
+	h.src.addIntegration(dev, "email", "nodemailer", map[string]any{"host": "127.0.0.1",
+		"port": strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), "from": "noreply@acme.test", "ignoreTls": true, "user": "u", "password": "p"})
+	ada := h.src.addSubscriber(dev, "ada", nil)
+	out := h.deliver(t, job{subscriber: ada, channel: "email", controls: map[string]any{"subject": "s", "body": "b"}})
+	is.Equal(out.Status, "sent") // delivered
+	box.mu.Lock()
+	defer box.mu.Unlock()
+	is.Equal(box.user, "u")     // after logging in
+	is.Equal(len(box.mails), 1) // one mail
 }
 
 // startSMTP serves a mailbox on a free local port, without TLS.
