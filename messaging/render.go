@@ -64,6 +64,21 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 	return w.b.String(), nil
 }
 
+// ParseTemplate reports whether src parses as a template deliveries can
+// render (the same engine, filters and tags), without rendering it: a
+// workflow's templates are checked when it is written, so a step that
+// could never render is an issue to fix rather than a failure at every
+// trigger.
+func (s *Store) ParseTemplate(src string) error {
+	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
+		return nil
+	}
+	if _, err := liquidEngine.ParseTemplate([]byte(prepareTemplate(src, false))); err != nil {
+		return errors.New(unguard(err.Error()))
+	}
+	return nil
+}
+
 // Parsed templates, by source: every delivery of a step renders the same
 // controls, and parsing cost more than rendering. A parsed template is only
 // read while rendering, so renders share it.

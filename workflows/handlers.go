@@ -10,8 +10,8 @@ import (
 
 // respond writes w as the spec §2.14 response, with issues checked against
 // the integrations of w's environment.
-func respond(w http.ResponseWriter, r *http.Request, status int, wf *workflow, checker IntegrationChecker) error {
-	res, err := toResponse(r.Context(), wf, &integrationLookup{checker: checker, envID: wf.EnvironmentID})
+func respond(w http.ResponseWriter, r *http.Request, status int, wf *workflow, checks checkers) error {
+	res, err := toResponse(r.Context(), wf, &integrationLookup{checkers: checks, envID: wf.EnvironmentID})
 	if err != nil {
 		return err
 	}
@@ -19,7 +19,7 @@ func respond(w http.ResponseWriter, r *http.Request, status int, wf *workflow, c
 }
 
 // handleWorkflowCreate serves POST /v2/workflows.
-func handleWorkflowCreate(store *Store, checker IntegrationChecker) http.Handler {
+func handleWorkflowCreate(store *Store, checks checkers) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[workflowRequest](r)
 		if err != nil {
@@ -29,7 +29,7 @@ func handleWorkflowCreate(store *Store, checker IntegrationChecker) http.Handler
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusCreated, wf, checker)
+		return respond(w, r, http.StatusCreated, wf, checks)
 	})
 }
 
@@ -40,7 +40,7 @@ var listOrder = map[string]string{
 
 // handleWorkflowList serves GET /v2/workflows: newest first, paged by
 // offset (or page) and limit, filtered by query on name and workflowId.
-func handleWorkflowList(store *Store, checker IntegrationChecker) http.Handler {
+func handleWorkflowList(store *Store, checks checkers) http.Handler {
 	type listResponse struct {
 		Workflows  []workflowResponse `json:"workflows"`
 		TotalCount int                `json:"totalCount"`
@@ -69,7 +69,7 @@ func handleWorkflowList(store *Store, checker IntegrationChecker) http.Handler {
 		if err != nil {
 			return err
 		}
-		lookup := &integrationLookup{checker: checker, envID: tenant.EnvironmentID}
+		lookup := &integrationLookup{checkers: checks, envID: tenant.EnvironmentID}
 		out := listResponse{Workflows: make([]workflowResponse, 0, len(list)), TotalCount: total}
 		for _, wf := range list {
 			res, err := toResponse(ctx, wf, lookup)
@@ -83,19 +83,19 @@ func handleWorkflowList(store *Store, checker IntegrationChecker) http.Handler {
 }
 
 // handleWorkflowGet serves GET /v2/workflows/{workflowId} (workflowId or _id).
-func handleWorkflowGet(store *Store, checker IntegrationChecker) http.Handler {
+func handleWorkflowGet(store *Store, checks checkers) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		wf, err := store.get(r.Context(), platform.TenantFrom(r.Context()).EnvironmentID, r.PathValue("workflowId"))
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusOK, wf, checker)
+		return respond(w, r, http.StatusOK, wf, checks)
 	})
 }
 
 // handleWorkflowUpdate serves PUT /v2/workflows/{workflowId}: the create
 // body; steps matched by _id or stepId keep their _id.
-func handleWorkflowUpdate(store *Store, checker IntegrationChecker) http.Handler {
+func handleWorkflowUpdate(store *Store, checks checkers) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[workflowRequest](r)
 		if err != nil {
@@ -105,14 +105,14 @@ func handleWorkflowUpdate(store *Store, checker IntegrationChecker) http.Handler
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusOK, wf, checker)
+		return respond(w, r, http.StatusOK, wf, checks)
 	})
 }
 
 // handleWorkflowPatch serves PATCH /v2/workflows/{workflowId}: the fields
 // the body names change (active, name, description, tags, validatePayload,
 // payloadSchema, isTranslationEnabled), the others and the steps stay.
-func handleWorkflowPatch(store *Store, checker IntegrationChecker) http.Handler {
+func handleWorkflowPatch(store *Store, checks checkers) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[patchRequest](r)
 		if err != nil {
@@ -122,7 +122,7 @@ func handleWorkflowPatch(store *Store, checker IntegrationChecker) http.Handler 
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusOK, wf, checker)
+		return respond(w, r, http.StatusOK, wf, checks)
 	})
 }
 
@@ -139,7 +139,7 @@ func handleWorkflowDelete(store *Store) http.Handler {
 
 // handleWorkflowSync serves PUT /v2/workflows/{workflowId}/sync (spec §4.9):
 // the target must be another environment of the caller's organization.
-func handleWorkflowSync(store *Store, checker IntegrationChecker) http.Handler {
+func handleWorkflowSync(store *Store, checks checkers) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[syncRequest](r)
 		if err != nil {
@@ -161,6 +161,6 @@ func handleWorkflowSync(store *Store, checker IntegrationChecker) http.Handler {
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusOK, wf, checker)
+		return respond(w, r, http.StatusOK, wf, checks)
 	})
 }

@@ -16,6 +16,19 @@ type IntegrationChecker interface {
 	HasActiveIntegration(ctx context.Context, environmentID, channel string) (bool, error)
 }
 
+// TemplateParser parses a template as deliveries will render it.
+// messaging.Store satisfies it; a nil parser means templates are not parsed.
+type TemplateParser interface {
+	ParseTemplate(src string) error
+}
+
+// checkers are what a workflow's issues are checked against: its
+// environment's integrations and the template engine. Either may be nil.
+type checkers struct {
+	integrations IntegrationChecker
+	templates    TemplateParser
+}
+
 // subscriberVariables are the subscriber fields a template may use.
 var subscriberVariables = []string{"subscriberId", "firstName", "lastName", "email", "phone", "avatar", "locale", "timezone"}
 
@@ -134,7 +147,7 @@ func schemaTypes(n map[string]any) []string {
 }
 
 // contentIssues returns the control issues of step i, keyed by control path.
-func contentIssues(w *workflow, i int, variables schema) map[string][]runtimeIssue {
+func contentIssues(w *workflow, i int, variables schema, templates TemplateParser) map[string][]runtimeIssue {
 	st := w.Steps[i]
 	out := map[string][]runtimeIssue{}
 	add := func(path string, issue runtimeIssue) { out[path] = append(out[path], issue) }
@@ -167,15 +180,46 @@ func contentIssues(w *workflow, i int, variables schema) map[string][]runtimeIss
 		}
 	}
 	allowed := func(path []string) bool { return schemaAllows(variables, path) }
-	walkStrings(st.ControlValues, "", func(path, s string) {
-		for _, ti := range checkTemplate(s, allowed) {
+	check := func(path, s string) {
+		found := checkTemplate(s, allowed)
+		for _, ti := range found {
 			add(path, runtimeIssue{IssueType: ti.issueType, VariableName: ti.variable, Message: ti.message})
 		}
+		// What the checker above names precisely (a variable, a filter's
+		// arguments) it reports itself; any other template that would
+		// fail to parse at every trigger is an issue too.
+		if len(found) == 0 && templates != nil {
+			if err := templates.ParseTemplate(s); err != nil {
+				add(path, runtimeIssue{IssueType: issueIllegalVariable, Message: "The template cannot be parsed: " + err.Error()})
+			}
+		}
+	}
+	walkStrings(st.ControlValues, "", func(path, s string) {
+		// A block editor's body is a JSON document whose strings are
+		// rendered one by one once decoded: those are its templates, and
+		// the document's own escaping is not theirs.
+		if doc, ok := jsonDocument(s); ok {
+			walkStrings(doc, "", func(_, inner string) { check(path, inner) })
+			return
+		}
+		check(path, s)
 	})
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// jsonDocument decodes s when it is a JSON object or array.
+func jsonDocument(s string) (any, bool) {
+	if !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "[") {
+		return nil, false
+	}
+	var doc any
+	if json.Unmarshal([]byte(s), &doc) != nil {
+		return nil, false
+	}
+	return doc, true
 }
 
 // walkStrings calls fn for every string inside v with its dotted path.
@@ -208,22 +252,31 @@ func walkStrings(v any, path string, fn func(path, s string)) {
 	}
 }
 
-// integrationLookup answers HasActiveIntegration once per channel per response.
+// integrationLookup answers HasActiveIntegration once per channel per
+// response, and carries the template parser the response checks with.
 type integrationLookup struct {
-	checker IntegrationChecker
-	envID   string
-	cache   map[string]bool
+	checkers
+	envID string
+	cache map[string]bool
+}
+
+// parser is the template parser, or nil.
+func (l *integrationLookup) parser() TemplateParser {
+	if l == nil {
+		return nil
+	}
+	return l.templates
 }
 
 // missing reports whether the channel certainly has no active integration.
 func (l *integrationLookup) missing(ctx context.Context, channel string) (bool, error) {
-	if l == nil || l.checker == nil {
+	if l == nil || l.integrations == nil {
 		return false, nil
 	}
 	if has, ok := l.cache[channel]; ok {
 		return !has, nil
 	}
-	has, err := l.checker.HasActiveIntegration(ctx, l.envID, channel)
+	has, err := l.integrations.HasActiveIntegration(ctx, l.envID, channel)
 	if err != nil {
 		return false, err
 	}

@@ -85,6 +85,12 @@ func TestWorkflow_Issues(t *testing.T) {
 		{name: "FilterArity", steps: `[{"name":"s","type":"sms","controlValues":{"body":"{{ payload.text | replace: 'a' }}"}}]`,
 			path: "body", issueType: "INVALID_FILTER_ARG_IN_VARIABLE", variable: "payload.text",
 			fixedSteps: `[{"name":"s","type":"sms","controlValues":{"body":"{{ payload.text | replace: 'a', 'b' | default: subscriber.firstName }}"}}]`},
+		{name: "UnclosedBlock", steps: `[{"name":"s","type":"sms","controlValues":{"body":"{% if payload.x %} open"}}]`,
+			path: "body", issueType: "ILLEGAL_VARIABLE_IN_CONTROL_VALUE",
+			fixedSteps: `[{"name":"s","type":"sms","controlValues":{"body":"{% if payload.x %} open{% endif %}"}}]`},
+		{name: "UnknownTag", steps: `[{"name":"s","type":"in_app","controlValues":{"body":"{% foo %}"}}]`,
+			path: "body", issueType: "ILLEGAL_VARIABLE_IN_CONTROL_VALUE",
+			fixedSteps: `[{"name":"s","type":"in_app","controlValues":{"body":"foo"}}]`},
 		{name: "FilterUnterminated", steps: `[{"name":"s","type":"sms","controlValues":{"body":"{{ payload.text | prepend: 'oops }}"}}]`,
 			path: "body", issueType: "INVALID_FILTER_ARG_IN_VARIABLE", variable: "payload.text",
 			fixedSteps: `[{"name":"s","type":"sms","controlValues":{"body":"{{ payload.text | prepend: 'ok' }} {% raw %}{{ not.checked }}{% endraw %}"}}]`},
@@ -252,4 +258,18 @@ func TestWorkflow_Status(t *testing.T) {
 			is.Equal(list.Workflows[0].Status, tc.want) // the same status in the list
 		})
 	}
+}
+
+// A block editor's body is a JSON document: its text nodes are templates
+// once decoded, so the document as a whole is not parsed as one, where its
+// escaped quotes would read as a broken template.
+func TestWorkflow_BlockBodyIsNotOneTemplate(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newServer(t, nil)
+	doc := `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"{{ payload.x | default: \"y\" }}"}]}]}`
+	steps, _ := json.Marshal([]any{map[string]any{"name": "e", "type": "email",
+		"controlValues": map[string]any{"subject": "s", "editorType": "block", "body": doc}}})
+	w := mustCreate(t, srv.Dev, `{"name":"Maily","active":true,"steps":`+string(steps)+`}`)
+	is.Equal(stepIssueTypes(w, 0), map[string][]string{}) // no issue
+	is.Equal(w.Status, "ACTIVE")                          // and active
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -119,7 +120,7 @@ func newServer(t *testing.T, checker workflows.IntegrationChecker) (*platformtes
 				t.Fatalf("seed: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, checker)
+		workflows.AddRoutes(mux, store, checker, messaging.NewStore(app.DB, messaging.Sources{}))
 	})
 	return srv, store
 }
