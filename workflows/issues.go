@@ -166,6 +166,18 @@ func contentIssues(w *workflow, i int, variables schema, templates TemplateParse
 		if empty("body") && empty("subject") {
 			add("body", runtimeIssue{IssueType: issueMissingValue, Message: "A body or a subject is required"})
 		}
+	case "throttle":
+		// A fixed window needs its length (amount, or the older window)
+		// and unit; without them every trigger failed the step.
+		if t, _ := st.ControlValues["type"].(string); t != "dynamic" {
+			missing := func(f string) bool { v, ok := st.ControlValues[f]; return !ok || v == nil || v == "" }
+			if missing("amount") && missing("window") {
+				add("amount", runtimeIssue{IssueType: issueMissingValue, Message: "The amount is required"})
+			}
+			if missing("unit") {
+				add("unit", runtimeIssue{IssueType: issueMissingValue, Message: "The unit is required"})
+			}
+		}
 	case "delay", "digest":
 		// A regular wait needs its length, a timed one its schedule; without
 		// them the step cannot be scheduled when triggered.
