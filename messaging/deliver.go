@@ -124,7 +124,7 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 		var some *partialSend
 		if errors.As(err, &some) {
 			partial = append(partial, err.Error())
-			out.Details = append(out.Details, detail{Status: "Warning", Detail: "Message partly sent: " + err.Error(),
+			out.Details = append(out.Details, detail{Status: "Warning", Detail: "Message sent in part: " + err.Error(),
 				Source: "Internal", ProviderID: t.in.ProviderID, Raw: &res.Raw})
 			continue
 		}

@@ -82,7 +82,8 @@ func handleMarkAs(s *Store) http.Handler {
 	})
 }
 
-// markAsRequest is the mark-as body: messageId is one id or 1..100 ids.
+// markAsRequest is the mark-as body: messageId is one id or a non-empty
+// array of ids.
 type markAsRequest struct {
 	MessageID json.RawMessage `json:"messageId"`
 	MarkAs    string          `json:"markAs" validate:"required,oneof=read seen unread unseen"`

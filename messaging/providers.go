@@ -237,7 +237,7 @@ type partialSend struct {
 }
 
 func (e *partialSend) Error() string {
-	return fmt.Sprintf("sent to %d of %d device tokens: %v", e.sent, e.of, e.err)
+	return fmt.Sprintf("%d of %d device tokens got it (%v)", e.sent, e.of, e.err)
 }
 
 func (e *partialSend) Unwrap() error { return e.err }
