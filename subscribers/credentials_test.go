@@ -210,6 +210,37 @@ func TestCredentials_EntryBound(t *testing.T) {
 	is.Equal(len(s.Channels), 50) // nothing added
 }
 
+// A subscriber stored with more entries than the bound, as versions before
+// it could store, still updates the entries it has and grows no further.
+func TestCredentials_EntryBoundStoredPast(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newServer(t, nil)
+	mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"ada"}`)
+	entries := make([]string, 61)
+	for i := range entries {
+		entries[i] = fmt.Sprintf(`{"providerId":"slack","integrationIdentifier":"team-%d","_integrationId":"","credentials":{"webhookUrl":"https://a.io"}}`, i)
+	}
+	_, err := srv.App.DB.W.ExecContext(context.Background(), `UPDATE subscribers SET channels = ? WHERE subscriber_id = 'ada'`,
+		"["+strings.Join(entries, ",")+"]")
+	is.NoErr(err)
+	patch := func(identifier, url string) *platformtest.Response {
+		return srv.Dev.Do(t, "PATCH", "/v1/subscribers/ada/credentials",
+			fmt.Sprintf(`{"providerId":"slack","integrationIdentifier":%q,"credentials":{"webhookUrl":%q}}`, identifier, url))
+	}
+	is.Equal(patch("team-7", "https://b.io").Status, 200)  // an existing entry updates
+	is.Equal(patch("team-61", "https://b.io").Status, 422) // a new one is refused
+	var s subscriberJSON
+	mustDo(t, srv.Dev, "GET", "/v1/subscribers/ada", "", 200, &s)
+	is.Equal(len(s.Channels), 61) // none added
+	updated := 0
+	for _, c := range s.Channels {
+		if c.Credentials["webhookUrl"] == "https://b.io" {
+			updated++
+		}
+	}
+	is.Equal(updated, 1) // the one named, and only it
+}
+
 func TestStore_Contract(t *testing.T) {
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {

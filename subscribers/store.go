@@ -307,9 +307,12 @@ func (s *Store) setChannel(ctx context.Context, environmentID, subscriberID stri
 	}
 	full := false
 	sub, err := s.modify(ctx, environmentID, subscriberID, func(sub *subscriber) bool {
-		before := sub.mutable()
+		before, had := sub.mutable(), len(sub.Channels)
 		sub.Channels = upsertChannel(sub.Channels, req, ids[0], replace)
-		if full = len(sub.Channels) > maxChannels; full {
+		// Only an added entry counts against the bound: a subscriber
+		// stored with more before the bound existed still updates the
+		// entries it has.
+		if full = len(sub.Channels) > max(had, maxChannels); full {
 			return false
 		}
 		return sub.changedSince(before)
