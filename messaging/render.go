@@ -69,10 +69,19 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 // workflow's templates are checked when it is written, so a step that
 // could never render is an issue to fix rather than a failure at every
 // trigger.
-func (s *Store) ParseTemplate(src string) error {
+func (s *Store) ParseTemplate(src string) (err error) {
 	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
 		return nil
 	}
+	// Liquid's parser panics on some input ({{10000000000000000000}}, an
+	// integer past int64): that template cannot be parsed either. Workflow
+	// handlers call this, and a panic there was a 500 for a workflow
+	// already stored, and for every later read of it.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
 	if _, err := liquidEngine.ParseTemplate([]byte(prepareTemplate(src, false))); err != nil {
 		return errors.New(unguard(err.Error()))
 	}

@@ -278,3 +278,38 @@ func TestRenderTimeLimit(t *testing.T) {
 		is.True(err != nil && strings.Contains(err.Error(), errTooSlow.Error())) // the next template draws on the same budget
 	})
 }
+
+func TestParseTemplate(t *testing.T) {
+	s := &Store{}
+	for _, tc := range []struct {
+		name, src string
+		ok        bool
+	}{
+		{"OK plain text", "no Liquid here", true},
+		{"OK output and tag", "{% if payload.x %}{{ payload.x | upcase }}{% endif %}", true},
+		{"OK the largest integer", "{{9223372036854775807}}", true},
+		{"Err an unclosed block", "{% if payload.x %} open", false},
+		{"Err an unknown tag", "{% foo %}", false},
+		{"Err an integer past int64", "{{10000000000000000000}}", false}, // Liquid's parser panics on it
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			err := s.ParseTemplate(tc.src)
+			is.Equal(err == nil, tc.ok) // parses, or says why not
+		})
+	}
+}
+
+// FuzzParseTemplate checks that no template makes ParseTemplate panic:
+// workflow handlers call it on every control value a client sends.
+func FuzzParseTemplate(f *testing.F) {
+	for _, src := range []string{"{{ payload.x }}", "{% for i in (1..3) %}{{ i }}{% endfor %}",
+		"{% case a %}{% when 1 %}x{% endcase %}", "{% raw %}{{ x }}{% endraw %}", "{{10000000000000000000}}",
+		"{% assign x = a | split: ',' %}", "{% cycle 'a', 'b' %}", "{{ a[0].b | default: 'c' }}"} {
+		f.Add(src)
+	}
+	s := &Store{}
+	f.Fuzz(func(t *testing.T, src string) {
+		_ = s.ParseTemplate(src)
+	})
+}
