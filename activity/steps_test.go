@@ -573,6 +573,31 @@ func TestWorker_StopGivesBackUnstartedJobs(t *testing.T) {
 	}
 }
 
+// A bug that panics while a step runs fails that step, with a detail that
+// names the error id logged beside the panic, and the worker runs on. A
+// claimed job runs again after a restart, so a panic that stopped Herald
+// would stop it again at every start.
+func TestWorker_PanickingStepFailsAlone(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.msg.mu.Lock()
+	h.msg.respond = func(d delivery, _ int) (string, error) {
+		if d.Subscriber.SubscriberID == "boom" {
+			panic("a provider bug")
+		}
+		return "sent", nil
+	}
+	h.msg.mu.Unlock()
+	h.wf.add(t, h.App.Development.ID, "chatty", nil,
+		step("chat", "chat", map[string]any{"body": "hi"}), step("inbox", "in_app", nil))
+	boom := h.trigger(t, `{"name":"chatty","to":"boom"}`)
+	n := h.waitStatuses(t, boom, "trigger:completed", "chat:failed", "in_app:canceled")[0]
+	is.True(strings.HasPrefix(n.details("chat")[1], "Step failed: internal error (errorId ")) // says so, and where to look
+	fine := h.trigger(t, `{"name":"chatty","to":"fine"}`)
+	h.waitStatuses(t, fine, "trigger:completed", "chat:completed", "in_app:completed") // the worker runs on
+	is.Equal(h.msg.callCount(), 3)                                                     // the failed step is not run again
+}
+
 func TestWorker_SlowProviderLeavesRoomForOtherSteps(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t) // two goroutines a lane

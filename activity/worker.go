@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -243,7 +245,7 @@ func (w *Worker) execute(stopping, ctx context.Context, jobs <-chan *job, result
 			results <- result{j: j, write: w.store.unclaimed(j)}
 			continue
 		}
-		wr, err := w.run(ctx, j)
+		wr, err := w.runRecovered(ctx, j)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.cfg.Logger.Error("run job; it runs again when its lease expires", "job_id", j.ID, "type", j.Type, "error", err)
@@ -253,6 +255,23 @@ func (w *Worker) execute(stopping, ctx context.Context, jobs <-chan *job, result
 		}
 		results <- result{j: j, write: wr}
 	}
+}
+
+// runRecovered runs j, and fails its step if the run panics: a claimed job
+// runs again after a restart, so a job that panicked every time would stop
+// Herald at every start, with all the work behind it. The panic is logged
+// with its stack under an error id that the step's detail names.
+func (w *Worker) runRecovered(ctx context.Context, j *job) (wr write, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			id := platform.NewID()
+			w.cfg.Logger.Error("job panicked; its step fails", "job_id", j.ID, "type", j.Type, "error_id", id,
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			wr, err = w.fail(j, []detail{{Status: detailFailed, Source: sourceInternal,
+				Detail: fmt.Sprintf("Step failed: internal error (errorId %s)", id)}})
+		}
+	}()
+	return w.run(ctx, j)
 }
 
 // commit records results in as few transactions as possible: it takes one,
