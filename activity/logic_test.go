@@ -61,6 +61,9 @@ func TestNextCron(t *testing.T) {
 		{"OKWithSeconds", "15 0 10 * * *", time.Date(2026, 11, 21, 10, 0, 15, 0, time.UTC), false},
 		{"OKDescriptor", "@daily", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), false},
 		{"ErrSyntax", "every day", t0, true},
+		{"OKTimeZone", "TZ=UTC 0 9 * * *", time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC), false},
+		{"ErrTimeZoneAlone", "TZ=UTC", t0, true},                   // the parser panics on it
+		{"ErrCronTimeZoneAlone", "CRON_TZ=Europe/Paris", t0, true}, // and on this
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

@@ -90,12 +90,20 @@ func (w window) before(t time.Time) (time.Time, error) {
 var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // nextCron returns the first time after t that expr names, in UTC.
-func nextCron(expr string, t time.Time) (time.Time, error) {
+func nextCron(expr string, t time.Time) (next time.Time, err error) {
+	// robfig/cron v3.0.1 slices past the end of a time zone with no
+	// schedule after it ("TZ=UTC") and panics: that expression is invalid
+	// like any other, and the step's configuration fails with it.
+	defer func() {
+		if r := recover(); r != nil {
+			next, err = t, fmt.Errorf("cron %q: not a schedule", expr)
+		}
+	}()
 	sched, err := cronParser.Parse(strings.TrimSpace(expr))
 	if err != nil {
 		return t, fmt.Errorf("cron %q: %w", expr, err)
 	}
-	next := sched.Next(t.UTC())
+	next = sched.Next(t.UTC())
 	if next.IsZero() {
 		return t, fmt.Errorf("cron %q never fires", expr)
 	}

@@ -53,6 +53,18 @@ func TestDelay_Scheduled(t *testing.T) {
 	is.True(strings.HasPrefix(n.details("delay")[1], "Invalid delay configuration")) // says why
 }
 
+// A cron the parser cannot read is the step's invalid configuration, like a
+// time the payload does not hold: "TZ=UTC" alone made the parser panic.
+func TestDelay_TimedWithAnUnreadableCron(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "tz", nil,
+		step("wait", "delay", map[string]any{"type": "timed", "cron": "TZ=UTC"}),
+		step("inbox", "in_app", nil))
+	n := h.waitStatuses(t, h.trigger(t, `{"name":"tz","to":"ada"}`), "trigger:completed", "delay:failed", "in_app:canceled")[0]
+	is.True(strings.HasPrefix(n.details("delay")[1], `Invalid delay configuration: cron "TZ=UTC"`)) // says why
+}
+
 func TestDigest_MergesEvents(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)
