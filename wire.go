@@ -31,6 +31,7 @@ var (
 	_ subscribers.IntegrationResolver = (*integrations.Store)(nil)
 	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
 	_ workflows.TemplateParser        = (*messaging.Store)(nil)
+	_ workflows.CronParser            = (*activity.Store)(nil)
 	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
 	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
 	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
@@ -62,6 +63,7 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 		Workflows:    workflowStore,
 		Integrations: integrationStore,
 	}).WithClock(d.now)
+	activityStore := activity.NewStore(d.db, d.now)
 
 	for _, s := range []environmentSeeder{integrationStore, workflowStore} {
 		for _, env := range d.environments {
@@ -73,12 +75,11 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
-	workflows.AddRoutes(mux, workflowStore, integrationStore, messageStore)
+	workflows.AddRoutes(mux, workflowStore, integrationStore, messageStore, activityStore)
 	messaging.AddRoutes(mux, messageStore)
 
 	// Triggers queue jobs; the worker runs them until ctx is done, and run
 	// waits for it through the stopper it registers.
-	activityStore := activity.NewStore(d.db, d.now)
 	worker := activity.NewWorker(activityStore, subscriberStore, messageStore,
 		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)

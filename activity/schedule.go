@@ -110,6 +110,15 @@ func nextCron(expr string, t time.Time) (next time.Time, err error) {
 	return next, nil
 }
 
+// ParseCron reports whether expr is a schedule a timed delay or digest can
+// wait for: one the parser reads and that fires at least once from now.
+// Workflows check it when a step is written, so a cron that fails every
+// trigger is an issue to fix instead.
+func (s *Store) ParseCron(expr string) error {
+	_, err := nextCron(expr, s.now())
+	return err
+}
+
 // delayConfig is a delay step's controls: regular (amount + unit), timed
 // (cron) or scheduled (an ISO 8601 time read from the payload at delayPath).
 type delayConfig struct {

@@ -48,7 +48,7 @@ func newWired(t *testing.T) *wired {
 		}
 		integrations.AddRoutes(mux, ints)
 		subscribers.AddRoutes(mux, w.subs)
-		workflows.AddRoutes(mux, w.flows, ints, w.messages)
+		workflows.AddRoutes(mux, w.flows, ints, w.messages, nil)
 		messaging.AddRoutes(mux, w.messages)
 	})
 	return w

@@ -8,6 +8,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
@@ -33,7 +34,7 @@ func newConformanceServer(t *testing.T) *platformtest.Server {
 				t.Fatalf("seed workflows: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, ints, messaging.NewStore(app.DB, messaging.Sources{}))
+		workflows.AddRoutes(mux, store, ints, messaging.NewStore(app.DB, messaging.Sources{}), activity.NewStore(app.DB, app.Clock.Now))
 	})
 }
 
@@ -252,7 +253,7 @@ func TestConformance_WorkflowSummaries(t *testing.T) {
 				t.Fatalf("seed: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, nil, nil)
+		workflows.AddRoutes(mux, store, nil, nil, nil)
 	})
 	var ids []string
 	for _, body := range []string{`{"name":"All",` + allSteps + `}`, `{"name":"Gone","steps":[]}`} {

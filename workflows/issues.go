@@ -22,11 +22,20 @@ type TemplateParser interface {
 	ParseTemplate(src string) error
 }
 
+// CronParser parses a cron expression as timed delays and digests will
+// read it. activity.Store satisfies it; a nil parser means crons are not
+// parsed for issues.
+type CronParser interface {
+	ParseCron(expr string) error
+}
+
 // checkers are what a workflow's issues are checked against: its
-// environment's integrations and the template engine. Either may be nil.
+// environment's integrations, the template engine and the cron parser.
+// Any may be nil.
 type checkers struct {
 	integrations IntegrationChecker
 	templates    TemplateParser
+	crons        CronParser
 }
 
 // subscriberVariables are the subscriber fields a template may use.
@@ -147,7 +156,7 @@ func schemaTypes(n map[string]any) []string {
 }
 
 // contentIssues returns the control issues of step i, keyed by control path.
-func contentIssues(w *workflow, i int, variables schema, templates TemplateParser) map[string][]runtimeIssue {
+func contentIssues(w *workflow, i int, variables schema, checks checkers) map[string][]runtimeIssue {
 	st := w.Steps[i]
 	out := map[string][]runtimeIssue{}
 	add := func(path string, issue runtimeIssue) { out[path] = append(out[path], issue) }
@@ -190,6 +199,12 @@ func contentIssues(w *workflow, i int, variables schema, templates TemplateParse
 				add(f, runtimeIssue{IssueType: issueMissingValue, Message: "The " + f + " is required"})
 			}
 		}
+		// A cron the step could never wait for fails every trigger.
+		if cron, _ := st.ControlValues["cron"].(string); required[0] == "cron" && cron != "" && checks.crons != nil {
+			if err := checks.crons.ParseCron(cron); err != nil {
+				add("cron", runtimeIssue{IssueType: issueIllegalVariable, Message: "The cron cannot be used: " + err.Error()})
+			}
+		}
 	}
 	allowed := func(path []string) bool { return schemaAllows(variables, path) }
 	check := func(path, s string) {
@@ -200,8 +215,8 @@ func contentIssues(w *workflow, i int, variables schema, templates TemplateParse
 		// What the checker above names precisely (a variable, a filter's
 		// arguments) it reports itself; any other template that would
 		// fail to parse at every trigger is an issue too.
-		if len(found) == 0 && templates != nil {
-			if err := templates.ParseTemplate(s); err != nil {
+		if len(found) == 0 && checks.templates != nil {
+			if err := checks.templates.ParseTemplate(s); err != nil {
 				add(path, runtimeIssue{IssueType: issueIllegalVariable, Message: "The template cannot be parsed: " + err.Error()})
 			}
 		}
@@ -265,19 +280,19 @@ func walkStrings(v any, path string, fn func(path, s string)) {
 }
 
 // integrationLookup answers HasActiveIntegration once per channel per
-// response, and carries the template parser the response checks with.
+// response, and carries the other checkers the response checks with.
 type integrationLookup struct {
 	checkers
 	envID string
 	cache map[string]bool
 }
 
-// parser is the template parser, or nil.
-func (l *integrationLookup) parser() TemplateParser {
+// checks are the lookup's checkers; none when l is nil.
+func (l *integrationLookup) checks() checkers {
 	if l == nil {
-		return nil
+		return checkers{}
 	}
-	return l.templates
+	return l.checkers
 }
 
 // missing reports whether the channel certainly has no active integration.

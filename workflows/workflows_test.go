@@ -12,6 +12,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/workflows"
@@ -120,7 +121,7 @@ func newServer(t *testing.T, checker workflows.IntegrationChecker) (*platformtes
 				t.Fatalf("seed: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, checker, messaging.NewStore(app.DB, messaging.Sources{}))
+		workflows.AddRoutes(mux, store, checker, messaging.NewStore(app.DB, messaging.Sources{}), activity.NewStore(app.DB, app.Clock.Now))
 	})
 	return srv, store
 }
