@@ -36,7 +36,6 @@ func TestDelay_RunsAfterItsTime(t *testing.T) {
 }
 
 func TestDelay_Scheduled(t *testing.T) {
-	is := is.New(t)
 	h := newHarness(t)
 	h.wf.add(t, h.App.Development.ID, "at", nil,
 		step("wait", "delay", map[string]any{"type": "scheduled", "delayPath": "sendAt"}),
@@ -47,22 +46,29 @@ func TestDelay_Scheduled(t *testing.T) {
 	h.App.Clock.Advance(3*time.Hour + time.Second)
 	h.wakeAll()
 	h.waitStatuses(t, tx, "trigger:completed", "delay:completed", "in_app:completed")
-
-	bad := h.trigger(t, `{"name":"at","to":"ada","payload":{"sendAt":"soon"}}`)
-	n := h.waitStatuses(t, bad, "trigger:completed", "delay:failed", "in_app:canceled")[0]
-	is.True(strings.HasPrefix(n.details("delay")[1], "Invalid delay configuration")) // says why
 }
 
-// A cron the parser cannot read is the step's invalid configuration, like a
-// time the payload does not hold: "TZ=UTC" alone made the parser panic.
-func TestDelay_TimedWithAnUnreadableCron(t *testing.T) {
-	is := is.New(t)
+// A delay it cannot compute fails its step and cancels the rest, saying why.
+func TestDelay_InvalidConfiguration(t *testing.T) {
 	h := newHarness(t)
-	h.wf.add(t, h.App.Development.ID, "tz", nil,
-		step("wait", "delay", map[string]any{"type": "timed", "cron": "TZ=UTC"}),
-		step("inbox", "in_app", nil))
-	n := h.waitStatuses(t, h.trigger(t, `{"name":"tz","to":"ada"}`), "trigger:completed", "delay:failed", "in_app:canceled")[0]
-	is.True(strings.HasPrefix(n.details("delay")[1], `Invalid delay configuration: cron "TZ=UTC"`)) // says why
+	for _, tc := range []struct {
+		name, payload, detail string
+		controls              map[string]any
+	}{
+		{"ErrScheduledTimeNotInPayload", `{"sendAt":"soon"}`, "Invalid delay configuration",
+			map[string]any{"type": "scheduled", "delayPath": "sendAt"}},
+		// "TZ=UTC" alone made the cron parser panic.
+		{"ErrTimedCronUnreadable", `{}`, `Invalid delay configuration: cron "TZ=UTC"`,
+			map[string]any{"type": "timed", "cron": "TZ=UTC"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			h.wf.add(t, h.App.Development.ID, tc.name, nil, step("wait", "delay", tc.controls), step("inbox", "in_app", nil))
+			tx := h.trigger(t, `{"name":"`+tc.name+`","to":"ada","payload":`+tc.payload+`}`)
+			n := h.waitStatuses(t, tx, "trigger:completed", "delay:failed", "in_app:canceled")[0]
+			is.True(strings.HasPrefix(n.details("delay")[1], tc.detail)) // says why
+		})
+	}
 }
 
 func TestDigest_MergesEvents(t *testing.T) {
