@@ -190,8 +190,9 @@ func contentIssues(w *workflow, i int, variables schema, checks checkers) map[st
 	case "delay", "digest":
 		// A regular wait needs its length, a timed one its schedule; without
 		// them the step cannot be scheduled when triggered.
+		timed := st.ControlValues["type"] == "timed"
 		required := []string{"amount", "unit"}
-		if t, _ := st.ControlValues["type"].(string); t == "timed" {
+		if timed {
 			required = []string{"cron"}
 		}
 		for _, f := range required {
@@ -200,7 +201,7 @@ func contentIssues(w *workflow, i int, variables schema, checks checkers) map[st
 			}
 		}
 		// A cron the step could never wait for fails every trigger.
-		if cron, _ := st.ControlValues["cron"].(string); required[0] == "cron" && cron != "" && checks.crons != nil {
+		if cron, _ := st.ControlValues["cron"].(string); timed && cron != "" && checks.crons != nil {
 			if err := checks.crons.ParseCron(cron); err != nil {
 				add("cron", runtimeIssue{IssueType: issueIllegalVariable, Message: "The cron cannot be used: " + err.Error()})
 			}
