@@ -69,23 +69,28 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 // workflow's templates are checked when it is written, so a step that
 // could never render is an issue to fix rather than a failure at every
 // trigger.
-func (s *Store) ParseTemplate(src string) (err error) {
+func (s *Store) ParseTemplate(src string) error {
 	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
 		return nil
 	}
-	// Liquid's parser panics on some input ({{10000000000000000000}}, an
-	// integer past int64): that template cannot be parsed either. Workflow
-	// handlers call this, and a panic there was a 500 for a workflow
-	// already stored, and for every later read of it.
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	if _, err := liquidEngine.ParseTemplate([]byte(prepareTemplate(src, false))); err != nil {
+	if _, err := parseTemplate(prepareTemplate(src, false)); err != nil {
 		return errors.New(unguard(err.Error()))
 	}
 	return nil
+}
+
+// parseTemplate parses src with the engine deliveries render with. Liquid's
+// parser panics on some input ({{10000000000000000000}}, an integer past
+// int64): that template cannot be parsed either. Workflow handlers parse
+// outside any render's recover, and a panic there was a 500 for a workflow
+// already stored, and for every later read of it.
+func parseTemplate(src string) (tpl *liquid.Template, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			tpl, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return liquidEngine.ParseTemplate([]byte(src))
 }
 
 // Parsed templates, by source: every delivery of a step renders the same
@@ -104,8 +109,8 @@ const (
 	maxParsedSource = 16 << 10
 )
 
-// parseCached parses src, or returns its earlier parse. A parse panic
-// reaches render's recover; failures are not cached.
+// parseCached parses src, or returns its earlier parse. Failures are not
+// cached.
 func parseCached(src string) (*liquid.Template, error) {
 	parsedMu.Lock()
 	tpl := parsed[src]
@@ -113,7 +118,7 @@ func parseCached(src string) (*liquid.Template, error) {
 	if tpl != nil {
 		return tpl, nil
 	}
-	tpl, err := liquidEngine.ParseTemplate([]byte(src))
+	tpl, err := parseTemplate(src)
 	if err != nil {
 		return nil, err
 	}

@@ -212,6 +212,7 @@ func TestRenderLimits(t *testing.T) {
 		{"Err a huge assigned range made an array", "{% assign r = (1..payload.big) %}{{ r | concat: r | size }}", "template"},
 		{"Err a filter that panics", "{{ payload.s | slice: 1, payload.n }}", "slice bounds"},
 		{"Err a compact that panics", "{{ payload.holes | uniq | compact }}", "template"},
+		{"Err an integer the parser panics on", "{{10000000000000000000}}", "out of range"},
 		{"Err include reads no file", `{% include "/etc/hostname" %}`, "include is not supported"},
 		{"Err a reassigned budget", "{% assign __herald_loop_budget = 5 %}{% for i in (1..2) %}{% endfor %}", "loops are not available"},
 		// Within both limits above, but a 4 MB upcase on each of 100,000
