@@ -9,7 +9,8 @@ import (
 )
 
 // respond writes w as the spec §2.14 response, with issues checked against
-// the integrations of w's environment and the template engine.
+// the integrations of w's environment, the template engine and the cron
+// parser.
 func respond(w http.ResponseWriter, r *http.Request, status int, wf *workflow, checks checkers) error {
 	res, err := toResponse(r.Context(), wf, &integrationLookup{checkers: checks, envID: wf.EnvironmentID})
 	if err != nil {
