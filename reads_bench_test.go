@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -281,7 +282,7 @@ func (app *benchApp) benchPages(b *testing.B, path string, pages []benchPage) {
 // messages to random ones of them, through the stores the server uses.
 func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, nSubs, nMessages int) error {
 	subs := subscribers.NewStore(db, nil, nil)
-	var docs []json.RawMessage
+	var docs []subscribers.Subscriber
 	for start := 0; start < nSubs; start += 1000 {
 		bodies := make([]json.RawMessage, 0, 1000)
 		for i := start; i < min(start+1000, nSubs); i++ {
@@ -289,7 +290,7 @@ func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 				`{"subscriberId":"s%07d","email":"user%07d@bench.example","firstName":"Given%d","lastName":"Family%04d","data":{"plan":"pro"}}`,
 				i, i, i, i/1000)))
 		}
-		created, err := subs.UpsertSubscribersJSON(ctx, tenant, bodies, nil)
+		created, err := subs.UpsertSubscribers(ctx, tenant, bodies, nil)
 		if err != nil {
 			return err
 		}
@@ -298,25 +299,22 @@ func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 	store := messaging.NewStore(db, messaging.Sources{})
 	rng := rand.New(rand.NewPCG(1, 42))
 	for i := range nMessages {
-		var sub struct {
-			ID string `json:"_id"`
-		}
-		raw := docs[rng.IntN(len(docs))]
-		json.Unmarshal(raw, &sub)
-		doc, _ := json.Marshal(map[string]any{
-			"jobId": platform.NewID(), "notificationId": platform.NewID(),
-			"environmentId": tenant.EnvironmentID, "organizationId": tenant.OrganizationID,
-			"transactionId": fmt.Sprintf("seed-%d", i), "channel": "in_app",
-			"stepId": "inbox", "stepDatabaseId": platform.NewID(),
-			"workflowDatabaseId": platform.NewID(), "workflowId": "bench-inbox",
-			"subscriber": raw,
-			"controls":   map[string]any{"subject": "Order {{payload.n}}", "body": "Your order {{payload.n}} has shipped."},
-			"variables":  map[string]any{"subscriber": raw, "payload": map[string]any{"n": i}},
-			"payload":    map[string]any{"n": i, "kind": []string{"a", "b", "c"}[i%3]},
-			"overrides":  map[string]any{}, "tags": []string{"bench"},
-			"actor": map[string]any{"type": "none", "data": nil},
+		_, write, err := store.Deliver(ctx, &messaging.Delivery{
+			JobID: platform.NewID(), NotificationID: platform.NewID(),
+			EnvironmentID: tenant.EnvironmentID, OrganizationID: tenant.OrganizationID,
+			TransactionID: fmt.Sprintf("seed-%d", i), Channel: "in_app",
+			StepID: "inbox", StepDatabaseID: platform.NewID(),
+			WorkflowDatabaseID: platform.NewID(), WorkflowID: "bench-inbox",
+			Subscriber: docs[rng.IntN(len(docs))],
+			Controls:   map[string]any{"subject": "Order {{payload.n}}", "body": "Your order {{payload.n}} has shipped."},
+			Payload:    fmt.Appendf(nil, `{"n":%d,"kind":%q}`, i, []string{"a", "b", "c"}[i%3]),
+			Overrides:  json.RawMessage(`{}`), Tags: []string{"bench"},
+			Actor: json.RawMessage(`{"type":"none","data":null}`),
 		})
-		if _, err := store.DeliverJSON(ctx, doc); err != nil {
+		if err == nil {
+			err = db.Tx(ctx, func(tx *sql.Tx) error { return write(ctx, tx) })
+		}
+		if err != nil {
 			return fmt.Errorf("seed message %d: %w", i, err)
 		}
 	}

@@ -38,7 +38,6 @@ var (
 	_ activity.Workflows              = (*workflows.Store)(nil)
 	_ activity.Subscribers            = (*subscribers.Store)(nil)
 	_ activity.Messenger              = (*messaging.Store)(nil)
-	_ activity.TxMessenger            = (*messaging.Store)(nil)
 )
 
 // environmentSeeder creates what a domain needs in every environment from the

@@ -30,21 +30,18 @@ type broadcast struct {
 func (t *triggerer) fanOut(ctx context.Context, b *broadcast) error {
 	p, size := b.p, t.store.broadcastBatch
 	for {
-		docs, err := t.subscribers.SubscribersAfterJSON(ctx, p.tenant.EnvironmentID, b.after, size)
+		subs, err := t.subscribers.SubscribersAfter(ctx, p.tenant.EnvironmentID, b.after, size)
 		if err != nil {
 			return fmt.Errorf("list subscribers: %w", err)
 		}
 		p.recipients = p.recipients[:0]
 		now := t.store.now()
-		for _, doc := range docs {
-			rc, err := newRecipient(doc)
-			if err != nil {
-				return err
-			}
+		for i := range subs {
+			rc := newRecipient(&subs[i])
 			p.planChain(&rc, now)
 			p.recipients = append(p.recipients, rc)
 		}
-		last := len(docs) < size
+		last := len(subs) < size
 		next := b.after
 		if n := len(p.recipients); n > 0 {
 			next = p.recipients[n-1].subscriberID

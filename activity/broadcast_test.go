@@ -25,7 +25,7 @@ func (h *harness) addSubscribers(t *testing.T, ids ...string) {
 	t.Helper()
 	tenant := platform.Tenant{OrganizationID: h.App.Development.OrganizationID, EnvironmentID: h.App.Development.ID}
 	for _, id := range ids {
-		if _, err := h.subs.UpsertSubscribersJSON(context.Background(), tenant, []json.RawMessage{fmt.Appendf(nil, `{"subscriberId":%q}`, id)}, nil); err != nil {
+		if _, err := h.subs.UpsertSubscribers(context.Background(), tenant, []json.RawMessage{fmt.Appendf(nil, `{"subscriberId":%q}`, id)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

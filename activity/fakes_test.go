@@ -2,19 +2,19 @@ package activity
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // fakeWorkflows serves workflow documents from a map keyed by environment and workflowId.
@@ -79,140 +79,37 @@ func step(stepID, typ string, values map[string]any) map[string]any {
 	return map[string]any{"stepId": stepID, "type": typ, "controls": map[string]any{"values": values}}
 }
 
-// fakeSubscribers keeps subscribers in memory, keyed by environment and subscriberId.
-type fakeSubscribers struct {
-	mu   sync.Mutex
-	byID map[string]map[string]any // database _id → document
-	ref  map[string]string         // env/subscriberId → _id
-	// listing, when set, runs first in SubscribersAfterJSON and fails it
-	// with its error, as the subscribers store fails on a canceled ctx.
+// listedSubscribers is the real subscribers store, with a hook that fails
+// a listing as the store fails on a canceled ctx: broadcasts resume after
+// such a failure, which a real store gives no way to cause on cue.
+type listedSubscribers struct {
+	*subscribers.Store
+	mu sync.Mutex
+	// listing, when set, runs first in SubscribersAfter and fails it with
+	// its error.
 	listing func(ctx context.Context, after string) error
 }
 
-// onList sets what SubscribersAfterJSON runs first.
-func (f *fakeSubscribers) onList(fn func(ctx context.Context, after string) error) {
+// onList sets what SubscribersAfter runs first.
+func (f *listedSubscribers) onList(fn func(ctx context.Context, after string) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.listing = fn
 }
 
-func newFakeSubscribers() *fakeSubscribers {
-	return &fakeSubscribers{byID: map[string]map[string]any{}, ref: map[string]string{}}
-}
-
-func (f *fakeSubscribers) SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
-	docs, _ := f.SubscribersBySubscriberIDJSON(ctx, environmentID, []string{subscriberID})
-	doc, ok := docs[subscriberID]
-	if !ok {
-		return nil, platform.ErrNotFound
-	}
-	return doc, nil
-}
-
-func (f *fakeSubscribers) SubscribersBySubscriberIDJSON(ctx context.Context, environmentID string, subscriberIDs []string) (map[string]json.RawMessage, error) {
+func (f *listedSubscribers) SubscribersAfter(ctx context.Context, environmentID, after string, limit int) ([]subscribers.Subscriber, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := map[string]json.RawMessage{}
-	for _, sid := range subscriberIDs {
-		if id, ok := f.ref[environmentID+"/"+sid]; ok {
-			out[sid], _ = json.Marshal(f.byID[id])
-		}
-	}
-	return out, nil
-}
-
-func (f *fakeSubscribers) SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := map[string]json.RawMessage{}
-	for _, id := range ids {
-		if doc, ok := f.byID[id]; ok && doc["_environmentId"] == environmentID {
-			out[id], _ = json.Marshal(doc)
-		}
-	}
-	return out, nil
-}
-
-// UpsertSubscribersJSON refuses a body without a subscriberId, and the
-// email "invalid", before it writes any.
-func (f *fakeSubscribers) UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) ([]json.RawMessage, error) {
-	ins := make([]map[string]any, len(bodies))
-	for i, body := range bodies {
-		path := fmt.Sprintf("subscribers.%d", i)
-		if paths != nil {
-			path = paths[i]
-		}
-		if err := json.Unmarshal(body, &ins[i]); err != nil {
-			return nil, platform.InvalidField(path, nil, "must be a subscriber object")
-		}
-		if sid, _ := ins[i]["subscriberId"].(string); sid == "" {
-			return nil, platform.InvalidField(path+".subscriberId", nil, "is required")
-		}
-		if email, ok := ins[i]["email"].(string); ok && email == "invalid" {
-			return nil, platform.InvalidField(path+".email", email, "must be a valid email address")
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]json.RawMessage, len(ins))
-	for i, in := range ins {
-		sid := in["subscriberId"].(string)
-		key := tenant.EnvironmentID + "/" + sid
-		id, ok := f.ref[key]
-		if !ok {
-			id = platform.NewID()
-			f.ref[key] = id
-			f.byID[id] = map[string]any{"_id": id, "subscriberId": sid, "_environmentId": tenant.EnvironmentID,
-				"_organizationId": tenant.OrganizationID, "channels": []any{}, "deleted": false}
-		}
-		for k, v := range in {
-			f.byID[id][k] = v
-		}
-		out[i], _ = json.Marshal(f.byID[id])
-	}
-	return out, nil
-}
-
-func (f *fakeSubscribers) SubscribersMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) ([]string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := []string{}
-	for _, doc := range f.byID {
-		sid, _ := doc["subscriberId"].(string)
-		email, _ := doc["email"].(string)
-		if doc["_environmentId"] == environmentID && (slices.Contains(subscriberIDs, sid) || slices.Contains(emails, email) ||
-			search != "" && (sid == search || strings.Contains(strings.ToLower(email), strings.ToLower(search)))) {
-			out = append(out, doc["_id"].(string))
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-func (f *fakeSubscribers) SubscribersAfterJSON(ctx context.Context, environmentID, after string, limit int) ([]json.RawMessage, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.listing != nil {
-		if err := f.listing(ctx, after); err != nil {
+	listing := f.listing
+	f.mu.Unlock()
+	if listing != nil {
+		if err := listing(ctx, after); err != nil {
 			return nil, err
 		}
 	}
-	var docs []map[string]any
-	for _, doc := range f.byID {
-		if doc["_environmentId"] == environmentID && doc["subscriberId"].(string) > after {
-			docs = append(docs, doc)
-		}
-	}
-	sort.Slice(docs, func(i, j int) bool { return docs[i]["subscriberId"].(string) < docs[j]["subscriberId"].(string) })
-	out := []json.RawMessage{}
-	for _, doc := range docs[:min(limit, len(docs))] {
-		b, _ := json.Marshal(doc)
-		out = append(out, b)
-	}
-	return out, nil
+	return f.Store.SubscribersAfter(ctx, environmentID, after, limit)
 }
 
-// delivery is the part of a delivery document the tests read.
+// delivery is the part of a messaging.Delivery the tests read, as JSON.
 type delivery struct {
 	JobID          string `json:"jobId"`
 	NotificationID string `json:"notificationId"`
@@ -239,23 +136,30 @@ type delivery struct {
 }
 
 // fakeMessenger records every delivery and stores one message per job, as
-// messaging's DeliverJSON does. respond decides each attempt's outcome.
+// messaging's Deliver does. respond decides each attempt's outcome: the
+// failures a provider could answer, on cue.
 type fakeMessenger struct {
 	mu       sync.Mutex
 	calls    []delivery
 	messages map[string]delivery // jobId → the message stored for it
 	respond  func(d delivery, attempt int) (string, error)
-	block    chan struct{} // when set, DeliverJSON waits on it or on ctx
+	block    chan struct{} // when set, Deliver waits on it or on ctx
 }
 
 func newFakeMessenger() *fakeMessenger {
 	return &fakeMessenger{messages: map[string]delivery{}}
 }
 
-func (f *fakeMessenger) DeliverJSON(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+// Deliver records md as the tests read it (delivery) and answers with the
+// outcome respond decides.
+func (f *fakeMessenger) Deliver(ctx context.Context, md *messaging.Delivery) (messaging.Outcome, func(context.Context, *sql.Tx) error, error) {
+	raw, _ := json.Marshal(map[string]any{"jobId": md.JobID, "notificationId": md.NotificationID,
+		"transactionId": md.TransactionID, "channel": md.Channel, "stepId": md.StepID, "workflowId": md.WorkflowID,
+		"subscriber": md.Subscriber, "controls": md.Controls, "payload": md.Payload,
+		"variables": map[string]any{"subscriber": md.Subscriber.Fields(), "payload": md.Payload, "steps": md.Steps}})
 	var d delivery
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, err
+		return messaging.Outcome{}, nil, err
 	}
 	f.mu.Lock()
 	f.calls = append(f.calls, d)
@@ -271,7 +175,7 @@ func (f *fakeMessenger) DeliverJSON(ctx context.Context, raw json.RawMessage) (j
 		select {
 		case <-block:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return messaging.Outcome{}, nil, ctx.Err()
 		}
 	}
 	status, err := "sent", error(nil)
@@ -279,7 +183,7 @@ func (f *fakeMessenger) DeliverJSON(ctx context.Context, raw json.RawMessage) (j
 		status, err = respond(d, attempt)
 	}
 	if err != nil {
-		return nil, err
+		return messaging.Outcome{}, nil, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -289,17 +193,18 @@ func (f *fakeMessenger) DeliverJSON(ctx context.Context, raw json.RawMessage) (j
 		}
 	}
 	provider := map[string]string{"in_app": "service", "email": "nodemailer", "chat": "chat-webhook", "sms": "generic-sms", "push": "push-webhook"}[d.Channel]
+	reply := `{"status":503}`
 	switch status {
 	case "sent":
-		return json.RawMessage(fmt.Sprintf(`{"messageId":"m-%s","status":"sent","providerId":%q,"retryable":false,"details":[
-			{"status":"Pending","detail":"Message created","source":"Internal","providerId":%q,"raw":null},
-			{"status":"Success","detail":"Message sent","source":"Internal","providerId":%q,"raw":null}]}`, d.JobID, provider, provider, provider)), nil
+		return messaging.Outcome{MessageID: "m-" + d.JobID, Status: "sent", ProviderID: provider, Details: []messaging.Detail{
+			{Status: "Pending", Detail: "Message created", Source: "Internal", ProviderID: provider},
+			{Status: "Success", Detail: "Message sent", Source: "Internal", ProviderID: provider}}}, nil, nil
 	case "retry":
-		return json.RawMessage(fmt.Sprintf(`{"messageId":"m-%s","status":"error","providerId":%q,"retryable":true,"details":[
-			{"status":"Failed","detail":"Unexpected provider error","source":"Webhook","providerId":%q,"raw":"{\"status\":503}"}]}`, d.JobID, provider, provider)), nil
+		return messaging.Outcome{MessageID: "m-" + d.JobID, Status: "error", ProviderID: provider, Retryable: true, Details: []messaging.Detail{
+			{Status: "Failed", Detail: "Unexpected provider error", Source: "Webhook", ProviderID: provider, Raw: &reply}}}, nil, nil
 	default:
-		return json.RawMessage(fmt.Sprintf(`{"messageId":"","status":"error","providerId":%q,"retryable":false,"details":[
-			{"status":"Failed","detail":"Subscriber does not have an active integration","source":"Credentials","providerId":%q,"raw":null}]}`, provider, provider)), nil
+		return messaging.Outcome{Status: "error", ProviderID: provider, Details: []messaging.Detail{
+			{Status: "Failed", Detail: "Subscriber does not have an active integration", Source: "Credentials", ProviderID: provider}}}, nil, nil
 	}
 }
 
@@ -321,11 +226,12 @@ func (f *fakeMessenger) callCount() int {
 }
 
 // harness is a test server with activity's routes and a running worker on
-// in-memory fakes of the other domains.
+// the real subscribers store, a map of workflow documents, and a messenger
+// whose outcomes a test decides.
 type harness struct {
 	*platformtest.Server
 	wf     *fakeWorkflows
-	subs   *fakeSubscribers
+	subs   *listedSubscribers
 	msg    *fakeMessenger
 	store  *Store
 	logger *slog.Logger
@@ -344,9 +250,10 @@ const (
 // server takes requests.
 func newHarness(t *testing.T, options ...func(*Store)) *harness {
 	t.Helper()
-	h := &harness{wf: &fakeWorkflows{}, subs: newFakeSubscribers(), msg: newFakeMessenger(), size: 2}
+	h := &harness{wf: &fakeWorkflows{}, msg: newFakeMessenger(), size: 2}
 	h.Server = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		h.store = NewStore(app.DB, app.Clock.Now)
+		h.subs = &listedSubscribers{Store: subscribers.NewStore(app.DB, nil, app.Clock.Now)}
 		for _, o := range options {
 			o(h.store)
 		}

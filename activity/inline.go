@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // runFirst runs each recipient's first step in the trigger itself when it
@@ -21,9 +22,9 @@ import (
 // the jobs after it (settleFirst): where the worker inserts a job, claims,
 // updates it and releases the next, the trigger inserts the final rows.
 //
-// Only a messenger that leaves storing the message to the caller's
-// transaction (TxMessenger) qualifies: any other would store the message
-// before the notification it belongs to is committed.
+// messaging leaves storing an in-app message to the caller's transaction
+// (Messenger), so the message is never stored before the notification it
+// belongs to is committed.
 //
 // A step normally runs here in tens of microseconds, but a template can take
 // up to messaging's render limit: once the request has run first steps
@@ -32,9 +33,6 @@ import (
 // bulk of 100 such triggers) is not held for minutes.
 func (t *triggerer) runFirst(ctx context.Context, p *plan, until time.Time) {
 	if t.run == nil || len(p.steps) == 0 || p.steps[0].Type != "in_app" {
-		return
-	}
-	if _, ok := t.run.messenger.(TxMessenger); !ok {
 		return
 	}
 	n := p.notificationContext()
@@ -50,8 +48,8 @@ func (t *triggerer) runFirst(ctx context.Context, p *plan, until time.Time) {
 			Position: row.position, Type: row.step.Type, StepID: row.step.StepID, Step: row.snapshot, Controls: row.values,
 			ProviderID: row.provider, Attempts: 1, CreatedAt: platform.FormatTime(rc.at),
 			keep: func(st settlement) { result = &st }}
-		doc := rc.doc
-		wr, err := t.run.runStep(ctx, j, n, func(context.Context) (json.RawMessage, error) { return doc, nil })
+		sub := rc.sub
+		wr, err := t.run.runStep(ctx, j, n, func(context.Context) (*subscribers.Subscriber, error) { return sub, nil })
 		if err != nil || result == nil {
 			// An error, or a result that is not a settlement: the job
 			// stays queued, and the worker runs it as any other.

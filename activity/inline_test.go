@@ -1,38 +1,27 @@
 package activity
 
 import (
-	"context"
-	"database/sql"
-	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/subscribers"
 )
-
-// txMessenger is the fake messenger wired as messaging.Store is: it leaves
-// storing a delivery to the transaction that records the job, so a trigger
-// runs a first in-app step itself.
-type txMessenger struct{ *fakeMessenger }
-
-func (m txMessenger) DeliverInTxJSON(ctx context.Context, raw json.RawMessage) (json.RawMessage, func(context.Context, *sql.Tx) error, error) {
-	res, err := m.DeliverJSON(ctx, raw)
-	return res, func(context.Context, *sql.Tx) error { return nil }, err
-}
 
 // A trigger wakes the worker only when it leaves the worker a job: after
 // one whose in-app step it ran itself, a wake would cost an empty claim on
 // the writer.
 func TestTrigger_WakesWorkerOnlyForQueuedWork(t *testing.T) {
 	is := is.New(t)
-	wf, subs := &fakeWorkflows{}, newFakeSubscribers()
+	wf := &fakeWorkflows{}
 	var store *Store
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		store = NewStore(app.DB, app.Clock.Now)
+		subs := subscribers.NewStore(app.DB, nil, app.Clock.Now)
 		// Not started: a wake stays in the channel for the test to see.
-		w := NewWorker(store, subs, txMessenger{newFakeMessenger()}, WorkerConfig{Logger: app.Logger})
+		w := NewWorker(store, subs, newFakeMessenger(), WorkerConfig{Logger: app.Logger})
 		AddRoutes(mux, store, w, wf, subs)
 	})
 	env := srv.App.Development.ID

@@ -12,6 +12,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -427,7 +428,7 @@ func TestQueue_RecoverLeases(t *testing.T) {
 	}
 
 	// A job that keeps bringing Herald down ends.
-	w := NewWorker(s, newFakeSubscribers(), newFakeMessenger(), WorkerConfig{})
+	w := NewWorker(s, subscribers.NewStore(s.db, nil, nil), newFakeMessenger(), WorkerConfig{})
 	wr, err := w.run(ctx, claimed[0])
 	is.NoErr(err)
 	is.NoErr(s.db.Tx(ctx, func(tx *sql.Tx) error { return wr(ctx, tx) }))
@@ -445,7 +446,7 @@ func TestWorker_GivesBackAJobWhoseLeaseIsHalfGone(t *testing.T) {
 	ctx := context.Background()
 	s, clock, _ := newQueue(t)
 	msg := newFakeMessenger()
-	w := NewWorker(s, newFakeSubscribers(), msg, WorkerConfig{Lease: time.Minute})
+	w := NewWorker(s, subscribers.NewStore(s.db, nil, nil), msg, WorkerConfig{Lease: time.Minute})
 	claimed, err := s.claim(ctx, time.Minute, 1, laneLocal)
 	is.NoErr(err)
 	is.Equal(len(claimed), 1)

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // notificationCtx is what a job reads from its notification.
@@ -55,7 +57,7 @@ func (s *Store) digestVars(ctx context.Context, notificationID string, position 
 			return nil, err
 		}
 		var meta struct {
-			Events []json.RawMessage `json:"events"`
+			Events []any `json:"events"`
 		}
 		json.Unmarshal([]byte(raw), &meta)
 		if meta.Events == nil {
@@ -117,9 +119,12 @@ func (w *Worker) run(ctx context.Context, j *job) (write, error) {
 	case j.Stage == stageDigesting:
 		return w.store.fireDigest(j, n.Payload), nil
 	}
-	return w.runStep(ctx, j, n, func(ctx context.Context) (json.RawMessage, error) {
-		subs, err := w.subscribers.SubscribersJSON(ctx, j.EnvironmentID, []string{j.SubscriberID})
-		return subs[j.SubscriberID], err
+	return w.runStep(ctx, j, n, func(ctx context.Context) (*subscribers.Subscriber, error) {
+		subs, err := w.subscribers.SubscribersByID(ctx, j.EnvironmentID, []string{j.SubscriberID})
+		if sub, ok := subs[j.SubscriberID]; ok {
+			return &sub, err
+		}
+		return nil, err
 	})
 }
 
@@ -127,7 +132,7 @@ func (w *Worker) run(ctx context.Context, j *job) (write, error) {
 // conditions, then what its kind does. subscriber reads the subscriber (nil
 // when it no longer exists), which is done only when a condition or a
 // delivery needs it.
-func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscriber func(context.Context) (json.RawMessage, error)) (write, error) {
+func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscriber func(context.Context) (*subscribers.Subscriber, error)) (write, error) {
 	// Every job of a step carries the same snapshot and controls while its
 	// workflow is unchanged (chain.go), so each is parsed once per step.
 	key := j.TemplateID + "\x00" + j.StepID
@@ -137,7 +142,7 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 	}
 	controls.Skip, _ = w.skips.Get(key, j.Controls, parseSkip)
 
-	var sub json.RawMessage
+	var sub *subscribers.Subscriber
 	hasFilters := isArray(step.Filters) && string(step.Filters) != "[]"
 	if channelSteps[j.Type] || hasFilters || isObject(controls.Skip) {
 		var err error
@@ -201,9 +206,11 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 // subscriber and payload, and returns the write that ends the step when it
 // does not run (skipped, filtered, or a condition that cannot be evaluated);
 // nil when it runs.
-func (w *runner) conditions(j *job, step jobStep, skip, sub, rawPayload json.RawMessage) write {
+func (w *runner) conditions(j *job, step jobStep, skip json.RawMessage, sub *subscribers.Subscriber, rawPayload json.RawMessage) write {
 	var subMap, payload map[string]any
-	json.Unmarshal(sub, &subMap)
+	if sub != nil {
+		subMap = sub.Fields()
+	}
 	json.Unmarshal(rawPayload, &payload)
 	data := map[string]any{"subscriber": subMap, "payload": payload}
 	failed := func(err error) write {
@@ -224,19 +231,10 @@ func (w *runner) conditions(j *job, step jobStep, skip, sub, rawPayload json.Raw
 	return nil
 }
 
-// outcome is messaging's answer to a delivery (see Messenger in types.go).
-type outcome struct {
-	MessageID  string   `json:"messageId"`
-	Status     string   `json:"status"`
-	ProviderID string   `json:"providerId"`
-	Retryable  bool     `json:"retryable"`
-	Details    []detail `json:"details"`
-}
-
 // deliver hands a channel step to messaging and records the outcome. A
 // retryable outcome or an error runs the job again after a backoff, up to
 // MaxAttempts; then, or for a final error, the step fails.
-func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub json.RawMessage) (write, error) {
+func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificationCtx, sub *subscribers.Subscriber) (write, error) {
 	if j.Attempts > w.cfg.MaxAttempts {
 		return w.fail(j, []detail{{Status: detailFailed, Source: sourceInternal,
 			Detail: fmt.Sprintf("Step failed: all %d attempts were used", w.cfg.MaxAttempts)}})
@@ -248,48 +246,34 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 			return nil, err
 		}
 	}
-	doc, err := json.Marshal(deliveryDoc{
+	var controls map[string]any
+	json.Unmarshal(j.Controls, &controls)
+	var tags []string
+	json.Unmarshal(n.Tags, &tags)
+	o, store, err := w.messenger.Deliver(ctx, &messaging.Delivery{
 		JobID: j.ID, NotificationID: j.NotificationID, EnvironmentID: j.EnvironmentID,
 		OrganizationID: j.OrganizationID, TransactionID: j.TransactionID, Channel: j.Type,
 		StepID: j.StepID, StepDatabaseID: step.ID, WorkflowDatabaseID: n.TemplateID, WorkflowID: n.WorkflowID,
-		Subscriber: sub, Controls: j.Controls, Variables: deliveryVars{Subscriber: sub, Payload: n.Payload, Steps: steps},
-		Payload: n.Payload, Overrides: n.Overrides, Tags: n.Tags, Actor: n.Actor, Attempt: j.Attempts,
+		Subscriber: *sub, Controls: controls, Steps: steps,
+		Payload: n.Payload, Overrides: n.Overrides, Tags: tags, Actor: n.Actor, Attempt: j.Attempts,
 	})
-	if err != nil {
-		return nil, err
-	}
-	var res json.RawMessage
-	var store write // the message, when messaging leaves storing it to this job's result
-	if tm, ok := w.messenger.(TxMessenger); ok {
-		var fn func(context.Context, *sql.Tx) error
-		res, fn, err = tm.DeliverInTxJSON(ctx, doc)
-		store = fn
-	} else {
-		res, err = w.messenger.DeliverJSON(ctx, doc)
-	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // stopped mid-delivery: the lease expires and the job runs again
-	}
-	var o outcome
-	if err == nil {
-		err = json.Unmarshal(res, &o)
 	}
 	if err != nil {
 		w.cfg.Logger.Warn("delivery could not be attempted", "job_id", j.ID, "error", err)
 		return w.retryOrFail(j, "", []detail{{Status: detailFailed, Source: sourceInternal,
 			Detail: "Delivery could not be attempted"}}), nil
 	}
-	for i := range o.Details {
-		o.Details[i].IsRetry = j.Attempts > 1
-	}
+	details := detailsOf(o.Details, j.Attempts > 1)
 	var settle write
 	switch {
 	case o.Status == "sent" || o.Status == "warning":
-		settle = w.store.settled(j, settlement{status: statusCompleted, providerID: o.ProviderID, details: o.Details, then: thenRelease})
+		settle = w.store.settled(j, settlement{status: statusCompleted, providerID: o.ProviderID, details: details, then: thenRelease})
 	case o.Retryable:
-		settle = w.retryOrFail(j, o.ProviderID, o.Details)
+		settle = w.retryOrFail(j, o.ProviderID, details)
 	default:
-		settle = w.failWith(j, o.ProviderID, o.Details)
+		settle = w.failWith(j, o.ProviderID, details)
 	}
 	if store == nil {
 		return settle, nil
@@ -308,35 +292,17 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 	}, nil
 }
 
-// deliveryDoc is the delivery document messaging renders and sends from
-// (DeliverJSON). A struct, not a map: every channel step marshals one, and
-// a map is sorted and reflected over key by key.
-type deliveryDoc struct {
-	JobID              string          `json:"jobId"`
-	NotificationID     string          `json:"notificationId"`
-	EnvironmentID      string          `json:"environmentId"`
-	OrganizationID     string          `json:"organizationId"`
-	TransactionID      string          `json:"transactionId"`
-	Channel            string          `json:"channel"`
-	StepID             string          `json:"stepId"`
-	StepDatabaseID     string          `json:"stepDatabaseId"`
-	WorkflowDatabaseID string          `json:"workflowDatabaseId"`
-	WorkflowID         string          `json:"workflowId"`
-	Subscriber         json.RawMessage `json:"subscriber"`
-	Controls           json.RawMessage `json:"controls"`
-	Variables          deliveryVars    `json:"variables"`
-	Payload            json.RawMessage `json:"payload"`
-	Overrides          json.RawMessage `json:"overrides"`
-	Tags               json.RawMessage `json:"tags"`
-	Actor              json.RawMessage `json:"actor"`
-	Attempt            int             `json:"attempt"`
-}
-
-// deliveryVars are the variables templates see.
-type deliveryVars struct {
-	Subscriber json.RawMessage `json:"subscriber"`
-	Payload    json.RawMessage `json:"payload"`
-	Steps      map[string]any  `json:"steps"`
+// detailsOf turns the details of messaging's outcome into execution
+// details of the job; a provider's reply is kept as its text.
+func detailsOf(in []messaging.Detail, isRetry bool) []detail {
+	out := make([]detail, len(in))
+	for i, d := range in {
+		out[i] = detail{Status: d.Status, Detail: d.Detail, Source: d.Source, ProviderID: d.ProviderID, IsRetry: isRetry}
+		if d.Raw != nil {
+			out[i].Raw, _ = json.Marshal(*d.Raw)
+		}
+	}
+	return out
 }
 
 // retryOrFail schedules the next attempt, or fails the step after the last.

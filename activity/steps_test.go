@@ -501,7 +501,7 @@ func TestTrigger_BulkTransactionIDs(t *testing.T) {
 	is.Equal(results[1].Status, "error")     // a second event of the request with it is refused
 	is.Equal(results[2].Status, "error")     // as is one used by an earlier request
 	is.Equal(len(h.notifications(t, "transactionId=twice")), 1)
-	_, err := h.subs.SubscriberJSON(context.Background(), h.App.Development.ID, "newcomer")
+	_, err := h.subs.Subscriber(context.Background(), h.App.Development.ID, "newcomer")
 	is.True(errors.Is(err, platform.ErrNotFound)) // and a refused event creates no subscriber
 }
 

@@ -280,7 +280,7 @@ func render(ctx context.Context, envID string, rows []notificationRow, jobs map[
 			subIDs = append(subIDs, n.SubscriberID)
 		}
 	}
-	subs, err := subscribers.SubscribersJSON(ctx, envID, subIDs)
+	subs, err := subscribers.SubscribersByID(ctx, envID, subIDs)
 	if err != nil {
 		return nil, fmt.Errorf("read subscribers: %w", err)
 	}
@@ -303,11 +303,8 @@ func render(ctx context.Context, envID string, rows []notificationRow, jobs map[
 			r.Channels = []string{}
 		}
 		r.Subscriber = json.RawMessage(n.Snapshot)
-		if doc, ok := subs[n.SubscriberID]; ok {
-			var sum subscriberSummary
-			if json.Unmarshal(doc, &sum) == nil {
-				r.Subscriber, _ = json.Marshal(sum)
-			}
+		if sub, ok := subs[n.SubscriberID]; ok {
+			r.Subscriber, _ = json.Marshal(summaryOf(&sub))
 		}
 		if list {
 			sev, crit := n.Severity, n.Critical

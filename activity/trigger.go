@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // maxRecipients is the most subscribers one trigger's `to` may name (contract §7).
@@ -166,11 +167,11 @@ func parseRecipients(raw json.RawMessage) ([]recipientRef, error) {
 
 // recipient is a resolved subscriber a notification is created for.
 type recipient struct {
-	id           string          // database _id
-	subscriberID string          // the client's subscriberId
-	snapshot     json.RawMessage // {_id, subscriberId, firstName, …}: the list's fallback
-	to           json.RawMessage // what the trigger said, as an object
-	doc          json.RawMessage // the whole subscriber (spec §2.1), for running the first step inline
+	id           string                  // database _id
+	subscriberID string                  // the client's subscriberId
+	snapshot     json.RawMessage         // {_id, subscriberId, firstName, …}: the list's fallback
+	to           json.RawMessage         // what the trigger said, as an object
+	sub          *subscribers.Subscriber // the whole subscriber, for running the first step inline
 
 	// Decided by planChain before the write.
 	nid   string    // the notification's _id
@@ -190,17 +191,19 @@ type subscriberSummary struct {
 	Phone        *string `json:"phone,omitempty"`
 }
 
-// newRecipient reads a recipient from its subscriber document, as a bare
-// subscriberId names it; a trigger that named it by an object sets to.
-func newRecipient(doc []byte) (recipient, error) {
-	var s subscriberSummary
-	if err := json.Unmarshal(doc, &s); err != nil {
-		return recipient{}, fmt.Errorf("read subscriber: %w", err)
-	}
-	snap, _ := json.Marshal(s)
-	r := recipient{id: s.ID, subscriberID: s.SubscriberID, snapshot: snap, doc: doc}
-	r.to, _ = json.Marshal(map[string]string{"subscriberId": s.SubscriberID})
-	return r, nil
+// summaryOf is the part of sub that activity keeps.
+func summaryOf(sub *subscribers.Subscriber) subscriberSummary {
+	return subscriberSummary{ID: sub.ID, SubscriberID: sub.SubscriberID, FirstName: sub.FirstName,
+		LastName: sub.LastName, Email: sub.Email, Phone: sub.Phone}
+}
+
+// newRecipient is the recipient sub, as a bare subscriberId names it; a
+// trigger that named it by an object sets to.
+func newRecipient(sub *subscribers.Subscriber) recipient {
+	snap, _ := json.Marshal(summaryOf(sub))
+	r := recipient{id: sub.ID, subscriberID: sub.SubscriberID, snapshot: snap, sub: sub}
+	r.to, _ = json.Marshal(map[string]string{"subscriberId": sub.SubscriberID})
+	return r
 }
 
 // triggerer turns trigger requests into queued work.
@@ -210,10 +213,6 @@ type triggerer struct {
 	subscribers    Subscribers
 	run            *runner // the worker's, for running first in-app steps; nil runs none
 	workflowParses platform.ParseCache[parsedWorkflow]
-	// recipientParses keeps recipients read from subscriber documents: a
-	// trigger's recipient is most often one triggered before, its document
-	// unchanged since.
-	recipientParses platform.ParseCache[recipient]
 }
 
 // plan is everything a trigger writes, decided before the write transaction.
@@ -319,9 +318,9 @@ var noActor = json.RawMessage(`{"type":"none","data":null}`)
 // named is a subscriber a trigger names, as its actor or a recipient.
 type named struct {
 	ref  recipientRef
-	path string          // where its problems are reported: "actor", "to.0"
-	doc  json.RawMessage // the subscriber, once found or upserted
-	body json.RawMessage // what to upsert: its object, or a new subscriberId
+	path string                  // where its problems are reported: "actor", "to.0"
+	sub  *subscribers.Subscriber // the subscriber, once found or upserted
+	body json.RawMessage         // what to upsert: its object, or a new subscriberId
 }
 
 // find finds the subscribers that ns name by subscriberId, in one read, and
@@ -335,10 +334,10 @@ func (t *triggerer) find(ctx context.Context, tenant platform.Tenant, ns []*name
 			ids = append(ids, n.ref.subscriberID)
 		}
 	}
-	var docs map[string]json.RawMessage
+	var found map[string]subscribers.Subscriber
 	if len(ids) > 0 {
 		var err error
-		if docs, err = t.subscribers.SubscribersBySubscriberIDJSON(ctx, tenant.EnvironmentID, ids); err != nil {
+		if found, err = t.subscribers.SubscribersBySubscriberID(ctx, tenant.EnvironmentID, ids); err != nil {
 			return err
 		}
 	}
@@ -347,8 +346,8 @@ func (t *triggerer) find(ctx context.Context, tenant platform.Tenant, ns []*name
 			n.body = n.ref.object
 			continue
 		}
-		if doc, ok := docs[n.ref.subscriberID]; ok {
-			n.doc = doc
+		if sub, ok := found[n.ref.subscriberID]; ok {
+			n.sub = &sub
 			continue
 		}
 		n.body, _ = json.Marshal(map[string]string{"subscriberId": n.ref.subscriberID})
@@ -376,19 +375,19 @@ func (t *triggerer) have(ctx context.Context, tenant platform.Tenant, ns []*name
 	if len(writes) == 0 {
 		return nil
 	}
-	docs, err := t.subscribers.UpsertSubscribersJSON(ctx, tenant, bodies, paths)
+	subs, err := t.subscribers.UpsertSubscribers(ctx, tenant, bodies, paths)
 	if err != nil {
 		return err
 	}
 	// One entry may have found a subscriber that another (the actor, say)
 	// then updated: every entry takes the subscriber as it now is.
-	latest := map[string]json.RawMessage{}
+	latest := map[string]*subscribers.Subscriber{}
 	for i, n := range writes {
-		latest[n.ref.subscriberID] = docs[i]
+		latest[n.ref.subscriberID] = &subs[i]
 	}
 	for _, n := range ns {
-		if doc, ok := latest[n.ref.subscriberID]; ok {
-			n.doc = doc
+		if sub, ok := latest[n.ref.subscriberID]; ok {
+			n.sub = sub
 		}
 	}
 	return nil
@@ -422,22 +421,16 @@ func (t *triggerer) resolveActor(ctx context.Context, tenant platform.Tenant, ra
 	if err := t.have(ctx, tenant, []*named{n}); err != nil {
 		return nil, err
 	}
-	return actorJSON(n.doc)
+	return actorJSON(n.sub)
 }
 
 // actorJSON is the spec §2.9 actor of a subscriber: a user, whose data is
 // its avatar, which inboxes show beside the message (platform-behavior §7).
-func actorJSON(doc json.RawMessage) (json.RawMessage, error) {
-	var s struct {
-		Avatar *string `json:"avatar"`
-	}
-	if err := json.Unmarshal(doc, &s); err != nil {
-		return nil, fmt.Errorf("read actor: %w", err)
-	}
+func actorJSON(sub *subscribers.Subscriber) (json.RawMessage, error) {
 	return json.Marshal(struct {
 		Type string  `json:"type"`
 		Data *string `json:"data"`
-	}{"user", s.Avatar})
+	}{"user", sub.Avatar})
 }
 
 // resolve has the actor and every recipient of `to` (have), and returns the
@@ -464,16 +457,13 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 	}
 	actorDoc := noActor
 	if actor != nil {
-		if actorDoc, err = actorJSON(actor.doc); err != nil {
+		if actorDoc, err = actorJSON(actor.sub); err != nil {
 			return nil, nil, err
 		}
 	}
 	out := make([]recipient, 0, len(to))
 	for _, n := range to {
-		r, err := t.recipientParses.Get(tenant.EnvironmentID+"\x00"+n.ref.subscriberID, n.doc, newRecipient)
-		if err != nil {
-			return nil, nil, err
-		}
+		r := newRecipient(n.sub)
 		if n.ref.object != nil {
 			r.to = n.ref.object
 		}

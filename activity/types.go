@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // Workflows is what activity needs from the workflows domain.
@@ -24,39 +26,32 @@ type Workflows interface {
 
 // Subscribers is what activity needs from the subscribers domain.
 type Subscribers interface {
-	// SubscribersBySubscriberIDJSON returns spec §2.1 subscribers keyed by
+	// SubscribersBySubscriberID returns spec §2.1 subscribers keyed by
 	// subscriberId; subscriberIds not found are absent.
-	SubscribersBySubscriberIDJSON(ctx context.Context, environmentID string, subscriberIDs []string) (map[string]json.RawMessage, error)
-	// SubscribersJSON returns spec §2.1 subscribers keyed by their database _id.
-	SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error)
-	// UpsertSubscribersJSON creates or updates subscribers from POST
-	// /v1/subscribers bodies and returns each as it stands after its write.
-	// Every body is checked before any is written: a bad one is a 422 with
-	// its fields under paths[i], and nothing is written.
-	UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) ([]json.RawMessage, error)
+	SubscribersBySubscriberID(ctx context.Context, environmentID string, subscriberIDs []string) (map[string]subscribers.Subscriber, error)
+	// SubscribersByID returns spec §2.1 subscribers keyed by their database _id.
+	SubscribersByID(ctx context.Context, environmentID string, ids []string) (map[string]subscribers.Subscriber, error)
+	// UpsertSubscribers creates or updates subscribers from POST
+	// /v1/subscribers bodies, as the trigger's client sent them, and returns
+	// each as it stands after its write. Every body is checked before any is
+	// written: a bad one is a 422 with its fields under paths[i], and
+	// nothing is written.
+	UpsertSubscribers(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) ([]subscribers.Subscriber, error)
 	// SubscribersMatching returns the database _ids of the environment's
 	// subscribers with one of subscriberIDs, one of emails, or an email
 	// containing search in any case or a subscriberId equal to it.
 	SubscribersMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) ([]string, error)
-	// SubscribersAfterJSON returns up to limit spec §2.1 subscribers whose
+	// SubscribersAfter returns up to limit spec §2.1 subscribers whose
 	// subscriberId is greater than after, in subscriberId order.
-	SubscribersAfterJSON(ctx context.Context, environmentID, after string, limit int) ([]json.RawMessage, error)
+	SubscribersAfter(ctx context.Context, environmentID, after string, limit int) ([]subscribers.Subscriber, error)
 }
 
 // Messenger renders and delivers one channel step (the messaging domain).
-// DeliverJSON is idempotent per jobId, which is what makes a retried or
-// reclaimed job send once.
+// Deliver is idempotent per jobId, which is what makes a retried or
+// reclaimed job send once. The write it may return (for an in_app step, the
+// message itself) runs in the transaction that records the job's result.
 type Messenger interface {
-	DeliverJSON(ctx context.Context, delivery json.RawMessage) (json.RawMessage, error)
-}
-
-// TxMessenger is a Messenger that can leave storing a delivery to the
-// caller: DeliverInTxJSON answers like DeliverJSON and may return a write
-// (for an in_app step, the message itself) that the worker runs in the
-// transaction recording the job's result. messaging.Store implements it.
-type TxMessenger interface {
-	Messenger
-	DeliverInTxJSON(ctx context.Context, delivery json.RawMessage) (json.RawMessage, func(context.Context, *sql.Tx) error, error)
+	Deliver(ctx context.Context, d *messaging.Delivery) (messaging.Outcome, func(context.Context, *sql.Tx) error, error)
 }
 
 // Job statuses (contract §8).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,14 +53,14 @@ func seed(ctx context.Context, path string, from, nSubscribers, nMessages int) (
 	}
 	tenant := envs[0].Tenant()
 	subs := subscribers.NewStore(db, nil, nil)
-	var docs []json.RawMessage
+	var docs []subscribers.Subscriber
 	const batch = 1000
 	for start := from; start < nSubscribers; start += batch {
 		bodies := make([]json.RawMessage, 0, batch)
 		for i := start; i < min(start+batch, nSubscribers); i++ {
 			bodies = append(bodies, subscriberBody(i))
 		}
-		created, err := subs.UpsertSubscribersJSON(ctx, tenant, bodies, nil)
+		created, err := subs.UpsertSubscribers(ctx, tenant, bodies, nil)
 		if err != nil {
 			return nil, fmt.Errorf("seed subscribers: %w", err)
 		}
@@ -77,9 +78,9 @@ func seed(ctx context.Context, path string, from, nSubscribers, nMessages int) (
 }
 
 // seedMessages delivers n in-app messages to random subscribers of subs through
-// messaging's own DeliverJSON, so the rows are exactly what a real delivery
+// messaging's own Deliver, so the rows are exactly what a real delivery
 // stores.
-func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, subs []json.RawMessage, n int) error {
+func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, subs []subscribers.Subscriber, n int) error {
 	store := messaging.NewStore(db, messaging.Sources{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
@@ -89,8 +90,7 @@ func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 42))
 			for i := w; i < n; i += 4 {
-				sub := subs[rng.IntN(len(subs))]
-				if _, err := store.DeliverJSON(ctx, delivery(tenant, sub, i)); err != nil {
+				if err := deliver(ctx, db, store, delivery(tenant, subs[rng.IntN(len(subs))], i)); err != nil {
 					errs <- fmt.Errorf("seed message %d: %w", i, err)
 					return
 				}
@@ -102,24 +102,26 @@ func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 	return <-errs
 }
 
-func delivery(t platform.Tenant, subscriber json.RawMessage, i int) json.RawMessage {
-	var sub struct {
-		ID string `json:"_id"`
+// deliver delivers d and stores its message, as the worker does.
+func deliver(ctx context.Context, db *platform.DB, store *messaging.Store, d *messaging.Delivery) error {
+	_, write, err := store.Deliver(ctx, d)
+	if err != nil || write == nil {
+		return err
 	}
-	json.Unmarshal(subscriber, &sub)
-	doc := map[string]any{
-		"jobId": platform.NewID(), "notificationId": platform.NewID(),
-		"environmentId": t.EnvironmentID, "organizationId": t.OrganizationID,
-		"transactionId": fmt.Sprintf("seed-%d", i), "channel": "in_app",
-		"stepId": "inbox", "stepDatabaseId": platform.NewID(),
-		"workflowDatabaseId": platform.NewID(), "workflowId": "bench-inbox",
-		"subscriber": subscriber,
-		"controls":   map[string]any{"subject": "Order {{payload.n}}", "body": "Your order {{payload.n}} has shipped."},
-		"variables":  map[string]any{"subscriber": subscriber, "payload": map[string]any{"n": i}},
-		"payload":    map[string]any{"n": i, "kind": []string{"a", "b", "c"}[i%3]},
-		"overrides":  map[string]any{}, "tags": []string{"bench"},
-		"actor": map[string]any{"type": "none", "data": nil},
+	return db.Tx(ctx, func(tx *sql.Tx) error { return write(ctx, tx) })
+}
+
+func delivery(t platform.Tenant, sub subscribers.Subscriber, i int) *messaging.Delivery {
+	return &messaging.Delivery{
+		JobID: platform.NewID(), NotificationID: platform.NewID(),
+		EnvironmentID: t.EnvironmentID, OrganizationID: t.OrganizationID,
+		TransactionID: fmt.Sprintf("seed-%d", i), Channel: "in_app",
+		StepID: "inbox", StepDatabaseID: platform.NewID(),
+		WorkflowDatabaseID: platform.NewID(), WorkflowID: "bench-inbox",
+		Subscriber: sub,
+		Controls:   map[string]any{"subject": "Order {{payload.n}}", "body": "Your order {{payload.n}} has shipped."},
+		Payload:    fmt.Appendf(nil, `{"n":%d,"kind":%q}`, i, []string{"a", "b", "c"}[i%3]),
+		Overrides:  json.RawMessage(`{}`), Tags: []string{"bench"},
+		Actor: json.RawMessage(`{"type":"none","data":null}`),
 	}
-	b, _ := json.Marshal(doc)
-	return b
 }

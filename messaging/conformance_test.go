@@ -1,6 +1,7 @@
 package messaging_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -87,26 +88,29 @@ func (w *wired) send(t *testing.T, workflowID string, index int, controls map[st
 	if controls != nil {
 		st.Controls.Values = controls
 	}
-	sub, err := w.subs.SubscriberJSON(t.Context(), env.ID, subscriberID)
+	sub, err := w.subs.Subscriber(t.Context(), env.ID, subscriberID)
 	if err != nil {
 		t.Fatalf("subscriber %s: %v", subscriberID, err)
 	}
-	doc, _ := json.Marshal(map[string]any{
-		"jobId": platform.NewID(), "notificationId": platform.NewID(), "environmentId": env.ID,
-		"organizationId": env.OrganizationID, "transactionId": transactionID, "channel": st.Type,
-		"stepId": st.StepID, "stepDatabaseId": st.ID, "workflowDatabaseId": wf.ID, "workflowId": workflowID,
-		"subscriber": json.RawMessage(sub), "controls": st.Controls.Values,
-		"variables": map[string]any{"subscriber": json.RawMessage(sub), "payload": payload, "steps": map[string]any{}},
-		"payload":   payload, "overrides": map[string]any{}, "tags": []string{"news"},
-		"actor": map[string]any{"type": "none", "data": nil},
-	})
-	res, err := w.messages.DeliverJSON(t.Context(), doc)
-	if err != nil {
-		t.Fatalf("DeliverJSON: %v", err)
+	rawPayload, _ := json.Marshal(payload)
+	d := &messaging.Delivery{
+		JobID: platform.NewID(), NotificationID: platform.NewID(), EnvironmentID: env.ID,
+		OrganizationID: env.OrganizationID, TransactionID: transactionID, Channel: st.Type,
+		StepID: st.StepID, StepDatabaseID: st.ID, WorkflowDatabaseID: wf.ID, WorkflowID: workflowID,
+		Subscriber: sub, Controls: st.Controls.Values, Payload: rawPayload,
+		Overrides: json.RawMessage(`{}`), Tags: []string{"news"}, Actor: json.RawMessage(`{"type":"none","data":null}`),
 	}
+	res, write, err := w.messages.Deliver(t.Context(), d)
+	if err == nil && write != nil {
+		err = w.srv.App.DB.Tx(t.Context(), func(tx *sql.Tx) error { return write(t.Context(), tx) })
+	}
+	if err != nil {
+		t.Fatalf("Deliver: %v", err)
+	}
+	doc, _ := json.Marshal(res)
 	var out map[string]any
-	if err := json.Unmarshal(res, &out); err != nil {
-		t.Fatalf("outcome %s: %v", res, err)
+	if err := json.Unmarshal(doc, &out); err != nil {
+		t.Fatalf("outcome %s: %v", doc, err)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,39 +13,48 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// DeliverJSON renders and delivers one channel step and stores its message
-// (activity's Messenger). It is idempotent per jobId: the message is
-// created once; a repeat call re-sends only when the stored attempt failed,
-// and otherwise returns the stored outcome without sending. An outcome that
-// could not be delivered (no integration, no address, a provider refusing)
-// is a normal outcome with status "error"; a Go error means nothing could be
-// attempted.
-func (s *Store) DeliverJSON(ctx context.Context, doc json.RawMessage) (_ json.RawMessage, err error) {
-	var d delivery
-	if err := json.Unmarshal(doc, &d); err != nil {
-		return nil, platform.BadRequest("delivery document: %v", err)
-	}
+// Deliver renders and delivers one channel step (activity's Messenger). It
+// is idempotent per jobId: the message is created once; a repeat call
+// re-sends only when the stored attempt failed, and otherwise returns the
+// stored outcome without sending. An outcome that could not be delivered (no
+// integration, no address, a provider refusing) is a normal outcome with
+// status "error"; a Go error means nothing could be attempted.
+//
+// An in_app step's sending is its stored message, and Deliver leaves
+// storing it to the caller: it returns, beside the outcome, the write that
+// stores it, for the caller to run in the transaction that records the
+// job's result. The message then exists exactly when the job's result
+// does, and thousands of deliveries share one commit. The write inserts at
+// most one message per jobId. Every other channel sends now, stores its
+// message itself and returns no write.
+func (s *Store) Deliver(ctx context.Context, d *Delivery) (_ Outcome, _ func(context.Context, *sql.Tx) error, err error) {
 	defer platform.Wrap(&err, "deliver job %s", d.JobID)
 	if err := d.check(); err != nil {
-		return nil, err
+		return Outcome{}, nil, err
 	}
+	if d.Channel == "in_app" {
+		return s.deliverInApp(ctx, d)
+	}
+	out, err := s.sendNow(ctx, d)
+	return out, nil, err
+}
+
+// sendNow delivers d and stores its message, or replays the outcome of an
+// earlier attempt of its job that did not fail.
+func (s *Store) sendNow(ctx context.Context, d *Delivery) (Outcome, error) {
 	prev, err := s.messageByJob(ctx, d.JobID)
 	switch {
 	case err == nil && prev.Status != "error" && finished(prev):
 		return prev.replay()
 	case err != nil && !errors.Is(err, platform.ErrNotFound):
-		return nil, err
+		return Outcome{}, err
 	}
-	out, err := s.deliver(ctx, &d, prev)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(out)
+	return s.deliver(ctx, d, prev)
 }
 
-// check rejects a delivery document that names no job, environment,
+// check rejects a delivery that names no job, environment,
 // subscriber or known channel: a caller's bug, not a delivery outcome.
-func (d *delivery) check() error {
+func (d *Delivery) check() error {
 	missing := []string{}
 	for name, v := range map[string]string{"jobId": d.JobID, "environmentId": d.EnvironmentID,
 		"organizationId": d.OrganizationID, "subscriber._id": d.Subscriber.ID} {
@@ -54,7 +64,7 @@ func (d *delivery) check() error {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return platform.BadRequest("delivery document lacks %s", strings.Join(missing, ", "))
+		return platform.BadRequest("delivery lacks %s", strings.Join(missing, ", "))
 	}
 	if !slices.Contains(channels, d.Channel) {
 		return platform.BadRequest("delivery channel %q is not one of %s", d.Channel, strings.Join(channels, ", "))
@@ -71,48 +81,43 @@ type target struct {
 
 // deliver runs one attempt: pick the providers, render, store the message,
 // send, and record the result. prev is the failed earlier attempt, if any.
-func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outcome, error) {
+func (s *Store) deliver(ctx context.Context, d *Delivery, prev *message) (Outcome, error) {
 	targets, failure, err := s.targets(ctx, d)
 	if err != nil {
-		return nil, err
+		return Outcome{}, err
 	}
 	if failure != nil {
-		return failure, nil
+		return *failure, nil
 	}
-	r, err := s.renderStep(d)
+	r, err := renderStep(d)
 	if err != nil {
-		return fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil
+		return *fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil
 	}
 	now := s.now()
 	m := newMessage(d, r, targets, now)
 	if prev != nil {
 		m.ID = prev.ID
 		if err := s.redeliver(ctx, m); err != nil {
-			return nil, err
+			return Outcome{}, err
 		}
 	} else {
 		inserted, err := s.insertMessage(ctx, m)
 		if err != nil {
-			return nil, err
+			return Outcome{}, err
 		}
 		if !inserted { // another call is delivering this job right now
 			other, err := s.messageByJob(ctx, d.JobID)
 			if err != nil {
-				return nil, err
+				return Outcome{}, err
 			}
 			if !finished(other) {
-				return nil, fmt.Errorf("job %s is being delivered by another call", d.JobID)
+				return Outcome{}, fmt.Errorf("job %s is being delivered by another call", d.JobID)
 			}
-			doc, err := other.replay()
-			if err != nil {
-				return nil, err
-			}
-			var o outcome
-			return &o, json.Unmarshal(doc, &o)
+			return other.replay()
 		}
 	}
 
-	out := &outcome{MessageID: m.ID, ProviderID: targets[0].in.ProviderID, Details: []detail{
+	out := Outcome{MessageID: m.ID, ProviderID: targets[0].in.ProviderID, Details: []Detail{
 		{Status: "Pending", Detail: "Message created", Source: "Internal", ProviderID: targets[0].in.ProviderID},
 	}}
 	var failures, partial []string
@@ -124,7 +129,7 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 		var some *partialSend
 		if errors.As(err, &some) {
 			partial = append(partial, err.Error())
-			out.Details = append(out.Details, detail{Status: "Warning", Detail: "Message sent in part: " + err.Error(),
+			out.Details = append(out.Details, Detail{Status: "Warning", Detail: "Message sent in part: " + err.Error(),
 				Source: "Internal", ProviderID: t.in.ProviderID, Raw: &res.Raw})
 			continue
 		}
@@ -140,7 +145,7 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 				retryable = true
 			}
 			failures = append(failures, err.Error())
-			out.Details = append(out.Details, detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(),
+			out.Details = append(out.Details, Detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(),
 				Source: "Internal", ProviderID: t.in.ProviderID, Raw: &raw})
 			continue
 		}
@@ -148,7 +153,7 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 		if res.Raw != "" {
 			raw = &res.Raw
 		}
-		out.Details = append(out.Details, detail{Status: "Success", Detail: "Message sent", Source: "Internal",
+		out.Details = append(out.Details, Detail{Status: "Success", Detail: "Message sent", Source: "Internal",
 			ProviderID: t.in.ProviderID, Raw: raw})
 	}
 	switch {
@@ -160,8 +165,8 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 	default:
 		out.Status = "sent"
 	}
-	if err := s.finish(ctx, m.ID, *out, strings.Join(append(failures, partial...), "; "), s.now()); err != nil {
-		return nil, err
+	if err := s.finish(ctx, m.ID, out, strings.Join(append(failures, partial...), "; "), s.now()); err != nil {
+		return Outcome{}, err
 	}
 	return out, nil
 }
@@ -176,8 +181,8 @@ func finished(m *message) bool {
 }
 
 // fail is the outcome of a delivery that stored nothing.
-func fail(providerID, source, why string) *outcome {
-	return &outcome{Status: "error", ProviderID: providerID, Details: []detail{
+func fail(providerID, source, why string) *Outcome {
+	return &Outcome{Status: "error", ProviderID: providerID, Details: []Detail{
 		{Status: "Failed", Detail: why, Source: source, ProviderID: providerID},
 	}}
 }
@@ -194,7 +199,7 @@ func parseIntegration(raw []byte) (integration, error) {
 // email and sms through the active primary one; chat and push through every
 // active integration for which the subscriber has channel credentials. A
 // non-nil outcome explains why nothing can be sent.
-func (s *Store) targets(ctx context.Context, d *delivery) ([]target, *outcome, error) {
+func (s *Store) targets(ctx context.Context, d *Delivery) ([]target, *Outcome, error) {
 	var active []integration
 	if s.src.Integrations == nil {
 		if d.Channel != "in_app" {
@@ -245,7 +250,7 @@ func (s *Store) targets(ctx context.Context, d *delivery) ([]target, *outcome, e
 				}
 				t := target{in: in}
 				if d.Channel == "chat" {
-					t.msg.WebhookURL, t.msg.ChatChannel = ch.Credentials.WebhookURL, ch.Credentials.Channel
+					t.msg.WebhookURL, t.msg.ChatChannel = deref(ch.Credentials.WebhookURL), deref(ch.Credentials.Channel)
 					if t.msg.WebhookURL == "" {
 						t.msg.WebhookURL = in.Credentials.WebhookURL
 					}

@@ -347,10 +347,12 @@ func TestDeliver_Idempotent(t *testing.T) {
 	h.srv.Dev.Do(t, "GET", "/v1/messages", "").Decode(t, &p)
 	is.Equal(p.TotalCount, 1) // still one message
 
-	_, err = h.store.DeliverJSON(t.Context(), json.RawMessage(`{"channel":"in_app"}`))
-	is.True(err != nil) // a document without a job is refused
-	_, err = h.store.DeliverJSON(t.Context(), json.RawMessage(`[`))
-	is.True(err != nil) // and so is one that is not JSON
+	_, _, err = h.store.Deliver(t.Context(), &messaging.Delivery{Channel: "in_app"})
+	is.True(err != nil) // a delivery without a job is refused
+	bad := h.delivery(j)
+	bad.Channel = "fax"
+	_, _, err = h.store.Deliver(t.Context(), bad)
+	is.True(err != nil) // and so is one of no channel
 }
 
 // TestDeliver_RepeatReplaysTheOutcome: a repeat call for a delivered job
@@ -401,16 +403,16 @@ func TestDeliverInTx_RepeatReplaysTheOutcome(t *testing.T) {
 	h := newHarness(t)
 	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
 	j := job{subscriber: ada, jobID: platform.NewID(), controls: map[string]any{"body": "once"}, attempt: 1}
-	first, write, err := h.store.DeliverInTxJSON(t.Context(), h.document(j))
+	first, write, err := h.store.Deliver(t.Context(), h.delivery(j))
 	is.NoErr(err)
 	is.True(write != nil) // the caller stores the message
 	is.NoErr(h.srv.App.DB.Tx(t.Context(), func(tx *sql.Tx) error { return write(t.Context(), tx) }))
 
 	j.attempt = 2
-	second, write, err := h.store.DeliverInTxJSON(t.Context(), h.document(j))
+	second, write, err := h.store.Deliver(t.Context(), h.delivery(j))
 	is.NoErr(err)
-	is.True(write == nil)                   // nothing more to store
-	is.Equal(string(second), string(first)) // the first answer, byte for byte
+	is.True(write == nil)   // nothing more to store
+	is.Equal(second, first) // the first answer, detail for detail
 }
 
 func TestDeliver_Concurrent(t *testing.T) {

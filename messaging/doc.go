@@ -3,8 +3,8 @@
 // and delivers each channel step through a real provider (spec §2.9–§2.11,
 // §4.4, §4.7, §4.8; contract §8 and §9).
 //
-// Delivery. activity calls Store.DeliverJSON once per channel step with a
-// delivery document (the delivery type). The step's controls are rendered
+// Delivery. activity calls Store.Deliver once per channel step with a
+// Delivery and records the Outcome it answers. The step's controls are rendered
 // with Liquid against {subscriber, payload, steps}; an email body is an HTML
 // string, a block-editor (Maily) document converted to HTML, or an EmailBlock
 // array, wrapped in the default layout unless layoutId is null. One message is
@@ -36,6 +36,6 @@
 // Mark-as. POST /v1/subscribers/{subscriberId}/messages/mark-as changes only
 // the subscriber's own messages in the caller's environment. Ids that belong
 // to anyone else, or to nothing, are ignored and left untouched; the answer
-// lists the messages that were changed, and is 404 when none of the ids was
-// the subscriber's, so "nothing happened" is never reported as success.
+// (201) lists the messages that were changed, [] when none of the ids was
+// the subscriber's.
 package messaging

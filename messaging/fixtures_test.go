@@ -2,8 +2,8 @@ package messaging_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -11,10 +11,12 @@ import (
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // fakeSources stands in for the subscribers, workflows and integrations
-// domains, which land on other branches: plain maps of their wire JSON.
+// domains: plain maps, so a test sets any subscriber or integration it needs
+// in one line.
 type fakeSources struct {
 	mu           sync.Mutex
 	subscribers  map[string]map[string]map[string]any // environment → subscriberId → spec §2.1 subscriber
@@ -27,14 +29,14 @@ func newFakeSources() *fakeSources {
 		integrations: map[string][]map[string]any{}}
 }
 
-func (f *fakeSources) SubscribersJSON(_ context.Context, env string, ids []string) (map[string]json.RawMessage, error) {
+func (f *fakeSources) SubscribersByID(_ context.Context, env string, ids []string) (map[string]subscribers.Subscriber, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := map[string]json.RawMessage{}
+	out := map[string]subscribers.Subscriber{}
 	for _, sub := range f.subscribers[env] {
 		for _, id := range ids {
 			if sub["_id"] == id {
-				out[id], _ = json.Marshal(sub)
+				out[id] = asSubscriber(sub)
 			}
 		}
 	}
@@ -127,20 +129,8 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-// outcome is the DeliverJSON reply, decoded as activity would.
-type outcome struct {
-	MessageID  string `json:"messageId"`
-	Status     string `json:"status"`
-	ProviderID string `json:"providerId"`
-	Retryable  bool   `json:"retryable"`
-	Details    []struct {
-		Status     string  `json:"status"`
-		Detail     string  `json:"detail"`
-		Source     string  `json:"source"`
-		ProviderID string  `json:"providerId"`
-		Raw        *string `json:"raw"`
-	} `json:"details"`
-}
+// outcome is what Deliver answers.
+type outcome = messaging.Outcome
 
 // job describes one delivery; zero fields take defaults.
 type job struct {
@@ -156,32 +146,30 @@ type job struct {
 	attempt       int // 0 leaves it out
 }
 
-// deliver calls DeliverJSON with a delivery document built from j.
+// deliver calls Deliver with a delivery built from j, and stores an
+// in-app message as activity's worker does.
 func (h *harness) deliver(t *testing.T, j job) outcome {
 	t.Helper()
 	out, err := h.tryDeliver(j)
 	if err != nil {
-		t.Fatalf("DeliverJSON: %v", err)
+		t.Fatalf("Deliver: %v", err)
 	}
 	return out
 }
 
 // tryDeliver is deliver for goroutines, which must not stop the test.
 func (h *harness) tryDeliver(j job) (outcome, error) {
-	res, err := h.store.DeliverJSON(context.Background(), h.document(j))
-	if err != nil {
-		return outcome{}, err
+	ctx := context.Background()
+	out, write, err := h.store.Deliver(ctx, h.delivery(j))
+	if err != nil || write == nil {
+		return out, err
 	}
-	var out outcome
-	if err := json.Unmarshal(res, &out); err != nil {
-		return outcome{}, fmt.Errorf("decode outcome %s: %w", res, err)
-	}
-	return out, nil
+	return out, h.srv.App.DB.Tx(ctx, func(tx *sql.Tx) error { return write(ctx, tx) })
 }
 
-// document is the delivery document activity would send for j, with its
+// delivery is the delivery activity would hand messaging for j, with its
 // zero fields defaulted.
-func (h *harness) document(j job) json.RawMessage {
+func (h *harness) delivery(j job) *messaging.Delivery {
 	if j.env.ID == "" {
 		j.env = h.srv.App.Development
 	}
@@ -203,20 +191,25 @@ func (h *harness) document(j job) json.RawMessage {
 	if j.overrides == nil {
 		j.overrides = map[string]any{}
 	}
-	doc := map[string]any{
-		"jobId": j.jobID, "notificationId": platform.NewID(), "environmentId": j.env.ID,
-		"organizationId": j.env.OrganizationID, "transactionId": j.transactionID, "channel": j.channel,
-		"stepId": "step-1", "stepDatabaseId": "5f0000000000000000000001", "workflowDatabaseId": j.workflowID,
-		"workflowId": "welcome", "subscriber": j.subscriber, "controls": j.controls,
-		"variables": map[string]any{"subscriber": j.subscriber, "payload": j.payload, "steps": map[string]any{}},
-		"payload":   j.payload, "overrides": j.overrides, "tags": []string{"news"},
-		"actor": map[string]any{"type": "none", "data": nil},
+	payload, _ := json.Marshal(j.payload)
+	overrides, _ := json.Marshal(j.overrides)
+	return &messaging.Delivery{
+		JobID: j.jobID, NotificationID: platform.NewID(), EnvironmentID: j.env.ID,
+		OrganizationID: j.env.OrganizationID, TransactionID: j.transactionID, Channel: j.channel,
+		StepID: "step-1", StepDatabaseID: "5f0000000000000000000001", WorkflowDatabaseID: j.workflowID,
+		WorkflowID: "welcome", Subscriber: asSubscriber(j.subscriber), Controls: j.controls,
+		Payload: payload, Overrides: overrides, Tags: []string{"news"},
+		Actor: json.RawMessage(`{"type":"none","data":null}`), Attempt: j.attempt,
 	}
-	if j.attempt > 0 {
-		doc["attempt"] = j.attempt
-	}
-	b, _ := json.Marshal(doc)
-	return b
+}
+
+// asSubscriber reads a subscriber of fakeSources as the subscribers domain
+// answers it.
+func asSubscriber(fields map[string]any) subscribers.Subscriber {
+	var sub subscribers.Subscriber
+	b, _ := json.Marshal(fields)
+	json.Unmarshal(b, &sub)
+	return sub
 }
 
 // mustDeliver delivers and fails the test unless the message was sent.

@@ -10,33 +10,14 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// DeliverInTxJSON is DeliverJSON for a caller that records the delivery's
-// result in a write transaction of its own (the activity worker's group
-// commit). For an in_app step, whose delivery is the stored message, it
-// renders the message and returns, beside the outcome, the write that
-// stores it: the caller runs it in the transaction that records the job,
-// so the message exists exactly when the job's result does, and thousands
-// of deliveries share one commit. The write inserts at most one message per
-// jobId. Every other channel sends now, through DeliverJSON, and returns no
-// write.
-func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ json.RawMessage, _ func(context.Context, *sql.Tx) error, err error) {
-	var d delivery
-	if err := json.Unmarshal(doc, &d); err != nil {
-		return nil, nil, platform.BadRequest("delivery document: %v", err)
-	}
-	if d.Channel != "in_app" {
-		out, err := s.DeliverJSON(ctx, doc)
-		return out, nil, err
-	}
-	defer platform.Wrap(&err, "deliver job %s", d.JobID)
-	if err := d.check(); err != nil {
-		return nil, nil, err
-	}
+// deliverInApp is Deliver for an in_app step: it renders the message and
+// returns the write that stores it (see Deliver).
+func (s *Store) deliverInApp(ctx context.Context, d *Delivery) (Outcome, func(context.Context, *sql.Tx) error, error) {
 	// A message stored for the job by an earlier attempt is its delivery.
 	if d.Attempt != 1 {
 		byJob, err := s.byJobStmt(ctx)
 		if err != nil {
-			return nil, nil, err
+			return Outcome{}, nil, err
 		}
 		prev, err := scanMessage(byJob.QueryRowContext(ctx, d.JobID))
 		switch {
@@ -44,45 +25,39 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 			out, err := prev.replay()
 			return out, nil, err
 		case err != nil && !errors.Is(err, platform.ErrNotFound):
-			return nil, nil, err
+			return Outcome{}, nil, err
 		case err == nil:
 			// Stored and never finished (an older attempt stopped half-way):
-			// DeliverJSON knows how to finish it.
-			out, err := s.DeliverJSON(ctx, doc)
+			// sendNow finishes it.
+			out, err := s.sendNow(ctx, d)
 			return out, nil, err
 		}
 	}
-	targets, failure, err := s.targets(ctx, &d)
+	targets, failure, err := s.targets(ctx, d)
 	if err != nil {
-		return nil, nil, err
+		return Outcome{}, nil, err
 	}
 	if failure != nil {
-		b, err := json.Marshal(failure)
-		return b, nil, err
+		return *failure, nil, nil
 	}
-	r, err := s.renderStep(&d)
+	r, err := renderStep(d)
 	if err != nil {
-		b, err := json.Marshal(fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()))
-		return b, nil, err
+		return *fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil, nil
 	}
 	now := s.now()
-	m := newMessage(&d, r, targets, now)
+	m := newMessage(d, r, targets, now)
 	out := sentOutcome(m.ID, targets[0].in.ProviderID)
-	res, err := json.Marshal(out)
-	if err != nil {
-		return nil, nil, err
-	}
 	// The in_app provider's send is the stored row: the message is stored
 	// finished, with its outcome (implied, so none is kept) and delivery time.
 	stored, err := storedOutcome(out)
 	if err != nil {
-		return nil, nil, err
+		return Outcome{}, nil, err
 	}
 	m.Outcome = []byte(stored)
 	m.DeliveredAt, _ = json.Marshal([]string{platform.FormatTime(now)})
 	insert, err := s.insertStmt(ctx)
 	if err != nil {
-		return nil, nil, err
+		return Outcome{}, nil, err
 	}
 	// The row is built here, not in the write: the caller's transaction
 	// holds the one writer, and every other write waits while it runs.
@@ -91,7 +66,7 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 		_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, values...)
 		return err
 	}
-	return res, write, nil
+	return out, write, nil
 }
 
 // insertStmt is insertMessageSQL prepared once on the writer: parsing the

@@ -2,13 +2,14 @@ package messaging
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 )
 
 // sentOutcome is the outcome of a delivery that one provider took and
 // answered with nothing worth keeping, as every in-app delivery is.
-func sentOutcome(messageID, providerID string) outcome {
-	return outcome{MessageID: messageID, ProviderID: providerID, Status: "sent", Details: []detail{
+func sentOutcome(messageID, providerID string) Outcome {
+	return Outcome{MessageID: messageID, ProviderID: providerID, Status: "sent", Details: []Detail{
 		{Status: "Pending", Detail: "Message created", Source: "Internal", ProviderID: providerID},
 		{Status: "Success", Detail: "Message sent", Source: "Internal", ProviderID: providerID},
 	}}
@@ -19,7 +20,7 @@ func sentOutcome(messageID, providerID string) outcome {
 // provider, which the row already says. Most messages are in-app, and the
 // outcome was a fifth of their row: dropping it puts three rows on a page
 // where two fitted, and every feed read and trigger touches fewer pages.
-func storedOutcome(out outcome) (string, error) {
+func storedOutcome(out Outcome) (string, error) {
 	if isSentOutcome(out) {
 		return "", nil
 	}
@@ -27,7 +28,7 @@ func storedOutcome(out outcome) (string, error) {
 	return string(b), err
 }
 
-func isSentOutcome(out outcome) bool {
+func isSentOutcome(out Outcome) bool {
 	want := sentOutcome(out.MessageID, out.ProviderID)
 	// Details compare as values, so one that carries a raw reply (a non-nil
 	// Raw) never matches.
@@ -35,9 +36,13 @@ func isSentOutcome(out outcome) bool {
 }
 
 // replay is the outcome recorded with m, for a repeat call of its job.
-func (m *message) replay() (json.RawMessage, error) {
-	if len(m.Outcome) > 0 {
-		return m.Outcome, nil
+func (m *message) replay() (Outcome, error) {
+	if len(m.Outcome) == 0 {
+		return sentOutcome(m.ID, m.ProviderID), nil
 	}
-	return json.Marshal(sentOutcome(m.ID, m.ProviderID))
+	var out Outcome
+	if err := json.Unmarshal(m.Outcome, &out); err != nil {
+		return Outcome{}, fmt.Errorf("message %s: stored outcome: %w", m.ID, err)
+	}
+	return out, nil
 }

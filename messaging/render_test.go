@@ -270,7 +270,7 @@ func TestRenderTimeLimit(t *testing.T) {
 	})
 	t.Run("a step's templates share it", func(t *testing.T) {
 		is := is.New(t)
-		vars, err := bindings(&delivery{Payload: []byte(`{"s":"hi"}`)}, nil)
+		vars, err := bindings(&Delivery{Payload: []byte(`{"s":"hi"}`)})
 		is.NoErr(err)
 		_, err = renderText("{{ payload.s }}", vars)
 		is.NoErr(err) // in time

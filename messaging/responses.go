@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // resolveSubscriber turns a subscriberId into the subscriber's _id and its
@@ -45,21 +46,22 @@ type owner struct {
 }
 
 func parseOwner(raw []byte) (owner, error) {
-	var sub subscriber
+	var sub subscribers.Identity
 	if err := json.Unmarshal(raw, &sub); err != nil {
 		return owner{}, err
 	}
-	sum, err := json.Marshal(sub.summary())
+	sum, err := json.Marshal(summary{ID: sub.ID, FirstName: sub.FirstName, LastName: sub.LastName, Avatar: sub.Avatar, SubscriberID: sub.SubscriberID})
 	return owner{id: sub.ID, summary: sum}, err
 }
 
 // messageResponses turns rows into spec §2.10 messages, embedding each
 // subscriber and workflow, read in one batch per source.
 func (s *Store) messageResponses(ctx context.Context, env string, rows []*message) ([]messageResponse, error) {
-	var subs, templates map[string]json.RawMessage
+	var subs map[string]subscribers.Subscriber
+	var templates map[string]json.RawMessage
 	var err error
 	if s.src.Subscribers != nil && len(rows) > 0 {
-		if subs, err = s.src.Subscribers.SubscribersJSON(ctx, env, distinct(rows, func(m *message) string { return m.SubscriberID })); err != nil {
+		if subs, err = s.src.Subscribers.SubscribersByID(ctx, env, distinct(rows, func(m *message) string { return m.SubscriberID })); err != nil {
 			return nil, fmt.Errorf("read subscribers: %w", err)
 		}
 	}
@@ -71,7 +73,10 @@ func (s *Store) messageResponses(ctx context.Context, env string, rows []*messag
 	out := make([]messageResponse, len(rows))
 	for i, m := range rows {
 		out[i] = toMessageResponse(m)
-		out[i].Subscriber, out[i].Template = subs[m.SubscriberID], templates[m.TemplateID]
+		if sub, ok := subs[m.SubscriberID]; ok {
+			out[i].Subscriber = &sub
+		}
+		out[i].Template = templates[m.TemplateID]
 	}
 	return out, nil
 }

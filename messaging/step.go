@@ -28,40 +28,22 @@ func (r *rendered) message(m Message) Message {
 	return m
 }
 
-// bindings are the variables templates see: {subscriber, payload, steps}
-// from the delivery, with subscriber and payload filled in when missing,
+// bindings are the variables templates see: subscriber, payload and steps,
 // and the step's render budget.
-// subs keeps each subscriber's decoded variables while its JSON stays the
-// same: a subscriber is usually notified many times, and decoding their
-// document cost more than rendering. The cached map is shared, so it is
-// normalized once, when decoded, and never written after (Liquid's assign
-// writes to the top-level map, which is the render's own).
-func bindings(d *delivery, subs *platform.ParseCache[any]) (map[string]any, error) {
-	vars := make(map[string]any, len(d.Variables)+2)
-	for k, raw := range d.Variables {
-		var v any
-		var err error
-		if k == "subscriber" && subs != nil {
-			v, err = subs.Get(d.EnvironmentID+"\x00"+d.Subscriber.ID, raw, decodeNormalized)
-		} else {
-			v, err = decodeNormalized(raw)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("variables.%s: %v", k, err)
-		}
-		vars[k] = v
-	}
-	if _, ok := vars["payload"]; !ok && len(d.Payload) > 0 {
+func bindings(d *Delivery) (map[string]any, error) {
+	vars := map[string]any{"subscriber": normalize(d.Subscriber.Fields())}
+	if len(d.Payload) > 0 {
 		p, err := decodeNormalized(d.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("payload: %v", err)
 		}
 		vars["payload"] = p
 	}
-	if _, ok := vars["subscriber"]; !ok {
-		b, _ := json.Marshal(d.Subscriber)
-		vars["subscriber"], _ = decodeNormalized(b)
+	steps := map[string]any{}
+	if d.Steps != nil {
+		steps = normalize(d.Steps).(map[string]any)
 	}
+	vars["steps"] = steps
 	// Every template of the step draws on one budget, so that a step of
 	// many templates (a data object of a thousand strings, say) is held to
 	// the limits of one.
@@ -79,8 +61,8 @@ func decodeNormalized(raw []byte) (any, error) {
 }
 
 // renderStep renders the step's controls for its channel (spec §2.14.2).
-func (s *Store) renderStep(d *delivery) (*rendered, error) {
-	vars, err := bindings(d, &s.subscriberVars)
+func renderStep(d *Delivery) (*rendered, error) {
+	vars, err := bindings(d)
 	if err != nil {
 		return nil, err
 	}
@@ -244,9 +226,9 @@ func inAppCTA(c map[string]any, vars map[string]any, clean func(string) string) 
 }
 
 // newMessage is the row for a delivery about to be sent.
-func newMessage(d *delivery, r *rendered, targets []target, now time.Time) *message {
+func newMessage(d *Delivery, r *rendered, targets []target, now time.Time) *message {
 	at := platform.FormatTime(now)
-	sum, _ := json.Marshal(d.Subscriber.summary())
+	sum, _ := json.Marshal(summaryOf(d.Subscriber))
 	tags := d.Tags
 	if tags == nil {
 		tags = []string{}

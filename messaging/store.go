@@ -26,9 +26,8 @@ type Store struct {
 	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
 	byJob  *sql.Stmt // a job's message, on the read pool, once prepared
 
-	owners         platform.ParseCache[owner]       // feed owners, parsed from Subscribers' JSON
-	subscriberVars platform.ParseCache[any]         // template variables of subscribers (bindings)
-	integrations   platform.ParseCache[integration] // active integrations, by environment, channel and rank
+	owners       platform.ParseCache[owner]       // feed owners, parsed from Subscribers' JSON
+	integrations platform.ParseCache[integration] // active integrations, by environment, channel and rank
 }
 
 // NewStore returns a Store on db that reads other domains through src.
@@ -164,7 +163,7 @@ func (s *Store) redeliver(ctx context.Context, m *message) error {
 }
 
 // finish records the result of a delivery attempt on the message.
-func (s *Store) finish(ctx context.Context, id string, out outcome, errorText string, at time.Time) error {
+func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText string, at time.Time) error {
 	doc, err := storedOutcome(out)
 	if err != nil {
 		return err

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // SubscriberSource reads subscribers; subscribers.Store satisfies it.
 type SubscriberSource interface {
-	// SubscribersJSON returns spec §2.1 subscribers keyed by their _id.
-	SubscribersJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error)
+	// SubscribersByID returns spec §2.1 subscribers keyed by their _id.
+	SubscribersByID(ctx context.Context, environmentID string, ids []string) (map[string]subscribers.Subscriber, error)
 	// SubscriberIdentityJSON returns by subscriberId the spec §2.1 fields that
 	// name one subscriber (_id, subscriberId, firstName, lastName, avatar),
 	// or platform.ErrNotFound.
@@ -44,51 +46,33 @@ type Sources struct {
 // channels are the delivery channels (spec §1).
 var channels = []string{"in_app", "email", "sms", "chat", "push"}
 
-// delivery is the document DeliverJSON receives from activity.
-type delivery struct {
-	JobID              string                     `json:"jobId"`
-	NotificationID     string                     `json:"notificationId"`
-	EnvironmentID      string                     `json:"environmentId"`
-	OrganizationID     string                     `json:"organizationId"`
-	TransactionID      string                     `json:"transactionId"`
-	Channel            string                     `json:"channel"`
-	StepID             string                     `json:"stepId"`
-	StepDatabaseID     string                     `json:"stepDatabaseId"`
-	WorkflowDatabaseID string                     `json:"workflowDatabaseId"`
-	WorkflowID         string                     `json:"workflowId"`
-	Subscriber         subscriber                 `json:"subscriber"`
-	Controls           map[string]any             `json:"controls"`
-	Variables          map[string]json.RawMessage `json:"variables"` // decoded by bindings
-	Payload            json.RawMessage            `json:"payload"`
-	Overrides          json.RawMessage            `json:"overrides"`
-	Tags               []string                   `json:"tags"`
-	Actor              json.RawMessage            `json:"actor"`
+// Delivery is one channel step for messaging to render and send: what
+// activity's worker hands Deliver for each channel job.
+type Delivery struct {
+	JobID              string
+	NotificationID     string
+	EnvironmentID      string
+	OrganizationID     string
+	TransactionID      string
+	Channel            string // in_app, email, sms, chat or push
+	StepID             string
+	StepDatabaseID     string
+	WorkflowDatabaseID string
+	WorkflowID         string
+	Subscriber         subscribers.Subscriber // the addressee, as the subscribers domain answers it
+	Controls           map[string]any         // the step's control values, its templates among them
+	// Steps are the results of the digests before the step, as templates
+	// see them: steps.<stepId>.{events, eventCount}.
+	Steps map[string]any
+	// Payload, Overrides and Actor are the trigger's, as the client sent
+	// them: JSON objects, stored with the message.
+	Payload   json.RawMessage
+	Overrides json.RawMessage
+	Actor     json.RawMessage
+	Tags      []string
 	// Attempt counts the job's runs, 1 for the first; 0 when the caller
 	// does not say. A first run has no earlier message to look for.
-	Attempt int `json:"attempt"`
-}
-
-// subscriber is the part of a spec §2.1 subscriber a delivery uses.
-type subscriber struct {
-	ID           string           `json:"_id"`
-	SubscriberID string           `json:"subscriberId"`
-	FirstName    *string          `json:"firstName"`
-	LastName     *string          `json:"lastName"`
-	Email        *string          `json:"email"`
-	Phone        *string          `json:"phone"`
-	Avatar       *string          `json:"avatar"`
-	Channels     []channelSetting `json:"channels"`
-}
-
-// channelSetting is spec §2.2.
-type channelSetting struct {
-	ProviderID    string `json:"providerId"`
-	IntegrationID string `json:"_integrationId"`
-	Credentials   struct {
-		WebhookURL   string   `json:"webhookUrl"`
-		Channel      string   `json:"channel"`
-		DeviceTokens []string `json:"deviceTokens"`
-	} `json:"credentials"`
+	Attempt int
 }
 
 // summary is the feed item's subscriber (spec §2.9): absent names are omitted,
@@ -101,7 +85,7 @@ type summary struct {
 	SubscriberID string  `json:"subscriberId"`
 }
 
-func (s subscriber) summary() summary {
+func summaryOf(s subscribers.Subscriber) summary {
 	return summary{ID: s.ID, FirstName: s.FirstName, LastName: s.LastName, Avatar: s.Avatar, SubscriberID: s.SubscriberID}
 }
 
@@ -170,68 +154,70 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// outcome is the document DeliverJSON returns to activity.
-type outcome struct {
+// Outcome is what Deliver answers: the message, how its sending ended and
+// the execution details for activity to record, in order. A message's
+// outcome column keeps it as this JSON (storedOutcome).
+type Outcome struct {
 	MessageID  string   `json:"messageId"`
-	Status     string   `json:"status"`
+	Status     string   `json:"status"` // sent, warning (sent in part) or error
 	ProviderID string   `json:"providerId"`
-	Retryable  bool     `json:"retryable"`
-	Details    []detail `json:"details"`
+	Retryable  bool     `json:"retryable"` // an error that another attempt may not meet
+	Details    []Detail `json:"details"`
 }
 
-// detail is one execution detail for activity to record, in order.
-type detail struct {
+// Detail is one execution detail of an Outcome (spec §2.12).
+type Detail struct {
 	Status     string  `json:"status"`
 	Detail     string  `json:"detail"`
 	Source     string  `json:"source"`
 	ProviderID string  `json:"providerId"`
-	Raw        *string `json:"raw"`
+	Raw        *string `json:"raw"` // the provider's reply, when it gave one
 }
 
 // messageResponse is spec §2.10, plus the fields the reference platform
 // returns beside them. Optional strings are omitted rather than null, since
 // strict clients type them as strings.
 type messageResponse struct {
-	ID                 string          `json:"_id"`
-	TemplateID         *string         `json:"_templateId"`
-	MessageTemplateID  *string         `json:"_messageTemplateId"`
-	EnvironmentID      string          `json:"_environmentId"`
-	OrganizationID     string          `json:"_organizationId"`
-	NotificationID     string          `json:"_notificationId"`
-	SubscriberID       string          `json:"_subscriberId"`
-	JobID              string          `json:"_jobId"`
-	FeedID             *string         `json:"_feedId"`
-	Subscriber         json.RawMessage `json:"subscriber,omitempty"`
-	Template           json.RawMessage `json:"template,omitempty"`
-	TemplateIdentifier string          `json:"templateIdentifier,omitempty"`
-	CreatedAt          string          `json:"createdAt"`
-	UpdatedAt          string          `json:"updatedAt"`
-	DeliveredAt        []string        `json:"deliveredAt"`
-	LastSeenDate       string          `json:"lastSeenDate,omitempty"`
-	LastReadDate       string          `json:"lastReadDate,omitempty"`
-	Content            json.RawMessage `json:"content"`
-	TransactionID      string          `json:"transactionId"`
-	Subject            string          `json:"subject,omitempty"`
-	Channel            string          `json:"channel"`
-	Read               bool            `json:"read"`
-	Seen               bool            `json:"seen"`
-	Email              string          `json:"email,omitempty"`
-	Phone              string          `json:"phone,omitempty"`
-	DirectWebhookURL   string          `json:"directWebhookUrl,omitempty"`
-	ProviderID         string          `json:"providerId,omitempty"`
-	Title              string          `json:"title,omitempty"`
-	Avatar             string          `json:"avatar,omitempty"`
-	DeviceTokens       []string        `json:"deviceTokens,omitempty"`
-	CTA                json.RawMessage `json:"cta"`
-	Status             string          `json:"status"`
-	ErrorID            string          `json:"errorId,omitempty"`
-	ErrorText          string          `json:"errorText,omitempty"`
-	Payload            json.RawMessage `json:"payload"`
-	Overrides          json.RawMessage `json:"overrides"`
-	Data               json.RawMessage `json:"data"`
-	Tags               json.RawMessage `json:"tags"`
-	Actor              json.RawMessage `json:"actor"`
-	ContextKeys        *[]string       `json:"contextKeys,omitempty"` // mark-as only
+	ID                 string                  `json:"_id"`
+	TemplateID         *string                 `json:"_templateId"`
+	MessageTemplateID  *string                 `json:"_messageTemplateId"`
+	EnvironmentID      string                  `json:"_environmentId"`
+	OrganizationID     string                  `json:"_organizationId"`
+	NotificationID     string                  `json:"_notificationId"`
+	SubscriberID       string                  `json:"_subscriberId"`
+	JobID              string                  `json:"_jobId"`
+	FeedID             *string                 `json:"_feedId"`
+	Subscriber         *subscribers.Subscriber `json:"subscriber,omitempty"`
+	Template           json.RawMessage         `json:"template,omitempty"`
+	TemplateIdentifier string                  `json:"templateIdentifier,omitempty"`
+	CreatedAt          string                  `json:"createdAt"`
+	UpdatedAt          string                  `json:"updatedAt"`
+	DeliveredAt        []string                `json:"deliveredAt"`
+	LastSeenDate       string                  `json:"lastSeenDate,omitempty"`
+	LastReadDate       string                  `json:"lastReadDate,omitempty"`
+	Content            json.RawMessage         `json:"content"`
+	TransactionID      string                  `json:"transactionId"`
+	Subject            string                  `json:"subject,omitempty"`
+	Channel            string                  `json:"channel"`
+	Read               bool                    `json:"read"`
+	Seen               bool                    `json:"seen"`
+	Email              string                  `json:"email,omitempty"`
+	Phone              string                  `json:"phone,omitempty"`
+	DirectWebhookURL   string                  `json:"directWebhookUrl,omitempty"`
+	ProviderID         string                  `json:"providerId,omitempty"`
+	Title              string                  `json:"title,omitempty"`
+	Avatar             string                  `json:"avatar,omitempty"`
+	DeviceTokens       []string                `json:"deviceTokens,omitempty"`
+	CTA                json.RawMessage         `json:"cta"`
+	Status             string                  `json:"status"`
+	ErrorID            string                  `json:"errorId,omitempty"`
+	ErrorText          string                  `json:"errorText,omitempty"`
+	Payload            json.RawMessage         `json:"payload"`
+	Overrides          json.RawMessage         `json:"overrides"`
+	Data               json.RawMessage         `json:"data"`
+	Tags               json.RawMessage         `json:"tags"`
+	Actor              json.RawMessage         `json:"actor"`
+	ContextKeys        *[]string               `json:"contextKeys,omitempty"` // mark-as only
 }
 
 // page is the paginated envelope of the feed and the messages list.

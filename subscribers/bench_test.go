@@ -30,7 +30,7 @@ func seedBench(b *testing.B, srv *platformtest.Server, store *subscribers.Store,
 				`{"subscriberId":"user-%06d","firstName":%q,"lastName":%q,"email":"user%06d@mail%d.example.com","phone":"+1 555 %07d"}`,
 				i, benchFirst[i%10], benchLast[(i/10)%10], i, i%50, i)))
 		}
-		if _, err := store.UpsertSubscribersJSON(context.Background(), tenant, batch, nil); err != nil {
+		if _, err := upsertDocs(store, context.Background(), tenant, batch, nil); err != nil {
 			b.Fatalf("seed: %v", err)
 		}
 		srv.App.Clock.Advance(time.Second)

@@ -14,12 +14,12 @@ import (
 )
 
 // This file holds the methods other domains call, through the interfaces they
-// declare (wire.go checks them at compile time). They speak spec §2.1 JSON so
-// callers need none of this package's types.
+// declare (wire.go checks them at compile time). They answer in this
+// package's exported types: Subscriber, Identity.
 
-// SubscribersJSON returns spec §2.1 subscribers keyed by their database _id (ids not found are
+// SubscribersByID returns spec §2.1 subscribers keyed by their database _id (ids not found are
 // absent). channels[] omits providerId service-slack and appio (the search/messages-list variant).
-func (s *Store) SubscribersJSON(ctx context.Context, environmentID string, ids []string) (out map[string]json.RawMessage, err error) {
+func (s *Store) SubscribersByID(ctx context.Context, environmentID string, ids []string) (out map[string]Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers by id")
 	subs, err := s.storedWhereIn(ctx, environmentID, "id", ids)
 	if err != nil {
@@ -28,39 +28,37 @@ func (s *Store) SubscribersJSON(ctx context.Context, environmentID string, ids [
 	if err := s.resolveChannels(ctx, environmentID, subs); err != nil {
 		return nil, err
 	}
-	out = make(map[string]json.RawMessage, len(subs))
+	out = make(map[string]Subscriber, len(subs))
 	for _, sub := range subs {
-		if out[sub.ID], err = json.Marshal(sub.toResponse(false)); err != nil {
-			return nil, err
-		}
+		out[sub.ID] = sub.toResponse(false)
 	}
 	return out, nil
 }
 
-// SubscriberJSON returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
-func (s *Store) SubscriberJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
-	docs, err := s.SubscribersBySubscriberIDJSON(ctx, environmentID, []string{subscriberID})
+// Subscriber returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
+func (s *Store) Subscriber(ctx context.Context, environmentID, subscriberID string) (Subscriber, error) {
+	subs, err := s.SubscribersBySubscriberID(ctx, environmentID, []string{subscriberID})
 	if err != nil {
-		return nil, err
+		return Subscriber{}, err
 	}
-	doc, ok := docs[subscriberID]
+	sub, ok := subs[subscriberID]
 	if !ok {
-		return nil, platform.ErrNotFound
+		return Subscriber{}, platform.ErrNotFound
 	}
-	return doc, nil
+	return sub, nil
 }
 
-// SubscribersBySubscriberIDJSON returns spec §2.1 subscribers keyed by
-// subscriberId, as SubscriberJSON answers each (subscriberIds not found are
+// SubscribersBySubscriberID returns spec §2.1 subscribers keyed by
+// subscriberId, as Subscriber answers each (subscriberIds not found are
 // absent). A trigger reads its recipients this way on every request: from
-// the documents cache, and those it misses in one query, not one each.
-func (s *Store) SubscribersBySubscriberIDJSON(ctx context.Context, environmentID string, subscriberIDs []string) (out map[string]json.RawMessage, err error) {
+// the cache, and those it misses in one query, not one each.
+func (s *Store) SubscribersBySubscriberID(ctx context.Context, environmentID string, subscriberIDs []string) (out map[string]Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers by subscriberId")
 	keys := make([]string, len(subscriberIDs))
 	for i, id := range subscriberIDs {
 		keys[i] = subscriberKey(environmentID, id)
 	}
-	docs, err := cacheFor(s.db).docs.GetMany(keys, func(missing []string) (map[string]platform.Loaded[json.RawMessage], error) {
+	subs, err := cacheFor(s.db).docs.GetMany(keys, func(missing []string) (map[string]platform.Loaded[Subscriber], error) {
 		ids := make([]string, len(missing))
 		for i, key := range missing {
 			ids[i] = subscriberIDOf(environmentID, key)
@@ -71,7 +69,7 @@ func (s *Store) SubscribersBySubscriberIDJSON(ctx context.Context, environmentID
 		}
 		// A channel stored without its _integrationId is resolved on
 		// every read, from integrations, which can change without a
-		// subscriber write: such a document is not kept.
+		// subscriber write: such a subscriber is not kept.
 		keep := make([]bool, len(subs))
 		for i, sub := range subs {
 			keep[i] = allStored(sub.Channels)
@@ -80,18 +78,18 @@ func (s *Store) SubscribersBySubscriberIDJSON(ctx context.Context, environmentID
 		if err != nil {
 			return nil, err
 		}
-		loaded := make(map[string]platform.Loaded[json.RawMessage], len(subs))
+		loaded := make(map[string]platform.Loaded[Subscriber], len(subs))
 		for i, sub := range subs {
-			loaded[subscriberKey(environmentID, sub.SubscriberID)] = platform.Loaded[json.RawMessage]{Value: found[i], Keep: keep[i]}
+			loaded[subscriberKey(environmentID, sub.SubscriberID)] = platform.Loaded[Subscriber]{Value: found[i], Keep: keep[i]}
 		}
 		return loaded, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out = make(map[string]json.RawMessage, len(docs))
-	for key, doc := range docs {
-		out[subscriberIDOf(environmentID, key)] = doc
+	out = make(map[string]Subscriber, len(subs))
+	for key, sub := range subs {
+		out[subscriberIDOf(environmentID, key)] = sub
 	}
 	return out, nil
 }
@@ -103,7 +101,7 @@ func (s *Store) SubscribersBySubscriberIDJSON(ctx context.Context, environmentID
 // channels, their integrations and the rest of a whole document.
 func (s *Store) SubscriberIdentityJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
 	return cacheFor(s.db).identities.Get(subscriberKey(environmentID, subscriberID), func() ([]byte, error) {
-		var id identity
+		var id Identity
 		err := s.db.QueryRow(ctx, `SELECT id, subscriber_id, first_name, last_name, avatar
 			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID).
 			Scan(&id.ID, &id.SubscriberID, &id.FirstName, &id.LastName, &id.Avatar)
@@ -117,7 +115,7 @@ func (s *Store) SubscriberIdentityJSON(ctx context.Context, environmentID, subsc
 	})
 }
 
-// UpsertSubscribersJSON creates or updates subscribers from bodies shaped
+// UpsertSubscribers creates or updates subscribers from bodies shaped
 // like POST /v1/subscribers, and returns each, in order, as it stands after
 // its own write. Every body is checked first, so that a bad one leaves
 // nothing written: a 422 with its fields under paths[i] ("to.0.email"), or
@@ -126,7 +124,7 @@ func (s *Store) SubscriberIdentityJSON(ctx context.Context, environmentID, subsc
 // none would, no transaction is begun. A trigger names its subscribers this
 // way, up to 100 of them, and a transaction for each was most of the time
 // such a trigger took (BenchmarkTriggerMulticast).
-func (s *Store) UpsertSubscribersJSON(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) (out []json.RawMessage, err error) {
+func (s *Store) UpsertSubscribers(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) (out []Subscriber, err error) {
 	defer platform.Wrap(&err, "upsert %d subscribers", len(bodies))
 	env := tenant.EnvironmentID
 	decoded := make([]createBody, len(bodies))
@@ -286,11 +284,11 @@ func (s *Store) SubscribersMatching(ctx context.Context, environmentID string, s
 	return slices.Compact(out), nil
 }
 
-// SubscribersAfterJSON returns up to limit spec §2.1 subscribers whose
+// SubscribersAfter returns up to limit spec §2.1 subscribers whose
 // subscriberId is greater than after, in subscriberId order, as
-// SubscriberJSON returns each: a broadcast reads its recipients a batch at a
+// Subscriber returns each: a broadcast reads its recipients a batch at a
 // time, in one query, rather than one by one.
-func (s *Store) SubscribersAfterJSON(ctx context.Context, environmentID, after string, limit int) (out []json.RawMessage, err error) {
+func (s *Store) SubscribersAfter(ctx context.Context, environmentID, after string, limit int) (out []Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers after %q", after)
 	rows, err := s.db.R.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
 		WHERE environment_id = ? AND subscriber_id > ?
@@ -305,18 +303,15 @@ func (s *Store) SubscribersAfterJSON(ctx context.Context, environmentID, after s
 	return s.documents(ctx, environmentID, subs)
 }
 
-// documents answers subs as SubscriberJSON answers each, in order, with
+// documents answers subs as Subscriber answers each, in order, with
 // their channels' _integrationId resolved.
-func (s *Store) documents(ctx context.Context, environmentID string, subs []*subscriber) ([]json.RawMessage, error) {
+func (s *Store) documents(ctx context.Context, environmentID string, subs []*subscriber) ([]Subscriber, error) {
 	if err := s.resolveChannels(ctx, environmentID, subs); err != nil {
 		return nil, err
 	}
-	out := make([]json.RawMessage, len(subs))
+	out := make([]Subscriber, len(subs))
 	for i, sub := range subs {
-		var err error
-		if out[i], err = json.Marshal(sub.toResponse(true)); err != nil {
-			return nil, err
-		}
+		out[i] = sub.toResponse(true)
 	}
 	return out, nil
 }

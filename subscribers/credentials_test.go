@@ -168,7 +168,7 @@ func TestCredentials_IntegrationID(t *testing.T) {
 	mustDo(t, srv.Dev, "PATCH", "/v1/subscribers/ada/credentials",
 		`{"providerId":"discord","credentials":{"webhookUrl":"https://d.io"}}`, 200, &s)
 	is.Equal(*channelOf(s, "discord").IntegrationID, "") // no integration for the provider yet
-	raw, err := store.SubscriberJSON(context.Background(), srv.App.Development.ID, "ada")
+	raw, err := subscriberDoc(store, context.Background(), srv.App.Development.ID, "ada")
 	is.NoErr(err) // a contract read before the integration exists, which must not be kept
 	is.NoErr(json.Unmarshal(raw, &s))
 	is.Equal(*channelOf(s, "discord").IntegrationID, "") // unresolved here too
@@ -177,7 +177,7 @@ func TestCredentials_IntegrationID(t *testing.T) {
 	resolver["discord/"] = "655f00000000000000000003"
 	mustDo(t, srv.Dev, "GET", "/v1/subscribers/ada", "", 200, &s)
 	is.Equal(*channelOf(s, "discord").IntegrationID, "655f00000000000000000003") // resolved at read time
-	raw, err = store.SubscriberJSON(context.Background(), srv.App.Development.ID, "ada")
+	raw, err = subscriberDoc(store, context.Background(), srv.App.Development.ID, "ada")
 	is.NoErr(err) // contract read
 	is.NoErr(json.Unmarshal(raw, &s))
 	is.Equal(*channelOf(s, "discord").IntegrationID, "655f00000000000000000003") // same through the contract method
@@ -247,7 +247,7 @@ func TestStore_Contract(t *testing.T) {
 		is := is.New(t)
 		srv, store := newServer(t, nil)
 		dev := platform.Tenant{OrganizationID: srv.App.Development.OrganizationID, EnvironmentID: srv.App.Development.ID}
-		docs, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{[]byte(`{"subscriberId":"ada","email":"a@x.io",
+		docs, err := upsertDocs(store, ctx, dev, []json.RawMessage{[]byte(`{"subscriberId":"ada","email":"a@x.io",
 			"channels":[{"providerId":"service-slack","credentials":{}},{"providerId":"appio","credentials":{}},
 			{"providerId":"slack","credentials":{}}]}`)}, nil)
 		is.NoErr(err) // upserted
@@ -258,7 +258,7 @@ func TestStore_Contract(t *testing.T) {
 		mustCreateSubscriber(t, srv.Dev, `{"subscriberId":"cat"}`)
 		mustCreateSubscriber(t, srv.Prod, `{"subscriberId":"dan"}`)
 
-		byID, err := store.SubscribersJSON(ctx, dev.EnvironmentID, []string{ada.ID, "655f00000000000000000009"})
+		byID, err := byIDDocs(store, ctx, dev.EnvironmentID, []string{ada.ID, "655f00000000000000000009"})
 		is.NoErr(err)          // read by _id
 		is.Equal(len(byID), 1) // unknown ids are absent
 		var listed subscriberJSON
@@ -266,16 +266,16 @@ func TestStore_Contract(t *testing.T) {
 		is.Equal(len(listed.Channels), 1)                // service-slack and appio left out
 		is.Equal(listed.Channels[0].ProviderID, "slack") // the rest kept
 
-		_, err = store.SubscriberJSON(ctx, dev.EnvironmentID, "nobody")
+		_, err = subscriberDoc(store, ctx, dev.EnvironmentID, "nobody")
 		is.Equal(err, platform.ErrNotFound) // contract: platform.ErrNotFound itself
 
-		adaDoc, err := store.SubscriberJSON(ctx, dev.EnvironmentID, "ada") // now cached; bob is not
+		adaDoc, err := subscriberDoc(store, ctx, dev.EnvironmentID, "ada") // now cached; bob is not
 		is.NoErr(err)
-		bySubscriberID, err := store.SubscribersBySubscriberIDJSON(ctx, dev.EnvironmentID, []string{"ada", "bob", "nobody", "dan", "bob"})
+		bySubscriberID, err := bySubscriberIDDocs(store, ctx, dev.EnvironmentID, []string{"ada", "bob", "nobody", "dan", "bob"})
 		is.NoErr(err)
 		is.Equal(len(bySubscriberID), 2)                        // unknown subscriberIds and Production's dan are absent
-		is.Equal(string(bySubscriberID["ada"]), string(adaDoc)) // the cached one, as SubscriberJSON answers it
-		bobDoc, err := store.SubscriberJSON(ctx, dev.EnvironmentID, "bob")
+		is.Equal(string(bySubscriberID["ada"]), string(adaDoc)) // the cached one, as Subscriber answers it
+		bobDoc, err := subscriberDoc(store, ctx, dev.EnvironmentID, "bob")
 		is.NoErr(err)
 		is.Equal(string(bySubscriberID["bob"]), string(bobDoc)) // the one read, likewise
 
@@ -286,15 +286,15 @@ func TestStore_Contract(t *testing.T) {
 		is.Equal(err, platform.ErrNotFound) // another environment's subscriberId is not found
 
 		after := func(from string) []string {
-			docs, err := store.SubscribersAfterJSON(ctx, dev.EnvironmentID, from, 2)
+			docs, err := afterDocs(store, ctx, dev.EnvironmentID, from, 2)
 			is.NoErr(err)
 			ids := []string{}
 			for _, doc := range docs {
 				var sub subscriberJSON
 				is.NoErr(json.Unmarshal(doc, &sub))
-				one, err := store.SubscriberJSON(ctx, dev.EnvironmentID, sub.SubscriberID)
+				one, err := subscriberDoc(store, ctx, dev.EnvironmentID, sub.SubscriberID)
 				is.NoErr(err)
-				is.Equal(string(doc), string(one)) // each as SubscriberJSON returns it
+				is.Equal(string(doc), string(one)) // each as Subscriber returns it
 				ids = append(ids, sub.SubscriberID)
 			}
 			return ids
@@ -313,7 +313,7 @@ func TestStore_Contract(t *testing.T) {
 		// after the first read, as one string to compare.
 		read := func(id string) (string, error) {
 			var sub subscriberJSON
-			raw, err := store.SubscriberJSON(ctx, env, id)
+			raw, err := subscriberDoc(store, ctx, env, id)
 			if err != nil {
 				return "", err
 			}
@@ -345,7 +345,7 @@ func TestStore_Contract(t *testing.T) {
 					`{"providerId":"slack","credentials":{"webhookUrl":"https://hooks.example/b"}}`, 200, nil)
 			}, "Robert 1 channels"},
 			{func() {
-				_, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{[]byte(`{"subscriberId":"bob","firstName":"Bobby"}`)}, nil)
+				_, err := upsertDocs(store, ctx, dev, []json.RawMessage{[]byte(`{"subscriberId":"bob","firstName":"Bobby"}`)}, nil)
 				is.NoErr(err)
 			}, "Bobby 1 channels"},
 		} {
@@ -372,7 +372,7 @@ func TestStore_Contract(t *testing.T) {
 			for i, b := range bodies {
 				raw[i] = json.RawMessage(b)
 			}
-			docs, err := store.UpsertSubscribersJSON(ctx, tenant, raw, nil)
+			docs, err := upsertDocs(store, ctx, tenant, raw, nil)
 			is.NoErr(err)
 			return decodeSubscribers(t, docs)
 		}
@@ -410,18 +410,18 @@ func TestStore_Contract(t *testing.T) {
 		for i := range bodies {
 			bodies[i] = fmt.Appendf(nil, `{"subscriberId":"s%03d"}`, i)
 		}
-		docs, err := store.UpsertSubscribersJSON(ctx, tenant, bodies, nil)
+		docs, err := upsertDocs(store, ctx, tenant, bodies, nil)
 		is.NoErr(err)
 		var ids []string
 		for _, sub := range decodeSubscribers(t, docs) {
 			ids = append(ids, sub.ID)
 		}
 		for _, n := range []int{0, 1, 2, 5, 16, 17, 499, 500, 501, 600} {
-			byID, err := store.SubscribersJSON(ctx, tenant.EnvironmentID, ids[:n])
+			byID, err := byIDDocs(store, ctx, tenant.EnvironmentID, ids[:n])
 			is.NoErr(err)
 			is.Equal(len(byID), n) // every one found, however long the list
 		}
-		again, err := store.UpsertSubscribersJSON(ctx, tenant, bodies, nil)
+		again, err := upsertDocs(store, ctx, tenant, bodies, nil)
 		is.NoErr(err)
 		is.Equal(string(again[599]), string(docs[599])) // found as stored: nothing to write
 	})
@@ -431,14 +431,14 @@ func TestStore_Contract(t *testing.T) {
 		store := subscribers.NewStore(db, nil, nil)
 		dev := platform.Tenant{OrganizationID: "org", EnvironmentID: "dev"}
 		long := strings.Repeat("x", 40) + "@example.com" // past the 32 characters a suffix keeps
-		docs, err := store.UpsertSubscribersJSON(ctx, dev, []json.RawMessage{
+		docs, err := upsertDocs(store, ctx, dev, []json.RawMessage{
 			[]byte(`{"subscriberId":"ada","email":"Ada@Example.com"}`),
 			[]byte(`{"subscriberId":"bob","email":"bob@example.org"}`),
 			[]byte(`{"subscriberId":"cat","email":"` + long + `"}`),
 			[]byte(`{"subscriberId":"100%"}`),
 		}, nil)
 		is.NoErr(err)
-		_, err = store.UpsertSubscribersJSON(ctx, platform.Tenant{OrganizationID: "org", EnvironmentID: "prod"},
+		_, err = upsertDocs(store, ctx, platform.Tenant{OrganizationID: "org", EnvironmentID: "prod"},
 			[]json.RawMessage{[]byte(`{"subscriberId":"ada","email":"bob@example.org"}`)}, nil)
 		is.NoErr(err)
 		subscriberID := map[string]string{} // by _id
@@ -477,16 +477,16 @@ func TestStore_Contract(t *testing.T) {
 			`"ada"`:                               "subscribers.1",
 		} {
 			bodies := []json.RawMessage{[]byte(`{"subscriberId":"fine"}`), []byte(body)}
-			_, err := store.UpsertSubscribersJSON(ctx, dev, bodies, nil)
+			_, err := upsertDocs(store, ctx, dev, bodies, nil)
 			var pe *platform.Error
 			is.True(asError(err, &pe))                // a client error, not a bug
 			is.Equal(pe.Status, 422)                  // validation failed
 			is.True(pe.Fields[field].Messages != nil) // named by its index
-			_, err = store.UpsertSubscribersJSON(ctx, dev, bodies, []string{"actor", "to.0"})
+			_, err = upsertDocs(store, ctx, dev, bodies, []string{"actor", "to.0"})
 			is.True(asError(err, &pe))
 			is.True(pe.Fields[strings.Replace(field, "subscribers.1", "to.0", 1)].Messages != nil) // or by the caller's path
 		}
-		_, err := store.SubscriberJSON(ctx, dev.EnvironmentID, "fine")
+		_, err := subscriberDoc(store, ctx, dev.EnvironmentID, "fine")
 		is.Equal(err, platform.ErrNotFound) // a bad body leaves the good one unwritten
 	})
 }

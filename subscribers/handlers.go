@@ -122,11 +122,11 @@ func handleCredentialsDelete(store *Store) http.Handler {
 // and §9): filters, keyset cursors in both directions, and a capped exact count.
 func handleSubscriberSearch(store *Store) http.Handler {
 	type response struct {
-		Data             []subscriberResponse `json:"data"`
-		Next             *string              `json:"next"`
-		Previous         *string              `json:"previous"`
-		TotalCount       int                  `json:"totalCount"`
-		TotalCountCapped bool                 `json:"totalCountCapped"`
+		Data             []Subscriber `json:"data"`
+		Next             *string      `json:"next"`
+		Previous         *string      `json:"previous"`
+		TotalCount       int          `json:"totalCount"`
+		TotalCountCapped bool         `json:"totalCountCapped"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		q := platform.NewQuery(r)
@@ -166,7 +166,7 @@ func handleSubscriberSearch(store *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		res := response{Data: make([]subscriberResponse, len(page.Subscribers)), TotalCount: page.TotalCount, TotalCountCapped: page.Capped}
+		res := response{Data: make([]Subscriber, len(page.Subscribers)), TotalCount: page.TotalCount, TotalCountCapped: page.Capped}
 		for i, sub := range page.Subscribers {
 			res.Data[i] = sub.toResponse(false)
 		}

@@ -3,7 +3,6 @@ package subscribers
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"sort"
 	"strings"
 	"sync"
@@ -40,9 +39,9 @@ type resultCache struct {
 	inflight map[string]*keysCall // reads of keys under way, by cache key
 
 	// docs are subscribers by environment and subscriberId, as
-	// SubscriberJSON answers them: a trigger reads its recipient on every
+	// Subscriber answers them: a trigger reads its recipient on every
 	// request.
-	docs platform.WriteCache[json.RawMessage]
+	docs platform.WriteCache[Subscriber]
 	// identities are what SubscriberIdentityJSON answers, for feeds: small,
 	// and as many as the inboxes being read, so kept where the collector
 	// does not walk them one by one.
@@ -101,7 +100,7 @@ func cacheFor(db *platform.DB) *resultCache {
 		return c.(*resultCache)
 	}
 	c, _ := resultCaches.LoadOrStore(db, &resultCache{
-		docs:       platform.WriteCache[json.RawMessage]{Limit: maxCachedDocs},
+		docs:       platform.WriteCache[Subscriber]{Limit: maxCachedDocs},
 		identities: platform.ByteCache{Limit: maxCachedIdentities},
 	})
 	return c.(*resultCache)

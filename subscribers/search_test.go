@@ -58,7 +58,7 @@ func seed(t *testing.T, srv *platformtest.Server, store *subscribers.Store, n in
 		for i := start; i < min(start+100, n); i++ {
 			batch = append(batch, json.RawMessage(fmt.Sprintf(`{"subscriberId":"s%04d","email":"s%04d@example.com"}`, i, i)))
 		}
-		if _, err := store.UpsertSubscribersJSON(context.Background(), tenant, batch, nil); err != nil {
+		if _, err := upsertDocs(store, context.Background(), tenant, batch, nil); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
 		srv.App.Clock.Advance(time.Second)

@@ -81,7 +81,7 @@ func scanSubscriber(row scanner) (*subscriber, error) {
 
 // get reads one subscriber by subscriberId, with _integrationId resolved.
 // A missing subscriber is platform.ErrNotFound itself, unwrapped, as the
-// contract's SubscriberJSON promises.
+// contract's Subscriber promises.
 func (s *Store) get(ctx context.Context, environmentID, subscriberID string) (*subscriber, error) {
 	sub, err := s.getStored(ctx, environmentID, subscriberID)
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *Store) getStored(ctx context.Context, environmentID, subscriberID strin
 
 // allStored reports whether every channel has its _integrationId stored,
 // so that none depends on the integrations at the time of reading.
-func allStored(chans []channel) bool {
+func allStored(chans []Channel) bool {
 	for _, c := range chans {
 		if c.IntegrationID == "" {
 			return false
@@ -199,7 +199,7 @@ func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, tenant platform.Tenant
 		now := s.now()
 		sub = &subscriber{
 			ID: platform.NewIDAt(now), OrganizationID: tenant.OrganizationID, EnvironmentID: tenant.EnvironmentID,
-			SubscriberID: subscriberID, Channels: []channel{}, CreatedAt: platform.FormatTime(now),
+			SubscriberID: subscriberID, Channels: []Channel{}, CreatedAt: platform.FormatTime(now),
 		}
 		created = true
 	case err != nil:
@@ -419,7 +419,7 @@ func (s *Store) resolveChannels(ctx context.Context, environmentID string, subs 
 // updates is the one with the same providerId and the same integration: the
 // same resolved _integrationId when both sides have one, else the same
 // integrationIdentifier. Without a match the entry is appended.
-func upsertChannel(chans []channel, req channelRequest, integrationID string, replace bool) []channel {
+func upsertChannel(chans []Channel, req channelRequest, integrationID string, replace bool) []Channel {
 	incoming := *req.Credentials
 	incoming.DeviceTokens = dedupe(incoming.DeviceTokens)
 	for i := range chans {
@@ -435,7 +435,7 @@ func upsertChannel(chans []channel, req channelRequest, integrationID string, re
 			continue
 		}
 		if replace {
-			*c = channel{ProviderID: req.ProviderID, IntegrationIdentifier: req.IntegrationIdentifier,
+			*c = Channel{ProviderID: req.ProviderID, IntegrationIdentifier: req.IntegrationIdentifier,
 				IntegrationID: integrationID, Credentials: incoming}
 			return chans
 		}
@@ -448,20 +448,20 @@ func upsertChannel(chans []channel, req channelRequest, integrationID string, re
 		}
 		return chans
 	}
-	return append(chans, channel{ProviderID: req.ProviderID, IntegrationIdentifier: req.IntegrationIdentifier,
+	return append(chans, Channel{ProviderID: req.ProviderID, IntegrationIdentifier: req.IntegrationIdentifier,
 		IntegrationID: integrationID, Credentials: incoming})
 }
 
 // mergeCredentials is {...old, ...incoming}: every field incoming carries
 // wins, deviceTokens included (a supplied list replaces the stored one).
-func mergeCredentials(old, incoming credentials) credentials {
+func mergeCredentials(old, incoming Credentials) Credentials {
 	pick := func(o, n *string) *string {
 		if n != nil {
 			return n
 		}
 		return o
 	}
-	out := credentials{
+	out := Credentials{
 		WebhookURL:   pick(old.WebhookURL, incoming.WebhookURL),
 		Channel:      pick(old.Channel, incoming.Channel),
 		DeviceTokens: old.DeviceTokens,

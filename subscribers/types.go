@@ -28,7 +28,7 @@ const (
 // credentials is spec §2.4 ChannelCredentials, both as stored and on the
 // wire. Every field is optional; deviceTokens is kept when it is an empty
 // array, so a cleared list reads back as [].
-type credentials struct {
+type Credentials struct {
 	WebhookURL   *string  `json:"webhookUrl,omitempty" validate:"omitempty,max=2048,url"`
 	Channel      *string  `json:"channel,omitempty" validate:"omitempty,max=256"`
 	DeviceTokens []string `json:"deviceTokens,omitzero" validate:"omitempty,max=100,dive,required,max=4096"`
@@ -43,11 +43,11 @@ type credentials struct {
 // what was resolved when it was written ("" when no integration was known);
 // reads resolve an empty one again, so the link appears once the integration
 // exists.
-type channel struct {
+type Channel struct {
 	ProviderID            string      `json:"providerId"`
 	IntegrationIdentifier string      `json:"integrationIdentifier,omitempty"`
 	IntegrationID         string      `json:"_integrationId"`
-	Credentials           credentials `json:"credentials"`
+	Credentials           Credentials `json:"credentials"`
 }
 
 // channelRequest is the body of PATCH and PUT
@@ -56,7 +56,7 @@ type channel struct {
 type channelRequest struct {
 	ProviderID            string       `json:"providerId" validate:"required,oneof=slack discord msteams mattermost ryver zulip grafana-on-call getstream rocket-chat whatsapp-business chat-webhook service-slack fcm apns expo one-signal pushpad push-webhook pusher-beams appio"`
 	IntegrationIdentifier string       `json:"integrationIdentifier" validate:"max=256"`
-	Credentials           *credentials `json:"credentials" validate:"required"`
+	Credentials           *Credentials `json:"credentials" validate:"required"`
 }
 
 // subscriberBody is the body of every subscriber write: POST /v1/subscribers,
@@ -114,7 +114,7 @@ func (b subscriberBody) Valid(context.Context) map[string]string {
 }
 
 // createBody is a subscriberBody whose subscriberId is required: POST
-// /v1/subscribers, POST /v2/subscribers and UpsertSubscriberJSON.
+// /v1/subscribers, POST /v2/subscribers and UpsertSubscribers.
 type createBody subscriberBody
 
 // UnmarshalJSON decodes the body and notes which keys it holds.
@@ -157,9 +157,9 @@ func dedupe(tokens []string) []string {
 	return out
 }
 
-// identity is the part of a spec §2.1 subscriber that names it, as
+// Identity is the part of a spec §2.1 subscriber that names it, as
 // SubscriberIdentityJSON answers it.
-type identity struct {
+type Identity struct {
 	ID           string  `json:"_id"`
 	SubscriberID string  `json:"subscriberId"`
 	FirstName    *string `json:"firstName"`
@@ -167,8 +167,11 @@ type identity struct {
 	Avatar       *string `json:"avatar"`
 }
 
-// subscriberResponse is spec §2.1 SubscriberResponseDto, field for field.
-type subscriberResponse struct {
+// Subscriber is spec §2.1 SubscriberResponseDto, field for field: what the
+// API answers and what the other domains read (a trigger's recipients, a
+// delivery's addressee). A Subscriber another domain holds may share its
+// slices with a cache: read it, never write to it.
+type Subscriber struct {
 	ID             string          `json:"_id"`
 	FirstName      *string         `json:"firstName"`
 	LastName       *string         `json:"lastName"`
@@ -176,7 +179,7 @@ type subscriberResponse struct {
 	Phone          *string         `json:"phone"`
 	Avatar         *string         `json:"avatar"`
 	Locale         *string         `json:"locale"`
-	Channels       []channel       `json:"channels"`
+	Channels       []Channel       `json:"channels"`
 	Topics         []string        `json:"topics"`
 	IsOnline       *bool           `json:"isOnline"`
 	LastOnlineAt   *string         `json:"lastOnlineAt"`
@@ -197,15 +200,59 @@ type subscriber struct {
 	FirstName, LastName, Email, Phone, Avatar, Locale *string
 	Timezone                                          *string
 	Data                                              json.RawMessage // nil for null
-	Channels                                          []channel
+	Channels                                          []Channel
 	Version                                           int
 	CreatedAt, UpdatedAt                              string
 }
 
+// Fields is the subscriber as its spec §2.1 JSON decodes into Go values:
+// what step filters and templates address as subscriber.<field>. Each call
+// builds a new map, so a caller may add to it.
+func (s Subscriber) Fields() map[string]any {
+	m := map[string]any{
+		"_id": s.ID, "firstName": str(s.FirstName), "lastName": str(s.LastName), "email": str(s.Email),
+		"phone": str(s.Phone), "avatar": str(s.Avatar), "locale": str(s.Locale), "timezone": str(s.Timezone),
+		"lastOnlineAt": str(s.LastOnlineAt), "__v": float64(s.Version), "subscriberId": s.SubscriberID,
+		"_organizationId": s.OrganizationID, "_environmentId": s.EnvironmentID, "deleted": s.Deleted,
+		"createdAt": s.CreatedAt, "updatedAt": s.UpdatedAt, "isOnline": nil, "data": nil,
+		"channels": []any{}, "topics": []any{},
+	}
+	if s.IsOnline != nil {
+		m["isOnline"] = *s.IsOnline
+	}
+	for _, t := range s.Topics {
+		m["topics"] = append(m["topics"].([]any), t)
+	}
+	// data is the client's own JSON, and channels are rare and nested:
+	// both are decoded as encoding/json decodes them, so a filter or a
+	// template sees them exactly as it sees the API's answer.
+	if len(s.Data) > 0 {
+		var data any
+		if json.Unmarshal(s.Data, &data) == nil {
+			m["data"] = data
+		}
+	}
+	if len(s.Channels) > 0 {
+		var chans []any
+		if b, err := json.Marshal(s.Channels); err == nil && json.Unmarshal(b, &chans) == nil {
+			m["channels"] = chans
+		}
+	}
+	return m
+}
+
+// str is a nullable string as JSON decodes it: nil or the string.
+func str(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 // toResponse converts a row to spec §2.1. withHidden false leaves out the
 // channels that lists omit (spec §2.3 note).
-func (s *subscriber) toResponse(withHidden bool) subscriberResponse {
-	chans := make([]channel, 0, len(s.Channels))
+func (s *subscriber) toResponse(withHidden bool) Subscriber {
+	chans := make([]Channel, 0, len(s.Channels))
 	for _, c := range s.Channels {
 		if withHidden || !hiddenInLists[c.ProviderID] {
 			chans = append(chans, c)
@@ -215,7 +262,7 @@ func (s *subscriber) toResponse(withHidden bool) subscriberResponse {
 	if data == nil {
 		data = json.RawMessage("null")
 	}
-	return subscriberResponse{
+	return Subscriber{
 		ID: s.ID, FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, Phone: s.Phone,
 		Avatar: s.Avatar, Locale: s.Locale, Channels: chans, Topics: []string{}, Version: s.Version,
 		Data: data, Timezone: s.Timezone, SubscriberID: s.SubscriberID, OrganizationID: s.OrganizationID,
