@@ -1,0 +1,368 @@
+-- The schema every migration builds, as SQLite reports it. Generated:
+-- go test ./migrations -run TestSchema -update
+
+CREATE TABLE activity_broadcasts (
+    environment_id     TEXT NOT NULL,
+    transaction_id     TEXT NOT NULL,
+    organization_id    TEXT NOT NULL,
+    request            TEXT NOT NULL,
+    actor              TEXT NOT NULL,
+    last_subscriber_id TEXT NOT NULL,
+    created_at         TEXT NOT NULL,
+    updated_at         TEXT NOT NULL,
+    PRIMARY KEY (environment_id, transaction_id)
+) WITHOUT ROWID;
+
+CREATE TABLE activity_transactions (
+    environment_id TEXT NOT NULL,
+    transaction_id TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    PRIMARY KEY (environment_id, transaction_id)
+) WITHOUT ROWID;
+
+CREATE TABLE api_keys (
+    hash           TEXT PRIMARY KEY,
+    environment_id TEXT NOT NULL REFERENCES environments (id),
+    user_id        TEXT NOT NULL REFERENCES users (id),
+    hint           TEXT NOT NULL,
+    created_at     TEXT NOT NULL
+);
+
+CREATE INDEX api_keys_environment ON api_keys (environment_id);
+
+CREATE TABLE environments (
+    id              TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL REFERENCES organizations (id),
+    name            TEXT NOT NULL,
+    identifier      TEXT NOT NULL UNIQUE,
+    parent_id       TEXT REFERENCES environments (id),
+    created_at      TEXT NOT NULL,
+    UNIQUE (organization_id, name)
+);
+
+CREATE TABLE "execution_details" (
+    seq             INTEGER PRIMARY KEY,
+    id              TEXT NOT NULL,
+    environment_id  TEXT NOT NULL,
+    notification_id TEXT NOT NULL,
+    job_id          TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    detail          TEXT NOT NULL,
+    source          TEXT NOT NULL,
+    provider_id     TEXT NOT NULL,
+    raw             TEXT,
+    is_retry        INTEGER NOT NULL DEFAULT 0,
+    is_test         INTEGER NOT NULL DEFAULT 0,
+    created_at      TEXT NOT NULL
+);
+
+CREATE INDEX execution_details_notification ON execution_details (notification_id, seq);
+
+CREATE TABLE idempotency_keys (
+    environment_id TEXT NOT NULL,
+    key            TEXT NOT NULL,
+    fingerprint    TEXT NOT NULL,
+    state          TEXT NOT NULL CHECK (state IN ('running', 'done')),
+    status         INTEGER NOT NULL DEFAULT 0,
+    content_type   TEXT NOT NULL DEFAULT '',
+    body           BLOB,
+    created_at     TEXT NOT NULL,
+    expires_at     TEXT NOT NULL,
+    PRIMARY KEY (environment_id, key)
+) WITHOUT ROWID;
+
+CREATE INDEX idempotency_keys_expires ON idempotency_keys (expires_at);
+
+CREATE TABLE integrations (
+    id              TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL REFERENCES organizations (id),
+    environment_id  TEXT NOT NULL REFERENCES environments (id),
+    name            TEXT NOT NULL,
+    identifier      TEXT NOT NULL,
+    provider_id     TEXT NOT NULL,
+    channel         TEXT NOT NULL CHECK (channel IN ('in_app', 'email', 'sms', 'chat', 'push')),
+    credentials     BLOB NOT NULL,
+    configurations  TEXT NOT NULL DEFAULT '{}',
+    conditions      TEXT NOT NULL DEFAULT '[]',
+    active          INTEGER NOT NULL DEFAULT 0,
+    is_primary      INTEGER NOT NULL DEFAULT 0,
+    deleted         INTEGER NOT NULL DEFAULT 0,
+    deleted_at      TEXT,
+    deleted_by      TEXT,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+
+CREATE INDEX integrations_channel ON integrations (environment_id, channel, active) WHERE deleted = 0;
+
+CREATE UNIQUE INDEX integrations_identifier ON integrations (environment_id, identifier) WHERE deleted = 0;
+
+CREATE INDEX integrations_organization ON integrations (organization_id, created_at);
+
+CREATE UNIQUE INDEX integrations_primary ON integrations (environment_id, channel) WHERE is_primary = 1 AND deleted = 0;
+
+CREATE TABLE jobs (
+    id               TEXT PRIMARY KEY,
+    environment_id   TEXT NOT NULL,
+    organization_id  TEXT NOT NULL,
+    notification_id  TEXT NOT NULL REFERENCES notifications (id),
+    transaction_id   TEXT NOT NULL,
+    subscriber_id    TEXT NOT NULL,
+    template_id      TEXT NOT NULL,
+    parent_id        TEXT NOT NULL DEFAULT '',
+    position         INTEGER NOT NULL,
+    type             TEXT NOT NULL,
+    step_id          TEXT NOT NULL,
+    step             TEXT NOT NULL,
+    controls         TEXT NOT NULL,
+    provider_id      TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    stage            TEXT NOT NULL DEFAULT '',
+    digest           TEXT,
+    group_key        TEXT NOT NULL DEFAULT '',
+    merged_digest_id TEXT NOT NULL DEFAULT '',
+    run_at           TEXT,
+    lease_owner      TEXT NOT NULL DEFAULT '',
+    lease_until      TEXT NOT NULL DEFAULT '',
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    created_at       TEXT NOT NULL,
+    updated_at       TEXT NOT NULL
+, interruptions INTEGER NOT NULL DEFAULT 0);
+
+CREATE INDEX jobs_claim ON jobs (
+    (CASE type WHEN 'email' THEN 1 WHEN 'sms' THEN 2 WHEN 'chat' THEN 3 WHEN 'push' THEN 4 ELSE 0 END), run_at, id)
+    WHERE run_at IS NOT NULL;
+
+CREATE INDEX jobs_group ON jobs (group_key, status, created_at) WHERE group_key <> '';
+
+CREATE INDEX jobs_merged ON jobs (merged_digest_id) WHERE merged_digest_id <> '';
+
+CREATE INDEX jobs_notification ON jobs (notification_id, position);
+
+CREATE TABLE messages (
+    id                  TEXT PRIMARY KEY,
+    environment_id      TEXT NOT NULL,
+    organization_id     TEXT NOT NULL,
+    -- job_id is UNIQUE so that delivering the same job twice (a retry) never makes a second message.
+    job_id              TEXT NOT NULL UNIQUE,
+    notification_id     TEXT NOT NULL,
+    subscriber_id       TEXT NOT NULL,              -- the subscriber's _id
+    external_subscriber TEXT NOT NULL,              -- its subscriberId, for when no subscriber source is wired
+    template_id         TEXT NOT NULL DEFAULT '',   -- workflow _id
+    message_template_id TEXT NOT NULL DEFAULT '',   -- step _id
+    template_identifier TEXT NOT NULL DEFAULT '',   -- workflowId
+    step_id             TEXT NOT NULL DEFAULT '',
+    transaction_id      TEXT NOT NULL,
+    channel             TEXT NOT NULL CHECK (channel IN ('in_app', 'email', 'sms', 'chat', 'push')),
+    provider_id         TEXT NOT NULL DEFAULT '',
+    content             TEXT NOT NULL DEFAULT '""',  -- JSON: a string, or an EmailBlock array
+    subject             TEXT,
+    title               TEXT,
+    email               TEXT,
+    phone               TEXT,
+    direct_webhook_url  TEXT,
+    avatar              TEXT,
+    device_tokens       TEXT,                        -- JSON array or NULL
+    cta                 TEXT NOT NULL DEFAULT '{}',
+    payload             TEXT NOT NULL DEFAULT '{}',
+    overrides           TEXT NOT NULL DEFAULT '{}',
+    data                TEXT,                        -- JSON object or NULL
+    tags                TEXT NOT NULL DEFAULT '[]',
+    actor               TEXT NOT NULL DEFAULT '{"type":"none","data":null}',
+    subscriber_summary  TEXT NOT NULL DEFAULT '{}',  -- feed item subscriber at delivery time
+    status              TEXT NOT NULL CHECK (status IN ('sent', 'error', 'warning')),
+    error_id            TEXT,
+    error_text          TEXT,
+    read                INTEGER NOT NULL DEFAULT 0,
+    seen                INTEGER NOT NULL DEFAULT 0,
+    last_read_date      TEXT,
+    last_seen_date      TEXT,
+    delivered_at        TEXT NOT NULL DEFAULT '[]',  -- JSON array of times
+    outcome             TEXT NOT NULL DEFAULT '{}',  -- the DeliverJSON outcome, replayed on a repeat call
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL
+, feed_item TEXT);
+
+CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at, id, read, seen);
+
+CREATE INDEX messages_list ON messages (environment_id, created_at, id, channel);
+
+CREATE INDEX messages_transaction ON messages (environment_id, transaction_id);
+
+CREATE TABLE notification_contexts (
+    environment_id  TEXT NOT NULL,
+    context_key     TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    notification_id TEXT NOT NULL,
+    PRIMARY KEY (environment_id, context_key, created_at, notification_id)
+) WITHOUT ROWID;
+
+CREATE TABLE notification_groups (
+    id              TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL,
+    environment_id  TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    UNIQUE (environment_id, name)
+);
+
+CREATE TABLE notifications (
+    id                       TEXT PRIMARY KEY,
+    environment_id           TEXT NOT NULL,
+    organization_id          TEXT NOT NULL,
+    subscriber_id            TEXT NOT NULL,
+    subscriber_snapshot      TEXT NOT NULL,
+    template_id              TEXT NOT NULL,
+    workflow_id              TEXT NOT NULL,
+    transaction_id           TEXT NOT NULL,
+    digested_notification_id TEXT NOT NULL DEFAULT '',
+    channels                 TEXT NOT NULL,
+    template                 TEXT NOT NULL,
+    payload                  TEXT NOT NULL,
+    overrides                TEXT NOT NULL,
+    recipient                TEXT NOT NULL,
+    tags                     TEXT NOT NULL,
+    severity                 TEXT NOT NULL,
+    critical                 INTEGER NOT NULL,
+    preferences              TEXT NOT NULL,
+    actor                    TEXT NOT NULL,
+    context_keys             TEXT NOT NULL DEFAULT '[]',
+    topics                   TEXT NOT NULL DEFAULT '[]',
+    created_at               TEXT NOT NULL,
+    updated_at               TEXT NOT NULL
+);
+
+CREATE INDEX notifications_list ON notifications (environment_id, created_at, id, severity, channels, template_id, subscriber_id);
+
+CREATE INDEX notifications_severity ON notifications (environment_id, severity, created_at) WHERE severity <> 'none';
+
+CREATE INDEX notifications_subscriber ON notifications (environment_id, subscriber_id, created_at);
+
+CREATE INDEX notifications_template ON notifications (environment_id, template_id, created_at);
+
+CREATE INDEX notifications_transaction ON notifications (environment_id, transaction_id);
+
+CREATE TABLE organizations (
+    id         TEXT PRIMARY KEY,
+    name       TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE settings (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE subscriber_suffixes (
+    field  INTEGER NOT NULL,
+    suffix TEXT NOT NULL,
+    seq    INTEGER NOT NULL, -- subscribers.seq
+    PRIMARY KEY (field, suffix, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE subscribers (
+    seq             INTEGER PRIMARY KEY,
+    id              TEXT NOT NULL UNIQUE,
+    organization_id TEXT NOT NULL,
+    environment_id  TEXT NOT NULL,
+    subscriber_id   TEXT NOT NULL,
+    first_name      TEXT,
+    last_name       TEXT,
+    email           TEXT,
+    phone           TEXT,
+    avatar          TEXT,
+    locale          TEXT,
+    timezone        TEXT,
+    data            TEXT,
+    channels        TEXT NOT NULL DEFAULT '[]',
+    version         INTEGER NOT NULL DEFAULT 0,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    UNIQUE (environment_id, subscriber_id)
+);
+
+CREATE INDEX subscribers_env_created ON subscribers (environment_id, created_at, id);
+
+CREATE INDEX subscribers_env_id ON subscribers (environment_id, id);
+
+CREATE INDEX subscribers_env_updated ON subscribers (environment_id, updated_at, id);
+
+CREATE TRIGGER subscriber_suffixes_delete AFTER DELETE ON subscribers BEGIN
+    DELETE FROM subscriber_suffixes WHERE (field, suffix, seq) IN (
+        SELECT v.field, substr(v.value, p.n, 32), old.seq
+        FROM (SELECT 1 AS field, coalesce(old.email, '') AS value
+              UNION ALL SELECT 2, coalesce(old.phone, '')
+              UNION ALL SELECT 3, trim(coalesce(old.first_name, '') || ' ' || coalesce(old.last_name, ''))) v
+        JOIN suffix_positions p ON p.n <= length(v.value));
+END;
+
+CREATE TRIGGER subscriber_suffixes_insert AFTER INSERT ON subscribers BEGIN
+    INSERT INTO subscriber_suffixes (field, suffix, seq)
+    SELECT DISTINCT v.field, substr(v.value, p.n, 32), new.seq
+    FROM (SELECT 1 AS field, coalesce(new.email, '') AS value
+          UNION ALL SELECT 2, coalesce(new.phone, '')
+          UNION ALL SELECT 3, trim(coalesce(new.first_name, '') || ' ' || coalesce(new.last_name, ''))) v
+    JOIN suffix_positions p ON p.n <= length(v.value);
+END;
+
+CREATE TRIGGER subscriber_suffixes_update AFTER UPDATE OF email, phone, first_name, last_name ON subscribers
+WHEN old.email IS NOT new.email OR old.phone IS NOT new.phone
+  OR old.first_name IS NOT new.first_name OR old.last_name IS NOT new.last_name
+BEGIN
+    DELETE FROM subscriber_suffixes WHERE (field, suffix, seq) IN (
+        SELECT v.field, substr(v.value, p.n, 32), old.seq
+        FROM (SELECT 1 AS field, coalesce(old.email, '') AS value
+              UNION ALL SELECT 2, coalesce(old.phone, '')
+              UNION ALL SELECT 3, trim(coalesce(old.first_name, '') || ' ' || coalesce(old.last_name, ''))) v
+        JOIN suffix_positions p ON p.n <= length(v.value));
+    INSERT INTO subscriber_suffixes (field, suffix, seq)
+    SELECT DISTINCT v.field, substr(v.value, p.n, 32), new.seq
+    FROM (SELECT 1 AS field, coalesce(new.email, '') AS value
+          UNION ALL SELECT 2, coalesce(new.phone, '')
+          UNION ALL SELECT 3, trim(coalesce(new.first_name, '') || ' ' || coalesce(new.last_name, ''))) v
+    JOIN suffix_positions p ON p.n <= length(v.value);
+END;
+
+CREATE TABLE suffix_positions (n INTEGER PRIMARY KEY);
+
+CREATE TABLE users (
+    id              TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL REFERENCES organizations (id),
+    first_name      TEXT NOT NULL,
+    last_name       TEXT NOT NULL,
+    email           TEXT NOT NULL,
+    created_at      TEXT NOT NULL
+);
+
+CREATE TABLE workflows (
+    id                    TEXT PRIMARY KEY,
+    organization_id       TEXT NOT NULL,
+    environment_id        TEXT NOT NULL,
+    workflow_id           TEXT NOT NULL,
+    notification_group_id TEXT NOT NULL REFERENCES notification_groups (id),
+    creator_id            TEXT NOT NULL,
+    name                  TEXT NOT NULL,
+    description           TEXT NOT NULL DEFAULT '',
+    tags                  TEXT NOT NULL DEFAULT '[]',
+    active                INTEGER NOT NULL,
+    validate_payload      INTEGER NOT NULL,
+    payload_schema        TEXT,
+    translation_enabled   INTEGER NOT NULL,
+    severity              TEXT NOT NULL,
+    preferences           TEXT NOT NULL,
+    origin                TEXT NOT NULL,
+    steps                 TEXT NOT NULL DEFAULT '[]',
+    updated_by            TEXT NOT NULL,
+    last_published_at     TEXT,
+    last_published_by     TEXT,
+    last_triggered_at     TEXT,
+    deleted               INTEGER NOT NULL DEFAULT 0,
+    deleted_at            TEXT,
+    deleted_by            TEXT,
+    created_at            TEXT NOT NULL,
+    updated_at            TEXT NOT NULL
+);
+
+CREATE UNIQUE INDEX workflows_identifier ON workflows (environment_id, workflow_id) WHERE deleted = 0;
+
+CREATE INDEX workflows_list ON workflows (environment_id, deleted, created_at, id);
