@@ -16,7 +16,7 @@ import (
 // saves the claim, the two reads and the settlement of a queued job, and
 // the message is in the feed when the trigger is answered. The worker runs
 // every other first step, and one that could not run here (an error
-// reading what it needs), exactly as before: the same runner decides both.
+// reading what it needs), as any other: the same runner decides both.
 //
 // The job is written once, in the state its result leaves it, and so are
 // the jobs after it (settleFirst): where the worker inserts a job, claims,

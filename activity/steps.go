@@ -75,7 +75,7 @@ type jobStep struct {
 }
 
 // parseJobStep reads a job's step snapshot; a snapshot that does not parse
-// reads as a step with no filters, as it always has.
+// reads as a step with no filters.
 func parseJobStep(raw []byte) (jobStep, error) {
 	var step jobStep
 	json.Unmarshal(raw, &step)

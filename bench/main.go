@@ -68,6 +68,7 @@ func run(ctx context.Context, quick bool, only, out string) error {
 
 	rep := &report{Started: time.Now(), Quick: quick, Machine: machine()}
 	b := &bench{dir: dir, sz: sz, rep: rep, judge: !quick}
+	b.pin, b.pinned = planPinning()
 	steps := []func(context.Context) error{b.build, b.floors}
 	switch only {
 	case "":
@@ -101,6 +102,10 @@ type bench struct {
 	bin   string
 	noop  loadResult
 	floor float64 // sqlite floor, deliveries/s
+	// pin splits the CPUs between the server and the load generator when
+	// pinned; otherwise they share them (see pinning).
+	pin    pinning
+	pinned bool
 }
 
 // logf writes a progress line to stderr, with the time since the start, as
@@ -134,9 +139,17 @@ func (b *bench) build(ctx context.Context) error {
 // feed it is the floor of (noopBeside).
 func (b *bench) floors(ctx context.Context) error {
 	b.logf("sqlite floor: %d deliveries", b.sz.floorDelivers)
+	// The floor stands for the server, so it runs on the server's cores;
+	// from then on this process is the load generator, on the others.
+	if err := pinSelf(b.pin.server); err != nil {
+		return err
+	}
 	floor, err := sqliteFloor(ctx, b.dir, b.sz.floorDelivers, 500)
 	if err != nil {
 		return fmt.Errorf("sqlite floor: %w", err)
+	}
+	if err := pinSelf(b.pin.generator); err != nil {
+		return err
 	}
 	b.floor = floor
 	b.rep.add(row{Scenario: "floor", Metric: "sqlite deliveries/s (raw batched rows)", Value: floor, Unit: "deliveries/s", Target: "reported"})

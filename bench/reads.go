@@ -16,8 +16,9 @@ import (
 // feed under 64 clients (scenario 3), and for each kind of search its
 // closed-loop maximum (saturated) and its latency at half that rate (paced).
 type readFigures struct {
-	feed      loadResult
-	feedCPU   float64 // server CPU µs per feed request
+	feed      loadResult // closed-loop, 64 clients: the maximum rate
+	feedPaced loadResult // open-loop at half of feed's rate: the latency
+	feedCPU   float64    // server CPU µs per feed request
 	saturated map[string]loadResult
 	search    map[string]loadResult
 }
@@ -51,8 +52,13 @@ func (b *bench) reads(ctx context.Context) error {
 	b.rep.add(row{Scenario: "3 feed read", Metric: fmt.Sprintf("requests/s (%d subscribers, %d messages in %d inboxes, limit=20, %d clients)", large.subscribers, large.messages, large.inboxes, b.sz.clients),
 		Value: feed.PerSec, Unit: "req/s", Floor: b.noop.PerSec, Target: ">= 30% of noop", Pass: b.result(feed.PerSec >= 0.3*b.noop.PerSec && feed.Errors == 0)})
 	b.rep.add(row{Scenario: "3 feed read", Metric: "server CPU per request", Value: largeFig.feedCPU, Unit: "us", Target: "reported"})
-	b.rep.add(row{Scenario: "3 feed read", Metric: fmt.Sprintf("p99 (p50 %.2f ms), floor the noop's p99", ms(feed.P50)), Value: ms(feed.P99), Unit: "ms",
-		Floor: ms(b.noop.P99), Target: "<= 10 ms", Pass: b.result(feed.P99 <= 10*time.Millisecond)})
+	// The p99 is judged open-loop at half the feed's rate, as scenarios 2
+	// and 4 are: at saturation, 64 closed-loop clients measure their own
+	// queue (latency is 64 ÷ throughput), and that p99 is printed beside.
+	paced := largeFig.feedPaced
+	b.rep.add(row{Scenario: "3 feed read", Metric: fmt.Sprintf("p99 at %.0f req/s, half the max (p50 %.2f ms; saturated p99 %.2f ms, the noop's %.2f ms)",
+		paced.PerSec, ms(paced.P50), ms(feed.P99), ms(b.noop.P99)), Value: ms(paced.P99), Unit: "ms",
+		Target: "<= 10 ms", Pass: b.result(paced.P99 <= 10*time.Millisecond && paced.Errors == 0)})
 	for _, kind := range searchKinds {
 		sat, r := largeFig.saturated[kind], largeFig.search[kind]
 		b.rep.add(row{Scenario: "4 subscriber search", Metric: fmt.Sprintf("%s, %d clients: max rate (p99 %.2f ms at saturation)", kind, b.sz.clients, ms(sat.P99)),
@@ -131,6 +137,9 @@ func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, err
 	cpu0 := srv.cpu()
 	fig.feed = c.run(ctx, b.sz.clients, n, feed)
 	fig.feedCPU = srv.perRequest(cpu0, fig.feed)
+	half := fig.feed.PerSec / 2
+	b.logf("feed at %.0f req/s", half)
+	fig.feedPaced = c.paced(ctx, half, b.pacedCount(half, n/2), func(i int) request { return feed(i + n) })
 	queries := map[string]func(i int) string{
 		"subscriberId":    func(i int) string { return fmt.Sprintf("subscriberId=s%07d", sub(i)) },
 		"email substring": func(i int) string { return fmt.Sprintf("email=user%06d", sub(i)/10) },

@@ -48,11 +48,17 @@ func build(ctx context.Context, pkg, bin string) error {
 // startServer runs bin on the database file db with the benchmark's keys and
 // waits until it answers /healthz.
 func startServer(ctx context.Context, bin, db string) (*server, error) {
+	return startPinned(ctx, "", bin, db)
+}
+
+// startPinned is startServer with the server on the CPUs cpus lists ("" for
+// any, see pinning).
+func startPinned(ctx context.Context, cpus, bin, db string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve")
+	cmd := pinned(cpus, bin, "serve")
 	cmd.Env = append(os.Environ(),
 		"HERALD_ADDR="+addr, "HERALD_DB="+db, "HERALD_API_KEY="+benchKey,
 		"HERALD_SECRET="+benchSecret, "HERALD_LOG_LEVEL=warn")

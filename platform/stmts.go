@@ -10,7 +10,7 @@ import (
 // maxReadStmts bounds how many distinct queries the read pool keeps
 // prepared. Hot queries are a handful of fixed texts; the bound only stops a
 // query built from unbounded input (a payload filter, an IN list) from
-// growing the cache without end. Past it, queries run unprepared as before.
+// growing the cache without end. Past it, queries run unprepared.
 const maxReadStmts = 512
 
 // readStmts caches prepared statements of the read pool by SQL text.

@@ -210,8 +210,8 @@ func TestCredentials_EntryBound(t *testing.T) {
 	is.Equal(len(s.Channels), 50) // nothing added
 }
 
-// A subscriber stored with more entries than the bound, as versions before
-// it could store, still updates the entries it has and grows no further.
+// A subscriber stored with more entries than the bound (written straight
+// to the table) still updates the entries it has and grows no further.
 func TestCredentials_EntryBoundStoredPast(t *testing.T) {
 	is := is.New(t)
 	srv, _ := newServer(t, nil)

@@ -169,7 +169,7 @@ func applied(sub *subscriber, body *subscriberBody, integrationIDs []string) (*s
 // mutable encodes what a write may change (saveTx's columns but __v and
 // updatedAt), for telling whether a write would change anything; nil when
 // it cannot be encoded (stored data that is not JSON), which is taken for a
-// change, so that the write goes ahead as it did before this check.
+// change, so that the write goes ahead.
 func (s *subscriber) mutable() []byte {
 	b, _ := json.Marshal([]any{s.FirstName, s.LastName, s.Email, s.Phone, s.Avatar, s.Locale, s.Timezone,
 		s.Data, s.Channels})
