@@ -30,8 +30,6 @@ type deps struct {
 var (
 	_ subscribers.IntegrationResolver = (*integrations.Store)(nil)
 	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
-	_ workflows.TemplateParser        = (*messaging.Store)(nil)
-	_ workflows.CronParser            = (*activity.Store)(nil)
 	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
 	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
 	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
@@ -74,7 +72,7 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
-	workflows.AddRoutes(mux, workflowStore, integrationStore, messageStore, activityStore)
+	workflows.AddRoutes(mux, workflowStore, integrationStore, messaging.ParseTemplate)
 	messaging.AddRoutes(mux, messageStore)
 
 	// Triggers queue jobs; the worker runs them until ctx is done, and run

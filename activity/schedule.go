@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // number accepts a JSON number or a numeric string, as step controls written
@@ -85,40 +85,6 @@ func (w window) before(t time.Time) (time.Time, error) {
 	return t.Add(-later.Sub(t)), nil
 }
 
-// cronParser reads five-field cron expressions (and an optional seconds field
-// in front), plus descriptors such as @daily.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
-// nextCron returns the first time after t that expr names, in UTC.
-func nextCron(expr string, t time.Time) (next time.Time, err error) {
-	// robfig/cron v3.0.1 slices past the end of a time zone with no
-	// schedule after it ("TZ=UTC") and panics: that expression is invalid
-	// like any other, and the step's configuration fails with it.
-	defer func() {
-		if r := recover(); r != nil {
-			next, err = t, fmt.Errorf("cron %q: not a schedule", expr)
-		}
-	}()
-	sched, err := cronParser.Parse(strings.TrimSpace(expr))
-	if err != nil {
-		return t, fmt.Errorf("cron %q: %w", expr, err)
-	}
-	next = sched.Next(t.UTC())
-	if next.IsZero() {
-		return t, fmt.Errorf("cron %q never fires", expr)
-	}
-	return next, nil
-}
-
-// ParseCron reports whether expr is a schedule a timed delay or digest can
-// wait for: one the parser reads and that fires at least once from now.
-// Workflows check it when a step is written, so a cron that fails every
-// trigger is an issue to fix instead.
-func (s *Store) ParseCron(expr string) error {
-	_, err := nextCron(expr, s.now())
-	return err
-}
-
 // delayConfig is a delay step's controls: regular (amount + unit), timed
 // (cron) or scheduled (an ISO 8601 time read from the payload at delayPath).
 type delayConfig struct {
@@ -162,7 +128,7 @@ func (c delayConfig) until(now time.Time, payload map[string]any) (time.Time, er
 		}
 		return t.UTC(), nil
 	case c.Type == "timed" || (c.Type == "" && c.Cron != ""):
-		return nextCron(c.Cron, now)
+		return workflows.NextCron(c.Cron, now)
 	case c.Type == "" || c.Type == "regular":
 		if c.Unit == "" {
 			return now, fmt.Errorf("amount and unit are required")
@@ -218,7 +184,7 @@ func (c digestConfig) backoff() (window, bool) {
 // until returns when a digest that opens at now fires.
 func (c digestConfig) until(now time.Time) (time.Time, error) {
 	if c.Type == "timed" || c.cron() != "" {
-		return nextCron(c.cron(), now)
+		return workflows.NextCron(c.cron(), now)
 	}
 	if c.Unit == "" {
 		return now, fmt.Errorf("amount and unit are required")

@@ -68,8 +68,8 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 // render (the same engine, filters and tags), without rendering it: a
 // workflow's templates are checked when it is written, so a step that
 // could never render is an issue to fix rather than a failure at every
-// trigger.
-func (s *Store) ParseTemplate(src string) error {
+// trigger (workflows.TemplateParser).
+func ParseTemplate(src string) error {
 	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
 		return nil
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
@@ -34,7 +33,7 @@ func newConformanceServer(t *testing.T) *platformtest.Server {
 				t.Fatalf("seed workflows: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, ints, messaging.NewStore(app.DB, messaging.Sources{}), activity.NewStore(app.DB, app.Clock.Now))
+		workflows.AddRoutes(mux, store, ints, messaging.ParseTemplate)
 	})
 }
 
@@ -253,7 +252,7 @@ func TestConformance_WorkflowSummaries(t *testing.T) {
 				t.Fatalf("seed: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, nil, nil, nil)
+		workflows.AddRoutes(mux, store, nil, nil)
 	})
 	var ids []string
 	for _, body := range []string{`{"name":"All",` + allSteps + `}`, `{"name":"Gone","steps":[]}`} {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // IntegrationChecker tells whether an environment can deliver on a channel.
@@ -16,26 +17,16 @@ type IntegrationChecker interface {
 	HasActiveIntegration(ctx context.Context, environmentID, channel string) (bool, error)
 }
 
-// TemplateParser parses a template as deliveries will render it.
-// messaging.Store satisfies it; a nil parser means templates are not parsed.
-type TemplateParser interface {
-	ParseTemplate(src string) error
-}
-
-// CronParser parses a cron expression as timed delays and digests will
-// read it. activity.Store satisfies it; a nil parser means crons are not
-// parsed for issues.
-type CronParser interface {
-	ParseCron(expr string) error
-}
+// TemplateParser parses a template as deliveries will render it, with the
+// same engine, filters and tags: messaging.ParseTemplate. A nil parser means
+// templates are not parsed for issues.
+type TemplateParser func(src string) error
 
 // checkers are what a workflow's issues are checked against: its
-// environment's integrations, the template engine and the cron parser.
-// Any may be nil.
+// environment's integrations and the template engine. Either may be nil.
 type checkers struct {
 	integrations IntegrationChecker
 	templates    TemplateParser
-	crons        CronParser
 }
 
 // subscriberVariables are the subscriber fields a template may use.
@@ -201,8 +192,8 @@ func contentIssues(w *workflow, i int, variables schema, checks checkers) map[st
 			}
 		}
 		// A cron the step could never wait for fails every trigger.
-		if cron, _ := st.ControlValues["cron"].(string); timed && cron != "" && checks.crons != nil {
-			if err := checks.crons.ParseCron(cron); err != nil {
+		if cron, _ := st.ControlValues["cron"].(string); timed && cron != "" {
+			if _, err := NextCron(cron, time.Now()); err != nil {
 				add("cron", runtimeIssue{IssueType: issueIllegalVariable, Message: "The cron cannot be used: " + err.Error()})
 			}
 		}
@@ -217,7 +208,7 @@ func contentIssues(w *workflow, i int, variables schema, checks checkers) map[st
 		// arguments) it reports itself; any other template that would
 		// fail to parse at every trigger is an issue too.
 		if len(found) == 0 && checks.templates != nil {
-			if err := checks.templates.ParseTemplate(s); err != nil {
+			if err := checks.templates(s); err != nil {
 				add(path, runtimeIssue{IssueType: issueIllegalVariable, Message: "The template cannot be parsed: " + err.Error()})
 			}
 		}

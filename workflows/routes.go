@@ -4,10 +4,9 @@ import "net/http"
 
 // AddRoutes registers the workflow API (spec §2.14, §4.9; contract §7).
 // checker may be nil: workflows then carry no MISSING_INTEGRATION issues;
-// parser and crons may be nil: templates and crons are then not parsed for
-// issues.
-func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker, parser TemplateParser, crons CronParser) {
-	checks := checkers{integrations: checker, templates: parser, crons: crons}
+// parser may be nil: templates are then not parsed for issues.
+func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker, parser TemplateParser) {
+	checks := checkers{integrations: checker, templates: parser}
 	mux.Handle("POST /v2/workflows", handleWorkflowCreate(store, checks))
 	mux.Handle("GET /v2/workflows", handleWorkflowList(store, checks))
 	mux.Handle("GET /v2/workflows/{workflowId}", handleWorkflowGet(store, checks))
