@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
 )
@@ -156,7 +157,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Background work (the delivery worker) stops claiming when ctx is done
 	// and registers here how to wait for what it is still running.
 	var stoppers []func(context.Context)
-	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
+	err = start(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
 		workers: cfg.workers, stoppers: &stoppers})
 	if err != nil {
 		return err
@@ -197,6 +198,40 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+// environmentSeeder creates what a domain needs in every environment from the
+// first start on: the in-app integration, the default notification group.
+type environmentSeeder interface {
+	SeedEnvironment(ctx context.Context, env platform.Environment) error
+}
+
+// start wires the domains onto mux (wire) and starts what runs beside the
+// server: it seeds each environment, starts the delivery worker, and goes
+// on with the broadcasts an earlier process left half sent. The worker runs
+// until ctx is done; what waits for it is registered in d.stoppers. run and
+// the end-to-end tests both call it, so the tests start Herald as run does.
+func start(ctx context.Context, mux *http.ServeMux, d deps) error {
+	w, err := wire(mux, d)
+	if err != nil {
+		return err
+	}
+	for _, s := range []environmentSeeder{w.integrations, w.workflows} {
+		for _, env := range d.environments {
+			if err := s.SeedEnvironment(ctx, env); err != nil {
+				return err
+			}
+		}
+	}
+	w.worker.Start(ctx)
+	// ResumeBroadcasts reads which broadcasts to go on with before the
+	// server takes requests, so none begun by this process is taken for one
+	// of those.
+	resumed := activity.ResumeBroadcasts(ctx, w.activity, w.workflows, w.subscribers, d.logger)
+	if d.stoppers != nil {
+		*d.stoppers = append(*d.stoppers, w.worker.Stop, resumed)
 	}
 	return nil
 }

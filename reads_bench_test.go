@@ -105,7 +105,7 @@ func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error)
 	b.Cleanup(cancel)
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
-	err = wire(wctx, mux, deps{db: db, logger: logger, secret: []byte("read-bench-secret-0123456789abcdef0123"),
+	err = start(wctx, mux, deps{db: db, logger: logger, secret: []byte("read-bench-secret-0123456789abcdef0123"),
 		now: time.Now, environments: envs})
 	if err != nil {
 		return nil, err

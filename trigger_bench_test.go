@@ -50,7 +50,7 @@ func startBenchApp(b *testing.B) *benchApp {
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
 	var stoppers []func(context.Context)
-	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs, stoppers: &stoppers})
+	err = start(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs, stoppers: &stoppers})
 	if err != nil {
 		b.Fatal(err)
 	}

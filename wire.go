@@ -14,15 +14,15 @@ import (
 	"github.com/herald-notify/herald/workflows"
 )
 
-// deps is what the domains are built from.
+// deps is what the domains are built from, and what start starts them with.
 type deps struct {
 	db           *platform.DB
 	logger       *slog.Logger
-	secret       []byte           // encrypts integration credentials
-	now          func() time.Time // injected so tests can move time
-	environments []platform.Environment
+	secret       []byte                       // encrypts integration credentials
+	now          func() time.Time             // injected so tests can move time
+	environments []platform.Environment       // what start seeds
 	workers      int                          // delivery workers; 0 means the default
-	stoppers     *[]func(ctx context.Context) // where background work registers its stop; nil in tests that do not stop it
+	stoppers     *[]func(ctx context.Context) // where start registers how to stop background work; nil in tests that do not stop it
 }
 
 // The domains call each other only through interfaces they declare; these
@@ -38,20 +38,23 @@ var (
 	_ activity.Messenger              = (*messaging.Store)(nil)
 )
 
-// environmentSeeder creates what a domain needs in every environment from the
-// first start on: the in-app integration, the default notification group.
-type environmentSeeder interface {
-	SeedEnvironment(ctx context.Context, env platform.Environment) error
+// wired is what wire builds: each domain's store, connected to the others,
+// and the delivery worker, not yet started (start starts it).
+type wired struct {
+	integrations *integrations.Store
+	workflows    *workflows.Store
+	subscribers  *subscribers.Store
+	activity     *activity.Store
+	worker       *activity.Worker
 }
 
 // wire builds every domain's store, connects the domains through the small
-// interfaces each declares, seeds each environment, and registers every
-// route on mux. run and the end-to-end tests both call it, so the tests
-// exercise the real wiring.
-func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
+// interfaces each declares, and registers every route on mux. It starts
+// nothing: start, which run and the end-to-end tests call, does.
+func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	integrationStore, err := integrations.NewStore(d.db, d.secret)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	workflowStore := workflows.NewStore(d.db)
 	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
@@ -61,32 +64,14 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 		Integrations: integrationStore,
 	}).WithClock(d.now)
 	activityStore := activity.NewStore(d.db, d.now)
-
-	for _, s := range []environmentSeeder{integrationStore, workflowStore} {
-		for _, env := range d.environments {
-			if err := s.SeedEnvironment(ctx, env); err != nil {
-				return err
-			}
-		}
-	}
+	worker := activity.NewWorker(activityStore, subscriberStore, messageStore,
+		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
 
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
 	workflows.AddRoutes(mux, workflowStore, integrationStore, messaging.ParseTemplate)
 	messaging.AddRoutes(mux, messageStore)
-
-	// Triggers queue jobs; the worker runs them until ctx is done, and run
-	// waits for it through the stopper it registers.
-	worker := activity.NewWorker(activityStore, subscriberStore, messageStore,
-		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
-	worker.Start(ctx)
-	// A broadcast that an earlier process left half sent goes on where it
-	// stopped. ResumeBroadcasts reads which before the server takes
-	// requests, so none begun by this process is taken for one of those.
-	resumed := activity.ResumeBroadcasts(ctx, activityStore, workflowStore, subscriberStore, d.logger)
-	if d.stoppers != nil {
-		*d.stoppers = append(*d.stoppers, worker.Stop, resumed)
-	}
-	return nil
+	return &wired{integrations: integrationStore, workflows: workflowStore, subscribers: subscriberStore,
+		activity: activityStore, worker: worker}, nil
 }

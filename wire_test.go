@@ -31,7 +31,7 @@ func startWired(t testing.TB) (*platformtest.Server, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		err := wire(ctx, mux, deps{
+		err := start(ctx, mux, deps{
 			db:           app.DB,
 			logger:       app.Logger,
 			secret:       app.Secret,
@@ -195,7 +195,7 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	// The next start, wired as run wires it.
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)
-	err = wire(ctx, http.NewServeMux(), deps{db: srv.App.DB, logger: srv.App.Logger, secret: srv.App.Secret,
+	err = start(ctx, http.NewServeMux(), deps{db: srv.App.DB, logger: srv.App.Logger, secret: srv.App.Secret,
 		now: srv.App.Clock.Now, environments: []platform.Environment{srv.App.Development, srv.App.Production}, stoppers: &stoppers})
 	is.NoErr(err) // restarted
 	t.Cleanup(func() {
