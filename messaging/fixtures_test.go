@@ -12,6 +12,7 @@ import (
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // fakeSources stands in for the subscribers, workflows and integrations
@@ -43,27 +44,28 @@ func (f *fakeSources) SubscribersByID(_ context.Context, env string, ids []strin
 	return out, nil
 }
 
-func (f *fakeSources) SubscriberIdentityJSON(_ context.Context, env, subscriberID string) (json.RawMessage, error) {
+func (f *fakeSources) SubscriberIdentity(_ context.Context, env, subscriberID string) (subscribers.Identity, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	sub, ok := f.subscribers[env][subscriberID]
 	if !ok {
-		return nil, platform.ErrNotFound
+		return subscribers.Identity{}, platform.ErrNotFound
 	}
-	identity := map[string]any{}
-	for _, k := range []string{"_id", "subscriberId", "firstName", "lastName", "avatar"} {
-		if v, ok := sub[k]; ok {
-			identity[k] = v
-		}
-	}
-	return json.Marshal(identity)
+	var id subscribers.Identity
+	b, _ := json.Marshal(sub)
+	err := json.Unmarshal(b, &id)
+	return id, err
 }
 
-func (f *fakeSources) WorkflowSummariesJSON(_ context.Context, _ string, ids []string) (map[string]json.RawMessage, error) {
-	out := map[string]json.RawMessage{}
+func (f *fakeSources) WorkflowSummaries(_ context.Context, _ string, ids []string) (map[string]workflows.Summary, error) {
+	out := map[string]workflows.Summary{}
 	for _, id := range ids {
 		if w, ok := f.workflows[id]; ok {
-			out[id] = w
+			var sum workflows.Summary
+			if err := json.Unmarshal(w, &sum); err != nil {
+				return nil, err
+			}
+			out[id] = sum
 		}
 	}
 	return out, nil

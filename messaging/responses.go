@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // resolveSubscriber turns a subscriberId into the subscriber's _id and its
@@ -24,41 +25,22 @@ func (s *Store) resolveSubscriber(ctx context.Context, env, subscriberID string)
 		}
 		return id, sum, err
 	}
-	raw, err := s.src.Subscribers.SubscriberIdentityJSON(ctx, env, subscriberID)
+	id, err := s.src.Subscribers.SubscriberIdentity(ctx, env, subscriberID)
 	if errors.Is(err, platform.ErrNotFound) {
 		return "", nil, platform.NotFound("Subscriber %s not found", subscriberID)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("read subscriber %s: %w", subscriberID, err)
 	}
-	o, err := s.owners.Get(env+"\x00"+subscriberID, raw, parseOwner)
-	if err != nil {
-		return "", nil, fmt.Errorf("decode subscriber %s: %w", subscriberID, err)
-	}
-	return o.id, o.summary, nil
-}
-
-// owner is the subscriber a feed or mark-as request names: its _id and its
-// summary as feed items embed it.
-type owner struct {
-	id      string
-	summary json.RawMessage
-}
-
-func parseOwner(raw []byte) (owner, error) {
-	var sub subscribers.Identity
-	if err := json.Unmarshal(raw, &sub); err != nil {
-		return owner{}, err
-	}
-	sum, err := json.Marshal(summary{ID: sub.ID, FirstName: sub.FirstName, LastName: sub.LastName, Avatar: sub.Avatar, SubscriberID: sub.SubscriberID})
-	return owner{id: sub.ID, summary: sum}, err
+	sum, err := json.Marshal(summary{ID: id.ID, FirstName: id.FirstName, LastName: id.LastName, Avatar: id.Avatar, SubscriberID: id.SubscriberID})
+	return id.ID, sum, err
 }
 
 // messageResponses turns rows into spec §2.10 messages, embedding each
 // subscriber and workflow, read in one batch per source.
 func (s *Store) messageResponses(ctx context.Context, env string, rows []*message) ([]messageResponse, error) {
 	var subs map[string]subscribers.Subscriber
-	var templates map[string]json.RawMessage
+	var templates map[string]workflows.Summary
 	var err error
 	if s.src.Subscribers != nil && len(rows) > 0 {
 		if subs, err = s.src.Subscribers.SubscribersByID(ctx, env, distinct(rows, func(m *message) string { return m.SubscriberID })); err != nil {
@@ -66,7 +48,7 @@ func (s *Store) messageResponses(ctx context.Context, env string, rows []*messag
 		}
 	}
 	if s.src.Workflows != nil && len(rows) > 0 {
-		if templates, err = s.src.Workflows.WorkflowSummariesJSON(ctx, env, distinct(rows, func(m *message) string { return m.TemplateID })); err != nil {
+		if templates, err = s.src.Workflows.WorkflowSummaries(ctx, env, distinct(rows, func(m *message) string { return m.TemplateID })); err != nil {
 			return nil, fmt.Errorf("read workflows: %w", err)
 		}
 	}
@@ -76,7 +58,9 @@ func (s *Store) messageResponses(ctx context.Context, env string, rows []*messag
 		if sub, ok := subs[m.SubscriberID]; ok {
 			out[i].Subscriber = &sub
 		}
-		out[i].Template = templates[m.TemplateID]
+		if sum, ok := templates[m.TemplateID]; ok {
+			out[i].Template = &sum
+		}
 	}
 	return out, nil
 }

@@ -26,7 +26,6 @@ type Store struct {
 	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
 	byJob  *sql.Stmt // a job's message, on the read pool, once prepared
 
-	owners       platform.ParseCache[owner]       // feed owners, parsed from Subscribers' JSON
 	integrations platform.ParseCache[integration] // active integrations, by environment, channel and rank
 }
 

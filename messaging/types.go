@@ -7,23 +7,24 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // SubscriberSource reads subscribers; subscribers.Store satisfies it.
 type SubscriberSource interface {
 	// SubscribersByID returns spec §2.1 subscribers keyed by their _id.
 	SubscribersByID(ctx context.Context, environmentID string, ids []string) (map[string]subscribers.Subscriber, error)
-	// SubscriberIdentityJSON returns by subscriberId the spec §2.1 fields that
+	// SubscriberIdentity returns by subscriberId the spec §2.1 fields that
 	// name one subscriber (_id, subscriberId, firstName, lastName, avatar),
 	// or platform.ErrNotFound.
-	SubscriberIdentityJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error)
+	SubscriberIdentity(ctx context.Context, environmentID, subscriberID string) (subscribers.Identity, error)
 }
 
 // WorkflowSource reads the workflow summaries embedded in messages;
 // workflows.Store satisfies it.
 type WorkflowSource interface {
-	// WorkflowSummariesJSON returns spec §2.10.1 summaries keyed by workflow _id.
-	WorkflowSummariesJSON(ctx context.Context, environmentID string, ids []string) (map[string]json.RawMessage, error)
+	// WorkflowSummaries returns spec §2.10.1 summaries keyed by workflow _id.
+	WorkflowSummaries(ctx context.Context, environmentID string, ids []string) (map[string]workflows.Summary, error)
 }
 
 // IntegrationSource lists the integrations a delivery may use;
@@ -188,7 +189,7 @@ type messageResponse struct {
 	JobID              string                  `json:"_jobId"`
 	FeedID             *string                 `json:"_feedId"`
 	Subscriber         *subscribers.Subscriber `json:"subscriber,omitempty"`
-	Template           json.RawMessage         `json:"template,omitempty"`
+	Template           *workflows.Summary      `json:"template,omitempty"`
 	TemplateIdentifier string                  `json:"templateIdentifier,omitempty"`
 	CreatedAt          string                  `json:"createdAt"`
 	UpdatedAt          string                  `json:"updatedAt"`

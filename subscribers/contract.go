@@ -94,13 +94,15 @@ func (s *Store) SubscribersBySubscriberID(ctx context.Context, environmentID str
 	return out, nil
 }
 
-// SubscriberIdentityJSON returns, by subscriberId, the spec §2.1 fields that
+// SubscriberIdentity returns, by subscriberId, the spec §2.1 fields that
 // name one subscriber: _id, subscriberId, firstName, lastName and avatar; or
 // platform.ErrNotFound. A feed embeds them in every item on every request,
 // so they are read on their own: five columns of one row, without the
-// channels, their integrations and the rest of a whole document.
-func (s *Store) SubscriberIdentityJSON(ctx context.Context, environmentID, subscriberID string) (json.RawMessage, error) {
-	return cacheFor(s.db).identities.Get(subscriberKey(environmentID, subscriberID), func() ([]byte, error) {
+// channels, their integrations and the rest of a whole subscriber. They are
+// cached as JSON (a ByteCache: two heap objects however many it holds, for
+// the collector to mark) and decoded per call.
+func (s *Store) SubscriberIdentity(ctx context.Context, environmentID, subscriberID string) (Identity, error) {
+	raw, err := cacheFor(s.db).identities.Get(subscriberKey(environmentID, subscriberID), func() ([]byte, error) {
 		var id Identity
 		err := s.db.QueryRow(ctx, `SELECT id, subscriber_id, first_name, last_name, avatar
 			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID).
@@ -113,6 +115,12 @@ func (s *Store) SubscriberIdentityJSON(ctx context.Context, environmentID, subsc
 		}
 		return json.Marshal(id)
 	})
+	if err != nil {
+		return Identity{}, err
+	}
+	var id Identity
+	err = json.Unmarshal(raw, &id)
+	return id, err
 }
 
 // UpsertSubscribers creates or updates subscribers from bodies shaped

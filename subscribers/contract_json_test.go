@@ -72,3 +72,11 @@ func docMap(subs map[string]subscribers.Subscriber) (map[string]json.RawMessage,
 	}
 	return out, nil
 }
+
+func identityDoc(store *subscribers.Store, ctx context.Context, env, subscriberID string) (json.RawMessage, error) {
+	id, err := store.SubscriberIdentity(ctx, env, subscriberID)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(id)
+}

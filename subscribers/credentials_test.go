@@ -279,10 +279,10 @@ func TestStore_Contract(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(string(bySubscriberID["bob"]), string(bobDoc)) // the one read, likewise
 
-		raw, err := store.SubscriberIdentityJSON(ctx, dev.EnvironmentID, "ada")
+		raw, err := identityDoc(store, ctx, dev.EnvironmentID, "ada")
 		is.NoErr(err)
 		is.Equal(string(raw), `{"_id":"`+ada.ID+`","subscriberId":"ada","firstName":null,"lastName":null,"avatar":null}`) // the naming fields only
-		_, err = store.SubscriberIdentityJSON(ctx, srv.App.Production.ID, "ada")
+		_, err = identityDoc(store, ctx, srv.App.Production.ID, "ada")
 		is.Equal(err, platform.ErrNotFound) // another environment's subscriberId is not found
 
 		after := func(from string) []string {
@@ -320,7 +320,7 @@ func TestStore_Contract(t *testing.T) {
 			if err := json.Unmarshal(raw, &sub); err != nil {
 				return "", err
 			}
-			identity, err := store.SubscriberIdentityJSON(ctx, env, id)
+			identity, err := identityDoc(store, ctx, env, id)
 			return fmt.Sprintf("%s %d channels; %s", *sub.FirstName, len(sub.Channels), identity), err
 		}
 		bobIdentity := func(name string) string {

@@ -42,7 +42,7 @@ type resultCache struct {
 	// Subscriber answers them: a trigger reads its recipient on every
 	// request.
 	docs platform.WriteCache[Subscriber]
-	// identities are what SubscriberIdentityJSON answers, for feeds: small,
+	// identities are what SubscriberIdentity answers, for feeds: small,
 	// and as many as the inboxes being read, so kept where the collector
 	// does not walk them one by one.
 	identities platform.ByteCache

@@ -158,7 +158,7 @@ func dedupe(tokens []string) []string {
 }
 
 // Identity is the part of a spec §2.1 subscriber that names it, as
-// SubscriberIdentityJSON answers it.
+// SubscriberIdentity answers it.
 type Identity struct {
 	ID           string  `json:"_id"`
 	SubscriberID string  `json:"subscriberId"`

@@ -276,7 +276,7 @@ func TestConformance_WorkflowSummaries(t *testing.T) {
 	res.Decode(t, &synced)
 
 	check := func(env platform.Environment, ids []string) {
-		got, err := store.WorkflowSummariesJSON(t.Context(), env.ID, ids)
+		got, err := summariesJSON(store, t.Context(), env.ID, ids)
 		is.NoErr(err)                // summaries read
 		is.Equal(len(got), len(ids)) // deleted ones included
 		for id, raw := range got {

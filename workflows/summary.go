@@ -8,9 +8,10 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// workflowSummary is the workflow embedded in a message (spec §2.10.1). The
-// id and deletion strings are never null (contract §9).
-type workflowSummary struct {
+// Summary is the workflow embedded in a message (spec §2.10.1), as the
+// messages list shows it. The id and deletion strings are never null
+// (contract §9).
+type Summary struct {
 	ID                  string             `json:"_id"`
 	Name                string             `json:"name"`
 	Description         string             `json:"description"`
@@ -60,10 +61,10 @@ type notificationGroup struct {
 	OrganizationID string `json:"_organizationId"`
 }
 
-// WorkflowSummariesJSON returns spec §2.10.1 workflow summaries keyed by workflow _id, deleted ones included.
-func (s *Store) WorkflowSummariesJSON(ctx context.Context, environmentID string, ids []string) (out map[string]json.RawMessage, err error) {
+// WorkflowSummaries returns spec §2.10.1 workflow summaries keyed by workflow _id, deleted ones included.
+func (s *Store) WorkflowSummaries(ctx context.Context, environmentID string, ids []string) (out map[string]Summary, err error) {
 	defer platform.Wrap(&err, "workflow summaries")
-	out = map[string]json.RawMessage{}
+	out = map[string]Summary{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -96,17 +97,13 @@ func (s *Store) WorkflowSummariesJSON(ctx context.Context, environmentID string,
 		return nil, err
 	}
 	for _, w := range list {
-		b, err := json.Marshal(toSummary(w, groups))
-		if err != nil {
-			return nil, err
-		}
-		out[w.ID] = b
+		out[w.ID] = toSummary(w, groups)
 	}
 	return out, nil
 }
 
-func toSummary(w *workflow, groups map[string]string) workflowSummary {
-	sum := workflowSummary{
+func toSummary(w *workflow, groups map[string]string) Summary {
+	sum := Summary{
 		ID: w.ID, Name: w.Name, Description: w.Description, Active: w.Active,
 		Critical: w.Preferences.Default.All.ReadOnly, Deleted: w.Deleted,
 		OrganizationID: w.OrganizationID, CreatorID: w.CreatorID, EnvironmentID: w.EnvironmentID,

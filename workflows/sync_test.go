@@ -119,7 +119,7 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"x"}},
 		         {"name":"Bundle","type":"digest","controlValues":{"amount":5,"unit":"minutes","digestKey":"payload.a"}}]}`)
 
-	sums, err := store.WorkflowSummariesJSON(ctx, dev, []string{w.ID, "0123456789abcdef01234567"})
+	sums, err := summariesJSON(store, ctx, dev, []string{w.ID, "0123456789abcdef01234567"})
 	is.NoErr(err)          // summaries read
 	is.Equal(len(sums), 1) // unknown ids are absent
 	var sum map[string]any
@@ -172,13 +172,13 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 	is.Equal(srv.Dev.Do(t, "DELETE", "/v2/workflows/sum", "").Status, 204) // deleted
 	_, err = store.TriggerWorkflowJSON(ctx, dev, "sum")
 	is.True(errors.Is(err, platform.ErrNotFound)) // deleted workflows cannot be triggered
-	sums, err = store.WorkflowSummariesJSON(ctx, dev, []string{w.ID})
+	sums, err = summariesJSON(store, ctx, dev, []string{w.ID})
 	is.NoErr(err)                              // summaries of deleted workflows still resolve
 	is.NoErr(json.Unmarshal(sums[w.ID], &sum)) // deleted summary is JSON
 	is.Equal(sum["deleted"], true)             // marked deleted
 	is.True(sum["deletedAt"].(string) != "")   // with a time
 	is.Equal(sum["deletedBy"], w.UpdatedBy.ID) // and who
-	sums, err = store.WorkflowSummariesJSON(ctx, srv.App.Production.ID, []string{w.ID})
+	sums, err = summariesJSON(store, ctx, srv.App.Production.ID, []string{w.ID})
 	is.NoErr(err)          // summaries of the other environment read
 	is.Equal(len(sums), 0) // summaries are per environment
 }
