@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // chainStep is what every job of one workflow step carries, the same for
@@ -15,7 +16,7 @@ import (
 // and group keys: building and marshalling each job's step snapshot was a
 // tenth of a trigger's work before the write.
 type chainStep struct {
-	step     workflowStep
+	step     workflows.Step
 	snapshot json.RawMessage // the job's copy of its step (contract §8)
 	values   json.RawMessage
 	provider string
@@ -23,29 +24,23 @@ type chainStep struct {
 	groupBy  string // the payload path digest or throttle jobs are grouped by
 }
 
-// chainSteps returns the chain of wf: the trigger step, then each active
-// step, each the parent of the next.
-func chainSteps(wf workflowDoc) []chainStep {
-	steps := []workflowStep{{ID: triggerStepID(wf.ID), StepID: stepTrigger, Type: stepTrigger, Name: "trigger"}}
-	for _, s := range wf.Steps {
-		if s.Active == nil || *s.Active {
-			steps = append(steps, s)
-		}
-	}
+// chainSteps returns the chain of wf: the trigger step, then each step,
+// each the parent of the next.
+func chainSteps(wf *workflows.Workflow) []chainStep {
+	steps := append([]workflows.Step{{ID: triggerStepID(wf.ID), StepID: stepTrigger, Type: stepTrigger, Name: "trigger"}}, wf.Steps...)
 	chain := make([]chainStep, len(steps))
 	for i, st := range steps {
-		c := chainStep{step: st, values: st.values(), provider: "service"}
+		c := chainStep{step: st, values: json.RawMessage(`{}`), provider: "service"}
+		if len(st.ControlValues) > 0 {
+			c.values, _ = json.Marshal(st.ControlValues)
+		}
 		var parentStep any
 		if i > 0 {
 			parentStep = steps[i-1].ID
 		}
-		filters := st.Filters
-		if !isArray(filters) {
-			filters = json.RawMessage(`[]`)
-		}
 		snapshot := map[string]any{
 			"_id": st.ID, "_templateId": st.ID, "active": true, "name": firstNonEmpty(st.Name, st.StepID),
-			"filters": filters, "_parentId": parentStep, "controlVariables": c.values,
+			"filters": []any{}, "_parentId": parentStep, "controlVariables": c.values,
 		}
 		switch st.Type {
 		case stepDigest:

@@ -15,22 +15,24 @@ import (
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
-// fakeWorkflows serves workflow documents from a map keyed by environment and workflowId.
+// fakeWorkflows serves workflows from a map keyed by environment and
+// workflowId: a test writes any workflow, valid or not, in one line.
 type fakeWorkflows struct {
 	mu sync.Mutex
-	m  map[string]json.RawMessage
+	m  map[string]*workflows.Workflow
 }
 
-func (f *fakeWorkflows) TriggerWorkflowJSON(ctx context.Context, environmentID, workflowID string) (json.RawMessage, error) {
+func (f *fakeWorkflows) TriggerWorkflow(ctx context.Context, environmentID, workflowID string) (*workflows.Workflow, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	doc, ok := f.m[environmentID+"/"+workflowID]
+	wf, ok := f.m[environmentID+"/"+workflowID]
 	if !ok {
 		return nil, platform.ErrNotFound
 	}
-	return doc, nil
+	return wf, nil
 }
 
 func (f *fakeWorkflows) Triggered(context.Context, string, string, time.Time) error { return nil }
@@ -42,7 +44,8 @@ func (f *fakeWorkflows) remove(env, workflowID string) {
 	delete(f.m, env+"/"+workflowID)
 }
 
-// add stores a workflow; steps are step documents without _id, which add fills in.
+// add stores a workflow given as its JSON fields, extra over the defaults;
+// steps are step documents without _id, which add fills in.
 func (f *fakeWorkflows) add(t testing.TB, env, workflowID string, extra map[string]any, steps ...map[string]any) string {
 	t.Helper()
 	id := platform.NewID()
@@ -62,12 +65,16 @@ func (f *fakeWorkflows) add(t testing.TB, env, workflowID string, extra map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	wf := &workflows.Workflow{}
+	if err := json.Unmarshal(b, wf); err != nil {
+		t.Fatal(err)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
-		f.m = map[string]json.RawMessage{}
+		f.m = map[string]*workflows.Workflow{}
 	}
-	f.m[env+"/"+workflowID] = b
+	f.m[env+"/"+workflowID] = wf
 	return id
 }
 
@@ -76,7 +83,7 @@ func step(stepID, typ string, values map[string]any) map[string]any {
 	if values == nil {
 		values = map[string]any{}
 	}
-	return map[string]any{"stepId": stepID, "type": typ, "controls": map[string]any{"values": values}}
+	return map[string]any{"stepId": stepID, "type": typ, "controlValues": values}
 }
 
 // listedSubscribers is the real subscribers store, with a hook that fails

@@ -32,7 +32,7 @@ import (
 // first steps are left to the worker, so a trigger for 100 recipients (or a
 // bulk of 100 such triggers) is not held for minutes.
 func (t *triggerer) runFirst(ctx context.Context, p *plan, until time.Time) {
-	if t.run == nil || len(p.steps) == 0 || p.steps[0].Type != "in_app" {
+	if t.run == nil || len(p.wf.Steps) == 0 || p.wf.Steps[0].Type != "in_app" {
 		return
 	}
 	n := p.notificationContext()
@@ -104,13 +104,7 @@ func (p *plan) notificationContext() notificationCtx {
 	channels, _ := json.Marshal(p.channels)
 	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
 	return notificationCtx{TemplateID: p.wf.ID, WorkflowID: p.wf.WorkflowID, Payload: p.payload, Overrides: p.overrides,
-		Tags: tags, Preferences: p.preferences(), Actor: p.actor, Channels: string(channels), Critical: p.critical}
+		Tags: tags, Preferences: p.preferences, Actor: p.actor, Channels: string(channels), Critical: p.critical}
 }
 
-// preferences is the workflow's preferences object, {} when it has none.
-func (p *plan) preferences() json.RawMessage {
-	if isObject(p.wf.Preferences) {
-		return p.wf.Preferences
-	}
-	return json.RawMessage(`{}`)
-}
+

@@ -13,6 +13,7 @@ import (
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -262,10 +263,10 @@ func newQueue(t *testing.T) (*Store, *platformtest.Clock, *plan) {
 	clock := platformtest.NewClock(t0)
 	s := NewStore(platformtest.NewDB(t), clock.Now)
 	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
-	wf := workflowDoc{ID: platform.NewID(), WorkflowID: "w",
-		Steps: []workflowStep{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}, {ID: platform.NewID(), StepID: "mail", Type: "email"}}}
+	wf := &workflows.Workflow{ID: platform.NewID(), WorkflowID: "w", Active: true,
+		Steps: []workflows.Step{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}, {ID: platform.NewID(), StepID: "mail", Type: "email"}}}
 	p := &plan{tenant: tenant, transactionID: "tx", payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
-		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), steps: wf.Steps, chain: chainSteps(wf),
+		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), preferences: json.RawMessage(`{}`), chain: chainSteps(wf),
 		recipients: []recipient{{id: platform.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
 	p.planChain(&p.recipients[0], clock.Now())
 	is.NoErr(s.insertTrigger(ctx, p, true))

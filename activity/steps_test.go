@@ -162,14 +162,13 @@ func TestThrottle_SkipsOverLimit(t *testing.T) {
 	is.Equal(h.msg.callCount(), 4)                                                          // over-limit run sent nothing
 }
 
-func TestConditions_FiltersAndSkip(t *testing.T) {
+func TestConditions_Skip(t *testing.T) {
 	h := newHarness(t)
 	h.wf.add(t, h.App.Development.ID, "cond", nil,
 		step("maybe", "in_app", map[string]any{"skip": map[string]any{"==": []any{map[string]any{"var": "payload.quiet"}, true}}}),
-		map[string]any{"stepId": "vip", "type": "email", "controls": map[string]any{"values": map[string]any{"subject": "s", "body": "b"}},
-			"filters": []any{map[string]any{"isNegated": false, "type": "GROUP", "value": "AND", "children": []any{
-				map[string]any{"field": "data.plan", "value": "pro", "operator": "EQUAL", "on": "subscriber"},
-				map[string]any{"field": "amount", "value": "100", "operator": "LARGER", "on": "payload"}}}}})
+		step("vip", "email", map[string]any{"subject": "s", "body": "b", "skip": map[string]any{"or": []any{
+			map[string]any{"!=": []any{map[string]any{"var": "subscriber.data.plan"}, "pro"}},
+			map[string]any{"<=": []any{map[string]any{"var": "payload.amount"}, 100}}}}}))
 	for _, tc := range []struct {
 		name, body string
 		want       []string

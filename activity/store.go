@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // Store owns the activity tables: notifications, jobs (the queue) and
@@ -297,7 +298,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 	channels, _ := json.Marshal(p.channels)
 	keys, _ := json.Marshal(nonNilStrings(p.contextKeys))
 	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
-	prefs := p.preferences()
+	prefs := p.preferences
 	for i := range p.recipients {
 		rc := &p.recipients[i]
 		at := platform.FormatTime(rc.at)
@@ -355,7 +356,7 @@ type jobRow struct {
 	id       string
 	parent   string // the parent job's id, "" for the trigger job
 	position int
-	step     workflowStep
+	step     workflows.Step
 	snapshot json.RawMessage // the job's copy of its step (contract §8)
 	values   json.RawMessage
 	provider string

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // maxRecipients is the most subscribers one trigger's `to` may name (contract §7).
@@ -212,15 +213,15 @@ type triggerer struct {
 	workflows      Workflows
 	subscribers    Subscribers
 	run            *runner // the worker's, for running first in-app steps; nil runs none
-	workflowParses platform.ParseCache[parsedWorkflow]
+	workflowParses parsedWorkflows
 }
 
 // plan is everything a trigger writes, decided before the write transaction.
 type plan struct {
 	tenant        platform.Tenant
 	transactionID string
-	wf            workflowDoc
-	steps         []workflowStep // the active ones, in order
+	wf            *workflows.Workflow
+	preferences   json.RawMessage // as the notification stores them
 	payload       json.RawMessage
 	overrides     json.RawMessage
 	severity      string
@@ -246,7 +247,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	if txID == "" {
 		txID = newTransactionID()
 	}
-	raw, err := t.workflows.TriggerWorkflowJSON(ctx, tenant.EnvironmentID, req.Name)
+	wf, err := t.workflows.TriggerWorkflow(ctx, tenant.EnvironmentID, req.Name)
 	if errors.Is(err, platform.ErrNotFound) {
 		return nil, nil, &platform.Error{
 			Status:  http.StatusUnprocessableEntity,
@@ -258,13 +259,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	if err != nil {
 		return nil, nil, fmt.Errorf("find workflow: %w", err)
 	}
-	// Workflows answers with the same JSON until the workflow changes, and
-	// parsing it was the costliest step of a trigger before the write.
-	parsed, err := t.workflowParses.Get(tenant.EnvironmentID+"\x00"+req.Name, raw, parseWorkflow)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read workflow %s: %w", req.Name, err)
-	}
-	wf := parsed.wf
+	parsed := t.workflowParses.get(wf)
 	payload := req.Payload
 	if isNull(payload) {
 		payload = json.RawMessage(`{}`)
@@ -275,16 +270,11 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 			return nil, nil, err
 		}
 	}
-	if wf.Active != nil && !*wf.Active {
+	if !wf.Active {
 		return nil, &triggerResult{Acknowledged: true, Status: triggerNotActive, TransactionID: txID}, nil
 	}
-	p := &plan{tenant: tenant, transactionID: txID, wf: wf, payload: payload}
-	for _, s := range wf.Steps {
-		if s.Active == nil || *s.Active {
-			p.steps = append(p.steps, s)
-		}
-	}
-	if len(p.steps) == 0 {
+	p := &plan{tenant: tenant, transactionID: txID, wf: wf, payload: payload, preferences: parsed.preferences}
+	if len(wf.Steps) == 0 {
 		return nil, &triggerResult{Acknowledged: true, Status: triggerNoActiveSteps, TransactionID: txID}, nil
 	}
 	p.overrides = req.Overrides
@@ -298,13 +288,13 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 		json.Unmarshal(p.overrides, &ov)
 	}
 	p.severity = firstNonEmpty(ov.Severity, wf.Severity, "none")
-	p.critical = parsed.critical
+	p.critical = wf.Preferences.Default.All.ReadOnly // contract §9
 	p.actor = noActor
 	if p.contextKeys, err = contextKeys(req.Context); err != nil {
 		return nil, nil, platform.InvalidField("context", nil, "%s", err.Error())
 	}
 	p.template, p.chain = parsed.template, parsed.chain
-	for _, s := range p.steps {
+	for _, s := range wf.Steps {
 		if !slices.Contains(p.channels, s.Type) {
 			p.channels = append(p.channels, s.Type)
 		}
@@ -552,7 +542,7 @@ func newTransactionID() string {
 }
 
 // templateSummary is the notification's template: {_id, name, origin, triggers}.
-func templateSummary(wf workflowDoc) json.RawMessage {
+func templateSummary(wf *workflows.Workflow) json.RawMessage {
 	type variable struct {
 		Name string `json:"name"`
 	}

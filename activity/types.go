@@ -8,18 +8,21 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // Workflows is what activity needs from the workflows domain.
 type Workflows interface {
-	// TriggerWorkflowJSON returns the workflow whose workflowId is given, as
-	// the spec §2.14 response JSON, or platform.ErrNotFound.
-	TriggerWorkflowJSON(ctx context.Context, environmentID, workflowID string) (json.RawMessage, error)
+	// TriggerWorkflow returns the workflow whose workflowId is given, or
+	// platform.ErrNotFound. The same *Workflow comes back until the
+	// workflow changes.
+	TriggerWorkflow(ctx context.Context, environmentID, workflowID string) (*workflows.Workflow, error)
 	// Triggered records that the workflow (by _id) was triggered at at.
 	Triggered(ctx context.Context, environmentID, id string, at time.Time) error
 }
@@ -100,47 +103,9 @@ var defaultProviders = map[string]string{
 	"push":   "push-webhook",
 }
 
-// workflowDoc is the part of the spec §2.14 workflow a trigger reads.
-type workflowDoc struct {
-	ID              string          `json:"_id"`
-	WorkflowID      string          `json:"workflowId"`
-	Name            string          `json:"name"`
-	Active          *bool           `json:"active"`
-	ValidatePayload bool            `json:"validatePayload"`
-	PayloadSchema   json.RawMessage `json:"payloadSchema"`
-	Preferences     json.RawMessage `json:"preferences"`
-	Severity        string          `json:"severity"`
-	Tags            []string        `json:"tags"`
-	Origin          string          `json:"origin"`
-	Steps           []workflowStep  `json:"steps"`
-}
-
-// workflowStep is one step of a workflowDoc.
-type workflowStep struct {
-	ID       string          `json:"_id"`
-	StepID   string          `json:"stepId"`
-	Type     string          `json:"type"`
-	Name     string          `json:"name"`
-	Active   *bool           `json:"active"`
-	Filters  json.RawMessage `json:"filters"`
-	Controls struct {
-		Values json.RawMessage `json:"values"`
-	} `json:"controls"`
-	ControlValues json.RawMessage `json:"controlValues"`
-}
-
-// values returns the step's control values, from controls.values or the
-// older controlValues, as an object.
-func (s workflowStep) values() json.RawMessage {
-	for _, v := range []json.RawMessage{s.Controls.Values, s.ControlValues} {
-		if isObject(v) {
-			return v
-		}
-	}
-	return json.RawMessage(`{}`)
-}
-
-// preferencesDoc is the workflow preferences object of contract §9.
+// preferencesDoc is a notification's preferences column: the workflow's
+// preferences (contract §9) as the trigger stored them. Every field is
+// optional, so a row stored with fewer of them reads as what it says.
 type preferencesDoc struct {
 	Default *preferenceSet `json:"default"`
 	User    *preferenceSet `json:"user"`
@@ -206,24 +171,42 @@ func isObject(raw json.RawMessage) bool {
 	return false
 }
 
-// parsedWorkflow is a workflow as a trigger reads it, with the template
-// summary of the notifications it creates.
+// parsedWorkflow is what a trigger derives from a workflow, the same for
+// every trigger until the workflow changes: the template summary of its
+// notifications, its job chain and its preferences as stored.
 type parsedWorkflow struct {
-	wf       workflowDoc
-	template json.RawMessage
-	chain    []chainStep
-	critical bool // the workflow's preferences make it critical
+	wf          *workflows.Workflow
+	template    json.RawMessage
+	chain       []chainStep
+	preferences json.RawMessage
 }
 
-func parseWorkflow(raw []byte) (parsedWorkflow, error) {
-	var p parsedWorkflow
-	if err := json.Unmarshal(raw, &p.wf); err != nil {
-		return p, err
+func parseWorkflow(wf *workflows.Workflow) *parsedWorkflow {
+	prefs, _ := json.Marshal(wf.Preferences)
+	return &parsedWorkflow{wf: wf, template: templateSummary(wf), chain: chainSteps(wf), preferences: prefs}
+}
+
+// parsedWorkflows keeps each parsedWorkflow while workflows answers the same
+// *Workflow, which it does until the workflow's next write: building the
+// chain's snapshots was a tenth of a trigger's work before the write.
+type parsedWorkflows struct {
+	mu sync.Mutex
+	m  map[*workflows.Workflow]*parsedWorkflow
+}
+
+// maxParsedWorkflows bounds the cache; past it, it starts over.
+const maxParsedWorkflows = 1024
+
+func (c *parsedWorkflows) get(wf *workflows.Workflow) *parsedWorkflow {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.m[wf]; ok {
+		return p
 	}
-	p.template = templateSummary(p.wf)
-	p.chain = chainSteps(p.wf)
-	var prefs preferencesDoc
-	json.Unmarshal(p.wf.Preferences, &prefs)
-	p.critical = prefs.critical()
-	return p, nil
+	if c.m == nil || len(c.m) >= maxParsedWorkflows {
+		c.m = map[*workflows.Workflow]*parsedWorkflow{}
+	}
+	p := parseWorkflow(wf)
+	c.m[wf] = p
+	return p
 }

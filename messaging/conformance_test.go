@@ -66,27 +66,14 @@ func (w *wired) sendStep(t *testing.T, workflowID string, index int, subscriberI
 func (w *wired) send(t *testing.T, workflowID string, index int, controls map[string]any, subscriberID, transactionID string, payload any) map[string]any {
 	t.Helper()
 	env := w.srv.App.Development
-	raw, err := w.flows.TriggerWorkflowJSON(t.Context(), env.ID, workflowID)
+	wf, err := w.flows.TriggerWorkflow(t.Context(), env.ID, workflowID)
 	if err != nil {
 		t.Fatalf("workflow %s: %v", workflowID, err)
 	}
-	var wf struct {
-		ID    string `json:"_id"`
-		Steps []struct {
-			ID       string `json:"_id"`
-			StepID   string `json:"stepId"`
-			Type     string `json:"type"`
-			Controls struct {
-				Values map[string]any `json:"values"`
-			} `json:"controls"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal(raw, &wf); err != nil {
-		t.Fatalf("decode workflow: %v", err)
-	}
 	st := wf.Steps[index]
+	values := st.ControlValues
 	if controls != nil {
-		st.Controls.Values = controls
+		values = controls
 	}
 	sub, err := w.subs.Subscriber(t.Context(), env.ID, subscriberID)
 	if err != nil {
@@ -97,7 +84,7 @@ func (w *wired) send(t *testing.T, workflowID string, index int, controls map[st
 		JobID: platform.NewID(), NotificationID: platform.NewID(), EnvironmentID: env.ID,
 		OrganizationID: env.OrganizationID, TransactionID: transactionID, Channel: st.Type,
 		StepID: st.StepID, StepDatabaseID: st.ID, WorkflowDatabaseID: wf.ID, WorkflowID: workflowID,
-		Subscriber: sub, Controls: st.Controls.Values, Payload: rawPayload,
+		Subscriber: sub, Controls: values, Payload: rawPayload,
 		Overrides: json.RawMessage(`{}`), Tags: []string{"news"}, Actor: json.RawMessage(`{"type":"none","data":null}`),
 	}
 	res, write, err := w.messages.Deliver(t.Context(), d)

@@ -18,10 +18,10 @@ type Store struct {
 	db  *platform.DB
 	now func() time.Time
 
-	// Triggers read their workflow on every request; its JSON is cached
-	// until the next workflow write through this store. Keyed by
-	// environment + "\x00" + workflowId.
-	triggers platform.WriteCache[json.RawMessage]
+	// Triggers read their workflow on every request; it is cached until
+	// the next workflow write through this store. Keyed by environment +
+	// "\x00" + workflowId.
+	triggers platform.WriteCache[*Workflow]
 
 	// lastTriggered is when each workflow's lastTriggeredAt was last
 	// written, by _id (Triggered).
@@ -258,7 +258,7 @@ func encodeJSON(w *workflow) (tags, prefs, steps string, err error) {
 	}
 	st := w.Steps
 	if st == nil {
-		st = []step{}
+		st = []Step{}
 	}
 	var b [3][]byte
 	for i, v := range []any{t, w.Preferences, st} {

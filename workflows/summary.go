@@ -148,7 +148,7 @@ func triggerVariables(raw json.RawMessage) []variableName {
 
 // stepMetadata is the delay or digest metadata of a NotificationStep (spec
 // §2.10.1), from the step's control values; nil for other kinds.
-func stepMetadata(st step) map[string]any {
+func stepMetadata(st Step) map[string]any {
 	cv := st.ControlValues
 	if st.Type != "delay" && st.Type != "digest" {
 		return nil
@@ -178,24 +178,37 @@ func stepMetadata(st step) map[string]any {
 	return md
 }
 
-// TriggerWorkflowJSON returns the workflow whose workflowId is given, as the spec §2.14 response JSON
-// (with steps[].controls.values, steps[]._id, stepId, type, name; preferences; payloadSchema;
-// validatePayload; active; severity; tags; origin; _id; workflowId; name), or platform.ErrNotFound.
-// Deleted workflows are not found. Issues carry no integration check here.
-// Answers are cached until the next workflow write through s, and shared:
-// callers must not modify them.
-func (s *Store) TriggerWorkflowJSON(ctx context.Context, environmentID, workflowID string) (out json.RawMessage, err error) {
+// Workflow is a workflow as a trigger runs it: the spec §2.14 fields that
+// decide what a trigger creates. TriggerWorkflow answers the same *Workflow
+// until the workflow's next write, shared with its cache: read it, never
+// write to it.
+type Workflow struct {
+	ID              string          `json:"_id"`
+	WorkflowID      string          `json:"workflowId"`
+	Name            string          `json:"name"`
+	Active          bool            `json:"active"`
+	ValidatePayload bool            `json:"validatePayload"`
+	PayloadSchema   json.RawMessage `json:"payloadSchema"` // a JSON Schema; nil when there is none
+	Preferences     Preferences     `json:"preferences"`
+	Severity        string          `json:"severity"`
+	Tags            []string        `json:"tags"`
+	Origin          string          `json:"origin"`
+	Steps           []Step          `json:"steps"`
+}
+
+// TriggerWorkflow returns the workflow whose workflowId is given, or
+// platform.ErrNotFound; deleted workflows are not found. Answers are cached
+// until the next workflow write through s.
+func (s *Store) TriggerWorkflow(ctx context.Context, environmentID, workflowID string) (out *Workflow, err error) {
 	defer platform.Wrap(&err, "trigger workflow %s", workflowID)
-	return s.triggers.Get(environmentID+"\x00"+workflowID, func() (json.RawMessage, error) {
+	return s.triggers.Get(environmentID+"\x00"+workflowID, func() (*Workflow, error) {
 		w, err := scanWorkflow(s.db.R.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows
 			WHERE environment_id = ? AND workflow_id = ? AND deleted = 0`, environmentID, workflowID))
 		if err != nil {
 			return nil, err
 		}
-		res, err := toResponse(ctx, w, nil)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(res)
+		return &Workflow{ID: w.ID, WorkflowID: w.WorkflowID, Name: w.Name, Active: w.Active,
+			ValidatePayload: w.ValidatePayload, PayloadSchema: w.PayloadSchema, Preferences: w.Preferences,
+			Severity: w.Severity, Tags: w.Tags, Origin: w.Origin, Steps: w.Steps}, nil
 	})
 }

@@ -151,26 +151,27 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 	is.Equal(md["type"], "regular")        // digest metadata
 	is.Equal(md["digestKey"], "payload.a") // with its digest key
 
-	raw, err := store.TriggerWorkflowJSON(ctx, dev, "sum")
-	is.NoErr(err) // trigger lookup
-	var tw wfResponse
-	is.NoErr(json.Unmarshal(raw, &tw))                   // spec §2.14 JSON
-	is.Equal(tw.ID, w.ID)                                // same workflow
-	is.Equal(tw.Steps[1].Controls.Values["amount"], 5.0) // controls.values present
-	_, err = store.TriggerWorkflowJSON(ctx, srv.App.Production.ID, "sum")
+	tw, err := store.TriggerWorkflow(ctx, dev, "sum")
+	is.NoErr(err)                                      // trigger lookup
+	is.Equal(tw.ID, w.ID)                              // same workflow
+	is.Equal(tw.Steps[1].ControlValues["amount"], 5.0) // control values present
+	is.True(tw.Preferences.Default.All.ReadOnly)       // preferences resolved
+	again, err := store.TriggerWorkflow(ctx, dev, "sum")
+	is.NoErr(err)
+	is.True(again == tw) // the cached answer, the same value until a write
+	_, err = store.TriggerWorkflow(ctx, srv.App.Production.ID, "sum")
 	is.True(errors.Is(err, platform.ErrNotFound)) // other environment: not found
 
 	res := srv.Dev.Do(t, "PUT", "/v2/workflows/sum", `{"name":"Summarised","active":true,
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"x"}},
 		         {"name":"Bundle","type":"digest","controlValues":{"amount":7,"unit":"minutes"}}]}`)
 	is.Equal(res.Status, 200) // updated
-	raw, err = store.TriggerWorkflowJSON(ctx, dev, "sum")
-	is.NoErr(err)                                        // trigger lookup after the update
-	is.NoErr(json.Unmarshal(raw, &tw))                   // spec §2.14 JSON
-	is.Equal(tw.Steps[1].Controls.Values["amount"], 7.0) // the cached answer gave way to the update
+	tw, err = store.TriggerWorkflow(ctx, dev, "sum")
+	is.NoErr(err)                                      // trigger lookup after the update
+	is.Equal(tw.Steps[1].ControlValues["amount"], 7.0) // the cached answer gave way to the update
 
 	is.Equal(srv.Dev.Do(t, "DELETE", "/v2/workflows/sum", "").Status, 204) // deleted
-	_, err = store.TriggerWorkflowJSON(ctx, dev, "sum")
+	_, err = store.TriggerWorkflow(ctx, dev, "sum")
 	is.True(errors.Is(err, platform.ErrNotFound)) // deleted workflows cannot be triggered
 	sums, err = summariesJSON(store, ctx, dev, []string{w.ID})
 	is.NoErr(err)                              // summaries of deleted workflows still resolve

@@ -106,9 +106,9 @@ type workflow struct {
 	PayloadSchema        json.RawMessage // nil when there is none
 	IsTranslationEnabled bool
 	Severity             string
-	Preferences          preferences
+	Preferences          Preferences
 	Origin               string
-	Steps                []step
+	Steps                []Step
 	UpdatedBy            string
 	LastPublishedAt      string
 	LastPublishedBy      string
@@ -120,8 +120,9 @@ type workflow struct {
 	UpdatedAt            string
 }
 
-// step is a stored step, also its JSON form in the steps column.
-type step struct {
+// Step is a workflow's step, as stored (its JSON form is the steps column)
+// and as a trigger reads it.
+type Step struct {
 	ID            string         `json:"_id"`
 	StepID        string         `json:"stepId"`
 	Name          string         `json:"name"`
@@ -129,25 +130,25 @@ type step struct {
 	ControlValues map[string]any `json:"controlValues"`
 }
 
-// preferences is a workflow's resolved preferences, in the response shape of
-// contract §9; stored as JSON.
-type preferences struct {
-	Default channelPreferences  `json:"default"`
-	User    *channelPreferences `json:"user"`
+// Preferences are a workflow's resolved preferences, in the response shape
+// of contract §9; stored as JSON.
+type Preferences struct {
+	Default ChannelPreferences  `json:"default"`
+	User    *ChannelPreferences `json:"user"`
 }
 
-// channelPreferences is a complete WorkflowPreferences object.
-type channelPreferences struct {
-	All      allPreference             `json:"all"`
-	Channels map[string]enabledSetting `json:"channels"`
+// ChannelPreferences is a complete WorkflowPreferences object.
+type ChannelPreferences struct {
+	All      AllPreference             `json:"all"`
+	Channels map[string]EnabledSetting `json:"channels"`
 }
 
-type allPreference struct {
+type AllPreference struct {
 	Enabled  bool `json:"enabled"`
 	ReadOnly bool `json:"readOnly"`
 }
 
-type enabledSetting struct {
+type EnabledSetting struct {
 	Enabled bool `json:"enabled"`
 }
 
@@ -170,7 +171,7 @@ type workflowResponse struct {
 	LastPublishedBy      *userRef        `json:"lastPublishedBy,omitempty"`
 	Steps                []stepResponse  `json:"steps"`
 	Origin               string          `json:"origin"`
-	Preferences          preferences     `json:"preferences"`
+	Preferences          Preferences     `json:"preferences"`
 	Status               string          `json:"status"`
 	LastTriggeredAt      *string         `json:"lastTriggeredAt"`
 	PayloadExample       any             `json:"payloadExample"`

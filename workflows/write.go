@@ -12,17 +12,17 @@ import (
 )
 
 // defaultPreferences is every channel on, nothing read-only (contract §9).
-func defaultPreferences() channelPreferences {
-	p := channelPreferences{All: allPreference{Enabled: true}, Channels: map[string]enabledSetting{}}
+func defaultPreferences() ChannelPreferences {
+	p := ChannelPreferences{All: AllPreference{Enabled: true}, Channels: map[string]EnabledSetting{}}
 	for _, c := range channels {
-		p.Channels[c] = enabledSetting{Enabled: true}
+		p.Channels[c] = EnabledSetting{Enabled: true}
 	}
 	return p
 }
 
 // merge returns base with the values set in over applied.
-func (base channelPreferences) merge(over *preferenceSet) channelPreferences {
-	out := channelPreferences{All: base.All, Channels: map[string]enabledSetting{}}
+func (base ChannelPreferences) merge(over *preferenceSet) ChannelPreferences {
+	out := ChannelPreferences{All: base.All, Channels: map[string]EnabledSetting{}}
 	for k, v := range base.Channels {
 		out.Channels[k] = v
 	}
@@ -39,7 +39,7 @@ func (base channelPreferences) merge(over *preferenceSet) channelPreferences {
 	}
 	for c, v := range over.Channels {
 		if v.Enabled != nil {
-			out.Channels[c] = enabledSetting{Enabled: *v.Enabled}
+			out.Channels[c] = EnabledSetting{Enabled: *v.Enabled}
 		}
 	}
 	return out
@@ -79,7 +79,7 @@ func apply(w *workflow, req workflowRequest, creating bool) error {
 		w.Severity = "none"
 	}
 	if req.Preferences != nil || creating {
-		var p preferences
+		var p Preferences
 		var set, user *preferenceSet
 		if req.Preferences != nil {
 			set, user = req.Preferences.Workflow, req.Preferences.User
@@ -172,7 +172,7 @@ func applyPatch(w *workflow, req patchRequest) error {
 // resolveSteps builds the new step list: a step matched by _id or stepId
 // keeps its _id; a step without stepId gets a slug of its name, unique in the
 // workflow.
-func resolveSteps(existing []step, reqs []stepRequest, fields map[string]platform.FieldError) []step {
+func resolveSteps(existing []Step, reqs []stepRequest, fields map[string]platform.FieldError) []Step {
 	used := map[string]bool{}
 	for i, r := range reqs {
 		if r.StepID == "" {
@@ -183,10 +183,10 @@ func resolveSteps(existing []step, reqs []stepRequest, fields map[string]platfor
 		}
 		used[r.StepID] = true
 	}
-	out := make([]step, 0, len(reqs))
+	out := make([]Step, 0, len(reqs))
 	claimed := map[string]bool{} // existing _ids already matched
 	for i, r := range reqs {
-		var match *step
+		var match *Step
 		for j := range existing {
 			e := &existing[j]
 			if !claimed[e.ID] && (r.ID != "" && e.ID == r.ID || r.ID == "" && r.StepID != "" && e.StepID == r.StepID) {
@@ -194,7 +194,7 @@ func resolveSteps(existing []step, reqs []stepRequest, fields map[string]platfor
 				break
 			}
 		}
-		st := step{StepID: r.StepID, Name: r.Name, Type: r.Type}
+		st := Step{StepID: r.StepID, Name: r.Name, Type: r.Type}
 		switch raw := bytes.TrimSpace(r.ControlValues); {
 		case len(raw) == 0: // absent: a matched step keeps its values
 			if match != nil {
