@@ -106,5 +106,3 @@ func (p *plan) notificationContext() notificationCtx {
 	return notificationCtx{TemplateID: p.wf.ID, WorkflowID: p.wf.WorkflowID, Payload: p.payload, Overrides: p.overrides,
 		Tags: tags, Preferences: p.preferences, Actor: p.actor, Channels: string(channels), Critical: p.critical}
 }
-
-

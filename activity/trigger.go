@@ -7,205 +7,16 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
-	"github.com/herald-notify/herald/workflows"
 )
 
-// maxRecipients is the most subscribers one trigger's `to` may name (contract §7).
-const maxRecipients = 100
-
-// Trigger statuses of the 201 answer (reference: packages/shared events.ts).
-const (
-	triggerProcessed     = "processed"
-	triggerNotActive     = "trigger_not_active"
-	triggerNoActiveSteps = "no_workflow_active_steps_defined"
-)
-
-// triggerRequest is the body of POST /v1/events/trigger and one event of the
-// bulk body. `to`, payload and overrides stay raw: `to` has three shapes and
-// the payload is handed on exactly as the client wrote it.
-type triggerRequest struct {
-	Name          string          `json:"name" validate:"required"`
-	To            json.RawMessage `json:"to"`
-	Payload       json.RawMessage `json:"payload"`
-	Overrides     json.RawMessage `json:"overrides"`
-	TransactionID string          `json:"transactionId" validate:"max=255"`
-	Actor         json.RawMessage `json:"actor"`
-	Tenant        json.RawMessage `json:"tenant"`
-	Context       json.RawMessage `json:"context"`
-}
-
-// maxContextKeys is how many entries a trigger's context may have, as the
-// reference allows.
-const maxContextKeys = 5
-
-// contextKeys turns a trigger's context, {"tenant": "acme"} or {"tenant":
-// {"id": "acme", "data": {…}}}, into its sorted "type:id" keys.
-func contextKeys(raw json.RawMessage) ([]string, error) {
-	keys := []string{}
-	if isNull(raw) {
-		return keys, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, errors.New("must be an object")
-	}
-	if len(m) > maxContextKeys {
-		return nil, fmt.Errorf("must have at most %d entries", maxContextKeys)
-	}
-	for typ, v := range m {
-		var id string
-		if json.Unmarshal(v, &id) != nil {
-			var obj struct {
-				ID string `json:"id"`
-			}
-			if json.Unmarshal(v, &obj) != nil || obj.ID == "" {
-				return nil, fmt.Errorf("entry %q must be an id or an object with an id", typ)
-			}
-			id = obj.ID
-		}
-		if id == "" || typ == "" {
-			return nil, fmt.Errorf("entry %q must name a type and an id", typ)
-		}
-		keys = append(keys, typ+":"+id)
-	}
-	sort.Strings(keys)
-	return keys, nil
-}
-
-// Valid checks what the tags cannot: the shapes of to, payload and overrides.
-func (r triggerRequest) Valid(ctx context.Context) map[string]string {
-	problems := map[string]string{}
-	if isNull(r.To) {
-		problems["to"] = "is required"
-	} else if _, err := parseRecipients(r.To); err != nil {
-		problems["to"] = err.Error()
-	}
-	if !isNull(r.Payload) && !isObject(r.Payload) {
-		problems["payload"] = "must be an object"
-	}
-	if !isNull(r.Overrides) && !isObject(r.Overrides) {
-		problems["overrides"] = "must be an object"
-	}
-	var actorID string
-	switch {
-	case isNull(r.Actor) || isObject(r.Actor):
-	case json.Unmarshal(r.Actor, &actorID) != nil:
-		problems["actor"] = "must be a subscriberId or a subscriber object"
-	case strings.TrimSpace(actorID) == "":
-		problems["actor"] = "must not be an empty subscriberId"
-	}
-	if _, err := contextKeys(r.Context); err != nil {
-		problems["context"] = err.Error()
-	}
-	var tenantID string
-	if !isNull(r.Tenant) && !isObject(r.Tenant) && json.Unmarshal(r.Tenant, &tenantID) != nil {
-		problems["tenant"] = "must be a tenant identifier or a tenant object"
-	}
-	return problems
-}
-
-// triggerResult is the 201 body of a trigger.
-type triggerResult struct {
-	Acknowledged  bool     `json:"acknowledged"`
-	Status        string   `json:"status"`
-	TransactionID string   `json:"transactionId"`
-	Error         []string `json:"error,omitempty"`
-}
-
-// recipientRef is one entry of `to`: a subscriberId or a subscriber object.
-type recipientRef struct {
-	subscriberID string
-	object       json.RawMessage // the subscriber body to upsert; nil for a bare id
-}
-
-// parseRecipients reads `to`: a subscriberId, a subscriber object, or an
-// array of either, at most maxRecipients.
-func parseRecipients(raw json.RawMessage) ([]recipientRef, error) {
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil {
-		list = []json.RawMessage{raw}
-	}
-	if len(list) == 0 {
-		return nil, errors.New("must name at least one subscriber")
-	}
-	if len(list) > maxRecipients {
-		return nil, fmt.Errorf("must name at most %d subscribers", maxRecipients)
-	}
-	refs := make([]recipientRef, 0, len(list))
-	for _, item := range list {
-		var id string
-		if json.Unmarshal(item, &id) == nil {
-			if strings.TrimSpace(id) == "" {
-				return nil, errors.New("must not contain an empty subscriberId")
-			}
-			refs = append(refs, recipientRef{subscriberID: id})
-			continue
-		}
-		var obj struct {
-			SubscriberID *string `json:"subscriberId"`
-			Type         string  `json:"type"`
-		}
-		if json.Unmarshal(item, &obj) != nil {
-			return nil, errors.New("must be a subscriberId, a subscriber object or an array of them")
-		}
-		if strings.EqualFold(obj.Type, "topic") {
-			return nil, errors.New("topics are not supported; name subscribers")
-		}
-		if obj.SubscriberID == nil || strings.TrimSpace(*obj.SubscriberID) == "" {
-			return nil, errors.New("each subscriber object needs a subscriberId")
-		}
-		refs = append(refs, recipientRef{subscriberID: *obj.SubscriberID, object: item})
-	}
-	return refs, nil
-}
-
-// recipient is a resolved subscriber a notification is created for.
-type recipient struct {
-	id           string                  // database _id
-	subscriberID string                  // the client's subscriberId
-	snapshot     json.RawMessage         // {_id, subscriberId, firstName, …}: the list's fallback
-	to           json.RawMessage         // what the trigger said, as an object
-	sub          *subscribers.Subscriber // the whole subscriber, for running the first step inline
-
-	// Decided by planChain before the write.
-	nid   string    // the notification's _id
-	at    time.Time // when the notification was created
-	jobs  []jobRow
-	first write       // the rest of the first step's result (its message), when the trigger ran it (inline.go)
-	later []detailRow // the details that result records, written after every "Step queued"
-}
-
-// subscriberSummary is the part of a spec §2.1 subscriber activity keeps.
-type subscriberSummary struct {
-	ID           string  `json:"_id"`
-	SubscriberID string  `json:"subscriberId"`
-	FirstName    *string `json:"firstName,omitempty"`
-	LastName     *string `json:"lastName,omitempty"`
-	Email        *string `json:"email,omitempty"`
-	Phone        *string `json:"phone,omitempty"`
-}
-
-// summaryOf is the part of sub that activity keeps.
-func summaryOf(sub *subscribers.Subscriber) subscriberSummary {
-	return subscriberSummary{ID: sub.ID, SubscriberID: sub.SubscriberID, FirstName: sub.FirstName,
-		LastName: sub.LastName, Email: sub.Email, Phone: sub.Phone}
-}
-
-// newRecipient is the recipient sub, as a bare subscriberId names it; a
-// trigger that named it by an object sets to.
-func newRecipient(sub *subscribers.Subscriber) recipient {
-	snap, _ := json.Marshal(summaryOf(sub))
-	r := recipient{id: sub.ID, subscriberID: sub.SubscriberID, snapshot: snap, sub: sub}
-	r.to, _ = json.Marshal(map[string]string{"subscriberId": sub.SubscriberID})
-	return r
-}
+// This file runs a trigger, in the order trigger calls them: prepare (the
+// workflow and the payload), resolve (the actor and the recipients, through
+// subscribers), planChain (plan.go), then the write. trigger_request.go
+// reads the request.
 
 // triggerer turns trigger requests into queued work.
 type triggerer struct {
@@ -214,30 +25,6 @@ type triggerer struct {
 	subscribers    Subscribers
 	run            *runner // the worker's, for running first in-app steps; nil runs none
 	workflowParses parsedWorkflows
-}
-
-// plan is everything a trigger writes, decided before the write transaction.
-type plan struct {
-	tenant        platform.Tenant
-	transactionID string
-	wf            *workflows.Workflow
-	preferences   json.RawMessage // as the notification stores them
-	payload       json.RawMessage
-	overrides     json.RawMessage
-	severity      string
-	critical      bool
-	actor         json.RawMessage
-	contextKeys   []string
-	template      json.RawMessage
-	chain         []chainStep // the trigger step, then the active ones
-	channels      []string
-	recipients    []recipient
-
-	// What a trigger's transaction writes besides its rows, each nil for
-	// none: a broadcast batch's progress (broadcast.go), and the request's
-	// answer for its Idempotency-Key (platform.IdempotentAnswer).
-	progress write
-	answer   write
 }
 
 // prepare reads the workflow and checks the payload. A nil plan with a
@@ -300,17 +87,6 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 		}
 	}
 	return p, nil, nil
-}
-
-// noActor is the spec §2.9 actor of a trigger that names none.
-var noActor = json.RawMessage(`{"type":"none","data":null}`)
-
-// named is a subscriber a trigger names, as its actor or a recipient.
-type named struct {
-	ref  recipientRef
-	path string                  // where its problems are reported: "actor", "to.0"
-	sub  *subscribers.Subscriber // the subscriber, once found or upserted
-	body json.RawMessage         // what to upsert: its object, or a new subscriberId
 }
 
 // find finds the subscribers that ns name by subscriberId, in one read, and
@@ -383,24 +159,6 @@ func (t *triggerer) have(ctx context.Context, tenant platform.Tenant, ns []*name
 	return nil
 }
 
-// actorRef reads a trigger's actor, nil when it names none.
-func actorRef(raw json.RawMessage) *named {
-	if isNull(raw) {
-		return nil
-	}
-	n := &named{ref: recipientRef{object: raw}, path: "actor"}
-	if json.Unmarshal(raw, &n.ref.subscriberID) == nil {
-		n.ref.object = nil
-		return n
-	}
-	var obj struct {
-		SubscriberID string `json:"subscriberId"`
-	}
-	json.Unmarshal(raw, &obj) // a wrong shape is refused by the upsert
-	n.ref.subscriberID = obj.SubscriberID
-	return n
-}
-
 // resolveActor has the actor of a trigger that names no recipients (a
 // broadcast), and returns it as actorJSON does.
 func (t *triggerer) resolveActor(ctx context.Context, tenant platform.Tenant, raw json.RawMessage) (json.RawMessage, error) {
@@ -412,15 +170,6 @@ func (t *triggerer) resolveActor(ctx context.Context, tenant platform.Tenant, ra
 		return nil, err
 	}
 	return actorJSON(n.sub)
-}
-
-// actorJSON is the spec §2.9 actor of a subscriber: a user, whose data is
-// its avatar, which inboxes show beside the message (platform-behavior §7).
-func actorJSON(sub *subscribers.Subscriber) (json.RawMessage, error) {
-	return json.Marshal(struct {
-		Type string  `json:"type"`
-		Data *string `json:"data"`
-	}{"user", sub.Avatar})
 }
 
 // resolve has the actor and every recipient of `to` (have), and returns the
@@ -526,61 +275,4 @@ func (t *triggerer) refuseUsed(ctx context.Context, tenant platform.Tenant, tran
 		return transactionConflict(transactionID)
 	}
 	return nil
-}
-
-// newTransactionID returns a UUID for a trigger that names no transactionId.
-// It is a version 7 UUID, which begins with the time: the four indexes keyed
-// by transactionId then grow at their end, where a random one would dirty a
-// page anywhere in each index on every trigger, and every commit would
-// write all of those pages.
-func newTransactionID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
-	}
-	return id.String()
-}
-
-// templateSummary is the notification's template: {_id, name, origin, triggers}.
-func templateSummary(wf *workflows.Workflow) json.RawMessage {
-	type variable struct {
-		Name string `json:"name"`
-	}
-	vars := []variable{}
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(wf.PayloadSchema, &schema) == nil {
-		names := make([]string, 0, len(schema.Properties))
-		for name := range schema.Properties {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			vars = append(vars, variable{Name: n})
-		}
-	}
-	b, _ := json.Marshal(map[string]any{
-		"_id":    wf.ID,
-		"name":   wf.Name,
-		"origin": firstNonEmpty(wf.Origin, "service-cloud"),
-		"triggers": []map[string]any{{
-			"type": "event", "identifier": wf.WorkflowID, "variables": vars,
-		}},
-	})
-	return b
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func isNull(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return s == "" || s == "null"
 }

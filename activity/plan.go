@@ -1,0 +1,129 @@
+package activity
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
+)
+
+// This file holds what a trigger decides before its write: the plan, its
+// recipients and their chains of jobs.
+
+// recipient is a resolved subscriber a notification is created for.
+type recipient struct {
+	id           string                  // database _id
+	subscriberID string                  // the client's subscriberId
+	snapshot     json.RawMessage         // {_id, subscriberId, firstName, …}: the list's fallback
+	to           json.RawMessage         // what the trigger said, as an object
+	sub          *subscribers.Subscriber // the whole subscriber, for running the first step inline
+
+	// Decided by planChain before the write.
+	nid   string    // the notification's _id
+	at    time.Time // when the notification was created
+	jobs  []jobRow
+	first write       // the rest of the first step's result (its message), when the trigger ran it (inline.go)
+	later []detailRow // the details that result records, written after every "Step queued"
+}
+
+// subscriberSummary is the part of a spec §2.1 subscriber activity keeps.
+type subscriberSummary struct {
+	ID           string  `json:"_id"`
+	SubscriberID string  `json:"subscriberId"`
+	FirstName    *string `json:"firstName,omitempty"`
+	LastName     *string `json:"lastName,omitempty"`
+	Email        *string `json:"email,omitempty"`
+	Phone        *string `json:"phone,omitempty"`
+}
+
+// summaryOf is the part of sub that activity keeps.
+func summaryOf(sub *subscribers.Subscriber) subscriberSummary {
+	return subscriberSummary{ID: sub.ID, SubscriberID: sub.SubscriberID, FirstName: sub.FirstName,
+		LastName: sub.LastName, Email: sub.Email, Phone: sub.Phone}
+}
+
+// newRecipient is the recipient sub, as a bare subscriberId names it; a
+// trigger that named it by an object sets to.
+func newRecipient(sub *subscribers.Subscriber) recipient {
+	snap, _ := json.Marshal(summaryOf(sub))
+	r := recipient{id: sub.ID, subscriberID: sub.SubscriberID, snapshot: snap, sub: sub}
+	r.to, _ = json.Marshal(map[string]string{"subscriberId": sub.SubscriberID})
+	return r
+}
+
+// plan is everything a trigger writes, decided before the write transaction.
+type plan struct {
+	tenant        platform.Tenant
+	transactionID string
+	wf            *workflows.Workflow
+	preferences   json.RawMessage // as the notification stores them
+	payload       json.RawMessage
+	overrides     json.RawMessage
+	severity      string
+	critical      bool
+	actor         json.RawMessage
+	contextKeys   []string
+	template      json.RawMessage
+	chain         []chainStep // the trigger step, then the active ones
+	channels      []string
+	recipients    []recipient
+
+	// What a trigger's transaction writes besides its rows, each nil for
+	// none: a broadcast batch's progress (broadcast.go), and the request's
+	// answer for its Idempotency-Key (platform.IdempotentAnswer).
+	progress write
+	answer   write
+}
+
+// noActor is the spec §2.9 actor of a trigger that names none.
+var noActor = json.RawMessage(`{"type":"none","data":null}`)
+
+// named is a subscriber a trigger names, as its actor or a recipient.
+type named struct {
+	ref  recipientRef
+	path string                  // where its problems are reported: "actor", "to.0"
+	sub  *subscribers.Subscriber // the subscriber, once found or upserted
+	body json.RawMessage         // what to upsert: its object, or a new subscriberId
+}
+
+// actorJSON is the spec §2.9 actor of a subscriber: a user, whose data is
+// its avatar, which inboxes show beside the message (platform-behavior §7).
+func actorJSON(sub *subscribers.Subscriber) (json.RawMessage, error) {
+	return json.Marshal(struct {
+		Type string  `json:"type"`
+		Data *string `json:"data"`
+	}{"user", sub.Avatar})
+}
+
+// templateSummary is the notification's template: {_id, name, origin, triggers}.
+func templateSummary(wf *workflows.Workflow) json.RawMessage {
+	type variable struct {
+		Name string `json:"name"`
+	}
+	vars := []variable{}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(wf.PayloadSchema, &schema) == nil {
+		names := make([]string, 0, len(schema.Properties))
+		for name := range schema.Properties {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			vars = append(vars, variable{Name: n})
+		}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"_id":    wf.ID,
+		"name":   wf.Name,
+		"origin": firstNonEmpty(wf.Origin, "service-cloud"),
+		"triggers": []map[string]any{{
+			"type": "event", "identifier": wf.WorkflowID, "variables": vars,
+		}},
+	})
+	return b
+}

@@ -1,0 +1,209 @@
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// This file reads a trigger request: its body, its recipients and actor,
+// its context. trigger.go runs it; plan.go holds what it decides.
+
+// maxRecipients is the most subscribers one trigger's `to` may name (contract §7).
+const maxRecipients = 100
+
+// Trigger statuses of the 201 answer (reference: packages/shared events.ts).
+const (
+	triggerProcessed     = "processed"
+	triggerNotActive     = "trigger_not_active"
+	triggerNoActiveSteps = "no_workflow_active_steps_defined"
+)
+
+// triggerRequest is the body of POST /v1/events/trigger and one event of the
+// bulk body. `to`, payload and overrides stay raw: `to` has three shapes and
+// the payload is handed on exactly as the client wrote it.
+type triggerRequest struct {
+	Name          string          `json:"name" validate:"required"`
+	To            json.RawMessage `json:"to"`
+	Payload       json.RawMessage `json:"payload"`
+	Overrides     json.RawMessage `json:"overrides"`
+	TransactionID string          `json:"transactionId" validate:"max=255"`
+	Actor         json.RawMessage `json:"actor"`
+	Tenant        json.RawMessage `json:"tenant"`
+	Context       json.RawMessage `json:"context"`
+}
+
+// maxContextKeys is how many entries a trigger's context may have, as the
+// reference allows.
+const maxContextKeys = 5
+
+// contextKeys turns a trigger's context, {"tenant": "acme"} or {"tenant":
+// {"id": "acme", "data": {…}}}, into its sorted "type:id" keys.
+func contextKeys(raw json.RawMessage) ([]string, error) {
+	keys := []string{}
+	if isNull(raw) {
+		return keys, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, errors.New("must be an object")
+	}
+	if len(m) > maxContextKeys {
+		return nil, fmt.Errorf("must have at most %d entries", maxContextKeys)
+	}
+	for typ, v := range m {
+		var id string
+		if json.Unmarshal(v, &id) != nil {
+			var obj struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(v, &obj) != nil || obj.ID == "" {
+				return nil, fmt.Errorf("entry %q must be an id or an object with an id", typ)
+			}
+			id = obj.ID
+		}
+		if id == "" || typ == "" {
+			return nil, fmt.Errorf("entry %q must name a type and an id", typ)
+		}
+		keys = append(keys, typ+":"+id)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// Valid checks what the tags cannot: the shapes of to, payload and overrides.
+func (r triggerRequest) Valid(ctx context.Context) map[string]string {
+	problems := map[string]string{}
+	if isNull(r.To) {
+		problems["to"] = "is required"
+	} else if _, err := parseRecipients(r.To); err != nil {
+		problems["to"] = err.Error()
+	}
+	if !isNull(r.Payload) && !isObject(r.Payload) {
+		problems["payload"] = "must be an object"
+	}
+	if !isNull(r.Overrides) && !isObject(r.Overrides) {
+		problems["overrides"] = "must be an object"
+	}
+	var actorID string
+	switch {
+	case isNull(r.Actor) || isObject(r.Actor):
+	case json.Unmarshal(r.Actor, &actorID) != nil:
+		problems["actor"] = "must be a subscriberId or a subscriber object"
+	case strings.TrimSpace(actorID) == "":
+		problems["actor"] = "must not be an empty subscriberId"
+	}
+	if _, err := contextKeys(r.Context); err != nil {
+		problems["context"] = err.Error()
+	}
+	var tenantID string
+	if !isNull(r.Tenant) && !isObject(r.Tenant) && json.Unmarshal(r.Tenant, &tenantID) != nil {
+		problems["tenant"] = "must be a tenant identifier or a tenant object"
+	}
+	return problems
+}
+
+// triggerResult is the 201 body of a trigger.
+type triggerResult struct {
+	Acknowledged  bool     `json:"acknowledged"`
+	Status        string   `json:"status"`
+	TransactionID string   `json:"transactionId"`
+	Error         []string `json:"error,omitempty"`
+}
+
+// recipientRef is one entry of `to`: a subscriberId or a subscriber object.
+type recipientRef struct {
+	subscriberID string
+	object       json.RawMessage // the subscriber body to upsert; nil for a bare id
+}
+
+// parseRecipients reads `to`: a subscriberId, a subscriber object, or an
+// array of either, at most maxRecipients.
+func parseRecipients(raw json.RawMessage) ([]recipientRef, error) {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		list = []json.RawMessage{raw}
+	}
+	if len(list) == 0 {
+		return nil, errors.New("must name at least one subscriber")
+	}
+	if len(list) > maxRecipients {
+		return nil, fmt.Errorf("must name at most %d subscribers", maxRecipients)
+	}
+	refs := make([]recipientRef, 0, len(list))
+	for _, item := range list {
+		var id string
+		if json.Unmarshal(item, &id) == nil {
+			if strings.TrimSpace(id) == "" {
+				return nil, errors.New("must not contain an empty subscriberId")
+			}
+			refs = append(refs, recipientRef{subscriberID: id})
+			continue
+		}
+		var obj struct {
+			SubscriberID *string `json:"subscriberId"`
+			Type         string  `json:"type"`
+		}
+		if json.Unmarshal(item, &obj) != nil {
+			return nil, errors.New("must be a subscriberId, a subscriber object or an array of them")
+		}
+		if strings.EqualFold(obj.Type, "topic") {
+			return nil, errors.New("topics are not supported; name subscribers")
+		}
+		if obj.SubscriberID == nil || strings.TrimSpace(*obj.SubscriberID) == "" {
+			return nil, errors.New("each subscriber object needs a subscriberId")
+		}
+		refs = append(refs, recipientRef{subscriberID: *obj.SubscriberID, object: item})
+	}
+	return refs, nil
+}
+
+// actorRef reads a trigger's actor, nil when it names none.
+func actorRef(raw json.RawMessage) *named {
+	if isNull(raw) {
+		return nil
+	}
+	n := &named{ref: recipientRef{object: raw}, path: "actor"}
+	if json.Unmarshal(raw, &n.ref.subscriberID) == nil {
+		n.ref.object = nil
+		return n
+	}
+	var obj struct {
+		SubscriberID string `json:"subscriberId"`
+	}
+	json.Unmarshal(raw, &obj) // a wrong shape is refused by the upsert
+	n.ref.subscriberID = obj.SubscriberID
+	return n
+}
+
+// newTransactionID returns a UUID for a trigger that names no transactionId.
+// It is a version 7 UUID, which begins with the time: the four indexes keyed
+// by transactionId then grow at their end, where a random one would dirty a
+// page anywhere in each index on every trigger, and every commit would
+// write all of those pages.
+func newTransactionID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func isNull(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s == "" || s == "null"
+}
