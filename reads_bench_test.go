@@ -296,10 +296,10 @@ func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 		}
 		docs = append(docs, created...)
 	}
-	store := messaging.NewStore(db, messaging.Sources{})
+	engine := messaging.NewDeliverer(messaging.NewStore(db, messaging.Sources{}))
 	rng := rand.New(rand.NewPCG(1, 42))
 	for i := range nMessages {
-		_, write, err := store.Deliver(ctx, &messaging.Delivery{
+		_, write, err := engine.Deliver(ctx, &messaging.Delivery{
 			JobID: platform.NewID(), NotificationID: platform.NewID(),
 			EnvironmentID: tenant.EnvironmentID, OrganizationID: tenant.OrganizationID,
 			TransactionID: fmt.Sprintf("seed-%d", i), Channel: "in_app",

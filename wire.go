@@ -35,7 +35,7 @@ var (
 	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
 	_ activity.Workflows              = (*workflows.Store)(nil)
 	_ activity.Subscribers            = (*subscribers.Store)(nil)
-	_ activity.Messenger              = (*messaging.Store)(nil)
+	_ activity.Messenger              = (*messaging.Deliverer)(nil)
 )
 
 // wired is what wire builds: each domain's store, connected to the others,
@@ -64,7 +64,7 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 		Integrations: integrationStore,
 	}).WithClock(d.now)
 	activityStore := activity.NewStore(d.db, d.now)
-	worker := activity.NewWorker(activityStore, subscriberStore, messageStore,
+	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore),
 		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
 
 	integrations.AddRoutes(mux, integrationStore)

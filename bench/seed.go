@@ -81,7 +81,7 @@ func seed(ctx context.Context, path string, from, nSubscribers, nMessages int) (
 // messaging's own Deliver, so the rows are exactly what a real delivery
 // stores.
 func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, subs []subscribers.Subscriber, n int) error {
-	store := messaging.NewStore(db, messaging.Sources{})
+	engine := messaging.NewDeliverer(messaging.NewStore(db, messaging.Sources{}))
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for w := range 4 {
@@ -90,7 +90,7 @@ func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 42))
 			for i := w; i < n; i += 4 {
-				if err := deliver(ctx, db, store, delivery(tenant, subs[rng.IntN(len(subs))], i)); err != nil {
+				if err := deliver(ctx, db, engine, delivery(tenant, subs[rng.IntN(len(subs))], i)); err != nil {
 					errs <- fmt.Errorf("seed message %d: %w", i, err)
 					return
 				}
@@ -103,8 +103,8 @@ func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 }
 
 // deliver delivers d and stores its message, as the worker does.
-func deliver(ctx context.Context, db *platform.DB, store *messaging.Store, d *messaging.Delivery) error {
-	_, write, err := store.Deliver(ctx, d)
+func deliver(ctx context.Context, db *platform.DB, engine *messaging.Deliverer, d *messaging.Delivery) error {
+	_, write, err := engine.Deliver(ctx, d)
 	if err != nil || write == nil {
 		return err
 	}

@@ -27,29 +27,29 @@ import (
 // does, and thousands of deliveries share one commit. The write inserts at
 // most one message per jobId. Every other channel sends now, stores its
 // message itself and returns no write.
-func (s *Store) Deliver(ctx context.Context, d *Delivery) (_ Outcome, _ func(context.Context, *sql.Tx) error, err error) {
+func (e *Deliverer) Deliver(ctx context.Context, d *Delivery) (_ Outcome, _ func(context.Context, *sql.Tx) error, err error) {
 	defer platform.Wrap(&err, "deliver job %s", d.JobID)
 	if err := d.check(); err != nil {
 		return Outcome{}, nil, err
 	}
 	if d.Channel == "in_app" {
-		return s.deliverInApp(ctx, d)
+		return e.deliverInApp(ctx, d)
 	}
-	out, err := s.sendNow(ctx, d)
+	out, err := e.sendNow(ctx, d)
 	return out, nil, err
 }
 
 // sendNow delivers d and stores its message, or replays the outcome of an
 // earlier attempt of its job that did not fail.
-func (s *Store) sendNow(ctx context.Context, d *Delivery) (Outcome, error) {
-	prev, err := s.messageByJob(ctx, d.JobID)
+func (e *Deliverer) sendNow(ctx context.Context, d *Delivery) (Outcome, error) {
+	prev, err := e.messages.messageByJob(ctx, d.JobID)
 	switch {
 	case err == nil && prev.Status != "error" && finished(prev):
 		return prev.replay()
 	case err != nil && !errors.Is(err, platform.ErrNotFound):
 		return Outcome{}, err
 	}
-	return s.deliver(ctx, d, prev)
+	return e.deliver(ctx, d, prev)
 }
 
 // check rejects a delivery that names no job, environment,
@@ -81,8 +81,8 @@ type target struct {
 
 // deliver runs one attempt: pick the providers, render, store the message,
 // send, and record the result. prev is the failed earlier attempt, if any.
-func (s *Store) deliver(ctx context.Context, d *Delivery, prev *message) (Outcome, error) {
-	targets, failure, err := s.targets(ctx, d)
+func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Outcome, error) {
+	targets, failure, err := e.targets(ctx, d)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -93,20 +93,20 @@ func (s *Store) deliver(ctx context.Context, d *Delivery, prev *message) (Outcom
 	if err != nil {
 		return *fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil
 	}
-	now := s.now()
+	now := e.messages.now()
 	m := newMessage(d, r, targets, now)
 	if prev != nil {
 		m.ID = prev.ID
-		if err := s.redeliver(ctx, m); err != nil {
+		if err := e.messages.redeliver(ctx, m); err != nil {
 			return Outcome{}, err
 		}
 	} else {
-		inserted, err := s.insertMessage(ctx, m)
+		inserted, err := e.messages.insertMessage(ctx, m)
 		if err != nil {
 			return Outcome{}, err
 		}
 		if !inserted { // another call is delivering this job right now
-			other, err := s.messageByJob(ctx, d.JobID)
+			other, err := e.messages.messageByJob(ctx, d.JobID)
 			if err != nil {
 				return Outcome{}, err
 			}
@@ -165,7 +165,7 @@ func (s *Store) deliver(ctx context.Context, d *Delivery, prev *message) (Outcom
 	default:
 		out.Status = "sent"
 	}
-	if err := s.finish(ctx, m.ID, out, strings.Join(append(failures, partial...), "; "), s.now()); err != nil {
+	if err := e.messages.finish(ctx, m.ID, out, strings.Join(append(failures, partial...), "; "), e.messages.now()); err != nil {
 		return Outcome{}, err
 	}
 	return out, nil
@@ -199,20 +199,20 @@ func parseIntegration(raw []byte) (integration, error) {
 // email and sms through the active primary one; chat and push through every
 // active integration for which the subscriber has channel credentials. A
 // non-nil outcome explains why nothing can be sent.
-func (s *Store) targets(ctx context.Context, d *Delivery) ([]target, *Outcome, error) {
+func (e *Deliverer) targets(ctx context.Context, d *Delivery) ([]target, *Outcome, error) {
 	var active []integration
-	if s.src.Integrations == nil {
+	if e.messages.src.Integrations == nil {
 		if d.Channel != "in_app" {
 			return nil, fail("", "Internal", "Subscriber does not have an active integration"), nil
 		}
 		active = []integration{{ProviderID: "service", Channel: "in_app"}}
 	} else {
-		docs, err := s.src.Integrations.ActiveIntegrationsJSON(ctx, d.EnvironmentID, d.Channel)
+		docs, err := e.messages.src.Integrations.ActiveIntegrationsJSON(ctx, d.EnvironmentID, d.Channel)
 		if err != nil {
 			return nil, nil, fmt.Errorf("active %s integrations: %w", d.Channel, err)
 		}
 		for i, doc := range docs {
-			in, err := s.integrations.Get(d.EnvironmentID+"\x00"+d.Channel+"\x00"+strconv.Itoa(i), doc, parseIntegration)
+			in, err := e.integrations.Get(d.EnvironmentID+"\x00"+d.Channel+"\x00"+strconv.Itoa(i), doc, parseIntegration)
 			if err != nil {
 				// Bad stored credentials need a person, not a retry.
 				return nil, fail("", "Credentials", "Invalid integration credentials: "+err.Error()), nil
@@ -274,7 +274,7 @@ func (s *Store) targets(ctx context.Context, d *Delivery) ([]target, *Outcome, e
 		}
 	}
 	for i := range picked {
-		build, ok := s.senders[picked[i].in.ProviderID]
+		build, ok := e.senders[picked[i].in.ProviderID]
 		if !ok || !providerFits(picked[i].in.ProviderID, d.Channel) {
 			return nil, fail(picked[i].in.ProviderID, "Credentials",
 				fmt.Sprintf("Herald cannot deliver %s through provider %s", d.Channel, picked[i].in.ProviderID)), nil

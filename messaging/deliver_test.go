@@ -347,11 +347,11 @@ func TestDeliver_Idempotent(t *testing.T) {
 	h.srv.Dev.Do(t, "GET", "/v1/messages", "").Decode(t, &p)
 	is.Equal(p.TotalCount, 1) // still one message
 
-	_, _, err = h.store.Deliver(t.Context(), &messaging.Delivery{Channel: "in_app"})
+	_, _, err = h.engine.Deliver(t.Context(), &messaging.Delivery{Channel: "in_app"})
 	is.True(err != nil) // a delivery without a job is refused
 	bad := h.delivery(j)
 	bad.Channel = "fax"
-	_, _, err = h.store.Deliver(t.Context(), bad)
+	_, _, err = h.engine.Deliver(t.Context(), bad)
 	is.True(err != nil) // and so is one of no channel
 }
 
@@ -403,13 +403,13 @@ func TestDeliverInTx_RepeatReplaysTheOutcome(t *testing.T) {
 	h := newHarness(t)
 	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
 	j := job{subscriber: ada, jobID: platform.NewID(), controls: map[string]any{"body": "once"}, attempt: 1}
-	first, write, err := h.store.Deliver(t.Context(), h.delivery(j))
+	first, write, err := h.engine.Deliver(t.Context(), h.delivery(j))
 	is.NoErr(err)
 	is.True(write != nil) // the caller stores the message
 	is.NoErr(h.srv.App.DB.Tx(t.Context(), func(tx *sql.Tx) error { return write(t.Context(), tx) }))
 
 	j.attempt = 2
-	second, write, err := h.store.Deliver(t.Context(), h.delivery(j))
+	second, write, err := h.engine.Deliver(t.Context(), h.delivery(j))
 	is.NoErr(err)
 	is.True(write == nil)   // nothing more to store
 	is.Equal(second, first) // the first answer, detail for detail
@@ -514,7 +514,7 @@ func TestDeliver_WithoutSources(t *testing.T) {
 		store = messaging.NewStore(app.DB, messaging.Sources{})
 		messaging.AddRoutes(mux, store)
 	})
-	h := &harness{srv: srv, store: store, src: newFakeSources()}
+	h := &harness{srv: srv, store: store, engine: messaging.NewDeliverer(store), src: newFakeSources()}
 	ada := h.src.addSubscriber(srv.App.Development, "ada", nil)
 	id := h.mustDeliver(t, job{subscriber: ada, controls: map[string]any{"body": "hi"}})
 	out := h.deliver(t, job{subscriber: ada, channel: "email", controls: map[string]any{"subject": "s", "body": "b"}})

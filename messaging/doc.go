@@ -3,7 +3,7 @@
 // and delivers each channel step through a real provider (spec §2.9–§2.11,
 // §4.4, §4.7, §4.8; contract §8 and §9).
 //
-// Delivery. activity calls Store.Deliver once per channel step with a
+// Delivery. activity calls Deliverer.Deliver once per channel step with a
 // Delivery and records the Outcome it answers. The step's controls are rendered
 // with Liquid against {subscriber, payload, steps}; an email body is an HTML
 // string, a block-editor (Maily) document converted to HTML, or an EmailBlock

@@ -112,9 +112,10 @@ func (f *fakeSources) addIntegration(env platform.Environment, channel, provider
 
 // harness is a test server with the messaging routes and its store.
 type harness struct {
-	srv   *platformtest.Server
-	store *messaging.Store
-	src   *fakeSources
+	srv    *platformtest.Server
+	store  *messaging.Store
+	engine *messaging.Deliverer // delivers into store
+	src    *fakeSources
 }
 
 func newHarness(t *testing.T) *harness {
@@ -123,6 +124,7 @@ func newHarness(t *testing.T) *harness {
 	h.srv = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		h.store = messaging.NewStore(app.DB, messaging.Sources{Subscribers: h.src, Workflows: h.src,
 			Integrations: h.src}).WithClock(app.Clock.Now)
+		h.engine = messaging.NewDeliverer(h.store)
 		messaging.AddRoutes(mux, h.store)
 	})
 	for _, env := range []platform.Environment{h.srv.App.Development, h.srv.App.Production} {
@@ -162,7 +164,7 @@ func (h *harness) deliver(t *testing.T, j job) outcome {
 // tryDeliver is deliver for goroutines, which must not stop the test.
 func (h *harness) tryDeliver(j job) (outcome, error) {
 	ctx := context.Background()
-	out, write, err := h.store.Deliver(ctx, h.delivery(j))
+	out, write, err := h.engine.Deliver(ctx, h.delivery(j))
 	if err != nil || write == nil {
 		return out, err
 	}

@@ -12,10 +12,10 @@ import (
 
 // deliverInApp is Deliver for an in_app step: it renders the message and
 // returns the write that stores it (see Deliver).
-func (s *Store) deliverInApp(ctx context.Context, d *Delivery) (Outcome, func(context.Context, *sql.Tx) error, error) {
+func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, func(context.Context, *sql.Tx) error, error) {
 	// A message stored for the job by an earlier attempt is its delivery.
 	if d.Attempt != 1 {
-		byJob, err := s.byJobStmt(ctx)
+		byJob, err := e.messages.byJobStmt(ctx)
 		if err != nil {
 			return Outcome{}, nil, err
 		}
@@ -29,11 +29,11 @@ func (s *Store) deliverInApp(ctx context.Context, d *Delivery) (Outcome, func(co
 		case err == nil:
 			// Stored and never finished (an older attempt stopped half-way):
 			// sendNow finishes it.
-			out, err := s.sendNow(ctx, d)
+			out, err := e.sendNow(ctx, d)
 			return out, nil, err
 		}
 	}
-	targets, failure, err := s.targets(ctx, d)
+	targets, failure, err := e.targets(ctx, d)
 	if err != nil {
 		return Outcome{}, nil, err
 	}
@@ -44,7 +44,7 @@ func (s *Store) deliverInApp(ctx context.Context, d *Delivery) (Outcome, func(co
 	if err != nil {
 		return *fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil, nil
 	}
-	now := s.now()
+	now := e.messages.now()
 	m := newMessage(d, r, targets, now)
 	out := sentOutcome(m.ID, targets[0].in.ProviderID)
 	// The in_app provider's send is the stored row: the message is stored
@@ -55,7 +55,7 @@ func (s *Store) deliverInApp(ctx context.Context, d *Delivery) (Outcome, func(co
 	}
 	m.Outcome = []byte(stored)
 	m.DeliveredAt, _ = json.Marshal([]string{platform.FormatTime(now)})
-	insert, err := s.insertStmt(ctx)
+	insert, err := e.messages.insertStmt(ctx)
 	if err != nil {
 		return Outcome{}, nil, err
 	}

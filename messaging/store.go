@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -14,26 +13,21 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// Store is the messaging domain's storage and delivery engine.
+// Store is the messaging domain's storage: messages, the feed, read and
+// seen state. Deliverer, the delivery engine, stores what it sends here.
 type Store struct {
-	db      *platform.DB
-	src     Sources
-	now     func() time.Time
-	client  *http.Client // outbound webhooks
-	senders map[string]func(integration) (Provider, error)
+	db  *platform.DB
+	src Sources
+	now func() time.Time
 
 	prepMu sync.Mutex
 	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
 	byJob  *sql.Stmt // a job's message, on the read pool, once prepared
-
-	integrations platform.ParseCache[integration] // active integrations, by environment, channel and rank
 }
 
 // NewStore returns a Store on db that reads other domains through src.
 func NewStore(db *platform.DB, src Sources) *Store {
-	s := &Store{db: db, src: src, now: time.Now, client: NewHTTPClient(15 * time.Second)}
-	s.senders = providerFactories(s.client)
-	return s
+	return &Store{db: db, src: src, now: time.Now}
 }
 
 // WithClock makes the store read the time from now, for tests; it returns s.
