@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -244,7 +245,7 @@ func lookup(doc map[string]any, path string) (any, bool) {
 	if path == "" {
 		return nil, false
 	}
-	return at(doc, strings.Split(path, "."))
+	return platform.ValueAt(doc, path)
 }
 
 // keyValue is the string a digest or throttle groups on: the payload value at

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -140,34 +139,10 @@ func collect(e *jsonschema.ValidationError, inst any, out *[]payloadError) {
 	kw := append(strings.Split(strings.Trim(frag, "/"), "/"), e.ErrorKind.KeywordPath()...)
 	kw = slices.DeleteFunc(kw, func(s string) bool { return s == "" })
 	pe := payloadError{Field: field, Message: platform.SchemaMessage(e), SchemaPath: "#/" + strings.Join(kw, "/")}
-	if v, ok := at(inst, e.InstanceLocation); ok {
+	if v, ok := platform.ValueAtTokens(inst, e.InstanceLocation); ok {
 		pe.Value = v
 	}
 	*out = append(*out, pe)
-}
-
-// at returns the value at a JSON pointer's tokens.
-func at(doc any, path []string) (any, bool) {
-	cur := doc
-	for _, tok := range path {
-		switch v := cur.(type) {
-		case map[string]any:
-			next, ok := v[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(v) {
-				return nil, false
-			}
-			cur = v[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 func payloadInvalid(msg string, list []payloadError, schema json.RawMessage) error {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -67,35 +66,12 @@ func WithRejectedValues(err error, body []byte) error {
 		if f.Value != nil {
 			continue
 		}
-		if v, ok := valueAt(doc, path); ok {
+		if v, ok := ValueAt(doc, path); ok {
 			f.Value = v
 			e.Fields[path] = f
 		}
 	}
 	return err
-}
-
-// valueAt follows a dotted path ("messageId.0") into a decoded document.
-func valueAt(doc any, path string) (any, bool) {
-	for part := range strings.SplitSeq(path, ".") {
-		switch node := doc.(type) {
-		case map[string]any:
-			v, ok := node[part]
-			if !ok {
-				return nil, false
-			}
-			doc = v
-		case []any:
-			i, err := strconv.Atoi(part)
-			if err != nil || i < 0 || i >= len(node) {
-				return nil, false
-			}
-			doc = node[i]
-		default:
-			return nil, false
-		}
-	}
-	return doc, true
 }
 
 func readError(err error) error {

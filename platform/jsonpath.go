@@ -66,3 +66,36 @@ func pathAtOffset(data []byte, offset int64) string {
 		advance()
 	}
 }
+
+// ValueAt follows a dotted path ("messageId.0", "payload.order.id") into a
+// decoded JSON document: each segment a key of an object or an index of an
+// array. It is the one path walker of Herald: a 422's rejected values, a
+// payload schema's failing value, a delay's delayPath, a digest's key and a
+// step's control values are all found with it.
+func ValueAt(doc any, path string) (any, bool) {
+	return ValueAtTokens(doc, strings.Split(path, "."))
+}
+
+// ValueAtTokens is ValueAt for a path already split, such as a JSON
+// pointer's tokens.
+func ValueAtTokens(doc any, path []string) (any, bool) {
+	for _, tok := range path {
+		switch node := doc.(type) {
+		case map[string]any:
+			v, ok := node[tok]
+			if !ok {
+				return nil, false
+			}
+			doc = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(node) {
+				return nil, false
+			}
+			doc = node[i]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
+}

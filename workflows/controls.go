@@ -159,15 +159,8 @@ func (c *controlChecker) fail(path string, value any, format string, args ...any
 
 // lookup returns the value at a dotted path, and whether it is set (not absent, not null).
 func lookup(values map[string]any, path string) (any, bool) {
-	var cur any = values
-	for _, seg := range strings.Split(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		cur = m[seg]
-	}
-	return cur, cur != nil
+	v, ok := platform.ValueAt(values, path)
+	return v, ok && v != nil
 }
 
 func (c *controlChecker) string(path string) (string, bool) {
