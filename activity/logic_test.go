@@ -448,7 +448,7 @@ func TestWorker_GivesBackAJobWhoseLeaseIsHalfGone(t *testing.T) {
 // settle records a run's result in its own transaction, as the worker's
 // committer does for a batch of them.
 func (s *Store) settle(ctx context.Context, j *job, st settlement) error {
-	if err := s.stmts.warm(ctx, settleStatements...); err != nil {
+	if err := s.db.PrepareWrites(ctx, settleStatements...); err != nil {
 		return err
 	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {

@@ -84,7 +84,7 @@ func laneOf(stepType string) int {
 func (s *Store) anyDue(ctx context.Context, lane int) (bool, error) {
 	ts := platform.FormatTime(s.now())
 	var one int
-	err := s.reads.row(ctx, `
+	err := s.db.QueryRow(ctx, `
 		SELECT 1 FROM jobs WHERE `+laneSQL+` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ? LIMIT 1`,
 		lane, ts, ts).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -114,10 +114,10 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n, lane int) (_ 
 	ts := platform.FormatTime(now)
 	token := platform.NewIDAt(now)
 	until := now.Add(lease)
-	if err := s.stmts.warm(ctx, claimSQL); err != nil {
+	if err := s.db.PrepareWrites(ctx, claimSQL); err != nil {
 		return nil, err
 	}
-	rows, err := s.stmts.query(ctx, claimSQL,
+	rows, err := s.db.WriteQuery(ctx, claimSQL,
 		token, platform.FormatTime(until), ts, lane, ts, ts, n)
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ const unclaimSQL = `
 // back, so a stop does not use up the attempts of jobs it never ran.
 func (s *Store) unclaimed(j *job) write {
 	return func(ctx context.Context, tx *sql.Tx) error {
-		res, err := s.stmts.exec(ctx, tx, unclaimSQL, platform.FormatTime(s.now()), j.ID, j.Lease)
+		res, err := s.db.WriteExec(ctx, tx, unclaimSQL, platform.FormatTime(s.now()), j.ID, j.Lease)
 		if err != nil {
 			return fmt.Errorf("give back job %s: %w", j.ID, err)
 		}
@@ -260,7 +260,7 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	if st.digest != nil {
 		digest = string(st.digest)
 	}
-	res, err := s.stmts.exec(ctx, tx, settleSQL,
+	res, err := s.db.WriteExec(ctx, tx, settleSQL,
 		st.status, runAt, st.stage, st.providerID, digest, ts, j.ID, j.Lease)
 	if err != nil {
 		return fmt.Errorf("settle job %s: %w", j.ID, err)
@@ -276,7 +276,7 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	case thenRelease:
 		// The chain is the _parentId link (contract §8): the child is due now.
 		var childType string
-		err = s.stmts.queryRow(ctx, tx, releaseChildSQL, ts, ts, j.NotificationID, j.Position+1).Scan(&childType)
+		err = s.db.WriteQueryRow(ctx, tx, releaseChildSQL, ts, ts, j.NotificationID, j.Position+1).Scan(&childType)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			err = nil // the last step, or a child a cancel ended

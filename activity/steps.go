@@ -28,7 +28,7 @@ type notificationCtx struct {
 func (s *Store) notificationContext(ctx context.Context, id string) (notificationCtx, error) {
 	var n notificationCtx
 	var payload, overrides, tags, prefs, actor string
-	err := s.reads.row(ctx, `
+	err := s.db.QueryRow(ctx, `
 		SELECT template_id, workflow_id, payload, overrides, tags, preferences, actor, channels, critical
 		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor, &n.Channels, &n.Critical)
 	if err != nil {

@@ -21,8 +21,6 @@ type Store struct {
 	db    *platform.DB
 	now   func() time.Time
 	woken [laneCount]chan struct{} // per lane, signalled after a write that made its work due
-	stmts *statements              // the writer's prepared hot statements
-	reads *statements              // the read pool's prepared hot queries
 
 	insMu     sync.Mutex
 	inserts   []*insertRequest // triggers waiting for the next group commit
@@ -39,7 +37,7 @@ func NewStore(db *platform.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, now: now, stmts: &statements{db: db.W}, reads: &statements{db: db.R}, broadcastBatch: 500}
+	s := &Store{db: db, now: now, broadcastBatch: 500}
 	for i := range s.woken {
 		s.woken[i] = make(chan struct{}, 1)
 	}
@@ -117,7 +115,7 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 			args = append(args, platform.NewIDAt(now), envID, notificationID, r.jobID, r.Status, r.Detail,
 				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, r.IsRetry, ts)
 		}
-		if _, err := s.stmts.exec(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
+		if _, err := s.db.WriteExec(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert execution details: %w", err)
 		}
 	}
@@ -178,7 +176,7 @@ func (s *Store) insertTriggers(ctx context.Context, plans []*plan) (err error) {
 }
 
 func (s *Store) insert(ctx context.Context, req *insertRequest) error {
-	if err := s.stmts.warm(ctx, insertStatements...); err != nil {
+	if err := s.db.PrepareWrites(ctx, insertStatements...); err != nil {
 		return err
 	}
 	req.now, req.done = s.now(), make(chan error, 1)
@@ -275,7 +273,7 @@ func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequ
 	ts := platform.FormatTime(r.now)
 	for i, p := range r.plans {
 		env := p.tenant.EnvironmentID
-		_, err := s.stmts.exec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
+		_, err := s.db.WriteExec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
 		if platform.IsUniqueViolation(err) {
 			for _, q := range r.plans[:i] {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
@@ -302,7 +300,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 	for i := range p.recipients {
 		rc := &p.recipients[i]
 		at := platform.FormatTime(rc.at)
-		_, err := s.stmts.exec(ctx, tx, insertNotificationSQL,
+		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
 			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), at, at)
@@ -310,7 +308,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 			return fmt.Errorf("insert notification: %w", err)
 		}
 		for _, key := range p.contextKeys {
-			if _, err := s.stmts.exec(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
+			if _, err := s.db.WriteExec(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
 				return fmt.Errorf("insert notification context: %w", err)
 			}
 		}
@@ -335,7 +333,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 // claimed transactionID.
 func (s *Store) transactionUsed(ctx context.Context, envID, transactionID string) (bool, error) {
 	var one int
-	err := s.reads.row(ctx, `SELECT 1 FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
+	err := s.db.QueryRow(ctx, `SELECT 1 FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
 		envID, transactionID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
@@ -381,7 +379,7 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 	env := p.tenant.EnvironmentID
 	details := make([]detailRow, 0, len(r.jobs)+len(r.later))
 	for _, row := range r.jobs {
-		_, err := s.stmts.exec(ctx, tx, insertJobSQL,
+		_, err := s.db.WriteExec(ctx, tx, insertJobSQL,
 			row.id, env, p.tenant.OrganizationID, r.nid, p.transactionID, r.id, p.wf.ID, row.parent, row.position,
 			row.step.Type, row.step.StepID, string(row.snapshot), string(row.values), firstNonEmpty(row.deliveredBy, row.provider),
 			row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)

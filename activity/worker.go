@@ -303,7 +303,7 @@ func (w *Worker) commit(ctx context.Context, results <-chan result) {
 // fails, the transaction is abandoned and each result is tried in a
 // transaction of its own, where a failure drops that result alone.
 func (w *Worker) record(ctx context.Context, batch []result) {
-	if err := w.store.stmts.warm(ctx, settleStatements...); err != nil {
+	if err := w.store.db.PrepareWrites(ctx, settleStatements...); err != nil {
 		w.cfg.Logger.Error("prepare statements", "error", err)
 	}
 	err := w.store.db.Tx(ctx, func(tx *sql.Tx) error {

@@ -15,11 +15,7 @@ import (
 func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, func(context.Context, *sql.Tx) error, error) {
 	// A message stored for the job by an earlier attempt is its delivery.
 	if d.Attempt != 1 {
-		byJob, err := e.messages.byJobStmt(ctx)
-		if err != nil {
-			return Outcome{}, nil, err
-		}
-		prev, err := scanMessage(byJob.QueryRowContext(ctx, d.JobID))
+		prev, err := scanMessage(e.messages.db.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`, d.JobID))
 		switch {
 		case err == nil && finished(prev):
 			out, err := prev.replay()
@@ -55,49 +51,19 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	}
 	m.Outcome = []byte(stored)
 	m.DeliveredAt, _ = json.Marshal([]string{platform.FormatTime(now)})
-	insert, err := e.messages.insertStmt(ctx)
-	if err != nil {
-		return Outcome{}, nil, err
+	// Prepared here, outside the caller's transaction: preparing inside
+	// would wait on the writer connection that transaction holds. Parsing
+	// the 40-column INSERT cost more than running it.
+	db := e.messages.db
+	if err := db.PrepareWrites(ctx, insertMessageSQL); err != nil {
+		return Outcome{}, nil, fmt.Errorf("prepare message insert: %w", err)
 	}
 	// The row is built here, not in the write: the caller's transaction
 	// holds the one writer, and every other write waits while it runs.
 	values := m.values()
 	write := func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, values...)
+		_, err := db.WriteExec(ctx, tx, insertMessageSQL, values...)
 		return err
 	}
 	return out, write, nil
-}
-
-// insertStmt is insertMessageSQL prepared once on the writer: parsing the
-// 40-column INSERT cost more than running it. It is prepared here, outside
-// the caller's transaction, since preparing inside would wait on the
-// writer connection that transaction holds.
-func (s *Store) insertStmt(ctx context.Context) (*sql.Stmt, error) {
-	s.prepMu.Lock()
-	defer s.prepMu.Unlock()
-	if s.insert != nil {
-		return s.insert, nil
-	}
-	st, err := s.db.W.PrepareContext(ctx, insertMessageSQL)
-	if err != nil {
-		return nil, fmt.Errorf("prepare message insert: %w", err)
-	}
-	s.insert = st
-	return st, nil
-}
-
-// byJobStmt is the read pool's prepared lookup of a job's message.
-func (s *Store) byJobStmt(ctx context.Context) (*sql.Stmt, error) {
-	s.prepMu.Lock()
-	defer s.prepMu.Unlock()
-	if s.byJob != nil {
-		return s.byJob, nil
-	}
-	st, err := s.db.R.PrepareContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`)
-	if err != nil {
-		return nil, fmt.Errorf("prepare message lookup: %w", err)
-	}
-	s.byJob = st
-	return st, nil
 }

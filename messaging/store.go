@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -19,10 +18,6 @@ type Store struct {
 	db  *platform.DB
 	src Sources
 	now func() time.Time
-
-	prepMu sync.Mutex
-	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
-	byJob  *sql.Stmt // a job's message, on the read pool, once prepared
 }
 
 // NewStore returns a Store on db that reads other domains through src.

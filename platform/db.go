@@ -34,6 +34,7 @@ type DB struct {
 	stop         chan struct{} // closed by Close to stop checkpointing
 	stopped      chan struct{} // closed when checkpointing stopped
 	stmts        readStmts     // prepared reads on R, by query text (see ReadStmt)
+	writes       writeStmts    // prepared writes on W, by query text (see PrepareWrites)
 }
 
 // checkpointEvery is how often the WAL is copied back into the database

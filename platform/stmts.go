@@ -95,11 +95,93 @@ func (db *DB) TxQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...
 	return tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 }
 
-// closeStmts closes every cached statement.
+// writeStmts caches the writer's prepared statements by SQL text. SQLite
+// spends more time parsing a small INSERT than running it, and the hot
+// writes (trigger inserts, claims, settlements, in-app messages) run
+// thousands of times a second with the same text.
+//
+// A statement is prepared on the one writer connection, which a goroutine
+// inside a write transaction already holds: preparing there would wait on
+// itself. So statements are prepared by PrepareWrites, outside any
+// transaction, and a transaction only uses them (WriteExec and the others
+// run a query that was never prepared unprepared).
+type writeStmts struct {
+	mu sync.RWMutex
+	m  map[string]*sql.Stmt
+}
+
+// PrepareWrites prepares on the writer every query not prepared yet. It
+// must not be called while this goroutine holds a write transaction.
+func (db *DB) PrepareWrites(ctx context.Context, queries ...string) error {
+	for _, q := range queries {
+		if db.WriteStmt(q) != nil {
+			continue
+		}
+		// Prepared without holding mu: preparing waits for the writer,
+		// whose holder may be reading the cache.
+		st, err := db.W.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		db.writes.mu.Lock()
+		if db.writes.m == nil {
+			db.writes.m = map[string]*sql.Stmt{}
+		}
+		if db.writes.m[q] == nil {
+			db.writes.m[q], st = st, nil
+		}
+		db.writes.mu.Unlock()
+		if st != nil {
+			st.Close()
+		}
+	}
+	return nil
+}
+
+// WriteStmt returns query prepared on the writer, or nil when PrepareWrites
+// has not prepared it.
+func (db *DB) WriteStmt(query string) *sql.Stmt {
+	db.writes.mu.RLock()
+	defer db.writes.mu.RUnlock()
+	return db.writes.m[query]
+}
+
+// WriteExec runs query in tx, a write transaction, prepared when it was.
+func (db *DB) WriteExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if st := db.WriteStmt(query); st != nil {
+		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, query, args...)
+}
+
+// WriteQueryRow is WriteExec for a query of at most one row.
+func (db *DB) WriteQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	if st := db.WriteStmt(query); st != nil {
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, query, args...)
+}
+
+// WriteQuery runs query on the writer outside a transaction (an UPDATE …
+// RETURNING, say), prepared when it was.
+func (db *DB) WriteQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := db.WriteStmt(query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return db.W.QueryContext(ctx, query, args...)
+}
+
+// closeStmts closes every cached statement, the reads' and the writer's.
 func (db *DB) closeStmts() {
 	db.stmts.m.Range(func(k, v any) bool {
 		v.(*sql.Stmt).Close()
 		db.stmts.m.Delete(k)
 		return true
 	})
+	db.writes.mu.Lock()
+	defer db.writes.mu.Unlock()
+	for q, st := range db.writes.m {
+		st.Close()
+		delete(db.writes.m, q)
+	}
 }
