@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/microcosm-cc/bluemonday"
+
+	"github.com/herald-notify/herald/workflows"
 )
 
 // htmlEscapeFilter is the filter prepareTemplate appends to every output of an
@@ -48,59 +50,31 @@ func escapeHTML(v any) any {
 	return html.EscapeString(fmt.Sprint(v))
 }
 
-// verbatimTag matches the start of a Liquid block whose body is not
-// template code ({% raw %}, {% comment %}), capturing its name.
-var verbatimTag = regexp.MustCompile(`^\{%-?\s*(raw|comment)\s*-?%\}`)
-
 // prepareTemplate rewrites a template before Liquid parses it: every tag
 // and output keeps to the limits of guard.go (guardTag, guardOutput) and,
 // when escape is set, every {{ expression }} becomes {{ expression | herald_html_escape }},
 // so interpolated values cannot inject markup into HTML (spec §2.14.2
 // disableOutputSanitization, false by default). Literal text is left as it
-// is; raw and comment bodies are copied untouched. Tags end at the first
-// closing delimiter, as Liquid's scanner ends them, quotes or not.
-func prepareTemplate(src string, escape bool) string {
+// is; raw and comment bodies are copied untouched. The template is cut as
+// workflows.ScanLiquid cuts it, so a {{ or {% that never closes is an error
+// here too rather than text in a message.
+func prepareTemplate(src string, escape bool) (string, error) {
+	segs, err := workflows.ScanLiquid(src)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	for {
-		i := strings.Index(src, "{")
-		if i < 0 || i+1 >= len(src) {
-			b.WriteString(src)
-			return b.String()
-		}
-		b.WriteString(src[:i])
-		src = src[i:]
-		switch src[1] {
-		case '%':
-			if m := verbatimTag.FindStringSubmatch(src); m != nil {
-				end := regexp.MustCompile(`\{%-?\s*end` + m[1] + `\s*-?%\}`).FindStringIndex(src)
-				if end == nil {
-					b.WriteString(src)
-					return b.String()
-				}
-				b.WriteString(src[:end[1]])
-				src = src[end[1]:]
-				continue
-			}
-			end := strings.Index(src[2:], "%}")
-			if end < 0 {
-				b.WriteString(src)
-				return b.String()
-			}
-			b.WriteString("{%" + guardTag(src[2:2+end]) + "%}")
-			src = src[2+end+2:]
-		case '{':
-			end := strings.Index(src[2:], "}}")
-			if end < 0 {
-				b.WriteString(src)
-				return b.String()
-			}
-			b.WriteString(guardOutput(guardRanges(src[2:2+end]), escape))
-			src = src[2+end+2:]
+	for _, seg := range segs {
+		switch seg.Kind {
+		case workflows.LiquidTag:
+			b.WriteString("{%" + guardTag(seg.Body) + "%}")
+		case workflows.LiquidOutput:
+			b.WriteString(guardOutput(guardRanges(seg.Body), escape))
 		default:
-			b.WriteByte('{')
-			src = src[1:]
+			b.WriteString(seg.Src)
 		}
 	}
+	return b.String(), nil
 }
 
 // alreadyEscaped matches an output whose last filter escapes it already, as

@@ -53,7 +53,11 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 			err = fmt.Errorf("template %q: %v", truncate(src, 80), renderCause(r))
 		}
 	}()
-	tpl, perr := parseCached(prepareTemplate(src, escape))
+	prepared, perr := prepareTemplate(src, escape)
+	if perr != nil {
+		return "", fmt.Errorf("template %q: %v", truncate(src, 80), perr)
+	}
+	tpl, perr := parseCached(prepared)
 	if perr != nil {
 		return "", fmt.Errorf("template %q: %s", truncate(src, 80), unguard(perr.Error()))
 	}
@@ -73,7 +77,11 @@ func ParseTemplate(src string) error {
 	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
 		return nil
 	}
-	if _, err := parseTemplate(prepareTemplate(src, false)); err != nil {
+	prepared, err := prepareTemplate(src, false)
+	if err != nil {
+		return err
+	}
+	if _, err := parseTemplate(prepared); err != nil {
 		return errors.New(unguard(err.Error()))
 	}
 	return nil

@@ -290,6 +290,8 @@ func TestParseTemplate(t *testing.T) {
 		{"OK the largest integer", "{{9223372036854775807}}", true},
 		{"Err an unclosed block", "{% if payload.x %} open", false},
 		{"Err an unknown tag", "{% foo %}", false},
+		{"Err an unclosed output", "Hi {{ payload.x ", false},
+		{"Err an unclosed raw block", "{% raw %}{{ x }}", false},
 		{"Err an integer past int64", "{{10000000000000000000}}", false}, // Liquid's parser panics on it
 	} {
 		t.Run(tc.name, func(t *testing.T) {

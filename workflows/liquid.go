@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -27,81 +26,19 @@ type liquidBlock struct {
 	body string
 }
 
-var endRawOrComment = regexp.MustCompile(`\{%-?\s*end(raw|comment)\s*-?%\}`)
-
-// liquidBlocks splits s into its output and tag blocks. Text inside raw and
-// comment blocks is skipped; an unterminated block ends the scan, as it would
-// be plain text to a lenient renderer.
+// liquidBlocks returns the output and tag blocks of s, their bodies trimmed
+// of whitespace and trim markers. A block that never closes ends the list:
+// the template parser reports it.
 func liquidBlocks(s string) []liquidBlock {
+	segs, _ := ScanLiquid(s)
 	var out []liquidBlock
-	for {
-		i := strings.Index(s, "{")
-		for i >= 0 && i+1 < len(s) && s[i+1] != '{' && s[i+1] != '%' {
-			next := strings.Index(s[i+1:], "{")
-			if next < 0 {
-				i = -1
-				break
-			}
-			i += 1 + next
-		}
-		if i < 0 || i+1 >= len(s) {
-			return out
-		}
-		tag := s[i+1] == '%'
-		closing := "}}"
-		if tag {
-			closing = "%}"
-		}
-		end := findClosing(s, i+2, closing)
-		if end < 0 {
-			return out
-		}
-		body := strings.TrimSpace(strings.Trim(strings.TrimSpace(s[i+2:end]), "-"))
-		s = s[end+2:]
-		if tag {
-			name, _, _ := strings.Cut(body, " ")
-			if name == "raw" || name == "comment" {
-				loc := endRawOrComment.FindStringIndex(s)
-				if loc == nil {
-					return out
-				}
-				s = s[loc[1]:]
-				continue
-			}
-		}
-		out = append(out, liquidBlock{tag: tag, body: body})
-	}
-}
-
-// findClosing returns the index of closing at or after from, skipping quoted
-// strings; when a quote never closes, the first closing at all ends the
-// block, so the unterminated string is reported instead of hiding the rest.
-func findClosing(s string, from int, closing string) int {
-	if i := findClosingQuoted(s, from, closing); i >= 0 {
-		return i
-	}
-	if i := strings.Index(s[from:], closing); i >= 0 {
-		return from + i
-	}
-	return -1
-}
-
-func findClosingQuoted(s string, from int, closing string) int {
-	var quote byte
-	for j := from; j < len(s); j++ {
-		c := s[j]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case strings.HasPrefix(s[j:], closing):
-			return j
+	for _, seg := range segs {
+		if seg.Kind == LiquidOutput || seg.Kind == LiquidTag {
+			body := strings.TrimSpace(strings.Trim(strings.TrimSpace(seg.Body), "-"))
+			out = append(out, liquidBlock{tag: seg.Kind == LiquidTag, body: body})
 		}
 	}
-	return -1
+	return out
 }
 
 // Token kinds of a Liquid expression.
