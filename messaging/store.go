@@ -131,6 +131,9 @@ func (m *message) values() []any {
 // storedFeedItem is the feed_item m is written with: its static feed item
 // when it is an in-app message, and NULL for every other channel, whose
 // messages the feed never shows (an email's would carry its HTML again).
+// Reading the item stored at delivery instead of building it from a dozen
+// columns took a feed request from 32.2 to 25.3 µs in-process
+// (BenchmarkReads/feed).
 func (m *message) storedFeedItem() any {
 	if m.Channel != "in_app" {
 		return nil

@@ -15,9 +15,6 @@ import (
 // Origin of every workflow created through the API (contract §7).
 const originCloud = "service-cloud"
 
-// stepTypes are the step kinds a workflow may hold (spec §2.14.1).
-var stepTypes = []string{"in_app", "email", "sms", "chat", "push", "delay", "digest", "throttle", "custom"}
-
 // channels are the delivery step kinds, which need an integration.
 var channels = []string{"in_app", "email", "sms", "chat", "push"}
 
