@@ -8,30 +8,16 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = platformtest.SyncBuffer
 
 // startRun runs the program with the given environment and returns its base
 // URL, its stderr, and a stop function that cancels it (as SIGTERM would)

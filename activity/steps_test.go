@@ -1,14 +1,12 @@
 package activity
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -657,7 +655,7 @@ func TestDelivery_FailedSendIsLogged(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)
 	h.stop(5 * time.Second)
-	var logs syncBuffer
+	var logs platformtest.SyncBuffer
 	h.logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	h.startWorker(t)
 	h.msg.respond = func(d delivery, attempt int) (string, error) { return "error", nil }
@@ -666,23 +664,4 @@ func TestDelivery_FailedSendIsLogged(t *testing.T) {
 	h.waitStatuses(t, tx, "trigger:completed", "chat:failed")
 	platformtest.Eventually(t, 5*time.Second, func() bool { return strings.Contains(logs.String(), "delivery failed") }, "the failed send logged")
 	is.True(strings.Contains(logs.String(), "provider=chat-webhook")) // names the provider
-}
-
-// syncBuffer is a bytes.Buffer the worker's goroutines may write to while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -57,7 +57,7 @@ func (s *session) Data(r io.Reader) error {
 	return nil
 }
 
-// authSession is a session of a mailbox that asks for PLAIN
+// authSession is an SMTP conversation with a mailbox that asks for PLAIN
 // authentication and records who logged in.
 type authSession struct {
 	session

@@ -238,3 +238,22 @@ func (w *testWriter) stop() {
 	defer w.mu.Unlock()
 	w.stopped = true
 }
+
+// SyncBuffer is a bytes.Buffer that a test may read while other goroutines
+// (a worker's logger, a running server) write to it.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
