@@ -35,6 +35,7 @@ var (
 	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
 	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
 	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
+	_ messaging.TokenRemover          = (*subscribers.Store)(nil)
 	_ activity.Workflows              = (*workflows.Store)(nil)
 	_ activity.Subscribers            = (*subscribers.Store)(nil)
 	_ activity.Messenger              = (*messaging.Store)(nil)
@@ -62,6 +63,7 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 		Subscribers:  subscriberStore,
 		Workflows:    workflowStore,
 		Integrations: integrationStore,
+		Tokens:       subscriberStore,
 	}).WithClock(d.now)
 	activityStore := activity.NewStore(d.db, d.now)
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -226,11 +227,13 @@ func (w *runner) conditions(j *job, step jobStep, skip, sub, rawPayload json.Raw
 
 // outcome is messaging's answer to a delivery (see Messenger in types.go).
 type outcome struct {
-	MessageID  string   `json:"messageId"`
-	Status     string   `json:"status"`
-	ProviderID string   `json:"providerId"`
-	Retryable  bool     `json:"retryable"`
-	Details    []detail `json:"details"`
+	MessageID  string `json:"messageId"`
+	Status     string `json:"status"`
+	ProviderID string `json:"providerId"`
+	Retryable  bool   `json:"retryable"`
+	// RetryAfterMs is the wait the provider asked for (Retry-After).
+	RetryAfterMs int64    `json:"retryAfterMs"`
+	Details      []detail `json:"details"`
 }
 
 // deliver hands a channel step to messaging and records the outcome. A
@@ -287,7 +290,7 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 	case o.Status == "sent" || o.Status == "warning":
 		settle = w.store.settled(j, settlement{status: statusCompleted, providerID: o.ProviderID, details: o.Details, then: thenRelease})
 	case o.Retryable:
-		settle = w.retryOrFail(j, o.ProviderID, o.Details)
+		settle = w.retryAfter(j, o.ProviderID, o.Details, time.Duration(o.RetryAfterMs)*time.Millisecond)
 	default:
 		settle = w.failWith(j, o.ProviderID, o.Details)
 	}
@@ -341,6 +344,12 @@ type deliveryVars struct {
 
 // retryOrFail schedules the next attempt, or fails the step after the last.
 func (w *runner) retryOrFail(j *job, providerID string, details []detail) write {
+	return w.retryAfter(j, providerID, details, 0)
+}
+
+// retryAfter is retryOrFail waiting at least wait, as a provider's
+// Retry-After asks.
+func (w *runner) retryAfter(j *job, providerID string, details []detail, wait time.Duration) write {
 	for i := range details {
 		details[i].IsRetry = j.Attempts > 1
 	}
@@ -349,7 +358,7 @@ func (w *runner) retryOrFail(j *job, providerID string, details []detail) write 
 			Detail: fmt.Sprintf("Step failed after %d attempts", j.Attempts)})
 		return w.failWith(j, providerID, details)
 	}
-	at := w.store.now().Add(retryDelay(w.cfg.RetryBackoff, j.Attempts))
+	at := w.store.now().Add(max(retryDelay(w.cfg.RetryBackoff, j.Attempts), wait))
 	details = append(details, detail{Status: detailPending, Source: sourceInternal, IsRetry: j.Attempts > 1,
 		Detail: fmt.Sprintf("Attempt %d of %d failed; retrying at %s", j.Attempts, w.cfg.MaxAttempts, platform.FormatTime(at))})
 	return w.store.settled(j, settlement{status: statusQueued, runAt: at, providerID: providerID, details: details})

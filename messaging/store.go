@@ -6,36 +6,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
 )
 
 // Store is the messaging domain's storage and delivery engine.
 type Store struct {
-	db      *platform.DB
-	src     Sources
-	now     func() time.Time
-	client  *http.Client // outbound webhooks
-	senders map[string]func(integration) (Provider, error)
+	db  *platform.DB
+	src Sources
+	now func() time.Time
+	out provider.Deps // how providers are reached
 
 	prepMu sync.Mutex
 	insert *sql.Stmt // insertMessageSQL on the writer, once prepared
 	byJob  *sql.Stmt // a job's message, on the read pool, once prepared
 
-	owners         platform.ParseCache[owner]       // feed owners, parsed from Subscribers' JSON
-	subscriberVars platform.ParseCache[any]         // template variables of subscribers (bindings)
-	integrations   platform.ParseCache[integration] // active integrations, by environment, channel and rank
+	owners         platform.ParseCache[owner] // feed owners, parsed from Subscribers' JSON
+	subscriberVars platform.ParseCache[any]   // template variables of subscribers (bindings)
 }
 
 // NewStore returns a Store on db that reads other domains through src.
 func NewStore(db *platform.DB, src Sources) *Store {
-	s := &Store{db: db, src: src, now: time.Now, client: NewHTTPClient(15 * time.Second)}
-	s.senders = providerFactories(s.client)
-	return s
+	return &Store{db: db, src: src, now: time.Now, out: provider.Deps{Client: provider.NewHTTPClient(15 * time.Second)}}
 }
 
 // WithClock makes the store read the time from now, for tests; it returns s.
