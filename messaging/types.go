@@ -164,6 +164,7 @@ type messageResponse struct {
 	Phone              string          `json:"phone,omitempty"`
 	DirectWebhookURL   string          `json:"directWebhookUrl,omitempty"`
 	ProviderID         string          `json:"providerId,omitempty"`
+	Identifier         string          `json:"identifier,omitempty"` // the provider's message id, as the reference platform names it
 	Title              string          `json:"title,omitempty"`
 	Avatar             string          `json:"avatar,omitempty"`
 	DeviceTokens       []string        `json:"deviceTokens,omitempty"`
