@@ -15,12 +15,7 @@ var emailProviders = map[string]spec{
 	"sendgrid": {channel: "email", required: []string{"apiKey", "from"}, id: "header:X-Message-Id",
 		send: func(c Credentials, m Message) (*call, error) {
 			p := map[string]any{"to": emailObjects(m.To)}
-			if len(m.Cc) > 0 {
-				p["cc"] = emailObjects(m.Cc...)
-			}
-			if len(m.Bcc) > 0 {
-				p["bcc"] = emailObjects(m.Bcc...)
-			}
+			copies(p, m, "cc", "bcc", "email")
 			body := map[string]any{"personalizations": []any{p}, "from": nameAddr(c, m, "email", "name"), "subject": m.Subject,
 				"content":     textAndHTML(m, "type", "value", "text/plain", "text/html"),
 				"custom_args": map[string]string{"heraldMessageId": m.ID}}
@@ -106,12 +101,7 @@ var emailProviders = map[string]spec{
 	"mailjet": {channel: "email", required: []string{"apiKey", "secretKey", "from"}, id: "Messages.0.To.0.MessageID", send: func(c Credentials, m Message) (*call, error) {
 		msg := map[string]any{"From": nameAddr(c, m, "Email", "Name"), "To": []any{map[string]string{"Email": m.To}},
 			"Subject": m.Subject, "HTMLPart": m.HTML, "TextPart": m.Text, "CustomID": m.ID}
-		if len(m.Cc) > 0 {
-			msg["Cc"] = emailObjectsKey("Email", m.Cc...)
-		}
-		if len(m.Bcc) > 0 {
-			msg["Bcc"] = emailObjectsKey("Email", m.Bcc...)
-		}
+		copies(msg, m, "Cc", "Bcc", "Email")
 		if m.ReplyTo != "" {
 			msg["ReplyTo"] = map[string]string{"Email": m.ReplyTo}
 		}
@@ -128,12 +118,7 @@ var emailProviders = map[string]spec{
 	"sendinblue": {channel: "email", required: []string{"apiKey", "from"}, id: "messageId", send: func(c Credentials, m Message) (*call, error) {
 		body := map[string]any{"sender": nameAddr(c, m, "email", "name"), "to": emailObjects(m.To), "subject": m.Subject,
 			"htmlContent": m.HTML, "textContent": m.Text}
-		if len(m.Cc) > 0 {
-			body["cc"] = emailObjects(m.Cc...)
-		}
-		if len(m.Bcc) > 0 {
-			body["bcc"] = emailObjects(m.Bcc...)
-		}
+		copies(body, m, "cc", "bcc", "email")
 		if m.ReplyTo != "" {
 			body["replyTo"] = map[string]string{"email": m.ReplyTo}
 		}
@@ -160,12 +145,7 @@ var emailProviders = map[string]spec{
 	})},
 	"mailersend": {channel: "email", required: []string{"apiKey", "from"}, id: "header:X-Message-Id", send: func(c Credentials, m Message) (*call, error) {
 		body := map[string]any{"from": nameAddr(c, m, "email", "name"), "to": emailObjects(m.To), "subject": m.Subject, "html": m.HTML, "text": m.Text}
-		if len(m.Cc) > 0 {
-			body["cc"] = emailObjects(m.Cc...)
-		}
-		if len(m.Bcc) > 0 {
-			body["bcc"] = emailObjects(m.Bcc...)
-		}
+		copies(body, m, "cc", "bcc", "email")
 		if m.ReplyTo != "" {
 			body["reply_to"] = map[string]string{"email": m.ReplyTo}
 		}
@@ -219,12 +199,7 @@ var emailProviders = map[string]spec{
 	"mailtrap": {channel: "email", required: []string{"apiKey", "from"}, id: "message_ids.0", send: func(c Credentials, m Message) (*call, error) {
 		body := map[string]any{"from": nameAddr(c, m, "email", "name"), "to": emailObjects(m.To), "subject": m.Subject, "html": m.HTML, "text": m.Text,
 			"custom_variables": map[string]string{"heraldMessageId": m.ID}}
-		if len(m.Cc) > 0 {
-			body["cc"] = emailObjects(m.Cc...)
-		}
-		if len(m.Bcc) > 0 {
-			body["bcc"] = emailObjects(m.Bcc...)
-		}
+		copies(body, m, "cc", "bcc", "email")
 		if m.ReplyTo != "" {
 			body["headers"] = map[string]string{"Reply-To": m.ReplyTo}
 		}
@@ -233,12 +208,7 @@ var emailProviders = map[string]spec{
 	"braze": {channel: "email", required: []string{"apiKey", "baseUrl", "applicationId", "from"}, build: newBraze},
 	"netcore": {channel: "email", required: []string{"apiKey", "from"}, id: "data.message_id", send: func(c Credentials, m Message) (*call, error) {
 		p := map[string]any{"to": emailObjects(m.To)}
-		if len(m.Cc) > 0 {
-			p["cc"] = emailObjects(m.Cc...)
-		}
-		if len(m.Bcc) > 0 {
-			p["bcc"] = emailObjects(m.Bcc...)
-		}
+		copies(p, m, "cc", "bcc", "email")
 		body := map[string]any{"from": nameAddr(c, m, "email", "name"), "subject": m.Subject,
 			"content": []any{map[string]string{"type": "html", "value": m.HTML}}, "personalizations": []any{p}}
 		if m.ReplyTo != "" {
@@ -289,6 +259,17 @@ func textAndHTML(m Message, typeKey, valueKey, textType, htmlType string) []any 
 		out = append(out, map[string]string{typeKey: textType, valueKey: m.Text})
 	}
 	return append(out, map[string]string{typeKey: htmlType, valueKey: cmp.Or(m.HTML, " ")})
+}
+
+// copies sets cc and bcc under their keys as lists of {key: address},
+// when present.
+func copies(body map[string]any, m Message, cc, bcc, key string) {
+	if len(m.Cc) > 0 {
+		body[cc] = emailObjectsKey(key, m.Cc...)
+	}
+	if len(m.Bcc) > 0 {
+		body[bcc] = emailObjectsKey(key, m.Bcc...)
+	}
 }
 
 // addCopies sets cc, bcc and reply-to under the given keys when present.
