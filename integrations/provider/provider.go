@@ -125,7 +125,7 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 			ForceAttemptHTTP2:     true,
 			TLSHandshakeTimeout:   5 * time.Second,
 			ResponseHeaderTimeout: timeout,
-			MaxIdleConnsPerHost:   64, // a lane sends to one host from many goroutines
+			MaxIdleConnsPerHost:   256, // a lane sends to one host from up to 256 goroutines
 			IdleConnTimeout:       90 * time.Second,
 		},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
