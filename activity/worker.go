@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -76,11 +77,13 @@ type lane struct {
 // NewWorker returns a worker for store's queue. It delivers channel steps
 // through messenger and reads subscribers through subscribers.
 func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg WorkerConfig) *Worker {
+	if cfg.IOSize <= 0 {
+		// A size given alone sizes every lane, as it did before lanes
+		// had their own.
+		cfg.IOSize = cmp.Or(cfg.Size, defaultIOSize)
+	}
 	if cfg.Size <= 0 {
 		cfg.Size = defaultSize
-	}
-	if cfg.IOSize <= 0 {
-		cfg.IOSize = max(defaultIOSize, cfg.Size)
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 5 * time.Minute
