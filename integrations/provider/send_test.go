@@ -3,10 +3,12 @@ package provider
 import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -290,6 +292,8 @@ func (tc sendCase) checkRequest(t *testing.T, r *request, now time.Time) {
 		is.NoErr(verifySigV4(r, arg, now)) // signed with the integration's key, as AWS checks it
 	case kind == "apns":
 		is.NoErr(verifyAPNs(r)) // an ES256 provider token from the .p8 key
+	case kind == "azure":
+		is.NoErr(verifyAzure(r)) // Azure's HMAC-SHA256 over method, path, date, host and body hash
 	default:
 		is.Equal(r.header.Get(kind), strings.TrimSpace(arg)) // the documented authentication
 	}
@@ -400,6 +404,23 @@ func verifyAPNs(r *request) error {
 	}
 	if iss, _ := tok.Claims.GetIssuer(); iss != "TEAM1" {
 		return errors.New("iss is not the team id")
+	}
+	return nil
+}
+
+// verifyAzure computes Azure Communication Services' signature of the
+// received request from its documented parts.
+func verifyAzure(r *request) error {
+	sum := sha256.Sum256(r.body)
+	hash := base64.StdEncoding.EncodeToString(sum[:])
+	if r.header.Get("x-ms-content-sha256") != hash {
+		return errors.New("x-ms-content-sha256 is not the body's hash")
+	}
+	mac := hmac.New(sha256.New, []byte("azure-key"))
+	mac.Write([]byte(r.method + "\n" + r.path + "?" + r.query.Encode() + "\n" + r.header.Get("x-ms-date") + ";" + r.host + ";" + hash))
+	want := "HMAC-SHA256 SignedHeaders=x-ms-date;host;x-ms-content-sha256&Signature=" + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	if got := r.header.Get("Authorization"); got != want {
+		return errors.New("signature differs: got " + got + ", want " + want)
 	}
 	return nil
 }
