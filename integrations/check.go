@@ -2,11 +2,7 @@ package integrations
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"fmt"
-	"net"
-	"net/textproto"
 	"strings"
 	"time"
 
@@ -33,14 +29,6 @@ const CheckHeader = "Herald-Check"
 func checkProvider(ctx context.Context, client provider.Deps, providerID string, creds Credentials) (dialed bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	if providerID == "nodemailer" {
-		host, port := creds.Value("host"), creds.Value("port")
-		addr := net.JoinHostPort(host, port)
-		if err := checkSMTP(ctx, addr, creds.Secure != nil && *creds.Secure, host); err != nil {
-			return true, platform.InvalidField("credentials.host", host, "integration check failed: SMTP server %s: %v", addr, err)
-		}
-		return true, nil
-	}
 	err = provider.Check(ctx, providerID, creds, client)
 	switch {
 	case errors.Is(err, provider.ErrNoCheck):
@@ -52,38 +40,10 @@ func checkProvider(ctx context.Context, client provider.Deps, providerID string,
 			field += "." + info.CheckField
 		}
 		var shown any
-		if strings.HasSuffix(info.CheckField, "Url") {
+		if strings.HasSuffix(info.CheckField, "Url") || info.CheckField == "host" {
 			shown = creds.Value(info.CheckField) // a URL, not a secret
 		}
 		return true, platform.InvalidField(field, shown, "integration check failed: %v", err)
 	}
 	return true, nil
-}
-
-// checkSMTP dials addr (over TLS when secure, as port 465 expects) and waits
-// for the server's 220 greeting, then says QUIT. It does not authenticate:
-// that would need STARTTLS negotiation the delivery code owns.
-func checkSMTP(ctx context.Context, addr string, secure bool, host string) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if deadline, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(deadline)
-	}
-	if secure {
-		tc := tls.Client(conn, &tls.Config{ServerName: host})
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return err
-		}
-		conn = tc
-	}
-	tp := textproto.NewConn(conn)
-	if _, _, err := tp.ReadResponse(220); err != nil {
-		return fmt.Errorf("no SMTP greeting: %w", err)
-	}
-	tp.PrintfLine("QUIT") // best effort; the greeting already proved the server answers
-	return nil
 }

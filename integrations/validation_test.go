@@ -87,8 +87,8 @@ func TestIntegration_CheckDialsTheProvider(t *testing.T) {
 	})
 	t.Run("OKShapeOnly", func(t *testing.T) {
 		is := is.New(t)
-		res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"infobip-sms","channel":"sms","check":true,
-			"credentials":{"apiKey":"k","baseUrl":"https://x.api.infobip.com","from":"Acme"}}`)
+		res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"plunk","channel":"email","check":true,
+			"credentials":{"apiKey":"sk_k","from":"a@b.c"}}`)
 		is.Equal(res.Status, http.StatusCreated)          // nothing to call: the shape passed
 		is.Equal(res.Header.Get("Herald-Check"), "shape") // and the answer says only the shape was checked
 	})

@@ -190,7 +190,7 @@ var emailProviders = map[string]spec{
 		}
 		body, ctype := multipartBody(fields)
 		return &call{url: origin(c, "") + "/email/3/send", header: map[string]string{"Authorization": "App " + val(c.APIKey)}, body: body, contentType: ctype}, nil
-	}},
+	}, check: infobipCheck},
 	"plunk": {channel: "email", required: []string{"apiKey", "from"}, id: "emails.0.contact.id", date: "timestamp", send: func(c Credentials, m Message) (*call, error) {
 		return &call{url: origin(c, "https://api.useplunk.com") + "/v1/send", header: bearer(val(c.APIKey)),
 			json: map[string]any{"to": m.To, "subject": m.Subject, "body": cmp.Or(m.HTML, m.Text), "from": cmp.Or(m.From, val(c.From)),

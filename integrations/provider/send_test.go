@@ -164,23 +164,30 @@ func defaultMessage(channel, base string) Message {
 	return m
 }
 
+// credentials are the case's, with baseUrl and {base} pointing at the
+// double at base.
+func (tc sendCase) credentials(base string) Credentials {
+	var c Credentials
+	c.Set("baseUrl", base)
+	for k, v := range tc.creds {
+		switch v {
+		case "{serviceAccount}":
+			v = serviceAccount(base + "/token")
+		case "{p8}":
+			v = apnsKey()
+		}
+		c.Set(k, strings.ReplaceAll(v, "{base}", base))
+	}
+	return c
+}
+
 func (tc sendCase) sender(t *testing.T, d *double, now time.Time) (Sender, Message) {
 	t.Helper()
 	info, ok := Lookup(tc.id)
 	if !ok {
 		t.Fatalf("provider %s is not in the catalog", tc.id)
 	}
-	var c Credentials
-	c.Set("baseUrl", d.URL)
-	for k, v := range tc.creds {
-		switch v {
-		case "{serviceAccount}":
-			v = serviceAccount(d.URL + "/token")
-		case "{p8}":
-			v = apnsKey()
-		}
-		c.Set(k, strings.ReplaceAll(v, "{base}", d.URL))
-	}
+	c := tc.credentials(d.URL)
 	client := NewHTTPClient(5 * time.Second)
 	if tc.h2 {
 		client = d.Client()
@@ -240,6 +247,19 @@ func TestSend_Providers(t *testing.T) {
 					is.True(errors.As(err, &pe))          // a classified failure
 					is.Equal(pe.Retryable, e.retryable)   // retried only when it may pass
 					is.Equal(pe.RetryAfter, e.retryAfter) // the provider's Retry-After
+				})
+			}
+			if info, _ := Lookup(tc.id); info.Dials && tc.aux == nil {
+				t.Run("Check", func(t *testing.T) {
+					is := is.New(t)
+					c := tc.credentials(d.URL)
+					if info.Channel == "chat" {
+						c.Set("webhookUrl", d.URL+"/hook") // a chat integration's own URL, which is what is checked
+					}
+					d.answer(http.StatusOK, "{}", nil)
+					is.NoErr(Check(t.Context(), tc.id, c, Deps{Client: NewHTTPClient(5 * time.Second)})) // the provider accepts the credentials
+					d.answer(http.StatusInternalServerError, `{"error":"no"}`, nil)
+					is.True(Check(t.Context(), tc.id, c, Deps{Client: NewHTTPClient(5 * time.Second)}) != nil) // a failing provider fails the check
 				})
 			}
 			if tc.dead != "" {

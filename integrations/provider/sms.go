@@ -79,18 +79,22 @@ var smsProviders = map[string]spec{
 		send: func(c Credentials, m Message) (*call, error) {
 			return &call{url: origin(c, "") + "/sms/2/text/advanced", header: map[string]string{"Authorization": "App " + val(c.APIKey)},
 				json: map[string]any{"messages": []any{map[string]any{"from": sender(c, m), "destinations": []any{map[string]string{"to": m.To, "messageId": m.ID}}, "text": m.Content}}}}, nil
-		}},
+		}, check: infobipCheck},
 	// sinch: the service plan id is the accountSid, the region (eu, us,
 	// au, br, ca) picks the host.
 	"sinch": {channel: "sms", required: []string{"accountSid", "apiToken", "from"}, id: "id", date: "created_at",
 		send: func(c Credentials, m Message) (*call, error) {
 			return &call{url: sinchOrigin(c) + "/xms/v1/" + val(c.AccountSID) + "/batches", header: bearer(val(c.APIToken)),
 				json: map[string]any{"from": sender(c, m), "to": []string{m.To}, "body": m.Content}}, nil
-		}},
+		}, check: checkCall(func(c Credentials) *call {
+			return &call{url: sinchOrigin(c) + "/xms/v1/" + val(c.AccountSID) + "/batches?page_size=1", header: bearer(val(c.APIToken))}
+		})},
 	"termii": {channel: "sms", required: []string{"apiKey", "from"}, id: "message_id", send: func(c Credentials, m Message) (*call, error) {
 		return &call{url: origin(c, "https://api.ng.termii.com") + "/api/sms/send",
 			json: map[string]string{"to": m.To, "from": sender(c, m), "sms": m.Content, "type": "plain", "channel": "generic", "api_key": val(c.APIKey)}}, nil
-	}},
+	}, check: checkCall(func(c Credentials) *call {
+		return &call{url: origin(c, "https://api.ng.termii.com") + "/api/get-balance?" + url.Values{"api_key": {val(c.APIKey)}}.Encode()}
+	})},
 	"africas-talking": {channel: "sms", required: []string{"apiKey", "user"}, id: "SMSMessageData.Recipients.0.messageId",
 		send: func(c Credentials, m Message) (*call, error) {
 			host := "https://api.africastalking.com"
@@ -159,3 +163,9 @@ func statusFailed(field, bad, reason string) func(*reply, Message) error {
 		return nil
 	}
 }
+
+// infobipCheck reads the account's balance, Infobip's cheapest
+// authenticated call.
+var infobipCheck = checkCall(func(c Credentials) *call {
+	return &call{url: origin(c, "") + "/account/1/balance", header: map[string]string{"Authorization": "App " + val(c.APIKey)}}
+})

@@ -18,7 +18,9 @@ var moreSMSProviders = map[string]spec{
 			return &Error{Msg: "provider refused: code " + s}
 		}
 		return nil
-	}},
+	}, check: checkCall(func(c Credentials) *call {
+		return &call{url: origin(c, "https://gateway.seven.io") + "/api/balance", header: map[string]string{"X-Api-Key": val(c.APIKey)}}
+	})},
 	"firetext": {channel: "sms", required: []string{"apiKey", "from"}, id: "header:X-Message", send: func(c Credentials, m Message) (*call, error) {
 		return &call{url: origin(c, "https://www.firetext.co.uk") + "/api/sendsms", form: url.Values{"apiKey": {val(c.APIKey)},
 			"to": {m.To}, "from": {sender(c, m)}, "message": {m.Content}, "reference": {m.ID}}}, nil
@@ -39,7 +41,9 @@ var moreSMSProviders = map[string]spec{
 			return &Error{Msg: "provider refused: " + code + ": " + pick(r.doc, "error.description")}
 		}
 		return nil
-	}},
+	}, check: checkCall(func(c Credentials) *call {
+		return &call{url: origin(c, "https://api.transmitsms.com") + "/get-balance.json", user: val(c.APIKey), pass: val(c.SecretKey)}
+	})},
 	// bulk-sms: apiToken is "tokenId:tokenSecret".
 	"bulk-sms": {channel: "sms", required: []string{"apiToken"}, id: "0.id", send: func(c Credentials, m Message) (*call, error) {
 		body := map[string]any{"to": m.To, "body": m.Content}
@@ -48,7 +52,10 @@ var moreSMSProviders = map[string]spec{
 		}
 		id, secret, _ := strings.Cut(val(c.APIToken), ":")
 		return &call{url: origin(c, "https://api.bulksms.com") + "/v1/messages", user: id, pass: secret, json: body}, nil
-	}},
+	}, check: checkCall(func(c Credentials) *call {
+		id, secret, _ := strings.Cut(val(c.APIToken), ":")
+		return &call{url: origin(c, "https://api.bulksms.com") + "/v1/profile", user: id, pass: secret}
+	})},
 	"isend-sms": {channel: "sms", required: []string{"apiToken"}, id: "data.uid", send: func(c Credentials, m Message) (*call, error) {
 		to := strings.TrimPrefix(strings.TrimPrefix(m.To, "+"), "00")
 		return &call{url: origin(c, "https://send.com.ly") + "/api/v3/sms/send", header: bearer(val(c.APIToken)),

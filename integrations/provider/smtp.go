@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/textproto"
 	"slices"
 	"strconv"
 	"time"
@@ -17,7 +18,7 @@ import (
 // smtpProviders send through an SMTP server with go-mail, which handles
 // STARTTLS, implicit TLS, authentication discovery and MIME.
 var smtpProviders = map[string]spec{
-	"nodemailer": {channel: "email", required: []string{"host", "port", "from"}, build: newSMTP},
+	"nodemailer": {channel: "email", required: []string{"host", "port", "from"}, build: newSMTP, check: checkSMTP, checkField: "host"},
 	// outlook365 is Exchange Online's SMTP AUTH submission: STARTTLS on
 	// 587, logging in as the sender (reference §1.2).
 	"outlook365": {channel: "email", required: []string{"from", "password"}, build: func(c Credentials, d Deps) (Sender, error) {
@@ -167,4 +168,37 @@ func smtpError(err error) error {
 	// Dial and handshake failures that are not net errors (TLS refused,
 	// STARTTLS missing when required) are configuration problems.
 	return &Error{Msg: "SMTP: " + err.Error()}
+}
+
+// checkSMTP dials the SMTP server (over TLS when secure, as port 465
+// expects) and waits for its 220 greeting, then says QUIT. It does not
+// authenticate: that would need the STARTTLS negotiation sending owns.
+func checkSMTP(ctx context.Context, c Credentials, d Deps) error {
+	host := val(c.Host)
+	addr := net.JoinHostPort(host, val(c.Port))
+	dial := d.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	conn, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		return &Error{Msg: "SMTP server " + addr + ": " + err.Error()}
+	}
+	defer conn.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(deadline)
+	}
+	if on(c.Secure) {
+		tc := tls.Client(conn, &tls.Config{ServerName: host})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return &Error{Msg: "SMTP server " + addr + ": " + err.Error()}
+		}
+		conn = tc
+	}
+	tp := textproto.NewConn(conn)
+	if _, _, err := tp.ReadResponse(220); err != nil {
+		return &Error{Msg: "SMTP server " + addr + ": no SMTP greeting: " + err.Error()}
+	}
+	tp.PrintfLine("QUIT") // best effort; the greeting already proved the server answers
+	return nil
 }
