@@ -26,9 +26,9 @@ func with(base map[string]string, kv ...string) map[string]string {
 	return out
 }
 
-// untested are the providers whose send no HTTP double can stand in for:
-// outlook365 dials Office 365's SMTP host with STARTTLS required, and
-// emailjs is nodemailer's SMTP send, which messaging's SMTP tests cover.
+// untested are the SMTP providers, which no HTTP double stands in for:
+// TestSend_Outlook365 covers outlook365, and messaging's SMTP tests
+// nodemailer, whose send emailjs shares.
 var untested = map[string]bool{"outlook365": true, "emailjs": true, "nodemailer": true}
 
 // sendCases are every provider's cases: one table, in three files.
