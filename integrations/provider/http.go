@@ -103,7 +103,7 @@ func do(ctx context.Context, client *http.Client, c *call) (*reply, error) {
 			s, res.Header.Get("Location")), Raw: string(b)}
 	default:
 		retry := s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500
-		e := &Error{Msg: fmt.Sprintf("provider answered %d: %s", s, truncate(strings.TrimSpace(string(b)), 500)),
+		e := &Error{Msg: fmt.Sprintf("provider answered %d: %s", s, reason(r)),
 			Raw: string(b), Retryable: retry}
 		if retry {
 			e.RetryAfter = retryAfter(res.Header.Get("Retry-After"), time.Now())
@@ -115,6 +115,24 @@ func do(ctx context.Context, client *http.Client, c *call) (*reply, error) {
 // maxRetryAfter caps the wait a provider may ask for: a job is not parked
 // for days on one header.
 const maxRetryAfter = time.Hour
+
+// reasonPaths are where providers put the reason of a refusal: SendGrid
+// and Telnyx errors[0], Postmark Message, Resend and Twilio message,
+// Google and Meta error.message, Infobip requestError, APNs reason, ….
+var reasonPaths = []string{"errors.0.message", "errors.0.detail", "errors.0.title", "errors.0.description",
+	"errors.0.ErrorMessage", "error.message", "requestError.serviceException.text", "message", "Message",
+	"error_description", "detail", "reason", "description", "error", "errors.0"}
+
+// reason is the provider's own reason for a refusal: the first string at
+// one of reasonPaths, else the answer as it came, truncated.
+func reason(r *reply) string {
+	for _, p := range reasonPaths {
+		if v, ok := pickAny(r.doc, p).(string); ok && strings.TrimSpace(v) != "" {
+			return truncate(v, 500)
+		}
+	}
+	return truncate(strings.TrimSpace(string(r.body)), 500)
+}
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date.
 func retryAfter(v string, now time.Time) time.Duration {
