@@ -19,7 +19,7 @@ import (
 // WorkerConfig tunes a Worker. Zero fields take the defaults.
 type WorkerConfig struct {
 	Size         int           // goroutines running jobs in the local lane (in-app, delays, digests); default 32
-	IOSize       int           // goroutines of each provider lane (email, sms, chat, push); default 256
+	IOSize       int           // goroutines of each provider lane (email, sms, chat, push); default Size when only Size is given, else 256
 	Lease        time.Duration // how long a claim holds a job before another worker may take it; default 5m
 	Poll         time.Duration // how often an idle worker looks for scheduled work; default 1s
 	RetryBackoff time.Duration // wait after a first failed attempt, doubling after each; default 10s

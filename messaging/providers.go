@@ -115,7 +115,7 @@ func channelTarget(channel string, in integration, sub subscriber) (target, bool
 		t.msg.WebhookURL, t.msg.ChatChannel = entry.Credentials.WebhookURL, entry.Credentials.Channel
 	}
 	if t.msg.WebhookURL == "" {
-		t.msg.WebhookURL = in.Credentials.Value("webhookUrl")
+		t.msg.WebhookURL = deref(in.Credentials.WebhookURL)
 	}
 	if !provider.Webhook(in.ProviderID) {
 		t.msg.PhoneNumber = deref(sub.Phone)
