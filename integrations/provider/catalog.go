@@ -195,6 +195,9 @@ func (r *reply) read(where string) string {
 // provider calls dead is reported in DeadTokens and does not make the
 // send fail while another token got it.
 func eachToken(ctx context.Context, m Message, one func(context.Context, Message) (Result, error)) (Result, error) {
+	if len(m.DeviceTokens) == 0 {
+		return Result{}, Permanent("no device tokens to send to")
+	}
 	var out Result
 	var ids, raws []string
 	var first error

@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -271,7 +272,7 @@ func (a *apns) call(c Credentials, m Message) (*call, error) {
 		custom = map[string]any{}
 	}
 	custom["aps"] = map[string]any{"alert": map[string]string{"title": m.Title, "body": m.Content}}
-	return &call{url: a.host + "/3/device/" + m.DeviceTokens[0], json: custom, header: map[string]string{
+	return &call{url: a.host + "/3/device/" + url.PathEscape(m.DeviceTokens[0]), json: custom, header: map[string]string{
 		"authorization": "bearer " + tok, "apns-topic": val(c.ApplicationID), "apns-push-type": "alert"}}, nil
 }
 
