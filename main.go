@@ -68,7 +68,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if err != nil {
 		return cfg, fmt.Errorf("HERALD_WORKERS: %w", err)
 	}
-	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 (HERALD_WORKERS)")
+	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 for in-app and scheduled steps and 256 for each provider channel (HERALD_WORKERS)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {

@@ -33,6 +33,7 @@ var (
 	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
 	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
 	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
+	_ messaging.TokenRemover          = (*subscribers.Store)(nil)
 	_ activity.Workflows              = (*workflows.Store)(nil)
 	_ activity.Subscribers            = (*subscribers.Store)(nil)
 	_ activity.Messenger              = (*messaging.Deliverer)(nil)
@@ -62,6 +63,7 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 		Subscribers:  subscriberStore,
 		Workflows:    workflowStore,
 		Integrations: integrationStore,
+		Tokens:       subscriberStore,
 	}).WithClock(d.now)
 	activityStore := activity.NewStore(d.db, d.now)
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore),

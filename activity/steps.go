@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
@@ -282,7 +283,7 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 	case o.Status == "sent" || o.Status == "warning":
 		settle = w.store.settled(j, settlement{status: statusCompleted, providerID: o.ProviderID, details: details, then: thenRelease})
 	case o.Retryable:
-		settle = w.retryOrFail(j, o.ProviderID, details)
+		settle = w.retryAfter(j, o.ProviderID, details, time.Duration(o.RetryAfterMs)*time.Millisecond)
 	default:
 		settle = w.failWith(j, o.ProviderID, details)
 	}
@@ -318,6 +319,12 @@ func detailsOf(in []messaging.Detail, isRetry bool) []detail {
 
 // retryOrFail schedules the next attempt, or fails the step after the last.
 func (w *runner) retryOrFail(j *job, providerID string, details []detail) write {
+	return w.retryAfter(j, providerID, details, 0)
+}
+
+// retryAfter is retryOrFail waiting at least wait, as a provider's
+// Retry-After asks.
+func (w *runner) retryAfter(j *job, providerID string, details []detail, wait time.Duration) write {
 	for i := range details {
 		details[i].IsRetry = j.Attempts > 1
 	}
@@ -326,7 +333,7 @@ func (w *runner) retryOrFail(j *job, providerID string, details []detail) write 
 			Detail: fmt.Sprintf("Step failed after %d attempts", j.Attempts)})
 		return w.failWith(j, providerID, details)
 	}
-	at := w.store.now().Add(retryDelay(w.cfg.RetryBackoff, j.Attempts))
+	at := w.store.now().Add(max(retryDelay(w.cfg.RetryBackoff, j.Attempts), wait))
 	details = append(details, detail{Status: detailPending, Source: sourceInternal, IsRetry: j.Attempts > 1,
 		Detail: fmt.Sprintf("Attempt %d of %d failed; retrying at %s", j.Attempts, w.cfg.MaxAttempts, platform.FormatTime(at))})
 	return w.store.settled(j, settlement{status: statusQueued, runAt: at, providerID: providerID, details: details})

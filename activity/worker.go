@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -17,7 +18,8 @@ import (
 
 // WorkerConfig tunes a Worker. Zero fields take the defaults.
 type WorkerConfig struct {
-	Size         int           // goroutines running jobs, in each lane; default 32
+	Size         int           // goroutines running jobs in the local lane (in-app, delays, digests); default 32
+	IOSize       int           // goroutines of each provider lane (email, sms, chat, push); default Size when only Size is given, else 256
 	Lease        time.Duration // how long a claim holds a job before another worker may take it; default 5m
 	Poll         time.Duration // how often an idle worker looks for scheduled work; default 1s
 	RetryBackoff time.Duration // wait after a first failed attempt, doubling after each; default 10s
@@ -32,6 +34,14 @@ const maxCommit = 64
 // waits on a provider's network round trip, so the pool is sized for
 // waiting, not for cores: a few slow sends do not hold up the queue.
 const defaultSize = 32
+
+// defaultIOSize is each provider lane's default number of goroutines. A
+// provider answers in 100–500 ms and a send waits on it without computing:
+// at 100 ms, 32 goroutines cap a lane near 300 sends a second, 256 near
+// 2,500. A goroutine costs a few KiB, and a lane claims at most two jobs a
+// goroutine, so memory stays bounded; one slow or failing provider fills
+// only its own lane (issue 36).
+const defaultIOSize = 256
 
 // Worker runs the job queue. SQLite has one writer, so the worker spends it
 // in few, large transactions: a dispatcher claims every due job it has room
@@ -67,6 +77,11 @@ type lane struct {
 // NewWorker returns a worker for store's queue. It delivers channel steps
 // through messenger and reads subscribers through subscribers.
 func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg WorkerConfig) *Worker {
+	if cfg.IOSize <= 0 {
+		// A size given alone sizes every lane, as it did before lanes
+		// had their own.
+		cfg.IOSize = cmp.Or(cfg.Size, defaultIOSize)
+	}
 	if cfg.Size <= 0 {
 		cfg.Size = defaultSize
 	}
@@ -130,8 +145,12 @@ func (w *Worker) Start(ctx context.Context) {
 	results := make(chan result, 2*w.cfg.Size)
 	var running sync.WaitGroup
 	for _, l := range w.lanes {
-		jobs := make(chan *job, 2*w.cfg.Size)
-		for range w.cfg.Size {
+		size := w.cfg.IOSize
+		if l.id == laneLocal {
+			size = w.cfg.Size
+		}
+		jobs := make(chan *job, 2*size)
+		for range size {
 			running.Add(1)
 			go func() {
 				defer running.Done()

@@ -4,7 +4,7 @@
 //
 //	go run ./bench          # the full run (several minutes)
 //	go run ./bench -quick   # a ~30 second version with smaller data, not judged
-//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6) or reads (3, 4, 5)
+//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5) or providers (7)
 package main
 
 import (
@@ -41,7 +41,7 @@ type sizes struct {
 func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
-	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6) or reads (3, 4, 5)")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6), reads (3, 4, 5) or providers (7)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -72,13 +72,15 @@ func run(ctx context.Context, quick bool, only, out string) error {
 	steps := []func(context.Context) error{b.build, b.floors}
 	switch only {
 	case "":
-		steps = append(steps, b.delivery, b.reads)
+		steps = append(steps, b.delivery, b.reads, b.providers)
 	case "delivery":
 		steps = append(steps, b.delivery)
 	case "reads":
 		steps = append(steps, b.reads)
+	case "providers":
+		steps = append(steps, b.providers)
 	default:
-		return fmt.Errorf("-only %q: want delivery or reads", only)
+		return fmt.Errorf("-only %q: want delivery, reads or providers", only)
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
 )
 
@@ -44,7 +45,7 @@ func handleIntegrationCreate(store *Store) http.Handler {
 		if req.Credentials != nil {
 			in.Credentials = *req.Credentials
 		}
-		if err := validateCredentials(ctx, in, req.Check != nil && *req.Check); err != nil {
+		if err := validateCredentials(ctx, w, store.outbound, in, req.Check != nil && *req.Check); err != nil {
 			return err
 		}
 		explicit := req.Identifier != nil && strings.TrimSpace(*req.Identifier) != ""
@@ -139,7 +140,7 @@ func handleIntegrationUpdate(store *Store) http.Handler {
 			next.Conditions = req.Conditions
 		}
 		next.Configurations = applyConfigurations(cur.Configurations, req.Configurations)
-		if err := validateCredentials(ctx, next, req.Check != nil && *req.Check); err != nil {
+		if err := validateCredentials(ctx, w, store.outbound, next, req.Check != nil && *req.Check); err != nil {
 			return err
 		}
 		out, err := store.update(ctx, next, cur)
@@ -181,7 +182,7 @@ func handleIntegrationSetPrimary(store *Store) http.Handler {
 		}
 		activated := cur
 		activated.Active, activated.Conditions = true, nil
-		if err := validateCredentials(ctx, activated, false); err != nil {
+		if err := validateCredentials(ctx, w, store.outbound, activated, false); err != nil {
 			return err
 		}
 		out, err := store.setPrimary(ctx, cur)
@@ -250,14 +251,24 @@ func targetEnvironment(ctx context.Context, store *Store, tenant platform.Tenant
 }
 
 // validateCredentials applies the provider's credential rules to in: the
-// required fields when in is active or is to be checked, then the check.
-// Nothing is saved when either fails.
-func validateCredentials(ctx context.Context, in integration, check bool) error {
+// required fields when in is active or is to be checked, then the check,
+// whose kind it names in w's CheckHeader. Nothing is saved when either
+// fails.
+func validateCredentials(ctx context.Context, w http.ResponseWriter, out provider.Deps, in integration, check bool) error {
 	if problems := credentialProblems(in.ProviderID, in.Credentials, in.Active || check); len(problems) > 0 {
 		return platform.Invalid(problems)
 	}
-	if check {
-		return checkProvider(ctx, in.ProviderID, in.Credentials)
+	if !check {
+		return nil
+	}
+	dialed, err := checkProvider(ctx, out, in.ProviderID, in.Credentials)
+	if err != nil {
+		return err
+	}
+	if dialed {
+		w.Header().Set(CheckHeader, "dialed")
+	} else {
+		w.Header().Set(CheckHeader, "shape")
 	}
 	return nil
 }

@@ -69,18 +69,18 @@ func TestIntegration_Create(t *testing.T) {
 		{"ErrChannelMissing", `{"providerId":"x"}`, "channel"},
 		{"ErrChannelUnknown", `{"providerId":"x","channel":"pigeon"}`, "channel"},
 		{"ErrProviderOnWrongChannel", `{"providerId":"nodemailer","channel":"sms"}`, "channel"},
-		{"ErrActiveType", `{"providerId":"x","channel":"email","active":"yes"}`, "active"},
-		{"ErrCredentialType", `{"providerId":"x","channel":"email","credentials":{"port":587}}`, "credentials.port"},
+		{"ErrActiveType", `{"providerId":"sendgrid","channel":"email","active":"yes"}`, "active"},
+		{"ErrCredentialType", `{"providerId":"sendgrid","channel":"email","credentials":{"port":587}}`, "credentials.port"},
 		{"ErrWebhookURL", `{"providerId":"email-webhook","channel":"email","credentials":{"webhookUrl":"ftp://x"}}`, "credentials.webhookUrl"},
-		{"ErrEnvironmentMalformed", `{"providerId":"x","channel":"email","_environmentId":"nope"}`, "_environmentId"},
-		{"ErrEnvironmentUnknown", `{"providerId":"x","channel":"email","_environmentId":"aaaaaaaaaaaaaaaaaaaaaaaa"}`, "_environmentId"},
-		{"ErrConditionType", `{"providerId":"x","channel":"email","conditions":[{"isNegated":false,"type":"WORD","value":"AND","children":[]}]}`, "conditions.0.type"},
-		{"ErrConditionValue", `{"providerId":"x","channel":"email","conditions":[{"isNegated":false,"type":"TEXT","value":"XOR","children":[]}]}`, "conditions.0.value"},
-		{"ErrConditionNegated", `{"providerId":"x","channel":"email","conditions":[{"type":"TEXT","value":"AND","children":[]}]}`, "conditions.0.isNegated"},
-		{"ErrConditionChildren", `{"providerId":"x","channel":"email","conditions":[{"isNegated":true,"type":"TEXT","value":"AND"}]}`, "conditions.0.children"},
-		{"ErrConditionOperator", `{"providerId":"x","channel":"email","conditions":[{"isNegated":false,"type":"TEXT","value":"AND",
+		{"ErrEnvironmentMalformed", `{"providerId":"sendgrid","channel":"email","_environmentId":"nope"}`, "_environmentId"},
+		{"ErrEnvironmentUnknown", `{"providerId":"sendgrid","channel":"email","_environmentId":"aaaaaaaaaaaaaaaaaaaaaaaa"}`, "_environmentId"},
+		{"ErrConditionType", `{"providerId":"sendgrid","channel":"email","conditions":[{"isNegated":false,"type":"WORD","value":"AND","children":[]}]}`, "conditions.0.type"},
+		{"ErrConditionValue", `{"providerId":"sendgrid","channel":"email","conditions":[{"isNegated":false,"type":"TEXT","value":"XOR","children":[]}]}`, "conditions.0.value"},
+		{"ErrConditionNegated", `{"providerId":"sendgrid","channel":"email","conditions":[{"type":"TEXT","value":"AND","children":[]}]}`, "conditions.0.isNegated"},
+		{"ErrConditionChildren", `{"providerId":"sendgrid","channel":"email","conditions":[{"isNegated":true,"type":"TEXT","value":"AND"}]}`, "conditions.0.children"},
+		{"ErrConditionOperator", `{"providerId":"sendgrid","channel":"email","conditions":[{"isNegated":false,"type":"TEXT","value":"AND",
 			"children":[{"field":"f","value":"v","operator":"ABOUT","on":"payload"}]}]}`, "conditions.0.children.0.operator"},
-		{"ErrConditionOn", `{"providerId":"x","channel":"email","conditions":[{"isNegated":false,"type":"TEXT","value":"AND",
+		{"ErrConditionOn", `{"providerId":"sendgrid","channel":"email","conditions":[{"isNegated":false,"type":"TEXT","value":"AND",
 			"children":[{"field":"f","value":"v","operator":"EQUAL","on":"tenant"}]}]}`, "conditions.0.children.0.on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,7 +107,7 @@ func TestIntegration_Create(t *testing.T) {
 
 	t.Run("ConditionsRoundTrip", func(t *testing.T) {
 		is := is.New(t)
-		in := mustCreate(t, srv.Dev, `{"providerId":"x","channel":"push","conditions":[{"isNegated":true,"type":"GROUP","value":"OR",
+		in := mustCreate(t, srv.Dev, `{"providerId":"push-webhook","channel":"push","conditions":[{"isNegated":true,"type":"GROUP","value":"OR",
 			"children":[{"field":"tier","value":"gold","operator":"EQUAL","on":"subscriber"}]}]}`)
 		is.Equal(len(in.Conditions), 1)                         // condition kept
 		is.True(in.Conditions[0].IsNegated)                     // isNegated kept
@@ -245,7 +245,7 @@ func TestIntegration_Update(t *testing.T) {
 
 	t.Run("ErrDuplicateIdentifier", func(t *testing.T) {
 		is := is.New(t)
-		other := mustCreate(t, srv.Dev, `{"providerId":"x","channel":"sms","identifier":"taken"}`)
+		other := mustCreate(t, srv.Dev, `{"providerId":"twilio","channel":"sms","identifier":"taken"}`)
 		_ = other
 		res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+in.ID, `{"identifier":"taken"}`)
 		is.Equal(res.Status, http.StatusConflict) // identifier used in the environment
@@ -285,7 +285,6 @@ func TestIntegration_RequiredCredentials(t *testing.T) {
 		{"Discord", "discord", "chat", `{}`, ""},
 		{"MSTeams", "msteams", "chat", `{}`, ""},
 		{"Mattermost", "mattermost", "chat", `{}`, ""},
-		{"UnknownProvider", "carrier-pigeon", "sms", `{}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

@@ -3,9 +3,9 @@ package integrations
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 
+	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
 )
 
@@ -62,26 +62,32 @@ func (s *Store) ResolveIntegrationID(ctx context.Context, environmentID, provide
 	return id, err
 }
 
-// ActiveIntegrationsJSON returns the environment's active, non-deleted
-// integrations of a channel, primary first then oldest first, each as spec
-// §2.5 JSON with every credential decrypted (the update-only ones included).
-// Answers are cached until the next integration write through s, and
-// shared: callers must not modify them.
-func (s *Store) ActiveIntegrationsJSON(ctx context.Context, environmentID, channel string) (out []json.RawMessage, err error) {
+// Integration is an active integration as a delivery uses it.
+type Integration struct {
+	ID          string
+	Identifier  string
+	ProviderID  string
+	Channel     string
+	Primary     bool
+	Credentials provider.Credentials // decrypted, the update-only ones included
+}
+
+// ActiveIntegrations returns the environment's active, non-deleted
+// integrations of a channel, primary first then oldest first. Answers are
+// cached until the next integration write through s, and shared: callers
+// must not modify them.
+func (s *Store) ActiveIntegrations(ctx context.Context, environmentID, channel string) (out []Integration, err error) {
 	defer platform.Wrap(&err, "active %s integrations", channel)
-	return s.active.Get(environmentID+"\x00"+channel, func() ([]json.RawMessage, error) {
+	return s.active.Get(environmentID+"\x00"+channel, func() ([]Integration, error) {
 		list, err := s.query(ctx, s.db.R, `WHERE environment_id = ? AND channel = ? AND deleted = 0 AND active = 1
 			ORDER BY is_primary DESC, created_at, id`, environmentID, channel)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]json.RawMessage, 0, len(list))
+		out := make([]Integration, 0, len(list))
 		for _, in := range list {
-			b, err := json.Marshal(in.response(false, true))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, b)
+			out = append(out, Integration{ID: in.ID, Identifier: in.Identifier, ProviderID: in.ProviderID,
+				Channel: in.Channel, Primary: in.Primary, Credentials: in.Credentials})
 		}
 		return out, nil
 	})

@@ -1,7 +1,6 @@
 package integrations_test
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/matryer/is"
@@ -78,52 +77,36 @@ func TestStore_ActiveIntegrationsJSON(t *testing.T) {
 
 	t.Run("OK", func(t *testing.T) {
 		is := is.New(t)
-		docs, err := store.ActiveIntegrationsJSON(ctx, dev, "email")
-		is.NoErr(err)          // listed
-		is.Equal(len(docs), 2) // active, live, this environment's
-		type doc struct {
-			ID          string            `json:"_id"`
-			Identifier  string            `json:"identifier"`
-			ProviderID  string            `json:"providerId"`
-			Channel     string            `json:"channel"`
-			Primary     bool              `json:"primary"`
-			Active      bool              `json:"active"`
-			Name        string            `json:"name"`
-			Credentials map[string]string `json:"credentials"`
-		}
-		var got []doc
-		for _, d := range docs {
-			var v doc
-			is.NoErr(json.Unmarshal(d, &v)) // each is JSON
-			got = append(got, v)
-		}
-		is.Equal(got[0].ID, third.ID)                                          // primary first
-		is.True(got[0].Primary)                                                // flagged primary
-		is.Equal(got[1].ID, first.ID)                                          // then oldest
-		is.Equal(got[0].Credentials["apiKey"], "key-1")                        // credentials decrypted
-		is.Equal(got[0].Credentials["appSid"], "app-1")                        // all of them
-		is.Equal(got[0].Channel, "email")                                      // channel present
-		is.True(got[0].Active && got[0].Identifier != "" && got[0].Name != "") // the contract's fields
-		is.Equal(got[0].ProviderID, "postmark")                                // providerId present
+		got, err := store.ActiveIntegrations(ctx, dev, "email")
+		is.NoErr(err)                                         // listed
+		is.Equal(len(got), 2)                                 // active, live, this environment's
+		is.Equal(got[0].ID, third.ID)                         // primary first
+		is.True(got[0].Primary)                               // flagged primary
+		is.Equal(got[1].ID, first.ID)                         // then oldest
+		is.Equal(got[0].Credentials.Value("apiKey"), "key-1") // credentials decrypted
+		is.Equal(got[0].Credentials.Value("appSid"), "app-1") // all of them
+		is.Equal(got[0].Channel, "email")                     // channel present
+		is.True(got[0].Identifier != "")                      // identifier present
+		is.Equal(got[0].ProviderID, "postmark")               // providerId present
 	})
 
 	t.Run("OKAfterWrite", func(t *testing.T) {
 		is := is.New(t)
-		_, err := store.ActiveIntegrationsJSON(ctx, dev, "email")
+		_, err := store.ActiveIntegrations(ctx, dev, "email")
 		is.NoErr(err)                                                                                // read, and cached
 		is.Equal(srv.Dev.Do(t, "PUT", "/v1/integrations/"+first.ID, `{"active":false}`).Status, 200) // deactivated
-		docs, err := store.ActiveIntegrationsJSON(ctx, dev, "email")
+		docs, err := store.ActiveIntegrations(ctx, dev, "email")
 		is.NoErr(err)                                                                               // read again
 		is.Equal(len(docs), 1)                                                                      // the write is seen, not the cached answer
 		is.Equal(srv.Dev.Do(t, "PUT", "/v1/integrations/"+first.ID, `{"active":true}`).Status, 200) // active again
-		docs, err = store.ActiveIntegrationsJSON(ctx, dev, "email")
+		docs, err = store.ActiveIntegrations(ctx, dev, "email")
 		is.NoErr(err)          // and again
 		is.Equal(len(docs), 2) // back
 	})
 
 	t.Run("OKEmpty", func(t *testing.T) {
 		is := is.New(t)
-		docs, err := store.ActiveIntegrationsJSON(ctx, dev, "push")
+		docs, err := store.ActiveIntegrations(ctx, dev, "push")
 		is.NoErr(err)          // an empty channel is no error
 		is.Equal(len(docs), 0) // nothing there
 		ok, err := store.HasActiveIntegration(ctx, dev, "push")

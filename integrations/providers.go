@@ -1,46 +1,27 @@
 package integrations
 
 import (
-	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
 )
 
-// The providers of each channel (spec §2.13, plus the list endpoint's extras).
-// A known provider must be created on its own channel; any other providerId
-// is accepted as the free string the spec allows.
-var channelProviders = map[string][]string{
-	"in_app": {"service"},
-	"email": {"emailjs", "mailgun", "mailjet", "mandrill", "nodemailer", "postmark", "sendgrid", "sendinblue",
-		"ses", "netcore", "infobip-email", "resend", "plunk", "mailersend", "mailtrap", "clickatell", "outlook365",
-		"service-email", "sparkpost", "email-webhook", "braze"},
-	"sms": {"nexmo", "plivo", "sms77", "sms-central", "sns", "telnyx", "twilio", "gupshup", "firetext", "infobip-sms",
-		"burst-sms", "bulk-sms", "isend-sms", "forty-six-elks", "kannel", "maqsam", "termii", "africas-talking",
-		"service-sms", "sendchamp", "generic-sms", "clicksend", "bandwidth", "messagebird", "simpletexting",
-		"azure-sms", "ring-central", "brevo-sms", "eazy-sms", "mobishastra", "afro-message", "unifonic", "smsmode",
-		"imedia", "sinch"},
-	"push": {"fcm", "apns", "expo", "one-signal", "pushpad", "push-webhook", "pusher-beams", "appio"},
-	"chat": {"slack", "discord", "msteams", "mattermost", "ryver", "zulip", "grafana-on-call", "getstream",
-		"rocket-chat", "whatsapp-business", "chat-webhook", "service-slack"},
-}
-
-var providerChannels = func() map[string]string {
-	m := map[string]string{}
-	for ch, ids := range channelProviders {
-		for _, id := range ids {
-			m[id] = ch
-		}
+// providerProblem is why a create request's providerId cannot serve its
+// channel: a provider of another channel, or one Herald cannot deliver
+// through (contract §9: refused at create, naming the supported ones).
+func providerProblem(providerID, channel string) (field, problem string) {
+	info, ok := provider.Lookup(providerID)
+	switch {
+	case ok && info.Channel != channel:
+		return "channel", "provider " + providerID + " belongs to the " + info.Channel + " channel"
+	case !ok:
+		return "providerId", "Herald cannot deliver " + channel + " through provider " + providerID +
+			"; the supported " + channel + " providers are " + strings.Join(provider.Supported(channel), ", ")
 	}
-	return m
-}()
-
-// providerChannel returns the channel a known provider belongs to.
-func providerChannel(providerID string) (string, bool) {
-	ch, ok := providerChannels[providerID]
-	return ch, ok
+	return "", ""
 }
 
 // displayNames are the readable names a new integration gets when the request
@@ -67,51 +48,17 @@ func displayName(providerID string) string {
 	return strings.ToUpper(providerID[:1]) + providerID[1:]
 }
 
-// requiredCredentials lists, per provider, the credentials it cannot work
-// without; they are checked whenever an integration is (or becomes) active.
-//
-// Chat providers that post to incoming webhooks (slack, discord, msteams,
-// mattermost) require nothing: delivery uses the subscriber's webhookUrl for
-// the provider and falls back to the integration's (contract §9). The generic
-// webhooks have no subscriber-side URL, so theirs is required. Providers not
-// listed require nothing.
-var requiredCredentials = map[string][]string{
-	"nodemailer":        {"host", "port", "from"},
-	"email-webhook":     {"webhookUrl"},
-	"push-webhook":      {"webhookUrl"},
-	"chat-webhook":      {"webhookUrl"},
-	"generic-sms":       {"baseUrl", "from"},
-	"sendgrid":          {"apiKey", "from"},
-	"mailgun":           {"apiKey", "domain", "from"},
-	"mailjet":           {"apiKey", "secretKey", "from"},
-	"mandrill":          {"apiKey", "from"},
-	"postmark":          {"apiKey", "from"},
-	"ses":               {"apiKey", "secretKey", "region", "from"},
-	"resend":            {"apiKey", "from"},
-	"sendinblue":        {"apiKey", "from"},
-	"sparkpost":         {"apiKey", "from"},
-	"mailersend":        {"apiKey", "from"},
-	"outlook365":        {"from", "password"},
-	"twilio":            {"accountSid", "token", "from"},
-	"sns":               {"apiKey", "secretKey", "region"},
-	"plivo":             {"accountSid", "token", "from"},
-	"nexmo":             {"apiKey", "secretKey", "from"},
-	"telnyx":            {"apiKey", "from"},
-	"messagebird":       {"accessKey"},
-	"infobip-sms":       {"baseUrl", "apiKey", "from"},
-	"fcm":               {"serviceAccount"},
-	"apns":              {"secretKey", "applicationId"},
-	"expo":              {"apiKey"},
-	"one-signal":        {"applicationId", "apiKey"},
-	"pushpad":           {"apiKey", "applicationId"},
-	"pusher-beams":      {"instanceId", "secretKey"},
-	"whatsapp-business": {"apiToken", "phoneNumberIdentification"},
-}
-
 // credentialProblems returns the 422 field problems of creds for providerID:
-// malformed URLs and ports always, missing required fields when active.
+// malformed URLs, ports and keys always, missing required fields when
+// active. Chat providers that post to incoming webhooks (slack, discord,
+// msteams, mattermost) require nothing: delivery uses the subscriber's
+// webhookUrl for the provider and falls back to the integration's
+// (contract §9).
 func credentialProblems(providerID string, creds Credentials, active bool) map[string]platform.FieldError {
 	problems := map[string]platform.FieldError{}
+	for name, why := range provider.Problems(providerID, creds) {
+		problems["credentials."+name] = platform.FieldError{Messages: []string{why}, Value: nil}
+	}
 	values := credentialValues(creds)
 	for _, name := range []string{"webhookUrl", "baseUrl"} {
 		if v, ok := values[name]; ok && v != "" && !isHTTPURL(v) {
@@ -124,8 +71,9 @@ func credentialProblems(providerID string, creds Credentials, active bool) map[s
 		}
 	}
 	if active {
-		for _, name := range requiredCredentials[providerID] {
-			if strings.TrimSpace(values[name]) == "" {
+		info, _ := provider.Lookup(providerID)
+		for _, name := range info.Required {
+			if strings.TrimSpace(creds.Value(name)) == "" {
 				problems["credentials."+name] = platform.FieldError{
 					Messages: []string{"is required for provider " + providerID + " when the integration is active"},
 					Value:    nil,
@@ -138,14 +86,9 @@ func credentialProblems(providerID string, creds Credentials, active bool) map[s
 
 // credentialValues returns the string credentials keyed by their JSON names.
 func credentialValues(creds Credentials) map[string]string {
-	b, _ := json.Marshal(creds) // a struct of strings, bools and a map: cannot fail
-	var all map[string]any
-	json.Unmarshal(b, &all)
 	out := map[string]string{}
-	for k, v := range all {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
+	for _, name := range []string{"webhookUrl", "baseUrl", "port", "host"} {
+		out[name] = creds.Value(name)
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
 )
 
@@ -25,7 +26,10 @@ type Store struct {
 	// Every channel delivery reads the environment's active integrations;
 	// the answer is cached until the next integration write through this
 	// store. Keyed by environment + "\x00" + channel.
-	active platform.WriteCache[[]json.RawMessage]
+	active platform.WriteCache[[]Integration]
+
+	// outbound is how check: true reaches providers.
+	outbound provider.Deps
 }
 
 // changed invalidates the cache. Writers call it after their transaction
@@ -39,7 +43,7 @@ func NewStore(db *platform.DB, secret []byte) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, aead: aead, now: time.Now}, nil
+	return &Store{db: db, aead: aead, now: time.Now, outbound: provider.Deps{Client: provider.NewHTTPClient(checkTimeout)}}, nil
 }
 
 // querier is what both the read pool and a write transaction offer.

@@ -3,63 +3,17 @@ package integrations
 import (
 	"context"
 	"strings"
+
+	"github.com/herald-notify/herald/integrations/provider"
 )
 
-// Credentials are a provider's credentials (spec §2.6), all optional. They are
-// stored encrypted and given back decrypted to the key's owner. AppSID,
-// SenderID and AppIOBaseURL appear only in the update response (spec §2.6);
-// withoutUpdateOnly removes them for every other response.
-type Credentials struct {
-	APIKey                 *string        `json:"apiKey,omitempty"`
-	User                   *string        `json:"user,omitempty"`
-	SecretKey              *string        `json:"secretKey,omitempty"`
-	Domain                 *string        `json:"domain,omitempty"`
-	Password               *string        `json:"password,omitempty"`
-	Host                   *string        `json:"host,omitempty"`
-	Port                   *string        `json:"port,omitempty"`
-	Secure                 *bool          `json:"secure,omitempty"`
-	Region                 *string        `json:"region,omitempty"`
-	AccountSID             *string        `json:"accountSid,omitempty"`
-	MessageProfileID       *string        `json:"messageProfileId,omitempty"`
-	Token                  *string        `json:"token,omitempty"`
-	From                   *string        `json:"from,omitempty"`
-	SenderName             *string        `json:"senderName,omitempty"`
-	ProjectName            *string        `json:"projectName,omitempty"`
-	ApplicationID          *string        `json:"applicationId,omitempty"`
-	ClientID               *string        `json:"clientId,omitempty"`
-	RequireTLS             *bool          `json:"requireTls,omitempty"`
-	IgnoreTLS              *bool          `json:"ignoreTls,omitempty"`
-	TLSOptions             map[string]any `json:"tlsOptions,omitempty"`
-	BaseURL                *string        `json:"baseUrl,omitempty"`
-	WebhookURL             *string        `json:"webhookUrl,omitempty"`
-	RedirectURL            *string        `json:"redirectUrl,omitempty"`
-	HMAC                   *bool          `json:"hmac,omitempty"`
-	ServiceAccount         *string        `json:"serviceAccount,omitempty"`
-	IPPoolName             *string        `json:"ipPoolName,omitempty"`
-	APIKeyRequestHeader    *string        `json:"apiKeyRequestHeader,omitempty"`
-	SecretKeyRequestHeader *string        `json:"secretKeyRequestHeader,omitempty"`
-	IDPath                 *string        `json:"idPath,omitempty"`
-	DatePath               *string        `json:"datePath,omitempty"`
-	APIToken               *string        `json:"apiToken,omitempty"`
-	AuthenticateByToken    *bool          `json:"authenticateByToken,omitempty"`
-	AuthenticationTokenKey *string        `json:"authenticationTokenKey,omitempty"`
-	InstanceID             *string        `json:"instanceId,omitempty"`
-	AlertUID               *string        `json:"alertUid,omitempty"`
-	Title                  *string        `json:"title,omitempty"`
-	ImageURL               *string        `json:"imageUrl,omitempty"`
-	State                  *string        `json:"state,omitempty"`
-	ExternalLink           *string        `json:"externalLink,omitempty"`
-	ChannelID              *string        `json:"channelId,omitempty"`
-	PhoneNumberIdentifier  *string        `json:"phoneNumberIdentification,omitempty"`
-	AccessKey              *string        `json:"accessKey,omitempty"`
-	AppSID                 *string        `json:"appSid,omitempty"`
-	SenderID               *string        `json:"senderId,omitempty"`
-	AppIOBaseURL           *string        `json:"AppIOBaseUrl,omitempty"`
-}
+// Credentials are a provider's credentials (spec §2.6): the provider
+// package declares them, since its senders read them.
+type Credentials = provider.Credentials
 
 // withoutUpdateOnly returns c without the three fields that only the update
 // response carries (spec §2.6: "the list and delete responses omit those").
-func (c Credentials) withoutUpdateOnly() Credentials {
+func withoutUpdateOnly(c Credentials) Credentials {
 	c.AppSID, c.SenderID, c.AppIOBaseURL = nil, nil, nil
 	return c
 }
@@ -101,13 +55,14 @@ type createRequest struct {
 	Configurations *Configurations `json:"configurations"`
 }
 
-// Valid checks what the tags cannot: a known provider on its own channel.
+// Valid checks what the tags cannot: a provider Herald delivers through,
+// on its own channel.
 func (r createRequest) Valid(context.Context) map[string]string {
 	problems := map[string]string{}
 	if strings.TrimSpace(r.ProviderID) == "" {
 		problems["providerId"] = "must not be blank"
-	} else if ch, ok := providerChannel(r.ProviderID); ok && ch != r.Channel {
-		problems["channel"] = "provider " + r.ProviderID + " belongs to the " + ch + " channel"
+	} else if field, why := providerProblem(strings.TrimSpace(r.ProviderID), r.Channel); why != "" {
+		problems[field] = why
 	}
 	return problems
 }
@@ -211,7 +166,7 @@ func (in integration) response(withConfigurations, withUpdateOnly bool) integrat
 		out.Configurations = &cfg
 	}
 	if !withUpdateOnly {
-		out.Credentials = in.Credentials.withoutUpdateOnly()
+		out.Credentials = withoutUpdateOnly(in.Credentials)
 	}
 	if in.Deleted {
 		out.DeletedAt, out.DeletedBy = &in.DeletedAt, &in.DeletedBy

@@ -3,13 +3,12 @@ package messaging
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
 )
 
@@ -75,7 +74,7 @@ func (d *Delivery) check() error {
 // target is one provider a message goes through.
 type target struct {
 	in       integration
-	provider Provider
+	provider provider.Sender
 	msg      Message
 }
 
@@ -125,36 +124,24 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	for i := range targets {
 		t := &targets[i]
 		t.msg = r.message(t.msg)
+		t.msg.ID = m.ID
 		res, err := t.provider.Send(ctx, t.msg)
-		var some *partialSend
-		if errors.As(err, &some) {
-			partial = append(partial, err.Error())
-			out.Details = append(out.Details, Detail{Status: "Warning", Detail: "Message sent in part: " + err.Error(),
-				Source: "Internal", ProviderID: t.in.ProviderID, Raw: &res.Raw})
-			continue
+		got := classify(t.in.ProviderID, res, err)
+		out.Details = append(out.Details, got.detail)
+		if len(got.dead) > 0 {
+			out.Details = append(out.Details, e.forgetTokens(ctx, d, t.in.ProviderID, got.dead))
 		}
-		if err != nil {
-			var se *sendError
-			raw := err.Error()
-			if errors.As(err, &se) {
-				retryable = retryable || se.retryable
-				if se.raw != "" {
-					raw = se.raw
-				}
-			} else {
-				retryable = true
-			}
-			failures = append(failures, err.Error())
-			out.Details = append(out.Details, Detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(),
-				Source: "Internal", ProviderID: t.in.ProviderID, Raw: &raw})
-			continue
+		switch {
+		case got.partial != "":
+			partial = append(partial, got.partial)
+		case got.failed:
+			retryable = retryable || got.retryable
+			out.RetryAfterMs = max(out.RetryAfterMs, got.retryAfter)
+			failures = append(failures, got.why)
 		}
-		var raw *string
-		if res.Raw != "" {
-			raw = &res.Raw
+		if got.id != "" && out.ProviderMessageID == "" {
+			out.ProviderMessageID = got.id
 		}
-		out.Details = append(out.Details, Detail{Status: "Success", Detail: "Message sent", Source: "Internal",
-			ProviderID: t.in.ProviderID, Raw: raw})
 	}
 	switch {
 	case len(failures) == len(targets):
@@ -187,13 +174,6 @@ func fail(providerID, source, why string) *Outcome {
 	}}
 }
 
-// parseIntegration reads an integration document of IntegrationSource.
-func parseIntegration(raw []byte) (integration, error) {
-	var in integration
-	err := json.Unmarshal(raw, &in)
-	return in, err
-}
-
 // targets picks the integrations a step is delivered through (contract §7,
 // §9): in_app through the environment's in_app integration ("service");
 // email and sms through the active primary one; chat and push through every
@@ -207,17 +187,9 @@ func (e *Deliverer) targets(ctx context.Context, d *Delivery) ([]target, *Outcom
 		}
 		active = []integration{{ProviderID: "service", Channel: "in_app"}}
 	} else {
-		docs, err := e.messages.src.Integrations.ActiveIntegrationsJSON(ctx, d.EnvironmentID, d.Channel)
-		if err != nil {
+		var err error
+		if active, err = e.messages.src.Integrations.ActiveIntegrations(ctx, d.EnvironmentID, d.Channel); err != nil {
 			return nil, nil, fmt.Errorf("active %s integrations: %w", d.Channel, err)
-		}
-		for i, doc := range docs {
-			in, err := e.integrations.Get(d.EnvironmentID+"\x00"+d.Channel+"\x00"+strconv.Itoa(i), doc, parseIntegration)
-			if err != nil {
-				// Bad stored credentials need a person, not a retry.
-				return nil, fail("", "Credentials", "Invalid integration credentials: "+err.Error()), nil
-			}
-			active = append(active, in)
 		}
 	}
 	if len(active) == 0 {
@@ -237,34 +209,15 @@ func (e *Deliverer) targets(ctx context.Context, d *Delivery) ([]target, *Outcom
 		}
 		picked = []target{{in: in, msg: Message{To: deref(sub.Email)}}}
 		if d.Channel == "email" {
-			picked[0].msg.emailOverrides = readEmailOverrides(d.Overrides, d.StepID, in.ProviderID)
+			readEmailOverrides(d.Overrides, d.StepID, in.ProviderID).apply(&picked[0].msg)
 		}
 		if d.Channel == "sms" {
 			picked[0].msg.To = deref(sub.Phone)
 		}
 	case "chat", "push":
 		for _, in := range active {
-			for _, ch := range sub.Channels {
-				if ch.ProviderID != in.ProviderID || (ch.IntegrationID != "" && in.ID != "" && ch.IntegrationID != in.ID) {
-					continue
-				}
-				t := target{in: in}
-				if d.Channel == "chat" {
-					t.msg.WebhookURL, t.msg.ChatChannel = deref(ch.Credentials.WebhookURL), deref(ch.Credentials.Channel)
-					if t.msg.WebhookURL == "" {
-						t.msg.WebhookURL = in.Credentials.WebhookURL
-					}
-					if t.msg.WebhookURL == "" {
-						continue
-					}
-				} else {
-					if len(ch.Credentials.DeviceTokens) == 0 {
-						continue
-					}
-					t.msg.DeviceTokens = ch.Credentials.DeviceTokens
-				}
+			if t, ok := channelTarget(d.Channel, in, sub); ok {
 				picked = append(picked, t)
-				break
 			}
 		}
 		if len(picked) == 0 {
@@ -274,34 +227,13 @@ func (e *Deliverer) targets(ctx context.Context, d *Delivery) ([]target, *Outcom
 		}
 	}
 	for i := range picked {
-		build, ok := e.senders[picked[i].in.ProviderID]
-		if !ok || !providerFits(picked[i].in.ProviderID, d.Channel) {
-			return nil, fail(picked[i].in.ProviderID, "Credentials",
-				fmt.Sprintf("Herald cannot deliver %s through provider %s", d.Channel, picked[i].in.ProviderID)), nil
-		}
-		p, err := build(picked[i].in)
-		if err != nil {
-			return nil, fail(picked[i].in.ProviderID, "Credentials", "Invalid integration credentials: "+err.Error()), nil
+		p, failure := e.sender(picked[i].in, d.Channel)
+		if failure != nil {
+			return nil, failure, nil
 		}
 		picked[i].provider = p
 	}
 	return picked, nil, nil
-}
-
-// providerFits reports whether a provider serves a channel.
-func providerFits(providerID, channel string) bool {
-	switch providerID {
-	case "service":
-		return channel == "in_app"
-	case "nodemailer", "email-webhook":
-		return channel == "email"
-	case "generic-sms":
-		return channel == "sms"
-	case "push-webhook":
-		return channel == "push"
-	default:
-		return channel == "chat"
-	}
 }
 
 func deref(s *string) string {

@@ -123,7 +123,7 @@ func TestDeliver_Webhooks(t *testing.T) {
 		},
 		{
 			name: "OK mattermost", channel: "chat", providerID: "mattermost",
-			creds: func(string) map[string]any { return map[string]any{"hmac": "true", "secretKey": "s3cret"} }, // as a form sends it
+			creds: func(string) map[string]any { return map[string]any{"hmac": true, "secretKey": "s3cret"} },
 			subCreds: func(u string) map[string]any {
 				return map[string]any{"webhookUrl": u + "/hooks/x", "channel": "town-square"}
 			},

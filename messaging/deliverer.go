@@ -1,10 +1,9 @@
 package messaging
 
 import (
-	"net/http"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/integrations/provider"
 )
 
 // Deliverer is the delivery engine: it picks the integrations a channel step
@@ -12,16 +11,11 @@ import (
 // records the message in a Store (Deliver). activity's worker calls it.
 type Deliverer struct {
 	messages *Store
-	client   *http.Client // outbound webhooks
-	senders  map[string]func(integration) (Provider, error)
-
-	integrations platform.ParseCache[integration] // active integrations, by environment, channel and rank
+	out      provider.Deps // how providers are reached
 }
 
 // NewDeliverer returns the engine that delivers into messages, reading the
 // integrations through the store's Sources.
 func NewDeliverer(messages *Store) *Deliverer {
-	d := &Deliverer{messages: messages, client: NewHTTPClient(15 * time.Second)}
-	d.senders = providerFactories(d.client)
-	return d
+	return &Deliverer{messages: messages, out: provider.Deps{Client: provider.NewHTTPClient(15 * time.Second)}}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
@@ -71,13 +73,18 @@ func (f *fakeSources) WorkflowSummaries(_ context.Context, _ string, ids []strin
 	return out, nil
 }
 
-func (f *fakeSources) ActiveIntegrationsJSON(_ context.Context, env, channel string) ([]json.RawMessage, error) {
+func (f *fakeSources) ActiveIntegrations(_ context.Context, env, channel string) ([]integrations.Integration, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []json.RawMessage
+	var out []integrations.Integration
 	for _, in := range f.integrations[env+"/"+channel] {
-		b, _ := json.Marshal(in)
-		out = append(out, b)
+		var creds provider.Credentials
+		b, _ := json.Marshal(in["credentials"])
+		if err := json.Unmarshal(b, &creds); err != nil {
+			return nil, err
+		}
+		out = append(out, integrations.Integration{ID: in["_id"].(string), Identifier: in["identifier"].(string),
+			ProviderID: in["providerId"].(string), Channel: channel, Primary: in["primary"].(bool), Credentials: creds})
 	}
 	return out, nil
 }

@@ -41,6 +41,11 @@ func readEmailOverrides(raw json.RawMessage, stepID, providerID string) emailOve
 	return out
 }
 
+// apply sets the overridden fields of m.
+func (o emailOverrides) apply(m *Message) {
+	m.From, m.SenderName, m.ReplyTo, m.Cc, m.Bcc = o.From, o.SenderName, o.ReplyTo, o.Cc, o.Bcc
+}
+
 // addresses reads an address or a list of them; nil for anything else.
 func addresses(v any) []string {
 	switch t := v.(type) {

@@ -1,336 +1,142 @@
 package messaging
 
 import (
-	"bytes"
-	"cmp"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"strings"
-	"time"
+
+	"github.com/herald-notify/herald/integrations/provider"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // Message is one rendered message handed to a provider.
-type Message struct {
-	To             string          // email address or phone number
-	Subject        string          // email subject
-	HTML           string          // email body
-	Text           string          // email plain-text alternative
-	Content        string          // sms, chat and push body
-	Title          string          // push title
-	WebhookURL     string          // chat: where to post (subscriber's, else the integration's)
-	ChatChannel    string          // mattermost channel from the subscriber's credentials
-	DeviceTokens   []string        // push targets
-	Payload        json.RawMessage // the trigger payload, for push-webhook
-	emailOverrides                 // email: what the trigger's overrides change
+type Message = provider.Message
+
+// TokenRemover forgets device tokens a push provider called dead;
+// subscribers.Store satisfies it.
+type TokenRemover interface {
+	RemoveDeviceTokens(ctx context.Context, environmentID, subscriberID, providerID string, tokens []string) error
 }
 
-// Result is what a provider answered.
-type Result struct {
-	ID   string // the provider's message id, when it gives one
-	Date string // the provider's date, when it gives one
-	Raw  string // the raw response, recorded in the execution detail
-}
-
-// Provider sends one message through one integration.
-type Provider interface {
-	Send(ctx context.Context, m Message) (Result, error)
-}
-
-// SignatureHeader carries the HMAC of a webhook body when the integration's
-// credentials have hmac on: "sha256=" + hex(HMAC-SHA256(secretKey, body)).
-const SignatureHeader = "X-Herald-Signature"
-
-// sendError is a failed send, with whether trying again may succeed.
-type sendError struct {
-	msg       string
-	raw       string
-	retryable bool
-}
-
-func (e *sendError) Error() string { return e.msg }
-
-func permanent(format string, args ...any) error {
-	return &sendError{msg: fmt.Sprintf(format, args...)}
-}
-
-// providerFactories builds each supported provider from its integration.
-func providerFactories(client *http.Client) map[string]func(integration) (Provider, error) {
-	hook := func(shape func(credentials, Message) any, target func(credentials, Message) string) func(integration) (Provider, error) {
-		return func(in integration) (Provider, error) {
-			return &webhookProvider{client: client, creds: in.Credentials, shape: shape, target: target}, nil
-		}
+// sender builds the provider sender of in for channel, or the failed
+// outcome that says why it cannot send.
+func (e *Deliverer) sender(in integration, channel string) (provider.Sender, *Outcome) {
+	info, ok := provider.Lookup(in.ProviderID)
+	if !ok || info.Channel != channel {
+		return nil, fail(in.ProviderID, "Credentials", fmt.Sprintf("Herald cannot deliver %s through provider %s", channel, in.ProviderID))
 	}
-	chatTarget := func(_ credentials, m Message) string { return m.WebhookURL }
-	return map[string]func(integration) (Provider, error){
-		"service":    func(integration) (Provider, error) { return serviceProvider{}, nil },
-		"nodemailer": newSMTPProvider,
-		"email-webhook": hook(func(c credentials, m Message) any {
-			body := map[string]any{"to": m.To, "from": cmp.Or(m.From, c.From), "senderName": cmp.Or(m.SenderName, c.SenderName),
-				"subject": m.Subject, "html": m.HTML, "text": m.Text}
-			if m.ReplyTo != "" {
-				body["replyTo"] = m.ReplyTo
-			}
-			if m.Cc != nil {
-				body["cc"] = m.Cc
-			}
-			if m.Bcc != nil {
-				body["bcc"] = m.Bcc
-			}
-			return body
-		}, func(c credentials, _ Message) string { return c.WebhookURL }),
-		"generic-sms": func(in integration) (Provider, error) {
-			return &genericSMSProvider{client: client, creds: in.Credentials}, nil
-		},
-		"chat-webhook": hook(func(_ credentials, m Message) any { return map[string]any{"content": m.Content} }, chatTarget),
-		"slack":        hook(func(_ credentials, m Message) any { return map[string]any{"text": m.Content} }, chatTarget),
-		"discord":      hook(func(_ credentials, m Message) any { return map[string]any{"content": m.Content} }, chatTarget),
-		"msteams":      hook(func(_ credentials, m Message) any { return map[string]any{"text": m.Content} }, chatTarget),
-		"mattermost": hook(func(_ credentials, m Message) any {
-			body := map[string]any{"text": m.Content}
-			if m.ChatChannel != "" {
-				body["channel"] = m.ChatChannel
-			}
-			return body
-		}, chatTarget),
-		"push-webhook": func(in integration) (Provider, error) {
-			return &pushWebhookProvider{client: client, creds: in.Credentials}, nil
-		},
-	}
-}
-
-// serviceProvider is the in_app provider: the stored message is the delivery.
-type serviceProvider struct{}
-
-func (serviceProvider) Send(context.Context, Message) (Result, error) { return Result{}, nil }
-
-// webhookProvider posts one JSON body to one URL (email-webhook and the chat
-// incoming webhooks).
-type webhookProvider struct {
-	client *http.Client
-	creds  credentials
-	shape  func(credentials, Message) any
-	target func(credentials, Message) string
-}
-
-func (p *webhookProvider) Send(ctx context.Context, m Message) (Result, error) {
-	body := p.shape(p.creds, m)
-	target := p.target(p.creds, m)
-	if target == "" {
-		return Result{}, permanent("no webhookUrl to post to")
-	}
-	_, raw, err := postJSON(ctx, p.client, target, body, nil, p.creds)
-	return Result{Raw: raw}, err
-}
-
-// genericSMSProvider posts {to, from, content} to the integration's baseUrl
-// with the API key in the configured header, and reads the message id and
-// date from the reply at idPath and datePath.
-type genericSMSProvider struct {
-	client *http.Client
-	creds  credentials
-}
-
-func (p *genericSMSProvider) Send(ctx context.Context, m Message) (Result, error) {
-	if p.creds.BaseURL == "" {
-		return Result{}, permanent("generic-sms needs a baseUrl")
-	}
-	headers := map[string]string{}
-	if p.creds.APIKey != "" {
-		name := p.creds.APIKeyRequestHeader
-		if name == "" {
-			name = "X-API-Key"
-		}
-		headers[name] = p.creds.APIKey
-	}
-	if p.creds.SecretKey != "" && p.creds.SecretKeyHeader != "" {
-		headers[p.creds.SecretKeyHeader] = p.creds.SecretKey
-	}
-	body := map[string]any{"to": m.To, "from": p.creds.From, "content": m.Content}
-	_, raw, err := postJSON(ctx, p.client, p.creds.BaseURL, body, headers, p.creds)
+	p, err := provider.New(in.ProviderID, in.Credentials, e.out)
 	if err != nil {
-		return Result{Raw: raw}, err
+		return nil, fail(in.ProviderID, "Credentials", "Invalid integration credentials: "+err.Error())
 	}
-	res := Result{Raw: raw}
-	var reply any
-	if json.Unmarshal([]byte(raw), &reply) == nil {
-		res.ID = fmt.Sprint(valueAt(reply, p.creds.IDPath, "id"))
-		res.Date = fmt.Sprint(valueAt(reply, p.creds.DatePath, "date"))
-	}
-	return res, nil
+	return p, nil
 }
 
-// valueAt reads a dotted path (def when path is empty) from a decoded JSON
-// value, or "" when it is absent.
-func valueAt(v any, path, def string) any {
-	if path == "" {
-		path = def
-	}
-	for _, key := range strings.Split(path, ".") {
-		switch t := v.(type) {
-		case map[string]any:
-			v = t[key]
-		default:
-			return ""
-		}
-	}
-	if v == nil {
-		return ""
-	}
-	return v
+// sent is what one provider's send contributes to the outcome: its detail,
+// and how it counts.
+type sent struct {
+	detail     Detail
+	failed     bool   // nothing reached the recipient
+	partial    string // some device tokens got it, this is why not all
+	why        string // why it failed
+	retryable  bool
+	retryAfter int64 // ms
+	id         string
+	dead       []string
 }
 
-// pushWebhookProvider posts {target, title, content, payload} to the
-// integration's webhookUrl once per device token.
-type pushWebhookProvider struct {
-	client *http.Client
-	creds  credentials
-}
-
-func (p *pushWebhookProvider) Send(ctx context.Context, m Message) (Result, error) {
-	if p.creds.WebhookURL == "" {
-		return Result{}, permanent("push-webhook needs a webhookUrl")
-	}
-	payload := m.Payload
-	if len(payload) == 0 {
-		payload = json.RawMessage("{}")
-	}
-	// Every token is posted to, whatever the others answered: one device's
-	// failure must not keep the push from the rest.
-	var raws []string
-	var failed error
-	sent := 0
-	for _, token := range m.DeviceTokens {
-		body := map[string]any{"target": token, "title": m.Title, "content": m.Content, "payload": payload}
-		_, raw, err := postJSON(ctx, p.client, p.creds.WebhookURL, body, nil, p.creds)
-		raws = append(raws, raw)
-		if err != nil {
-			failed = cmp.Or(failed, err)
-			continue
-		}
-		sent++
-	}
-	res := Result{Raw: strings.Join(raws, "\n")}
+// classify turns a provider's answer into what the outcome records: a
+// *provider.Partial is a warning, a *provider.Error failed (retryable or
+// not), any other error failed and may pass later.
+func classify(providerID string, res provider.Result, err error) sent {
+	var part *provider.Partial
+	var pe *provider.Error
 	switch {
-	case failed == nil:
-		return res, nil
-	case sent == 0:
-		return res, failed
-	default:
-		return res, &partialSend{sent: sent, of: len(m.DeviceTokens), err: failed}
-	}
-}
-
-// partialSend is a send that reached some of its recipients and not
-// others. It is not retried: sending again would duplicate what arrived.
-type partialSend struct {
-	sent, of int
-	err      error // the first failure
-}
-
-func (e *partialSend) Error() string {
-	return fmt.Sprintf("%d of %d device tokens got it (%v)", e.sent, e.of, e.err)
-}
-
-func (e *partialSend) Unwrap() error { return e.err }
-
-// NewHTTPClient returns the client every webhook goes through: bounded by
-// timeout, and following a redirect only to the same host (at most 3), so an
-// integration URL cannot bounce a signed body somewhere else.
-func NewHTTPClient(timeout time.Duration) *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           dialer.DialContext,
-			TLSHandshakeTimeout:   5 * time.Second,
-			ResponseHeaderTimeout: timeout,
-			MaxIdleConnsPerHost:   4,
-			IdleConnTimeout:       90 * time.Second,
-		},
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 3 || req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		},
-	}
-}
-
-// maxReply bounds how much of a provider's reply is read and recorded.
-const maxReply = 64 << 10
-
-// postJSON posts body to target and classifies the outcome: a 2xx is
-// success; a connection failure, timeout, 429 or 5xx may pass and is
-// retryable; anything else (a 4xx, a redirect not followed) is permanent.
-func postJSON(ctx context.Context, client *http.Client, target string, body any, headers map[string]string, creds credentials) (int, string, error) {
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return 0, "", permanent("webhook URL %q is not an http(s) URL", target)
-	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, "", permanent("encode body: %v", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(b))
-	if err != nil {
-		return 0, "", permanent("build request: %v", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Herald")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	if creds.HMAC {
-		if creds.SecretKey == "" {
-			return 0, "", permanent("hmac is on but the integration has no secretKey")
+	case errors.As(err, &part):
+		raw := part.Result.Raw
+		return sent{partial: err.Error(), id: part.Result.ID, dead: part.Result.DeadTokens, detail: Detail{Status: "Warning",
+			Detail: "Message sent in part: " + err.Error(), Source: "Internal", ProviderID: providerID, Raw: &raw}}
+	case errors.As(err, &pe):
+		raw := err.Error()
+		if pe.Raw != "" {
+			raw = pe.Raw
 		}
-		req.Header.Set(SignatureHeader, Sign(creds.SecretKey, b))
+		return sent{failed: true, why: err.Error(), retryable: pe.Retryable, retryAfter: pe.RetryAfter.Milliseconds(), dead: pe.DeadTokens,
+			detail: Detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(), Source: "Internal", ProviderID: providerID, Raw: &raw}}
+	case err != nil:
+		raw := err.Error()
+		return sent{failed: true, why: err.Error(), retryable: true,
+			detail: Detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(), Source: "Internal", ProviderID: providerID, Raw: &raw}}
 	}
-	res, err := client.Do(req)
-	if err != nil {
-		return 0, "", &sendError{msg: "request to " + u.Host + " failed: " + errText(err), retryable: true}
+	out := sent{id: res.ID, dead: res.DeadTokens, detail: Detail{Status: "Success", Detail: "Message sent", Source: "Internal", ProviderID: providerID}}
+	raw := res.Raw
+	if res.ID != "" {
+		// The detail's raw carries the provider's message id beside its
+		// answer, as the reference platform's {id, date} does.
+		b, _ := json.Marshal(struct {
+			ID       string `json:"id"`
+			Date     string `json:"date,omitempty"`
+			Response string `json:"response,omitempty"`
+		}{res.ID, res.Date, res.Raw})
+		raw = string(b)
 	}
-	defer res.Body.Close()
-	reply, _ := io.ReadAll(io.LimitReader(res.Body, maxReply))
-	raw := string(reply)
+	if raw != "" {
+		out.detail.Raw = &raw
+	}
+	return out
+}
+
+// channelTarget is in's target for sub on a chat or push step, and whether
+// there is one. Push goes to the subscriber's device tokens for the
+// provider. Chat posts to the subscriber's webhook URL for the provider,
+// else the integration's (contract §9), so a chat-webhook integration's
+// URL serves subscribers who have no chat credentials of their own;
+// whatsapp-business sends to the phone of a subscriber who has an entry
+// for it.
+func channelTarget(channel string, in integration, sub subscribers.Subscriber) (target, bool) {
+	t := target{in: in}
+	var entry *subscribers.Channel
+	for i := range sub.Channels {
+		ch := &sub.Channels[i]
+		if ch.ProviderID == in.ProviderID && (ch.IntegrationID == "" || in.ID == "" || ch.IntegrationID == in.ID) {
+			entry = ch
+			break
+		}
+	}
+	if channel == "push" {
+		if entry == nil || len(entry.Credentials.DeviceTokens) == 0 {
+			return t, false
+		}
+		t.msg.DeviceTokens = entry.Credentials.DeviceTokens
+		return t, true
+	}
+	if entry != nil {
+		t.msg.WebhookURL, t.msg.ChatChannel = deref(entry.Credentials.WebhookURL), deref(entry.Credentials.Channel)
+	}
+	if t.msg.WebhookURL == "" {
+		t.msg.WebhookURL = deref(in.Credentials.WebhookURL)
+	}
+	if !provider.Webhook(in.ProviderID) {
+		t.msg.PhoneNumber = deref(sub.Phone)
+		return t, entry != nil && t.msg.PhoneNumber != ""
+	}
+	return t, t.msg.WebhookURL != ""
+}
+
+// forgetTokens removes the device tokens a provider called dead from the
+// subscriber's channel credentials, and returns the detail that names them.
+func (e *Deliverer) forgetTokens(ctx context.Context, d *Delivery, providerID string, dead []string) Detail {
+	what := fmt.Sprintf("Device tokens the provider no longer knows: %s", strings.Join(dead, ", "))
+	out := Detail{Status: "Warning", Source: "Internal", ProviderID: providerID}
 	switch {
-	case res.StatusCode >= 200 && res.StatusCode < 300:
-		return res.StatusCode, raw, nil
-	case res.StatusCode >= 300 && res.StatusCode < 400:
-		return res.StatusCode, raw, &sendError{msg: fmt.Sprintf("provider answered %d redirecting to %s; redirects to another host are not followed",
-			res.StatusCode, res.Header.Get("Location")), raw: raw}
+	case e.messages.src.Tokens == nil:
+		out.Detail = what
+	case e.messages.src.Tokens.RemoveDeviceTokens(ctx, d.EnvironmentID, d.Subscriber.SubscriberID, providerID, dead) != nil:
+		out.Detail = what + "; removing them from the subscriber failed"
 	default:
-		return res.StatusCode, raw, &sendError{msg: fmt.Sprintf("provider answered %d: %s", res.StatusCode, truncate(strings.TrimSpace(raw), 500)),
-			raw: raw, retryable: res.StatusCode >= 500 || res.StatusCode == http.StatusTooManyRequests}
+		out.Detail = what + "; removed from the subscriber"
 	}
-}
-
-// Sign returns the SignatureHeader value for body under secret.
-func Sign(secret string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
-}
-
-// errText describes a transport error without the request URL, which may
-// carry a secret in its path (chat webhook URLs do).
-func errText(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "timed out"
-	}
-	return err.Error()
+	return out
 }

@@ -65,6 +65,19 @@ func (s *Store) messageResponses(ctx context.Context, env string, rows []*messag
 	return out, nil
 }
 
+// providerMessageID is the provider's id of m, kept in its outcome; the
+// in-app provider gives none.
+func providerMessageID(m *message) string {
+	if m.Channel == "in_app" || len(m.Outcome) < 3 {
+		return ""
+	}
+	var o struct {
+		ID string `json:"providerMessageId"`
+	}
+	json.Unmarshal(m.Outcome, &o)
+	return o.ID
+}
+
 func toMessageResponse(m *message) messageResponse {
 	var tokens []string
 	json.Unmarshal(m.DeviceTokens, &tokens)
@@ -83,7 +96,7 @@ func toMessageResponse(m *message) messageResponse {
 		DirectWebhookURL: deref(m.DirectWebhookURL), ProviderID: m.ProviderID, Title: deref(m.Title),
 		Avatar: deref(m.Avatar), DeviceTokens: tokens, CTA: m.CTA, Status: m.Status,
 		ErrorID: deref(m.ErrorID), ErrorText: deref(m.ErrorText), Payload: m.Payload, Overrides: m.Overrides,
-		Data: data, Tags: m.Tags, Actor: m.Actor,
+		Data: data, Tags: m.Tags, Actor: m.Actor, Identifier: providerMessageID(m),
 	}
 }
 

@@ -170,7 +170,7 @@ func TestDeliver_SMTP(t *testing.T) {
 		},
 		{
 			name:  "OK block editor without layout",
-			creds: map[string]any{"host": host, "port": float64(port), "from": "noreply@acme.test", "senderName": "Acme Inc", "ignoreTls": true},
+			creds: map[string]any{"host": host, "port": strconv.Itoa(port), "from": "noreply@acme.test", "senderName": "Acme Inc", "ignoreTls": true},
 			controls: map[string]any{"subject": "Welcome {{ subscriber.firstName }}", "editorType": "block", "layoutId": nil,
 				"body": `{"type":"doc","content":[{"type":"heading","attrs":{"level":2},"content":[{"type":"text","text":"Hi "},{"type":"variable","attrs":{"id":"payload.name"}}]},` +
 					`{"type":"button","attrs":{"text":"Open","url":"https://acme.test/{{ payload.name }}"}}]}`},

@@ -3,9 +3,8 @@ package messaging
 import (
 	"context"
 	"encoding/json"
-	"strconv"
-	"strings"
 
+	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -30,9 +29,10 @@ type WorkflowSource interface {
 // IntegrationSource lists the integrations a delivery may use;
 // integrations.Store satisfies it.
 type IntegrationSource interface {
-	// ActiveIntegrationsJSON returns the environment's active integrations of
-	// a channel, primary first, with decrypted credentials.
-	ActiveIntegrationsJSON(ctx context.Context, environmentID, channel string) ([]json.RawMessage, error)
+	// ActiveIntegrations returns the environment's active integrations of
+	// a channel, primary first, with decrypted credentials. The answer is
+	// shared: it is not modified.
+	ActiveIntegrations(ctx context.Context, environmentID, channel string) ([]integrations.Integration, error)
 }
 
 // Sources are the other domains the store reads through. Any of them may be
@@ -42,6 +42,7 @@ type Sources struct {
 	Subscribers  SubscriberSource
 	Workflows    WorkflowSource
 	Integrations IntegrationSource
+	Tokens       TokenRemover // forgets dead device tokens; nil keeps them
 }
 
 // channels are the delivery channels (spec §1).
@@ -90,70 +91,8 @@ func summaryOf(s subscribers.Subscriber) summary {
 	return summary{ID: s.ID, FirstName: s.FirstName, LastName: s.LastName, Avatar: s.Avatar, SubscriberID: s.SubscriberID}
 }
 
-// integration is the spec §2.5 JSON an IntegrationSource returns.
-type integration struct {
-	ID          string      `json:"_id"`
-	Identifier  string      `json:"identifier"`
-	ProviderID  string      `json:"providerId"`
-	Channel     string      `json:"channel"`
-	Primary     bool        `json:"primary"`
-	Active      bool        `json:"active"`
-	Credentials credentials `json:"credentials"`
-}
-
-// credentials are the spec §2.6 fields the providers read.
-type credentials struct {
-	APIKey              string         `json:"apiKey"`
-	User                string         `json:"user"`
-	SecretKey           string         `json:"secretKey"`
-	Password            string         `json:"password"`
-	Host                string         `json:"host"`
-	Port                string         `json:"port"`
-	From                string         `json:"from"`
-	SenderName          string         `json:"senderName"`
-	BaseURL             string         `json:"baseUrl"`
-	WebhookURL          string         `json:"webhookUrl"`
-	APIKeyRequestHeader string         `json:"apiKeyRequestHeader"`
-	SecretKeyHeader     string         `json:"secretKeyRequestHeader"`
-	IDPath              string         `json:"idPath"`
-	DatePath            string         `json:"datePath"`
-	Secure              flag           `json:"secure"`
-	RequireTLS          flag           `json:"requireTls"`
-	IgnoreTLS           flag           `json:"ignoreTls"`
-	HMAC                flag           `json:"hmac"`
-	TLSOptions          map[string]any `json:"tlsOptions"`
-}
-
-// UnmarshalJSON accepts port as a string or a number, as clients send both.
-func (c *credentials) UnmarshalJSON(b []byte) error {
-	type plain credentials
-	var aux struct {
-		plain
-		Port any `json:"port"`
-	}
-	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
-	}
-	*c = credentials(aux.plain)
-	switch p := aux.Port.(type) {
-	case string:
-		c.Port = p
-	case float64:
-		c.Port = strconv.FormatFloat(p, 'f', -1, 64)
-	}
-	return nil
-}
-
-// flag is a credentials boolean, accepted as true/false or as "true"/"false",
-// since forms often send checkboxes as strings.
-type flag bool
-
-// UnmarshalJSON reads a boolean or a string holding one; anything else is false.
-func (f *flag) UnmarshalJSON(b []byte) error {
-	v, _ := strconv.ParseBool(strings.Trim(string(b), `"`))
-	*f = flag(v)
-	return nil
-}
+// integration is an active integration a delivery may go through.
+type integration = integrations.Integration
 
 // Outcome is what Deliver answers: the message, how its sending ended and
 // the execution details for activity to record, in order. A message's
@@ -163,6 +102,11 @@ type Outcome struct {
 	Status     string   `json:"status"` // sent, warning (sent in part) or error
 	ProviderID string   `json:"providerId"`
 	Retryable  bool     `json:"retryable"` // an error that another attempt may not meet
+	// RetryAfterMs is how long the provider asked to wait before a retry
+	// (Retry-After), in milliseconds; 0 when it did not say.
+	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
+	// ProviderMessageID is the provider's id of the sent message.
+	ProviderMessageID string `json:"providerMessageId,omitempty"`
 	Details    []Detail `json:"details"`
 }
 
@@ -206,6 +150,7 @@ type messageResponse struct {
 	Phone              string                  `json:"phone,omitempty"`
 	DirectWebhookURL   string                  `json:"directWebhookUrl,omitempty"`
 	ProviderID         string                  `json:"providerId,omitempty"`
+	Identifier         string                  `json:"identifier,omitempty"` // the provider's message id, as the reference platform names it
 	Title              string                  `json:"title,omitempty"`
 	Avatar             string                  `json:"avatar,omitempty"`
 	DeviceTokens       []string                `json:"deviceTokens,omitempty"`
