@@ -98,16 +98,16 @@ type integration = integrations.Integration
 // the execution details for activity to record, in order. A message's
 // outcome column keeps it as this JSON (storedOutcome).
 type Outcome struct {
-	MessageID  string   `json:"messageId"`
-	Status     string   `json:"status"` // sent, warning (sent in part) or error
-	ProviderID string   `json:"providerId"`
-	Retryable  bool     `json:"retryable"` // an error that another attempt may not meet
+	MessageID  string `json:"messageId"`
+	Status     string `json:"status"` // sent, warning (sent in part) or error
+	ProviderID string `json:"providerId"`
+	Retryable  bool   `json:"retryable"` // an error that another attempt may not meet
 	// RetryAfterMs is how long the provider asked to wait before a retry
 	// (Retry-After), in milliseconds; 0 when it did not say.
 	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
 	// ProviderMessageID is the provider's id of the sent message.
-	ProviderMessageID string `json:"providerMessageId,omitempty"`
-	Details    []Detail `json:"details"`
+	ProviderMessageID string   `json:"providerMessageId,omitempty"`
+	Details           []Detail `json:"details"`
 }
 
 // Detail is one execution detail of an Outcome (spec §2.12).
