@@ -41,6 +41,7 @@ type config struct {
 	logFormat  string
 	logLevel   string
 	workers    int
+	outbound   *platform.Outbound // HERALD_OUTBOUND_ALLOW, parsed
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -70,7 +71,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 (HERALD_WORKERS)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
+	outbound := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if cfg.outbound, err = platform.ParseOutboundAllow(*outbound); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
@@ -157,7 +162,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// and registers here how to wait for what it is still running.
 	var stoppers []func(context.Context)
 	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
-		workers: cfg.workers, stoppers: &stoppers})
+		workers: cfg.workers, stoppers: &stoppers, outbound: cfg.outbound})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ type deps struct {
 	now          func() time.Time // injected so tests can move time
 	environments []platform.Environment
 	workers      int                          // delivery workers; 0 means the default
+	outbound     *platform.Outbound           // where sends and checks may connect; nil refuses private addresses
 	stoppers     *[]func(ctx context.Context) // where background work registers its stop; nil in tests that do not stop it
 }
 
@@ -56,13 +57,14 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	if err != nil {
 		return err
 	}
+	integrationStore.WithOutbound(d.outbound)
 	workflowStore := workflows.NewStore(d.db)
 	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
 	messageStore := messaging.NewStore(d.db, messaging.Sources{
 		Subscribers:  subscriberStore,
 		Workflows:    workflowStore,
 		Integrations: integrationStore,
-	}).WithClock(d.now)
+	}).WithClock(d.now).WithOutbound(d.outbound)
 	activityStore := activity.NewStore(d.db, d.now)
 
 	for _, s := range []environmentSeeder{integrationStore, workflowStore} {

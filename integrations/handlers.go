@@ -44,7 +44,7 @@ func handleIntegrationCreate(store *Store) http.Handler {
 		if req.Credentials != nil {
 			in.Credentials = *req.Credentials
 		}
-		if err := validateCredentials(ctx, in, req.Check != nil && *req.Check); err != nil {
+		if err := store.validateCredentials(ctx, in, req.Check != nil && *req.Check); err != nil {
 			return err
 		}
 		explicit := req.Identifier != nil && strings.TrimSpace(*req.Identifier) != ""
@@ -139,7 +139,7 @@ func handleIntegrationUpdate(store *Store) http.Handler {
 			next.Conditions = req.Conditions
 		}
 		next.Configurations = applyConfigurations(cur.Configurations, req.Configurations)
-		if err := validateCredentials(ctx, next, req.Check != nil && *req.Check); err != nil {
+		if err := store.validateCredentials(ctx, next, req.Check != nil && *req.Check); err != nil {
 			return err
 		}
 		out, err := store.update(ctx, next, cur)
@@ -181,7 +181,7 @@ func handleIntegrationSetPrimary(store *Store) http.Handler {
 		}
 		activated := cur
 		activated.Active, activated.Conditions = true, nil
-		if err := validateCredentials(ctx, activated, false); err != nil {
+		if err := store.validateCredentials(ctx, activated, false); err != nil {
 			return err
 		}
 		out, err := store.setPrimary(ctx, cur)
@@ -252,12 +252,12 @@ func targetEnvironment(ctx context.Context, store *Store, tenant platform.Tenant
 // validateCredentials applies the provider's credential rules to in: the
 // required fields when in is active or is to be checked, then the check.
 // Nothing is saved when either fails.
-func validateCredentials(ctx context.Context, in integration, check bool) error {
+func (s *Store) validateCredentials(ctx context.Context, in integration, check bool) error {
 	if problems := credentialProblems(in.ProviderID, in.Credentials, in.Active || check); len(problems) > 0 {
 		return platform.Invalid(problems)
 	}
 	if check {
-		return checkProvider(ctx, in.ProviderID, in.Credentials)
+		return s.checkProvider(ctx, in.ProviderID, in.Credentials)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -21,6 +22,10 @@ type Store struct {
 	db   *platform.DB
 	aead cipher.AEAD
 	now  func() time.Time
+
+	guard        *platform.Outbound // where checks may connect
+	checkClient  *http.Client       // the HTTP checks' client, through guard
+	checkTimeout time.Duration      // checkTimeout, shorter in tests
 
 	// Every channel delivery reads the environment's active integrations;
 	// the answer is cached until the next integration write through this
@@ -39,7 +44,14 @@ func NewStore(db *platform.DB, secret []byte) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, aead: aead, now: time.Now}, nil
+	return (&Store{db: db, aead: aead, now: time.Now, checkTimeout: checkTimeout}).WithOutbound(nil), nil
+}
+
+// WithOutbound makes checks connect only where guard allows (nil: the
+// default guard, which refuses private addresses); it returns s.
+func (s *Store) WithOutbound(guard *platform.Outbound) *Store {
+	s.guard, s.checkClient = guard, newCheckClient(guard)
+	return s
 }
 
 // querier is what both the read pool and a write transaction offer.

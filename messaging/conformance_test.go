@@ -37,7 +37,7 @@ func newWired(t *testing.T) *wired {
 		}
 		w.flows = workflows.NewStore(app.DB)
 		w.subs = subscribers.NewStore(app.DB, ints, app.Clock.Now)
-		w.messages = messaging.NewStore(app.DB, messaging.Sources{Subscribers: w.subs, Workflows: w.flows, Integrations: ints}).WithClock(app.Clock.Now)
+		w.messages = messaging.NewStore(app.DB, messaging.Sources{Subscribers: w.subs, Workflows: w.flows, Integrations: ints}).WithClock(app.Clock.Now).WithOutbound(app.Outbound)
 		for _, env := range []platform.Environment{app.Development, app.Production} {
 			if err := ints.SeedEnvironment(t.Context(), env); err != nil {
 				t.Fatalf("seed integrations: %v", err)

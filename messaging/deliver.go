@@ -125,7 +125,7 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 		if errors.As(err, &some) {
 			partial = append(partial, err.Error())
 			out.Details = append(out.Details, detail{Status: "Warning", Detail: "Message sent in part: " + err.Error(),
-				Source: "Internal", ProviderID: t.in.ProviderID, Raw: &res.Raw})
+				Source: "Internal", ProviderID: t.in.ProviderID, Raw: capped(res.Raw)})
 			continue
 		}
 		if err != nil {
@@ -141,12 +141,12 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 			}
 			failures = append(failures, err.Error())
 			out.Details = append(out.Details, detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(),
-				Source: "Internal", ProviderID: t.in.ProviderID, Raw: &raw})
+				Source: "Internal", ProviderID: t.in.ProviderID, Raw: capped(raw)})
 			continue
 		}
 		var raw *string
 		if res.Raw != "" {
-			raw = &res.Raw
+			raw = capped(res.Raw)
 		}
 		out.Details = append(out.Details, detail{Status: "Success", Detail: "Message sent", Source: "Internal",
 			ProviderID: t.in.ProviderID, Raw: raw})

@@ -11,11 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/herald-notify/herald/platform"
 )
 
 // Message is one rendered message handed to a provider.
@@ -63,7 +64,7 @@ func permanent(format string, args ...any) error {
 }
 
 // providerFactories builds each supported provider from its integration.
-func providerFactories(client *http.Client) map[string]func(integration) (Provider, error) {
+func providerFactories(client *http.Client, guard *platform.Outbound) map[string]func(integration) (Provider, error) {
 	hook := func(shape func(credentials, Message) any, target func(credentials, Message) string) func(integration) (Provider, error) {
 		return func(in integration) (Provider, error) {
 			return &webhookProvider{client: client, creds: in.Credentials, shape: shape, target: target}, nil
@@ -72,7 +73,7 @@ func providerFactories(client *http.Client) map[string]func(integration) (Provid
 	chatTarget := func(_ credentials, m Message) string { return m.WebhookURL }
 	return map[string]func(integration) (Provider, error){
 		"service":    func(integration) (Provider, error) { return serviceProvider{}, nil },
-		"nodemailer": newSMTPProvider,
+		"nodemailer": func(in integration) (Provider, error) { return newSMTPProvider(in, guard) },
 		"email-webhook": hook(func(c credentials, m Message) any {
 			body := map[string]any{"to": m.To, "from": cmp.Or(m.From, c.From), "senderName": cmp.Or(m.SenderName, c.SenderName),
 				"subject": m.Subject, "html": m.HTML, "text": m.Text}
@@ -243,25 +244,15 @@ func (e *partialSend) Error() string {
 func (e *partialSend) Unwrap() error { return e.err }
 
 // NewHTTPClient returns the client every webhook goes through: bounded by
-// timeout, and following a redirect only to the same host (at most 3), so an
-// integration URL cannot bounce a signed body somewhere else.
-func NewHTTPClient(timeout time.Duration) *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
+// timeout, connecting only where guard allows (issue 37), and following no
+// redirect, so an integration URL cannot bounce a signed body, or the
+// guard's check, somewhere else.
+func NewHTTPClient(guard *platform.Outbound, timeout time.Duration) *http.Client {
 	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           dialer.DialContext,
-			TLSHandshakeTimeout:   5 * time.Second,
-			ResponseHeaderTimeout: timeout,
-			MaxIdleConnsPerHost:   4,
-			IdleConnTimeout:       90 * time.Second,
-		},
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 3 || req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
-				return http.ErrUseLastResponse
-			}
-			return nil
+		Timeout:   timeout,
+		Transport: guard.Transport(timeout),
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
 		},
 	}
 }
@@ -297,6 +288,10 @@ func postJSON(ctx context.Context, client *http.Client, target string, body any,
 		req.Header.Set(SignatureHeader, Sign(creds.SecretKey, b))
 	}
 	res, err := client.Do(req)
+	var refused *platform.OutboundRefusedError
+	if errors.As(err, &refused) {
+		return 0, "", permanent("%s", refused.Error())
+	}
 	if err != nil {
 		return 0, "", &sendError{msg: "request to " + u.Host + " failed: " + errText(err), retryable: true}
 	}
@@ -307,7 +302,7 @@ func postJSON(ctx context.Context, client *http.Client, target string, body any,
 	case res.StatusCode >= 200 && res.StatusCode < 300:
 		return res.StatusCode, raw, nil
 	case res.StatusCode >= 300 && res.StatusCode < 400:
-		return res.StatusCode, raw, &sendError{msg: fmt.Sprintf("provider answered %d redirecting to %s; redirects to another host are not followed",
+		return res.StatusCode, raw, &sendError{msg: fmt.Sprintf("provider answered %d redirecting to %s; redirects are not followed",
 			res.StatusCode, res.Header.Get("Location")), raw: raw}
 	default:
 		return res.StatusCode, raw, &sendError{msg: fmt.Sprintf("provider answered %d: %s", res.StatusCode, truncate(strings.TrimSpace(raw), 500)),

@@ -12,22 +12,25 @@ import (
 	"time"
 
 	mail "github.com/wneessen/go-mail"
+
+	"github.com/herald-notify/herald/platform"
 )
 
 // smtpProvider is nodemailer: plain SMTP through go-mail, which handles
 // STARTTLS, implicit TLS, authentication discovery and MIME for us.
 type smtpProvider struct {
 	creds credentials
+	guard *platform.Outbound // where it may connect
 }
 
-func newSMTPProvider(in integration) (Provider, error) {
+func newSMTPProvider(in integration, guard *platform.Outbound) (Provider, error) {
 	if in.Credentials.Host == "" {
 		return nil, permanent("nodemailer needs a host")
 	}
 	if in.Credentials.From == "" {
 		return nil, permanent("nodemailer needs a from address")
 	}
-	return &smtpProvider{creds: in.Credentials}, nil
+	return &smtpProvider{creds: in.Credentials, guard: guard}, nil
 }
 
 // Send delivers one email. TLS follows nodemailer's settings: secure is TLS
@@ -51,7 +54,8 @@ func (p *smtpProvider) Send(ctx context.Context, m Message) (Result, error) {
 	if reject, ok := c.TLSOptions["rejectUnauthorized"].(bool); ok && !reject {
 		tlsConfig.InsecureSkipVerify = true // the integration asked for it, as nodemailer allows
 	}
-	opts := []mail.Option{mail.WithPort(port), mail.WithTimeout(20 * time.Second), mail.WithTLSConfig(tlsConfig)}
+	opts := []mail.Option{mail.WithPort(port), mail.WithTimeout(20 * time.Second), mail.WithTLSConfig(tlsConfig),
+		mail.WithDialContextFunc(guardedDial(p.guard, bool(c.Secure), tlsConfig))}
 	switch {
 	case bool(c.Secure):
 		opts = append(opts, mail.WithSSL())
@@ -108,6 +112,24 @@ func (p *smtpProvider) Send(ctx context.Context, m Message) (Result, error) {
 	return Result{ID: id, Raw: string(raw)}, nil
 }
 
+// guardedDial connects through guard. go-mail wraps only its own dialer in
+// TLS, so with a dial function of ours an implicit-TLS connection (secure)
+// does its handshake here.
+func guardedDial(guard *platform.Outbound, secure bool, config *tls.Config) mail.DialContextFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := guard.DialContext(ctx, network, addr)
+		if err != nil || !secure {
+			return conn, err
+		}
+		tc := tls.Client(conn, config)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return tc, nil
+	}
+}
+
 // addressed adds the copies and the reply address a trigger's overrides
 // ask for.
 func addressed(msg *mail.Msg, o emailOverrides) error {
@@ -132,6 +154,10 @@ func addressed(msg *mail.Msg, o emailOverrides) error {
 // smtpError classifies an SMTP failure: a refused connection, a timeout or a
 // 4xx reply may pass later; a 5xx reply will not.
 func smtpError(err error) error {
+	var refused *platform.OutboundRefusedError
+	if errors.As(err, &refused) {
+		return permanent("SMTP: %s", refused.Error())
+	}
 	var se *mail.SendError
 	if errors.As(err, &se) {
 		return &sendError{msg: "SMTP: " + se.Error(), retryable: se.IsTemp()}

@@ -19,7 +19,8 @@ type Store struct {
 	db      *platform.DB
 	src     Sources
 	now     func() time.Time
-	client  *http.Client // outbound webhooks
+	client  *http.Client       // outbound webhooks
+	guard   *platform.Outbound // where sends may connect
 	senders map[string]func(integration) (Provider, error)
 
 	prepMu sync.Mutex
@@ -33,8 +34,15 @@ type Store struct {
 
 // NewStore returns a Store on db that reads other domains through src.
 func NewStore(db *platform.DB, src Sources) *Store {
-	s := &Store{db: db, src: src, now: time.Now, client: NewHTTPClient(15 * time.Second)}
-	s.senders = providerFactories(s.client)
+	return (&Store{db: db, src: src, now: time.Now}).WithOutbound(nil)
+}
+
+// WithOutbound makes every send connect only where guard allows (nil: the
+// default guard, which refuses private addresses); it returns s.
+func (s *Store) WithOutbound(guard *platform.Outbound) *Store {
+	s.guard = guard
+	s.client = NewHTTPClient(guard, 15*time.Second)
+	s.senders = providerFactories(s.client, guard)
 	return s
 }
 

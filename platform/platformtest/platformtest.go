@@ -42,6 +42,21 @@ type App struct {
 	Secret      []byte
 	Development platform.Environment
 	Production  platform.Environment
+	// Outbound lets sends reach loopback, where tests run their httptest
+	// and SMTP receivers (the default guard refuses it).
+	Outbound *platform.Outbound
+}
+
+// Loopback is the outbound guard of test servers: loopback allowed, as
+// HERALD_OUTBOUND_ALLOW=127.0.0.0/8,::1 allows it.
+var Loopback = mustAllow("127.0.0.0/8,::1")
+
+func mustAllow(list string) *platform.Outbound {
+	o, err := platform.ParseOutboundAllow(list)
+	if err != nil {
+		panic(err)
+	}
+	return o
 }
 
 // Server is a running test server.
@@ -73,6 +88,7 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 		Secret:      []byte(Secret),
 		Development: envs[0],
 		Production:  envs[1],
+		Outbound:    Loopback,
 	}
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
