@@ -181,6 +181,13 @@ func (c Client) Do(t testing.TB, method, path, body string, headers ...string) *
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
+// On returns a client with c's key that sends to hs, a server built on the
+// same database with other settings.
+func (c Client) On(hs *httptest.Server) Client {
+	c.base, c.client = hs.URL, hs.Client()
+	return c
+}
+
 // WithKey returns a client that sends key instead ("" sends no Authorization header).
 func (c Client) WithKey(key string) Client {
 	c.key = key
