@@ -62,6 +62,23 @@ func TestIntegration_CheckTellsNoPorts(t *testing.T) {
 	is.True(openTook >= testCheckTimeout)                  // than the open one, which waits out the check
 }
 
+// countingServer is a local receiver that counts the requests it gets.
+func countingServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var asked atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asked.Add(1) }))
+	t.Cleanup(hs.Close)
+	return hs, &asked
+}
+
+// checkWebhook creates a chat-webhook integration posting to url with
+// check: true.
+func checkWebhook(t *testing.T, srv *platformtest.Server, url string) *platformtest.Response {
+	t.Helper()
+	return srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","check":true,
+		"credentials":{"webhookUrl":"`+url+`/hook"}}`)
+}
+
 func TestIntegration_CheckObeysGuard(t *testing.T) {
 	t.Run("ErrSMTPOnLoopback", func(t *testing.T) {
 		is := is.New(t)
@@ -75,12 +92,8 @@ func TestIntegration_CheckObeysGuard(t *testing.T) {
 	t.Run("ErrWebhookNamedLocalhost", func(t *testing.T) {
 		is := is.New(t)
 		srv, _ := newServerWith(t, nil)
-		var asked atomic.Int32
-		hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asked.Add(1) }))
-		t.Cleanup(hook.Close)
-		url := strings.Replace(hook.URL, "127.0.0.1", "localhost", 1)
-		res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","check":true,
-			"credentials":{"webhookUrl":"`+url+`/hook"}}`)
+		hook, asked := countingServer(t)
+		res := checkWebhook(t, srv, strings.Replace(hook.URL, "127.0.0.1", "localhost", 1))
 		is.Equal(res.Status, http.StatusUnprocessableEntity)           // a name that resolves to loopback is refused
 		is.True(strings.Contains(string(res.Body), "private network")) // says why
 		is.Equal(asked.Load(), int32(0))                               // the receiver saw nothing
@@ -91,16 +104,12 @@ func TestIntegration_CheckObeysGuard(t *testing.T) {
 		guard, err := platform.ParseOutboundAllow("localhost")
 		is.NoErr(err) // allow list parsed
 		srv, _ := newServerWith(t, guard)
-		var asked atomic.Int32
-		inside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asked.Add(1) }))
-		t.Cleanup(inside.Close)
+		inside, asked := countingServer(t)
 		redirector := httptest.NewServer(http.RedirectHandler(inside.URL+"/metadata", http.StatusFound))
 		t.Cleanup(redirector.Close)
-		url := strings.Replace(redirector.URL, "127.0.0.1", "localhost", 1) // allowed by name
-		res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","check":true,
-			"credentials":{"webhookUrl":"`+url+`/hook"}}`)
-		is.Equal(res.Status, http.StatusUnprocessableEntity) // a redirect elsewhere fails the check
-		is.Equal(asked.Load(), int32(0))                     // and is not followed
+		res := checkWebhook(t, srv, strings.Replace(redirector.URL, "127.0.0.1", "localhost", 1)) // allowed by name
+		is.Equal(res.Status, http.StatusUnprocessableEntity)                                      // a redirect elsewhere fails the check
+		is.Equal(asked.Load(), int32(0))                                                          // and is not followed
 	})
 
 	t.Run("OKAllowed", func(t *testing.T) {

@@ -61,7 +61,7 @@ func ParseOutboundAllow(list string) (*Outbound, error) {
 }
 
 // isHostName reports whether s is a DNS name: dot-separated labels of
-// letters, digits and inner hyphens, with a last label that is not all
+// letters, digits, underscores and inner hyphens, with a last label that is not all
 // digits (so a mistyped address such as 10.0.0.300 is not taken for a name).
 func isHostName(s string) bool {
 	if s == "" || len(s) > 253 {
@@ -158,9 +158,9 @@ func (o *Outbound) allowedAddr(a netip.Addr) bool {
 	return false
 }
 
-// Check refuses host (a name or an address literal) at address a, as a
-// dial would. Callers that connect through other means (none today) use it.
-func (o *Outbound) Check(host string, a netip.Addr) error {
+// check refuses host (a name or an address literal) at address a unless
+// the allow list names the host or holds the address.
+func (o *Outbound) check(host string, a netip.Addr) error {
 	if o.allowedHost(host) || o.allowedAddr(a) {
 		return nil
 	}
@@ -200,7 +200,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		if err != nil {
 			return fmt.Errorf("outbound guard: unexpected address %q", address)
 		}
-		return d.guard.Check(host, ap.Addr())
+		return d.guard.check(host, ap.Addr())
 	}
 	conn, err := nd.DialContext(ctx, network, addr)
 	var refused *OutboundRefusedError
