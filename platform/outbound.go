@@ -61,8 +61,9 @@ func ParseOutboundAllow(list string) (*Outbound, error) {
 }
 
 // isHostName reports whether s is a DNS name: dot-separated labels of
-// letters, digits, underscores and inner hyphens, with a last label that is not all
-// digits (so a mistyped address such as 10.0.0.300 is not taken for a name).
+// letters, digits, underscores and inner hyphens, with a last label that
+// is not all digits (so a mistyped address such as 10.0.0.300 is not taken
+// for a name).
 func isHostName(s string) bool {
 	if s == "" || len(s) > 253 {
 		return false

@@ -121,8 +121,13 @@ func (b *buckets) empty(key string) (time.Duration, bool) {
 		return 0, false
 	}
 	now := time.Now()
-	lim := b.get(key, now)
-	tokens := lim.TokensAt(now)
+	b.mu.Lock()
+	e, ok := b.byKey[key]
+	b.mu.Unlock()
+	if !ok {
+		return 0, false // no bucket yet is a full one; requests that succeed make none
+	}
+	tokens := e.lim.TokensAt(now)
 	if tokens >= 1 {
 		return 0, false
 	}
