@@ -40,7 +40,7 @@ type conditionBody struct {
 
 // testCheckTimeout is the provider check's time in tests: a failed check
 // waits it out, and a local receiver answers well within it.
-const testCheckTimeout = 500 * time.Millisecond
+const testCheckTimeout = time.Second
 
 // newServer serves the integrations routes on a fresh database with both
 // environments seeded, and returns the store for direct calls.
