@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/emersion/go-smtp"
 	"github.com/matryer/is"
@@ -60,4 +61,33 @@ func TestDeliver_SMTPGuard(t *testing.T) {
 		defer box.mu.Unlock()
 		is.Equal(len(box.mails), 1) // one mail
 	})
+}
+
+// TestDeliver_RawReplyCapped: a provider's reply is recorded up to 4 KB,
+// sent or failed.
+func TestDeliver_RawReplyCapped(t *testing.T) {
+	for _, tc := range []struct {
+		name, status string
+		code         int
+	}{
+		{"OKSent", "sent", 200},
+		{"ErrFailed", "error", 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			h := newHarness(t)
+			srv := newHook(t)
+			srv.status, srv.reply = tc.code, `"`+strings.Repeat("é", 20<<10)+`"`
+			dev := h.srv.App.Development
+			h.src.addIntegration(dev, "chat", "chat-webhook", map[string]any{})
+			ada := h.src.addSubscriber(dev, "ada", map[string]any{"channels": []any{map[string]any{"providerId": "chat-webhook",
+				"credentials": map[string]any{"webhookUrl": srv.URL + "/chat"}}}})
+			out := h.deliver(t, job{subscriber: ada, channel: "chat", controls: map[string]any{"body": "hi"}})
+			is.Equal(out.Status, tc.status) // the send's outcome
+			last := out.Details[len(out.Details)-1]
+			is.True(last.Raw != nil)                                  // the reply is recorded
+			is.True(len(*last.Raw) <= 4<<10 && len(*last.Raw) > 4000) // up to 4 KB
+			is.True(utf8.ValidString(*last.Raw))                      // cut between characters
+		})
+	}
 }
