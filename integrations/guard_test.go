@@ -79,6 +79,17 @@ func checkWebhook(t *testing.T, srv *platformtest.Server, url string) *platformt
 		"credentials":{"webhookUrl":"`+url+`/hook"}}`)
 }
 
+// newServerAllowing is newServer whose checks may reach what list allows.
+func newServerAllowing(t *testing.T, list string) *platformtest.Server {
+	t.Helper()
+	guard, err := platform.ParseOutboundAllow(list)
+	if err != nil {
+		t.Fatalf("allow list %q: %v", list, err)
+	}
+	srv, _ := newServerWith(t, guard)
+	return srv
+}
+
 func TestIntegration_CheckObeysGuard(t *testing.T) {
 	t.Run("ErrSMTPOnLoopback", func(t *testing.T) {
 		is := is.New(t)
@@ -101,9 +112,7 @@ func TestIntegration_CheckObeysGuard(t *testing.T) {
 
 	t.Run("ErrRedirectToRefusedHost", func(t *testing.T) {
 		is := is.New(t)
-		guard, err := platform.ParseOutboundAllow("localhost")
-		is.NoErr(err) // allow list parsed
-		srv, _ := newServerWith(t, guard)
+		srv := newServerAllowing(t, "localhost")
 		inside, asked := countingServer(t)
 		redirector := httptest.NewServer(http.RedirectHandler(inside.URL+"/metadata", http.StatusFound))
 		t.Cleanup(redirector.Close)
@@ -114,9 +123,7 @@ func TestIntegration_CheckObeysGuard(t *testing.T) {
 
 	t.Run("OKAllowed", func(t *testing.T) {
 		is := is.New(t)
-		guard, err := platform.ParseOutboundAllow("127.0.0.0/8")
-		is.NoErr(err) // allow list parsed
-		srv, _ := newServerWith(t, guard)
+		srv := newServerAllowing(t, "127.0.0.0/8")
 		in := mustCreate(t, srv.Dev, smtpBody(fakeSMTP(t)))
 		is.True(in.Active) // allowed: checked and saved
 	})

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/emersion/go-smtp"
 	"github.com/matryer/is"
 )
 
@@ -42,12 +41,9 @@ func TestDeliver_SMTPGuard(t *testing.T) {
 		certs := ts.TLS.Certificates
 		ts.Close()
 		box := &mailbox{}
-		srv := smtp.NewServer(box)
-		srv.Domain = "localhost"
 		ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: certs})
 		is.NoErr(err) // a TLS port
-		go srv.Serve(ln)
-		t.Cleanup(func() { srv.Close() })
+		serveSMTP(t, box, ln)
 
 		h := newHarness(t)
 		dev := h.srv.App.Development
