@@ -18,6 +18,7 @@ require (
 	github.com/wneessen/go-mail v0.8.1
 	golang.org/x/oauth2 v0.38.0
 	golang.org/x/text v0.43.0
+	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.61.1
 )
 

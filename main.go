@@ -42,6 +42,8 @@ type config struct {
 	logFormat  string
 	logLevel   string
 	workers    int
+	outbound   *platform.Outbound // HERALD_OUTBOUND_ALLOW, parsed
+	limits     *limitSettings
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -71,7 +73,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 for in-app and scheduled steps and 256 for each provider channel (HERALD_WORKERS)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
+	if cfg.limits, err = addLimitFlags(fs, env); err != nil {
+		return cfg, err
+	}
+	outbound := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if cfg.outbound, err = platform.ParseOutboundAllow(*outbound); err != nil {
+		return cfg, err
+	}
+	if err := platform.CheckConfiguredKeys(cfg.apiKey, cfg.prodAPIKey); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
@@ -106,8 +118,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "serve" {
 		args = args[1:]
 	}
+	if len(args) > 0 && args[0] == "keys" {
+		return runKeys(ctx, args[1:], getenv, stdout)
+	}
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		return fmt.Errorf("unknown command %q (the only command is serve)", args[0])
+		return fmt.Errorf("unknown command %q (the commands are serve and keys)", args[0])
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
@@ -158,13 +173,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// and registers here how to wait for what it is still running.
 	var stoppers []func(context.Context)
 	err = start(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
-		workers: cfg.workers, stoppers: &stoppers})
+		workers: cfg.workers, stoppers: &stoppers, outbound: cfg.outbound})
 	if err != nil {
 		return err
 	}
 
 	srv := &http.Server{
-		Handler:           platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret}),
+		Handler: platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret,
+			MaxPayload: cfg.limits.maxPayload, Limits: cfg.limits.rateLimits()}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -120,23 +120,24 @@ func TestRun_ConfiguredKeys(t *testing.T) {
 	is := is.New(t)
 	env := map[string]string{
 		"HERALD_DB":           ":memory:",
-		"HERALD_API_KEY":      "dev-key-from-env",
-		"HERALD_PROD_API_KEY": "prod-key-from-env",
+		"HERALD_API_KEY":      "dev-key-from-env-000000000000000000",
+		"HERALD_PROD_API_KEY": "prod-key-from-env-00000000000000000",
 		"HERALD_LOG_FORMAT":   "json",
 	}
 	base, stderr, _ := startRun(t, env)
-	is.Equal(get(t, base+"/v1/environments", "dev-key-from-env"), 200)            // HERALD_API_KEY honoured
-	is.Equal(get(t, base+"/v1/environments", "prod-key-from-env"), 200)           // HERALD_PROD_API_KEY honoured
-	is.Equal(get(t, base+"/v1/environments", "other"), 401)                       // anything else refused
-	is.True(!bytes.Contains([]byte(stderr.String()), []byte("dev-key-from-env"))) // keys never logged
+	is.Equal(get(t, base+"/v1/environments", env["HERALD_API_KEY"]), 200)                 // HERALD_API_KEY honoured
+	is.Equal(get(t, base+"/v1/environments", env["HERALD_PROD_API_KEY"]), 200)            // HERALD_PROD_API_KEY honoured
+	is.Equal(get(t, base+"/v1/environments", "other"), 401)                               // anything else refused
+	is.True(!bytes.Contains([]byte(stderr.String()), []byte(env["HERALD_API_KEY"][:16]))) // keys never logged
 }
 
 func TestRun_FlagsBeatEnv(t *testing.T) {
 	is := is.New(t)
-	env := map[string]string{"HERALD_DB": ":memory:", "HERALD_API_KEY": "from-env"}
-	base, _, _ := startRun(t, env, "-api-key", "from-flag")
-	is.Equal(get(t, base+"/v1/environments", "from-flag"), 200) // the flag's key exists
-	is.Equal(get(t, base+"/v1/environments", "from-env"), 401)  // the variable's does not
+	fromEnv, fromFlag := "from-env-00000000000000000000000000", "from-flag-0000000000000000000000000"
+	env := map[string]string{"HERALD_DB": ":memory:", "HERALD_API_KEY": fromEnv}
+	base, _, _ := startRun(t, env, "-api-key", fromFlag)
+	is.Equal(get(t, base+"/v1/environments", fromFlag), 200) // the flag's key exists
+	is.Equal(get(t, base+"/v1/environments", fromEnv), 401)  // the variable's does not
 }
 
 func TestRun_BadSettings(t *testing.T) {
@@ -150,6 +151,9 @@ func TestRun_BadSettings(t *testing.T) {
 		{"ErrLogFormat", []string{"herald", "-log-format", "xml"}, nil},
 		{"ErrShortSecret", []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"}, map[string]string{"HERALD_SECRET": "short"}},
 		{"ErrMaxBody", []string{"herald"}, map[string]string{"HERALD_MAX_BODY": "lots"}},
+		{"ErrMaxPayload", []string{"herald"}, map[string]string{"HERALD_MAX_PAYLOAD": "-1"}},
+		{"ErrWriteRateFlag", []string{"herald", "-write-rate", "fast"}, nil},
+		{"ErrKeys", []string{"herald", "keys", "rotate"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

@@ -296,7 +296,7 @@ func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 		}
 		docs = append(docs, created...)
 	}
-	engine := messaging.NewDeliverer(messaging.NewStore(db, messaging.Sources{}))
+	engine := messaging.NewDeliverer(messaging.NewStore(db, messaging.Sources{}), nil)
 	rng := rand.New(rand.NewPCG(1, 42))
 	for i := range nMessages {
 		_, write, err := engine.Deliver(ctx, &messaging.Delivery{

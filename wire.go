@@ -22,6 +22,7 @@ type deps struct {
 	now          func() time.Time             // injected so tests can move time
 	environments []platform.Environment       // what start seeds
 	workers      int                          // delivery workers; 0 means the default
+	outbound     *platform.Outbound           // where sends and checks may connect; nil refuses private addresses
 	stoppers     *[]func(ctx context.Context) // where start registers how to stop background work; nil in tests that do not stop it
 }
 
@@ -57,6 +58,7 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	if err != nil {
 		return nil, err
 	}
+	integrationStore.WithOutbound(d.outbound)
 	workflowStore := workflows.NewStore(d.db)
 	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
 	messageStore := messaging.NewStore(d.db, messaging.Sources{
@@ -66,7 +68,7 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 		Tokens:       subscriberStore,
 	}).WithClock(d.now)
 	activityStore := activity.NewStore(d.db, d.now)
-	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore),
+	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.outbound),
 		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
 
 	integrations.AddRoutes(mux, integrationStore)

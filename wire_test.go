@@ -28,6 +28,13 @@ func newWiredServer(t testing.TB) *platformtest.Server {
 // background work early, for tests of what happens without a worker.
 func startWired(t testing.TB) (*platformtest.Server, func()) {
 	t.Helper()
+	return startWiredWith(t, platformtest.Loopback)
+}
+
+// startWiredWith is startWired with the given outbound guard (nil: the
+// default, which refuses loopback receivers).
+func startWiredWith(t testing.TB, outbound *platform.Outbound) (*platformtest.Server, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
@@ -38,6 +45,7 @@ func startWired(t testing.TB) (*platformtest.Server, func()) {
 			now:          app.Clock.Now,
 			environments: []platform.Environment{app.Development, app.Production},
 			stoppers:     &stoppers,
+			outbound:     outbound,
 		})
 		if err != nil {
 			t.Fatalf("wire: %v", err)
@@ -196,7 +204,8 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)
 	err = start(ctx, http.NewServeMux(), deps{db: srv.App.DB, logger: srv.App.Logger, secret: srv.App.Secret,
-		now: srv.App.Clock.Now, environments: []platform.Environment{srv.App.Development, srv.App.Production}, stoppers: &stoppers})
+		now: srv.App.Clock.Now, environments: []platform.Environment{srv.App.Development, srv.App.Production}, stoppers: &stoppers,
+		outbound: srv.App.Outbound})
 	is.NoErr(err) // restarted
 	t.Cleanup(func() {
 		cancel()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/herald-notify/herald/platform"
 )
 
 // This file reads a trigger request: its body, its recipients and actor,
@@ -86,6 +87,8 @@ func (r triggerRequest) Valid(ctx context.Context) map[string]string {
 	}
 	if !isNull(r.Payload) && !isObject(r.Payload) {
 		problems["payload"] = "must be an object"
+	} else if p := platform.PayloadProblem(ctx, r.Payload); p != "" {
+		problems["payload"] = p
 	}
 	if !isNull(r.Overrides) && !isObject(r.Overrides) {
 		problems["overrides"] = "must be an object"

@@ -81,7 +81,7 @@ func seed(ctx context.Context, path string, from, nSubscribers, nMessages int) (
 // messaging's own Deliver, so the rows are exactly what a real delivery
 // stores.
 func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, subs []subscribers.Subscriber, n int) error {
-	engine := messaging.NewDeliverer(messaging.NewStore(db, messaging.Sources{}))
+	engine := messaging.NewDeliverer(messaging.NewStore(db, messaging.Sources{}), nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for w := range 4 {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
 )
 
@@ -45,7 +44,7 @@ func handleIntegrationCreate(store *Store) http.Handler {
 		if req.Credentials != nil {
 			in.Credentials = *req.Credentials
 		}
-		if err := validateCredentials(ctx, w, store.outbound, in, req.Check != nil && *req.Check); err != nil {
+		if err := store.validateCredentials(ctx, w, in, req.Check != nil && *req.Check); err != nil {
 			return err
 		}
 		explicit := req.Identifier != nil && strings.TrimSpace(*req.Identifier) != ""
@@ -140,7 +139,7 @@ func handleIntegrationUpdate(store *Store) http.Handler {
 			next.Conditions = req.Conditions
 		}
 		next.Configurations = applyConfigurations(cur.Configurations, req.Configurations)
-		if err := validateCredentials(ctx, w, store.outbound, next, req.Check != nil && *req.Check); err != nil {
+		if err := store.validateCredentials(ctx, w, next, req.Check != nil && *req.Check); err != nil {
 			return err
 		}
 		out, err := store.update(ctx, next, cur)
@@ -182,7 +181,7 @@ func handleIntegrationSetPrimary(store *Store) http.Handler {
 		}
 		activated := cur
 		activated.Active, activated.Conditions = true, nil
-		if err := validateCredentials(ctx, w, store.outbound, activated, false); err != nil {
+		if err := store.validateCredentials(ctx, w, activated, false); err != nil {
 			return err
 		}
 		out, err := store.setPrimary(ctx, cur)
@@ -254,14 +253,14 @@ func targetEnvironment(ctx context.Context, store *Store, tenant platform.Tenant
 // required fields when in is active or is to be checked, then the check,
 // whose kind it names in w's CheckHeader. Nothing is saved when either
 // fails.
-func validateCredentials(ctx context.Context, w http.ResponseWriter, out provider.Deps, in integration, check bool) error {
+func (s *Store) validateCredentials(ctx context.Context, w http.ResponseWriter, in integration, check bool) error {
 	if problems := credentialProblems(in.ProviderID, in.Credentials, in.Active || check); len(problems) > 0 {
 		return platform.Invalid(problems)
 	}
 	if !check {
 		return nil
 	}
-	dialed, err := checkProvider(ctx, out, in.ProviderID, in.Credentials)
+	dialed, err := s.checkProvider(ctx, in.ProviderID, in.Credentials)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,12 @@ package integrations_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -36,9 +38,19 @@ type conditionBody struct {
 	Children  []map[string]any `json:"children"`
 }
 
+// testCheckTimeout is the provider check's time in tests: a failed check
+// waits it out, and a local receiver answers well within it.
+const testCheckTimeout = time.Second
+
 // newServer serves the integrations routes on a fresh database with both
 // environments seeded, and returns the store for direct calls.
 func newServer(t *testing.T) (*platformtest.Server, *integrations.Store) {
+	t.Helper()
+	return newServerWith(t, platformtest.Loopback)
+}
+
+// newServerWith is newServer whose checks connect where outbound allows.
+func newServerWith(t *testing.T, outbound *platform.Outbound) (*platformtest.Server, *integrations.Store) {
 	t.Helper()
 	var store *integrations.Store
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
@@ -47,6 +59,7 @@ func newServer(t *testing.T) (*platformtest.Server, *integrations.Store) {
 		if err != nil {
 			t.Fatalf("new store: %v", err)
 		}
+		store.WithOutbound(outbound).SetCheckTimeout(testCheckTimeout)
 		if err := store.SeedEnvironment(t.Context(), app.Development); err != nil {
 			t.Fatalf("seed development: %v", err)
 		}

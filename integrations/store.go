@@ -23,12 +23,15 @@ type Store struct {
 	aead cipher.AEAD
 	now  func() time.Time
 
+	checkTimeout time.Duration // checkTimeout, shorter in tests
+
 	// Every channel delivery reads the environment's active integrations;
 	// the answer is cached until the next integration write through this
 	// store. Keyed by environment + "\x00" + channel.
 	active platform.WriteCache[[]Integration]
 
-	// outbound is how check: true reaches providers.
+	// outbound is how check: true reaches providers: through the outbound
+	// guard, following redirects only within one host.
 	outbound provider.Deps
 }
 
@@ -43,7 +46,14 @@ func NewStore(db *platform.DB, secret []byte) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, aead: aead, now: time.Now, outbound: provider.Deps{Client: provider.NewHTTPClient(checkTimeout)}}, nil
+	return (&Store{db: db, aead: aead, now: time.Now, checkTimeout: checkTimeout}).WithOutbound(nil), nil
+}
+
+// WithOutbound makes checks connect only where guard allows (nil: the
+// default guard, which refuses private addresses); it returns s.
+func (s *Store) WithOutbound(guard *platform.Outbound) *Store {
+	s.outbound = provider.Deps{Client: newCheckClient(guard), Dial: guard.DialContext}
+	return s
 }
 
 // querier is what both the read pool and a write transaction offer.

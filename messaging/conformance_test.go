@@ -87,7 +87,7 @@ func (w *wired) send(t *testing.T, workflowID string, index int, controls map[st
 		Subscriber: sub, Controls: values, Payload: rawPayload,
 		Overrides: json.RawMessage(`{}`), Tags: []string{"news"}, Actor: json.RawMessage(`{"type":"none","data":null}`),
 	}
-	res, write, err := messaging.NewDeliverer(w.messages).Deliver(t.Context(), d)
+	res, write, err := messaging.NewDeliverer(w.messages, platformtest.Loopback).Deliver(t.Context(), d)
 	if err == nil && write != nil {
 		err = w.srv.App.DB.Tx(t.Context(), func(tx *sql.Tx) error { return write(t.Context(), tx) })
 	}

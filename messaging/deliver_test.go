@@ -514,7 +514,7 @@ func TestDeliver_WithoutSources(t *testing.T) {
 		store = messaging.NewStore(app.DB, messaging.Sources{})
 		messaging.AddRoutes(mux, store)
 	})
-	h := &harness{srv: srv, store: store, engine: messaging.NewDeliverer(store), src: newFakeSources()}
+	h := &harness{srv: srv, store: store, engine: messaging.NewDeliverer(store, platformtest.Loopback), src: newFakeSources()}
 	ada := h.src.addSubscriber(srv.App.Development, "ada", nil)
 	id := h.mustDeliver(t, job{subscriber: ada, controls: map[string]any{"body": "hi"}})
 	out := h.deliver(t, job{subscriber: ada, channel: "email", controls: map[string]any{"subject": "s", "body": "b"}})

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/integrations/provider"
+	"github.com/herald-notify/herald/platform"
 )
 
 // Deliverer is the delivery engine: it picks the integrations a channel step
@@ -15,7 +16,8 @@ type Deliverer struct {
 }
 
 // NewDeliverer returns the engine that delivers into messages, reading the
-// integrations through the store's Sources.
-func NewDeliverer(messages *Store) *Deliverer {
-	return &Deliverer{messages: messages, out: provider.Deps{Client: provider.NewHTTPClient(15 * time.Second)}}
+// integrations through the store's Sources, and connecting only where
+// guard allows (nil refuses private and loopback addresses).
+func NewDeliverer(messages *Store, guard *platform.Outbound) *Deliverer {
+	return &Deliverer{messages: messages, out: provider.Deps{Client: provider.NewHTTPClient(guard, 15*time.Second), Dial: guard.DialContext}}
 }

@@ -131,7 +131,7 @@ func newHarness(t *testing.T) *harness {
 	h.srv = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		h.store = messaging.NewStore(app.DB, messaging.Sources{Subscribers: h.src, Workflows: h.src,
 			Integrations: h.src}).WithClock(app.Clock.Now)
-		h.engine = messaging.NewDeliverer(h.store)
+		h.engine = messaging.NewDeliverer(h.store, app.Outbound)
 		messaging.AddRoutes(mux, h.store)
 	})
 	for _, env := range []platform.Environment{h.srv.App.Development, h.srv.App.Production} {

@@ -57,18 +57,18 @@ func classify(providerID string, res provider.Result, err error) sent {
 	case errors.As(err, &part):
 		raw := part.Result.Raw
 		return sent{partial: err.Error(), id: part.Result.ID, dead: part.Result.DeadTokens, detail: Detail{Status: "Warning",
-			Detail: "Message sent in part: " + err.Error(), Source: "Internal", ProviderID: providerID, Raw: &raw}}
+			Detail: "Message sent in part: " + err.Error(), Source: "Internal", ProviderID: providerID, Raw: capped(raw)}}
 	case errors.As(err, &pe):
 		raw := err.Error()
 		if pe.Raw != "" {
 			raw = pe.Raw
 		}
 		return sent{failed: true, why: err.Error(), retryable: pe.Retryable, retryAfter: pe.RetryAfter.Milliseconds(), dead: pe.DeadTokens,
-			detail: Detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(), Source: "Internal", ProviderID: providerID, Raw: &raw}}
+			detail: Detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(), Source: "Internal", ProviderID: providerID, Raw: capped(raw)}}
 	case err != nil:
 		raw := err.Error()
 		return sent{failed: true, why: err.Error(), retryable: true,
-			detail: Detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(), Source: "Internal", ProviderID: providerID, Raw: &raw}}
+			detail: Detail{Status: "Failed", Detail: "Unexpected provider error: " + err.Error(), Source: "Internal", ProviderID: providerID, Raw: capped(raw)}}
 	}
 	out := sent{id: res.ID, dead: res.DeadTokens, detail: Detail{Status: "Success", Detail: "Message sent", Source: "Internal", ProviderID: providerID}}
 	raw := res.Raw
@@ -83,7 +83,7 @@ func classify(providerID string, res provider.Result, err error) sent {
 		raw = string(b)
 	}
 	if raw != "" {
-		out.detail.Raw = &raw
+		out.detail.Raw = capped(raw)
 	}
 	return out
 }

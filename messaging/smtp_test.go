@@ -118,16 +118,22 @@ func TestDeliver_SMTPAuthWithoutTLS(t *testing.T) {
 func startSMTP(t *testing.T) (*mailbox, string, int) {
 	t.Helper()
 	box := &mailbox{}
-	srv := smtp.NewServer(box)
-	srv.Domain = "localhost"
-	srv.AllowInsecureAuth = true
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
+	serveSMTP(t, box, ln)
+	return box, "127.0.0.1", ln.Addr().(*net.TCPAddr).Port
+}
+
+// serveSMTP serves backend on ln until the test ends.
+func serveSMTP(t *testing.T, backend smtp.Backend, ln net.Listener) {
+	t.Helper()
+	srv := smtp.NewServer(backend)
+	srv.Domain = "localhost"
+	srv.AllowInsecureAuth = true
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return box, "127.0.0.1", ln.Addr().(*net.TCPAddr).Port
 }
 
 // htmlPart returns the text/html part of a message.

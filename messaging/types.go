@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/subscribers"
@@ -117,6 +118,23 @@ type Detail struct {
 	Source     string  `json:"source"`
 	ProviderID string  `json:"providerId"`
 	Raw        *string `json:"raw"` // the provider's reply, when it gave one
+}
+
+// maxRecordedRaw bounds a provider's answer as an execution detail records
+// it: enough to read what went wrong, not a way to copy a large reply from
+// wherever a webhook URL points into the activity views (issue 37).
+const maxRecordedRaw = 4 << 10
+
+// capped returns raw, cut to maxRecordedRaw bytes on a rune boundary.
+func capped(raw string) *string {
+	if len(raw) > maxRecordedRaw {
+		cut := maxRecordedRaw
+		for cut > 0 && !utf8.RuneStart(raw[cut]) {
+			cut--
+		}
+		raw = raw[:cut]
+	}
+	return &raw
 }
 
 // messageResponse is spec §2.10, plus the fields the reference platform

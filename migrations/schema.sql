@@ -26,9 +26,11 @@ CREATE TABLE api_keys (
     user_id        TEXT NOT NULL REFERENCES users (id),
     hint           TEXT NOT NULL,
     created_at     TEXT NOT NULL
-);
+, id TEXT, source TEXT NOT NULL DEFAULT 'unknown', revoked_at TEXT);
 
 CREATE INDEX api_keys_environment ON api_keys (environment_id);
+
+CREATE UNIQUE INDEX api_keys_id ON api_keys (id);
 
 CREATE TABLE environments (
     id              TEXT PRIMARY KEY,

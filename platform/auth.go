@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Tenant is who a request acts for: the environment its API key belongs to,
@@ -41,17 +43,60 @@ func HashAPIKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// keyring finds the tenant of an API key. Keys are immutable once created, so
-// a found key is cached for the life of the process: auth costs one map read
-// on the hot path instead of a query.
+// keyring finds the tenant of an API key. A found key is cached, so auth
+// costs one map read on the hot path instead of a query. A key can be
+// revoked, by this process or by `herald keys revoke` in another one, so
+// the keyring rereads the count of revocations (one point read) at most
+// every revocationPoll and drops its cache when it has moved: a revoked
+// key stops working within that interval on every server.
 type keyring struct {
 	db    *DB
-	cache sync.Map // key hash → Tenant
+	cache atomic.Pointer[sync.Map] // key hash → Tenant
+	poll  time.Duration
+
+	revocations atomic.Int64 // the count last read
+	checked     atomic.Int64 // when, in UnixNano; another check is due after poll
 }
 
-func (k *keyring) lookup(ctx context.Context, key string) (Tenant, error) {
-	hash := HashAPIKey(key)
-	if t, ok := k.cache.Load(hash); ok {
+// revocationPoll is how stale the keyring's knowledge of revocations may
+// be. Reading the count costs about one indexed query (docs/security.md
+// has the figures); once per interval, by one request, it is free.
+const revocationPoll = 100 * time.Millisecond
+
+func newKeyring(db *DB, poll time.Duration) *keyring {
+	k := &keyring{db: db, poll: poll}
+	k.cache.Store(&sync.Map{})
+	k.revocations.Store(-1) // unknown: the first check clears nothing that matters
+	return k
+}
+
+// fresh drops the cache when a key has been revoked since it was filled.
+// One request at a time does the check; the others go on with the cache,
+// which is at most one poll interval old.
+func (k *keyring) fresh(ctx context.Context) {
+	now := time.Now().UnixNano()
+	last := k.checked.Load()
+	if now-last < int64(k.poll) || !k.checked.CompareAndSwap(last, now) {
+		return
+	}
+	var n int64
+	err := k.db.R.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM settings WHERE name = 'api_keys_revoked'`).Scan(&n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		// The next request tries again; meanwhile the cache stands, as it
+		// did before keys could be revoked.
+		k.checked.Store(last)
+		return
+	}
+	if k.revocations.Swap(n) != n {
+		k.cache.Store(&sync.Map{})
+	}
+}
+
+// lookup returns the tenant of the working key whose hash is hash.
+func (k *keyring) lookup(ctx context.Context, hash string) (Tenant, error) {
+	k.fresh(ctx)
+	cache := k.cache.Load()
+	if t, ok := cache.Load(hash); ok {
 		return t.(Tenant), nil
 	}
 	var t Tenant
@@ -59,7 +104,7 @@ func (k *keyring) lookup(ctx context.Context, key string) (Tenant, error) {
 	err := k.db.R.QueryRowContext(ctx, `
 		SELECT k.hash, e.organization_id, e.id, k.user_id
 		FROM api_keys k JOIN environments e ON e.id = k.environment_id
-		WHERE k.hash = ?`, hash).Scan(&stored, &t.OrganizationID, &t.EnvironmentID, &t.UserID)
+		WHERE k.hash = ? AND k.revoked_at IS NULL`, hash).Scan(&stored, &t.OrganizationID, &t.EnvironmentID, &t.UserID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Tenant{}, ErrNotFound
 	}
@@ -71,36 +116,61 @@ func (k *keyring) lookup(ctx context.Context, key string) (Tenant, error) {
 	if subtle.ConstantTimeCompare([]byte(stored), []byte(hash)) != 1 {
 		return Tenant{}, ErrNotFound
 	}
-	k.cache.Store(hash, t)
+	cache.Store(hash, t)
 	return t, nil
 }
 
 // requireAPIKey admits requests carrying "Authorization: ApiKey <key>" for a
 // known key and puts its Tenant in the context. The 401 messages are the
 // reference platform's, so clients that match on them keep working.
-func requireAPIKey(keys *keyring, next http.Handler) http.Handler {
+//
+// An address whose failed authentications used up its bucket is answered
+// 429 whatever key it sends: answering a right guess differently would
+// leave guessing as fast as before. A write past its key's limit is a 429
+// too (RateLimits).
+func requireAPIKey(keys *keyring, failures, writes *buckets, next http.Handler) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
-		header := r.Header.Get("Authorization")
-		if header == "" {
-			return Unauthorized("Missing authorization header")
+		addr := clientAddress(r)
+		if wait, empty := failures.empty(addr); empty {
+			return tooMany(wait)
 		}
-		scheme, key, _ := strings.Cut(strings.TrimSpace(header), " ")
-		if scheme != "ApiKey" {
-			return Unauthorized(fmt.Sprintf("Invalid authentication scheme: %q", scheme))
-		}
-		key = strings.TrimSpace(key)
-		if key == "" {
-			return Unauthorized("Unauthorized")
-		}
-		t, err := keys.lookup(r.Context(), key)
-		if errors.Is(err, ErrNotFound) {
-			return Unauthorized("API Key not found")
+		t, hash, err := authenticate(r, keys)
+		var e *Error
+		if errors.As(err, &e) && e.Status == http.StatusUnauthorized {
+			failures.take(addr)
 		}
 		if err != nil {
 			return err
+		}
+		if isWrite(r) {
+			if err := writes.take(hash); err != nil {
+				return err
+			}
 		}
 		noteEnvironment(r.Context(), t.EnvironmentID)
 		next.ServeHTTP(w, r.WithContext(WithTenant(r.Context(), t)))
 		return nil
 	})
+}
+
+// authenticate returns the tenant of r's API key and the key's hash.
+func authenticate(r *http.Request, keys *keyring) (Tenant, string, error) {
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return Tenant{}, "", Unauthorized("Missing authorization header")
+	}
+	scheme, key, _ := strings.Cut(strings.TrimSpace(header), " ")
+	if scheme != "ApiKey" {
+		return Tenant{}, "", Unauthorized(fmt.Sprintf("Invalid authentication scheme: %q", scheme))
+	}
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return Tenant{}, "", Unauthorized("Unauthorized")
+	}
+	hash := HashAPIKey(key)
+	t, err := keys.lookup(r.Context(), hash)
+	if errors.Is(err, ErrNotFound) {
+		return Tenant{}, "", Unauthorized("API Key not found")
+	}
+	return t, hash, err
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -47,6 +48,9 @@ const (
 // is new, which is then added beside the existing ones.
 func Bootstrap(ctx context.Context, db *DB, cfg BootstrapConfig, out io.Writer) (envs []Environment, err error) {
 	defer Wrap(&err, "bootstrap")
+	if err := CheckConfiguredKeys(cfg.DevelopmentKey, cfg.ProductionKey); err != nil {
+		return nil, err
+	}
 	now := time.Now
 	if cfg.Now != nil {
 		now = cfg.Now
@@ -69,12 +73,16 @@ func Bootstrap(ctx context.Context, db *DB, cfg BootstrapConfig, out io.Writer) 
 		dev.SystemUserID, prod.SystemUserID = userID, userID
 		envs = []Environment{dev, prod}
 		for i, configured := range []string{cfg.DevelopmentKey, cfg.ProductionKey} {
-			key, err := ensureAPIKey(ctx, tx, envs[i].ID, userID, configured, ts)
+			setting := []string{"HERALD_API_KEY", "HERALD_PROD_API_KEY"}[i]
+			key, replaced, err := ensureAPIKey(ctx, tx, envs[i], userID, setting, configured, ts)
 			if err != nil {
 				return err
 			}
 			if key != "" {
 				created = append(created, fmt.Sprintf("Herald created the %s API key (it is shown only this once): %s", envs[i].Name, key))
+			}
+			if replaced != "" {
+				created = append(created, replaced)
 			}
 		}
 		return nil
@@ -124,27 +132,66 @@ func ensureEnvironment(ctx context.Context, tx *sql.Tx, orgID, name, parentID, t
 	return env, err
 }
 
-// ensureAPIKey adds the configured key when it is new, and generates one when
-// the environment has none. It returns a generated key, to be shown once.
-func ensureAPIKey(ctx context.Context, tx *sql.Tx, envID, userID, configured, ts string) (generated string, err error) {
-	insert := func(key string) error {
-		_, err := tx.ExecContext(ctx, `
-			INSERT INTO api_keys (hash, environment_id, user_id, hint, created_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (hash) DO NOTHING`, HashAPIKey(key), envID, userID, keyHint(key), ts)
-		return err
-	}
+// ensureAPIKey adds the configured key when it is new, and generates one
+// when the environment has no working key. A configured key replaces the
+// one configured before it, which is revoked, so changing HERALD_API_KEY
+// rotates the key instead of leaving the old one working. It returns a
+// generated key, to be shown once, and what it revoked.
+func ensureAPIKey(ctx context.Context, tx *sql.Tx, env Environment, userID, setting, configured, ts string) (generated, replaced string, err error) {
 	if configured != "" {
-		return "", insert(configured)
+		var envName, revoked string
+		err := tx.QueryRowContext(ctx, `
+			SELECT e.name, coalesce(k.revoked_at, '') FROM api_keys k JOIN environments e ON e.id = k.environment_id
+			WHERE k.hash = ?`, HashAPIKey(configured)).Scan(&envName, &revoked)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return "", "", err
+		case envName != env.Name:
+			return "", "", fmt.Errorf("the key in %s is already the %s environment's", setting, envName)
+		case revoked != "":
+			return "", "", fmt.Errorf("the key in %s was revoked at %s; give a new one", setting, revoked)
+		default:
+			return "", "", nil // configured at an earlier start
+		}
+		var hints []string
+		rows, err := tx.QueryContext(ctx, `
+			UPDATE api_keys SET revoked_at = ? WHERE environment_id = ? AND source = ? AND revoked_at IS NULL RETURNING hint`,
+			ts, env.ID, KeyConfigured)
+		if err != nil {
+			return "", "", err
+		}
+		for rows.Next() {
+			var h string
+			if err := rows.Scan(&h); err != nil {
+				rows.Close()
+				return "", "", err
+			}
+			hints = append(hints, "…"+h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return "", "", err
+		}
+		if len(hints) > 0 {
+			if err := bumpRevocations(ctx, tx); err != nil {
+				return "", "", err
+			}
+			replaced = fmt.Sprintf("The %s key in %s replaces the one configured before (%s), which is revoked", env.Name, setting, strings.Join(hints, ", "))
+		}
+		_, err = insertAPIKey(ctx, tx, env.ID, userID, configured, KeyConfigured, ts)
+		return "", replaced, err
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM api_keys WHERE environment_id = ?`, envID).Scan(&n); err != nil {
-		return "", err
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM api_keys WHERE environment_id = ? AND revoked_at IS NULL`, env.ID).Scan(&n); err != nil {
+		return "", "", err
 	}
 	if n > 0 {
-		return "", nil
+		return "", "", nil
 	}
 	key := randomHex(16)
-	return key, insert(key)
+	_, err = insertAPIKey(ctx, tx, env.ID, userID, key, KeyGenerated, ts)
+	return key, "", err
 }
 
 func keyHint(key string) string {

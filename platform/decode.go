@@ -66,12 +66,27 @@ func WithRejectedValues(err error, body []byte) error {
 		if f.Value != nil {
 			continue
 		}
-		if v, ok := ValueAt(doc, path); ok {
+		if v, ok := ValueAt(doc, path); ok && echoable(v) {
 			f.Value = v
 			e.Fields[path] = f
 		}
 	}
 	return err
+}
+
+// maxEchoed bounds a rejected value sent back in a 422: a payload refused
+// for its size is not worth sending back whole.
+const maxEchoed = 4 << 10
+
+func echoable(v any) bool {
+	switch x := v.(type) {
+	case map[string]any, []any:
+		b, err := json.Marshal(x)
+		return err == nil && len(b) <= maxEchoed
+	case string:
+		return len(x) <= maxEchoed
+	}
+	return true
 }
 
 func readError(err error) error {

@@ -9,7 +9,7 @@ import (
 // handleEnvironmentList serves GET /v1/environments: every environment of the
 // caller's organization (contract §2), so a client can find the
 // targetEnvironmentId for workflow sync. Keys are stored hashed, so each key
-// shows only its last four characters.
+// shows only its last four characters; revoked keys are left out.
 func handleEnvironmentList(db *DB) http.Handler {
 	type apiKey struct {
 		Key    string `json:"key"`
@@ -29,7 +29,7 @@ func handleEnvironmentList(db *DB) http.Handler {
 		rows, err := db.R.QueryContext(ctx, `
 			SELECT e.id, e.name, e.identifier, e.organization_id, coalesce(e.parent_id, ''),
 			       coalesce(k.hint, ''), coalesce(k.user_id, '')
-			FROM environments e LEFT JOIN api_keys k ON k.environment_id = e.id
+			FROM environments e LEFT JOIN api_keys k ON k.environment_id = e.id AND k.revoked_at IS NULL
 			WHERE e.organization_id = ?
 			ORDER BY e.created_at, e.id, k.created_at`, TenantFrom(ctx).OrganizationID)
 		if err != nil {

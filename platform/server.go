@@ -12,6 +12,10 @@ type ServerConfig struct {
 	MaxBody int64            // request body limit in bytes (contract §4: 413 past it)
 	Now     func() time.Time // clock for idempotency expiry; time.Now when nil
 	Secret  []byte           // seals stored idempotent responses (see LoadSecret)
+	// MaxPayload bounds a trigger's payload in bytes (PayloadProblem);
+	// DefaultMaxPayload when 0.
+	MaxPayload int64
+	Limits     RateLimits // per-key write and per-address auth-failure limits
 }
 
 // DefaultMaxBody is the body limit when HERALD_MAX_BODY is not set.
@@ -19,7 +23,8 @@ const DefaultMaxBody = 1 << 20
 
 // NewHandler wraps the API routes in mux with Herald's middleware, outermost
 // first: one log line per request and panic recovery; /healthz and /readyz,
-// which need no key; the body limit; API-key auth; idempotency; and JSON
+// which need no key; the body limit; API-key auth with its rate limits;
+// idempotency; and JSON
 // 404/405 answers for paths and methods mux does not serve.
 func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfig) http.Handler {
 	if cfg.MaxBody <= 0 {
@@ -28,21 +33,28 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	keys := &keyring{db: db}
+	if cfg.MaxPayload <= 0 {
+		cfg.MaxPayload = DefaultMaxPayload
+	}
+	limits := cfg.Limits.withDefaults()
+	keys := newKeyring(db, revocationPoll)
 	idem := &idempotency{db: db, now: cfg.Now, started: cfg.Now(), sealer: newSealer(cfg.Secret, "idempotency")}
-	api := requireAPIKey(keys, idem.middleware(routeJSON(mux)))
+	api := requireAPIKey(keys, newBuckets(limits.AuthFailure, limits.AuthFailureBurst),
+		newBuckets(limits.Write, limits.WriteBurst), idem.middleware(routeJSON(mux)))
 
 	root := http.NewServeMux()
 	root.Handle("GET /healthz", handleHealthz())
 	root.Handle("GET /readyz", handleReadyz(db))
-	root.Handle("/", limitBody(cfg.MaxBody, api))
+	root.Handle("/", limitBody(cfg.MaxBody, cfg.MaxPayload, api))
 	return logRequests(logger, root)
 }
 
-func limitBody(limit int64, next http.Handler) http.Handler {
+// limitBody bounds the request body, and hands the payload limit on to the
+// trigger handlers that apply it (PayloadProblem).
+func limitBody(limit, payload int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), payloadLimitKey{}, payload)))
 	})
 }
 

@@ -114,7 +114,7 @@ func Check(ctx context.Context, providerID string, c Credentials, d Deps) error 
 		return ErrNoCheck
 	}
 	if d.Client == nil {
-		d.Client = NewHTTPClient(checkTimeout)
+		d.Client = NewHTTPClient(nil, checkTimeout)
 	}
 	return s.check(ctx, c, d)
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-notify/herald/platform"
 )
 
 // MaxReply bounds how much of a provider's answer is read and recorded.
@@ -86,8 +88,13 @@ func do(ctx context.Context, client *http.Client, c *call) (*reply, error) {
 		}
 	}
 	res, err := client.Do(req)
+	var refused *platform.OutboundRefusedError
+	if errors.As(err, &refused) {
+		// A private target stays private: trying again cannot help.
+		return nil, Permanent("%s", refused.Error())
+	}
 	if err != nil {
-		return nil, &Error{Msg: "request to " + u.Host + " failed: " + errText(err), Retryable: true}
+		return nil, &Error{Msg: "request to " + u.Host + " failed: " + errText(err), Retryable: true, Unreachable: true}
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(res.Body, MaxReply))
@@ -99,7 +106,7 @@ func do(ctx context.Context, client *http.Client, c *call) (*reply, error) {
 	case s >= 200 && s < 300:
 		return r, nil
 	case s >= 300 && s < 400:
-		return r, &Error{Msg: fmt.Sprintf("provider answered %d redirecting to %s; redirects to another host are not followed",
+		return r, &Error{Msg: fmt.Sprintf("provider answered %d redirecting to %s; redirects are not followed",
 			s, res.Header.Get("Location")), Raw: string(b)}
 	default:
 		retry := s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500

@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/herald-notify/herald/platform"
 )
 
 // Message is one rendered message handed to a provider.
@@ -52,10 +54,18 @@ type Sender interface {
 // through Dial, so one guard placed there covers every provider.
 type Deps struct {
 	Client *http.Client
-	// Dial opens SMTP connections; nil dials directly.
+	// Dial opens SMTP connections; nil dials through the outbound guard
+	// with nothing allowed, so private and loopback addresses are refused.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Now is the clock for signatures and tokens; nil is time.Now.
 	Now func() time.Time
+}
+
+func (d Deps) dial() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d.Dial != nil {
+		return d.Dial
+	}
+	return (*platform.Outbound)(nil).DialContext
 }
 
 func (d Deps) now() time.Time {
@@ -75,6 +85,10 @@ type Error struct {
 	// DeadTokens are device tokens the provider refused as gone, for the
 	// caller to forget even though the send failed.
 	DeadTokens []string
+	// Unreachable is a target that never answered as its protocol would: a
+	// connection that failed or a reply in another protocol. A check says
+	// so in the same words for every such cause.
+	Unreachable bool
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -106,33 +120,25 @@ func New(providerID string, creds Credentials, deps Deps) (Sender, error) {
 		return nil, Permanent("Herald cannot deliver through provider %s", providerID)
 	}
 	if deps.Client == nil {
-		deps.Client = NewHTTPClient(15 * time.Second)
+		deps.Client = NewHTTPClient(nil, 15*time.Second)
 	}
 	return info.build(creds, deps)
 }
 
 // NewHTTPClient returns the client every provider call goes through:
-// bounded by timeout, and following a redirect only to the same host (at
-// most 3), so an integration URL cannot bounce a signed body somewhere
-// else. HTTP/2 is attempted, as APNs requires.
-func NewHTTPClient(timeout time.Duration) *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
+// bounded by timeout, connecting only where guard allows (nil refuses
+// private and loopback addresses), and following no redirect, so an
+// integration URL cannot bounce a signed body somewhere else. HTTP/2 is
+// attempted, as APNs requires.
+func NewHTTPClient(guard *platform.Outbound, timeout time.Duration) *http.Client {
+	t := guard.Transport(timeout)
+	t.ForceAttemptHTTP2 = true
+	t.MaxIdleConnsPerHost = 256 // a lane sends to one host from up to 256 goroutines
 	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           dialer.DialContext,
-			ForceAttemptHTTP2:     true,
-			TLSHandshakeTimeout:   5 * time.Second,
-			ResponseHeaderTimeout: timeout,
-			MaxIdleConnsPerHost:   256, // a lane sends to one host from up to 256 goroutines
-			IdleConnTimeout:       90 * time.Second,
-		},
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 3 || req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
-				return http.ErrUseLastResponse
-			}
-			return nil
+		Timeout:   timeout,
+		Transport: t,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"github.com/herald-notify/herald/platform/platformtest"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -188,7 +189,7 @@ func (tc sendCase) sender(t *testing.T, d *double, now time.Time) (Sender, Messa
 		t.Fatalf("provider %s is not in the catalog", tc.id)
 	}
 	c := tc.credentials(d.URL)
-	client := NewHTTPClient(5 * time.Second)
+	client := NewHTTPClient(platformtest.Loopback, 5*time.Second)
 	if tc.h2 {
 		client = d.Client()
 	}
@@ -257,9 +258,9 @@ func TestSend_Providers(t *testing.T) {
 						c.Set("webhookUrl", d.URL+"/hook") // a chat integration's own URL, which is what is checked
 					}
 					d.answer(http.StatusOK, "{}", nil)
-					is.NoErr(Check(t.Context(), tc.id, c, Deps{Client: NewHTTPClient(5 * time.Second)})) // the provider accepts the credentials
+					is.NoErr(Check(t.Context(), tc.id, c, Deps{Client: NewHTTPClient(platformtest.Loopback, 5*time.Second)})) // the provider accepts the credentials
 					d.answer(http.StatusInternalServerError, `{"error":"no"}`, nil)
-					is.True(Check(t.Context(), tc.id, c, Deps{Client: NewHTTPClient(5 * time.Second)}) != nil) // a failing provider fails the check
+					is.True(Check(t.Context(), tc.id, c, Deps{Client: NewHTTPClient(platformtest.Loopback, 5*time.Second)}) != nil) // a failing provider fails the check
 				})
 			}
 			if tc.dead != "" {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	mail "github.com/wneessen/go-mail"
+
+	"github.com/herald-notify/herald/platform"
 )
 
 // smtpProviders send through an SMTP server with go-mail, which handles
@@ -47,7 +49,25 @@ func newSMTP(c Credentials, d Deps) (Sender, error) {
 	if val(c.From) == "" {
 		return nil, Permanent("SMTP needs a from address")
 	}
-	return &smtpSender{creds: c, dial: d.Dial}, nil
+	return &smtpSender{creds: c, dial: d.dial()}, nil
+}
+
+// dialTLS connects through dial. go-mail wraps only its own dialer in TLS,
+// so with a dial function of ours (the outbound guard's) an implicit-TLS
+// connection (secure) does its handshake here.
+func dialTLS(dial func(ctx context.Context, network, addr string) (net.Conn, error), secure bool, config *tls.Config) mail.DialContextFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil || !secure {
+			return conn, err
+		}
+		tc := tls.Client(conn, config)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return tc, nil
+	}
 }
 
 // Send delivers one email. TLS follows nodemailer's settings: secure is TLS
@@ -72,10 +92,8 @@ func (p *smtpSender) Send(ctx context.Context, m Message) (Result, error) {
 	if reject, ok := c.TLSOptions["rejectUnauthorized"].(bool); ok && !reject {
 		tlsConfig.InsecureSkipVerify = true // the integration asked for it, as nodemailer allows
 	}
-	opts := []mail.Option{mail.WithPort(port), mail.WithTimeout(20 * time.Second), mail.WithTLSConfig(tlsConfig)}
-	if p.dial != nil {
-		opts = append(opts, mail.WithDialContextFunc(p.dial))
-	}
+	opts := []mail.Option{mail.WithPort(port), mail.WithTimeout(20 * time.Second), mail.WithTLSConfig(tlsConfig),
+		mail.WithDialContextFunc(dialTLS(p.dial, on(c.Secure), tlsConfig))}
 	switch {
 	case on(c.Secure):
 		opts = append(opts, mail.WithSSL())
@@ -156,6 +174,10 @@ func addressed(msg *mail.Msg, m Message) error {
 // smtpError classifies an SMTP failure: a refused connection, a timeout or a
 // 4xx reply may pass later; a 5xx reply will not.
 func smtpError(err error) error {
+	var refused *platform.OutboundRefusedError
+	if errors.As(err, &refused) {
+		return Permanent("SMTP: %s", refused.Error())
+	}
 	var se *mail.SendError
 	if errors.As(err, &se) {
 		return &Error{Msg: "SMTP: " + se.Error(), Retryable: se.IsTemp()}
@@ -176,13 +198,13 @@ func smtpError(err error) error {
 func checkSMTP(ctx context.Context, c Credentials, d Deps) error {
 	host := val(c.Host)
 	addr := net.JoinHostPort(host, val(c.Port))
-	dial := d.Dial
-	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
+	conn, err := d.dial()(ctx, "tcp", addr)
+	var refused *platform.OutboundRefusedError
+	if errors.As(err, &refused) {
+		return refused
 	}
-	conn, err := dial(ctx, "tcp", addr)
 	if err != nil {
-		return &Error{Msg: "SMTP server " + addr + ": " + err.Error()}
+		return &Error{Msg: "SMTP server " + addr + ": " + err.Error(), Unreachable: true}
 	}
 	defer conn.Close()
 	if deadline, ok := ctx.Deadline(); ok {
@@ -191,13 +213,13 @@ func checkSMTP(ctx context.Context, c Credentials, d Deps) error {
 	if on(c.Secure) {
 		tc := tls.Client(conn, &tls.Config{ServerName: host})
 		if err := tc.HandshakeContext(ctx); err != nil {
-			return &Error{Msg: "SMTP server " + addr + ": " + err.Error()}
+			return &Error{Msg: "SMTP server " + addr + ": " + err.Error(), Unreachable: true}
 		}
 		conn = tc
 	}
 	tp := textproto.NewConn(conn)
 	if _, _, err := tp.ReadResponse(220); err != nil {
-		return &Error{Msg: "SMTP server " + addr + ": no SMTP greeting: " + err.Error()}
+		return &Error{Msg: "SMTP server " + addr + ": no SMTP greeting: " + err.Error(), Unreachable: true}
 	}
 	tp.PrintfLine("QUIT") // best effort; the greeting already proved the server answers
 	return nil

@@ -100,7 +100,8 @@ func signed(c Credentials, target string, body any) (*call, error) {
 
 // checkHEAD checks a webhook by sending a HEAD to the URL in field. Any
 // answer below 500 proves the endpoint is there (a webhook often refuses
-// HEAD with 404 or 405); a connection failure, a timeout or a server error
+// HEAD with 404 or 405); a connection failure, a timeout, a server error or
+// a redirect to another host (which the check's client does not follow)
 // does not.
 func checkHEAD(field string) func(context.Context, Credentials, Deps) error {
 	return func(ctx context.Context, c Credentials, d Deps) error {
@@ -109,8 +110,11 @@ func checkHEAD(field string) func(context.Context, Credentials, Deps) error {
 			return nil
 		}
 		r, err := do(ctx, d.Client, &call{method: http.MethodHead, url: target})
-		if err != nil && (r == nil || r.status >= 500) {
+		switch {
+		case err != nil && (r == nil || r.status >= 500):
 			return err
+		case r != nil && r.status >= 300 && r.status < 400 && r.header.Get("Location") != "":
+			return Permanent("the URL redirects elsewhere; Herald follows no redirect to another host")
 		}
 		return nil
 	}

@@ -42,6 +42,21 @@ type App struct {
 	Secret      []byte
 	Development platform.Environment
 	Production  platform.Environment
+	// Outbound lets sends reach loopback, where tests run their httptest
+	// and SMTP receivers (the default guard refuses it).
+	Outbound *platform.Outbound
+}
+
+// Loopback is the outbound guard of test servers: loopback allowed, as
+// HERALD_OUTBOUND_ALLOW=127.0.0.0/8,::1 allows it.
+var Loopback = mustAllow("127.0.0.0/8,::1")
+
+func mustAllow(list string) *platform.Outbound {
+	o, err := platform.ParseOutboundAllow(list)
+	if err != nil {
+		panic(err)
+	}
+	return o
 }
 
 // Server is a running test server.
@@ -73,6 +88,7 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 		Secret:      []byte(Secret),
 		Development: envs[0],
 		Production:  envs[1],
+		Outbound:    Loopback,
 	}
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
@@ -163,6 +179,13 @@ func (c Client) Do(t testing.TB, method, path, body string, headers ...string) *
 		t.Fatalf("read body of %s %s: %v", method, path, err)
 	}
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// On returns a client with c's key that sends to hs, a server built on the
+// same database with other settings.
+func (c Client) On(hs *httptest.Server) Client {
+	c.base, c.client = hs.URL, hs.Client()
+	return c
 }
 
 // WithKey returns a client that sends key instead ("" sends no Authorization header).

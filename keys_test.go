@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+func TestRun_ConfiguredKeyRules(t *testing.T) {
+	long := strings.Repeat("k", 32)
+	for _, tc := range []struct {
+		name, dev, prod, says string
+	}{
+		{"ErrShortDevelopmentKey", strings.Repeat("k", 31), "", "HERALD_API_KEY (-api-key) must be at least 32 characters"},
+		{"ErrShortProductionKey", "", strings.Repeat("p", 31), "HERALD_PROD_API_KEY (-prod-api-key) must be at least 32 characters"},
+		{"ErrSameKeyForBoth", long, long, "must differ"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			env := map[string]string{"HERALD_DB": ":memory:", "HERALD_ADDR": "127.0.0.1:0", "HERALD_API_KEY": tc.dev, "HERALD_PROD_API_KEY": tc.prod}
+			err := run(t.Context(), []string{"herald"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+			is.True(err != nil)                                                             // the start stops
+			is.True(strings.Contains(err.Error(), tc.says))                                 // saying why
+			is.True(!strings.Contains(err.Error(), tc.dev+tc.prod) || tc.dev+tc.prod == "") // without echoing the key
+		})
+	}
+}
+
+// keys runs `herald keys args…` on the database at path and returns its output.
+func keys(t *testing.T, path string, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	err := run(t.Context(), append([]string{"herald", "keys"}, args...), func(k string) string {
+		return map[string]string{"HERALD_DB": path}[k]
+	}, &out, &bytes.Buffer{})
+	if err != nil {
+		t.Fatalf("herald keys %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String()
+}
+
+var createdKey = regexp.MustCompile(`Created Development API key ([0-9a-f]{24}) \(it is shown only this once\):\n([0-9a-f]{32})\n`)
+
+func TestKeys_RevokeReachesRunningServer(t *testing.T) {
+	is := is.New(t)
+	path := filepath.Join(t.TempDir(), "herald.db")
+	configured := "configured-development-key-00000000"
+	base, _, stop := startRun(t, map[string]string{"HERALD_DB": path, "HERALD_API_KEY": configured})
+
+	m := createdKey.FindStringSubmatch(keys(t, path, "create", "-env", "Development"))
+	is.True(m != nil) // the new key is printed once
+	id, key := m[1], m[2]
+	is.Equal(get(t, base+"/v1/environments", key), 200) // the running server takes it (and caches it)
+
+	is.True(strings.Contains(keys(t, path, "revoke", id), "Revoked Development API key "+id)) // revoked by id
+	revokedAt := time.Now()
+	platformtest.Eventually(t, 2*time.Second, func() bool { return get(t, base+"/v1/environments", key) == 401 },
+		"the revoked key to be refused")
+	t.Logf("refused %s after the revoke", time.Since(revokedAt))
+	is.Equal(get(t, base+"/v1/environments", configured), 200) // the other key still works
+
+	is.True(strings.Contains(keys(t, path, "revoke", configured[len(configured)-4:]), "Revoked")) // by last four
+	platformtest.Eventually(t, 2*time.Second, func() bool { return get(t, base+"/v1/environments", configured) == 401 },
+		"the configured key to be refused")
+
+	list := keys(t, path, "list")
+	is.True(strings.Contains(list, id))           // the revoked key is still listed
+	is.True(strings.Contains(list, "…"+key[28:])) // by its last four only
+	is.True(!strings.Contains(list, key))         // never the key
+	is.True(strings.Contains(list, "configured")) // with how it came to be
+	is.NoErr(stop())                              // stopped
+}
+
+func TestKeys_ConfiguredKeyRotates(t *testing.T) {
+	is := is.New(t)
+	path := filepath.Join(t.TempDir(), "herald.db")
+	old, next := "old-development-key-0000000000000000", "new-development-key-0000000000000000"
+	_, _, stop := startRun(t, map[string]string{"HERALD_DB": path, "HERALD_API_KEY": old})
+	is.NoErr(stop()) // first start
+
+	base, stderr, _ := startRun(t, map[string]string{"HERALD_DB": path, "HERALD_API_KEY": next})
+	is.Equal(get(t, base+"/v1/environments", next), 200)                             // the new key works
+	is.Equal(get(t, base+"/v1/environments", old), 401)                              // the one it replaced does not
+	is.True(strings.Contains(stderr.String(), "replaces the one configured before")) // the start says so
+}
+
+func TestKeys_Errors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "herald.db")
+	keys(t, path, "list") // migrates the database
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"ErrNoCommand", nil},
+		{"ErrCreateWithoutEnv", []string{"create"}},
+		{"ErrCreateUnknownEnv", []string{"create", "-env", "Staging"}},
+		{"ErrRevokeUnknown", []string{"revoke", "zzzz"}},
+		{"ErrRevokeNothing", []string{"revoke"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			err := run(t.Context(), append([]string{"herald", "keys"}, tc.args...), func(k string) string {
+				return map[string]string{"HERALD_DB": path}[k]
+			}, &bytes.Buffer{}, &bytes.Buffer{})
+			is.True(err != nil) // refused with a message
+		})
+	}
+}
