@@ -181,7 +181,7 @@ func TestBroadcast_ResumeWithoutWorkflow(t *testing.T) {
 		name   string
 		change func(h *harness)
 	}{
-		{"ErrWorkflowDeleted", func(h *harness) { h.wf.remove(h.App.Development.ID, "news") }},
+		{"ErrWorkflowDeleted", func(h *harness) { h.wf.remove(t, "news") }},
 		{"ErrWorkflowInactive", func(h *harness) {
 			h.wf.add(t, h.App.Development.ID, "news", map[string]any{"active": false}, step("inbox", "in_app", nil))
 		}},

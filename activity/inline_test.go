@@ -6,8 +6,10 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // A trigger wakes the worker only when it leaves the worker a job: after
@@ -15,15 +17,18 @@ import (
 // the writer.
 func TestTrigger_WakesWorkerOnlyForQueuedWork(t *testing.T) {
 	is := is.New(t)
-	wf := &fakeWorkflows{}
+	wf := &apiWorkflows{}
 	var store *Store
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		store = NewStore(app.DB, app.Clock.Now)
+		wf.Store = workflows.NewStore(app.DB)
+		workflows.AddRoutes(mux, wf.Store, nil, messaging.ParseTemplate)
 		subs := subscribers.NewStore(app.DB, nil, app.Clock.Now)
 		// Not started: a wake stays in the channel for the test to see.
 		w := NewWorker(store, subs, newFakeMessenger(), WorkerConfig{Logger: app.Logger})
 		AddRoutes(mux, store, w, wf, subs)
 	})
+	wf.srv = srv
 	env := srv.App.Development.ID
 	wf.add(t, env, "inbox-only", nil, step("inbox", "in_app", map[string]any{"body": "Hi"}))
 	wf.add(t, env, "inbox-then-mail", nil, step("inbox", "in_app", map[string]any{"body": "Hi"}),

@@ -36,9 +36,11 @@ func TestDelay_RunsAfterItsTime(t *testing.T) {
 	is.Equal(h.msg.callCount(), 1)                                                             // delivered once
 }
 
+// The workflow API takes regular and timed delays only; the worker also
+// runs a scheduled one (a time read from the payload) that a workflow holds.
 func TestDelay_Scheduled(t *testing.T) {
 	h := newHarness(t)
-	h.wf.add(t, h.App.Development.ID, "at", nil,
+	h.wf.inject(t, "at", nil,
 		step("wait", "delay", map[string]any{"type": "scheduled", "delayPath": "sendAt"}),
 		step("inbox", "in_app", nil))
 	at := h.App.Clock.Now().Add(3 * time.Hour).UTC().Format(time.RFC3339)
@@ -64,7 +66,11 @@ func TestDelay_InvalidConfiguration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			h.wf.add(t, h.App.Development.ID, tc.name, nil, step("wait", "delay", tc.controls), step("inbox", "in_app", nil))
+			if tc.controls["type"] == "scheduled" { // see TestDelay_Scheduled
+				h.wf.inject(t, tc.name, nil, step("wait", "delay", tc.controls), step("inbox", "in_app", nil))
+			} else {
+				h.wf.add(t, h.App.Development.ID, tc.name, nil, step("wait", "delay", tc.controls), step("inbox", "in_app", nil))
+			}
 			tx := h.trigger(t, `{"name":"`+tc.name+`","to":"ada","payload":`+tc.payload+`}`)
 			n := h.waitStatuses(t, tx, "trigger:completed", "delay:failed", "in_app:canceled")[0]
 			is.True(strings.HasPrefix(n.details("delay")[1], tc.detail)) // says why

@@ -395,10 +395,10 @@ func TestDeliver_RepeatReplaysTheOutcome(t *testing.T) {
 	}
 }
 
-// TestDeliverInTx_RepeatReplaysTheOutcome: an in-app message stored in the
+// TestDeliverInApp_RepeatReplaysTheOutcome: an in-app message stored in the
 // caller's transaction keeps no outcome, and a later attempt of its job
 // answers, byte for byte, what the first did.
-func TestDeliverInTx_RepeatReplaysTheOutcome(t *testing.T) {
+func TestDeliverInApp_RepeatReplaysTheOutcome(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)
 	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)

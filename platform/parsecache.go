@@ -8,11 +8,11 @@ import (
 // parseCacheLimit bounds a ParseCache; past it, the cache starts over.
 const parseCacheLimit = 10_000
 
-// ParseCache keeps what was parsed from a JSON document another domain
-// answered, for as long as that domain answers the same bytes. Domains
-// exchange JSON (their contracts are JSON-shaped), and a hot path that
-// parses the same cached document on every request (a trigger's workflow,
-// a feed's owner) spends more on parsing than on anything else.
+// ParseCache keeps what was parsed from a stored JSON document for as long
+// as the same bytes come back: a job's step snapshot and controls, which
+// every job of a step carries unchanged, or an integration's credentials.
+// A hot path that parses the same document on every run spends more on
+// parsing than on the work.
 type ParseCache[V any] struct {
 	mu      sync.Mutex
 	entries map[string]parsed[V]

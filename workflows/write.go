@@ -20,7 +20,10 @@ func defaultPreferences() ChannelPreferences {
 	return p
 }
 
-// merge returns base with the values set in over applied.
+// merge returns base with the values set in over applied. A set that turns
+// all channels on or off does so for every channel it does not name itself:
+// a stored set names every channel, and otherwise base's own channel flags
+// would override the all that over sets, and "all off" would turn none off.
 func (base ChannelPreferences) merge(over *preferenceSet) ChannelPreferences {
 	out := ChannelPreferences{All: base.All, Channels: map[string]EnabledSetting{}}
 	for k, v := range base.Channels {
@@ -32,6 +35,9 @@ func (base ChannelPreferences) merge(over *preferenceSet) ChannelPreferences {
 	if over.All != nil {
 		if over.All.Enabled != nil {
 			out.All.Enabled = *over.All.Enabled
+			for k := range out.Channels {
+				out.Channels[k] = EnabledSetting{Enabled: *over.All.Enabled}
+			}
 		}
 		if over.All.ReadOnly != nil {
 			out.All.ReadOnly = *over.All.ReadOnly

@@ -18,46 +18,42 @@ import (
 	"github.com/herald-notify/herald/workflows"
 )
 
-// fakeWorkflows serves workflows from a map keyed by environment and
-// workflowId: a test writes any workflow, valid or not, in one line.
-type fakeWorkflows struct {
-	mu sync.Mutex
-	m  map[string]*workflows.Workflow
+// apiWorkflows is the real workflows store, written through the real
+// workflow API, so a test's workflow is what a client's would be. inject
+// stores what the API refuses, as a database written before a check may
+// hold it: only that is served from a map.
+type apiWorkflows struct {
+	*workflows.Store
+	srv *platformtest.Server // set once the test server runs
+
+	mu       sync.Mutex
+	injected map[string]*workflows.Workflow // by workflowId
 }
 
-func (f *fakeWorkflows) TriggerWorkflow(ctx context.Context, environmentID, workflowID string) (*workflows.Workflow, error) {
+// TriggerWorkflow answers an injected workflow, or the store's.
+func (f *apiWorkflows) TriggerWorkflow(ctx context.Context, environmentID, workflowID string) (*workflows.Workflow, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	wf, ok := f.m[environmentID+"/"+workflowID]
-	if !ok {
-		return nil, platform.ErrNotFound
+	wf, ok := f.injected[workflowID]
+	f.mu.Unlock()
+	if ok && environmentID == f.srv.App.Development.ID {
+		return wf, nil
 	}
-	return wf, nil
+	return f.Store.TriggerWorkflow(ctx, environmentID, workflowID)
 }
 
-func (f *fakeWorkflows) Triggered(context.Context, string, string, time.Time) error { return nil }
-
-// remove deletes a workflow.
-func (f *fakeWorkflows) remove(env, workflowID string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.m, env+"/"+workflowID)
-}
-
-// add stores a workflow given as its JSON fields, extra over the defaults;
-// steps are step documents without _id, which add fills in.
-func (f *fakeWorkflows) add(t testing.TB, env, workflowID string, extra map[string]any, steps ...map[string]any) string {
+// inject serves a Development workflow the API would refuse, given as add
+// takes it.
+func (f *apiWorkflows) inject(t testing.TB, workflowID string, extra map[string]any, steps ...map[string]any) {
 	t.Helper()
-	id := platform.NewID()
 	for _, s := range steps {
 		s["_id"] = platform.NewID()
 		if s["name"] == nil {
 			s["name"] = s["stepId"]
 		}
 	}
-	doc := map[string]any{"_id": id, "workflowId": workflowID, "name": "Workflow " + workflowID, "active": true,
+	doc := map[string]any{"_id": platform.NewID(), "workflowId": workflowID, "name": "Workflow " + workflowID, "active": true,
 		"origin": "service-cloud", "severity": "none", "tags": []string{"t1"}, "steps": steps,
-		"preferences": map[string]any{"default": map[string]any{"all": map[string]any{"enabled": true, "readOnly": false}}, "user": nil}}
+		"preferences": map[string]any{"default": map[string]any{"all": map[string]any{"enabled": true}}}}
 	for k, v := range extra {
 		doc[k] = v
 	}
@@ -71,11 +67,58 @@ func (f *fakeWorkflows) add(t testing.TB, env, workflowID string, extra map[stri
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[string]*workflows.Workflow{}
+	if f.injected == nil {
+		f.injected = map[string]*workflows.Workflow{}
 	}
-	f.m[env+"/"+workflowID] = wf
-	return id
+	f.injected[workflowID] = wf
+}
+
+// add creates or replaces the Development workflow workflowID; extra sets
+// body fields over the defaults (active, tags), and steps are step bodies
+// (see step). It returns the workflow's _id.
+func (f *apiWorkflows) add(t testing.TB, env, workflowID string, extra map[string]any, steps ...map[string]any) string {
+	t.Helper()
+	if env != f.srv.App.Development.ID {
+		t.Fatalf("apiWorkflows writes Development workflows only")
+	}
+	for _, s := range steps {
+		if s["name"] == nil {
+			s["name"] = s["stepId"]
+		}
+	}
+	if steps == nil {
+		steps = []map[string]any{}
+	}
+	body := map[string]any{"name": "Workflow " + workflowID, "workflowId": workflowID, "active": true,
+		"tags": []string{"t1"}, "steps": steps}
+	for k, v := range extra {
+		body[k] = v
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	method, path, want := "POST", "/v2/workflows", http.StatusCreated
+	if f.srv.Dev.Do(t, "GET", "/v2/workflows/"+workflowID, "").Status == http.StatusOK {
+		method, path, want = "PUT", "/v2/workflows/"+workflowID, http.StatusOK
+	}
+	res := f.srv.Dev.Do(t, method, path, string(raw))
+	if res.Status != want {
+		t.Fatalf("%s %s: %d %s", method, path, res.Status, res.Body)
+	}
+	var out struct {
+		ID string `json:"_id"`
+	}
+	res.Decode(t, &out)
+	return out.ID
+}
+
+// remove deletes a workflow.
+func (f *apiWorkflows) remove(t testing.TB, workflowID string) {
+	t.Helper()
+	if res := f.srv.Dev.Do(t, "DELETE", "/v2/workflows/"+workflowID, ""); res.Status != http.StatusNoContent {
+		t.Fatalf("delete workflow %s: %d %s", workflowID, res.Status, res.Body)
+	}
 }
 
 // step builds a workflow step document.
@@ -237,7 +280,7 @@ func (f *fakeMessenger) callCount() int {
 // whose outcomes a test decides.
 type harness struct {
 	*platformtest.Server
-	wf     *fakeWorkflows
+	wf     *apiWorkflows
 	subs   *listedSubscribers
 	msg    *fakeMessenger
 	store  *Store
@@ -257,16 +300,19 @@ const (
 // server takes requests.
 func newHarness(t *testing.T, options ...func(*Store)) *harness {
 	t.Helper()
-	h := &harness{wf: &fakeWorkflows{}, msg: newFakeMessenger(), size: 2}
+	h := &harness{wf: &apiWorkflows{}, msg: newFakeMessenger(), size: 2}
 	h.Server = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		h.store = NewStore(app.DB, app.Clock.Now)
 		h.subs = &listedSubscribers{Store: subscribers.NewStore(app.DB, nil, app.Clock.Now)}
+		h.wf.Store = workflows.NewStore(app.DB)
+		workflows.AddRoutes(mux, h.wf.Store, nil, messaging.ParseTemplate)
 		for _, o := range options {
 			o(h.store)
 		}
 		h.logger = app.Logger
 		AddRoutes(mux, h.store, nil, h.wf, h.subs)
 	})
+	h.wf.srv = h.Server
 	h.startWorker(t)
 	return h
 }
