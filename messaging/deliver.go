@@ -28,7 +28,14 @@ func (s *Store) DeliverJSON(ctx context.Context, doc json.RawMessage) (_ json.Ra
 	if err := d.check(); err != nil {
 		return nil, err
 	}
-	prev, err := s.messageByJob(ctx, d.JobID)
+	// The look-up reads the pool, not the one writer connection every
+	// send writes through: each attempt's writes are committed before
+	// the job can run again.
+	byJob, err := s.byJobStmt(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prev, err := scanMessage(byJob.QueryRowContext(ctx, d.JobID))
 	switch {
 	case err == nil && prev.Status != "error" && finished(prev):
 		return prev.replay()
