@@ -176,8 +176,10 @@ func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText st
 }
 
 // messageByJob returns the message delivered for jobID, or platform.ErrNotFound.
+// It reads the pool, not the one writer connection every send writes
+// through: each attempt's writes are committed before its job can run again.
 func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error) {
-	return scanMessage(s.db.W.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`, jobID))
+	return scanMessage(s.db.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE job_id = ?`, jobID))
 }
 
 // feedColumns are the columns of messages a feed item shows

@@ -25,8 +25,9 @@ type spec struct {
 	failed func(r *reply, m Message) error
 	// dead reports whether an error answer says the device token is gone.
 	dead func(r *reply) bool
-	// perToken: push, one request per device token.
-	perToken bool
+	// batch is how many device tokens a push request may carry: 1 for a
+	// request per token, 0 for all of them in one.
+	batch int
 
 	build func(c Credentials, d Deps) (Sender, error) // instead of send
 	// check is the provider's cheapest authenticated call, for check: true.
@@ -145,8 +146,8 @@ func httpBuilder(s spec) func(Credentials, Deps) (Sender, error) {
 }
 
 func (h *httpSender) Send(ctx context.Context, m Message) (Result, error) {
-	if h.s.perToken {
-		return eachToken(ctx, m, h.one)
+	if h.s.batch > 0 {
+		return eachBatch(ctx, m, h.s.batch, h.one)
 	}
 	return h.one(ctx, m)
 }
@@ -191,10 +192,10 @@ func (r *reply) read(where string) string {
 	return pick(r.doc, where)
 }
 
-// eachToken sends m once per device token through one. A token the
-// provider calls dead is reported in DeadTokens and does not make the
-// send fail while another token got it.
-func eachToken(ctx context.Context, m Message, one func(context.Context, Message) (Result, error)) (Result, error) {
+// eachBatch sends m to its device tokens through one, size tokens a
+// request. A token the provider calls dead is reported in DeadTokens and
+// does not make the send fail while another token got it.
+func eachBatch(ctx context.Context, m Message, size int, one func(context.Context, Message) (Result, error)) (Result, error) {
 	if len(m.DeviceTokens) == 0 {
 		return Result{}, Permanent("no device tokens to send to")
 	}
@@ -202,29 +203,28 @@ func eachToken(ctx context.Context, m Message, one func(context.Context, Message
 	var ids, raws []string
 	var first error
 	sent, failed := 0, 0
-	for _, token := range m.DeviceTokens {
+	for chunk := range slices.Chunk(m.DeviceTokens, size) {
 		mt := m
-		mt.DeviceTokens = []string{token}
+		mt.DeviceTokens = chunk
 		res, err := one(ctx, mt)
 		var e *Error
 		switch {
 		case err == nil:
-			sent++
+			sent += len(chunk) - len(res.DeadTokens)
 			ids, raws = append(ids, res.ID), append(raws, res.Raw)
 			out.DeadTokens = append(out.DeadTokens, res.DeadTokens...)
 			out.Date = res.Date
+			continue
 		case errors.As(err, &e) && len(e.DeadTokens) > 0:
 			out.DeadTokens = append(out.DeadTokens, e.DeadTokens...)
+			failed += len(chunk) - len(e.DeadTokens)
 			raws = append(raws, e.Raw)
-			if first == nil {
-				first = err
-			}
 		default:
-			failed++
+			failed += len(chunk)
 			raws = append(raws, errText(err))
-			if first == nil {
-				first = err
-			}
+		}
+		if first == nil {
+			first = err
 		}
 	}
 	out.ID = strings.Join(slices.DeleteFunc(ids, func(s string) bool { return s == "" }), ",")

@@ -1,12 +1,16 @@
 package provider
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/matryer/is"
 )
 
@@ -43,4 +47,33 @@ func TestCheck_FCMTokenExchange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSend_PushBatches: a provider that takes many tokens a request gets
+// them in batches of its documented limit.
+func TestSend_PushBatches(t *testing.T) {
+	is := is.New(t)
+	var sizes []int
+	beams := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Users []string `json:"users"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		sizes = append(sizes, len(body.Users))
+		io.WriteString(w, `{"publishId":"pb"}`)
+	}))
+	defer beams.Close()
+	var c Credentials
+	c.Set("baseUrl", beams.URL)
+	c.Set("instanceId", "inst")
+	c.Set("secretKey", "k")
+	s, err := New("pusher-beams", c, Deps{Client: NewHTTPClient(platformtest.Loopback, 5*time.Second)})
+	is.NoErr(err) // built
+	tokens := make([]string, 1500)
+	for i := range tokens {
+		tokens[i] = fmt.Sprint("user-", i)
+	}
+	_, err = s.Send(t.Context(), Message{ID: "m1", DeviceTokens: tokens, Title: "T", Content: "Hi"})
+	is.NoErr(err)                     // sent
+	is.Equal(sizes, []int{1000, 500}) // Beams takes 1,000 users a request
 }

@@ -39,7 +39,7 @@ var pushProviders = map[string]spec{
 	}},
 	"apns": {channel: "push", required: []string{"secretKey", "apiKey", "projectName", "applicationId"}, build: newAPNs, shape: apnsShape},
 	"expo": {channel: "push", build: func(c Credentials, d Deps) (Sender, error) { return &expo{c, d}, nil }},
-	"one-signal": {channel: "push", required: []string{"applicationId", "apiKey"}, id: "id", send: func(c Credentials, m Message) (*call, error) {
+	"one-signal": {channel: "push", required: []string{"applicationId", "apiKey"}, id: "id", batch: 2000, send: func(c Credentials, m Message) (*call, error) {
 		body := map[string]any{"app_id": val(c.ApplicationID), "include_player_ids": m.DeviceTokens, "headings": map[string]string{"en": m.Title},
 			"contents": map[string]string{"en": m.Content}, "data": payloadObject(m),
 			// OneSignal takes a UUID: one derived from Herald's message id
@@ -56,7 +56,7 @@ var pushProviders = map[string]spec{
 			json:   map[string]any{"notification": map[string]string{"body": m.Content, "title": m.Title}, "uids": m.DeviceTokens}}, nil
 	}},
 	// pusher-beams' device tokens are Beams user ids.
-	"pusher-beams": {channel: "push", required: []string{"instanceId", "secretKey"}, id: "publishId", send: func(c Credentials, m Message) (*call, error) {
+	"pusher-beams": {channel: "push", required: []string{"instanceId", "secretKey"}, id: "publishId", batch: 1000, send: func(c Credentials, m Message) (*call, error) {
 		n := map[string]string{"title": m.Title, "body": m.Content}
 		return &call{url: beamsOrigin(c) + "/publish_api/v1/instances/" + val(c.InstanceID) + "/publishes/users", header: bearer(val(c.SecretKey)),
 			json: map[string]any{"users": m.DeviceTokens, "apns": map[string]any{"aps": map[string]any{"alert": n}},
@@ -126,7 +126,7 @@ func newFCM(c Credentials, d Deps) (Sender, error) {
 		return nil, Permanent("serviceAccount: %v", err)
 	}
 	ts := fcmTokens(cfg, d.Client)
-	return &httpSender{creds: c, deps: d, s: spec{perToken: true, id: "name", send: func(c Credentials, m Message) (*call, error) {
+	return &httpSender{creds: c, deps: d, s: spec{batch: 1, id: "name", send: func(c Credentials, m Message) (*call, error) {
 		tok, err := ts.Token()
 		if err != nil {
 			return nil, &Error{Msg: "FCM token exchange failed: " + oauthText(err), Retryable: !isAuthRefusal(err)}
@@ -247,7 +247,7 @@ func newAPNs(c Credentials, d Deps) (Sender, error) {
 		host = "https://api.push.apple.com"
 	}
 	a := &apns{c: c, d: d, key: key, host: origin(c, host)}
-	return &httpSender{creds: c, deps: d, s: spec{perToken: true, id: "header:apns-id", send: a.call,
+	return &httpSender{creds: c, deps: d, s: spec{batch: 1, id: "header:apns-id", send: a.call,
 		dead: func(r *reply) bool { return r.status == http.StatusGone }}}, nil
 }
 
@@ -376,7 +376,7 @@ type appIO struct {
 func (a *appIO) Send(ctx context.Context, m Message) (Result, error) {
 	base := origin(a.c, cmp.Or(strings.TrimRight(val(a.c.AppIOBaseURL), "/"), "https://api.io.italia.it/api/v1"))
 	h := map[string]string{"Ocp-Apim-Subscription-Key": val(a.c.APIKey)}
-	return eachToken(ctx, m, func(ctx context.Context, m Message) (Result, error) {
+	return eachBatch(ctx, m, 1, func(ctx context.Context, m Message) (Result, error) {
 		code := m.DeviceTokens[0]
 		r, err := do(ctx, a.d.Client, &call{url: base + "/profiles", header: h, json: map[string]string{"fiscal_code": code}})
 		if err != nil {

@@ -61,7 +61,7 @@ var webhookProviders = map[string]spec{
 				return cl, nil
 			}}}, nil
 	}, check: checkHEAD("baseUrl"), checkField: "baseUrl"},
-	"push-webhook": {channel: "push", required: []string{"webhookUrl"}, perToken: true, send: func(c Credentials, m Message) (*call, error) {
+	"push-webhook": {channel: "push", required: []string{"webhookUrl"}, batch: 1, send: func(c Credentials, m Message) (*call, error) {
 		payload := m.Payload
 		if len(payload) == 0 {
 			payload = json.RawMessage("{}")
