@@ -65,6 +65,8 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	b = append(b, `,"seen":`...)
 	b = strconv.AppendBool(b, m.Seen)
 	b = appendField(b, `,"status":`, m.Status)
+	// The payload is kept once per notification, not in the stored part.
+	b = appendRaw(b, `,"payload":`, m.Payload)
 	// The stored part is a whole object: its fields follow these.
 	return append(append(b, ','), static[1:]...)
 }
@@ -103,7 +105,6 @@ func appendFeedStatic(b []byte, m *message) []byte {
 	b = appendField(b, `,"channel":`, m.Channel)
 	b = append(b, `,"archived":false`...)
 	b = appendRaw(b, `,"cta":`, m.CTA)
-	b = appendRaw(b, `,"payload":`, m.Payload)
 	b = appendRaw(b, `,"data":`, m.Data)
 	b = appendRaw(b, `,"overrides":`, m.Overrides)
 	b = appendRaw(b, `,"tags":`, m.Tags)

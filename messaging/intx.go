@@ -80,7 +80,7 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 	}
 	m.Outcome = []byte(stored)
 	m.DeliveredAt, _ = json.Marshal([]string{platform.FormatTime(now)})
-	insert, err := s.insertStmt(ctx)
+	insert, insertPayload, err := s.insertStmts(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,28 +88,39 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 	// holds the one writer, and every other write waits while it runs.
 	values := m.values()
 	write := func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, values...)
-		return err
+		res, err := tx.StmtContext(ctx, insert).ExecContext(ctx, values...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return m.storePayload(ctx, tx, insertPayload)
 	}
 	return res, write, nil
 }
 
-// insertStmt is insertMessageSQL prepared once on the writer: parsing the
-// 40-column INSERT cost more than running it. It is prepared here, outside
-// the caller's transaction, since preparing inside would wait on the
-// writer connection that transaction holds.
-func (s *Store) insertStmt(ctx context.Context) (*sql.Stmt, error) {
+// insertStmts are insertMessageSQL and insertPayloadSQL prepared once on
+// the writer: parsing the 40-column INSERT cost more than running it. They
+// are prepared here, outside the caller's transaction, since preparing
+// inside would wait on the writer connection that transaction holds.
+func (s *Store) insertStmts(ctx context.Context) (*sql.Stmt, *sql.Stmt, error) {
 	s.prepMu.Lock()
 	defer s.prepMu.Unlock()
 	if s.insert != nil {
-		return s.insert, nil
+		return s.insert, s.insertPayload, nil
 	}
 	st, err := s.db.W.PrepareContext(ctx, insertMessageSQL)
 	if err != nil {
-		return nil, fmt.Errorf("prepare message insert: %w", err)
+		return nil, nil, fmt.Errorf("prepare message insert: %w", err)
 	}
-	s.insert = st
-	return st, nil
+	pst, err := s.db.W.PrepareContext(ctx, insertPayloadSQL)
+	if err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("prepare payload insert: %w", err)
+	}
+	s.insert, s.insertPayload = st, pst
+	return st, pst, nil
 }
 
 // byJobStmt is the read pool's prepared lookup of a job's message.
