@@ -41,6 +41,8 @@ type config struct {
 	logFormat  string
 	logLevel   string
 	workers    int
+	retention  retention
+	mmapSize   int64
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -70,13 +72,23 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 (HERALD_WORKERS)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
+	keep := retentionFlags(fs, env)
+	mmapSize, err := strconv.ParseInt(env("HERALD_MMAP_SIZE", strconv.Itoa(platform.DefaultMmapSize)), 10, 64)
+	if err != nil || mmapSize < 0 {
+		return cfg, fmt.Errorf("HERALD_MMAP_SIZE: %q is not a number of bytes", env("HERALD_MMAP_SIZE", ""))
+	}
+	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	return cfg, nil
+	if cfg.mmapSize < 0 {
+		return cfg, fmt.Errorf("-mmap-size: %d is negative", cfg.mmapSize)
+	}
+	cfg.retention, err = keep()
+	return cfg, err
 }
 
 func newLogger(cfg config, stderr io.Writer) (*slog.Logger, error) {
@@ -131,7 +143,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer pprof.StopCPUProfile()
 	}
 
-	db, err := platform.Open(ctx, cfg.db)
+	db, err := platform.Open(ctx, cfg.db, platform.WithMmapSize(cfg.mmapSize))
 	if err != nil {
 		return err
 	}
@@ -157,7 +169,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// and registers here how to wait for what it is still running.
 	var stoppers []func(context.Context)
 	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
-		workers: cfg.workers, stoppers: &stoppers})
+		workers: cfg.workers, stoppers: &stoppers, retention: cfg.retention})
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,8 @@ type deps struct {
 	environments []platform.Environment
 	workers      int                          // delivery workers; 0 means the default
 	stoppers     *[]func(ctx context.Context) // where background work registers its stop; nil in tests that do not stop it
+	retention    retention                    // how long records are kept; zero keeps them forever
+	sweeper      **platform.Sweeper           // where wire leaves the retention sweeper, when not nil
 }
 
 // The domains call each other only through interfaces they declare; these
@@ -90,6 +92,13 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	resumed := activity.ResumeBroadcasts(ctx, activityStore, workflowStore, subscriberStore, d.logger)
 	if d.stoppers != nil {
 		*d.stoppers = append(*d.stoppers, worker.Stop, resumed)
+	}
+	sweeper := newSweeper(d, activityStore, messageStore)
+	if d.sweeper != nil {
+		*d.sweeper = sweeper
+	}
+	if d.retention.every > 0 && d.stoppers != nil {
+		*d.stoppers = append(*d.stoppers, sweeper.Start(ctx))
 	}
 	return nil
 }

@@ -25,21 +25,25 @@ func newWiredServer(t testing.TB) *platformtest.Server {
 }
 
 // startWired is newWiredServer that also returns a function stopping the
-// background work early, for tests of what happens without a worker.
-func startWired(t testing.TB) (*platformtest.Server, func()) {
+// background work early, for tests of what happens without a worker; each
+// option adjusts the deps before wiring.
+func startWired(t testing.TB, options ...func(*deps)) (*platformtest.Server, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		err := wire(ctx, mux, deps{
+		d := deps{
 			db:           app.DB,
 			logger:       app.Logger,
 			secret:       app.Secret,
 			now:          app.Clock.Now,
 			environments: []platform.Environment{app.Development, app.Production},
 			stoppers:     &stoppers,
-		})
-		if err != nil {
+		}
+		for _, o := range options {
+			o(&d)
+		}
+		if err := wire(ctx, mux, d); err != nil {
 			t.Fatalf("wire: %v", err)
 		}
 	})

@@ -30,6 +30,9 @@ type Store struct {
 	// broadcastBatch is how many subscribers one broadcast transaction
 	// covers; tests make it small.
 	broadcastBatch int
+	// swept, when set, is called after each table a retention batch
+	// deletes from, inside its transaction; tests stop a sweep there.
+	swept func(table string)
 }
 
 // NewStore returns the activity store on db. now is the clock every record and

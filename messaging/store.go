@@ -480,7 +480,8 @@ func (s *Store) deleteMessage(ctx context.Context, env, id string) error {
 		if len(refs) == 0 {
 			return platform.ErrNotFound
 		}
-		return dropPayloads(ctx, tx, refs)
+		_, err = dropPayloads(ctx, tx, refs)
+		return err
 	})
 	if err != nil && !errors.Is(err, platform.ErrNotFound) {
 		return fmt.Errorf("delete message %s: %w", id, err)
@@ -503,7 +504,8 @@ func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, chann
 			return err
 		}
 		n = int64(len(refs))
-		return dropPayloads(ctx, tx, refs)
+		_, err = dropPayloads(ctx, tx, refs)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("delete transaction %s: %w", transactionID, err)
@@ -535,23 +537,25 @@ func deleteReturning(ctx context.Context, tx *sql.Tx, query string, args ...any)
 }
 
 // dropPayloads deletes, in tx, the payloads of refs' notifications that no
-// message is left to read.
-func dropPayloads(ctx context.Context, tx *sql.Tx, refs []payloadRef) error {
-	seen := map[string]bool{}
+// message is left to read, and answers how many.
+func dropPayloads(ctx context.Context, tx *sql.Tx, refs []payloadRef) (int64, error) {
+	seen, n := map[string]bool{}, int64(0)
 	for _, r := range refs {
 		if seen[r.notificationID] {
 			continue
 		}
 		seen[r.notificationID] = true
-		_, err := tx.ExecContext(ctx, `DELETE FROM message_payloads WHERE notification_id = ?3
+		res, err := tx.ExecContext(ctx, `DELETE FROM message_payloads WHERE notification_id = ?3
 			AND NOT EXISTS (SELECT 1 FROM messages
 				WHERE environment_id = ?1 AND transaction_id = ?2 AND notification_id = ?3)`,
 			r.env, r.transactionID, r.notificationID)
 		if err != nil {
-			return fmt.Errorf("delete payload of notification %s: %w", r.notificationID, err)
+			return n, fmt.Errorf("delete payload of notification %s: %w", r.notificationID, err)
 		}
+		d, _ := res.RowsAffected()
+		n += d
 	}
-	return nil
+	return n, nil
 }
 
 // subscriberByExternalID finds a subscriber's _id and feed summary from its
