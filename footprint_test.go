@@ -18,8 +18,14 @@ import (
 // SQLite's dbstat virtual table counts them (pages in use, headers and
 // free space within them included), and their sum.
 func footprint(t testing.TB, db *platform.DB) (map[string]int64, int64) {
+	return dbstat(t, db, "pgsize")
+}
+
+// dbstat sums a column of SQLite's dbstat virtual table by table or index
+// name: pgsize for the pages held, payload for the bytes of the records.
+func dbstat(t testing.TB, db *platform.DB, column string) (map[string]int64, int64) {
 	t.Helper()
-	rows, err := db.W.QueryContext(context.Background(), `SELECT name, sum(pgsize) FROM dbstat GROUP BY name`)
+	rows, err := db.W.QueryContext(context.Background(), `SELECT name, sum(`+column+`) FROM dbstat GROUP BY name`)
 	if err != nil {
 		t.Fatalf("dbstat: %v", err)
 	}
@@ -36,8 +42,10 @@ func footprint(t testing.TB, db *platform.DB) (map[string]int64, int64) {
 	return out, total
 }
 
-// maxFootprint is the most a single-step in-app notification may add.
-const maxFootprint = 5632
+// maxFootprint is the most a single-step in-app notification may add: a
+// guard against growth. (Issue 42 aims at 3 KB; docs/retention.md says
+// where the bytes still go.)
+const maxFootprint = 5120
 
 // TestFootprint_InAppNotification measures the bytes on disk that one
 // single-step in-app notification adds, table by table and index by
@@ -51,6 +59,7 @@ func TestFootprint_InAppNotification(t *testing.T) {
 		mustCreate(t, srv.Dev, "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"sub-%d","email":"sub-%d@example.com","firstName":"Ada"}`, i, i))
 	}
 	before, beforeTotal := footprint(t, srv.App.DB)
+	recBefore, _ := dbstat(t, srv.App.DB, "payload")
 	var events []string
 	for i := range n {
 		events = append(events, fmt.Sprintf(`{"name":"hello","to":"sub-%d","payload":{"name":"Ada","orderId":"A-%06d"}}`, i%subscribers, i))
@@ -64,6 +73,7 @@ func TestFootprint_InAppNotification(t *testing.T) {
 		return c == n
 	}, "every message delivered")
 	after, afterTotal := footprint(t, srv.App.DB)
+	recAfter, _ := dbstat(t, srv.App.DB, "payload")
 	var names []string
 	for name := range after {
 		names = append(names, name)
@@ -72,7 +82,7 @@ func TestFootprint_InAppNotification(t *testing.T) {
 	var b strings.Builder
 	for _, name := range names {
 		if d := after[name] - before[name]; d != 0 {
-			fmt.Fprintf(&b, "\n  %-40s %6d B", name, d/n)
+			fmt.Fprintf(&b, "\n  %-40s %6d B in pages, %6d B of records", name, d/n, (recAfter[name]-recBefore[name])/n)
 		}
 	}
 	per := (afterTotal - beforeTotal) / n

@@ -84,7 +84,7 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 		return fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil
 	}
 	now := s.now()
-	m := newMessage(d, r, targets, now)
+	m := newMessage(d, r, targets, now, s.src.Subscribers == nil)
 	if prev != nil {
 		m.ID = prev.ID
 		if err := s.redeliver(ctx, m); err != nil {

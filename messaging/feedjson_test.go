@@ -120,7 +120,8 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 			item := string(appendFeedStatic(nil, &tc.m))
 			stored.FeedItem = &item
 			// Read from the stored part, and the payload, which is kept
-			// once per notification and read beside it.
+			// once per notification and read beside it; the feed fills in
+			// the environment, organization, subscriber and channel.
 			stored.ID, stored.Content = "", nil
 			got = appendFeedItem(nil, &stored, tc.sum)
 			is.NoErr(json.Unmarshal(got, &g))

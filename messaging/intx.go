@@ -66,7 +66,7 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 		return b, nil, err
 	}
 	now := s.now()
-	m := newMessage(&d, r, targets, now)
+	m := newMessage(&d, r, targets, now, s.src.Subscribers == nil)
 	out := sentOutcome(m.ID, targets[0].in.ProviderID)
 	res, err := json.Marshal(out)
 	if err != nil {

@@ -253,17 +253,19 @@ const feedColumns = `id, environment_id, organization_id, job_id, notification_i
 
 // feedItemColumns are what a feed item needs beside a stored feed_item:
 // the columns that change after delivery, and the payload, kept once per
-// notification.
+// notification. (The environment, organization, subscriber and channel
+// the item leaves out come from the request.)
 const feedItemColumns = `feed_item, provider_id, status, read, seen, last_read_date, last_seen_date,
 	delivered_at, updated_at, ` + payloadColumn
 
 // feedFilter selects a page of one subscriber's in-app feed.
 type feedFilter struct {
-	withSummary  bool   // read the summary stored at delivery (no current one)
-	subscriberID string // _id
-	read, seen   *bool
-	payload      []payloadMatch
-	page, limit  int
+	withSummary    bool   // read the summary stored at delivery (no current one)
+	subscriberID   string // _id
+	organizationID string // the environment's organization
+	read, seen     *bool
+	payload        []payloadMatch
+	page, limit    int
 }
 
 // feed returns one page of the subscriber's in_app messages, newest first,
@@ -277,6 +279,13 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
+	}
+	// A stored feed item leaves out what the request says.
+	for _, m := range msgs {
+		m.EnvironmentID, m.SubscriberID, m.Channel = env, f.subscriberID, "in_app"
+		if m.OrganizationID == "" {
+			m.OrganizationID = f.organizationID
+		}
 	}
 	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
 	if err != nil {

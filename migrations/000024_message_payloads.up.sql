@@ -16,9 +16,13 @@ CREATE TABLE message_payloads (
 INSERT OR IGNORE INTO message_payloads (notification_id, payload)
 SELECT notification_id, payload FROM messages WHERE payload <> '{}';
 
--- json_remove keeps the rest of the stored item as it was written,
--- escapes included.
-UPDATE messages SET feed_item = json_remove(feed_item, '$.payload') WHERE feed_item IS NOT NULL;
+-- A stored feed item also held what every item of a feed shares (its
+-- environment, organization, subscriber, channel and two constants), which
+-- the feed now writes from the request. json_remove keeps the rest of the
+-- item as it was written, escapes included.
+UPDATE messages SET feed_item = json_remove(feed_item, '$.payload', '$._environmentId',
+    '$._organizationId', '$._subscriberId', '$.channel', '$._feedId', '$.archived')
+WHERE feed_item IS NOT NULL;
 ALTER TABLE messages DROP COLUMN payload;
 
 -- A payload goes when the last message of its notification does. Finding
