@@ -137,9 +137,9 @@ const (
 		VALUES (?, ?, ?, ?)`
 	insertJobSQL = `
 		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			parent_id, position, type, step_id, step, controls, provider_id, status, stage, digest, group_key, run_at,
+			parent_id, position, type, step_id, step, provider_id, status, stage, digest, group_key, run_at,
 			attempts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // insertStatements are the statements a trigger's write uses.
@@ -385,7 +385,7 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 	for _, row := range r.jobs {
 		_, err := s.stmts.exec(ctx, tx, insertJobSQL,
 			row.id, env, p.tenant.OrganizationID, r.nid, p.transactionID, r.id, p.wf.ID, row.parent, row.position,
-			row.step.Type, row.step.StepID, string(row.snapshot), string(row.values), firstNonEmpty(row.deliveredBy, row.provider),
+			row.step.Type, row.step.StepID, string(row.snapshot), firstNonEmpty(row.deliveredBy, row.provider),
 			row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)
