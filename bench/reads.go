@@ -131,6 +131,10 @@ func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, err
 	cpu0 := srv.cpu()
 	fig.feed = c.run(ctx, b.sz.clients, n, feed)
 	fig.feedCPU = srv.perRequest(cpu0, fig.feed)
+	if ds.messages == b.sz.messages && !b.memoryDone {
+		b.memoryDone = true
+		b.memoryRows(srv, "3 feed read", fmt.Sprintf("at the end of scenario 3 (%d messages)", ds.messages))
+	}
 	queries := map[string]func(i int) string{
 		"subscriberId":    func(i int) string { return fmt.Sprintf("subscriberId=s%07d", sub(i)) },
 		"email substring": func(i int) string { return fmt.Sprintf("email=user%06d", sub(i)/10) },
