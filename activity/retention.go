@@ -20,13 +20,6 @@ const pendingJob = `(j.run_at IS NOT NULL OR j.status IN ('pending', 'queued', '
 	OR (j.status = 'merged' AND EXISTS (SELECT 1 FROM jobs d
 		WHERE d.id = j.merged_digest_id AND (d.run_at IS NOT NULL OR d.status IN ('pending', 'queued', 'running', 'delayed')))))`
 
-// sweepCursor is where a sweep of one environment goes on from: the
-// created_at and id of the last notification it looked at.
-type sweepCursor struct {
-	CreatedAt string `json:"c"`
-	ID        string `json:"i"`
-}
-
 // SweepFinished deletes, in one write transaction, at most limit
 // notifications of env created before before whose work is over, with
 // their jobs, execution details and context entries, and the transaction
@@ -38,11 +31,9 @@ type sweepCursor struct {
 // at.
 func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error) {
 	defer platform.Wrap(&err, "sweep notifications of %s", env)
-	var after sweepCursor
-	if cursor != "" {
-		if err := json.Unmarshal([]byte(cursor), &after); err != nil {
-			return "", nil, fmt.Errorf("cursor %q: %w", cursor, err)
-		}
+	after, err := platform.ParseSweepCursor(cursor)
+	if err != nil {
+		return "", nil, err
 	}
 	removed = map[string]int64{}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -85,8 +76,7 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 			return err
 		}
 		if read == limit {
-			b, _ := json.Marshal(after)
-			next = string(b)
+			next = after.String()
 		}
 		if len(ids) == 0 {
 			return nil

@@ -124,13 +124,18 @@ func (b *bench) footprintOf(ctx context.Context, path, steps, channel, receiver 
 // dbBytes is the bytes the tables and indexes of the database at path
 // hold, by SQLite's dbstat, read beside the running server.
 func dbBytes(ctx context.Context, path string) (int64, error) {
+	return queryInt(ctx, path, `SELECT sum(pgsize) FROM dbstat`)
+}
+
+// queryInt answers a query of one integer on the database at path.
+func queryInt(ctx context.Context, path, query string) (int64, error) {
 	db, err := platform.Open(ctx, path)
 	if err != nil {
 		return 0, err
 	}
 	defer db.Close()
 	var n int64
-	err = db.R.QueryRowContext(ctx, `SELECT sum(pgsize) FROM dbstat`).Scan(&n)
+	err = db.R.QueryRowContext(ctx, query).Scan(&n)
 	return n, err
 }
 
@@ -207,18 +212,6 @@ func seedExpired(ctx context.Context, path string, n int) error {
 	return nil
 }
 
-// countExpired counts the notifications seedExpired wrote that are left.
-func countExpired(ctx context.Context, path string) (int, error) {
-	db, err := platform.Open(ctx, path)
-	if err != nil {
-		return 0, err
-	}
-	defer db.Close()
-	var n int
-	err = db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id LIKE 'expired-%'`).Scan(&n)
-	return n, err
-}
-
 // sweepDuringScenario1 stops the delivery server, seeds expired
 // notifications into its database, starts it again (its retention sweeper
 // starts deleting them at once) and runs scenario 1's triggers again,
@@ -248,11 +241,11 @@ func (b *bench) sweepDuringScenario1(ctx context.Context, srv *server, path stri
 	}
 	perSec := float64(delivered) / at.Sub(start).Seconds()
 	srv.stop()
-	left, err := countExpired(ctx, path)
+	left, err := queryInt(ctx, path, `SELECT count(*) FROM notifications WHERE transaction_id LIKE 'expired-%'`)
 	if err != nil {
 		return err
 	}
-	b.rep.add(row{Scenario: "1 trigger throughput", Metric: fmt.Sprintf("in-app messages delivered/s while the sweeper deletes expired notifications (%d of %d deleted by the end)", n-left, n),
+	b.rep.add(row{Scenario: "1 trigger throughput", Metric: fmt.Sprintf("in-app messages delivered/s while the sweeper deletes expired notifications (%d of %d deleted by the end)", int64(n)-left, n),
 		Value: perSec, Unit: "msg/s", Floor: rate, Target: ">= 90% of scenario 1", Pass: b.result(perSec >= 0.9*rate)})
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -16,13 +15,6 @@ import (
 // pending until then; its condition belongs here (docs/retention.md).
 const pendingMessage = `FALSE`
 
-// sweepCursor is where a sweep of one environment goes on from: the
-// created_at and id of the last message it looked at.
-type sweepCursor struct {
-	CreatedAt string `json:"c"`
-	ID        string `json:"i"`
-}
-
 // SweepMessages deletes, in one write transaction, at most limit messages
 // of env created before before, in-app ones when inApp and every other
 // channel's otherwise, with the payloads no message of their notification
@@ -30,11 +22,9 @@ type sweepCursor struct {
 // is "" when no older message is left to look at.
 func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error) {
 	defer platform.Wrap(&err, "sweep messages of %s", env)
-	var after sweepCursor
-	if cursor != "" {
-		if err := json.Unmarshal([]byte(cursor), &after); err != nil {
-			return "", nil, fmt.Errorf("cursor %q: %w", cursor, err)
-		}
+	after, err := platform.ParseSweepCursor(cursor)
+	if err != nil {
+		return "", nil, err
 	}
 	channel := "channel = 'in_app'"
 	if !inApp {
@@ -70,8 +60,7 @@ func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, befor
 			return err
 		}
 		if read == limit {
-			b, _ := json.Marshal(after)
-			next = string(b)
+			next = after.String()
 		}
 		if len(ids) == 0 {
 			return nil

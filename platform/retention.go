@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,31 @@ type SweepTask struct {
 	// first). It answers how many of each table it removed and the cursor
 	// to go on from, "" when nothing older is left.
 	Sweep func(ctx context.Context, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error)
+}
+
+// SweepCursor is where a domain's sweep of one environment goes on from:
+// the created_at and id of the last record it looked at, kept or deleted.
+type SweepCursor struct {
+	CreatedAt string `json:"c"`
+	ID        string `json:"i"`
+}
+
+// ParseSweepCursor reads what SweepCursor.String wrote; "" is the start.
+func ParseSweepCursor(s string) (SweepCursor, error) {
+	var c SweepCursor
+	if s == "" {
+		return c, nil
+	}
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		return c, fmt.Errorf("sweep cursor %q: %w", s, err)
+	}
+	return c, nil
+}
+
+// String is the cursor as a SweepTask answers it.
+func (c SweepCursor) String() string {
+	b, _ := json.Marshal(c)
+	return string(b)
 }
 
 // Sweeper runs retention: every Every it sweeps each task in batches of
