@@ -213,14 +213,13 @@ func (s *Sweeper) vacuum(ctx context.Context) error {
 	if err := s.DB.W.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
 		return err
 	}
-	for ctx.Err() == nil {
-		var free int
-		if err := s.DB.W.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
-			return fmt.Errorf("free pages: %w", err)
-		}
-		if free == 0 {
-			return nil
-		}
+	var free int
+	if err := s.DB.W.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+		return fmt.Errorf("free pages: %w", err)
+	}
+	// As many steps as the pages free now need: pages freed meanwhile wait
+	// for the next sweep, and a step that frees nothing cannot loop.
+	for steps := (free + vacuumStep - 1) / vacuumStep; steps > 0 && ctx.Err() == nil; steps-- {
 		if _, err := s.DB.W.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, vacuumStep)); err != nil {
 			return fmt.Errorf("incremental vacuum: %w", err)
 		}
