@@ -112,3 +112,34 @@ func TestSweepFinished_CancelledMidBatchResumes(t *testing.T) {
 	is.Equal(count("notifications"), 1)                               // and only those
 	h.waitStatuses(t, newer, "trigger:completed", "in_app:completed") // the newer one whole
 }
+
+// TestSweepFinished_KeepsEventsOfAnOpenDigest: a notification merged into
+// a digest is finished, but the digest reads it when it fires, so it is
+// kept while the digest waits, and goes once the digest has fired.
+func TestSweepFinished_KeepsEventsOfAnOpenDigest(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "digest", nil,
+		step("collect", "digest", map[string]any{"amount": 40, "unit": "days"}),
+		step("inbox", "in_app", map[string]any{"body": "{{steps.collect.eventCount}} updates"}))
+	lead := h.trigger(t, `{"name":"digest","to":"ada","payload":{"n":1}}`)
+	h.waitStatuses(t, lead, "trigger:completed", "digest:delayed", "in_app:pending")
+	merged := h.trigger(t, `{"name":"digest","to":"ada","payload":{"n":2}}`)
+	h.waitStatuses(t, merged, "trigger:completed", "digest:merged", "in_app:skipped")
+
+	h.App.Clock.Advance(35 * 24 * time.Hour)
+	removed, err := h.sweepAll(context.Background(), h.App.Clock.Now().Add(-30*24*time.Hour), 10)
+	is.NoErr(err)                                // swept
+	is.Equal(removed["notifications"], int64(0)) // neither the digest nor the event merged into it
+	h.waitStatuses(t, merged, "trigger:completed", "digest:merged", "in_app:skipped")
+
+	h.App.Clock.Advance(6 * 24 * time.Hour)
+	h.wakeAll()
+	h.waitStatuses(t, lead, "trigger:completed", "digest:completed", "in_app:completed")
+	sent := h.msg.sent()
+	is.Equal(len(sent), 1)                                     // one digest
+	is.Equal(sent[0].Variables.Steps["collect"].EventCount, 2) // with both events
+	removed, err = h.sweepAll(context.Background(), h.App.Clock.Now().Add(-30*24*time.Hour), 10)
+	is.NoErr(err)                                // swept again
+	is.Equal(removed["notifications"], int64(2)) // both go once the digest has fired
+}
