@@ -83,8 +83,9 @@ func (c SweepCursor) String() string {
 
 // Sweeper runs retention: every Every it sweeps each task in batches of
 // Batch records, one write transaction each, so that the writer's other
-// transactions (the worker's group commits) run between them, then gives
-// the freed pages back to the file system in small steps. A crash or a
+// transactions (the worker's group commits) run between them, backing off
+// while they wait for it, then gives the freed pages back to the file
+// system in small steps. A crash or a
 // stop mid-sweep rolls back at most the batch under way, which the next
 // sweep deletes again.
 type Sweeper struct {
@@ -97,6 +98,22 @@ type Sweeper struct {
 
 	mu      sync.Mutex
 	removed map[string]int64 // by table, since the start
+
+	// wait, when set, replaces the pause after a batch that made other
+	// writes wait; tests record it.
+	wait func(ctx context.Context, d time.Duration)
+}
+
+// yield pauses for d, or until ctx is done.
+func (s *Sweeper) yield(ctx context.Context, d time.Duration) {
+	if s.wait != nil {
+		s.wait(ctx, d)
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }
 
 // Removed answers how many rows of each table retention has removed since
@@ -157,6 +174,7 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 		before := now().Add(-task.Keep)
 		cursor := ""
 		for {
+			waits, started := s.DB.W.Stats().WaitCount, time.Now()
 			next, removed, err := task.Sweep(ctx, before, cursor, batch)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("sweep %s: %w", task.Name, err))
@@ -167,6 +185,13 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 				break
 			}
 			cursor = next
+			// A write that waited for the writer while the batch held it
+			// means the writer is busy: the sweep then gives it back for
+			// sweepYield times as long as the batch took, so it takes at
+			// most a tenth of a busy writer's time, and an idle one's all.
+			if s.DB.W.Stats().WaitCount > waits {
+				s.yield(ctx, sweepYield*time.Since(started))
+			}
 		}
 		if ctx.Err() != nil {
 			break
@@ -198,6 +223,10 @@ func (s *Sweeper) count(pass, removed map[string]int64) {
 		}
 	}
 }
+
+// sweepYield is how many times a batch's duration the sweep waits after
+// it when other writes waited for the writer meanwhile.
+const sweepYield = 9
 
 // vacuumStep is how many free pages one incremental_vacuum gives back:
 // 4 MB at 4 KB pages, a few milliseconds of the writer at a time.
