@@ -141,9 +141,10 @@ func TestRetention_SweepKeepsNewerAndPending(t *testing.T) {
 	}
 }
 
-// TestRun_BadRetention: a negative or unreadable retention setting, by
-// flag or variable, stops the start with a message naming it.
-func TestRun_BadRetention(t *testing.T) {
+// TestRun_BadStorageSettings: a negative or unreadable retention or
+// mmap setting, by flag or variable, stops the start with a message naming
+// it.
+func TestRun_BadStorageSettings(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -155,6 +156,8 @@ func TestRun_BadRetention(t *testing.T) {
 		{"ErrUnreadable", []string{"herald"}, map[string]string{"HERALD_IN_APP_RETENTION": "a year"}, "HERALD_IN_APP_RETENTION"},
 		{"ErrUnreadableDuration", []string{"herald", "-in-app-retention", "12x"}, nil, "-in-app-retention"},
 		{"ErrNaN", []string{"herald", "-message-retention", "NaN"}, nil, "-message-retention"},
+		{"ErrMmapUnreadable", []string{"herald"}, map[string]string{"HERALD_MMAP_SIZE": "lots"}, "HERALD_MMAP_SIZE"},
+		{"ErrMmapNegative", []string{"herald", "-mmap-size", "-1"}, nil, "-mmap-size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
