@@ -44,6 +44,8 @@ type config struct {
 	workers    int
 	outbound   *platform.Outbound // HERALD_OUTBOUND_ALLOW, parsed
 	limits     *limitSettings
+	retention  retention
+	mmapSize   int64
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -77,6 +79,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return cfg, err
 	}
 	outbound := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
+	keep := retentionFlags(fs, env)
+	mmapSize, err := strconv.ParseInt(env("HERALD_MMAP_SIZE", strconv.Itoa(platform.DefaultMmapSize)), 10, 64)
+	if err != nil || mmapSize < 0 {
+		return cfg, fmt.Errorf("HERALD_MMAP_SIZE: %q is not a number of bytes", env("HERALD_MMAP_SIZE", ""))
+	}
+	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -89,7 +97,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	return cfg, nil
+	if cfg.mmapSize < 0 {
+		return cfg, fmt.Errorf("-mmap-size: %d is negative", cfg.mmapSize)
+	}
+	cfg.retention, err = keep()
+	return cfg, err
 }
 
 func newLogger(cfg config, stderr io.Writer) (*slog.Logger, error) {
@@ -147,7 +159,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer pprof.StopCPUProfile()
 	}
 
-	db, err := platform.Open(ctx, cfg.db)
+	db, err := platform.Open(ctx, cfg.db, platform.WithMmapSize(cfg.mmapSize))
 	if err != nil {
 		return err
 	}
@@ -173,7 +185,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// and registers here how to wait for what it is still running.
 	var stoppers []func(context.Context)
 	err = start(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
-		workers: cfg.workers, stoppers: &stoppers, outbound: cfg.outbound})
+		workers: cfg.workers, stoppers: &stoppers, outbound: cfg.outbound, retention: cfg.retention})
 	if err != nil {
 		return err
 	}
@@ -248,6 +260,13 @@ func start(ctx context.Context, mux *http.ServeMux, d deps) error {
 	resumed := activity.ResumeBroadcasts(ctx, w.activity, w.workflows, w.subscribers, d.logger)
 	if d.stoppers != nil {
 		*d.stoppers = append(*d.stoppers, w.worker.Stop, resumed)
+	}
+	sweeper := newSweeper(d, w.activity, w.messages)
+	if d.sweeper != nil {
+		*d.sweeper = sweeper
+	}
+	if d.retention.every > 0 && d.stoppers != nil {
+		*d.stoppers = append(*d.stoppers, sweeper.Start(ctx))
 	}
 	return nil
 }

@@ -24,6 +24,8 @@ type deps struct {
 	workers      int                          // delivery workers; 0 means the default
 	outbound     *platform.Outbound           // where sends and checks may connect; nil refuses private addresses
 	stoppers     *[]func(ctx context.Context) // where start registers how to stop background work; nil in tests that do not stop it
+	retention    retention                    // how long records are kept; zero keeps them forever
+	sweeper      **platform.Sweeper           // where start leaves the retention sweeper, when not nil
 }
 
 // The domains call each other only through interfaces they declare; these
@@ -46,6 +48,7 @@ type wired struct {
 	integrations *integrations.Store
 	workflows    *workflows.Store
 	subscribers  *subscribers.Store
+	messages     *messaging.Store
 	activity     *activity.Store
 	worker       *activity.Worker
 }
@@ -77,5 +80,5 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	messaging.AddRoutes(mux, messageStore)
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
 	return &wired{integrations: integrationStore, workflows: workflowStore, subscribers: subscriberStore,
-		activity: activityStore, worker: worker}, nil
+		messages: messageStore, activity: activityStore, worker: worker}, nil
 }

@@ -25,20 +25,21 @@ func newWiredServer(t testing.TB) *platformtest.Server {
 }
 
 // startWired is newWiredServer that also returns a function stopping the
-// background work early, for tests of what happens without a worker.
-func startWired(t testing.TB) (*platformtest.Server, func()) {
+// background work early, for tests of what happens without a worker; each
+// option adjusts the deps before wiring.
+func startWired(t testing.TB, options ...func(*deps)) (*platformtest.Server, func()) {
 	t.Helper()
-	return startWiredWith(t, platformtest.Loopback)
+	return startWiredWith(t, platformtest.Loopback, options...)
 }
 
 // startWiredWith is startWired with the given outbound guard (nil: the
 // default, which refuses loopback receivers).
-func startWiredWith(t testing.TB, outbound *platform.Outbound) (*platformtest.Server, func()) {
+func startWiredWith(t testing.TB, outbound *platform.Outbound, options ...func(*deps)) (*platformtest.Server, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		err := start(ctx, mux, deps{
+		d := deps{
 			db:           app.DB,
 			logger:       app.Logger,
 			secret:       app.Secret,
@@ -46,8 +47,11 @@ func startWiredWith(t testing.TB, outbound *platform.Outbound) (*platformtest.Se
 			environments: []platform.Environment{app.Development, app.Production},
 			stoppers:     &stoppers,
 			outbound:     outbound,
-		})
-		if err != nil {
+		}
+		for _, o := range options {
+			o(&d)
+		}
+		if err := start(ctx, mux, d); err != nil {
 			t.Fatalf("wire: %v", err)
 		}
 	})

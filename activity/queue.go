@@ -100,7 +100,12 @@ const claimSQL = `
 			WHERE ` + laneSQL + ` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
 			ORDER BY run_at, id LIMIT ?)
 		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			position, type, step_id, step, controls, provider_id, stage, digest, group_key, attempts, interruptions, created_at`
+			position, type, step_id, step, ` + controlsColumn + `, provider_id, stage, digest, group_key, attempts, interruptions, created_at`
+
+// controlsColumn reads a job's control values from its step snapshot,
+// which holds them as controlVariables: a column of their own (dropped by
+// 000028) stored every step's template twice per job.
+const controlsColumn = `coalesce(json_extract(step, '$.controlVariables'), '{}')`
 
 // claim leases up to n due jobs of a lane, those due longest first: one UPDATE …
 // RETURNING on the writer, so two workers never get the same job. A job

@@ -29,6 +29,9 @@ type Store struct {
 	// broadcastBatch is how many subscribers one broadcast transaction
 	// covers; tests make it small.
 	broadcastBatch int
+	// swept, when set, is called after each table a retention batch
+	// deletes from, inside its transaction; tests stop a sweep there.
+	swept func(table string)
 }
 
 // NewStore returns the activity store on db. now is the clock every record and
@@ -133,9 +136,9 @@ const (
 		VALUES (?, ?, ?, ?)`
 	insertJobSQL = `
 		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			parent_id, position, type, step_id, step, controls, provider_id, status, stage, digest, group_key, run_at,
+			parent_id, position, type, step_id, step, provider_id, status, stage, digest, group_key, run_at,
 			attempts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // insertStatements are the statements a trigger's write uses.
@@ -381,7 +384,7 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 	for _, row := range r.jobs {
 		_, err := s.db.WriteExec(ctx, tx, insertJobSQL,
 			row.id, env, p.tenant.OrganizationID, r.nid, p.transactionID, r.id, p.wf.ID, row.parent, row.position,
-			row.step.Type, row.step.StepID, string(row.snapshot), string(row.values), firstNonEmpty(row.deliveredBy, row.provider),
+			row.step.Type, row.step.StepID, string(row.snapshot), firstNonEmpty(row.deliveredBy, row.provider),
 			row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)

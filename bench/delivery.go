@@ -84,7 +84,12 @@ func (b *bench) delivery(ctx context.Context) error {
 	}
 	b.rep.add(row{Scenario: "2 trigger latency", Metric: fmt.Sprintf("p50 trigger accepted → in feed at %.0f triggers/s", achieved), Value: ms(lat.P50), Unit: "ms", Target: "reported"})
 	b.rep.add(row{Scenario: "2 trigger latency", Metric: fmt.Sprintf("p99 (%d probes)", lat.Requests), Value: ms(lat.P99), Unit: "ms", Target: "<= 50 ms", Pass: b.result(lat.P99 <= 50*time.Millisecond && lat.Errors == 0)})
-	return nil
+
+	base, err := countInApp(ctx, c)
+	if err != nil {
+		return err
+	}
+	return b.sweepDuringScenario1(ctx, srv, filepath.Join(b.dir, "delivery.db"), base, perSec)
 }
 
 // waitDelivered polls the in-app message count until it reaches base+want,

@@ -36,29 +36,38 @@ type sizes struct {
 	readRequests  int           // requests per read scenario
 	noopRequests  int
 	floorDelivers int
+	// footprintTriggers is how many notifications each step kind's
+	// footprint is measured over; expired how many expired notifications
+	// the sweeper deletes while scenario 1 runs again.
+	footprintTriggers int
+	expired           int
 }
 
 func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
-	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6), reads (3, 4, 5) or providers (7)")
+	expired := flag.Int("expired", 0, "expired notifications the sweeper deletes while scenario 1 runs again; 0 means 1,000,000 (20,000 with -quick)")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5) or providers (7)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *quick, *only, *out); err != nil {
+	if err := run(ctx, *quick, *only, *out, *expired); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, quick bool, only, out string) error {
+func run(ctx context.Context, quick bool, only, out string, expired int) error {
 	sz := sizes{clients: 64, triggers: 100_000, recipients: 1_000, latencyFor: 20 * time.Second, searchFor: 20 * time.Second,
 		subscribers: 100_000, messages: 1_000_000, smallRows: 10_000, largeRows: 1_000_000,
-		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000}
+		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000, footprintTriggers: 10_000, expired: 1_000_000}
 	if quick {
 		sz = sizes{clients: 64, triggers: 5_000, recipients: 200, latencyFor: 3 * time.Second,
 			subscribers: 5_000, messages: 20_000, smallRows: 1_000, largeRows: 20_000,
-			readRequests: 2_000, noopRequests: 5_000, floorDelivers: 5_000}
+			readRequests: 2_000, noopRequests: 5_000, floorDelivers: 5_000, footprintTriggers: 1_000, expired: 20_000}
+	}
+	if expired > 0 {
+		sz.expired = expired
 	}
 	dir, err := os.MkdirTemp("", "herald-bench-")
 	if err != nil {
@@ -72,9 +81,9 @@ func run(ctx context.Context, quick bool, only, out string) error {
 	steps := []func(context.Context) error{b.build, b.floors}
 	switch only {
 	case "":
-		steps = append(steps, b.delivery, b.reads, b.providers)
+		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers)
 	case "delivery":
-		steps = append(steps, b.delivery)
+		steps = append(steps, b.delivery, b.footprint)
 	case "reads":
 		steps = append(steps, b.reads)
 	case "providers":
@@ -108,6 +117,9 @@ type bench struct {
 	// pinned; otherwise they share them (see pinning).
 	pin    pinning
 	pinned bool
+	// memoryDone is set once the memory at the end of scenario 3 is
+	// reported (the large dataset is read twice).
+	memoryDone bool
 }
 
 // logf writes a progress line to stderr, with the time since the start, as

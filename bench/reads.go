@@ -140,6 +140,10 @@ func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, err
 	half := fig.feed.PerSec / 2
 	b.logf("feed at %.0f req/s", half)
 	fig.feedPaced = c.paced(ctx, half, b.pacedCount(half, n/2), func(i int) request { return feed(i + n) })
+	if ds.messages == b.sz.messages && !b.memoryDone {
+		b.memoryDone = true
+		b.memoryRows(srv, "3 feed read", fmt.Sprintf("at the end of scenario 3 (%d messages)", ds.messages))
+	}
 	queries := map[string]func(i int) string{
 		"subscriberId":    func(i int) string { return fmt.Sprintf("subscriberId=s%07d", sub(i)) },
 		"email substring": func(i int) string { return fmt.Sprintf("email=user%06d", sub(i)/10) },

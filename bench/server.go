@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,6 +22,9 @@ type server struct {
 	cmd  *exec.Cmd
 	base string
 	done chan error
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // buildServer compiles Herald as scenario 6 specifies and returns the
@@ -64,7 +68,10 @@ func startPinned(ctx context.Context, cpus, bin, db string) (*server, error) {
 		"HERALD_SECRET="+benchSecret, "HERALD_LOG_LEVEL=warn",
 		// The benchmark measures how many writes the server can take, past
 		// the per-key limit a real installation keeps.
-		"HERALD_WRITE_RATE=0")
+		"HERALD_WRITE_RATE=0",
+		// The footprint's email and chat steps post to a receiver in
+		// this process.
+		"HERALD_OUTBOUND_ALLOW=127.0.0.0/8")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -91,15 +98,18 @@ func startPinned(ctx context.Context, cpus, bin, db string) (*server, error) {
 }
 
 // stop sends SIGTERM, as an operator would, and waits for a clean exit.
+// It may be called more than once.
 func (s *server) stop() error {
-	s.cmd.Process.Signal(os.Interrupt)
-	select {
-	case err := <-s.done:
-		return err
-	case <-time.After(20 * time.Second):
-		s.cmd.Process.Kill()
-		return fmt.Errorf("herald did not stop within 20s")
-	}
+	s.stopOnce.Do(func() {
+		s.cmd.Process.Signal(os.Interrupt)
+		select {
+		case s.stopErr = <-s.done:
+		case <-time.After(20 * time.Second):
+			s.cmd.Process.Kill()
+			s.stopErr = fmt.Errorf("herald did not stop within 20s")
+		}
+	})
+	return s.stopErr
 }
 
 // rssMB returns the server's resident set size and its peak since the last

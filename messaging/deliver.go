@@ -93,7 +93,7 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 		return *fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil
 	}
 	now := e.messages.now()
-	m := newMessage(d, r, targets, now)
+	m := newMessage(d, r, targets, now, e.messages.src.Subscribers == nil)
 	if prev != nil {
 		m.ID = prev.ID
 		if err := e.messages.redeliver(ctx, m); err != nil {

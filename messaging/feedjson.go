@@ -51,7 +51,14 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	if sum == nil {
 		sum = m.SubscriberSummary
 	}
-	b = appendField(b, `{"updatedAt":`, m.UpdatedAt)
+	// What every item of one subscriber's feed shares is not stored: the
+	// feed knows it from the request.
+	b = appendField(b, `{"_environmentId":`, m.EnvironmentID)
+	b = appendField(b, `,"_organizationId":`, m.OrganizationID)
+	b = appendField(b, `,"_subscriberId":`, m.SubscriberID)
+	b = appendField(b, `,"channel":`, m.Channel)
+	b = append(b, `,"_feedId":null,"archived":false`...)
+	b = appendField(b, `,"updatedAt":`, m.UpdatedAt)
 	b = append(b, `,"deliveredAt":`...)
 	if startsWith(m.DeliveredAt, '[') {
 		b = append(b, m.DeliveredAt...)
@@ -67,25 +74,25 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	b = append(b, `,"seen":`...)
 	b = strconv.AppendBool(b, m.Seen)
 	b = appendField(b, `,"status":`, m.Status)
+	// The payload is kept once per notification, not in the stored part.
+	b = appendRaw(b, `,"payload":`, m.Payload)
 	// The stored part is a whole object: its fields follow these.
 	return append(append(b, ','), static[1:]...)
 }
 
 // appendFeedStatic appends, as one JSON object, the feed item fields of m
 // that do not change once it is delivered (a retry that re-renders the
-// message clears the stored copy).
+// message clears the stored copy) and that differ between the items of
+// one feed: its environment, organization, subscriber and channel, and
+// the payload, kept once per notification, are written beside it.
 func appendFeedStatic(b []byte, m *message) []byte {
 	b = appendField(b, `{"_id":`, m.ID)
 	b = appendField(b, `,"_templateId":`, m.TemplateID)
 	if m.MessageTemplateID != "" {
 		b = appendField(b, `,"_messageTemplateId":`, m.MessageTemplateID)
 	}
-	b = appendField(b, `,"_environmentId":`, m.EnvironmentID)
-	b = appendField(b, `,"_organizationId":`, m.OrganizationID)
 	b = appendField(b, `,"_notificationId":`, m.NotificationID)
-	b = appendField(b, `,"_subscriberId":`, m.SubscriberID)
 	b = appendField(b, `,"_jobId":`, m.JobID)
-	b = append(b, `,"_feedId":null`...)
 	b = appendField(b, `,"createdAt":`, m.CreatedAt)
 	b = appendRaw(b, `,"actor":`, m.Actor)
 	b = appendField(b, `,"transactionId":`, m.TransactionID)
@@ -102,10 +109,7 @@ func appendFeedStatic(b []byte, m *message) []byte {
 	if m.Avatar != nil {
 		b = appendField(b, `,"avatar":`, *m.Avatar)
 	}
-	b = appendField(b, `,"channel":`, m.Channel)
-	b = append(b, `,"archived":false`...)
 	b = appendRaw(b, `,"cta":`, m.CTA)
-	b = appendRaw(b, `,"payload":`, m.Payload)
 	b = appendRaw(b, `,"data":`, m.Data)
 	b = appendRaw(b, `,"overrides":`, m.Overrides)
 	b = appendRaw(b, `,"tags":`, m.Tags)

@@ -41,6 +41,7 @@ func handleFeed(s *Store) http.Handler {
 			return err
 		}
 		f.subscriberID, f.withSummary = subID, sum == nil
+		f.organizationID = platform.TenantFrom(ctx).OrganizationID
 		rows, total, err := s.feed(ctx, env, f)
 		if err != nil {
 			return err

@@ -41,7 +41,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 		return *fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil, nil
 	}
 	now := e.messages.now()
-	m := newMessage(d, r, targets, now)
+	m := newMessage(d, r, targets, now, e.messages.src.Subscribers == nil)
 	out := sentOutcome(m.ID, targets[0].in.ProviderID)
 	// The in_app provider's send is the stored row: the message is stored
 	// finished, with its outcome (implied, so none is kept) and delivery time.
@@ -55,15 +55,21 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	// would wait on the writer connection that transaction holds. Parsing
 	// the 40-column INSERT cost more than running it.
 	db := e.messages.db
-	if err := db.PrepareWrites(ctx, insertMessageSQL); err != nil {
+	if err := db.PrepareWrites(ctx, insertMessageSQL, insertPayloadSQL); err != nil {
 		return Outcome{}, nil, fmt.Errorf("prepare message insert: %w", err)
 	}
 	// The row is built here, not in the write: the caller's transaction
 	// holds the one writer, and every other write waits while it runs.
 	values := m.values()
 	write := func(ctx context.Context, tx *sql.Tx) error {
-		_, err := db.WriteExec(ctx, tx, insertMessageSQL, values...)
-		return err
+		res, err := db.WriteExec(ctx, tx, insertMessageSQL, values...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return m.storePayload(ctx, tx, db)
 	}
 	return out, write, nil
 }

@@ -203,7 +203,8 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 	return out, nil
 }
 
-// sql is the condition for one match on the payload column. Keys are quoted
+// sql is the condition for one match on p.payload, the payload's row of
+// message_payloads (feedCond). Keys are quoted
 // in the JSON path, so dots and spaces in them are taken literally.
 func (p payloadMatch) sql() (string, []any) {
 	var b strings.Builder
@@ -214,15 +215,15 @@ func (p payloadMatch) sql() (string, []any) {
 	path := b.String()
 	switch v := p.value.(type) {
 	case nil:
-		return "json_type(payload, ?) = 'null'", []any{path}
+		return "json_type(p.payload, ?) = 'null'", []any{path}
 	case bool:
-		return "json_type(payload, ?) = ?", []any{path, map[bool]string{true: "true", false: "false"}[v]}
+		return "json_type(p.payload, ?) = ?", []any{path, map[bool]string{true: "true", false: "false"}[v]}
 	case string:
-		return "(json_type(payload, ?) = 'text' AND json_extract(payload, ?) = ?)", []any{path, path, v}
+		return "(json_type(p.payload, ?) = 'text' AND json_extract(p.payload, ?) = ?)", []any{path, path, v}
 	case float64:
-		return "(json_type(payload, ?) IN ('integer', 'real') AND json_extract(payload, ?) = ?)", []any{path, path, v}
+		return "(json_type(p.payload, ?) IN ('integer', 'real') AND json_extract(p.payload, ?) = ?)", []any{path, path, v}
 	default: // arrays and empty objects compare as whole JSON values
 		b, _ := json.Marshal(v)
-		return "(json_type(payload, ?) IN ('array', 'object') AND json_extract(payload, ?) = json(?))", []any{path, path, string(b)}
+		return "(json_type(p.payload, ?) IN ('array', 'object') AND json_extract(p.payload, ?) = json(?))", []any{path, path, string(b)}
 	}
 }

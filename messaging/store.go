@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -53,11 +54,17 @@ type message struct {
 	FeedItem *string
 }
 
+// payloadColumn reads a message's payload, which is stored once per
+// notification in message_payloads (an empty one not at all), not in each
+// message row (issue 37).
+const payloadColumn = `coalesce((SELECT p.payload FROM message_payloads p
+	WHERE p.notification_id = messages.notification_id), '{}')`
+
 // messageColumns lists the columns in the order scanMessage reads them.
 const messageColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, external_subscriber, template_id, message_template_id, template_identifier,
 	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
-	direct_webhook_url, avatar, device_tokens, cta, payload, overrides, data, tags, actor,
+	direct_webhook_url, avatar, device_tokens, cta, ` + payloadColumn + `, overrides, data, tags, actor,
 	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
 	delivered_at, outcome, created_at, updated_at`
 
@@ -103,29 +110,67 @@ func scanMessages(rows *sql.Rows) ([]*message, error) {
 
 // insertMessage stores m unless a message for its job exists already, and
 // reports whether it did.
-func (s *Store) insertMessage(ctx context.Context, m *message) (bool, error) {
-	res, err := s.db.W.ExecContext(ctx, insertMessageSQL, m.values()...)
+func (s *Store) insertMessage(ctx context.Context, m *message) (inserted bool, err error) {
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, insertMessageSQL, m.values()...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return err
+		}
+		inserted = true
+		return m.storePayload(ctx, tx, s.db)
+	})
 	if err != nil {
 		return false, fmt.Errorf("insert message: %w", err)
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return inserted, nil
 }
 
-// insertMessageSQL stores a message unless its job already has one.
-const insertMessageSQL = `INSERT INTO messages (` + messageColumns + `, feed_item)
-	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?)
+// insertMessageSQL stores a message unless its job already has one. Its
+// payload is not a column: storePayload keeps it.
+const insertMessageSQL = `INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id,
+	subscriber_id, external_subscriber, template_id, message_template_id, template_identifier,
+	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
+	direct_webhook_url, avatar, device_tokens, cta, overrides, data, tags, actor,
+	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
+	delivered_at, outcome, created_at, updated_at, feed_item)
+	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?)
 	ON CONFLICT (job_id) DO NOTHING`
 
-// values are m's columns in messageColumns order, then its feed_item.
+// values are m's columns in insertMessageSQL's order.
 func (m *message) values() []any {
 	return []any{m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
 		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
 		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
-		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Payload), string(m.Overrides),
+		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Overrides),
 		nullJSON(m.Data), string(m.Tags), string(m.Actor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, m.Read, m.Seen, m.LastReadDate, m.LastSeenDate,
 		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.storedFeedItem()}
+}
+
+// insertPayloadSQL keeps a notification's payload once, whichever of its
+// messages is stored first: every message of a notification carries its
+// trigger's payload.
+const insertPayloadSQL = `INSERT INTO message_payloads (notification_id, payload) VALUES (?, ?)
+	ON CONFLICT (notification_id) DO NOTHING`
+
+// storePayload stores m's payload for its notification, in tx, through
+// the prepared stmt when there is one; an empty payload is not stored.
+func (m *message) storePayload(ctx context.Context, tx *sql.Tx, db *platform.DB) error {
+	if isEmptyObject(m.Payload) {
+		return nil
+	}
+	_, err := db.WriteExec(ctx, tx, insertPayloadSQL, m.NotificationID, string(m.Payload))
+	return err
+}
+
+// isEmptyObject reports whether raw is absent, null or {}.
+func isEmptyObject(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null" || string(raw) == "{}"
 }
 
 // storedFeedItem is the feed_item m is written with: its static feed item
@@ -188,22 +233,25 @@ func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error
 // delivery addresses) is never shown in the feed.
 const feedColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, template_id, message_template_id, template_identifier, transaction_id,
-	channel, provider_id, content, subject, avatar, cta, payload, overrides,
+	channel, provider_id, content, subject, avatar, cta, ` + payloadColumn + `, overrides,
 	data, tags, actor, status, read, seen, last_read_date, last_seen_date,
 	delivered_at, created_at, updated_at`
 
 // feedItemColumns are what a feed item needs beside a stored feed_item:
-// the columns that change after delivery.
+// the columns that change after delivery, and the payload, kept once per
+// notification. (The environment, organization, subscriber and channel
+// the item leaves out come from the request.)
 const feedItemColumns = `feed_item, provider_id, status, read, seen, last_read_date, last_seen_date,
-	delivered_at, updated_at`
+	delivered_at, updated_at, ` + payloadColumn
 
 // feedFilter selects a page of one subscriber's in-app feed.
 type feedFilter struct {
-	withSummary  bool   // read the summary stored at delivery (no current one)
-	subscriberID string // _id
-	read, seen   *bool
-	payload      []payloadMatch
-	page, limit  int
+	withSummary    bool   // read the summary stored at delivery (no current one)
+	subscriberID   string // _id
+	organizationID string // the environment's organization
+	read, seen     *bool
+	payload        []payloadMatch
+	page, limit    int
 }
 
 // feed returns one page of the subscriber's in_app messages, newest first,
@@ -218,6 +266,13 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 	if err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
 	}
+	// A stored feed item leaves out what the request says.
+	for _, m := range msgs {
+		m.EnvironmentID, m.SubscriberID, m.Channel = env, f.subscriberID, "in_app"
+		if m.OrganizationID == "" {
+			m.OrganizationID = f.organizationID
+		}
+	}
 	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
 	if err != nil {
 		return nil, 0, fmt.Errorf("count feed: %w", err)
@@ -226,7 +281,7 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 }
 
 // feedCond is the WHERE condition of f's messages, and its arguments.
-// Every column it tests but the payload's is in the messages_feed index,
+// Every column it tests but the payload is in the messages_feed index,
 // read and seen included, so that a filtered count reads the index alone.
 func feedCond(env string, f feedFilter) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
@@ -237,9 +292,16 @@ func feedCond(env string, f feedFilter) (string, []any) {
 	if f.seen != nil {
 		where, args = append(where, "seen = ?"), append(args, *f.seen)
 	}
-	for _, p := range f.payload {
-		w, a := p.sql()
-		where, args = append(where, w), append(args, a...)
+	if len(f.payload) > 0 {
+		// The payload is kept once per notification (payloadColumn); an
+		// empty one is not stored, and matches no filter.
+		var match []string
+		for _, p := range f.payload {
+			w, a := p.sql()
+			match, args = append(match, w), append(args, a...)
+		}
+		where = append(where, `EXISTS (SELECT 1 FROM message_payloads p
+			WHERE p.notification_id = messages.notification_id AND `+strings.Join(match, " AND ")+`)`)
 	}
 	return strings.Join(where, " AND "), args
 }
@@ -268,7 +330,7 @@ func (s *Store) feedRows(ctx context.Context, stored bool, cond string, args []a
 	for rows.Next() {
 		var m message
 		dst := []any{&m.FeedItem, &m.ProviderID, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
-			&m.DeliveredAt, &m.UpdatedAt}
+			&m.DeliveredAt, &m.UpdatedAt, &m.Payload}
 		if !stored {
 			dst = []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
 				&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
@@ -401,30 +463,94 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	return out, nil
 }
 
-// deleteMessage removes one message of the environment.
+// deleteMessage removes one message of the environment, and its payload
+// when it was its notification's last message.
 func (s *Store) deleteMessage(ctx context.Context, env, id string) error {
-	res, err := s.db.W.ExecContext(ctx, `DELETE FROM messages WHERE environment_id = ? AND id = ?`, env, id)
-	if err != nil {
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE environment_id = ? AND id = ?
+			RETURNING environment_id, transaction_id, notification_id`, env, id)
+		if err != nil {
+			return err
+		}
+		if len(refs) == 0 {
+			return platform.ErrNotFound
+		}
+		_, err = dropPayloads(ctx, tx, refs)
+		return err
+	})
+	if err != nil && !errors.Is(err, platform.ErrNotFound) {
 		return fmt.Errorf("delete message %s: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return platform.ErrNotFound
-	}
-	return nil
+	return err
 }
 
 // deleteTransaction removes the messages of a transaction, optionally of one
-// channel only, and returns how many it removed.
+// channel only, with the payloads no message is left to read, and returns
+// how many messages it removed.
 func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, channel string) (int64, error) {
 	query, args := `DELETE FROM messages WHERE environment_id = ? AND transaction_id = ?`, []any{env, transactionID}
 	if channel != "" {
 		query, args = query+` AND channel = ?`, append(args, channel)
 	}
-	res, err := s.db.W.ExecContext(ctx, query, args...)
+	var n int64
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		refs, err := deleteReturning(ctx, tx, query+` RETURNING environment_id, transaction_id, notification_id`, args...)
+		if err != nil {
+			return err
+		}
+		n = int64(len(refs))
+		_, err = dropPayloads(ctx, tx, refs)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("delete transaction %s: %w", transactionID, err)
 	}
-	return res.RowsAffected()
+	return n, nil
+}
+
+// payloadRef names the notification of a deleted message, with what finds
+// its other messages through messages_transaction.
+type payloadRef struct{ env, transactionID, notificationID string }
+
+// deleteReturning runs a DELETE … RETURNING environment_id,
+// transaction_id, notification_id and answers the rows it removed.
+func deleteReturning(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]payloadRef, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var refs []payloadRef
+	for rows.Next() {
+		var r payloadRef
+		if err := rows.Scan(&r.env, &r.transactionID, &r.notificationID); err != nil {
+			return nil, err
+		}
+		refs = append(refs, r)
+	}
+	return refs, rows.Err()
+}
+
+// dropPayloads deletes, in tx, the payloads of refs' notifications that no
+// message is left to read, and answers how many.
+func dropPayloads(ctx context.Context, tx *sql.Tx, refs []payloadRef) (int64, error) {
+	seen, n := map[string]bool{}, int64(0)
+	for _, r := range refs {
+		if seen[r.notificationID] {
+			continue
+		}
+		seen[r.notificationID] = true
+		res, err := tx.ExecContext(ctx, `DELETE FROM message_payloads WHERE notification_id = ?3
+			AND NOT EXISTS (SELECT 1 FROM messages
+				WHERE environment_id = ?1 AND transaction_id = ?2 AND notification_id = ?3)`,
+			r.env, r.transactionID, r.notificationID)
+		if err != nil {
+			return n, fmt.Errorf("delete payload of notification %s: %w", r.notificationID, err)
+		}
+		d, _ := res.RowsAffected()
+		n += d
+	}
+	return n, nil
 }
 
 // subscriberByExternalID finds a subscriber's _id and feed summary from its

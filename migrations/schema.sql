@@ -116,7 +116,6 @@ CREATE TABLE jobs (
     type             TEXT NOT NULL,
     step_id          TEXT NOT NULL,
     step             TEXT NOT NULL,
-    controls         TEXT NOT NULL,
     provider_id      TEXT NOT NULL,
     status           TEXT NOT NULL,
     stage            TEXT NOT NULL DEFAULT '',
@@ -140,6 +139,11 @@ CREATE INDEX jobs_group ON jobs (group_key, status, created_at) WHERE group_key 
 CREATE INDEX jobs_merged ON jobs (merged_digest_id) WHERE merged_digest_id <> '';
 
 CREATE INDEX jobs_notification ON jobs (notification_id, position);
+
+CREATE TABLE message_payloads (
+    notification_id TEXT PRIMARY KEY,
+    payload         TEXT NOT NULL
+) WITHOUT ROWID;
 
 CREATE TABLE messages (
     id                  TEXT PRIMARY KEY,
@@ -166,7 +170,6 @@ CREATE TABLE messages (
     avatar              TEXT,
     device_tokens       TEXT,                        -- JSON array or NULL
     cta                 TEXT NOT NULL DEFAULT '{}',
-    payload             TEXT NOT NULL DEFAULT '{}',
     overrides           TEXT NOT NULL DEFAULT '{}',
     data                TEXT,                        -- JSON object or NULL
     tags                TEXT NOT NULL DEFAULT '[]',
@@ -189,7 +192,7 @@ CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, 
 
 CREATE INDEX messages_list ON messages (environment_id, created_at, id, channel);
 
-CREATE INDEX messages_transaction ON messages (environment_id, transaction_id);
+CREATE INDEX messages_transaction ON messages (environment_id, transaction_id, notification_id);
 
 CREATE TABLE notification_contexts (
     environment_id  TEXT NOT NULL,

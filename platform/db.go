@@ -55,7 +55,11 @@ const (
 // in-memory database is opened through SQLite's memdb VFS under a unique name
 // starting with "/", which all connections of this process share, with real
 // locking between them.
-func Open(ctx context.Context, path string) (*DB, error) {
+func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
+	o := openOptions{mmapSize: DefaultMmapSize}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	base, memory := "file:"+path, false
 	if path == MemoryPath {
 		base, memory = "file:/herald-"+randomHex(8)+"?vfs=memdb", true
@@ -70,7 +74,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// temp_store(MEMORY) keeps statement and savepoint journals in memory:
 	// on disk, every page a savepoint first touches is also written to a
 	// temporary file, which the worker's per-job savepoints paid for.
-	common := base + sep + "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
+	// auto_vacuum(INCREMENTAL) lets retention give the pages it frees back
+	// to the file system (Sweeper.vacuum); it takes effect only on a new
+	// file, before its first table, so it comes first.
+	common := base + sep + "_pragma=auto_vacuum(2)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
 	if !memory {
 		// WAL lets readers run while the writer commits; NORMAL sync is safe
 		// with WAL (a power loss can drop the last commits, never corrupt).
@@ -100,13 +107,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 
-	// Readers map the file (up to SQLite's 2 GB limit) instead of copying
-	// each page they touch out of it with a read system call. A feed page at
-	// a million messages reads a dozen pages scattered over the file; mapped
-	// only to 256 MB, most of those were system calls, and a feed request
-	// cost 25% more (BenchmarkReads/feed at 1M messages: 101 -> 80 us).
-	// Only pages read count toward RSS, and the kernel may drop them.
-	r, err := sql.Open("sqlite", common+"&_pragma=query_only(1)&_pragma=mmap_size(2147418112)")
+	// Readers map the file instead of copying each page they touch out of
+	// it with a read system call: a feed page at a million messages reads
+	// a dozen pages scattered over the file, and as system calls a feed
+	// request cost 25% more (BenchmarkReads/feed). Each reader connection
+	// maps the file apart, and an operator's VmRSS counts a page once per
+	// mapping that touched it, so the size is capped (docs/memory.md).
+	r, err := sql.Open("sqlite", common+fmt.Sprintf("&_pragma=query_only(1)&_pragma=mmap_size(%d)", o.mmapSize))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open readers: %w", err)
@@ -127,6 +134,23 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		go db.checkpoint()
 	}
 	return db, nil
+}
+
+// DefaultMmapSize is how much of the database file each reader connection
+// maps into memory unless told otherwise (HERALD_MMAP_SIZE).
+const DefaultMmapSize = 64 << 20
+
+// An OpenOption changes how Open opens the database.
+type OpenOption func(*openOptions)
+
+type openOptions struct {
+	mmapSize int64
+}
+
+// WithMmapSize sets how many bytes of the file each reader maps (SQLite's
+// mmap_size); 0 maps none.
+func WithMmapSize(n int64) OpenOption {
+	return func(o *openOptions) { o.mmapSize = n }
 }
 
 // checkpoint copies the WAL back into the database file every

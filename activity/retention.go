@@ -1,0 +1,129 @@
+package activity
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// pendingJob is true of a job whose work is not over: it is due or
+// leased (run_at), waits for its parent, runs, or holds a delay or a
+// digest window. A job merged into a digest that has not fired is pending
+// too: the digest reads the merged notification's payload when it fires.
+// Retention never deletes a notification with a pending job
+// (docs/retention.md).
+const pendingJob = `(j.run_at IS NOT NULL OR j.status IN ('pending', 'queued', 'running', 'delayed')
+	OR (j.status = 'merged' AND EXISTS (SELECT 1 FROM jobs d
+		WHERE d.id = j.merged_digest_id AND (d.run_at IS NOT NULL OR d.status IN ('pending', 'queued', 'running', 'delayed')))))`
+
+// SweepFinished deletes, in one write transaction, at most limit
+// notifications of env created before before whose work is over, with
+// their jobs, execution details and context entries, and the transaction
+// claim of those whose transaction keeps no notification (so a
+// transactionId may be used again once its records are gone, as on the
+// reference platform). A notification with a pending job, or of a
+// broadcast still fanning out, is kept. cursor is "" or what the previous
+// call answered; next is "" when no older notification is left to look
+// at.
+func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error) {
+	defer platform.Wrap(&err, "sweep notifications of %s", env)
+	after, err := platform.ParseSweepCursor(cursor)
+	if err != nil {
+		return "", nil, err
+	}
+	removed = map[string]int64{}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		// Read through notifications_list, the environment oldest first:
+		// the page stops at before, and the cursor steps past the kept.
+		rows, err := tx.QueryContext(ctx, `SELECT n.id, n.transaction_id, n.context_keys, n.created_at,
+				EXISTS (SELECT 1 FROM jobs j WHERE j.notification_id = n.id AND `+pendingJob+`)
+				OR EXISTS (SELECT 1 FROM activity_broadcasts b
+					WHERE b.environment_id = n.environment_id AND b.transaction_id = n.transaction_id)
+			FROM notifications n INDEXED BY notifications_list
+			WHERE n.environment_id = ? AND n.created_at < ? AND (n.created_at, n.id) > (?, ?)
+			ORDER BY n.created_at, n.id LIMIT ?`,
+			env, platform.FormatTime(before), after.CreatedAt, after.ID, limit)
+		if err != nil {
+			return err
+		}
+		var ids, txs, contexts []string
+		seen, read := map[string]bool{}, 0
+		for rows.Next() {
+			var id, txID, keys string
+			var pending bool
+			if err := rows.Scan(&id, &txID, &keys, &after.CreatedAt, &pending); err != nil {
+				rows.Close()
+				return err
+			}
+			after.ID, read = id, read+1
+			if pending {
+				continue
+			}
+			ids = append(ids, id)
+			if !seen[txID] {
+				seen[txID], txs = true, append(txs, txID)
+			}
+			if keys != "[]" && keys != "" {
+				contexts = append(contexts, id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if read == limit {
+			next = after.String()
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		list, _ := json.Marshal(ids)
+		const in = `(SELECT value FROM json_each(?))`
+		for _, del := range []struct{ table, query string }{
+			{"execution_details", `DELETE FROM execution_details WHERE notification_id IN ` + in},
+			{"jobs", `DELETE FROM jobs WHERE notification_id IN ` + in},
+			{"notification_contexts", `DELETE FROM notification_contexts WHERE environment_id = ?1
+				AND (context_key, created_at, notification_id) IN (SELECT k.value, n.created_at, n.id
+					FROM notifications n, json_each(n.context_keys) k WHERE n.id IN (SELECT value FROM json_each(?2)))`},
+			{"notifications", `DELETE FROM notifications WHERE id IN ` + in},
+		} {
+			args := []any{string(list)}
+			if del.table == "notification_contexts" {
+				if len(contexts) == 0 {
+					continue
+				}
+				c, _ := json.Marshal(contexts)
+				args = []any{env, string(c)}
+			}
+			res, err := tx.ExecContext(ctx, del.query, args...)
+			if err != nil {
+				return fmt.Errorf("delete %s: %w", del.table, err)
+			}
+			n, _ := res.RowsAffected()
+			removed[del.table] += n
+			if s.swept != nil {
+				s.swept(del.table)
+			}
+		}
+		claims, _ := json.Marshal(txs)
+		res, err := tx.ExecContext(ctx, `DELETE FROM activity_transactions
+			WHERE environment_id = ?1 AND transaction_id IN (SELECT value FROM json_each(?2))
+			AND NOT EXISTS (SELECT 1 FROM notifications n INDEXED BY notifications_transaction
+				WHERE n.environment_id = ?1 AND n.transaction_id = activity_transactions.transaction_id)`,
+			env, string(claims))
+		if err != nil {
+			return fmt.Errorf("delete transaction claims: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		removed["activity_transactions"] += n
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return next, removed, nil
+}

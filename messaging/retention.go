@@ -1,0 +1,83 @@
+package messaging
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// pendingMessage is true of a message that retention must keep whatever
+// its age. None is yet: a message is stored once it is delivered. A
+// message whose showing waits on a time (the inbox's snooze) will be
+// pending until then; its condition belongs here (docs/retention.md).
+const pendingMessage = `FALSE`
+
+// SweepMessages deletes, in one write transaction, at most limit messages
+// of env created before before, in-app ones when inApp and every other
+// channel's otherwise, with the payloads no message of their notification
+// is left to read. cursor is "" or what the previous call answered; next
+// is "" when no older message is left to look at.
+func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error) {
+	defer platform.Wrap(&err, "sweep messages of %s", env)
+	after, err := platform.ParseSweepCursor(cursor)
+	if err != nil {
+		return "", nil, err
+	}
+	channel := "channel = 'in_app'"
+	if !inApp {
+		channel = "channel <> 'in_app'"
+	}
+	removed = map[string]int64{}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		// messages_list holds the environment oldest first, the channel
+		// included, so the page is read and tested on the index.
+		rows, err := tx.QueryContext(ctx, `SELECT id, created_at, `+pendingMessage+`
+			FROM messages INDEXED BY messages_list
+			WHERE environment_id = ? AND created_at < ? AND (created_at, id) > (?, ?) AND `+channel+`
+			ORDER BY created_at, id LIMIT ?`,
+			env, platform.FormatTime(before), after.CreatedAt, after.ID, limit)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		read := 0
+		for rows.Next() {
+			var pending bool
+			if err := rows.Scan(&after.ID, &after.CreatedAt, &pending); err != nil {
+				rows.Close()
+				return err
+			}
+			read++
+			if !pending {
+				ids = append(ids, after.ID)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if read == limit {
+			next = after.String()
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		list, _ := json.Marshal(ids)
+		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))
+			RETURNING environment_id, transaction_id, notification_id`, string(list))
+		if err != nil {
+			return err
+		}
+		removed["messages"] = int64(len(refs))
+		payloads, err := dropPayloads(ctx, tx, refs)
+		removed["message_payloads"] = payloads
+		return err
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return next, removed, nil
+}

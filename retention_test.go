@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+const day = 24 * time.Hour
+
+// retentionServer is the wired application with the given retention, on
+// the test clock, and its sweeper, which the test runs by hand.
+func retentionServer(t *testing.T, keep retention) (*platformtest.Server, *platform.Sweeper) {
+	t.Helper()
+	var sweeper *platform.Sweeper
+	srv, _ := startWired(t, func(d *deps) { d.retention, d.sweeper = keep, &sweeper })
+	return srv, sweeper
+}
+
+// retentionRecords triggers, on srv, an in-app and a chat notification
+// and a notification whose delay outlasts every retention, and waits for
+// each to reach its state; it answers their transactionIds.
+func retentionRecords(t *testing.T, srv *platformtest.Server) (inApp, chat, pending string) {
+	t.Helper()
+	inApp = trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":1}}`)
+	chat = trigger(t, srv, `{"name":"ping","to":"ada","payload":{"n":2}}`)
+	pending = trigger(t, srv, `{"name":"later","to":"ada"}`)
+	waitJobs(t, srv, inApp, "trigger:completed", "in_app:completed")
+	waitJobs(t, srv, chat, "trigger:completed", "chat:completed")
+	waitJobs(t, srv, pending, "trigger:completed", "delay:delayed", "in_app:pending")
+	return inApp, chat, pending
+}
+
+// TestRetention_SweepKeepsNewerAndPending: with the default retention, a
+// sweep 40 days on deletes the old finished notifications and the old chat
+// message, keeps the old in-app message (kept a year), the newer records
+// and the pending notification; every read endpoint answers for what is
+// left, and a year on the old in-app message goes too. With 0 everywhere,
+// nothing is deleted.
+func TestRetention_SweepKeepsNewerAndPending(t *testing.T) {
+	defaults := retention{activity: 30 * day, inApp: 365 * day, messages: 30 * day}
+	for _, tc := range []struct {
+		name string
+		keep retention
+	}{
+		{"OK defaults", defaults},
+		{"OK zero keeps forever", retention{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			srv, sweeper := retentionServer(t, tc.keep)
+			hook := newChatHook(t, http.StatusOK)
+			mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
+				"credentials":{"webhookUrl":"`+hook.URL+`"}}`)
+			setUpChat(t, srv, "ada", hook.URL)
+			createHello(t, srv, "Hello {{ payload.n }}")
+			mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
+				"steps":[{"name":"Chat","type":"chat","controlValues":{"body":"Ping"}}]}`)
+			mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Later","workflowId":"later","active":true,"steps":[
+				{"name":"Wait","type":"delay","controlValues":{"type":"regular","amount":1000,"unit":"days"}},
+				{"name":"Inbox","type":"in_app","controlValues":{"body":"Later"}}]}`)
+
+			oldInApp, oldChat, pending := retentionRecords(t, srv)
+			srv.App.Clock.Advance(40 * day)
+			newInApp, newChat, _ := retentionRecords(t, srv)
+			is.NoErr(sweeper.Sweep(context.Background())) // swept
+
+			expired := tc.keep != retention{}
+			has := func(tx string) bool { _, ok := notification(t, srv, tx); return ok }
+			is.Equal(has(oldInApp), !expired) // an old finished notification goes with its activity retention
+			is.Equal(has(oldChat), !expired)  // whatever its channel
+			is.True(has(pending))             // work still to do stays
+			is.True(has(newInApp))            // newer records stay
+			is.True(has(newChat))
+			waitJobs(t, srv, pending, "trigger:completed", "delay:delayed", "in_app:pending") // whole
+
+			// Every read endpoint answers for what is left.
+			var list struct {
+				TotalCount int `json:"totalCount"`
+				Data       []struct {
+					ID   string `json:"_id"`
+					Jobs []any  `json:"jobs"`
+				} `json:"data"`
+			}
+			res := srv.Dev.Do(t, "GET", "/v1/notifications", "")
+			is.Equal(res.Status, 200) // the activity list answers
+			res.Decode(t, &list)
+			want := map[bool]int{true: 4, false: 6}[expired]
+			is.Equal(len(list.Data), want) // what is left, and all of it
+			for _, n := range list.Data {
+				is.True(len(n.Jobs) > 0)                                                  // never a notification without its jobs
+				is.Equal(srv.Dev.Do(t, "GET", "/v1/notifications/"+n.ID, "").Status, 200) // each read alone
+			}
+			var msgs struct {
+				Data []struct {
+					TransactionID string         `json:"transactionId"`
+					Channel       string         `json:"channel"`
+					Payload       map[string]any `json:"payload"`
+				} `json:"data"`
+			}
+			res = srv.Dev.Do(t, "GET", "/v1/messages?limit=100", "")
+			is.Equal(res.Status, 200) // the messages list answers
+			res.Decode(t, &msgs)
+			byTx := map[string]string{}
+			for _, m := range msgs.Data {
+				byTx[m.TransactionID] = m.Channel
+				is.True(m.Payload["n"] != nil) // each with its payload
+			}
+			is.Equal(byTx[oldInApp], "in_app")                                         // the old in-app message is kept a year
+			is.Equal(byTx[oldChat], map[bool]string{true: "", false: "chat"}[expired]) // the old chat message goes after 30 days
+			is.Equal(byTx[newChat], "chat")                                            // the newer one stays
+			var feed struct {
+				TotalCount int `json:"totalCount"`
+				Data       []struct {
+					TransactionID string         `json:"transactionId"`
+					Payload       map[string]any `json:"payload"`
+				} `json:"data"`
+			}
+			res = srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "")
+			is.Equal(res.Status, 200) // the feed answers
+			res.Decode(t, &feed)
+			is.Equal(feed.TotalCount, 2)                    // both in-app messages
+			is.Equal(feed.Data[1].TransactionID, oldInApp)  // the old one
+			is.Equal(feed.Data[1].Payload["n"], float64(1)) // with its payload, though its notification is gone
+
+			srv.App.Clock.Advance(400 * day)
+			is.NoErr(sweeper.Sweep(context.Background())) // a year on
+			res = srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "")
+			res.Decode(t, &feed)
+			is.Equal(feed.TotalCount, map[bool]int{true: 0, false: 2}[expired]) // in-app messages go after a year
+			is.True(has(pending))                                               // the pending notification still stays
+		})
+	}
+}
+
+// TestRun_BadStorageSettings: a negative or unreadable retention or
+// mmap setting, by flag or variable, stops the start with a message naming
+// it.
+func TestRun_BadStorageSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"ErrNegativeFlag", []string{"herald", "-activity-retention", "-1"}, nil, "-activity-retention (HERALD_ACTIVITY_RETENTION)"},
+		{"ErrNegativeVariable", []string{"herald"}, map[string]string{"HERALD_MESSAGE_RETENTION": "-2d"}, "HERALD_MESSAGE_RETENTION"},
+		{"ErrUnreadable", []string{"herald"}, map[string]string{"HERALD_IN_APP_RETENTION": "a year"}, "HERALD_IN_APP_RETENTION"},
+		{"ErrUnreadableDuration", []string{"herald", "-in-app-retention", "12x"}, nil, "-in-app-retention"},
+		{"ErrNaN", []string{"herald", "-message-retention", "NaN"}, nil, "-message-retention"},
+		{"ErrMmapUnreadable", []string{"herald"}, map[string]string{"HERALD_MMAP_SIZE": "lots"}, "HERALD_MMAP_SIZE"},
+		{"ErrMmapNegative", []string{"herald", "-mmap-size", "-1"}, nil, "-mmap-size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			env := map[string]string{"HERALD_DB": ":memory:", "HERALD_ADDR": "127.0.0.1:0"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			err := run(context.Background(), tc.args, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+			is.True(err != nil)                             // refused before serving
+			is.True(strings.Contains(err.Error(), tc.want)) // naming the setting
+		})
+	}
+}
