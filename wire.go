@@ -39,6 +39,8 @@ var (
 	_ activity.Subscribers            = (*subscribers.Store)(nil)
 	_ activity.Messenger              = (*messaging.Store)(nil)
 	_ activity.TxMessenger            = (*messaging.Store)(nil)
+	_ activity.Preferences            = (*subscribers.Store)(nil)
+	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
 )
 
 // environmentSeeder creates what a domain needs in every environment from the
@@ -57,7 +59,7 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 		return err
 	}
 	workflowStore := workflows.NewStore(d.db)
-	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
+	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now).WithWorkflows(workflowStore)
 	messageStore := messaging.NewStore(d.db, messaging.Sources{
 		Subscribers:  subscriberStore,
 		Workflows:    workflowStore,
