@@ -40,6 +40,7 @@ var (
 	_ activity.Messenger              = (*messaging.Store)(nil)
 	_ activity.TxMessenger            = (*messaging.Store)(nil)
 	_ activity.Preferences            = (*subscribers.Store)(nil)
+	_ activity.Topics                 = (*subscribers.Store)(nil)
 	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
 )
 
