@@ -47,9 +47,10 @@ func readPageQuery(q *platform.Query) pageQuery {
 }
 
 // sql returns the page's cursor condition (or "") with its arguments, and
-// its ORDER BY and LIMIT clause over col and id: a before-page is read
-// backwards, limit+1 rows to tell whether more lie beyond it (window).
-func (p pageQuery) sql(col string) (cond string, args []any, tail string) {
+// its ORDER BY and LIMIT clause over col, ties broken by idCol (col may be
+// idCol itself): a before-page is read backwards, limit+1 rows to tell
+// whether more lie beyond it (window).
+func (p pageQuery) sql(col, idCol string) (cond string, args []any, tail string) {
 	desc := p.desc
 	c := p.after
 	if p.before != nil {
@@ -60,14 +61,17 @@ func (p pageQuery) sql(col string) (cond string, args []any, tail string) {
 		op, dir = "<", "DESC"
 	}
 	if c != nil {
-		if col == "id" {
-			cond, args = "id "+op+" ?", []any{c.ID}
+		if col == idCol {
+			cond, args = idCol+" "+op+" ?", []any{c.ID}
 		} else {
-			cond, args = "("+col+" "+op+" ? OR ("+col+" = ? AND id "+op+" ?))", []any{c.Value, c.Value, c.ID}
+			cond, args = "("+col+" "+op+" ? OR ("+col+" = ? AND "+idCol+" "+op+" ?))", []any{c.Value, c.Value, c.ID}
 		}
 	}
-	tail = " ORDER BY " + col + " " + dir + ", id " + dir + " LIMIT " + strconv.Itoa(p.limit+1)
-	return cond, args, tail
+	order := col + " " + dir + ", " + idCol + " " + dir
+	if col == idCol {
+		order = idCol + " " + dir
+	}
+	return cond, args, " ORDER BY " + order + " LIMIT " + strconv.Itoa(p.limit+1)
 }
 
 // window trims the limit+1 rows sql read to the page, in the page's order,

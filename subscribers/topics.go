@@ -359,16 +359,15 @@ func (s *Store) subscriptions(ctx context.Context, q querier, t Topic, found map
 func (s *Store) subscriptionPage(ctx context.Context, t Topic, subscriberID string, p pageQuery) (page []Subscription, next, previous *cursor, err error) {
 	defer platform.Wrap(&err, "topic subscriptions")
 	col := map[string]string{"_id": "ts.id", "createdAt": "ts.created_at", "updatedAt": "ts.created_at"}[p.orderBy]
-	cond, args, tail := p.sql(col)
+	cond, args, tail := p.sql(col, "ts.id")
 	where := []string{"ts.topic_id = ?"}
 	args = append([]any{t.ID}, args...)
 	if cond != "" {
-		where = append(where, strings.ReplaceAll(cond, "id ", "ts.id "))
+		where = append(where, cond)
 	}
 	if subscriberID != "" {
 		where, args = append(where, "ts.subscriber_id = ?"), append(args, subscriberID)
 	}
-	tail = strings.ReplaceAll(tail, ", id ", ", ts.id ")
 	rows, err := s.db.R.QueryContext(ctx, `SELECT ts.id, ts.subscriber_id, ts.created_at, `+prefixed("s.", subscriberColumns)+`
 		FROM topic_subscribers ts JOIN subscribers s ON s.id = ts.subscriber_ref
 		WHERE `+strings.Join(where, " AND ")+tail, args...)
@@ -413,7 +412,10 @@ func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, 
 		return nil, nil, nil, 0, err
 	}
 	col := sortColumn(p.orderBy)
-	cond, cargs, tail := p.sql(col)
+	if col == "" {
+		col = "id"
+	}
+	cond, cargs, tail := p.sql(col, "id")
 	if cond != "" {
 		where, args = append(where, cond), append(args, cargs...)
 	}
