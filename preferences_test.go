@@ -218,10 +218,7 @@ func TestPreferences_BadInputChangesNothing(t *testing.T) {
 	for i := range many {
 		many[i] = `{"workflowId":"news","channels":{"email":true}}`
 	}
-	for _, tc := range []struct {
-		name, method, path, body string
-		status                   int
-	}{
+	for _, tc := range []refused{
 		{"ErrUnknownWorkflowV1", "PATCH", "/v1/subscribers/ada/preferences/nope", `{"channel":{"type":"email","enabled":true}}`, 404},
 		{"ErrUnknownChannelV1", "PATCH", "/v1/subscribers/ada/preferences/news", `{"channel":{"type":"fax","enabled":true}}`, 422},
 		{"ErrMissingEnabledV1", "PATCH", "/v1/subscribers/ada/preferences/news", `{"channel":{"type":"email"}}`, 422},
@@ -244,17 +241,29 @@ func TestPreferences_BadInputChangesNothing(t *testing.T) {
 			`{"preferences":[{"workflowId":"news","channels":{"email":true}},{"workflowId":"alerts","channels":{"email":true}}]}`, 400},
 		{"ErrNotJSON", "PATCH", "/v2/subscribers/ada/preferences", `{"channels":`, 400},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			is := is.New(t)
-			res := srv.Dev.Do(t, tc.method, tc.path, tc.body)
-			is.Equal(res.Status, tc.status) // refused
-			var e struct {
-				StatusCode int    `json:"statusCode"`
-				Message    string `json:"message"`
-			}
-			is.NoErr(json.Unmarshal(res.Body, &e)) // a JSON error
-			is.Equal(e.StatusCode, tc.status)      // that says its status
-			is.Equal(snapshot(), before)           // nothing changed
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, srv, snapshot, before) })
 	}
+}
+
+// refused is a request that bad input must make a 4xx JSON error which
+// changes nothing.
+type refused struct {
+	name, method, path, body string
+	status                   int
+}
+
+// check sends the request and asserts its error and that snapshot still
+// reads before.
+func (tc refused) check(t *testing.T, srv *platformtest.Server, snapshot func() string, before string) {
+	is := is.New(t)
+	res := srv.Dev.Do(t, tc.method, tc.path, tc.body)
+	is.Equal(res.Status, tc.status) // refused
+	var e struct {
+		StatusCode int    `json:"statusCode"`
+		Message    string `json:"message"`
+	}
+	is.NoErr(json.Unmarshal(res.Body, &e)) // a JSON error
+	is.Equal(e.StatusCode, tc.status)      // that says its status
+	is.True(e.Message != "")               // and why
+	is.Equal(snapshot(), before)           // nothing changed
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -209,10 +208,7 @@ func TestTopics_BadInputChangesNothing(t *testing.T) {
 		return string(srv.Dev.Do(t, "GET", "/v1/topics", "").Body)
 	}
 	before := snapshot()
-	for _, tc := range []struct {
-		name, method, path, body string
-		status                   int
-	}{
+	for _, tc := range []refused{
 		{"ErrMalformedKeyV1", "POST", "/v1/topics", `{"key":"bad key!","name":"x"}`, 422},
 		{"ErrKeyTooLong", "POST", "/v1/topics", `{"key":"` + strings.Repeat("k", 101) + `","name":"x"}`, 422},
 		{"ErrNoName", "POST", "/v1/topics", `{"key":"fine"}`, 422},
@@ -233,17 +229,7 @@ func TestTopics_BadInputChangesNothing(t *testing.T) {
 		{"ErrTriggerNoTopicKey", "POST", "/v1/events/trigger", `{"name":"w","to":{"type":"Topic"}}`, 422},
 		{"ErrBulkTopic", "POST", "/v1/events/trigger/bulk", `{"events":[{"name":"w","to":[{"type":"Topic","topicKey":"news"}]}]}`, 422},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			is := is.New(t)
-			res := srv.Dev.Do(t, tc.method, tc.path, tc.body)
-			is.Equal(res.Status, tc.status) // refused
-			var e struct {
-				StatusCode int `json:"statusCode"`
-			}
-			is.NoErr(json.Unmarshal(res.Body, &e)) // a JSON error
-			is.Equal(e.StatusCode, tc.status)      // that says its status
-			is.Equal(snapshot(), before)           // nothing changed
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, srv, snapshot, before) })
 	}
 }
 
@@ -362,18 +348,7 @@ func TestTopics_FanOutResumesAtStart(t *testing.T) {
 		ids[batch-1], "topics", ts, ts)
 	is.NoErr(err) // the unfinished fan-out recorded
 
-	// The next start, wired as run wires it.
-	ctx, cancel := context.WithCancel(context.Background())
-	var stoppers []func(context.Context)
-	err = wire(ctx, http.NewServeMux(), deps{db: srv.App.DB, logger: srv.App.Logger, secret: srv.App.Secret,
-		now: srv.App.Clock.Now, environments: []platform.Environment{srv.App.Development, srv.App.Production}, stoppers: &stoppers})
-	is.NoErr(err) // restarted
-	t.Cleanup(func() {
-		cancel()
-		for _, stop := range stoppers {
-			stop(context.Background())
-		}
-	})
+	startAgain(t, srv) // the next start
 	platformtest.Eventually(t, 30*time.Second, func() bool {
 		var left int
 		srv.App.DB.R.QueryRow(`SELECT count(*) FROM activity_broadcasts`).Scan(&left)

@@ -196,6 +196,36 @@ func (s *Store) preferenceWorkflow(ctx context.Context, environmentID, key strin
 	return wf, nil
 }
 
+// preferenceWrite is a preference write: its body, and the subscriber it
+// is for.
+type preferenceWrite[T any] struct {
+	store             *Store
+	ctx               context.Context
+	body              T
+	env, subscriberID string
+	ref               string // the subscriber's _id
+}
+
+// decodePreferenceWrite decodes the body of a write to the preferences of
+// the path's subscriber, which must exist (404).
+func decodePreferenceWrite[T any](store *Store, r *http.Request) (pw preferenceWrite[T], err error) {
+	if pw.body, err = platform.Decode[T](r); err != nil {
+		return pw, err
+	}
+	pw.store, pw.ctx = store, r.Context()
+	pw.env, pw.subscriberID = platform.TenantFrom(pw.ctx).EnvironmentID, r.PathValue("subscriberId")
+	pw.ref, err = store.subscriberRef(pw.ctx, pw.env, pw.subscriberID)
+	return pw, err
+}
+
+// apply writes changes and reads the subscriber's preferences back.
+func (pw preferenceWrite[T]) apply(changes []preferenceChange) (preferenceState, error) {
+	if err := pw.store.updatePreferences(pw.ctx, pw.env, pw.ref, changes); err != nil {
+		return preferenceState{}, err
+	}
+	return pw.store.preferenceState(pw.ctx, pw.env, pw.subscriberID)
+}
+
 // updatePreferences writes changes for one subscriber in one transaction:
 // each entry's workflowID is a workflow _id, or "" for its global set.
 func (s *Store) updatePreferences(ctx context.Context, environmentID, subscriberRef string, changes []preferenceChange) error {
@@ -295,30 +325,24 @@ func handlePreferenceUpdateV1(store *Store) http.Handler {
 		Enabled *bool `json:"enabled"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		req, err := platform.Decode[body](r)
+		pw, err := decodePreferenceWrite[body](store, r)
 		if err != nil {
 			return err
 		}
-		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
-		ref, err := store.subscriberRef(ctx, env, r.PathValue("subscriberId"))
-		if err != nil {
-			return err
-		}
+		ctx, env, req := pw.ctx, pw.env, pw.body
 		wf, err := store.preferenceWorkflow(ctx, env, r.PathValue("workflowId"))
 		if err != nil {
 			return err
 		}
+		var change []preferenceChange
 		if req.Channel != nil {
-			change := preferenceChange{workflowID: wf.ID, set: Set{req.Channel.Type: *req.Channel.Enabled}}
-			if err := store.updatePreferences(ctx, env, ref, []preferenceChange{change}); err != nil {
-				return err
-			}
+			change = append(change, preferenceChange{workflowID: wf.ID, set: Set{req.Channel.Type: *req.Channel.Enabled}})
 		}
-		sub, err := store.subscribed(ctx, env, ref, wf.ID)
+		st, err := pw.apply(change)
 		if err != nil {
 			return err
 		}
-		v := preferenceView{wf: wf, sub: sub, resolved: Resolve(wf.Preferences, sub)}
+		v := st.view(wf.ID)
 		tmpl := v.template()
 		delete(tmpl, "severity")
 		return platform.JSON(w, http.StatusOK, map[string]any{"template": tmpl,
@@ -339,24 +363,15 @@ func handleGlobalPreferenceUpdateV1(store *Store) http.Handler {
 		Enabled *bool `json:"enabled"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		req, err := platform.Decode[body](r)
-		if err != nil {
-			return err
-		}
-		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
-		subscriberID := r.PathValue("subscriberId")
-		ref, err := store.subscriberRef(ctx, env, subscriberID)
+		pw, err := decodePreferenceWrite[body](store, r)
 		if err != nil {
 			return err
 		}
 		set := Set{}
-		for _, p := range req.Preferences {
+		for _, p := range pw.body.Preferences {
 			set[p.Type] = *p.Enabled
 		}
-		if err := store.updatePreferences(ctx, env, ref, []preferenceChange{{set: set}}); err != nil {
-			return err
-		}
-		st, err := store.preferenceState(ctx, env, subscriberID)
+		st, err := pw.apply([]preferenceChange{{set: set}})
 		if err != nil {
 			return err
 		}
@@ -420,16 +435,11 @@ func handlePreferenceUpdateV2(store *Store) http.Handler {
 		WorkflowID string       `json:"workflowId" validate:"max=256"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		req, err := platform.Decode[body](r)
+		pw, err := decodePreferenceWrite[body](store, r)
 		if err != nil {
 			return err
 		}
-		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
-		subscriberID := r.PathValue("subscriberId")
-		ref, err := store.subscriberRef(ctx, env, subscriberID)
-		if err != nil {
-			return err
-		}
+		ctx, env, req := pw.ctx, pw.env, pw.body
 		change := preferenceChange{set: Set(req.Channels)}
 		if req.WorkflowID != "" {
 			wf, err := store.preferenceWorkflow(ctx, env, req.WorkflowID)
@@ -438,10 +448,7 @@ func handlePreferenceUpdateV2(store *Store) http.Handler {
 			}
 			change.workflowID = wf.ID
 		}
-		if err := store.updatePreferences(ctx, env, ref, []preferenceChange{change}); err != nil {
-			return err
-		}
-		st, err := store.preferenceState(ctx, env, subscriberID)
+		st, err := pw.apply([]preferenceChange{change})
 		if err != nil {
 			return err
 		}
@@ -461,16 +468,11 @@ func handlePreferencesBulkV2(store *Store) http.Handler {
 		} `json:"preferences" validate:"required,min=1,max=100,dive"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		req, err := platform.Decode[body](r)
+		pw, err := decodePreferenceWrite[body](store, r)
 		if err != nil {
 			return err
 		}
-		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
-		subscriberID := r.PathValue("subscriberId")
-		ref, err := store.subscriberRef(ctx, env, subscriberID)
-		if err != nil {
-			return err
-		}
+		ctx, env, req := pw.ctx, pw.env, pw.body
 		changes := make([]preferenceChange, 0, len(req.Preferences))
 		for _, p := range req.Preferences {
 			wf, err := store.preferenceWorkflow(ctx, env, p.WorkflowID)
@@ -479,10 +481,7 @@ func handlePreferencesBulkV2(store *Store) http.Handler {
 			}
 			changes = append(changes, preferenceChange{workflowID: wf.ID, set: Set(p.Channels)})
 		}
-		if err := store.updatePreferences(ctx, env, ref, changes); err != nil {
-			return err
-		}
-		st, err := store.preferenceState(ctx, env, subscriberID)
+		st, err := pw.apply(changes)
 		if err != nil {
 			return err
 		}

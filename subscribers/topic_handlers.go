@@ -56,6 +56,25 @@ func topicKeyPath(r *http.Request) (string, error) {
 	return key, nil
 }
 
+// decodeTopicWrite reads the {topicKey} of a write's path (topicKeyPath)
+// and decodes its body.
+func decodeTopicWrite[T any](r *http.Request) (key string, body T, err error) {
+	if key, err = topicKeyPath(r); err != nil {
+		return key, body, err
+	}
+	body, err = platform.Decode[T](r)
+	return key, body, err
+}
+
+// notFoundErrors reports subscriberIds with no subscriber in a v2 batch.
+func notFoundErrors(missing []string) []batchError {
+	var errs []batchError
+	for _, id := range missing {
+		errs = append(errs, batchError{id, "SUBSCRIBER_NOT_FOUND", "Subscriber " + id + " was not found"})
+	}
+	return errs
+}
+
 // handleTopicCreateV1 serves POST /v1/topics: 201 {_id, key}, or 409 when
 // the key is taken.
 func handleTopicCreateV1(store *Store) http.Handler {
@@ -136,11 +155,7 @@ func handleTopicRename(store *Store, v2 bool) http.Handler {
 		Name string `json:"name" validate:"required,max=256"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		key, err := topicKeyPath(r)
-		if err != nil {
-			return err
-		}
-		req, err := platform.Decode[body](r)
+		key, req, err := decodeTopicWrite[body](r)
 		if err != nil {
 			return err
 		}
@@ -185,11 +200,7 @@ type subscribersBody struct {
 // listed under failed.notFound.
 func handleTopicSubscribeV1(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		key, err := topicKeyPath(r)
-		if err != nil {
-			return err
-		}
-		req, err := platform.Decode[subscribersBody](r)
+		key, req, err := decodeTopicWrite[subscribersBody](r)
 		if err != nil {
 			return err
 		}
@@ -217,11 +228,7 @@ func subscriberIDsOf(subs []Subscription) []string {
 // /v1/topics/{topicKey}/subscribers/removal: 204, whoever was in it.
 func handleTopicUnsubscribeV1(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		key, err := topicKeyPath(r)
-		if err != nil {
-			return err
-		}
-		req, err := platform.Decode[subscribersBody](r)
+		key, req, err := decodeTopicWrite[subscribersBody](r)
 		if err != nil {
 			return err
 		}
@@ -464,11 +471,7 @@ func batchAnswer(w http.ResponseWriter, status int, subs []Subscription, errs []
 // that do not exist are reported per id as SUBSCRIBER_NOT_FOUND.
 func handleSubscribeV2(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		key, err := topicKeyPath(r)
-		if err != nil {
-			return err
-		}
-		req, err := platform.Decode[subscriptionsBody](r)
+		key, req, err := decodeTopicWrite[subscriptionsBody](r)
 		if err != nil {
 			return err
 		}
@@ -477,10 +480,7 @@ func handleSubscribeV2(store *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		var errs []batchError
-		for _, id := range missing {
-			errs = append(errs, batchError{id, "SUBSCRIBER_NOT_FOUND", "Subscriber " + id + " was not found"})
-		}
+		errs := notFoundErrors(missing)
 		return batchAnswer(w, http.StatusCreated, subs, errs)
 	})
 }
@@ -490,11 +490,7 @@ func handleSubscribeV2(store *Store) http.Handler {
 // SUBSCRIPTION_NOT_FOUND.
 func handleUnsubscribeV2(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		key, err := topicKeyPath(r)
-		if err != nil {
-			return err
-		}
-		req, err := platform.Decode[subscriptionsBody](r)
+		key, req, err := decodeTopicWrite[subscriptionsBody](r)
 		if err != nil {
 			return err
 		}
@@ -503,10 +499,7 @@ func handleUnsubscribeV2(store *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		var errs []batchError
-		for _, id := range missing {
-			errs = append(errs, batchError{id, "SUBSCRIBER_NOT_FOUND", "Subscriber " + id + " was not found"})
-		}
+		errs := notFoundErrors(missing)
 		for _, id := range notSubscribed {
 			errs = append(errs, batchError{id, "SUBSCRIPTION_NOT_FOUND", "Subscriber " + id + " is not in topic " + key})
 		}

@@ -238,7 +238,7 @@ func (s *Store) subscribe(ctx context.Context, tenant platform.Tenant, key, name
 			return err
 		}
 		now := platform.FormatTime(s.now())
-		for _, id := range distinct(subscriberIDs) {
+		for _, id := range dedupe(subscriberIDs) {
 			sub, ok := found[id]
 			if !ok {
 				missing = append(missing, id)
@@ -274,7 +274,7 @@ func (s *Store) unsubscribe(ctx context.Context, environmentID, key string, subs
 		if removed, err = s.subscriptions(ctx, tx, *t, found, subscriberIDs); err != nil {
 			return err
 		}
-		for _, id := range distinct(subscriberIDs) {
+		for _, id := range dedupe(subscriberIDs) {
 			if _, ok := found[id]; !ok {
 				missing = append(missing, id)
 			} else if !slices.ContainsFunc(removed, func(sub Subscription) bool { return sub.SubscriberID == id }) {
@@ -346,7 +346,7 @@ func (s *Store) subscriptions(ctx context.Context, q querier, t Topic, found map
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	for _, id := range distinct(subscriberIDs) {
+	for _, id := range dedupe(subscriberIDs) {
 		if sub, ok := byID[id]; ok {
 			out = append(out, sub)
 		}
@@ -486,18 +486,6 @@ func prefixed(prefix, columns string) string {
 		parts[i] = prefix + strings.TrimSpace(p)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func distinct(ids []string) []string {
-	seen := map[string]bool{}
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 // prefixScanner scans columns before a row's subscriber columns into extra.
