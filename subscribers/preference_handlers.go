@@ -229,6 +229,9 @@ func (pw preferenceWrite[T]) apply(changes []preferenceChange) (preferenceState,
 // updatePreferences writes changes for one subscriber in one transaction:
 // each entry's workflowID is a workflow _id, or "" for its global set.
 func (s *Store) updatePreferences(ctx context.Context, environmentID, subscriberRef string, changes []preferenceChange) error {
+	// A global write changes what every workflow's entry of the subscriber
+	// says, and writes are rare: every entry goes, after the commit.
+	defer cacheFor(s.db).preferences.Invalidate()
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		for _, c := range changes {
 			if err := s.setPreferences(ctx, tx, environmentID, subscriberRef, c.workflowID, c.set); err != nil {
