@@ -90,6 +90,12 @@ func TestTopics_V1(t *testing.T) {
 	mustStatus(t, srv.Dev, "PATCH", "/v1/topics/news", `{"name":"Daily"}`, 200).Decode(t, &renamed)
 	is.Equal(renamed.Name, "Daily") // renamed
 
+	mustStatus(t, srv.Dev, "POST", "/v1/subscribers", `{"subscriberId":"gone"}`, 201)
+	mustStatus(t, srv.Dev, "POST", "/v1/topics/news/subscribers", `{"subscribers":["gone"]}`, 200)
+	mustStatus(t, srv.Dev, "DELETE", "/v1/subscribers/gone", "", 200)
+	mustStatus(t, srv.Dev, "GET", "/v1/topics/news", "", 200).Decode(t, &got)
+	is.Equal(got.Subscribers, []string{"a", "b"}) // a deleted subscriber leaves its topics
+
 	mustStatus(t, srv.Dev, "DELETE", "/v1/topics/news", "", 409) // it still has subscribers
 	mustStatus(t, srv.Dev, "POST", "/v1/topics/news/subscribers/removal", `{"subscribers":["a","b"]}`, 204)
 	mustStatus(t, srv.Dev, "GET", "/v1/topics/news/subscribers/a", "", 404) // removed

@@ -111,7 +111,7 @@ func cacheFor(db *platform.DB) *resultCache {
 	c, _ := resultCaches.LoadOrStore(db, &resultCache{
 		docs:        platform.WriteCache[json.RawMessage]{Limit: maxCachedDocs},
 		preferences: platform.WriteCache[Subscribed]{Limit: maxCachedPreferences},
-		identities: platform.ByteCache{Limit: maxCachedIdentities},
+		identities:  platform.ByteCache{Limit: maxCachedIdentities},
 	})
 	return c.(*resultCache)
 }
