@@ -32,9 +32,5 @@ func BenchmarkTopicFanOut(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(b.N*subscribers)/b.Elapsed().Seconds(), "subscribers/s")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*subscribers), "cpu-us/subscriber")
-	if n := app.count(b, `SELECT count(*) FROM notifications`); n != int64(b.N*subscribers) {
-		b.Fatalf("%d notifications after %d triggers to %d subscribers", n, b.N, subscribers)
-	}
+	app.reportFanOut(b, subscribers, cpu0)
 }

@@ -24,24 +24,34 @@ func (b *bench) fanout(ctx context.Context) error {
 	return b.topicFanOut(ctx)
 }
 
+// serverWith starts the server on a fresh database file in the run's
+// directory, with the given workflows created, and a load client for it.
+func (b *bench) serverWith(ctx context.Context, file string, workflows ...string) (*server, *loadClient, error) {
+	srv, err := startServer(ctx, b.bin, filepath.Join(b.dir, file))
+	if err != nil {
+		return nil, nil, err
+	}
+	c := newLoadClient(srv.base, benchKey, b.sz.clients)
+	for _, wf := range workflows {
+		if status, body, err := c.do(ctx, request{method: "POST", path: "/v2/workflows", body: []byte(wf)}); err != nil || status != 201 {
+			srv.stop()
+			return nil, nil, fmt.Errorf("create workflow: %d %s %v", status, body, err)
+		}
+	}
+	return srv, c, nil
+}
+
 // preferenceCheck times triggers like scenario 1's (a tenth as many, twice)
-// for recipients who set
-// preferences (a global one and one for the workflow, the two rows a
-// delivery reads), against the same triggers of a critical workflow, whose
+// for recipients who set preferences (a global one and one for the
+// workflow, the two rows a delivery reads), against the same triggers of a critical workflow, whose
 // deliveries read no preferences, on the same server. A first in-app step
 // runs in its trigger, so the check's cost is in the trigger's CPU.
 func (b *bench) preferenceCheck(ctx context.Context) error {
-	srv, err := startServer(ctx, b.bin, filepath.Join(b.dir, "preferences.db"))
+	srv, c, err := b.serverWith(ctx, "preferences.db", benchWorkflow, benchCritical)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
-	c := newLoadClient(srv.base, benchKey, b.sz.clients)
-	for _, wf := range []string{benchWorkflow, benchCritical} {
-		if status, body, err := c.do(ctx, request{method: "POST", path: "/v2/workflows", body: []byte(wf)}); err != nil || status != 201 {
-			return fmt.Errorf("create workflow: %d %s %v", status, body, err)
-		}
-	}
 	steps := []func(i int) request{
 		func(i int) request {
 			return request{method: "POST", path: "/v1/subscribers", want: 201, body: fmt.Appendf(nil, `{"subscriberId":"r%d"}`, i)}
@@ -92,15 +102,11 @@ func (b *bench) preferenceCheck(ctx context.Context) error {
 // (every notification written), each started once the deliveries of the
 // one before have finished.
 func (b *bench) topicFanOut(ctx context.Context) error {
-	srv, err := startServer(ctx, b.bin, filepath.Join(b.dir, "fanout.db"))
+	srv, c, err := b.serverWith(ctx, "fanout.db", benchWorkflow)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
-	c := newLoadClient(srv.base, benchKey, b.sz.clients)
-	if status, body, err := c.do(ctx, request{method: "POST", path: "/v2/workflows", body: []byte(benchWorkflow)}); err != nil || status != 201 {
-		return fmt.Errorf("create workflow: %d %s %v", status, body, err)
-	}
 	n := b.sz.fanout
 	b.logf("scenario 7: %d subscribers in one topic", n)
 	if res := c.run(ctx, b.sz.clients, n, func(i int) request {
