@@ -40,6 +40,9 @@ var (
 	_ activity.Workflows              = (*workflows.Store)(nil)
 	_ activity.Subscribers            = (*subscribers.Store)(nil)
 	_ activity.Messenger              = (*messaging.Deliverer)(nil)
+	_ activity.Preferences            = (*subscribers.Store)(nil)
+	_ activity.Topics                 = (*subscribers.Store)(nil)
+	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
 )
 
 // wired is what wire builds: each domain's store, connected to the others,
@@ -63,7 +66,7 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	}
 	integrationStore.WithOutbound(d.outbound)
 	workflowStore := workflows.NewStore(d.db)
-	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
+	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now).WithWorkflows(workflowStore)
 	messageStore := messaging.NewStore(d.db, messaging.Sources{
 		Subscribers:  subscriberStore,
 		Workflows:    workflowStore,

@@ -244,9 +244,9 @@ func TestPreferences_ChannelEnabled(t *testing.T) {
 			is := is.New(t)
 			var p preferencesDoc
 			is.NoErr(json.Unmarshal([]byte(tc.prefs), &p))
-			on, why := p.channelEnabled(tc.channel)
-			is.Equal(on, tc.want)               // channel gate
-			is.Equal(why != "", !tc.want)       // a closed gate says which preferences closed it
+			d := subscribers.Resolve(p.workflow(), subscribers.Subscribed{}).Channels[tc.channel]
+			is.Equal(d.Enabled, tc.want)        // channel gate
+			is.True(d.Rule.Detail() != "")      // a closed gate says which preferences closed it
 			is.Equal(p.critical(), tc.critical) // critical is default.all.readOnly
 		})
 	}

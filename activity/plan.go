@@ -27,6 +27,8 @@ type recipient struct {
 	jobs  []jobRow
 	first write       // the rest of the first step's result (its message), when the trigger ran it (inline.go)
 	later []detailRow // the details that result records, written after every "Step queued"
+
+	topics []topicSummary // the trigger's topics that reached it; none for a direct recipient (topics.go)
 }
 
 // subscriberSummary is the part of a spec §2.1 subscriber activity keeps.

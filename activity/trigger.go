@@ -23,6 +23,7 @@ type triggerer struct {
 	store          *Store
 	workflows      Workflows
 	subscribers    Subscribers
+	topics         Topics  // nil when subscribers serves no topics
 	run            *runner // the worker's, for running first in-app steps; nil runs none
 	workflowParses parsedWorkflows
 }
@@ -249,6 +250,9 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 	p, res, err := t.accept(ctx, tenant, req, inlineUntil)
 	if err != nil || p == nil {
 		return res, err
+	}
+	if names, _ := parseTopics(req.To); len(names) > 0 {
+		return t.triggerTopics(ctx, p, req, res)
 	}
 	if p.answer, err = platform.IdempotentAnswer(ctx, http.StatusCreated, res); err != nil {
 		return nil, err

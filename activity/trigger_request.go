@@ -84,6 +84,8 @@ func (r triggerRequest) Valid(ctx context.Context) map[string]string {
 		problems["to"] = "is required"
 	} else if _, err := parseRecipients(r.To); err != nil {
 		problems["to"] = err.Error()
+	} else if _, err := parseTopics(r.To); err != nil {
+		problems["to"] = err.Error()
 	}
 	if !isNull(r.Payload) && !isObject(r.Payload) {
 		problems["payload"] = "must be an object"
@@ -156,7 +158,7 @@ func parseRecipients(raw json.RawMessage) ([]recipientRef, error) {
 			return nil, errors.New("must be a subscriberId, a subscriber object or an array of them")
 		}
 		if strings.EqualFold(obj.Type, "topic") {
-			return nil, errors.New("topics are not supported; name subscribers")
+			continue // a topic (parseTopics)
 		}
 		if obj.SubscriberID == nil || strings.TrimSpace(*obj.SubscriberID) == "" {
 			return nil, errors.New("each subscriber object needs a subscriberId")

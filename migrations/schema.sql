@@ -9,7 +9,7 @@ CREATE TABLE activity_broadcasts (
     actor              TEXT NOT NULL,
     last_subscriber_id TEXT NOT NULL,
     created_at         TEXT NOT NULL,
-    updated_at         TEXT NOT NULL,
+    updated_at         TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'broadcast',
     PRIMARY KEY (environment_id, transaction_id)
 ) WITHOUT ROWID;
 
@@ -211,6 +211,14 @@ CREATE TABLE notification_groups (
     UNIQUE (environment_id, name)
 );
 
+CREATE TABLE notification_topics (
+    environment_id  TEXT NOT NULL,
+    topic_key       TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    notification_id TEXT NOT NULL,
+    PRIMARY KEY (environment_id, topic_key, created_at, notification_id)
+) WITHOUT ROWID;
+
 CREATE TABLE notifications (
     id                       TEXT PRIMARY KEY,
     environment_id           TEXT NOT NULL,
@@ -256,6 +264,16 @@ CREATE TABLE organizations (
 CREATE TABLE settings (
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE subscriber_preferences (
+    environment_id TEXT NOT NULL,
+    subscriber_id  TEXT NOT NULL,
+    workflow_id    TEXT NOT NULL,
+    channels       TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL,
+    PRIMARY KEY (environment_id, subscriber_id, workflow_id)
 ) WITHOUT ROWID;
 
 CREATE TABLE subscriber_suffixes (
@@ -328,7 +346,41 @@ BEGIN
     JOIN suffix_positions p ON p.n <= length(v.value);
 END;
 
+CREATE TRIGGER subscribers_preferences_delete AFTER DELETE ON subscribers BEGIN
+    DELETE FROM subscriber_preferences WHERE environment_id = old.environment_id AND subscriber_id = old.id;
+    DELETE FROM topic_subscribers WHERE subscriber_ref = old.id;
+END;
+
 CREATE TABLE suffix_positions (n INTEGER PRIMARY KEY);
+
+CREATE TABLE topic_subscribers (
+    topic_id        TEXT NOT NULL,
+    subscriber_id   TEXT NOT NULL,
+    id              TEXT NOT NULL,
+    environment_id  TEXT NOT NULL,
+    subscriber_ref  TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    PRIMARY KEY (topic_id, subscriber_id)
+) WITHOUT ROWID;
+
+CREATE INDEX topic_subscribers_subscriber ON topic_subscribers (subscriber_ref);
+
+CREATE TABLE topics (
+    id              TEXT PRIMARY KEY,
+    environment_id  TEXT NOT NULL,
+    organization_id TEXT NOT NULL,
+    key             TEXT NOT NULL,
+    name            TEXT NOT NULL DEFAULT '',
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    UNIQUE (environment_id, key)
+);
+
+CREATE INDEX topics_env_created ON topics (environment_id, created_at, id);
+
+CREATE INDEX topics_env_id ON topics (environment_id, id);
+
+CREATE INDEX topics_env_updated ON topics (environment_id, updated_at, id);
 
 CREATE TABLE users (
     id              TEXT PRIMARY KEY,

@@ -134,17 +134,28 @@ type Preferences struct {
 	User    *ChannelPreferences `json:"user"`
 }
 
-// ChannelPreferences is a complete WorkflowPreferences object.
+// Critical reports whether either set is read-only, which makes the
+// workflow critical: subscribers cannot turn its channels off.
+func (p Preferences) Critical() bool {
+	return p.Default.All.ReadOnly || (p.User != nil && p.User.All.ReadOnly)
+}
+
+// ChannelPreferences is a complete WorkflowPreferences object: a setting
+// for every channel it names, and all, which stands for the channels it
+// does not.
 type ChannelPreferences struct {
 	All      AllPreference             `json:"all"`
 	Channels map[string]EnabledSetting `json:"channels"`
 }
 
+// AllPreference is the setting of the channels a ChannelPreferences does
+// not name; readOnly makes the workflow critical.
 type AllPreference struct {
 	Enabled  bool `json:"enabled"`
 	ReadOnly bool `json:"readOnly"`
 }
 
+// EnabledSetting turns one channel on or off.
 type EnabledSetting struct {
 	Enabled bool `json:"enabled"`
 }

@@ -95,7 +95,10 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 	if register != nil {
 		register(mux, app)
 	}
-	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret}))
+	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret,
+		// Tests write faster than any client should: the per-key write
+		// limit has tests of its own (platform/ratelimit_test.go).
+		Limits: platform.RateLimits{Write: -1}}))
 	t.Cleanup(hs.Close)
 	return &Server{
 		Server: hs,
