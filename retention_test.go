@@ -171,3 +171,28 @@ func TestRun_BadStorageSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestRetention_SweepRemovesTopicEntries: a notification a topic reached
+// leaves no entry in the topicKey filter's index once it is swept, so the
+// filter finds nothing where the notification was.
+func TestRetention_SweepRemovesTopicEntries(t *testing.T) {
+	is := is.New(t)
+	srv, sweeper := retentionServer(t, retention{activity: 30 * day, inApp: 365 * day, messages: 30 * day})
+	createHello(t, srv, "Hello")
+	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+	mustStatus(t, srv.Dev, "POST", "/v1/topics/news/subscribers", `{"subscribers":["ada"]}`, 200)
+	tx := trigger(t, srv, `{"name":"hello","to":[{"type":"Topic","topicKey":"news"}]}`)
+	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+	entries := func() (n int) {
+		is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM notification_topics`).Scan(&n))
+		return n
+	}
+	is.Equal(entries(), 1) // the topic's notification is indexed
+
+	srv.App.Clock.Advance(40 * day)
+	is.NoErr(sweeper.Sweep(context.Background())) // swept
+	is.Equal(entries(), 0)                        // its index entry went with it
+	res := srv.Dev.Do(t, "GET", "/v1/notifications?topicKey=news", "")
+	is.Equal(res.Status, 200)                                // the filter still answers
+	is.True(strings.Contains(string(res.Body), `"data":[]`)) // with nothing
+}

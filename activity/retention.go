@@ -22,7 +22,7 @@ const pendingJob = `(j.run_at IS NOT NULL OR j.status IN ('pending', 'queued', '
 
 // SweepFinished deletes, in one write transaction, at most limit
 // notifications of env created before before whose work is over, with
-// their jobs, execution details and context entries, and the transaction
+// their jobs, execution details, context and topic entries, and the transaction
 // claim of those whose transaction keeps no notification (so a
 // transactionId may be used again once its records are gone, as on the
 // reference platform). A notification with a pending job, or of a
@@ -39,7 +39,7 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		// Read through notifications_list, the environment oldest first:
 		// the page stops at before, and the cursor steps past the kept.
-		rows, err := tx.QueryContext(ctx, `SELECT n.id, n.transaction_id, n.context_keys, n.created_at,
+		rows, err := tx.QueryContext(ctx, `SELECT n.id, n.transaction_id, n.context_keys, n.topics, n.created_at,
 				EXISTS (SELECT 1 FROM jobs j WHERE j.notification_id = n.id AND `+pendingJob+`)
 				OR EXISTS (SELECT 1 FROM activity_broadcasts b
 					WHERE b.environment_id = n.environment_id AND b.transaction_id = n.transaction_id)
@@ -50,12 +50,12 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 		if err != nil {
 			return err
 		}
-		var ids, txs, contexts []string
+		var ids, txs, contexts, topicked []string
 		seen, read := map[string]bool{}, 0
 		for rows.Next() {
-			var id, txID, keys string
+			var id, txID, keys, topics string
 			var pending bool
-			if err := rows.Scan(&id, &txID, &keys, &after.CreatedAt, &pending); err != nil {
+			if err := rows.Scan(&id, &txID, &keys, &topics, &after.CreatedAt, &pending); err != nil {
 				rows.Close()
 				return err
 			}
@@ -69,6 +69,9 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 			}
 			if keys != "[]" && keys != "" {
 				contexts = append(contexts, id)
+			}
+			if topics != "[]" && topics != "" {
+				topicked = append(topicked, id)
 			}
 		}
 		rows.Close()
@@ -89,14 +92,17 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 			{"notification_contexts", `DELETE FROM notification_contexts WHERE environment_id = ?1
 				AND (context_key, created_at, notification_id) IN (SELECT k.value, n.created_at, n.id
 					FROM notifications n, json_each(n.context_keys) k WHERE n.id IN (SELECT value FROM json_each(?2)))`},
+			{"notification_topics", `DELETE FROM notification_topics WHERE environment_id = ?1
+				AND (topic_key, created_at, notification_id) IN (SELECT t.value ->> '$.topicKey', n.created_at, n.id
+					FROM notifications n, json_each(n.topics) t WHERE n.id IN (SELECT value FROM json_each(?2)))`},
 			{"notifications", `DELETE FROM notifications WHERE id IN ` + in},
 		} {
 			args := []any{string(list)}
-			if del.table == "notification_contexts" {
-				if len(contexts) == 0 {
+			if some, ok := map[string][]string{"notification_contexts": contexts, "notification_topics": topicked}[del.table]; ok {
+				if len(some) == 0 {
 					continue
 				}
-				c, _ := json.Marshal(contexts)
+				c, _ := json.Marshal(some)
 				args = []any{env, string(c)}
 			}
 			res, err := tx.ExecContext(ctx, del.query, args...)
