@@ -41,6 +41,8 @@ type config struct {
 	logFormat  string
 	logLevel   string
 	workers    int
+	version    bool
+	flags      *flag.FlagSet // every setting, for the start line's list of those changed (settings.go)
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -70,6 +72,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 (HERALD_WORKERS)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
+	cfg.flags = fs
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -105,12 +109,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "serve" {
 		args = args[1:]
 	}
+	if len(args) > 0 && args[0] == "version" {
+		fmt.Fprintln(stdout, platform.BuildInfo())
+		return nil
+	}
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		return fmt.Errorf("unknown command %q (the only command is serve)", args[0])
+		return fmt.Errorf("unknown command %q (the commands are serve and version)", args[0])
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.version {
+		fmt.Fprintln(stdout, platform.BuildInfo())
+		return nil
 	}
 	logger, err := newLogger(cfg, stderr)
 	if err != nil {
@@ -174,7 +186,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	logger.Info("herald listening", "addr", ln.Addr().String(), "db", cfg.db)
+	logger.Info("herald listening", startAttrs(cfg, ln.Addr().String())...)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -87,10 +87,15 @@ func (p *headerProbe) Header() http.Header         { return p.header }
 func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
 func (p *headerProbe) WriteHeader(status int)      { p.status = status }
 
-// handleHealthz serves GET /healthz: the process is up.
+// handleHealthz serves GET /healthz: the process is up, and which build it
+// runs, so an operator can tell what a deployment serves without a shell.
 func handleHealthz() http.Handler {
+	body := struct {
+		Status string `json:"status"`
+		Build
+	}{"ok", BuildInfo()}
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return JSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return JSON(w, http.StatusOK, body)
 	})
 }
 
