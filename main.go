@@ -41,6 +41,7 @@ type config struct {
 	logFormat  string
 	logLevel   string
 	workers    int
+	metrics    string // where /metrics is served: "" beside the API
 	version    bool
 	flags      *flag.FlagSet // every setting, for the start line's list of those changed (settings.go)
 }
@@ -72,6 +73,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 (HERALD_WORKERS)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
+	fs.StringVar(&cfg.metrics, "metrics-addr", env("HERALD_METRICS_ADDR", ""), "serve /metrics on this address instead of beside the API (HERALD_METRICS_ADDR)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	cfg.flags = fs
 	if err := fs.Parse(args); err != nil {
@@ -163,19 +165,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	metrics := platform.NewMetrics(db)
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
 	// Background work (the delivery worker) stops claiming when ctx is done
 	// and registers here how to wait for what it is still running.
 	var stoppers []func(context.Context)
 	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
-		workers: cfg.workers, stoppers: &stoppers})
+		workers: cfg.workers, stoppers: &stoppers, metrics: metrics})
 	if err != nil {
 		return err
 	}
 
 	srv := &http.Server{
-		Handler:           platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret}),
+		Handler:           platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret,
+			Metrics: metrics, MetricsRoute: cfg.metrics == ""}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -187,6 +191,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger.Info("herald listening", startAttrs(cfg, ln.Addr().String())...)
+	if cfg.metrics != "" {
+		stopMetrics, err := serveMetrics(cfg.metrics, metrics, logger)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -2,9 +2,14 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -66,4 +71,20 @@ func redactURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// serveMetrics serves /metrics alone on addr (HERALD_METRICS_ADDR), for a
+// deployment that keeps it off the API's port. The returned func stops it.
+func serveMetrics(addr string, metrics *platform.Metrics, logger *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics address: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go srv.Serve(ln)
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
 }

@@ -23,6 +23,7 @@ type deps struct {
 	environments []platform.Environment
 	workers      int                          // delivery workers; 0 means the default
 	stoppers     *[]func(ctx context.Context) // where background work registers its stop; nil in tests that do not stop it
+	metrics      *platform.Metrics            // what the domains report to; nil in tests that read none
 }
 
 // The domains call each other only through interfaces they declare; these
@@ -64,6 +65,9 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 		Integrations: integrationStore,
 	}).WithClock(d.now)
 	activityStore := activity.NewStore(d.db, d.now)
+	activityStore.Observe(d.metrics)
+	messageStore.Observe(d.logger, d.metrics)
+	d.metrics.Queue(activityStore.QueueStats)
 
 	for _, s := range []environmentSeeder{integrationStore, workflowStore} {
 		for _, env := range d.environments {

@@ -30,6 +30,8 @@ type Store struct {
 	// broadcastBatch is how many subscribers one broadcast transaction
 	// covers; tests make it small.
 	broadcastBatch int
+
+	observer Observer // metrics; nil reports nothing (observe.go)
 }
 
 // NewStore returns the activity store on db. now is the clock every record and

@@ -34,6 +34,7 @@ func handleTrigger(t *triggerer) http.Handler {
 		if err != nil {
 			return err
 		}
+		t.store.noteTrigger(res)
 		return platform.JSON(w, http.StatusCreated, res)
 	})
 }
@@ -90,6 +91,9 @@ func handleTriggerBulk(t *triggerer) http.Handler {
 		}
 		if err := writeBulk(ctx, t.store, plans, placed, out); err != nil {
 			return err
+		}
+		for _, res := range out {
+			t.store.noteTrigger(res)
 		}
 		return platform.JSON(w, http.StatusCreated, out)
 	})
@@ -210,6 +214,7 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if err != nil && !errors.Is(err, errBroadcastStopped) { // canceled meanwhile: accepted all the same
 			return err
 		}
+		t.store.noteTrigger(&res)
 		return platform.JSON(w, http.StatusOK, res)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -120,7 +121,9 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 	for i := range targets {
 		t := &targets[i]
 		t.msg = r.message(t.msg)
+		start := time.Now()
 		res, err := t.provider.Send(ctx, t.msg)
+		s.obs.sent(ctx, d, t.in.ProviderID, time.Since(start), err)
 		var some *partialSend
 		if errors.As(err, &some) {
 			partial = append(partial, err.Error())

@@ -29,6 +29,8 @@ type Store struct {
 	owners         platform.ParseCache[owner]       // feed owners, parsed from Subscribers' JSON
 	subscriberVars platform.ParseCache[any]         // template variables of subscribers (bindings)
 	integrations   platform.ParseCache[integration] // active integrations, by environment, channel and rank
+
+	obs sendObserver // metrics and the failed-send log (observe.go)
 }
 
 // NewStore returns a Store on db that reads other domains through src.

@@ -12,6 +12,10 @@ type ServerConfig struct {
 	MaxBody int64            // request body limit in bytes (contract §4: 413 past it)
 	Now     func() time.Time // clock for idempotency expiry; time.Now when nil
 	Secret  []byte           // seals stored idempotent responses (see LoadSecret)
+	Metrics *Metrics         // counts requests; nil counts none
+	// MetricsRoute serves Metrics at GET /metrics, without a key, beside the
+	// API; false when it is served on an address of its own.
+	MetricsRoute bool
 }
 
 // DefaultMaxBody is the body limit when HERALD_MAX_BODY is not set.
@@ -33,10 +37,22 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 	api := requireAPIKey(keys, idem.middleware(routeJSON(mux)))
 
 	root := http.NewServeMux()
-	root.Handle("GET /healthz", handleHealthz())
-	root.Handle("GET /readyz", handleReadyz(db))
+	root.Handle("GET /healthz", withPattern("GET /healthz", handleHealthz()))
+	root.Handle("GET /readyz", withPattern("GET /readyz", handleReadyz(db)))
+	if cfg.MetricsRoute && cfg.Metrics != nil {
+		root.Handle("GET /metrics", withPattern("GET /metrics", cfg.Metrics.Handler()))
+	}
 	root.Handle("/", limitBody(cfg.MaxBody, api))
-	return logRequests(logger, root)
+	return logRequests(logger, cfg.Metrics, root)
+}
+
+// withPattern notes the pattern of a route served outside the API's mux,
+// for the request's log line and metrics.
+func withPattern(pattern string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		notePattern(r.Context(), pattern)
+		next.ServeHTTP(w, r)
+	})
 }
 
 func limitBody(limit int64, next http.Handler) http.Handler {

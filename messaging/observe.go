@@ -1,0 +1,61 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// SendMetrics counts sends through providers (issue 41); *platform.Metrics
+// is one.
+type SendMetrics interface {
+	SendDone(provider, outcome string, d time.Duration)
+}
+
+// Observe makes the store count each send in metrics and log each failed
+// one on logger at warn. Either may be nil. Call it before the store serves.
+func (s *Store) Observe(logger *slog.Logger, metrics SendMetrics) *Store {
+	s.obs = sendObserver{logger: logger, metrics: metrics}
+	return s
+}
+
+// sendObserver is what Observe set.
+type sendObserver struct {
+	logger  *slog.Logger
+	metrics SendMetrics
+}
+
+// sent reports one send through providerID that took d and ended in err:
+// counted as sent, partial or failed, and a failure logged with what an
+// operator needs to find it (the workflow, step, provider and
+// transactionId) and the provider's reason. The reason is the error's text,
+// which providers build from the provider's answer, never from the
+// integration's credentials.
+func (o sendObserver) sent(ctx context.Context, d *delivery, providerID string, took time.Duration, err error) {
+	outcome := "sent"
+	var some *partialSend
+	switch {
+	case errors.As(err, &some):
+		outcome = "partial"
+	case err != nil:
+		outcome = "failed"
+	}
+	if o.metrics != nil {
+		o.metrics.SendDone(providerID, outcome, took)
+	}
+	if err == nil || o.logger == nil {
+		return
+	}
+	o.logger.LogAttrs(ctx, slog.LevelWarn, "send failed",
+		slog.String("outcome", outcome),
+		slog.String("workflow", d.WorkflowID),
+		slog.String("step", d.StepID),
+		slog.String("channel", d.Channel),
+		slog.String("provider", providerID),
+		slog.String("transaction_id", d.TransactionID),
+		slog.String("environment_id", d.EnvironmentID),
+		slog.String("job_id", d.JobID),
+		slog.Int("attempt", d.Attempt),
+		slog.String("reason", err.Error()))
+}
