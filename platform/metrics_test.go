@@ -16,7 +16,7 @@ func TestMetrics_Gauge(t *testing.T) {
 	m := platform.NewMetrics(nil)
 	sockets := 0.0
 	is.NoErr(m.Gauge("herald_inbox_sockets", "Live inbox sockets.", func() float64 { return sockets })) // a part registers its level
-	is.True(m.Gauge("herald_inbox_sockets", "again", func() float64 { return 0 }) != nil)              // a name is registered once
+	is.True(m.Gauge("herald_inbox_sockets", "again", func() float64 { return 0 }) != nil)               // a name is registered once
 	sockets = 3
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -24,6 +24,6 @@ func TestMetrics_Gauge(t *testing.T) {
 	is.True(strings.Contains(string(body), "herald_inbox_sockets 3")) // read at the scrape
 
 	var none *platform.Metrics
-	none.ObserveRequest("GET /x", "GET", 200, 0)                  // a nil registry ignores reports
+	none.ObserveRequest("GET /x", "GET", 200, 0)                // a nil registry ignores reports
 	is.NoErr(none.Gauge("x", "y", func() float64 { return 0 })) // and registrations
 }
