@@ -177,9 +177,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == ""}
 	srv := &http.Server{
-		Handler: platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret,
-			Metrics: metrics, MetricsRoute: cfg.metrics == ""}),
+		Handler:           platform.NewHandler(logger, db, mux, serverConfig),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
