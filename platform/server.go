@@ -16,6 +16,9 @@ type ServerConfig struct {
 	// MetricsRoute serves Metrics at GET /metrics, without a key, beside the
 	// API; false when it is served on an address of its own.
 	MetricsRoute bool
+	// OpenAPI is the API description (MergeOpenAPI), served without a key
+	// at GET /openapi.json and shown at GET /docs; nil serves neither.
+	OpenAPI []byte
 }
 
 // DefaultMaxBody is the body limit when HERALD_MAX_BODY is not set.
@@ -41,6 +44,10 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 	root.Handle("GET /readyz", withPattern("GET /readyz", handleReadyz(db)))
 	if cfg.MetricsRoute && cfg.Metrics != nil {
 		root.Handle("GET /metrics", withPattern("GET /metrics", cfg.Metrics.Handler()))
+	}
+	if cfg.OpenAPI != nil {
+		root.Handle("GET /openapi.json", withPattern("GET /openapi.json", handleOpenAPI(cfg.OpenAPI)))
+		root.Handle("GET /docs", withPattern("GET /docs", handleDocs()))
 	}
 	root.Handle("/", limitBody(cfg.MaxBody, api))
 	return logRequests(logger, cfg.Metrics, root)

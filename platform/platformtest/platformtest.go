@@ -162,6 +162,7 @@ func (c Client) Do(t testing.TB, method, path, body string, headers ...string) *
 	if err != nil {
 		t.Fatalf("read body of %s %s: %v", method, path, err)
 	}
+	checkSpec(t, req, res, b)
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
