@@ -58,7 +58,7 @@ func mergeOpenAPI(fragments []Fragment) (map[string]any, map[string]string, erro
 	doc := map[string]any{}
 	paths := map[string]any{}
 	components := map[string]any{}
-	origins := map[string]string{}    // "METHOD /path" → fragment
+	origins := map[string]string{}     // "METHOD /path" → fragment
 	componentOf := map[string]string{} // "kind/name" → fragment
 	for i, f := range fragments {
 		var part map[string]any
