@@ -177,7 +177,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == ""}
+	doc, err := platform.MergeOpenAPI(openAPI...)
+	if err != nil {
+		return err
+	}
+	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == "",
+		OpenAPI: doc}
 	srv := &http.Server{
 		Handler:           platform.NewHandler(logger, db, mux, serverConfig),
 		ReadHeaderTimeout: 10 * time.Second,

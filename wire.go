@@ -42,6 +42,18 @@ var (
 	_ activity.TxMessenger            = (*messaging.Store)(nil)
 )
 
+// openAPI lists each package's part of the API description, the
+// platform's (the document's head) first; run serves them merged at
+// /openapi.json. A package with routes adds its openapi.yaml here.
+var openAPI = []platform.Fragment{
+	{Name: "platform/openapi.yaml", YAML: platform.OpenAPI},
+	{Name: "activity/openapi.yaml", YAML: activity.OpenAPI},
+	{Name: "integrations/openapi.yaml", YAML: integrations.OpenAPI},
+	{Name: "messaging/openapi.yaml", YAML: messaging.OpenAPI},
+	{Name: "subscribers/openapi.yaml", YAML: subscribers.OpenAPI},
+	{Name: "workflows/openapi.yaml", YAML: workflows.OpenAPI},
+}
+
 // environmentSeeder creates what a domain needs in every environment from the
 // first start on: the in-app integration, the default notification group.
 type environmentSeeder interface {

@@ -61,7 +61,7 @@ func (f *fakeSources) WorkflowSummariesJSON(_ context.Context, _ string, ids []s
 	out := map[string]json.RawMessage{}
 	for _, id := range ids {
 		if w, ok := f.workflows[id]; ok {
-			out[id] = w
+			out[id] = completeSummary(w)
 		}
 	}
 	return out, nil
@@ -88,6 +88,14 @@ func (f *fakeSources) addSubscriber(env platform.Environment, subscriberID strin
 		"_environmentId": env.ID, "_organizationId": env.OrganizationID, "deleted": false}
 	for k, v := range fields {
 		sub[k] = v
+	}
+	// What the subscribers store always answers, so that responses
+	// embedding the subscriber match the API description.
+	sub["createdAt"], sub["updatedAt"] = "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"
+	for _, c := range sub["channels"].([]any) {
+		if c, ok := c.(map[string]any); ok && c["_integrationId"] == nil {
+			c["_integrationId"] = "" // linked to no integration in particular
+		}
 	}
 	if f.subscribers[env.ID] == nil {
 		f.subscribers[env.ID] = map[string]map[string]any{}
@@ -227,4 +235,22 @@ func (h *harness) mustDeliver(t *testing.T, j job) string {
 		t.Fatalf("delivery not sent: %+v", out)
 	}
 	return out.MessageID
+}
+
+// completeSummary adds to a test's workflow summary the fields the workflows
+// store always answers, so that messages embedding it match the API
+// description.
+func completeSummary(raw json.RawMessage) json.RawMessage {
+	summary := map[string]any{"description": "", "active": true, "draft": false, "critical": false, "deleted": false,
+		"_organizationId": "", "_creatorId": "", "_environmentId": "", "_notificationGroupId": "", "deletedAt": "",
+		"deletedBy": "", "preferenceSettings": map[string]any{}, "tags": []any{}, "steps": []any{}, "triggers": []any{}}
+	var given map[string]any
+	if json.Unmarshal(raw, &given) != nil {
+		return raw
+	}
+	for k, v := range given {
+		summary[k] = v
+	}
+	b, _ := json.Marshal(summary)
+	return b
 }

@@ -239,3 +239,9 @@ func (w *testWriter) stop() {
 	defer w.mu.Unlock()
 	w.stopped = true
 }
+
+// NewClient returns a client of the server at base (e.g. one that run
+// started) that sends key; its responses are checked as a test server's are.
+func NewClient(base, key string) Client {
+	return Client{base: base, key: key, client: http.DefaultClient}
+}
