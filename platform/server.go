@@ -16,6 +16,9 @@ type ServerConfig struct {
 	// MetricsRoute serves Metrics at GET /metrics, without a key, beside the
 	// API; false when it is served on an address of its own.
 	MetricsRoute bool
+	// Compat is the wire of another platform's clients to speak (compat.go;
+	// CheckCompat); "" speaks the spec's.
+	Compat string
 	// OpenAPI is the API description (MergeOpenAPI), served without a key
 	// at GET /openapi.json and shown at GET /docs; nil serves neither.
 	OpenAPI []byte
@@ -38,6 +41,9 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 	keys := &keyring{db: db}
 	idem := &idempotency{db: db, now: cfg.Now, started: cfg.Now(), sealer: newSealer(cfg.Secret, "idempotency")}
 	api := requireAPIKey(keys, idem.middleware(routeJSON(mux)))
+	if cfg.Compat != "" {
+		api = compat(api)
+	}
 
 	root := http.NewServeMux()
 	root.Handle("GET /healthz", withPattern("GET /healthz", handleHealthz()))
