@@ -43,7 +43,7 @@ func changedSettings(cfg config) [][2]string {
 	cfg.flags.VisitAll(func(f *flag.Flag) {
 		d := def.flags.Lookup(f.Name)
 		v := f.Value.String()
-		if d == nil || d.Value.String() == v || f.Name == "db" {
+		if d == nil || d.Value.String() == v || f.Name == "db" || f.Name == "addr" {
 			return
 		}
 		if secretSetting(f.Name) {
