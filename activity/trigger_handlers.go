@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -46,13 +45,7 @@ type bulkRequest struct {
 
 // Valid runs each event's own checks, keyed by its place in the array.
 func (b bulkRequest) Valid(ctx context.Context) map[string]string {
-	problems := map[string]string{}
-	for i, ev := range b.Events {
-		for k, v := range ev.Valid(ctx) {
-			problems[fmt.Sprintf("events.%d.%s", i, k)] = v
-		}
-	}
-	return problems
+	return platform.ValidEach(ctx, "events", b.Events)
 }
 
 // handleTriggerBulk serves POST /v1/events/trigger/bulk: each event is

@@ -74,15 +74,21 @@ func handleLegacyMarkAs(s *Store) http.Handler {
 				return err
 			}
 		}
-		out, err := s.messageResponses(ctx, env, rows)
-		if err != nil {
-			return err
-		}
-		for i := range out {
-			out[i].ContextKeys = &[]string{}
-		}
-		return platform.JSON(w, http.StatusCreated, out)
+		return s.writeMarked(ctx, w, env, rows)
 	})
+}
+
+// writeMarked answers a mark-as: the marked messages, each with the
+// contextKeys only that answer carries (spec §2.10), and 201.
+func (s *Store) writeMarked(ctx context.Context, w http.ResponseWriter, env string, rows []*message) error {
+	out, err := s.messageResponses(ctx, env, rows)
+	if err != nil {
+		return err
+	}
+	for i := range out {
+		out[i].ContextKeys = &[]string{}
+	}
+	return platform.JSON(w, http.StatusCreated, out)
 }
 
 // markAllRequest is the body of POST …/messages/mark-all.

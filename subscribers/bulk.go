@@ -3,7 +3,6 @@ package subscribers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/herald-notify/herald/platform"
@@ -17,13 +16,7 @@ type bulkBody struct {
 // Valid runs each subscriber's own checks, keyed by its place in the array:
 // as the reference platform, an invalid subscriber refuses the request.
 func (b bulkBody) Valid(ctx context.Context) map[string]string {
-	problems := map[string]string{}
-	for i, sub := range b.Subscribers {
-		for k, v := range sub.Valid(ctx) {
-			problems[fmt.Sprintf("subscribers.%d.%s", i, k)] = v
-		}
-	}
-	return problems
+	return platform.ValidEach(ctx, "subscribers", b.Subscribers)
 }
 
 // handleSubscriberBulk serves POST /v1/subscribers/bulk, the reference

@@ -47,6 +47,7 @@ type App struct {
 // Server is a running test server.
 type Server struct {
 	*httptest.Server
+	Mux  *http.ServeMux // the routes, for a test that serves them behind other middleware too
 	App  *App
 	Dev  Client // authenticated as the Development environment
 	Prod Client // authenticated as the Production environment
@@ -83,6 +84,7 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 	t.Cleanup(hs.Close)
 	return &Server{
 		Server: hs,
+		Mux:    mux,
 		App:    app,
 		Dev:    Client{base: hs.URL, key: DevKey, client: hs.Client()},
 		Prod:   Client{base: hs.URL, key: ProdKey, client: hs.Client()},
