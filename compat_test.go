@@ -176,7 +176,8 @@ var compatRoutes = []compatRoute{
 }
 
 // outsideTheAPI are the described routes outside the API's key, which
-// compatibility mode leaves as they are.
+// compatibility mode leaves as they are; so are the inbox's (/v1/inbox/),
+// which answer as the reference platform does in every mode.
 var outsideTheAPI = []string{"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json", "GET /docs"}
 
 func TestCompat_TableCoversEveryRoute(t *testing.T) {
@@ -189,7 +190,7 @@ func TestCompat_TableCoversEveryRoute(t *testing.T) {
 		rows = append(rows, r.op)
 	}
 	for op, frag := range spec.Origins {
-		if !slices.Contains(rows, op) && !slices.Contains(outsideTheAPI, op) && !strings.HasPrefix(op, "GET /v1/inbox") {
+		if !slices.Contains(rows, op) && !slices.Contains(outsideTheAPI, op) && !strings.Contains(op, " /v1/inbox/") {
 			t.Errorf("%s (described in %s) has no row in compatRoutes in compat_test.go: add one saying whether the reference platform wraps its answer", op, frag)
 		}
 	}
