@@ -178,3 +178,39 @@ func TestMetrics_OwnAddress(t *testing.T) {
 	status, _ := call(t, "GET", base+"/metrics", "", "")
 	is.Equal(status, 401) // and not beside the API, where every other path needs a key
 }
+
+func TestLogs_DeliveryThatReachesNoProviderIsLogged(t *testing.T) {
+	is := is.New(t)
+	base, stderr, _ := startRun(t, map[string]string{"HERALD_DB": ":memory:", "HERALD_API_KEY": metricsKey, "HERALD_LOG_FORMAT": "json"})
+	for _, step := range []struct{ path, body string }{
+		{"/v2/workflows", `{"name":"Mail","workflowId":"mail","active":true,
+			"steps":[{"name":"Mail","type":"email","controlValues":{"subject":"Hi","body":"Hello"}}]}`},
+		{"/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`},
+	} {
+		if status, body := call(t, "POST", base+step.path, metricsKey, step.body); status != 201 {
+			t.Fatalf("POST %s: %d %s", step.path, status, body)
+		}
+	}
+	status, body := call(t, "POST", base+"/v1/events/trigger", metricsKey, `{"name":"mail","to":"ada"}`)
+	is.Equal(status, 201) // triggered, with no email integration to send through
+	var ack struct {
+		TransactionID string `json:"transactionId"`
+	}
+	is.NoErr(json.Unmarshal(body, &ack)) // the trigger's answer
+
+	var warned map[string]any
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if strings.Contains(line, `"send failed"`) {
+				return json.Unmarshal([]byte(line), &warned) == nil
+			}
+		}
+		return false
+	}, "the undeliverable step to be logged")
+	is.Equal(warned["level"], "WARN")                                                           // at warn
+	is.Equal(warned["outcome"], "not_sent")                                                     // it reached no provider
+	is.Equal(warned["workflow"], "mail")                                                        // with its workflow
+	is.Equal(warned["step"], "mail")                                                            // its step
+	is.Equal(warned["transaction_id"], ack.TransactionID)                                       // its transactionId
+	is.True(strings.Contains(warned["reason"].(string), "does not have an active integration")) // and why
+}

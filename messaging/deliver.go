@@ -78,11 +78,11 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 		return nil, err
 	}
 	if failure != nil {
-		return failure, nil
+		return s.obs.notSent(ctx, d, failure), nil
 	}
 	r, err := s.renderStep(d)
 	if err != nil {
-		return fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil
+		return s.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil
 	}
 	now := s.now()
 	m := newMessage(d, r, targets, now)

@@ -57,12 +57,12 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 		return nil, nil, err
 	}
 	if failure != nil {
-		b, err := json.Marshal(failure)
+		b, err := json.Marshal(s.obs.notSent(ctx, &d, failure))
 		return b, nil, err
 	}
 	r, err := s.renderStep(&d)
 	if err != nil {
-		b, err := json.Marshal(fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()))
+		b, err := json.Marshal(s.obs.notSent(ctx, &d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())))
 		return b, nil, err
 	}
 	now := s.now()

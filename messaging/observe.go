@@ -47,6 +47,20 @@ func (o sendObserver) sent(ctx context.Context, d *delivery, providerID string, 
 	if err == nil || o.logger == nil {
 		return
 	}
+	o.warn(ctx, d, outcome, providerID, err.Error())
+}
+
+// notSent logs a delivery that reached no provider (no integration, no
+// address, bad credentials, a template that could not be rendered) as a
+// failed send with the reason its step records, and returns out.
+func (o sendObserver) notSent(ctx context.Context, d *delivery, out *outcome) *outcome {
+	if o.logger != nil && len(out.Details) > 0 {
+		o.warn(ctx, d, "not_sent", out.ProviderID, out.Details[len(out.Details)-1].Detail)
+	}
+	return out
+}
+
+func (o sendObserver) warn(ctx context.Context, d *delivery, outcome, providerID, reason string) {
 	o.logger.LogAttrs(ctx, slog.LevelWarn, "send failed",
 		slog.String("outcome", outcome),
 		slog.String("workflow", d.WorkflowID),
@@ -57,5 +71,5 @@ func (o sendObserver) sent(ctx context.Context, d *delivery, providerID string, 
 		slog.String("environment_id", d.EnvironmentID),
 		slog.String("job_id", d.JobID),
 		slog.Int("attempt", d.Attempt),
-		slog.String("reason", err.Error()))
+		slog.String("reason", reason))
 }
