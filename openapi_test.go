@@ -117,6 +117,16 @@ func TestOpenAPI_EveryRouteIsDescribedAndEveryDescribedRouteRegistered(t *testin
 	}
 }
 
+func TestOpenAPI_DocumentIsComplete(t *testing.T) {
+	spec, err := platformtest.LoadSpec()
+	if err != nil {
+		t.Fatalf("API description: %v", err)
+	}
+	for _, err := range spec.CheckDocument() {
+		t.Error(err)
+	}
+}
+
 func TestOpenAPI_WireServesEveryFragmentOfTheSource(t *testing.T) {
 	is := is.New(t)
 	source, err := platformtest.SourceFragments()

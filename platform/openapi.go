@@ -90,6 +90,7 @@ func mergeOpenAPI(fragments []Fragment) (map[string]any, map[string]string, erro
 						return nil, nil, fmt.Errorf("%s and %s both describe %s", prev, f.Name, op)
 					}
 					origins[op] = f.Name
+					addIdempotencyKey(v)
 				}
 				merged[k] = v
 			}
@@ -115,6 +116,21 @@ func mergeOpenAPI(fragments []Fragment) (map[string]any, map[string]string, erro
 	doc["paths"] = paths
 	doc["components"] = components
 	return doc, origins, nil
+}
+
+// addIdempotencyKey lists the idempotency-key header among the parameters
+// of an operation that takes the API key: every API route accepts it
+// (contract §5), so no fragment repeats it.
+func addIdempotencyKey(op any) {
+	m, ok := op.(map[string]any)
+	if !ok {
+		return
+	}
+	if security, ok := m["security"].([]any); ok && len(security) == 0 {
+		return
+	}
+	params, _ := m["parameters"].([]any)
+	m["parameters"] = append(params, map[string]any{"$ref": "#/components/parameters/IdempotencyKey"})
 }
 
 // handleOpenAPI serves GET /openapi.json: the merged description.

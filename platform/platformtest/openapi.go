@@ -272,3 +272,60 @@ func checkSpec(t testing.TB, req *http.Request, res *http.Response, body []byte,
 		t.Errorf("response of %s %s disagrees with the API description: %v", req.Method, req.URL.Path, err)
 	}
 }
+
+// CheckDocument checks what a client's tooling needs of the document
+// beyond what responses exercise: each operation has a unique operationId,
+// a summary and responses, each response a description, and every schema of
+// a request body or response compiles (so every $ref resolves).
+func (s *Spec) CheckDocument() []error {
+	var errs []error
+	ids := map[string]string{}
+	for op, frag := range s.Origins {
+		m, p, _ := strings.Cut(op, " ")
+		base := "/paths/" + pointerEscape(p) + "/" + strings.ToLower(m)
+		o, _ := s.at(base).(map[string]any)
+		id, _ := o["operationId"].(string)
+		switch {
+		case id == "":
+			errs = append(errs, fmt.Errorf("%s in %s has no operationId", op, frag))
+		case ids[id] != "":
+			errs = append(errs, fmt.Errorf("%s in %s repeats the operationId %q of %s", op, frag, id, ids[id]))
+		}
+		ids[id] = op
+		if o["summary"] == nil {
+			errs = append(errs, fmt.Errorf("%s in %s has no summary", op, frag))
+		}
+		var pointers []string
+		if body, ok := o["requestBody"].(map[string]any); ok && body["$ref"] == nil {
+			pointers = append(pointers, base+"/requestBody/content/application~1json/schema")
+		}
+		responses, _ := o["responses"].(map[string]any)
+		if len(responses) == 0 {
+			errs = append(errs, fmt.Errorf("%s in %s has no responses", op, frag))
+		}
+		for status, r := range responses {
+			at := base + "/responses/" + pointerEscape(status)
+			res, _ := r.(map[string]any)
+			if ref, ok := res["$ref"].(string); ok {
+				at = strings.TrimPrefix(ref, "#")
+				res, _ = s.at(at).(map[string]any)
+			}
+			if res == nil || res["description"] == nil {
+				errs = append(errs, fmt.Errorf("%s in %s: response %s has no description", op, frag, status))
+				continue
+			}
+			if s.at(at+"/content/application~1json/schema") != nil {
+				pointers = append(pointers, at+"/content/application~1json/schema")
+			}
+		}
+		for _, ptr := range pointers {
+			if s.at(ptr) == nil {
+				continue
+			}
+			if _, err := s.schema(ptr); err != nil {
+				errs = append(errs, fmt.Errorf("%s in %s: %v", op, frag, err))
+			}
+		}
+	}
+	return errs
+}
