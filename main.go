@@ -204,6 +204,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.metrics != "" {
 		stopMetrics, err := serveMetrics(cfg.metrics, metrics, logger)
 		if err != nil {
+			ln.Close()
 			return err
 		}
 		defer stopMetrics()

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -213,4 +216,14 @@ func TestLogs_DeliveryThatReachesNoProviderIsLogged(t *testing.T) {
 	is.Equal(warned["step"], "mail")                                                            // its step
 	is.Equal(warned["transaction_id"], ack.TransactionID)                                       // its transactionId
 	is.True(strings.Contains(warned["reason"].(string), "does not have an active integration")) // and why
+}
+
+func TestMetrics_AddressInUseStopsTheStart(t *testing.T) {
+	is := is.New(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err) // an address another process holds
+	defer taken.Close()
+	env := map[string]string{"HERALD_DB": ":memory:", "HERALD_ADDR": "127.0.0.1:0", "HERALD_METRICS_ADDR": taken.Addr().String()}
+	err = run(context.Background(), []string{"herald"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+	is.True(err != nil && strings.Contains(err.Error(), "metrics address")) // refused, naming the setting
 }
