@@ -170,6 +170,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	doc, err := platform.MergeOpenAPI(openAPI...)
+	if err != nil {
+		return err
+	}
 	metrics := platform.NewMetrics(db)
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
@@ -182,10 +186,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	doc, err := platform.MergeOpenAPI(openAPI...)
-	if err != nil {
-		return err
-	}
 	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == "",
 		OpenAPI: doc, Compat: cfg.compat}
 	srv := &http.Server{

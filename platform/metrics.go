@@ -58,7 +58,9 @@ func NewMetrics(db *DB) *Metrics {
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	// A collector that fails (the queue's read, say) drops its own series
+	// from the scrape, not every other one.
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
 // ObserveRequest counts one HTTP request. pattern is the ServeMux pattern
