@@ -46,6 +46,10 @@ type config struct {
 	limits     *limitSettings
 	retention  retention
 	mmapSize   int64
+	metrics    string // where /metrics is served: "" beside the API
+	compat     string // the wire of another platform's clients; "" for the spec's
+	version    bool
+	flags      *flag.FlagSet // every setting, for the start line's list of those changed (settings.go)
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -85,6 +89,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return cfg, fmt.Errorf("HERALD_MMAP_SIZE: %q is not a number of bytes", env("HERALD_MMAP_SIZE", ""))
 	}
 	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
+	fs.StringVar(&cfg.metrics, "metrics-addr", env("HERALD_METRICS_ADDR", ""), "serve /metrics on this address instead of beside the API (HERALD_METRICS_ADDR)")
+	fs.StringVar(&cfg.compat, "compat", env("HERALD_COMPAT", ""), "speak the reference platform's wire for its SDKs: novu (HERALD_COMPAT)")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
+	cfg.flags = fs
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -99,6 +107,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if cfg.mmapSize < 0 {
 		return cfg, fmt.Errorf("-mmap-size: %d is negative", cfg.mmapSize)
+	}
+	if err := platform.CheckCompat(cfg.compat); err != nil {
+		return cfg, err
 	}
 	cfg.retention, err = keep()
 	return cfg, err
@@ -133,12 +144,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "keys" {
 		return runKeys(ctx, args[1:], getenv, stdout)
 	}
+	if len(args) > 0 && args[0] == "version" {
+		fmt.Fprintln(stdout, platform.BuildInfo())
+		return nil
+	}
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		return fmt.Errorf("unknown command %q (the commands are serve and keys)", args[0])
+		return fmt.Errorf("unknown command %q (the commands are serve, keys and version)", args[0])
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.version {
+		fmt.Fprintln(stdout, platform.BuildInfo())
+		return nil
 	}
 	logger, err := newLogger(cfg, stderr)
 	if err != nil {
@@ -179,20 +198,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	doc, err := platform.MergeOpenAPI(openAPI...)
+	if err != nil {
+		return err
+	}
+	metrics := platform.NewMetrics(db)
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
 	// Background work (the delivery worker) stops claiming when ctx is done
 	// and registers here how to wait for what it is still running.
 	var stoppers []func(context.Context)
 	err = start(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
-		workers: cfg.workers, stoppers: &stoppers, outbound: cfg.outbound, retention: cfg.retention})
+		workers: cfg.workers, stoppers: &stoppers, outbound: cfg.outbound, retention: cfg.retention, metrics: metrics})
 	if err != nil {
 		return err
 	}
 
+	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == "",
+		OpenAPI: doc, Compat: cfg.compat, MaxPayload: cfg.limits.maxPayload, Limits: cfg.limits.rateLimits()}
 	srv := &http.Server{
-		Handler: platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret,
-			MaxPayload: cfg.limits.maxPayload, Limits: cfg.limits.rateLimits()}),
+		Handler:           platform.NewHandler(logger, db, mux, serverConfig),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -203,7 +228,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	logger.Info("herald listening", "addr", ln.Addr().String(), "db", cfg.db)
+	logger.Info("herald listening", startAttrs(cfg, ln.Addr().String())...)
+	if cfg.metrics != "" {
+		stopMetrics, err := serveMetrics(cfg.metrics, metrics, logger)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopMetrics()
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -26,6 +26,7 @@ type deps struct {
 	stoppers     *[]func(ctx context.Context) // where start registers how to stop background work; nil in tests that do not stop it
 	retention    retention                    // how long records are kept; zero keeps them forever
 	sweeper      **platform.Sweeper           // where start leaves the retention sweeper, when not nil
+	metrics      *platform.Metrics            // what the domains report to; nil in tests that read none
 }
 
 // The domains call each other only through interfaces they declare; these
@@ -56,6 +57,18 @@ type wired struct {
 	worker       *activity.Worker
 }
 
+// openAPI lists each package's part of the API description, the
+// platform's (the document's head) first; run serves them merged at
+// /openapi.json. A package with routes adds its openapi.yaml here.
+var openAPI = []platform.Fragment{
+	{Name: "platform/openapi.yaml", YAML: platform.OpenAPI},
+	{Name: "activity/openapi.yaml", YAML: activity.OpenAPI},
+	{Name: "integrations/openapi.yaml", YAML: integrations.OpenAPI},
+	{Name: "messaging/openapi.yaml", YAML: messaging.OpenAPI},
+	{Name: "subscribers/openapi.yaml", YAML: subscribers.OpenAPI},
+	{Name: "workflows/openapi.yaml", YAML: workflows.OpenAPI},
+}
+
 // wire builds every domain's store, connects the domains through the small
 // interfaces each declares, and registers every route on mux. It starts
 // nothing: start, which run and the end-to-end tests call, does.
@@ -74,7 +87,9 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 		Tokens:       subscriberStore,
 	}).WithClock(d.now)
 	activityStore := activity.NewStore(d.db, d.now)
-	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.outbound),
+	activityStore.Observe(d.metrics)
+	d.metrics.Queue(activityStore.QueueStats)
+	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.outbound).Observe(d.logger, d.metrics),
 		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
 
 	integrations.AddRoutes(mux, integrationStore)

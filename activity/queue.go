@@ -226,6 +226,7 @@ type write func(ctx context.Context, tx *sql.Tx) error
 // settled returns the write that records st for j, or hands st to j.keep
 // and returns a write that does nothing.
 func (s *Store) settled(j *job, st settlement) write {
+	s.noteSettled(j, st)
 	if j.keep != nil {
 		j.keep(st)
 		return func(context.Context, *sql.Tx) error { return nil }

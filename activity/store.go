@@ -32,6 +32,8 @@ type Store struct {
 	// swept, when set, is called after each table a retention batch
 	// deletes from, inside its transaction; tests stop a sweep there.
 	swept func(table string)
+
+	observer Observer // metrics; nil reports nothing (observe.go)
 }
 
 // NewStore returns the activity store on db. now is the clock every record and

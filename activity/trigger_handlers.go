@@ -34,6 +34,7 @@ func handleTrigger(t *triggerer) http.Handler {
 		if err != nil {
 			return err
 		}
+		t.store.noteTrigger(res)
 		return platform.JSON(w, http.StatusCreated, res)
 	})
 }
@@ -45,11 +46,8 @@ type bulkRequest struct {
 
 // Valid runs each event's own checks, keyed by its place in the array.
 func (b bulkRequest) Valid(ctx context.Context) map[string]string {
-	problems := map[string]string{}
+	problems := platform.ValidEach(ctx, "events", b.Events)
 	for i, ev := range b.Events {
-		for k, v := range ev.Valid(ctx) {
-			problems[fmt.Sprintf("events.%d.%s", i, k)] = v
-		}
 		// A topic fans out in batches of its own transactions, which a bulk
 		// request's one transaction cannot hold.
 		if topics, _ := parseTopics(ev.To); len(topics) > 0 {
@@ -95,6 +93,9 @@ func handleTriggerBulk(t *triggerer) http.Handler {
 		}
 		if err := writeBulk(ctx, t.store, plans, placed, out); err != nil {
 			return err
+		}
+		for _, res := range out {
+			t.store.noteTrigger(res)
 		}
 		return platform.JSON(w, http.StatusCreated, out)
 	})
@@ -215,6 +216,7 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if err != nil && !errors.Is(err, errBroadcastStopped) { // canceled meanwhile: accepted all the same
 			return err
 		}
+		t.store.noteTrigger(&res)
 		return platform.JSON(w, http.StatusOK, res)
 	})
 }

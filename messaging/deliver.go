@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
@@ -86,11 +87,11 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 		return Outcome{}, err
 	}
 	if failure != nil {
-		return *failure, nil
+		return *e.obs.notSent(ctx, d, failure), nil
 	}
 	r, err := renderStep(d)
 	if err != nil {
-		return *fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil
+		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil
 	}
 	now := e.messages.now()
 	m := newMessage(d, r, targets, now, e.messages.src.Subscribers == nil)
@@ -125,7 +126,9 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 		t := &targets[i]
 		t.msg = r.message(t.msg)
 		t.msg.ID = m.ID
+		start := time.Now()
 		res, err := t.provider.Send(ctx, t.msg)
+		e.obs.sent(ctx, d, t.in.ProviderID, time.Since(start), err)
 		got := classify(t.in.ProviderID, res, err)
 		out.Details = append(out.Details, got.detail)
 		if len(got.dead) > 0 {

@@ -13,6 +13,7 @@ import (
 type Deliverer struct {
 	messages *Store
 	out      provider.Deps // how providers are reached
+	obs      sendObserver  // metrics and the failed-send log (observe.go)
 }
 
 // NewDeliverer returns the engine that delivers into messages, reading the

@@ -100,6 +100,14 @@ func (f *fakeSources) addSubscriber(env platform.Environment, subscriberID strin
 	for k, v := range fields {
 		sub[k] = v
 	}
+	// What the subscribers store always answers, so that responses
+	// embedding the subscriber match the API description.
+	sub["createdAt"], sub["updatedAt"] = "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"
+	for _, c := range sub["channels"].([]any) {
+		if c, ok := c.(map[string]any); ok && c["_integrationId"] == nil {
+			c["_integrationId"] = "" // linked to no integration in particular
+		}
+	}
 	if f.subscribers[env.ID] == nil {
 		f.subscribers[env.ID] = map[string]map[string]any{}
 	}

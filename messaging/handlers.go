@@ -72,14 +72,7 @@ func handleMarkAs(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		out, err := s.messageResponses(ctx, env, rows)
-		if err != nil {
-			return err
-		}
-		for i := range out {
-			out[i].ContextKeys = &[]string{}
-		}
-		return platform.JSON(w, http.StatusCreated, out)
+		return s.writeMarked(ctx, w, env, rows)
 	})
 }
 

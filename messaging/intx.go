@@ -34,11 +34,11 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 		return Outcome{}, nil, err
 	}
 	if failure != nil {
-		return *failure, nil, nil
+		return *e.obs.notSent(ctx, d, failure), nil, nil
 	}
 	r, err := renderStep(d)
 	if err != nil {
-		return *fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error()), nil, nil
+		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil, nil
 	}
 	now := e.messages.now()
 	m := newMessage(d, r, targets, now, e.messages.src.Subscribers == nil)

@@ -67,7 +67,8 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // logRequests logs one line per request and turns a panic into a 500 with an
 // errorId, so no request can take the process down (contract §4). Bodies, keys
 // and credentials are never logged.
-func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+// It also counts the request in metrics.
+func logRequests(logger *slog.Logger, metrics *Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		info := &requestInfo{}
@@ -99,6 +100,7 @@ func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 				attrs = append(attrs, slog.String("error_id", info.errorID), slog.Any("error", info.cause))
 			}
 			logger.LogAttrs(r.Context(), level, "request", attrs...)
+			metrics.ObserveRequest(info.pattern, r.Method, sw.status, time.Since(start))
 		}()
 		next.ServeHTTP(sw, r)
 	})

@@ -16,6 +16,16 @@ type ServerConfig struct {
 	// DefaultMaxPayload when 0.
 	MaxPayload int64
 	Limits     RateLimits // per-key write and per-address auth-failure limits
+	Metrics    *Metrics   // counts requests; nil counts none
+	// MetricsRoute serves Metrics at GET /metrics, without a key, beside the
+	// API; false when it is served on an address of its own.
+	MetricsRoute bool
+	// Compat is the wire of another platform's clients to speak (compat.go;
+	// CheckCompat); "" speaks the spec's.
+	Compat string
+	// OpenAPI is the API description (MergeOpenAPI), served without a key
+	// at GET /openapi.json and shown at GET /docs; nil serves neither.
+	OpenAPI []byte
 }
 
 // DefaultMaxBody is the body limit when HERALD_MAX_BODY is not set.
@@ -41,12 +51,31 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 	idem := &idempotency{db: db, now: cfg.Now, started: cfg.Now(), sealer: newSealer(cfg.Secret, "idempotency")}
 	api := requireAPIKey(keys, newBuckets(limits.AuthFailure, limits.AuthFailureBurst),
 		newBuckets(limits.Write, limits.WriteBurst), idem.middleware(routeJSON(mux)))
+	if cfg.Compat != "" {
+		api = compat(api)
+	}
 
 	root := http.NewServeMux()
-	root.Handle("GET /healthz", handleHealthz())
-	root.Handle("GET /readyz", handleReadyz(db))
+	root.Handle("GET /healthz", withPattern("GET /healthz", handleHealthz()))
+	root.Handle("GET /readyz", withPattern("GET /readyz", handleReadyz(db)))
+	if cfg.MetricsRoute && cfg.Metrics != nil {
+		root.Handle("GET /metrics", withPattern("GET /metrics", cfg.Metrics.Handler()))
+	}
+	if cfg.OpenAPI != nil {
+		root.Handle("GET /openapi.json", withPattern("GET /openapi.json", handleOpenAPI(cfg.OpenAPI)))
+		root.Handle("GET /docs", withPattern("GET /docs", handleDocs()))
+	}
 	root.Handle("/", limitBody(cfg.MaxBody, cfg.MaxPayload, api))
-	return logRequests(logger, root)
+	return logRequests(logger, cfg.Metrics, root)
+}
+
+// withPattern notes the pattern of a route served outside the API's mux,
+// for the request's log line and metrics.
+func withPattern(pattern string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		notePattern(r.Context(), pattern)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // limitBody bounds the request body, and hands the payload limit on to the
@@ -99,10 +128,15 @@ func (p *headerProbe) Header() http.Header         { return p.header }
 func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
 func (p *headerProbe) WriteHeader(status int)      { p.status = status }
 
-// handleHealthz serves GET /healthz: the process is up.
+// handleHealthz serves GET /healthz: the process is up, and which build it
+// runs, so an operator can tell what a deployment serves without a shell.
 func handleHealthz() http.Handler {
+	body := struct {
+		Status string `json:"status"`
+		Build
+	}{"ok", BuildInfo()}
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return JSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return JSON(w, http.StatusOK, body)
 	})
 }
 

@@ -62,6 +62,7 @@ func mustAllow(list string) *platform.Outbound {
 // Server is a running test server.
 type Server struct {
 	*httptest.Server
+	Mux  *http.ServeMux // the routes, for a test that serves them behind other middleware too
 	App  *App
 	Dev  Client // authenticated as the Development environment
 	Prod Client // authenticated as the Production environment
@@ -102,6 +103,7 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 	t.Cleanup(hs.Close)
 	return &Server{
 		Server: hs,
+		Mux:    mux,
 		App:    app,
 		Dev:    Client{base: hs.URL, key: DevKey, client: hs.Client()},
 		Prod:   Client{base: hs.URL, key: ProdKey, client: hs.Client()},
@@ -141,6 +143,7 @@ type Client struct {
 	base   string
 	key    string
 	client *http.Client
+	compat bool // the server speaks the reference platform's wire (HERALD_COMPAT)
 }
 
 // Response is a fully read response.
@@ -181,6 +184,7 @@ func (c Client) Do(t testing.TB, method, path, body string, headers ...string) *
 	if err != nil {
 		t.Fatalf("read body of %s %s: %v", method, path, err)
 	}
+	checkSpec(t, req, res, b, c.compat)
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
@@ -188,6 +192,14 @@ func (c Client) Do(t testing.TB, method, path, body string, headers ...string) *
 // same database with other settings.
 func (c Client) On(hs *httptest.Server) Client {
 	c.base, c.client = hs.URL, hs.Client()
+	return c
+}
+
+// Compat returns a client of a server in compatibility mode: its answers
+// are checked against the description once the envelope and the novu…
+// spelling are taken off (platform.CompatUnwrap).
+func (c Client) Compat() Client {
+	c.compat = true
 	return c
 }
 
@@ -282,4 +294,10 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// NewClient returns a client of the server at base (e.g. one that run
+// started) that sends key; its responses are checked as a test server's are.
+func NewClient(base, key string) Client {
+	return Client{base: base, key: key, client: http.DefaultClient}
 }

@@ -1,0 +1,77 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/herald-notify/herald/integrations/provider"
+)
+
+// SendMetrics counts sends through providers (issue 41); *platform.Metrics
+// is one.
+type SendMetrics interface {
+	SendDone(provider, outcome string, d time.Duration)
+}
+
+// Observe makes the engine count each send in metrics and log each failed
+// one on logger at warn. Either may be nil. Call it before the engine runs.
+func (e *Deliverer) Observe(logger *slog.Logger, metrics SendMetrics) *Deliverer {
+	e.obs = sendObserver{logger: logger, metrics: metrics}
+	return e
+}
+
+// sendObserver is what Observe set.
+type sendObserver struct {
+	logger  *slog.Logger
+	metrics SendMetrics
+}
+
+// sent reports one send through providerID that took d and ended in err:
+// counted as sent, partial or failed, and a failure logged with what an
+// operator needs to find it (the workflow, step, provider and
+// transactionId) and the provider's reason. The reason is the error's text,
+// which providers build from the provider's answer, never from the
+// integration's credentials.
+func (o sendObserver) sent(ctx context.Context, d *Delivery, providerID string, took time.Duration, err error) {
+	outcome := "sent"
+	var some *provider.Partial
+	switch {
+	case errors.As(err, &some):
+		outcome = "partial"
+	case err != nil:
+		outcome = "failed"
+	}
+	if o.metrics != nil {
+		o.metrics.SendDone(providerID, outcome, took)
+	}
+	if err == nil || o.logger == nil {
+		return
+	}
+	o.warn(ctx, d, outcome, providerID, err.Error())
+}
+
+// notSent logs a delivery that reached no provider (no integration, no
+// address, bad credentials, a template that could not be rendered) as a
+// failed send with the reason its step records, and returns out.
+func (o sendObserver) notSent(ctx context.Context, d *Delivery, out *Outcome) *Outcome {
+	if o.logger != nil && len(out.Details) > 0 {
+		o.warn(ctx, d, "not_sent", out.ProviderID, out.Details[len(out.Details)-1].Detail)
+	}
+	return out
+}
+
+func (o sendObserver) warn(ctx context.Context, d *Delivery, outcome, providerID, reason string) {
+	o.logger.LogAttrs(ctx, slog.LevelWarn, "send failed",
+		slog.String("outcome", outcome),
+		slog.String("workflow", d.WorkflowID),
+		slog.String("step", d.StepID),
+		slog.String("channel", d.Channel),
+		slog.String("provider", providerID),
+		slog.String("transaction_id", d.TransactionID),
+		slog.String("environment_id", d.EnvironmentID),
+		slog.String("job_id", d.JobID),
+		slog.Int("attempt", d.Attempt),
+		slog.String("reason", reason))
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// registeredRoutes finds every route pattern the source registers: each
+// Handle or HandleFunc call whose first argument is a "METHOD /path"
+// literal, in the module's Go files other than tests and the benchmark's.
+// It maps each pattern to the file that registers it.
+func registeredRoutes(t *testing.T) map[string]string {
+	t.Helper()
+	root, err := platformtest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := map[string]string{}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel == "bench" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || (sel.Sel.Name != "Handle" && sel.Sel.Name != "HandleFunc") {
+				return true
+			}
+			lit, ok := call.Args[0].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			pattern, err := strconv.Unquote(lit.Value)
+			if err == nil && strings.Contains(pattern, " /") {
+				routes[pattern] = filepath.ToSlash(rel)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return routes
+}
+
+// fragmentFor is the openapi.yaml that describes the routes registered in file.
+func fragmentFor(file string) string {
+	dir := filepath.ToSlash(filepath.Dir(file))
+	if dir == "." {
+		dir = "platform" // the root package serves the platform's routes only (metrics on its own address)
+	}
+	return dir + "/openapi.yaml"
+}
+
+func TestOpenAPI_EveryRouteIsDescribedAndEveryDescribedRouteRegistered(t *testing.T) {
+	spec, err := platformtest.LoadSpec()
+	if err != nil {
+		t.Fatalf("API description: %v", err)
+	}
+	routes := registeredRoutes(t)
+	if len(routes) < 30 {
+		t.Fatalf("found only %d registered routes; the source scan is broken", len(routes))
+	}
+	for _, pattern := range slices.Sorted(func(yield func(string) bool) {
+		for p := range routes {
+			if !yield(p) {
+				return
+			}
+		}
+	}) {
+		if _, ok := spec.Origins[pattern]; !ok {
+			frag := fragmentFor(routes[pattern])
+			method, path, _ := strings.Cut(pattern, " ")
+			t.Errorf("route %q (registered in %s) is not described: add %s under paths: %s: in %s "+
+				"(and, for a new package, list that file in openAPI in wire.go)",
+				pattern, routes[pattern], strings.ToLower(method), path, frag)
+		}
+	}
+	for op, frag := range spec.Origins {
+		if _, ok := routes[op]; !ok {
+			t.Errorf("%s is described in %s, but no routes.go registers it: register it or remove it from %s", op, frag, frag)
+		}
+	}
+}
+
+func TestOpenAPI_DocumentIsComplete(t *testing.T) {
+	spec, err := platformtest.LoadSpec()
+	if err != nil {
+		t.Fatalf("API description: %v", err)
+	}
+	for _, err := range spec.CheckDocument() {
+		t.Error(err)
+	}
+}
+
+func TestOpenAPI_WireServesEveryFragmentOfTheSource(t *testing.T) {
+	is := is.New(t)
+	source, err := platformtest.SourceFragments()
+	is.NoErr(err) // the source tree's fragments
+	var names, wired []string
+	for _, f := range source {
+		names = append(names, f.Name)
+	}
+	for _, f := range openAPI {
+		wired = append(wired, f.Name)
+		i := slices.IndexFunc(source, func(s platform.Fragment) bool { return s.Name == f.Name })
+		if i >= 0 && !bytes.Equal(source[i].YAML, f.YAML) {
+			t.Errorf("%s: wire.go embeds another file than the source's", f.Name)
+		}
+	}
+	slices.Sort(names)
+	slices.Sort(wired)
+	is.Equal(wired, names) // every package's openapi.yaml is listed in openAPI in wire.go
+}
+
+var pathParam = regexp.MustCompile(`\{[^}]+\}`)
+
+// TestOpenAPI_DocumentedRoutesAnswer sends every described operation to a
+// running Herald, with placeholder ids and an empty object for a body: each
+// must reach a handler (no router 404 or 405), and each answer, mostly
+// errors, must match the description (Client.Do checks).
+func TestOpenAPI_DocumentedRoutesAnswer(t *testing.T) {
+	spec, err := platformtest.LoadSpec()
+	if err != nil {
+		t.Fatalf("API description: %v", err)
+	}
+	base, _, _ := startRun(t, map[string]string{"HERALD_DB": ":memory:", "HERALD_API_KEY": metricsKey})
+	c := platformtest.NewClient(base, metricsKey)
+	for op := range spec.Origins {
+		method, path, _ := strings.Cut(op, " ")
+		path = pathParam.ReplaceAllString(path, "placeholder")
+		body := ""
+		if method == "POST" || method == "PUT" || method == "PATCH" {
+			body = "{}"
+		}
+		res := c.Do(t, method, path, body)
+		if res.Status == 405 {
+			t.Errorf("%s: 405, the router does not serve this method", op)
+		}
+		var e struct {
+			Message any `json:"message"`
+		}
+		if res.Status == 404 && json.Unmarshal(res.Body, &e) == nil && strings.HasPrefix(e.Message.(string), "Cannot ") {
+			t.Errorf("%s: the router has no such route: %s", op, res.Body)
+		}
+	}
+}
+
+func TestOpenAPI_ServedAndShown(t *testing.T) {
+	is := is.New(t)
+	base, _, _ := startRun(t, map[string]string{"HERALD_DB": ":memory:", "HERALD_API_KEY": metricsKey})
+	status, body := call(t, "GET", base+"/openapi.json", "", "")
+	is.Equal(status, 200) // served without a key
+	var doc struct {
+		OpenAPI string                    `json:"openapi"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	is.NoErr(json.Unmarshal(body, &doc))                    // JSON
+	is.Equal(doc.OpenAPI, "3.1.0")                          // OpenAPI 3.1
+	is.True(doc.Paths["/v1/events/trigger"]["post"] != nil) // with the domains' paths merged in
+	spec, err := platformtest.LoadSpec()
+	is.NoErr(err)                                          // the source's description
+	is.True(bytes.Equal(bytes.TrimSpace(body), spec.JSON)) // the served document is the source's
+	status, page := call(t, "GET", base+"/docs", "", "")
+	is.Equal(status, 200)                                           // the page, without a key
+	is.True(bytes.Contains(page, []byte(`fetch("/openapi.json")`))) // reads the document from this origin
+	is.True(!bytes.Contains(page, []byte("https://")))              // and nothing from elsewhere
+}
