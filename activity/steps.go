@@ -262,17 +262,6 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 			Detail: "Delivery could not be attempted"}}), nil
 	}
 	details := detailsOf(o.Details, j.Attempts > 1)
-	if o.Status == "error" {
-		// The execution details say why; the log lets an operator see
-		// failed sends without reading every notification. Only the
-		// detail's source is logged: its text may quote a provider's URL.
-		source := ""
-		if len(o.Details) > 0 {
-			source = o.Details[len(o.Details)-1].Source
-		}
-		w.cfg.Logger.Warn("delivery failed", "job_id", j.ID, "channel", j.Type, "provider", o.ProviderID,
-			"source", source, "retryable", o.Retryable, "attempt", j.Attempts)
-	}
 	var settle write
 	switch {
 	case o.Status == "sent" || o.Status == "warning":

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -653,21 +652,4 @@ func TestWorker_SlowProviderLeavesRoomForOtherSteps(t *testing.T) {
 	sms := h.trigger(t, `{"name":"text","to":"z"}`)
 	h.waitStatuses(t, sms, "trigger:completed", "sms:completed") // and other channels' sends
 	is.Equal(h.msg.callCount(), 5)                               // two emails, two in-app messages and an SMS
-}
-
-// A send that fails is logged, so an operator sees it without reading
-// every notification's execution details.
-func TestDelivery_FailedSendIsLogged(t *testing.T) {
-	is := is.New(t)
-	h := newHarness(t)
-	h.stop(5 * time.Second)
-	var logs platformtest.SyncBuffer
-	h.logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	h.startWorker(t)
-	h.msg.respond = func(d delivery, attempt int) (string, error) { return "error", nil }
-	h.wf.add(t, h.App.Development.ID, "chatty", nil, step("chat", "chat", map[string]any{"body": "hi"}))
-	tx := h.trigger(t, `{"name":"chatty","to":"ada"}`)
-	h.waitStatuses(t, tx, "trigger:completed", "chat:failed")
-	platformtest.Eventually(t, 5*time.Second, func() bool { return strings.Contains(logs.String(), "delivery failed") }, "the failed send logged")
-	is.True(strings.Contains(logs.String(), "provider=chat-webhook")) // names the provider
 }
