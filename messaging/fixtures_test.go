@@ -64,7 +64,7 @@ func (f *fakeSources) WorkflowSummaries(_ context.Context, _ string, ids []strin
 	for _, id := range ids {
 		if w, ok := f.workflows[id]; ok {
 			var sum workflows.Summary
-			if err := json.Unmarshal(w, &sum); err != nil {
+			if err := json.Unmarshal(completeSummary(w), &sum); err != nil {
 				return nil, err
 			}
 			out[id] = sum
@@ -95,7 +95,7 @@ func (f *fakeSources) addSubscriber(env platform.Environment, subscriberID strin
 	defer f.mu.Unlock()
 	sub := map[string]any{"_id": platform.NewID(), "subscriberId": subscriberID, "firstName": "Ada",
 		"lastName": "Lovelace", "email": subscriberID + "@example.com", "phone": "+15550100",
-		"avatar": "https://example.com/" + subscriberID + ".png", "channels": []any{},
+		"avatar": "https://example.com/" + subscriberID + ".png", "channels": []any{}, "topics": []any{},
 		"_environmentId": env.ID, "_organizationId": env.OrganizationID, "deleted": false}
 	for k, v := range fields {
 		sub[k] = v
@@ -239,4 +239,22 @@ func (h *harness) mustDeliver(t *testing.T, j job) string {
 		t.Fatalf("delivery not sent: %+v", out)
 	}
 	return out.MessageID
+}
+
+// completeSummary fills in the summary fields a test's workflow leaves
+// out with what the workflows store always answers, so that responses
+// embedding the summary match the API description.
+func completeSummary(raw json.RawMessage) json.RawMessage {
+	summary := map[string]any{"description": "", "active": true, "draft": false, "critical": false, "deleted": false,
+		"_organizationId": "", "_creatorId": "", "_environmentId": "", "_notificationGroupId": "", "deletedAt": "",
+		"deletedBy": "", "preferenceSettings": map[string]any{}, "tags": []any{}, "steps": []any{}, "triggers": []any{}}
+	var given map[string]any
+	if json.Unmarshal(raw, &given) != nil {
+		return raw
+	}
+	for k, v := range given {
+		summary[k] = v
+	}
+	b, _ := json.Marshal(summary)
+	return b
 }
