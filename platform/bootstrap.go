@@ -32,6 +32,9 @@ type BootstrapConfig struct {
 	DevelopmentKey string
 	ProductionKey  string
 	Now            func() time.Time
+	// Secret seals a copy of each key Bootstrap stores (see SealedAPIKeys),
+	// for the inbox's HMAC; without one only the digest is kept.
+	Secret []byte
 }
 
 // The two environments every installation has (contract §1).
@@ -69,7 +72,7 @@ func Bootstrap(ctx context.Context, db *DB, cfg BootstrapConfig, out io.Writer) 
 		dev.SystemUserID, prod.SystemUserID = userID, userID
 		envs = []Environment{dev, prod}
 		for i, configured := range []string{cfg.DevelopmentKey, cfg.ProductionKey} {
-			key, err := ensureAPIKey(ctx, tx, envs[i].ID, userID, configured, ts)
+			key, err := ensureAPIKey(ctx, tx, envs[i].ID, userID, configured, ts, cfg.Secret)
 			if err != nil {
 				return err
 			}
@@ -126,11 +129,15 @@ func ensureEnvironment(ctx context.Context, tx *sql.Tx, orgID, name, parentID, t
 
 // ensureAPIKey adds the configured key when it is new, and generates one when
 // the environment has none. It returns a generated key, to be shown once.
-func ensureAPIKey(ctx context.Context, tx *sql.Tx, envID, userID, configured, ts string) (generated string, err error) {
+// With a secret, the key is also kept sealed; a configured key stored
+// before keys were sealed gets its sealed copy now.
+func ensureAPIKey(ctx context.Context, tx *sql.Tx, envID, userID, configured, ts string, secret []byte) (generated string, err error) {
 	insert := func(key string) error {
 		_, err := tx.ExecContext(ctx, `
-			INSERT INTO api_keys (hash, environment_id, user_id, hint, created_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (hash) DO NOTHING`, HashAPIKey(key), envID, userID, keyHint(key), ts)
+			INSERT INTO api_keys (hash, environment_id, user_id, hint, created_at, sealed) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (hash) DO UPDATE SET sealed = excluded.sealed
+			WHERE api_keys.sealed IS NULL AND excluded.sealed IS NOT NULL`,
+			HashAPIKey(key), envID, userID, keyHint(key), ts, SealAPIKey(secret, key))
 		return err
 	}
 	if configured != "" {

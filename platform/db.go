@@ -34,6 +34,7 @@ type DB struct {
 	stop         chan struct{} // closed by Close to stop checkpointing
 	stopped      chan struct{} // closed when checkpointing stopped
 	stmts        readStmts     // prepared reads on R, by query text (see ReadStmt)
+	commits      afterCommits  // what runs once a transaction of Tx commits
 }
 
 // checkpointEvery is how often the WAL is copied back into the database
@@ -173,10 +174,16 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	defer tx.Rollback()
+	db.commits.begin(tx)
+	defer db.commits.end(tx)
 	if err := fn(tx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	db.commits.run(tx)
+	return nil
 }
 
 // Migrate applies every up migration in src that the database lacks.

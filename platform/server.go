@@ -12,6 +12,10 @@ type ServerConfig struct {
 	MaxBody int64            // request body limit in bytes (contract §4: 413 past it)
 	Now     func() time.Time // clock for idempotency expiry; time.Now when nil
 	Secret  []byte           // seals stored idempotent responses (see LoadSecret)
+	// Inbox authenticates /v1/inbox/* by subscriber token instead of API
+	// key, and lets /socket.io/ through to check its own; nil serves
+	// neither apart.
+	Inbox *SubscriberAuth
 }
 
 // DefaultMaxBody is the body limit when HERALD_MAX_BODY is not set.
@@ -36,6 +40,10 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 	root.Handle("GET /healthz", handleHealthz())
 	root.Handle("GET /readyz", handleReadyz(db))
 	root.Handle("/", limitBody(cfg.MaxBody, api))
+	if cfg.Inbox != nil {
+		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg.MaxBody, requireSubscriber(cfg.Inbox, routeJSON(mux)))))
+		root.Handle("GET /socket.io/", routeJSON(mux)) // the token is in the query: the socket checks it
+	}
 	return logRequests(logger, root)
 }
 

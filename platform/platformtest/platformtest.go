@@ -42,6 +42,9 @@ type App struct {
 	Secret      []byte
 	Development platform.Environment
 	Production  platform.Environment
+	// Inbox serves /v1/inbox/* and /socket.io/ apart from the API-key API;
+	// wire hands it the subscribers it checks tokens against.
+	Inbox *platform.SubscriberAuth
 }
 
 // Server is a running test server.
@@ -62,7 +65,7 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 	logs := &testWriter{t: t}
 	t.Cleanup(logs.stop) // registered first, so it runs after every other cleanup
 	clock := NewClock(time.Now())
-	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: DevKey, ProductionKey: ProdKey}, io.Discard)
+	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: DevKey, ProductionKey: ProdKey, Secret: []byte(Secret)}, io.Discard)
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
@@ -73,13 +76,14 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 		Secret:      []byte(Secret),
 		Development: envs[0],
 		Production:  envs[1],
+		Inbox:       platform.NewSubscriberAuth(db, []byte(Secret), clock.Now),
 	}
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
 	if register != nil {
 		register(mux, app)
 	}
-	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret}))
+	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret, Inbox: app.Inbox}))
 	t.Cleanup(hs.Close)
 	return &Server{
 		Server: hs,
