@@ -163,6 +163,9 @@ func (s *Store) deliver(ctx context.Context, d *delivery, prev *message) (*outco
 	if err := s.finish(ctx, m.ID, *out, strings.Join(append(failures, partial...), "; "), s.now()); err != nil {
 		return nil, err
 	}
+	if d.Channel == "in_app" && out.Status != "error" {
+		s.publish(LiveEvent{EnvironmentID: m.EnvironmentID, SubscriberID: m.SubscriberID, MessageID: m.ID, Kind: LiveReceived})
+	}
 	return out, nil
 }
 

@@ -89,6 +89,12 @@ func (s *Store) DeliverInTxJSON(ctx context.Context, doc json.RawMessage) (_ jso
 	values := m.values()
 	write := func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, values...)
+		if err == nil && s.live != nil {
+			// Announced once the caller's transaction commits: a client
+			// told earlier would read the inbox without it.
+			ev := LiveEvent{EnvironmentID: m.EnvironmentID, SubscriberID: m.SubscriberID, MessageID: m.ID, Kind: LiveReceived}
+			s.db.AfterCommit(tx, func() { s.live.Publish(ev) })
+		}
 		return err
 	}
 	return res, write, nil

@@ -29,6 +29,9 @@ type Store struct {
 	owners         platform.ParseCache[owner]       // feed owners, parsed from Subscribers' JSON
 	subscriberVars platform.ParseCache[any]         // template variables of subscribers (bindings)
 	integrations   platform.ParseCache[integration] // active integrations, by environment, channel and rank
+
+	inbox *InboxConfig // the inbox routes' dependencies; nil until UseInbox
+	live  LiveBus      // where message changes are announced; nil for none
 }
 
 // NewStore returns a Store on db that reads other domains through src.
@@ -409,16 +412,19 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	return out, nil
 }
 
-// deleteMessage removes one message of the environment.
-func (s *Store) deleteMessage(ctx context.Context, env, id string) error {
-	res, err := s.db.W.ExecContext(ctx, `DELETE FROM messages WHERE environment_id = ? AND id = ?`, env, id)
+// deleteMessage removes one message of the environment and returns its
+// subscriber's _id.
+func (s *Store) deleteMessage(ctx context.Context, env, id string) (string, error) {
+	var subscriberID string
+	err := s.db.W.QueryRowContext(ctx, `DELETE FROM messages WHERE environment_id = ? AND id = ? RETURNING subscriber_id`,
+		env, id).Scan(&subscriberID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", platform.ErrNotFound
+	}
 	if err != nil {
-		return fmt.Errorf("delete message %s: %w", id, err)
+		return "", fmt.Errorf("delete message %s: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return platform.ErrNotFound
-	}
-	return nil
+	return subscriberID, nil
 }
 
 // deleteTransaction removes the messages of a transaction, optionally of one
