@@ -41,6 +41,7 @@ type config struct {
 	logFormat  string
 	logLevel   string
 	workers    int
+	maxSnooze  time.Duration
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -68,6 +69,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return cfg, fmt.Errorf("HERALD_WORKERS: %w", err)
 	}
 	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 (HERALD_WORKERS)")
+	snoozeHours, err := strconv.Atoi(env("HERALD_MAX_SNOOZE_HOURS", "24"))
+	if err != nil || snoozeHours < 1 {
+		return cfg, fmt.Errorf("HERALD_MAX_SNOOZE_HOURS: want a whole number of hours, at least 1")
+	}
+	fs.DurationVar(&cfg.maxSnooze, "max-snooze", time.Duration(snoozeHours)*time.Hour, "the longest an inbox may snooze a notification (HERALD_MAX_SNOOZE_HOURS, in hours)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
@@ -139,17 +145,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := platform.Migrate(db, migrations.FS); err != nil {
 		return err
 	}
-	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{
-		DevelopmentKey: cfg.apiKey,
-		ProductionKey:  cfg.prodAPIKey,
-	}, stderr)
-	if err != nil {
-		return err
-	}
+	// The secret comes first: Bootstrap seals the keys it stores with it.
 	secret, err := platform.LoadSecret(ctx, db, cfg.secret, func(msg string) { logger.Warn(msg) })
 	if err != nil {
 		return err
 	}
+	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{
+		DevelopmentKey: cfg.apiKey,
+		ProductionKey:  cfg.prodAPIKey,
+		Secret:         secret,
+	}, stderr)
+	if err != nil {
+		return err
+	}
+	inbox := platform.NewSubscriberAuth(db, secret, time.Now)
 
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
@@ -157,13 +166,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// and registers here how to wait for what it is still running.
 	var stoppers []func(context.Context)
 	err = wire(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
-		workers: cfg.workers, stoppers: &stoppers})
+		workers: cfg.workers, stoppers: &stoppers, inbox: inbox, maxSnooze: cfg.maxSnooze})
 	if err != nil {
 		return err
 	}
 
 	srv := &http.Server{
-		Handler:           platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret}),
+		Handler:           platform.NewHandler(logger, db, mux, platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Inbox: inbox}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -23,6 +23,8 @@ type deps struct {
 	environments []platform.Environment
 	workers      int                          // delivery workers; 0 means the default
 	stoppers     *[]func(ctx context.Context) // where background work registers its stop; nil in tests that do not stop it
+	inbox        *platform.SubscriberAuth     // the inbox's subscriber tokens; nil serves no inbox
+	maxSnooze    time.Duration                // the inbox's longest snooze; 0 means messaging's default
 }
 
 // The domains call each other only through interfaces they declare; these
@@ -39,6 +41,11 @@ var (
 	_ activity.Subscribers            = (*subscribers.Store)(nil)
 	_ activity.Messenger              = (*messaging.Store)(nil)
 	_ activity.TxMessenger            = (*messaging.Store)(nil)
+	_ activity.Unsnoozer              = (*messaging.Store)(nil)
+	_ messaging.InboxSubscribers      = (*subscribers.Store)(nil)
+	_ messaging.InboxWorkflows        = (*workflows.Store)(nil)
+	_ messaging.SnoozeTimer           = (*activity.Store)(nil)
+	_ platform.SubscriberLookup       = (*subscribers.Store)(nil)
 )
 
 // environmentSeeder creates what a domain needs in every environment from the
@@ -71,6 +78,13 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 				return err
 			}
 		}
+	}
+
+	if d.inbox != nil {
+		d.inbox.UseSubscribers(subscriberStore)
+		messageStore.UseInbox(messaging.InboxConfig{Auth: d.inbox, Subscribers: subscriberStore,
+			Integrations: integrationStore, Workflows: workflowStore, Snoozes: activityStore,
+			Live: messaging.NewMemoryBus(), MaxSnooze: d.maxSnooze, Closing: ctx.Done()})
 	}
 
 	integrations.AddRoutes(mux, integrationStore)

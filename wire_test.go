@@ -38,6 +38,7 @@ func startWired(t testing.TB) (*platformtest.Server, func()) {
 			now:          app.Clock.Now,
 			environments: []platform.Environment{app.Development, app.Production},
 			stoppers:     &stoppers,
+			inbox:        app.Inbox,
 		})
 		if err != nil {
 			t.Fatalf("wire: %v", err)
