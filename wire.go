@@ -46,6 +46,9 @@ var (
 	_ messaging.InboxWorkflows        = (*workflows.Store)(nil)
 	_ messaging.SnoozeTimer           = (*activity.Store)(nil)
 	_ platform.SubscriberLookup       = (*subscribers.Store)(nil)
+	_ activity.Preferences            = (*subscribers.Store)(nil)
+	_ activity.Topics                 = (*subscribers.Store)(nil)
+	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
 )
 
 // environmentSeeder creates what a domain needs in every environment from the
@@ -64,7 +67,7 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 		return err
 	}
 	workflowStore := workflows.NewStore(d.db)
-	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now)
+	subscriberStore := subscribers.NewStore(d.db, integrationStore, d.now).WithWorkflows(workflowStore)
 	messageStore := messaging.NewStore(d.db, messaging.Sources{
 		Subscribers:  subscriberStore,
 		Workflows:    workflowStore,

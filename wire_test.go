@@ -172,6 +172,25 @@ func TestWire_SearchesResolveChannelsUnderConcurrentWrites(t *testing.T) {
 	}
 }
 
+// startAgain wires srv's database again, as the next start of Herald would,
+// beside srv, and stops that start's background work at the test's end.
+func startAgain(t *testing.T, srv *platformtest.Server) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stoppers []func(context.Context)
+	err := wire(ctx, http.NewServeMux(), deps{db: srv.App.DB, logger: srv.App.Logger, secret: srv.App.Secret,
+		now: srv.App.Clock.Now, environments: []platform.Environment{srv.App.Development, srv.App.Production}, stoppers: &stoppers})
+	if err != nil {
+		t.Fatalf("start again: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		for _, stop := range stoppers {
+			stop(context.Background())
+		}
+	})
+}
+
 // A broadcast that a process left after its first batch goes on when Herald
 // starts again on the same database, with the subscribers that batch had
 // not reached.
@@ -193,18 +212,7 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 		`{"name":"news","payload":{"n":7},"transactionId":"cut"}`, `{"type":"none","data":null}`, "a", ts, ts)
 	is.NoErr(err) // the unfinished broadcast recorded
 
-	// The next start, wired as run wires it.
-	ctx, cancel := context.WithCancel(context.Background())
-	var stoppers []func(context.Context)
-	err = wire(ctx, http.NewServeMux(), deps{db: srv.App.DB, logger: srv.App.Logger, secret: srv.App.Secret,
-		now: srv.App.Clock.Now, environments: []platform.Environment{srv.App.Development, srv.App.Production}, stoppers: &stoppers})
-	is.NoErr(err) // restarted
-	t.Cleanup(func() {
-		cancel()
-		for _, stop := range stoppers {
-			stop(context.Background())
-		}
-	})
+	startAgain(t, srv)
 
 	var feeds map[string][]string
 	platformtest.Eventually(t, 10*time.Second, func() bool {

@@ -18,6 +18,11 @@ type broadcast struct {
 	request json.RawMessage // the body, with its transactionId, as activity_broadcasts keeps it
 	after   string          // the last subscriberId whose notification is committed
 	started bool            // the first batch is committed: the transactionId claimed, the broadcast recorded
+
+	// A trigger to topics reaches their members (topics.go) instead of
+	// every subscriber; kind is "" for a broadcast.
+	kind    string
+	members func(ctx context.Context, after string, size int) (fanPage, error)
 }
 
 // fanOut writes b's notification for every subscriber of the environment
@@ -29,33 +34,35 @@ type broadcast struct {
 // next batch (errBroadcastStopped).
 func (t *triggerer) fanOut(ctx context.Context, b *broadcast) error {
 	p, size := b.p, t.store.broadcastBatch
+	// Recipients planned before the fan-out (a trigger to topics' direct
+	// ones) are written with the first batch.
+	pending := p.recipients
 	for {
-		docs, err := t.subscribers.SubscribersAfterJSON(ctx, p.tenant.EnvironmentID, b.after, size)
+		page, err := b.page(ctx, t, size)
 		if err != nil {
 			return fmt.Errorf("list subscribers: %w", err)
 		}
-		p.recipients = p.recipients[:0]
+		p.recipients = append(p.recipients[:0], pending...)
+		pending = nil
 		now := t.store.now()
-		for _, doc := range docs {
+		for i, doc := range page.docs {
 			rc, err := newRecipient(doc)
 			if err != nil {
 				return err
 			}
+			if page.topics != nil {
+				rc.topics = page.topics[i]
+			}
 			p.planChain(&rc, now)
 			p.recipients = append(p.recipients, rc)
 		}
-		last := len(docs) < size
-		next := b.after
-		if n := len(p.recipients); n > 0 {
-			next = p.recipients[n-1].subscriberID
-		}
-		p.progress = t.store.broadcastProgress(b, next, last)
+		p.progress = t.store.broadcastProgress(b, page.next, page.last)
 		if err := t.store.insertTrigger(ctx, p, !b.started); err != nil {
 			return err
 		}
-		b.started, b.after = true, next
+		b.started, b.after = true, page.next
 		p.answer = nil // recorded with the first batch
-		if last {
+		if page.last {
 			return nil
 		}
 	}
@@ -89,13 +96,13 @@ func (s *Store) broadcastProgress(b *broadcast, next string, last bool) write {
 	case !b.started && last:
 		return nil
 	case !b.started:
-		org, request, actor := p.tenant.OrganizationID, string(b.request), string(p.actor)
+		org, request, actor, kind := p.tenant.OrganizationID, string(b.request), string(p.actor), firstNonEmpty(b.kind, "broadcast")
 		return func(ctx context.Context, tx *sql.Tx) error {
 			ts := platform.FormatTime(s.now())
 			return exactlyOne(tx.ExecContext(ctx, `
 				INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id, request, actor,
-					last_subscriber_id, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, env, txID, org, request, actor, next, ts, ts))
+					last_subscriber_id, kind, created_at, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, env, txID, org, request, actor, next, kind, ts, ts))
 		}
 	case last:
 		return func(ctx context.Context, tx *sql.Tx) error {
@@ -120,6 +127,7 @@ type unfinishedBroadcast struct {
 	request       json.RawMessage
 	actor         json.RawMessage
 	after         string
+	kind          string // "broadcast" or kindTopics
 }
 
 // unfinishedBroadcasts returns every broadcast whose fan-out has not
@@ -127,7 +135,7 @@ type unfinishedBroadcast struct {
 func (s *Store) unfinishedBroadcasts(ctx context.Context) (_ []unfinishedBroadcast, err error) {
 	defer platform.Wrap(&err, "list unfinished broadcasts")
 	rows, err := s.db.R.QueryContext(ctx, `
-		SELECT environment_id, organization_id, transaction_id, request, actor, last_subscriber_id
+		SELECT environment_id, organization_id, transaction_id, request, actor, last_subscriber_id, kind
 		FROM activity_broadcasts ORDER BY created_at`)
 	if err != nil {
 		return nil, err
@@ -137,7 +145,7 @@ func (s *Store) unfinishedBroadcasts(ctx context.Context) (_ []unfinishedBroadca
 	for rows.Next() {
 		var u unfinishedBroadcast
 		var request, actor string
-		if err := rows.Scan(&u.tenant.EnvironmentID, &u.tenant.OrganizationID, &u.transactionID, &request, &actor, &u.after); err != nil {
+		if err := rows.Scan(&u.tenant.EnvironmentID, &u.tenant.OrganizationID, &u.transactionID, &request, &actor, &u.after, &u.kind); err != nil {
 			return nil, err
 		}
 		u.request, u.actor = json.RawMessage(request), json.RawMessage(actor)
@@ -178,7 +186,7 @@ func ResumeBroadcasts(ctx context.Context, store *Store, workflows Workflows, su
 		logger.Error("broadcasts not resumed", "error", err)
 		return func(context.Context) {}
 	}
-	t := &triggerer{store: store, workflows: workflows, subscribers: subscribers}
+	t := newTriggerer(store, workflows, subscribers)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -225,6 +233,12 @@ func (t *triggerer) resume(ctx context.Context, u unfinishedBroadcast, logger *s
 	p.actor = u.actor
 	logger.Info("resuming broadcast", "workflow", req.Name, "after_subscriber_id", u.after)
 	b := &broadcast{p: p, request: u.request, after: u.after, started: true}
+	if u.kind == kindTopics {
+		if err := t.resumeTopics(ctx, b, logger); err != nil {
+			logger.Error("trigger to topics not resumed; it is tried again at the next start", "error", err)
+			return
+		}
+	}
 	if err := t.fanOut(ctx, b); err != nil {
 		if errors.Is(err, errBroadcastStopped) {
 			logger.Info("broadcast canceled; the rest is not written", "after_subscriber_id", b.after)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -267,9 +268,9 @@ func TestPreferences_ChannelEnabled(t *testing.T) {
 			is := is.New(t)
 			var p preferencesDoc
 			is.NoErr(json.Unmarshal([]byte(tc.prefs), &p))
-			on, why := p.channelEnabled(tc.channel)
-			is.Equal(on, tc.want)               // channel gate
-			is.Equal(why != "", !tc.want)       // a closed gate says which preferences closed it
+			d := subscribers.Resolve(p.workflow(), subscribers.Subscribed{}).Channels[tc.channel]
+			is.Equal(d.Enabled, tc.want)        // channel gate
+			is.True(d.Rule.Detail() != "")      // a closed gate says which preferences closed it
 			is.Equal(p.critical(), tc.critical) // critical is default.all.readOnly
 		})
 	}

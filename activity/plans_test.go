@@ -32,12 +32,15 @@ func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 		// notifications_list carries, in its order.
 		{listFilter{severity: []string{"high", "low"}, channels: []string{"chat"}}, "notifications_list", true},
 		{listFilter{templates: []string{"w1", "w2"}, subscribers: []string{"s1", "s2"}}, "notifications_list", true},
-		{listFilter{contextKeys: []string{"k1", "k2"}, topicKey: "t"}, "notifications_list", true},
+		{listFilter{contextKeys: []string{"k1", "k2"}, severity: []string{"low", "none"}}, "notifications_list", true},
 		{listFilter{severity: []string{"high"}, channels: []string{"chat"}}, "notifications_severity", true},
 		{listFilter{severity: []string{"none"}}, "notifications_list", true},
 		// One context key's notifications are read through its entries.
 		{listFilter{contextKeys: []string{"k"}, severity: []string{"high"}}, "notification_contexts", true},
 		{listFilter{contextKeys: []string{"k"}, templates: []string{"w"}}, "notification_contexts", true},
+		// So are a topic's.
+		{listFilter{topicKey: "t", contextKeys: []string{"k1", "k2"}}, "notification_topics", true},
+		{listFilter{topicKey: "t", templates: []string{"w"}}, "notification_topics", true},
 	} {
 		query, args := notificationsQuery("e", c.f)
 		plan := platformtest.QueryPlan(t, query+` LIMIT 10`, args...)

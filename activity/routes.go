@@ -8,7 +8,7 @@ import "net/http"
 // in-app step itself with worker's runner (inline.go); a nil worker leaves
 // every step to whichever worker runs the queue.
 func AddRoutes(mux *http.ServeMux, store *Store, worker *Worker, workflows Workflows, subscribers Subscribers) {
-	t := &triggerer{store: store, workflows: workflows, subscribers: subscribers}
+	t := newTriggerer(store, workflows, subscribers)
 	if worker != nil {
 		t.run = &worker.runner
 	}

@@ -189,13 +189,8 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 	if sub == nil {
 		return w.fail(j, []detail{{Status: detailFailed, Detail: "Subscriber not found", Source: sourceInternal}})
 	}
-	if !n.Critical {
-		var prefs preferencesDoc
-		json.Unmarshal(n.Preferences, &prefs)
-		if on, why := prefs.channelEnabled(j.Type); !on {
-			return w.store.settled(j, settlement{status: statusSkipped, then: thenRelease,
-				details: []detail{{Status: detailSuccess, Detail: why, Source: sourceInternal}}}), nil
-		}
+	if skip, err := w.preferenceSkip(ctx, j, n); skip != nil || err != nil {
+		return skip, err
 	}
 	return w.deliver(ctx, j, step, n, sub)
 }

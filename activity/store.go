@@ -128,8 +128,8 @@ const (
 	insertNotificationSQL = `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
-			recipient, tags, severity, critical, preferences, actor, context_keys, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			recipient, tags, severity, critical, preferences, actor, context_keys, topics, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertContextSQL = `INSERT INTO notification_contexts (environment_id, context_key, created_at, notification_id)
 		VALUES (?, ?, ?, ?)`
 	insertJobSQL = `
@@ -140,7 +140,8 @@ const (
 )
 
 // insertStatements are the statements a trigger's write uses.
-var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertJobSQL}, insertDetailSQL[1:]...)
+var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertJobSQL,
+	insertNotificationTopicSQL}, insertDetailSQL[1:]...)
 
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 64
@@ -304,7 +305,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 		_, err := s.stmts.exec(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
-			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), at, at)
+			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), rc.topicsJSON(), at, at)
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
 		}
@@ -312,6 +313,9 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 			if _, err := s.stmts.exec(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
 				return fmt.Errorf("insert notification context: %w", err)
 			}
+		}
+		if err := s.insertNotificationTopics(ctx, tx, env, at, rc); err != nil {
+			return err
 		}
 		if err := s.insertJobs(ctx, tx, p, rc); err != nil {
 			return err

@@ -132,7 +132,7 @@ func listNotifications(ctx context.Context, q querier, envID string, f listFilte
 func notificationsQuery(envID string, f listFilter) (query string, args []any) {
 	from, order := "notifications INDEXED BY notifications_list", "created_at DESC, id DESC"
 	var where []string
-	byContext := false
+	byContext, byTopic := false, false
 	switch {
 	case len(f.transactionID) > 0:
 		from = "notifications INDEXED BY notifications_transaction"
@@ -146,6 +146,13 @@ func notificationsQuery(envID string, f listFilter) (query string, args []any) {
 			WHERE environment_id = ? AND context_key = ?) CROSS JOIN notifications ON id = notification_id`
 		order, byContext = "context_at DESC, notification_id DESC", true
 		args = append(args, envID, f.contextKeys[0])
+	case f.topicKey != "":
+		// A topic's notifications are read through its entries the same way
+		// (migration 000025).
+		from = `(SELECT notification_id, created_at AS topic_at FROM notification_topics
+			WHERE environment_id = ? AND topic_key = ?) CROSS JOIN notifications ON id = notification_id`
+		order, byTopic = "topic_at DESC, notification_id DESC", true
+		args = append(args, envID, f.topicKey)
 	case len(f.templates) == 1:
 		from = "notifications INDEXED BY notifications_template"
 	case len(f.severity) == 1 && f.severity[0] != "none":
@@ -184,7 +191,7 @@ func notificationsQuery(envID string, f listFilter) (query string, args []any) {
 		w, args = in(nil, args, "value", f.contextKeys)
 		where = append(where, "EXISTS (SELECT 1 FROM json_each(notifications.context_keys) WHERE "+w[0]+")")
 	}
-	if f.topicKey != "" {
+	if f.topicKey != "" && !byTopic {
 		where = append(where, "EXISTS (SELECT 1 FROM json_each(notifications.topics) WHERE json_extract(value, '$.topicKey') = ?)")
 		args = append(args, f.topicKey)
 	}

@@ -84,6 +84,8 @@ func (r triggerRequest) Valid(ctx context.Context) map[string]string {
 		problems["to"] = "is required"
 	} else if _, err := parseRecipients(r.To); err != nil {
 		problems["to"] = err.Error()
+	} else if _, err := parseTopics(r.To); err != nil {
+		problems["to"] = err.Error()
 	}
 	if !isNull(r.Payload) && !isObject(r.Payload) {
 		problems["payload"] = "must be an object"
@@ -154,7 +156,7 @@ func parseRecipients(raw json.RawMessage) ([]recipientRef, error) {
 			return nil, errors.New("must be a subscriberId, a subscriber object or an array of them")
 		}
 		if strings.EqualFold(obj.Type, "topic") {
-			return nil, errors.New("topics are not supported; name subscribers")
+			continue // a topic (parseTopics)
 		}
 		if obj.SubscriberID == nil || strings.TrimSpace(*obj.SubscriberID) == "" {
 			return nil, errors.New("each subscriber object needs a subscriberId")
@@ -178,6 +180,8 @@ type recipient struct {
 	jobs  []jobRow
 	first write       // the rest of the first step's result (its message), when the trigger ran it (inline.go)
 	later []detailRow // the details that result records, written after every "Step queued"
+
+	topics []topicSummary // the trigger's topics that reached it; none for a direct recipient (topics.go)
 }
 
 // subscriberSummary is the part of a spec §2.1 subscriber activity keeps.
@@ -208,6 +212,7 @@ type triggerer struct {
 	store          *Store
 	workflows      Workflows
 	subscribers    Subscribers
+	topics         Topics  // nil when subscribers serves no topics
 	run            *runner // the worker's, for running first in-app steps; nil runs none
 	workflowParses platform.ParseCache[parsedWorkflow]
 	// recipientParses keeps recipients read from subscriber documents: a
@@ -520,6 +525,9 @@ func (t *triggerer) trigger(ctx context.Context, tenant platform.Tenant, req tri
 	p, res, err := t.accept(ctx, tenant, req, inlineUntil)
 	if err != nil || p == nil {
 		return res, err
+	}
+	if names, _ := parseTopics(req.To); len(names) > 0 {
+		return t.triggerTopics(ctx, p, req, res)
 	}
 	if p.answer, err = platform.IdempotentAnswer(ctx, http.StatusCreated, res); err != nil {
 		return nil, err

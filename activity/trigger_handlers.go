@@ -50,6 +50,11 @@ func (b bulkRequest) Valid(ctx context.Context) map[string]string {
 		for k, v := range ev.Valid(ctx) {
 			problems[fmt.Sprintf("events.%d.%s", i, k)] = v
 		}
+		// A topic fans out in batches of its own transactions, which a bulk
+		// request's one transaction cannot hold.
+		if topics, _ := parseTopics(ev.To); len(topics) > 0 {
+			problems[fmt.Sprintf("events.%d.to", i)] = "topics are triggered through POST /v1/events/trigger"
+		}
 	}
 	return problems
 }

@@ -168,35 +168,6 @@ func (p preferencesDoc) critical() bool {
 	return p.Default != nil && p.Default.All != nil && p.Default.All.ReadOnly
 }
 
-// channelEnabled reports whether the workflow's preferences let channel
-// deliver, and, when not, the execution detail that says which set turned it
-// off. The user set (the workflow author's override) wins over the defaults;
-// within a set, a channel's own flag wins over all.enabled.
-func (p preferencesDoc) channelEnabled(channel string) (bool, string) {
-	for _, set := range []struct {
-		s      *preferenceSet
-		detail string
-	}{{p.User, "Step filtered by user preferences"}, {p.Default, "Step filtered by workflow preferences"}} {
-		if set.s == nil {
-			continue
-		}
-		if c, ok := set.s.Channels[channel]; ok && c.Enabled != nil {
-			return gate(*c.Enabled, set.detail)
-		}
-		if set.s.All != nil && set.s.All.Enabled != nil {
-			return gate(*set.s.All.Enabled, set.detail)
-		}
-	}
-	return true, ""
-}
-
-func gate(on bool, detail string) (bool, string) {
-	if on {
-		return true, ""
-	}
-	return false, detail
-}
-
 func isObject(raw json.RawMessage) bool {
 	for _, c := range raw {
 		switch c {

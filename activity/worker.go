@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // WorkerConfig tunes a Worker. Zero fields take the defaults.
@@ -86,6 +87,7 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Worker{runner: runner{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg}}
+	w.preferences, _ = subscribers.(Preferences) // subscribers.Store resolves them (wire.go checks it)
 	for i := range w.lanes {
 		w.lanes[i] = &lane{id: i, freed: make(chan struct{}, 1)}
 	}
@@ -101,6 +103,9 @@ type runner struct {
 	cfg         WorkerConfig
 	steps       platform.ParseCache[jobStep]         // parsed step snapshots, by workflow and step
 	skips       platform.ParseCache[json.RawMessage] // skip conditions of step controls, the same way
+
+	preferences   Preferences                                // subscribers' preferences; nil reads only the workflow's
+	workflowPrefs platform.ParseCache[workflows.Preferences] // the workflow's preferences, by workflow
 }
 
 // result is a run job's write, on its way to the committer.

@@ -130,34 +130,20 @@ func handleSubscriberSearch(store *Store) http.Handler {
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		q := platform.NewQuery(r)
+		pq := readPageQuery(q)
 		sq := searchQuery{
 			SubscriberID: q.String("subscriberId"),
 			Email:        q.String("email"),
 			Phone:        q.String("phone"),
 			Name:         q.String("name"),
-			Limit:        q.Int("limit", 10, 1, 100),
-			OrderBy:      q.Enum("orderBy", "_id", "_id", "createdAt", "updatedAt"),
-			Desc:         strings.ToUpper(q.Enum("orderDirection", "DESC", "DESC", "ASC", "desc", "asc")) == "DESC",
+			Limit:        pq.limit,
+			OrderBy:      pq.orderBy,
+			Desc:         pq.desc,
+			After:        pq.after,
+			Before:       pq.before,
 		}
 		if b := q.Bool("includeCursor"); b != nil {
 			sq.IncludeCursor = *b
-		}
-		after, before := q.String("after"), q.String("before")
-		if after != "" && before != "" {
-			q.Fail("before", before, "cannot be combined with after")
-		}
-		for _, c := range []struct {
-			name, value string
-			dst         **cursor
-		}{{"after", after, &sq.After}, {"before", before, &sq.Before}} {
-			if c.value == "" {
-				continue
-			}
-			cur, problem := decodeCursor(c.value, sq.OrderBy)
-			if problem != "" {
-				q.Fail(c.name, c.value, problem)
-			}
-			*c.dst = cur
 		}
 		if err := q.Err(); err != nil {
 			return err

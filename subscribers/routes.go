@@ -3,7 +3,8 @@ package subscribers
 import "net/http"
 
 // AddRoutes registers the subscriber endpoints: spec §4.1 and §4.2 plus the
-// write side of contract §7.
+// write side of contract §7, subscriber preferences and topics (issue 38;
+// docs/preferences-and-topics.md).
 func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("POST /v1/subscribers", handleSubscriberCreate(store, false))
 	mux.Handle("GET /v1/subscribers/{subscriberId}", handleSubscriberGet(store))
@@ -18,4 +19,31 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("GET /v2/subscribers/{subscriberId}", handleSubscriberGet(store))
 	mux.Handle("PATCH /v2/subscribers/{subscriberId}", handleSubscriberUpdate(store))
 	mux.Handle("DELETE /v2/subscribers/{subscriberId}", handleSubscriberDelete(store))
+
+	mux.Handle("GET /v1/subscribers/{subscriberId}/preferences", handlePreferencesList(store))
+	mux.Handle("GET /v1/subscribers/{subscriberId}/preferences/{level}", handlePreferencesByLevel(store))
+	mux.Handle("PATCH /v1/subscribers/{subscriberId}/preferences", handleGlobalPreferenceUpdateV1(store))
+	mux.Handle("PATCH /v1/subscribers/{subscriberId}/preferences/{workflowId}", handlePreferenceUpdateV1(store))
+	mux.Handle("GET /v2/subscribers/{subscriberId}/preferences", handlePreferencesV2(store))
+	mux.Handle("GET /v2/subscribers/{subscriberId}/preferences/global", handleGlobalPreferencesV2(store))
+	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences", handlePreferenceUpdateV2(store))
+	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences/bulk", handlePreferencesBulkV2(store))
+
+	mux.Handle("POST /v1/topics", handleTopicCreateV1(store))
+	mux.Handle("GET /v1/topics", handleTopicListV1(store))
+	mux.Handle("GET /v1/topics/{topicKey}", handleTopicGet(store, false))
+	mux.Handle("PATCH /v1/topics/{topicKey}", handleTopicRename(store, false))
+	mux.Handle("DELETE /v1/topics/{topicKey}", handleTopicDelete(store, false))
+	mux.Handle("POST /v1/topics/{topicKey}/subscribers", handleTopicSubscribeV1(store))
+	mux.Handle("POST /v1/topics/{topicKey}/subscribers/removal", handleTopicUnsubscribeV1(store))
+	mux.Handle("GET /v1/topics/{topicKey}/subscribers/{subscriberId}", handleTopicSubscriberV1(store))
+	mux.Handle("POST /v2/topics", handleTopicSaveV2(store))
+	mux.Handle("GET /v2/topics", handleTopicListV2(store))
+	mux.Handle("GET /v2/topics/{topicKey}", handleTopicGet(store, true))
+	mux.Handle("PATCH /v2/topics/{topicKey}", handleTopicRename(store, true))
+	mux.Handle("DELETE /v2/topics/{topicKey}", handleTopicDelete(store, true))
+	mux.Handle("GET /v2/topics/{topicKey}/subscriptions", handleSubscriptionListV2(store))
+	mux.Handle("POST /v2/topics/{topicKey}/subscriptions", handleSubscribeV2(store))
+	mux.Handle("DELETE /v2/topics/{topicKey}/subscriptions", handleUnsubscribeV2(store))
+	mux.Handle("GET /v2/topics/{topicKey}/subscriptions/{identifier}", handleSubscriptionGetV2(store))
 }

@@ -31,6 +31,7 @@ type IntegrationResolver interface {
 type Store struct {
 	db           *platform.DB
 	integrations IntegrationResolver
+	workflows    WorkflowSource // for preferences; nil knows no workflow (WithWorkflows)
 	now          func() time.Time
 }
 

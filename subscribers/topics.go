@@ -1,0 +1,499 @@
+package subscribers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// topicKeyPattern is what a topic key must match: the pattern of a
+// workflowId (contract §7; issue 38), at most maxTopicKey characters.
+var topicKeyPattern = regexp.MustCompile(`^[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*$`)
+
+const maxTopicKey = 100
+
+// ValidTopicKey reports whether key can name a topic.
+func ValidTopicKey(key string) bool {
+	return len(key) <= maxTopicKey && topicKeyPattern.MatchString(key)
+}
+
+func init() {
+	platform.RegisterValidation("topickey", ValidTopicKey)
+}
+
+// maxTopicChange is how many subscribers one call may add to or remove
+// from a topic, the reference's v2 bound applied to v1 as well: a larger
+// list is a 422, and a client sends it in parts.
+const maxTopicChange = 100
+
+// Topic is a stored topic.
+type Topic struct {
+	ID             string
+	OrganizationID string
+	EnvironmentID  string
+	Key            string
+	Name           string
+	CreatedAt      string
+	UpdatedAt      string
+}
+
+const topicColumns = `id, organization_id, environment_id, key, name, created_at, updated_at`
+
+func scanTopic(row scanner) (*Topic, error) {
+	var t Topic
+	err := row.Scan(&t.ID, &t.OrganizationID, &t.EnvironmentID, &t.Key, &t.Name, &t.CreatedAt, &t.UpdatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, platform.ErrNotFound
+	}
+	return &t, err
+}
+
+// TopicsByKey returns the environment's topics among keys, keyed by key;
+// keys with no topic are absent.
+func (s *Store) TopicsByKey(ctx context.Context, environmentID string, keys []string) (out map[string]Topic, err error) {
+	defer platform.Wrap(&err, "topics by key")
+	out = map[string]Topic{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	args := []any{environmentID}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics
+		WHERE environment_id = ? AND key IN (`+platform.Placeholders(len(keys))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		t, err := scanTopic(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[t.Key] = *t
+	}
+	return out, rows.Err()
+}
+
+// topic reads one topic by key, or a 404.
+func (s *Store) topic(ctx context.Context, q querier, environmentID, key string) (*Topic, error) {
+	t, err := scanTopic(q.QueryRowContext(ctx, `SELECT `+topicColumns+` FROM topics WHERE environment_id = ? AND key = ?`,
+		environmentID, key))
+	if errors.Is(err, platform.ErrNotFound) {
+		return nil, platform.NotFound("Topic %q not found", key)
+	}
+	return t, err
+}
+
+// querier is what a pool and a transaction both read through.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// upsertTopic creates the topic, or when it exists and rename is set,
+// renames it; created reports which. failIfExists turns an existing one
+// into a 409.
+func (s *Store) upsertTopic(ctx context.Context, tx *sql.Tx, tenant platform.Tenant, key, name string, rename, failIfExists bool) (t *Topic, created bool, err error) {
+	t, err = s.topic(ctx, tx, tenant.EnvironmentID, key)
+	var nf *platform.Error
+	switch {
+	case errors.As(err, &nf) && nf.Status == 404:
+		now := platform.FormatTime(s.now())
+		t = &Topic{ID: platform.NewIDAt(s.now()), OrganizationID: tenant.OrganizationID, EnvironmentID: tenant.EnvironmentID,
+			Key: key, Name: name, CreatedAt: now, UpdatedAt: now}
+		_, err = tx.ExecContext(ctx, `INSERT INTO topics (`+topicColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, t.OrganizationID, t.EnvironmentID, t.Key, t.Name, t.CreatedAt, t.UpdatedAt)
+		return t, true, err
+	case err != nil:
+		return nil, false, err
+	case failIfExists:
+		return nil, false, platform.Conflict("Topic %q already exists", key)
+	case rename && name != t.Name:
+		return s.renameTopic(ctx, tx, t, name)
+	}
+	return t, false, nil
+}
+
+func (s *Store) renameTopic(ctx context.Context, q querier, t *Topic, name string) (*Topic, bool, error) {
+	t.Name, t.UpdatedAt = name, platform.FormatTime(s.now())
+	_, err := q.ExecContext(ctx, `UPDATE topics SET name = ?, updated_at = ? WHERE id = ?`, t.Name, t.UpdatedAt, t.ID)
+	return t, false, err
+}
+
+// createTopic is POST /v1/topics's write: a new topic, or a 409.
+func (s *Store) createTopic(ctx context.Context, tenant platform.Tenant, key, name string) (t *Topic, err error) {
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		t, _, err = s.upsertTopic(ctx, tx, tenant, key, name, false, true)
+		return err
+	})
+	return t, err
+}
+
+// saveTopic is POST /v2/topics's write: create, or rename an existing one.
+func (s *Store) saveTopic(ctx context.Context, tenant platform.Tenant, key string, name *string, failIfExists bool) (t *Topic, err error) {
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		n := ""
+		if name != nil {
+			n = *name
+		}
+		t, _, err = s.upsertTopic(ctx, tx, tenant, key, n, name != nil, failIfExists)
+		return err
+	})
+	return t, err
+}
+
+// renameTopicByKey is PATCH /v1|v2/topics/{key}: a 404 when it is missing.
+func (s *Store) renameTopicByKey(ctx context.Context, environmentID, key, name string) (t *Topic, err error) {
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if t, err = s.topic(ctx, tx, environmentID, key); err != nil {
+			return err
+		}
+		t, _, err = s.renameTopic(ctx, tx, t, name)
+		return err
+	})
+	return t, err
+}
+
+// deleteTopic deletes a topic. Unless force is set, a topic that still has
+// subscribers is a 409 (v1); with it, its subscriptions go too (v2).
+func (s *Store) deleteTopic(ctx context.Context, environmentID, key string, force bool) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		t, err := s.topic(ctx, tx, environmentID, key)
+		if err != nil {
+			return err
+		}
+		if !force {
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM topic_subscribers WHERE topic_id = ? LIMIT 1`, t.ID).Scan(&one)
+			if err == nil {
+				return platform.Conflict("Topic %q still has subscribers; remove them first", key)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM topic_subscribers WHERE topic_id = ?`, t.ID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM topics WHERE id = ?`, t.ID)
+		return err
+	})
+}
+
+// memberIDs returns the subscriberIds of a topic's members, in order.
+func (s *Store) memberIDs(ctx context.Context, topicID string) (out []string, err error) {
+	defer platform.Wrap(&err, "topic members")
+	rows, err := s.db.R.QueryContext(ctx, `SELECT subscriber_id FROM topic_subscribers WHERE topic_id = ? ORDER BY subscriber_id`, topicID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out = []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// Subscription is one subscriber's membership of a topic.
+type Subscription struct {
+	ID           string
+	Topic        Topic
+	SubscriberID string // the subscriber's subscriberId
+	Subscriber   *subscriber
+	CreatedAt    string
+}
+
+// Identifier is the subscription's identifier, as the reference makes it
+// by default: Herald keeps one subscription per subscriber and topic.
+func (sub Subscription) Identifier() string {
+	return "tk_" + sub.Topic.Key + ":si_" + sub.SubscriberID
+}
+
+// subscribe adds the subscribers to the topic, creating the topic (named
+// name) when it does not exist. It returns the subscriptions of those that
+// exist, already subscribed or not, and the subscriberIds that do not.
+func (s *Store) subscribe(ctx context.Context, tenant platform.Tenant, key, name string, subscriberIDs []string) (subs []Subscription, missing []string, err error) {
+	defer platform.Wrap(&err, "subscribe to topic %s", key)
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		t, _, err := s.upsertTopic(ctx, tx, tenant, key, name, false, false)
+		if err != nil {
+			return err
+		}
+		subs, missing = nil, nil
+		found, err := s.storedIn(ctx, tx, tenant.EnvironmentID, subscriberIDs)
+		if err != nil {
+			return err
+		}
+		now := platform.FormatTime(s.now())
+		for _, id := range dedupe(subscriberIDs) {
+			sub, ok := found[id]
+			if !ok {
+				missing = append(missing, id)
+				continue
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO topic_subscribers (topic_id, subscriber_id, id, environment_id, subscriber_ref, created_at)
+				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (topic_id, subscriber_id) DO NOTHING`,
+				t.ID, id, platform.NewIDAt(s.now()), tenant.EnvironmentID, sub.ID, now)
+			if err != nil {
+				return err
+			}
+		}
+		subs, err = s.subscriptions(ctx, tx, *t, found, subscriberIDs)
+		return err
+	})
+	return subs, missing, err
+}
+
+// unsubscribe removes the subscribers from the topic (404 when it does
+// not exist). It returns the subscriptions removed, the subscriberIds with
+// no subscriber and those that were not subscribed.
+func (s *Store) unsubscribe(ctx context.Context, environmentID, key string, subscriberIDs []string) (removed []Subscription, missing, notSubscribed []string, err error) {
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		removed, missing, notSubscribed = nil, nil, nil
+		t, err := s.topic(ctx, tx, environmentID, key)
+		if err != nil {
+			return err
+		}
+		found, err := s.storedIn(ctx, tx, environmentID, subscriberIDs)
+		if err != nil {
+			return err
+		}
+		if removed, err = s.subscriptions(ctx, tx, *t, found, subscriberIDs); err != nil {
+			return err
+		}
+		for _, id := range dedupe(subscriberIDs) {
+			if _, ok := found[id]; !ok {
+				missing = append(missing, id)
+			} else if !slices.ContainsFunc(removed, func(sub Subscription) bool { return sub.SubscriberID == id }) {
+				notSubscribed = append(notSubscribed, id)
+			}
+		}
+		args := []any{t.ID}
+		for _, id := range subscriberIDs {
+			args = append(args, id)
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM topic_subscribers WHERE topic_id = ? AND subscriber_id IN (`+
+			platform.Placeholders(len(subscriberIDs))+`)`, args...)
+		return err
+	})
+	return removed, missing, notSubscribed, err
+}
+
+// storedIn reads the environment's subscribers among ids, keyed by subscriberId.
+func (s *Store) storedIn(ctx context.Context, q querier, environmentID string, ids []string) (map[string]*subscriber, error) {
+	out := map[string]*subscriber{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := []any{environmentID}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
+		WHERE environment_id = ? AND subscriber_id IN (`+platform.Placeholders(len(ids))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := scanAll(rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, sub := range subs {
+		out[sub.SubscriberID] = sub
+	}
+	return out, nil
+}
+
+// subscriptions reads the topic's subscriptions of the subscriberIds
+// given, in their order, filling in the subscribers from found.
+func (s *Store) subscriptions(ctx context.Context, q querier, t Topic, found map[string]*subscriber, subscriberIDs []string) ([]Subscription, error) {
+	out := []Subscription{}
+	if len(subscriberIDs) == 0 {
+		return out, nil
+	}
+	args := []any{t.ID}
+	for _, id := range subscriberIDs {
+		args = append(args, id)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT id, subscriber_id, created_at FROM topic_subscribers
+		WHERE topic_id = ? AND subscriber_id IN (`+platform.Placeholders(len(subscriberIDs))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byID := map[string]Subscription{}
+	for rows.Next() {
+		sub := Subscription{Topic: t}
+		if err := rows.Scan(&sub.ID, &sub.SubscriberID, &sub.CreatedAt); err != nil {
+			return nil, err
+		}
+		sub.Subscriber = found[sub.SubscriberID]
+		byID[sub.SubscriberID] = sub
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range dedupe(subscriberIDs) {
+		if sub, ok := byID[id]; ok {
+			out = append(out, sub)
+		}
+	}
+	return out, nil
+}
+
+// subscriptionPage reads a cursor page of a topic's subscriptions,
+// optionally of one subscriberId, ordered by the subscription's creation.
+func (s *Store) subscriptionPage(ctx context.Context, t Topic, subscriberID string, p pageQuery) (page []Subscription, next, previous *cursor, err error) {
+	defer platform.Wrap(&err, "topic subscriptions")
+	col := map[string]string{"_id": "ts.id", "createdAt": "ts.created_at", "updatedAt": "ts.created_at"}[p.orderBy]
+	cond, args, tail := p.sql(col, "ts.id")
+	where := []string{"ts.topic_id = ?"}
+	args = append([]any{t.ID}, args...)
+	if cond != "" {
+		where = append(where, cond)
+	}
+	if subscriberID != "" {
+		where, args = append(where, "ts.subscriber_id = ?"), append(args, subscriberID)
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT ts.id, ts.subscriber_id, ts.created_at, `+prefixed("s.", subscriberColumns)+`
+		FROM topic_subscribers ts JOIN subscribers s ON s.id = ts.subscriber_ref
+		WHERE `+strings.Join(where, " AND ")+tail, args...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer rows.Close()
+	var all []Subscription
+	for rows.Next() {
+		sub := Subscription{Topic: t}
+		if sub.Subscriber, err = scanSubscriber(prefixScanner{rows, []any{&sub.ID, &sub.SubscriberID, &sub.CreatedAt}}); err != nil {
+			return nil, nil, nil, err
+		}
+		all = append(all, sub)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	page, next, previous = window(p, all, func(sub Subscription) cursor {
+		c := cursor{OrderBy: p.orderBy, ID: sub.ID}
+		if p.orderBy != "_id" {
+			c.Value = sub.CreatedAt
+		}
+		return c
+	})
+	return page, next, previous, nil
+}
+
+// topicPage reads a cursor page of the environment's topics, filtered by a
+// case-insensitive substring of key and of name.
+func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, p pageQuery) (page []Topic, next, previous *cursor, total int, err error) {
+	defer platform.Wrap(&err, "list topics")
+	where, args := []string{"environment_id = ?"}, []any{environmentID}
+	if key != "" {
+		where, args = append(where, "instr(lower(key), lower(?)) > 0"), append(args, key)
+	}
+	if name != "" {
+		where, args = append(where, "instr(lower(name), lower(?)) > 0"), append(args, name)
+	}
+	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM topics WHERE `+strings.Join(where, " AND ")+
+		` LIMIT ?)`, append(args, countCap)...).Scan(&total); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	col := sortColumn(p.orderBy)
+	if col == "" {
+		col = "id"
+	}
+	cond, cargs, tail := p.sql(col, "id")
+	if cond != "" {
+		where, args = append(where, cond), append(args, cargs...)
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics WHERE `+strings.Join(where, " AND ")+tail, args...)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	defer rows.Close()
+	var all []Topic
+	for rows.Next() {
+		t, err := scanTopic(rows)
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		all = append(all, *t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	page, next, previous = window(p, all, func(t Topic) cursor {
+		c := cursor{OrderBy: p.orderBy, ID: t.ID}
+		switch p.orderBy {
+		case "createdAt":
+			c.Value = t.CreatedAt
+		case "updatedAt":
+			c.Value = t.UpdatedAt
+		}
+		return c
+	})
+	return page, next, previous, total, nil
+}
+
+// topicListV1 reads a page of GET /v1/topics: key and name match exactly.
+func (s *Store) topicListV1(ctx context.Context, environmentID, key, name string, page, size int) (out []Topic, total int, err error) {
+	defer platform.Wrap(&err, "list topics")
+	where, args := []string{"environment_id = ?"}, []any{environmentID}
+	if key != "" {
+		where, args = append(where, "key = ?"), append(args, key)
+	}
+	if name != "" {
+		where, args = append(where, "name = ?"), append(args, name)
+	}
+	w := strings.Join(where, " AND ")
+	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM topics WHERE `+w, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics WHERE `+w+
+		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, size, page*size)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out = []Topic{}
+	for rows.Next() {
+		t, err := scanTopic(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, *t)
+	}
+	return out, total, rows.Err()
+}
+
+// prefixed puts prefix before every column of a column list.
+func prefixed(prefix, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, p := range parts {
+		parts[i] = prefix + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// prefixScanner scans columns before a row's subscriber columns into extra.
+type prefixScanner struct {
+	row   scanner
+	extra []any
+}
+
+func (p prefixScanner) Scan(dest ...any) error {
+	return p.row.Scan(append(p.extra, dest...)...)
+}
