@@ -45,6 +45,7 @@ var (
 	_ messaging.InboxSubscribers      = (*subscribers.Store)(nil)
 	_ messaging.InboxWorkflows        = (*workflows.Store)(nil)
 	_ messaging.SnoozeTimer           = (*activity.Store)(nil)
+	_ messaging.InboxPreferenceStore  = (*subscribers.Store)(nil)
 	_ platform.SubscriberLookup       = (*subscribers.Store)(nil)
 	_ activity.Preferences            = (*subscribers.Store)(nil)
 	_ activity.Topics                 = (*subscribers.Store)(nil)
@@ -86,7 +87,7 @@ func wire(ctx context.Context, mux *http.ServeMux, d deps) error {
 	if d.inbox != nil {
 		d.inbox.UseSubscribers(subscriberStore)
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.inbox, Subscribers: subscriberStore,
-			Integrations: integrationStore, Workflows: workflowStore, Snoozes: activityStore,
+			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
 			Live: messaging.NewMemoryBus(), MaxSnooze: d.maxSnooze, Closing: ctx.Done()})
 	}
 

@@ -51,8 +51,9 @@ type InboxConfig struct {
 	Subscribers  InboxSubscribers
 	Integrations IntegrationSource
 	Workflows    InboxWorkflows
-	Snoozes      SnoozeTimer // nil: snoozes cannot be offered
-	Live         LiveBus     // nil: no live updates
+	Preferences  InboxPreferenceStore // nil: no /v1/inbox/preferences routes
+	Snoozes      SnoozeTimer          // nil: snoozes cannot be offered
+	Live         LiveBus              // nil: no live updates
 	// MaxSnooze is the longest snooze a subscriber may set; the session
 	// offers it as maxSnoozeDurationHours. 0 means DefaultMaxSnooze.
 	MaxSnooze time.Duration

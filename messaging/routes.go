@@ -33,4 +33,11 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("POST /v1/inbox/notifications/read-archive", handleInboxBulk(store, "read-archive"))
 	mux.Handle("POST /v1/inbox/notifications/delete", handleInboxBulk(store, "delete"))
 	mux.Handle("GET /socket.io/", handleSocket(store))
+	if store.inbox.Preferences != nil {
+		mux.Handle("GET /v1/inbox/preferences", handleInboxPreferences(store))
+		mux.Handle("GET /v1/inbox/preferences/global", handleInboxGlobalPreference(store))
+		mux.Handle("PATCH /v1/inbox/preferences", handleInboxPreferenceUpdate(store))
+		mux.Handle("PATCH /v1/inbox/preferences/bulk", handleInboxPreferencesBulk(store))
+		mux.Handle("PATCH /v1/inbox/preferences/{workflowId}", handleInboxPreferenceUpdate(store))
+	}
 }
