@@ -489,6 +489,16 @@ func TestInbox_NotificationsAndActions(t *testing.T) {
 		is.True(archived[0].ArchivedAt != nil) // with its time
 		inbox, _ := c.list("limit=10&archived=false&snoozed=false")
 		is.Equal(len(inbox), 2) // out of the inbox
+		var feed struct {
+			Data []struct {
+				ID       string `json:"_id"`
+				Archived bool   `json:"archived"`
+			} `json:"data"`
+		}
+		srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "").Decode(t, &feed)
+		for _, item := range feed.Data {
+			is.Equal(item.Archived, item.ID == all[2].ID) // the server API's feed shows it archived
+		}
 		status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+all[2].ID+"/unarchive", "")
 		is.Equal(status, 200) // back
 		inbox, _ = c.list("limit=10&archived=false")

@@ -3,6 +3,7 @@ package messaging
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -65,7 +66,11 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	b = append(b, `,"seen":`...)
 	b = strconv.AppendBool(b, m.Seen)
 	b = appendField(b, `,"status":`, m.Status)
-	// The stored part is a whole object: its fields follow these.
+	// The stored part is a whole object: its fields follow these. It was
+	// stored unarchived; the inbox may have archived the message since.
+	if m.Archived {
+		static = strings.Replace(static, `,"archived":false,`, `,"archived":true,`, 1)
+	}
 	return append(append(b, ','), static[1:]...)
 }
 
@@ -101,7 +106,7 @@ func appendFeedStatic(b []byte, m *message) []byte {
 		b = appendField(b, `,"avatar":`, *m.Avatar)
 	}
 	b = appendField(b, `,"channel":`, m.Channel)
-	b = append(b, `,"archived":false`...)
+	b = append(b, `,"archived":false`...) // set by appendFeedItem once archived
 	b = appendRaw(b, `,"cta":`, m.CTA)
 	b = appendRaw(b, `,"payload":`, m.Payload)
 	b = appendRaw(b, `,"data":`, m.Data)

@@ -67,6 +67,8 @@ type message struct {
 	// FeedItem is the stored feed_item; nil to build it. A string, so the
 	// feed reads it without the copy a []byte scan makes.
 	FeedItem *string
+	// Archived is read by the feed only (an inbox state, migration 000030).
+	Archived bool
 }
 
 // messageColumns lists the columns in the order scanMessage reads them.
@@ -266,6 +268,7 @@ func (s *Store) feedRows(ctx context.Context, stored bool, cond string, args []a
 	if stored {
 		cols = feedItemColumns
 	}
+	cols += ", archived"
 	if f.withSummary {
 		cols += ", subscriber_summary"
 	}
@@ -287,6 +290,7 @@ func (s *Store) feedRows(ctx context.Context, stored bool, cond string, args []a
 				&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
 				&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt}
 		}
+		dst = append(dst, &m.Archived)
 		if f.withSummary {
 			dst = append(dst, &m.SubscriberSummary)
 		}
