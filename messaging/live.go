@@ -28,58 +28,52 @@ type LiveEvent struct {
 }
 
 // LiveBus carries live events from where messages change to the sockets
-// that listen for their subscriber. Publish never blocks.
+// that listen for their subscriber. Publish never blocks, and deliver
+// functions must not either.
 type LiveBus interface {
 	Publish(ev LiveEvent)
-	// Subscribe returns the events of one subscriber until cancel is called.
-	Subscribe(environmentID, subscriberID string) (events <-chan LiveEvent, cancel func())
+	// Subscribe calls deliver with each event of one subscriber until
+	// cancel is called.
+	Subscribe(environmentID, subscriberID string, deliver func(LiveEvent)) (cancel func())
 }
 
 // MemoryBus is the LiveBus of one process: it fans events out in memory
 // to that process's sockets.
 type MemoryBus struct {
 	mu   sync.RWMutex
-	subs map[string]map[chan LiveEvent]struct{} // by environment and subscriber _id
+	subs map[string]map[*func(LiveEvent)]struct{} // by environment and subscriber _id
 }
 
 // NewMemoryBus returns an empty in-memory bus.
 func NewMemoryBus() *MemoryBus {
-	return &MemoryBus{subs: map[string]map[chan LiveEvent]struct{}{}}
+	return &MemoryBus{subs: map[string]map[*func(LiveEvent)]struct{}{}}
 }
 
-// liveBuffer is how many events a socket may fall behind by; past it, the
-// oldest news is dropped rather than the publisher blocked (the counts an
-// event brings are read when it is sent, so a later one carries them).
-const liveBuffer = 64
-
-// Publish hands ev to every socket of its subscriber; a subscriber with no
-// socket costs a map lookup.
+// Publish hands ev to every listener of its subscriber; a subscriber with
+// none costs a map lookup.
 func (b *MemoryBus) Publish(ev LiveEvent) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	for ch := range b.subs[ev.EnvironmentID+"\x00"+ev.SubscriberID] {
-		select {
-		case ch <- ev:
-		default:
-		}
+	for fn := range b.subs[liveKey(ev.EnvironmentID, ev.SubscriberID)] {
+		(*fn)(ev)
 	}
 }
 
-// Subscribe registers a socket of one subscriber.
-func (b *MemoryBus) Subscribe(environmentID, subscriberID string) (<-chan LiveEvent, func()) {
-	key := environmentID + "\x00" + subscriberID
-	ch := make(chan LiveEvent, liveBuffer)
+// Subscribe registers a listener of one subscriber.
+func (b *MemoryBus) Subscribe(environmentID, subscriberID string, deliver func(LiveEvent)) func() {
+	key := liveKey(environmentID, subscriberID)
+	fn := &deliver
 	b.mu.Lock()
 	if b.subs[key] == nil {
-		b.subs[key] = map[chan LiveEvent]struct{}{}
+		b.subs[key] = map[*func(LiveEvent)]struct{}{}
 	}
-	b.subs[key][ch] = struct{}{}
+	b.subs[key][fn] = struct{}{}
 	b.mu.Unlock()
 	var once sync.Once
-	return ch, func() {
+	return func() {
 		once.Do(func() {
 			b.mu.Lock()
-			delete(b.subs[key], ch)
+			delete(b.subs[key], fn)
 			if len(b.subs[key]) == 0 {
 				delete(b.subs, key)
 			}

@@ -1,12 +1,18 @@
 package messaging
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"hash/fnv"
+	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,23 +57,53 @@ func handleSocket(s *Store) http.Handler {
 		rc.SetWriteDeadline(time.Time{})
 		// Any origin may connect, as to the reference platform: the token,
 		// not a cookie, says who the socket is for.
-		conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+		conn, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 		if err != nil {
 			return nil // Accept has answered the client
 		}
 		conn.SetReadLimit(maxPayload)
-		sock := &socket{store: s, conn: conn, queryToken: q.Get("token")}
-		sock.serve(context.WithoutCancel(r.Context()))
+		// The socket is served by a goroutine of its own, and this one
+		// returns: the request, the middleware's state and the stack they
+		// grew are let go, and an open socket keeps only what it uses.
+		go s.sockets().serve(context.Background(), &socket{conn: conn}, q.Get("token"))
 		return nil
 	})
 }
 
-// socket is one client connection.
+// smallBuffers hands the WebSocket library the hijacked connection with
+// small buffers. net/http's are 4 KB each way, sized for requests; an
+// inbox socket reads a pong now and then and writes a few small frames,
+// and at 10,000 sockets the two buffers were most of what each one held.
+type smallBuffers struct{ http.ResponseWriter }
+
+// Hijack takes the connection, keeping what the server's reader had
+// already read from it.
+func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	var src io.Reader = conn
+	if n := brw.Reader.Buffered(); n > 0 {
+		read, _ := brw.Reader.Peek(n)
+		src = io.MultiReader(bytes.NewReader(bytes.Clone(read)), conn)
+	}
+	if err := brw.Writer.Flush(); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return conn, bufio.NewReadWriter(bufio.NewReaderSize(src, 512), bufio.NewWriterSize(conn, 512)), nil
+}
+
+// socket is one client connection. Its handler's goroutine only reads (the
+// client's pongs); events and pings are written by the process's few
+// fan-out goroutines, so that an open socket costs one goroutine with a
+// small stack, not one more that runs the queries behind every event.
 type socket struct {
-	store      *Store
-	conn       *websocket.Conn
-	queryToken string
-	lastPong   atomic.Int64 // unix nanoseconds
+	conn     *websocket.Conn
+	who      platform.Subscriber
+	wmu      sync.Mutex   // orders writes: the CONNECT answer before any event
+	lastPong atomic.Int64 // unix nanoseconds
 }
 
 func newSID() string {
@@ -82,17 +118,57 @@ func (k *socket) write(ctx context.Context, frame string) error {
 	return k.conn.Write(ctx, websocket.MessageText, []byte(frame))
 }
 
-// serve runs the socket until the client leaves, stops answering pings,
-// or Herald stops.
-func (k *socket) serve(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer k.conn.CloseNow()
-	var closing <-chan struct{}
-	if k.store.inbox != nil {
-		closing = k.store.inbox.Closing
-	}
+// liveSockets are a process's open sockets, by subscriber, and what feeds
+// them: each subscriber with a socket listens on the bus once, its events
+// are turned into frames once (whatever its number of sockets) by one of
+// a few workers, chosen by subscriber so that its events keep their order,
+// and one goroutine pings every socket.
+type liveSockets struct {
+	store  *Store
+	mu     sync.Mutex
+	bySub  map[string]*subscriberSockets
+	shards []chan liveJob
+}
 
+type subscriberSockets struct {
+	who     platform.Subscriber
+	sockets map[*socket]struct{}
+	cancel  func()
+}
+
+type liveJob struct {
+	key string
+	ev  LiveEvent
+}
+
+// liveWorkers is how many goroutines turn events into frames, and
+// liveQueue how many events each may hold waiting; past that an event is
+// dropped (its counts come with the next one).
+const (
+	liveWorkers = 8
+	liveQueue   = 4096
+)
+
+// sockets returns the store's socket registry, starting its workers on first use.
+func (s *Store) sockets() *liveSockets {
+	s.socketsOnce.Do(func() {
+		ls := &liveSockets{store: s, bySub: map[string]*subscriberSockets{}}
+		for range liveWorkers {
+			q := make(chan liveJob, liveQueue)
+			ls.shards = append(ls.shards, q)
+			go ls.work(q)
+		}
+		go ls.ping()
+		s.registry = ls
+	})
+	return s.registry
+}
+
+// serve runs one socket until the client leaves or stops answering pings,
+// or Herald stops.
+func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) {
+	defer k.conn.CloseNow()
+	s := ls.store
 	open, _ := json.Marshal(map[string]any{"sid": newSID(), "upgrades": []string{},
 		"pingInterval": pingInterval.Milliseconds(), "pingTimeout": pingTimeout.Milliseconds(), "maxPayload": maxPayload})
 	if k.write(ctx, "0"+string(open)) != nil {
@@ -106,7 +182,7 @@ func (k *socket) serve(ctx context.Context) {
 		k.conn.Close(websocket.StatusPolicyViolation, "expected a CONNECT packet")
 		return
 	}
-	token := k.queryToken
+	token := queryToken
 	var auth struct {
 		Token string `json:"token"`
 	}
@@ -115,53 +191,26 @@ func (k *socket) serve(ctx context.Context) {
 	}
 	// As the reference platform: a socket without a good token is
 	// accepted and then disconnected, which the client does not retry.
-	who, err := k.store.inbox.Auth.Authenticate(ctx, token)
-	if err != nil || k.store.live == nil {
+	who, err := s.inbox.Auth.Authenticate(ctx, token)
+	if err != nil || s.live == nil {
 		k.write(ctx, `40{"sid":"`+newSID()+`"}`)
 		k.write(ctx, "41")
 		k.conn.Close(websocket.StatusNormalClosure, "unauthorized")
 		return
 	}
-	// Listening before the CONNECT is answered: a client that acts once
-	// connected hears about it.
-	events, unsubscribe := k.store.live.Subscribe(who.EnvironmentID, who.ID)
-	defer unsubscribe()
-	if k.write(ctx, `40{"sid":"`+newSID()+`"}`) != nil {
+	k.who = who
+	k.lastPong.Store(time.Now().UnixNano())
+	// Listening before the CONNECT is answered, and answering it before
+	// any event is written: a client that acts once connected hears
+	// about it, in order.
+	k.wmu.Lock()
+	ls.add(k)
+	err = k.write(ctx, `40{"sid":"`+newSID()+`"}`)
+	k.wmu.Unlock()
+	defer ls.remove(k)
+	if err != nil {
 		return
 	}
-
-	go k.read(ctx, cancel)
-	k.lastPong.Store(time.Now().UnixNano())
-	ping := time.NewTicker(pingInterval)
-	defer ping.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-closing:
-			k.conn.Close(websocket.StatusGoingAway, "server stopping")
-			return
-		case <-ping.C:
-			if time.Since(time.Unix(0, k.lastPong.Load())) > pingInterval+pingTimeout {
-				k.conn.Close(websocket.StatusPolicyViolation, "ping timeout")
-				return
-			}
-			if k.write(ctx, "2") != nil {
-				return
-			}
-		case ev := <-events:
-			for _, frame := range k.store.liveFrames(ctx, who, ev) {
-				if k.write(ctx, frame) != nil {
-					return
-				}
-			}
-		}
-	}
-}
-
-// read takes the client's packets: pongs, and a disconnect or close.
-func (k *socket) read(ctx context.Context, stop context.CancelFunc) {
-	defer stop()
 	for {
 		_, msg, err := k.conn.Read(ctx)
 		if err != nil {
@@ -175,6 +224,134 @@ func (k *socket) read(ctx context.Context, stop context.CancelFunc) {
 			return
 		}
 	}
+}
+
+func liveKey(environmentID, subscriberID string) string { return environmentID + "\x00" + subscriberID }
+
+// add registers k, listening on the bus for its subscriber if it is the first.
+func (ls *liveSockets) add(k *socket) {
+	key := liveKey(k.who.EnvironmentID, k.who.ID)
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	subs := ls.bySub[key]
+	if subs == nil {
+		subs = &subscriberSockets{who: k.who, sockets: map[*socket]struct{}{}}
+		ls.bySub[key] = subs
+		shard := ls.shards[shardOf(key)]
+		subs.cancel = ls.store.live.Subscribe(k.who.EnvironmentID, k.who.ID, func(ev LiveEvent) {
+			select {
+			case shard <- liveJob{key: key, ev: ev}:
+			default: // the workers are this far behind: drop it
+			}
+		})
+	}
+	subs.sockets[k] = struct{}{}
+}
+
+// remove unregisters k, and stops listening for its subscriber after the last.
+func (ls *liveSockets) remove(k *socket) {
+	key := liveKey(k.who.EnvironmentID, k.who.ID)
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	subs := ls.bySub[key]
+	if subs == nil {
+		return
+	}
+	delete(subs.sockets, k)
+	if len(subs.sockets) == 0 {
+		subs.cancel()
+		delete(ls.bySub, key)
+	}
+}
+
+func shardOf(key string) int {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % liveWorkers)
+}
+
+// targets returns the subscriber's sockets now, and who it is.
+func (ls *liveSockets) targets(key string) (platform.Subscriber, []*socket) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	subs := ls.bySub[key]
+	if subs == nil {
+		return platform.Subscriber{}, nil
+	}
+	out := make([]*socket, 0, len(subs.sockets))
+	for k := range subs.sockets {
+		out = append(out, k)
+	}
+	return subs.who, out
+}
+
+// work turns each event of its shard into frames and writes them to every
+// socket of the event's subscriber.
+func (ls *liveSockets) work(q chan liveJob) {
+	ctx := context.Background()
+	for job := range q {
+		who, targets := ls.targets(job.key)
+		if len(targets) == 0 {
+			continue
+		}
+		frames := ls.store.liveFrames(ctx, who, job.ev)
+		for _, k := range targets {
+			k.wmu.Lock()
+			for _, f := range frames {
+				if k.write(ctx, f) != nil {
+					k.conn.CloseNow() // its reader sees the close and unregisters it
+					break
+				}
+			}
+			k.wmu.Unlock()
+		}
+	}
+}
+
+// ping writes Engine.IO's ping to every socket each pingInterval, closes
+// those that did not answer the last ones in time, and closes them all
+// when Herald stops.
+func (ls *liveSockets) ping() {
+	var closing <-chan struct{}
+	if ls.store.inbox != nil {
+		closing = ls.store.inbox.Closing
+	}
+	tick := time.NewTicker(pingInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-closing:
+			for _, k := range ls.all() {
+				k.conn.Close(websocket.StatusGoingAway, "server stopping")
+			}
+			return
+		case <-tick.C:
+		}
+		ctx := context.Background()
+		for _, k := range ls.all() {
+			if time.Since(time.Unix(0, k.lastPong.Load())) > pingInterval+pingTimeout {
+				k.conn.CloseNow()
+				continue
+			}
+			k.wmu.Lock()
+			if k.write(ctx, "2") != nil {
+				k.conn.CloseNow()
+			}
+			k.wmu.Unlock()
+		}
+	}
+}
+
+func (ls *liveSockets) all() []*socket {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	var out []*socket
+	for _, subs := range ls.bySub {
+		for k := range subs.sockets {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // liveFrames are the socket.io EVENT packets ev brings a socket of who,
@@ -197,43 +374,120 @@ func (s *Store) liveFrames(ctx context.Context, who platform.Subscriber, ev Live
 		if err != nil {
 			return nil
 		}
-		var wf *workflows.InboxWorkflow
-		if m.TemplateID != "" && s.inbox.Workflows != nil {
-			wfs, err := s.inbox.Workflows.InboxWorkflows(ctx, env, []string{m.TemplateID})
-			if err == nil {
-				if w, ok := wfs[m.TemplateID]; ok {
-					wf = &w
-				}
-			}
-		}
+		wf := s.liveWorkflow(ctx, env, m.TemplateID)
 		to := inboxTo{ID: who.ID, SubscriberID: who.SubscriberID, FirstName: who.FirstName, LastName: who.LastName}
 		add("notification_received", map[string]any{"message": toLiveMessage(m, to, wf)})
 	}
-	f := false
-	unseen, err := s.inboxCount(ctx, env, who.ID, &inboxFilter{seen: &f}, nil, inboxCountLimit+1)
+	sev, err := s.severities(ctx, env)
 	if err != nil {
 		return frames
 	}
-	add("unseen_count_changed", map[string]any{"unseenCount": min(unseen, inboxCountLimit), "hasMore": unseen > inboxCountLimit})
+	c, err := s.liveCounts(ctx, env, who.ID, sev)
+	if err != nil {
+		return frames
+	}
+	add("unseen_count_changed", map[string]any{"unseenCount": min(c.unseen, inboxCountLimit), "hasMore": c.unseen > inboxCountLimit})
 	if ev.Kind == LiveSeen {
 		return frames
 	}
-	unread, err := s.inboxCount(ctx, env, who.ID, &inboxFilter{read: &f}, nil, inboxCountLimit+1)
-	if err != nil {
-		return frames
+	counts := severityCounts{Total: min(c.unread, inboxCountLimit+1), Severity: map[string]int{}}
+	for level, n := range c.bySeverity {
+		counts.Severity[level] = min(n, inboxCountLimit)
 	}
-	var sev map[string]string
-	if s.inbox.Workflows != nil {
-		if sev, err = s.inbox.Workflows.WorkflowSeverities(ctx, env); err != nil {
-			return frames
-		}
-	}
-	counts, err := s.unreadBySeverity(ctx, env, who.ID, sev)
-	if err != nil {
-		return frames
-	}
-	counts.Total = unread
-	add("unread_count_changed", map[string]any{"unreadCount": min(unread, inboxCountLimit),
-		"counts": counts, "hasMore": unread > inboxCountLimit})
+	add("unread_count_changed", map[string]any{"unreadCount": min(c.unread, inboxCountLimit),
+		"counts": counts, "hasMore": c.unread > inboxCountLimit})
 	return frames
+}
+
+// liveCount is what the count events of one subscriber say.
+type liveCount struct {
+	unseen, unread int
+	bySeverity     map[string]int // unread and not snoozed, by the workflow's severity
+}
+
+// liveCounts reads every count the events carry in one query over the
+// subscriber's unseen or unread in-app messages (reference B3: the unread
+// total includes snoozed messages, its severity counts do not). Unlike the
+// inbox's count route it does not stop at 100: an event is sent for each
+// change, and one read was cheaper than the three capped ones it replaced.
+func (s *Store) liveCounts(ctx context.Context, env, subscriberID string, sev map[string]string) (liveCount, error) {
+	out := liveCount{bySeverity: map[string]int{"high": 0, "medium": 0, "low": 0, "none": 0}}
+	rows, err := s.db.Query(ctx, `SELECT template_id, count(*) FILTER (WHERE seen = 0),
+		count(*) FILTER (WHERE read = 0), count(*) FILTER (WHERE read = 0 AND snoozed_until IS NULL)
+		FROM messages WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND (seen = 0 OR read = 0)
+		GROUP BY template_id`, env, subscriberID)
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tpl string
+		var unseen, unread, awake int
+		if err := rows.Scan(&tpl, &unseen, &unread, &awake); err != nil {
+			return out, err
+		}
+		out.unseen += unseen
+		out.unread += unread
+		level := sev[tpl]
+		if level == "" {
+			level = "none"
+		}
+		out.bySeverity[level] += awake
+	}
+	return out, rows.Err()
+}
+
+// liveCacheFor is how long live events reuse what they read of workflows
+// (their severities, a notification's workflow): every event needs it,
+// and a workflow renamed or given another severity shows in events a
+// moment later.
+const liveCacheFor = 2 * time.Second
+
+type cachedSeverities struct {
+	at  time.Time
+	sev map[string]string
+}
+
+type cachedWorkflow struct {
+	at time.Time
+	wf *workflows.InboxWorkflow
+}
+
+// severities returns the environment's workflows' severities, read at most
+// every liveCacheFor.
+func (s *Store) severities(ctx context.Context, env string) (map[string]string, error) {
+	if s.inbox.Workflows == nil {
+		return nil, nil
+	}
+	if c, ok := s.liveCache.Load("sev\x00" + env); ok && time.Since(c.(cachedSeverities).at) < liveCacheFor {
+		return c.(cachedSeverities).sev, nil
+	}
+	sev, err := s.inbox.Workflows.WorkflowSeverities(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	s.liveCache.Store("sev\x00"+env, cachedSeverities{at: time.Now(), sev: sev})
+	return sev, nil
+}
+
+// liveWorkflow returns the workflow a live message names, or nil, read at
+// most every liveCacheFor.
+func (s *Store) liveWorkflow(ctx context.Context, env, id string) *workflows.InboxWorkflow {
+	if id == "" || s.inbox.Workflows == nil {
+		return nil
+	}
+	key := "wf\x00" + env + "\x00" + id
+	if c, ok := s.liveCache.Load(key); ok && time.Since(c.(cachedWorkflow).at) < liveCacheFor {
+		return c.(cachedWorkflow).wf
+	}
+	wfs, err := s.inbox.Workflows.InboxWorkflows(ctx, env, []string{id})
+	if err != nil {
+		return nil
+	}
+	var wf *workflows.InboxWorkflow
+	if w, ok := wfs[id]; ok {
+		wf = &w
+	}
+	s.liveCache.Store(key, cachedWorkflow{at: time.Now(), wf: wf})
+	return wf
 }

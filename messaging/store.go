@@ -30,8 +30,11 @@ type Store struct {
 	subscriberVars platform.ParseCache[any]         // template variables of subscribers (bindings)
 	integrations   platform.ParseCache[integration] // active integrations, by environment, channel and rank
 
-	inbox *InboxConfig // the inbox routes' dependencies; nil until UseInbox
-	live  LiveBus      // where message changes are announced; nil for none
+	inbox       *InboxConfig // the inbox routes' dependencies; nil until UseInbox
+	live        LiveBus      // where message changes are announced; nil for none
+	socketsOnce sync.Once
+	registry    *liveSockets // this process's inbox sockets (socket.go)
+	liveCache   sync.Map     // what live events read of workflows, briefly (socket.go)
 }
 
 // NewStore returns a Store on db that reads other domains through src.
