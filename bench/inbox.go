@@ -121,6 +121,10 @@ func (b *bench) inbox(ctx context.Context) error {
 		Value: ms(res.P50), Unit: "ms", Target: "reported"})
 	b.rep.add(row{Scenario: "7 inbox sockets", Metric: fmt.Sprintf("p99 (%d triggers, %d errors, %d events missing)", total, sent.Errors, missing),
 		Value: ms(res.P99), Unit: "ms", Target: "<= 100 ms", Pass: b.result(res.P99 <= 100*time.Millisecond && missing == 0 && sent.Errors == 0)})
+	// The trigger's own answer under the same load: a tail both share is
+	// the machine's or the writer's, not the sockets'.
+	b.rep.add(row{Scenario: "7 inbox sockets", Metric: fmt.Sprintf("p99 trigger answered, beside it (p50 %.2f ms)", ms(sent.P50)),
+		Value: ms(sent.P99), Unit: "ms", Target: "reported"})
 	rss, peak := srv.rssMB()
 	b.rep.add(row{Scenario: "7 inbox sockets", Metric: fmt.Sprintf("server RSS after the triggers (peak %.0f MB)", peak), Value: rss, Unit: "MB", Target: "reported"})
 	return nil
