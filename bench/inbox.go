@@ -220,37 +220,17 @@ func listen(ctx context.Context, conn *websocket.Conn, r *receipts) {
 // one of the n subscribers with a socket, and returns when each was
 // accepted (its 201 read), by transactionId.
 func pacedTriggers(ctx context.Context, c *loadClient, rate float64, total, n int) (map[string]time.Time, loadResult) {
-	interval := time.Duration(float64(time.Second) / rate)
-	var (
-		mu       sync.Mutex
-		accepted = make(map[string]time.Time, total)
-		lat      []time.Duration
-		errs     atomic.Int64
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, 256)
-	)
-	start := time.Now()
-	for i := 0; i < total && ctx.Err() == nil; i++ {
-		due := start.Add(time.Duration(i) * interval)
-		time.Sleep(time.Until(due))
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			tx := fmt.Sprintf("t%d", i)
-			status, err := c.status(ctx, request{method: "POST", path: "/v1/events/trigger",
-				body: fmt.Appendf(nil, `{"name":"bench-inbox","to":"w%d","payload":{"n":%d},"transactionId":%q}`, (i*7919)%n, i, tx)})
-			at := time.Now()
-			if err != nil || status != 201 {
-				errs.Add(1)
-				return
-			}
-			mu.Lock()
-			accepted[tx] = at
-			lat = append(lat, at.Sub(due))
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return accepted, summarise(lat, int(errs.Load()), time.Since(start))
+	var mu sync.Mutex
+	accepted := make(map[string]time.Time, total)
+	res := c.paced(ctx, rate, total, func(i int) request {
+		tx := fmt.Sprintf("t%d", i)
+		return request{method: "POST", path: "/v1/events/trigger", want: 201,
+			body: fmt.Appendf(nil, `{"name":"bench-inbox","to":"w%d","payload":{"n":%d},"transactionId":%q}`, (i*7919)%n, i, tx),
+			answered: func(_ int, at time.Time) {
+				mu.Lock()
+				accepted[tx] = at
+				mu.Unlock()
+			}}
+	})
+	return accepted, res
 }

@@ -30,17 +30,6 @@ type data[T any] struct {
 // by its public identifier, the subscriber (created, or updated when the
 // hash is valid), and a token for the rest of the inbox (reference A3).
 func handleInboxSession(s *Store) http.Handler {
-	type profile struct {
-		SubscriberID string          `json:"subscriberId"`
-		FirstName    *string         `json:"firstName"`
-		LastName     *string         `json:"lastName"`
-		Email        *string         `json:"email"`
-		Phone        *string         `json:"phone"`
-		Avatar       *string         `json:"avatar"`
-		Locale       *string         `json:"locale"`
-		Timezone     *string         `json:"timezone"`
-		Data         json.RawMessage `json:"data"`
-	}
 	type request struct {
 		ApplicationIdentifier string          `json:"applicationIdentifier" validate:"max=256"`
 		Subscriber            json.RawMessage `json:"subscriber"`
@@ -63,7 +52,7 @@ func handleInboxSession(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		var p profile
+		var p subscribers.InboxProfile
 		if raw := strings.TrimSpace(string(req.Subscriber)); raw != "" && raw != "null" {
 			if raw[0] == '"' {
 				json.Unmarshal(req.Subscriber, &p.SubscriberID)
@@ -113,10 +102,7 @@ func handleInboxSession(s *Store) http.Handler {
 			return platform.BadRequest("Please provide a valid HMAC hash")
 		}
 		tenant := env.Tenant()
-		who, err := in.Subscribers.EnsureInboxSubscriber(ctx, tenant, subscribers.InboxProfile{
-			SubscriberID: p.SubscriberID, FirstName: p.FirstName, LastName: p.LastName, Email: p.Email, Phone: p.Phone,
-			Avatar: p.Avatar, Locale: p.Locale, Timezone: p.Timezone, Data: p.Data,
-		}, hashValid)
+		who, err := in.Subscribers.EnsureInboxSubscriber(ctx, tenant, p, hashValid)
 		if err != nil {
 			return err
 		}
@@ -272,15 +258,13 @@ func (f *inboxFilter) checkUnreadArchived() error {
 // the subscriber's in_app notifications, newest first (reference A5).
 func handleInboxNotifications(s *Store) http.Handler {
 	type filterEcho struct {
-		Tags       []string       `json:"tags,omitempty"`
-		Read       *bool          `json:"read,omitempty"`
-		Archived   *bool          `json:"archived,omitempty"`
-		Snoozed    *bool          `json:"snoozed,omitempty"`
-		Seen       *bool          `json:"seen,omitempty"`
-		Data       map[string]any `json:"data,omitempty"`
-		Severity   []string       `json:"severity,omitempty"`
-		CreatedGte *int64         `json:"createdGte,omitempty"`
-		CreatedLte *int64         `json:"createdLte,omitempty"`
+		Tags     []string       `json:"tags,omitempty"`
+		Read     *bool          `json:"read,omitempty"`
+		Archived *bool          `json:"archived,omitempty"`
+		Snoozed  *bool          `json:"snoozed,omitempty"`
+		Seen     *bool          `json:"seen,omitempty"`
+		Data     map[string]any `json:"data,omitempty"`
+		Severity []string       `json:"severity,omitempty"`
 	}
 	type response struct {
 		Data    []inboxNotification `json:"data"`
@@ -464,6 +448,17 @@ func notificationID(r *http.Request) (string, error) {
 	return id, nil
 }
 
+// decodeNotificationRequest reads a notification route's {id} and its body.
+func decodeNotificationRequest[T any](r *http.Request) (string, T, error) {
+	var req T
+	id, err := notificationID(r)
+	if err != nil {
+		return "", req, err
+	}
+	req, err = platform.Decode[T](r)
+	return id, req, err
+}
+
 func notificationNotFound(id string) error {
 	return platform.NotFound("Notification with id: %s is not found.", id)
 }
@@ -514,11 +509,7 @@ func handleInboxSnooze(s *Store) http.Handler {
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
-		id, err := notificationID(r)
-		if err != nil {
-			return err
-		}
-		req, err := platform.Decode[request](r)
+		id, req, err := decodeNotificationRequest[request](r)
 		if err != nil {
 			return err
 		}
@@ -561,11 +552,7 @@ func handleInboxAction(s *Store, status string) http.Handler {
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
-		id, err := notificationID(r)
-		if err != nil {
-			return err
-		}
-		req, err := platform.Decode[request](r)
+		id, req, err := decodeNotificationRequest[request](r)
 		if err != nil {
 			return err
 		}

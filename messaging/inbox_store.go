@@ -291,17 +291,23 @@ func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, act
 	return out, err
 }
 
-// inboxMarkAll applies action to every message of the subscriber that f
-// selects (of any channel and any state f does not name, as the reference
-// platform's bulk updates), and ids when given; it returns how many changed.
-func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string, action inboxAction) (int64, error) {
+// bulkCond is the WHERE condition of a bulk route: the subscriber's
+// messages of every channel that f selects, among ids when given.
+func (f *inboxFilter) bulkCond(env, subscriberID string, ids []string) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?"}
 	args := []any{env, subscriberID}
 	if ids != nil {
 		list, _ := json.Marshal(ids)
 		where, args = append(where, "id IN (SELECT value FROM json_each(?))"), append(args, string(list))
 	}
-	cond, args := f.more(where, args, nil)
+	return f.more(where, args, nil)
+}
+
+// inboxMarkAll applies action to every message of the subscriber that f
+// selects (of any channel and any state f does not name, as the reference
+// platform's bulk updates), and ids when given; it returns how many changed.
+func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string, action inboxAction) (int64, error) {
+	cond, args := f.bulkCond(env, subscriberID, ids)
 	// Numbered parameters for the SET clause come first, so the WHERE
 	// clause's plain ones are numbered after them.
 	set := strings.NewReplacer("?1", "?", "?2", "?").Replace(inboxSets[action])
@@ -321,13 +327,7 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 // inboxDeleteAll removes every message of the subscriber f selects, and
 // ids when given.
 func (s *Store) inboxDeleteAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string) (int64, error) {
-	where := []string{"environment_id = ?", "subscriber_id = ?"}
-	args := []any{env, subscriberID}
-	if ids != nil {
-		list, _ := json.Marshal(ids)
-		where, args = append(where, "id IN (SELECT value FROM json_each(?))"), append(args, string(list))
-	}
-	cond, args := f.more(where, args, nil)
+	cond, args := f.bulkCond(env, subscriberID, ids)
 	res, err := s.db.W.ExecContext(ctx, `DELETE FROM messages WHERE `+cond, args...)
 	if err != nil {
 		return 0, fmt.Errorf("delete all: %w", err)

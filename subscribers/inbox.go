@@ -10,12 +10,18 @@ import (
 )
 
 // InboxProfile is the subscriber an inbox session names: its subscriberId
-// and the profile fields the client may send (nil: not sent).
+// and the profile fields the client may send (nil: not sent), as the
+// session's subscriber object spells them.
 type InboxProfile struct {
-	SubscriberID                              string
-	FirstName, LastName, Email, Phone, Avatar *string
-	Locale, Timezone                          *string
-	Data                                      json.RawMessage // an object, or nil
+	SubscriberID string          `json:"subscriberId"`
+	FirstName    *string         `json:"firstName"`
+	LastName     *string         `json:"lastName"`
+	Email        *string         `json:"email"`
+	Phone        *string         `json:"phone"`
+	Avatar       *string         `json:"avatar"`
+	Locale       *string         `json:"locale"`
+	Timezone     *string         `json:"timezone"`
+	Data         json.RawMessage `json:"data"` // an object, or nil
 }
 
 // Identity names one subscriber, as an inbox shows it.

@@ -24,6 +24,19 @@ func (s *Store) InboxWorkflows(ctx context.Context, environmentID string, ids []
 	if len(ids) == 0 {
 		return out, nil
 	}
+	list, err := s.workflowsByID(ctx, environmentID, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range list {
+		out[w.ID] = inboxWorkflow(w)
+	}
+	return out, nil
+}
+
+// workflowsByID reads the environment's workflows among ids, deleted ones
+// included.
+func (s *Store) workflowsByID(ctx context.Context, environmentID string, ids []string) ([]*workflow, error) {
 	args := []any{environmentID}
 	for _, id := range ids {
 		args = append(args, id)
@@ -34,14 +47,15 @@ func (s *Store) InboxWorkflows(ctx context.Context, environmentID string, ids []
 		return nil, err
 	}
 	defer rows.Close()
+	var list []*workflow
 	for rows.Next() {
 		w, err := scanWorkflow(rows)
 		if err != nil {
 			return nil, err
 		}
-		out[w.ID] = inboxWorkflow(w)
+		list = append(list, w)
 	}
-	return out, rows.Err()
+	return list, rows.Err()
 }
 
 func inboxWorkflow(w *workflow) InboxWorkflow {
