@@ -55,7 +55,13 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			if *env == "" {
 				return errors.New("herald keys create needs -env Development or -env Production")
 			}
-			key, k, err := platform.CreateAPIKey(ctx, db, *env, time.Now())
+			// The key is sealed with the server's secret too, so the inbox
+			// can check a subscriberHash made with it.
+			secret, err := platform.LoadSecret(ctx, db, getenv("HERALD_SECRET"), nil)
+			if err != nil {
+				return err
+			}
+			key, k, err := platform.CreateAPIKey(ctx, db, *env, secret, time.Now())
 			if err != nil {
 				return err
 			}

@@ -50,6 +50,7 @@ type config struct {
 	compat     string // the wire of another platform's clients; "" for the spec's
 	version    bool
 	flags      *flag.FlagSet // every setting, for the start line's list of those changed (settings.go)
+	maxSnooze  time.Duration
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -77,6 +78,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return cfg, fmt.Errorf("HERALD_WORKERS: %w", err)
 	}
 	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 for in-app and scheduled steps and 256 for each provider channel (HERALD_WORKERS)")
+	snoozeHours, err := strconv.Atoi(env("HERALD_MAX_SNOOZE_HOURS", "24"))
+	if err != nil || snoozeHours < 1 {
+		return cfg, fmt.Errorf("HERALD_MAX_SNOOZE_HOURS: want a whole number of hours, at least 1")
+	}
+	fs.DurationVar(&cfg.maxSnooze, "max-snooze", time.Duration(snoozeHours)*time.Hour, "the longest an inbox may snooze a notification (HERALD_MAX_SNOOZE_HOURS, in hours)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
 	if cfg.limits, err = addLimitFlags(fs, env); err != nil {
@@ -186,17 +192,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := platform.Migrate(db, migrations.FS); err != nil {
 		return err
 	}
-	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{
-		DevelopmentKey: cfg.apiKey,
-		ProductionKey:  cfg.prodAPIKey,
-	}, stderr)
-	if err != nil {
-		return err
-	}
+	// The secret comes first: Bootstrap seals the keys it stores with it.
 	secret, err := platform.LoadSecret(ctx, db, cfg.secret, func(msg string) { logger.Warn(msg) })
 	if err != nil {
 		return err
 	}
+	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{
+		DevelopmentKey: cfg.apiKey,
+		ProductionKey:  cfg.prodAPIKey,
+		Secret:         secret,
+	}, stderr)
+	if err != nil {
+		return err
+	}
+	inbox := platform.NewSubscriberAuth(db, secret, time.Now)
 
 	doc, err := platform.MergeOpenAPI(openAPI...)
 	if err != nil {
@@ -209,13 +218,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// and registers here how to wait for what it is still running.
 	var stoppers []func(context.Context)
 	err = start(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
-		workers: cfg.workers, stoppers: &stoppers, outbound: cfg.outbound, retention: cfg.retention, metrics: metrics})
+		workers: cfg.workers, stoppers: &stoppers, outbound: cfg.outbound, retention: cfg.retention, metrics: metrics,
+		inbox: inbox, maxSnooze: cfg.maxSnooze})
 	if err != nil {
 		return err
 	}
 
 	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == "",
-		OpenAPI: doc, Compat: cfg.compat, MaxPayload: cfg.limits.maxPayload, Limits: cfg.limits.rateLimits()}
+		OpenAPI: doc, Compat: cfg.compat, MaxPayload: cfg.limits.maxPayload, Limits: cfg.limits.rateLimits(), Inbox: inbox}
 	srv := &http.Server{
 		Handler:           platform.NewHandler(logger, db, mux, serverConfig),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -275,6 +285,7 @@ type environmentSeeder interface {
 // until ctx is done; what waits for it is registered in d.stoppers. run and
 // the end-to-end tests both call it, so the tests start Herald as run does.
 func start(ctx context.Context, mux *http.ServeMux, d deps) error {
+	d.closing = ctx.Done()
 	w, err := wire(mux, d)
 	if err != nil {
 		return err

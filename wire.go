@@ -27,6 +27,9 @@ type deps struct {
 	retention    retention                    // how long records are kept; zero keeps them forever
 	sweeper      **platform.Sweeper           // where start leaves the retention sweeper, when not nil
 	metrics      *platform.Metrics            // what the domains report to; nil in tests that read none
+	inbox        *platform.SubscriberAuth     // the inbox's subscriber tokens; nil serves no inbox
+	maxSnooze    time.Duration                // the inbox's longest snooze; 0 means messaging's default
+	closing      <-chan struct{}              // closed when the server stops: the inbox's sockets close then
 }
 
 // The domains call each other only through interfaces they declare; these
@@ -41,6 +44,12 @@ var (
 	_ activity.Workflows              = (*workflows.Store)(nil)
 	_ activity.Subscribers            = (*subscribers.Store)(nil)
 	_ activity.Messenger              = (*messaging.Deliverer)(nil)
+	_ activity.Unsnoozer              = (*messaging.Store)(nil)
+	_ messaging.InboxSubscribers      = (*subscribers.Store)(nil)
+	_ messaging.InboxWorkflows        = (*workflows.Store)(nil)
+	_ messaging.SnoozeTimer           = (*activity.Store)(nil)
+	_ messaging.InboxPreferenceStore  = (*subscribers.Store)(nil)
+	_ platform.SubscriberLookup       = (*subscribers.Store)(nil)
 	_ activity.Preferences            = (*subscribers.Store)(nil)
 	_ activity.Topics                 = (*subscribers.Store)(nil)
 	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
@@ -90,8 +99,14 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	activityStore.Observe(d.metrics)
 	d.metrics.Queue(activityStore.QueueStats)
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.outbound).Observe(d.logger, d.metrics),
-		activity.WorkerConfig{Size: d.workers, Logger: d.logger})
-
+		activity.WorkerConfig{Size: d.workers, Logger: d.logger, Unsnoozer: messageStore})
+	if d.inbox != nil {
+		d.inbox.UseSubscribers(subscriberStore)
+		messageStore.UseInbox(messaging.InboxConfig{Auth: d.inbox, Subscribers: subscriberStore,
+			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
+			Live: messaging.NewMemoryBus(), MaxSnooze: d.maxSnooze, Closing: d.closing})
+		d.metrics.Gauge("herald_inbox_sockets", "Live inbox sockets open on this process.", messageStore.OpenSockets)
+	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
 	workflows.AddRoutes(mux, workflowStore, integrationStore, messaging.ParseTemplate)

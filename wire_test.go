@@ -47,6 +47,7 @@ func startWiredWith(t testing.TB, outbound *platform.Outbound, options ...func(*
 			environments: []platform.Environment{app.Development, app.Production},
 			stoppers:     &stoppers,
 			outbound:     outbound,
+			inbox:        app.Inbox,
 		}
 		for _, o := range options {
 			o(&d)

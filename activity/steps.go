@@ -102,6 +102,9 @@ const maxInterruptions = 5
 // stopped mid-run; an error leaves the job to its lease, which expires and
 // lets it run again.
 func (w *Worker) run(ctx context.Context, j *job) (write, error) {
+	if j.Type == stepUnsnooze { // out of the step chain (snooze.go)
+		return w.runUnsnooze(ctx, j)
+	}
 	if j.Interruptions >= maxInterruptions {
 		return w.fail(j, []detail{{Status: detailFailed, Source: sourceInternal,
 			Detail: fmt.Sprintf("Step failed: Herald stopped %d times while it ran", j.Interruptions)}})

@@ -357,7 +357,7 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, list bool)
 	rows, err := q.QueryContext(ctx, `
 		SELECT j.notification_id, j.id, j.type, j.digest, j.step, n.overrides, n.payload, j.provider_id, j.status, j.updated_at
 		FROM jobs j JOIN notifications n ON n.id = j.notification_id
-		WHERE j.notification_id IN (`+marks+`) ORDER BY j.notification_id, j.position`, args...)
+		WHERE j.notification_id IN (`+marks+`) AND j.position >= 0 ORDER BY j.notification_id, j.position`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read jobs: %w", err)
 	}

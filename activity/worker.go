@@ -26,6 +26,9 @@ type WorkerConfig struct {
 	RetryBackoff time.Duration // wait after a first failed attempt, doubling after each; default 10s
 	MaxAttempts  int           // attempts before a delivery is Failed; default 3
 	Logger       *slog.Logger
+	// Unsnoozer brings an inbox's snoozed message back when its unsnooze
+	// job is due; nil completes such jobs without effect (no inbox).
+	Unsnoozer Unsnoozer
 }
 
 // maxCommit is the most job results one transaction records.

@@ -19,6 +19,9 @@ type request struct {
 	path   string
 	body   []byte
 	want   int // expected status
+	// answered, when set, is told each answer's status and when it came
+	// (paced only).
+	answered func(status int, at time.Time)
 }
 
 // loadResult summarises one load run.
@@ -147,6 +150,8 @@ func (c *loadClient) paced(ctx context.Context, rate float64, n int, next func(i
 			d := time.Since(due)
 			if err != nil || status != r.want {
 				errs.Add(1)
+			} else if r.answered != nil {
+				r.answered(status, due.Add(d))
 			}
 			mu.Lock()
 			lat = append(lat, d)

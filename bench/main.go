@@ -4,7 +4,7 @@
 //
 //	go run ./bench          # the full run (several minutes)
 //	go run ./bench -quick   # a ~30 second version with smaller data, not judged
-//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7) or fanout (8)
+//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8) or inbox (9)
 package main
 
 import (
@@ -42,13 +42,15 @@ type sizes struct {
 	footprintTriggers int
 	expired           int
 	fanout            int // scenario 8: subscribers in the topic and the broadcast
+	sockets           int     // scenario 9: inbox sockets open at once
+	inboxRate         float64 // scenario 9: triggers/s while they are open
 }
 
 func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
 	expired := flag.Int("expired", 0, "expired notifications the sweeper deletes while scenario 1 runs again; 0 means 1,000,000 (20,000 with -quick)")
-	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7) or fanout (8)")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8) or inbox (9)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -61,11 +63,11 @@ func main() {
 func run(ctx context.Context, quick bool, only, out string, expired int) error {
 	sz := sizes{clients: 64, triggers: 100_000, recipients: 1_000, latencyFor: 20 * time.Second, searchFor: 20 * time.Second,
 		subscribers: 100_000, messages: 1_000_000, smallRows: 10_000, largeRows: 1_000_000,
-		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000, footprintTriggers: 10_000, expired: 1_000_000, fanout: 100_000}
+		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000, footprintTriggers: 10_000, expired: 1_000_000, fanout: 100_000, sockets: 10_000, inboxRate: 1_000}
 	if quick {
 		sz = sizes{clients: 64, triggers: 5_000, recipients: 200, latencyFor: 3 * time.Second,
 			subscribers: 5_000, messages: 20_000, smallRows: 1_000, largeRows: 20_000,
-			readRequests: 2_000, noopRequests: 5_000, floorDelivers: 5_000, footprintTriggers: 1_000, expired: 20_000, fanout: 5_000}
+			readRequests: 2_000, noopRequests: 5_000, floorDelivers: 5_000, footprintTriggers: 1_000, expired: 20_000, fanout: 5_000, sockets: 500, inboxRate: 200}
 	}
 	if expired > 0 {
 		sz.expired = expired
@@ -82,7 +84,7 @@ func run(ctx context.Context, quick bool, only, out string, expired int) error {
 	steps := []func(context.Context) error{b.build, b.floors}
 	switch only {
 	case "":
-		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout)
+		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox)
 	case "delivery":
 		steps = append(steps, b.delivery, b.footprint)
 	case "fanout":
@@ -91,8 +93,10 @@ func run(ctx context.Context, quick bool, only, out string, expired int) error {
 		steps = append(steps, b.reads)
 	case "providers":
 		steps = append(steps, b.providers)
+	case "inbox": // measured against its targets, not a floor
+		steps = []func(context.Context) error{b.build, b.inbox}
 	default:
-		return fmt.Errorf("-only %q: want delivery, reads, providers or fanout", only)
+		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout or inbox", only)
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {

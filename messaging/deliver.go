@@ -158,6 +158,9 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	if err := e.messages.finish(ctx, m.ID, out, strings.Join(append(failures, partial...), "; "), e.messages.now()); err != nil {
 		return Outcome{}, err
 	}
+	if d.Channel == "in_app" && out.Status != "error" {
+		e.messages.publish(LiveEvent{EnvironmentID: m.EnvironmentID, SubscriberID: m.SubscriberID, MessageID: m.ID, Kind: LiveReceived})
+	}
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package messaging
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -76,7 +77,11 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	b = appendField(b, `,"status":`, m.Status)
 	// The payload is kept once per notification, not in the stored part.
 	b = appendRaw(b, `,"payload":`, m.Payload)
-	// The stored part is a whole object: its fields follow these.
+	// The stored part is a whole object: its fields follow these. It was
+	// stored unarchived; the inbox may have archived the message since.
+	if m.Archived {
+		static = strings.Replace(static, `,"archived":false,`, `,"archived":true,`, 1)
+	}
 	return append(append(b, ','), static[1:]...)
 }
 
@@ -109,6 +114,8 @@ func appendFeedStatic(b []byte, m *message) []byte {
 	if m.Avatar != nil {
 		b = appendField(b, `,"avatar":`, *m.Avatar)
 	}
+	b = appendField(b, `,"channel":`, m.Channel)
+	b = append(b, `,"archived":false`...) // set by appendFeedItem once archived
 	b = appendRaw(b, `,"cta":`, m.CTA)
 	b = appendRaw(b, `,"data":`, m.Data)
 	b = appendRaw(b, `,"overrides":`, m.Overrides)

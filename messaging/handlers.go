@@ -72,7 +72,7 @@ func handleMarkAs(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		return s.writeMarked(ctx, w, env, rows)
+		return s.writeMarked(ctx, w, env, subID, rows)
 	})
 }
 
@@ -166,11 +166,13 @@ func handleMessageDelete(s *Store) http.Handler {
 		if !platform.IsID(id) {
 			return platform.NotFound("Message %s not found", id)
 		}
-		if err := s.deleteMessage(r.Context(), env, id); errors.Is(err, platform.ErrNotFound) {
+		subID, err := s.deleteMessage(r.Context(), env, id)
+		if errors.Is(err, platform.ErrNotFound) {
 			return platform.NotFound("Message %s not found", id)
 		} else if err != nil {
 			return err
 		}
+		s.publish(LiveEvent{EnvironmentID: env, SubscriberID: subID, Kind: LiveChanged})
 		return platform.JSON(w, http.StatusOK, map[string]any{"acknowledged": true, "status": "deleted"})
 	})
 }

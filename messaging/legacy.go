@@ -74,13 +74,15 @@ func handleLegacyMarkAs(s *Store) http.Handler {
 				return err
 			}
 		}
-		return s.writeMarked(ctx, w, env, rows)
+		return s.writeMarked(ctx, w, env, subID, rows)
 	})
 }
 
-// writeMarked answers a mark-as: the marked messages, each with the
-// contextKeys only that answer carries (spec §2.10), and 201.
-func (s *Store) writeMarked(ctx context.Context, w http.ResponseWriter, env string, rows []*message) error {
+// writeMarked announces a mark-as to the subscriber's live inbox and
+// answers it: the marked messages, each with the contextKeys only that
+// answer carries (spec §2.10), and 201.
+func (s *Store) writeMarked(ctx context.Context, w http.ResponseWriter, env, subID string, rows []*message) error {
+	s.publish(LiveEvent{EnvironmentID: env, SubscriberID: subID, Kind: LiveChanged})
 	out, err := s.messageResponses(ctx, env, rows)
 	if err != nil {
 		return err
@@ -134,6 +136,7 @@ func handleMarkAll(s *Store) http.Handler {
 				return err
 			}
 		}
+		s.publish(LiveEvent{EnvironmentID: env, SubscriberID: subID, Kind: LiveChanged})
 		return platform.JSON(w, http.StatusCreated, n)
 	})
 }

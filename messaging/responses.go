@@ -52,6 +52,10 @@ func (s *Store) messageResponses(ctx context.Context, env string, rows []*messag
 			return nil, fmt.Errorf("read workflows: %w", err)
 		}
 	}
+	snoozed, err := s.snoozedUntil(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]messageResponse, len(rows))
 	for i, m := range rows {
 		out[i] = toMessageResponse(m)
@@ -61,6 +65,7 @@ func (s *Store) messageResponses(ctx context.Context, env string, rows []*messag
 		if sum, ok := templates[m.TemplateID]; ok {
 			out[i].Template = &sum
 		}
+		out[i].SnoozedUntil = snoozed[m.ID]
 	}
 	return out, nil
 }
@@ -76,6 +81,36 @@ func providerMessageID(m *message) string {
 	}
 	json.Unmarshal(m.Outcome, &o)
 	return o.ID
+}
+
+// snoozedUntil returns when each snoozed in-app message among rows comes
+// back, by id: an inbox's state, read apart from the row the rest reads.
+func (s *Store) snoozedUntil(ctx context.Context, rows []*message) (map[string]string, error) {
+	var ids []string
+	for _, m := range rows {
+		if m.Channel == "in_app" {
+			ids = append(ids, m.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	list, _ := json.Marshal(ids)
+	res, err := s.db.Query(ctx, `SELECT id, snoozed_until FROM messages
+		WHERE id IN (SELECT value FROM json_each(?)) AND snoozed_until IS NOT NULL`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("read snoozes: %w", err)
+	}
+	defer res.Close()
+	out := map[string]string{}
+	for res.Next() {
+		var id, until string
+		if err := res.Scan(&id, &until); err != nil {
+			return nil, err
+		}
+		out[id] = until
+	}
+	return out, res.Err()
 }
 
 func toMessageResponse(m *message) messageResponse {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -19,6 +20,12 @@ type Store struct {
 	db  *platform.DB
 	src Sources
 	now func() time.Time
+
+	inbox       *InboxConfig // the inbox routes' dependencies; nil until UseInbox
+	live        LiveBus      // where message changes are announced; nil for none
+	socketsOnce sync.Once
+	registry    *liveSockets // this process's inbox sockets (socket.go)
+	liveCache   sync.Map     // what live events read of workflows, briefly (socket.go)
 }
 
 // NewStore returns a Store on db that reads other domains through src.
@@ -52,6 +59,8 @@ type message struct {
 	// FeedItem is the stored feed_item; nil to build it. A string, so the
 	// feed reads it without the copy a []byte scan makes.
 	FeedItem *string
+	// Archived is read by the feed only (an inbox state, migration 000030).
+	Archived bool
 }
 
 // payloadColumn reads a message's payload, which is stored once per
@@ -317,6 +326,7 @@ func (s *Store) feedRows(ctx context.Context, stored bool, cond string, args []a
 	if stored {
 		cols = feedItemColumns
 	}
+	cols += ", archived"
 	if f.withSummary {
 		cols += ", subscriber_summary"
 	}
@@ -338,6 +348,7 @@ func (s *Store) feedRows(ctx context.Context, stored bool, cond string, args []a
 				&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
 				&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt}
 		}
+		dst = append(dst, &m.Archived)
 		if f.withSummary {
 			dst = append(dst, &m.SubscriberSummary)
 		}
@@ -464,24 +475,30 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 }
 
 // deleteMessage removes one message of the environment, and its payload
-// when it was its notification's last message.
-func (s *Store) deleteMessage(ctx context.Context, env, id string) error {
+// when it was its notification's last message; it returns the message's
+// subscriber's _id.
+func (s *Store) deleteMessage(ctx context.Context, env, id string) (string, error) {
+	var subscriberID string
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT subscriber_id FROM messages WHERE environment_id = ? AND id = ?`, env, id).Scan(&subscriberID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return platform.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
 		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE environment_id = ? AND id = ?
 			RETURNING environment_id, transaction_id, notification_id`, env, id)
 		if err != nil {
 			return err
 		}
-		if len(refs) == 0 {
-			return platform.ErrNotFound
-		}
 		_, err = dropPayloads(ctx, tx, refs)
 		return err
 	})
 	if err != nil && !errors.Is(err, platform.ErrNotFound) {
-		return fmt.Errorf("delete message %s: %w", id, err)
+		return "", fmt.Errorf("delete message %s: %w", id, err)
 	}
-	return err
+	return subscriberID, err
 }
 
 // deleteTransaction removes the messages of a transaction, optionally of one

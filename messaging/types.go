@@ -164,6 +164,7 @@ type messageResponse struct {
 	Channel            string                  `json:"channel"`
 	Read               bool                    `json:"read"`
 	Seen               bool                    `json:"seen"`
+	SnoozedUntil       string                  `json:"snoozedUntil,omitempty"`
 	Email              string                  `json:"email,omitempty"`
 	Phone              string                  `json:"phone,omitempty"`
 	DirectWebhookURL   string                  `json:"directWebhookUrl,omitempty"`

@@ -26,7 +26,7 @@ CREATE TABLE api_keys (
     user_id        TEXT NOT NULL REFERENCES users (id),
     hint           TEXT NOT NULL,
     created_at     TEXT NOT NULL
-, id TEXT, source TEXT NOT NULL DEFAULT 'unknown', revoked_at TEXT);
+, id TEXT, source TEXT NOT NULL DEFAULT 'unknown', revoked_at TEXT, sealed BLOB);
 
 CREATE INDEX api_keys_environment ON api_keys (environment_id);
 
@@ -186,7 +186,7 @@ CREATE TABLE messages (
     outcome             TEXT NOT NULL DEFAULT '{}',  -- the DeliverJSON outcome, replayed on a repeat call
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL
-, feed_item TEXT);
+, feed_item TEXT, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT);
 
 CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at, id, read, seen);
 

@@ -33,6 +33,9 @@ type BootstrapConfig struct {
 	DevelopmentKey string
 	ProductionKey  string
 	Now            func() time.Time
+	// Secret seals a copy of each key Bootstrap stores (see SealedAPIKeys),
+	// for the inbox's HMAC; without one only the digest is kept.
+	Secret []byte
 }
 
 // The two environments every installation has (contract §1).
@@ -74,7 +77,7 @@ func Bootstrap(ctx context.Context, db *DB, cfg BootstrapConfig, out io.Writer) 
 		envs = []Environment{dev, prod}
 		for i, configured := range []string{cfg.DevelopmentKey, cfg.ProductionKey} {
 			setting := []string{"HERALD_API_KEY", "HERALD_PROD_API_KEY"}[i]
-			key, replaced, err := ensureAPIKey(ctx, tx, envs[i], userID, setting, configured, ts)
+			key, replaced, err := ensureAPIKey(ctx, tx, envs[i], userID, setting, configured, ts, cfg.Secret)
 			if err != nil {
 				return err
 			}
@@ -136,8 +139,10 @@ func ensureEnvironment(ctx context.Context, tx *sql.Tx, orgID, name, parentID, t
 // when the environment has no working key. A configured key replaces the
 // one configured before it, which is revoked, so changing HERALD_API_KEY
 // rotates the key instead of leaving the old one working. It returns a
-// generated key, to be shown once, and what it revoked.
-func ensureAPIKey(ctx context.Context, tx *sql.Tx, env Environment, userID, setting, configured, ts string) (generated, replaced string, err error) {
+// generated key, to be shown once, and what it revoked. With a secret, a
+// key is also kept sealed (for the inbox's HMAC); a configured key stored
+// before keys were sealed gets its sealed copy now.
+func ensureAPIKey(ctx context.Context, tx *sql.Tx, env Environment, userID, setting, configured, ts string, secret []byte) (generated, replaced string, err error) {
 	if configured != "" {
 		var envName, revoked string
 		err := tx.QueryRowContext(ctx, `
@@ -151,8 +156,10 @@ func ensureAPIKey(ctx context.Context, tx *sql.Tx, env Environment, userID, sett
 			return "", "", fmt.Errorf("the key in %s is already the %s environment's", setting, envName)
 		case revoked != "":
 			return "", "", fmt.Errorf("the key in %s was revoked at %s; give a new one", setting, revoked)
-		default:
-			return "", "", nil // configured at an earlier start
+		default: // configured at an earlier start
+			_, err := tx.ExecContext(ctx, `UPDATE api_keys SET sealed = ? WHERE hash = ? AND sealed IS NULL`,
+				SealAPIKey(secret, configured), HashAPIKey(configured))
+			return "", "", err
 		}
 		var hints []string
 		rows, err := tx.QueryContext(ctx, `
@@ -179,7 +186,7 @@ func ensureAPIKey(ctx context.Context, tx *sql.Tx, env Environment, userID, sett
 			}
 			replaced = fmt.Sprintf("The %s key in %s replaces the one configured before (%s), which is revoked", env.Name, setting, strings.Join(hints, ", "))
 		}
-		_, err = insertAPIKey(ctx, tx, env.ID, userID, configured, KeyConfigured, ts)
+		_, err = insertAPIKey(ctx, tx, env.ID, userID, configured, KeyConfigured, ts, secret)
 		return "", replaced, err
 	}
 	var n int
@@ -190,7 +197,7 @@ func ensureAPIKey(ctx context.Context, tx *sql.Tx, env Environment, userID, sett
 		return "", "", nil
 	}
 	key := randomHex(16)
-	_, err = insertAPIKey(ctx, tx, env.ID, userID, key, KeyGenerated, ts)
+	_, err = insertAPIKey(ctx, tx, env.ID, userID, key, KeyGenerated, ts, secret)
 	return key, "", err
 }
 

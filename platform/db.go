@@ -35,6 +35,7 @@ type DB struct {
 	stopped      chan struct{} // closed when checkpointing stopped
 	stmts        readStmts     // prepared reads on R, by query text (see ReadStmt)
 	writes       writeStmts    // prepared writes on W, by query text (see PrepareWrites)
+	commits      afterCommits  // what runs once a transaction of Tx commits
 }
 
 // checkpointEvery is how often the WAL is copied back into the database
@@ -198,10 +199,16 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	defer tx.Rollback()
+	db.commits.begin(tx)
+	defer db.commits.end(tx)
 	if err := fn(tx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	db.commits.run(tx)
+	return nil
 }
 
 // Migrate applies every up migration in src that the database lacks.

@@ -54,8 +54,9 @@ func ListAPIKeys(ctx context.Context, db *DB) (keys []APIKey, err error) {
 }
 
 // CreateAPIKey adds a generated key to the environment named envName and
-// returns it; only its hash is stored, so this is the one time it is seen.
-func CreateAPIKey(ctx context.Context, db *DB, envName string, now time.Time) (key string, k APIKey, err error) {
+// returns it; only its hash (and, with a secret, a sealed copy for the
+// inbox's HMAC) is stored, so this is the one time it is seen.
+func CreateAPIKey(ctx context.Context, db *DB, envName string, secret []byte, now time.Time) (key string, k APIKey, err error) {
 	defer Wrap(&err, "create api key")
 	key = randomHex(16)
 	err = db.Tx(ctx, func(tx *sql.Tx) error {
@@ -69,19 +70,20 @@ func CreateAPIKey(ctx context.Context, db *DB, envName string, now time.Time) (k
 		if err != nil {
 			return err
 		}
-		k, err = insertAPIKey(ctx, tx, envID, userID, key, KeyCreated, FormatTime(now))
+		k, err = insertAPIKey(ctx, tx, envID, userID, key, KeyCreated, FormatTime(now), secret)
 		return err
 	})
 	k.Environment = envName
 	return key, k, err
 }
 
-// insertAPIKey stores key's hash in the environment.
-func insertAPIKey(ctx context.Context, tx *sql.Tx, envID, userID, key, source, ts string) (APIKey, error) {
+// insertAPIKey stores key's hash in the environment, and a copy sealed
+// with secret when there is one (SealAPIKey).
+func insertAPIKey(ctx context.Context, tx *sql.Tx, envID, userID, key, source, ts string, secret []byte) (APIKey, error) {
 	k := APIKey{ID: NewID(), LastFour: keyHint(key), Source: source, CreatedAt: ts}
 	_, err := tx.ExecContext(ctx, `
-		INSERT INTO api_keys (id, hash, environment_id, user_id, hint, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, HashAPIKey(key), envID, userID, k.LastFour, source, ts)
+		INSERT INTO api_keys (id, hash, environment_id, user_id, hint, source, created_at, sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, HashAPIKey(key), envID, userID, k.LastFour, source, ts, SealAPIKey(secret, key))
 	return k, err
 }
 

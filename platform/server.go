@@ -26,6 +26,10 @@ type ServerConfig struct {
 	// OpenAPI is the API description (MergeOpenAPI), served without a key
 	// at GET /openapi.json and shown at GET /docs; nil serves neither.
 	OpenAPI []byte
+	// Inbox authenticates /v1/inbox/* by subscriber token instead of API
+	// key, and lets /socket.io/ through to check its own; nil serves
+	// neither apart.
+	Inbox *SubscriberAuth
 }
 
 // DefaultMaxBody is the body limit when HERALD_MAX_BODY is not set.
@@ -66,6 +70,10 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 		root.Handle("GET /docs", withPattern("GET /docs", handleDocs()))
 	}
 	root.Handle("/", limitBody(cfg.MaxBody, cfg.MaxPayload, api))
+	if cfg.Inbox != nil {
+		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg.MaxBody, cfg.MaxPayload, requireSubscriber(cfg.Inbox, routeJSON(mux)))))
+		root.Handle("GET /socket.io/", routeJSON(mux)) // the token is in the query: the socket checks it
+	}
 	return logRequests(logger, cfg.Metrics, root)
 }
 

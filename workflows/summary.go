@@ -68,25 +68,8 @@ func (s *Store) WorkflowSummaries(ctx context.Context, environmentID string, ids
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := []any{environmentID}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE environment_id = ? AND id IN (`+platform.Placeholders(len(ids))+`)`, args...)
+	list, err := s.workflowsByID(ctx, environmentID, ids)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var list []*workflow
-	for rows.Next() {
-		w, err := scanWorkflow(rows)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, w)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if len(list) == 0 {

@@ -45,6 +45,9 @@ type App struct {
 	// Outbound lets sends reach loopback, where tests run their httptest
 	// and SMTP receivers (the default guard refuses it).
 	Outbound *platform.Outbound
+	// Inbox serves /v1/inbox/* and /socket.io/ apart from the API-key API;
+	// wire hands it the subscribers it checks tokens against.
+	Inbox *platform.SubscriberAuth
 }
 
 // Loopback is the outbound guard of test servers: loopback allowed, as
@@ -78,7 +81,7 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 	logs := &testWriter{t: t}
 	t.Cleanup(logs.stop) // registered first, so it runs after every other cleanup
 	clock := NewClock(time.Now())
-	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: DevKey, ProductionKey: ProdKey}, io.Discard)
+	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: DevKey, ProductionKey: ProdKey, Secret: []byte(Secret)}, io.Discard)
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
@@ -90,13 +93,14 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 		Development: envs[0],
 		Production:  envs[1],
 		Outbound:    Loopback,
+		Inbox:       platform.NewSubscriberAuth(db, []byte(Secret), clock.Now),
 	}
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
 	if register != nil {
 		register(mux, app)
 	}
-	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret,
+	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret, Inbox: app.Inbox,
 		// Tests write faster than any client should: the per-key write
 		// limit has tests of its own (platform/ratelimit_test.go).
 		Limits: platform.RateLimits{Write: -1}}))

@@ -1,0 +1,93 @@
+package activity
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/platform"
+)
+
+// An inbox snooze ends through the job queue, so that it ends even when
+// Herald was stopped at the time: a job of type unsnooze, due when the
+// snooze ends, on the snoozed message's notification. It sits at position
+// -1, out of the notification's step chain: nothing releases it and it
+// releases nothing, and the activity views leave it out.
+
+// stepUnsnooze is the type of a job that ends a snooze.
+const stepUnsnooze = "unsnooze"
+
+// Unsnoozer brings a snoozed message back; messaging.Store satisfies it
+// (WorkerConfig.Unsnoozer).
+type Unsnoozer interface {
+	EndSnooze(ctx context.Context, environmentID, messageID string, until time.Time) error
+}
+
+var _ messaging.SnoozeTimer = (*Store)(nil)
+
+// ScheduleUnsnooze queues the job that ends the message's snooze at
+// s.Until, in place of any it had (messaging.SnoozeTimer).
+func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err error) {
+	defer platform.Wrap(&err, "schedule unsnooze of %s", sn.MessageID)
+	// The end of the snooze rides in the step snapshot's controlVariables,
+	// where every job's control values are read from (controlsColumn).
+	step, err := json.Marshal(map[string]any{"controlVariables": map[string]string{"until": platform.FormatTime(sn.Until)}})
+	if err != nil {
+		return err
+	}
+	now := platform.FormatTime(s.now())
+	err = s.db.Tx(ctx, func(txn *sql.Tx) error {
+		if _, err := txn.ExecContext(ctx, `DELETE FROM jobs WHERE environment_id = ? AND type = ? AND step_id = ? AND lease_owner = ''`,
+			sn.EnvironmentID, stepUnsnooze, sn.MessageID); err != nil {
+			return err
+		}
+		_, err := txn.ExecContext(ctx, `INSERT INTO jobs (id, environment_id, organization_id, notification_id,
+			transaction_id, subscriber_id, template_id, position, type, step_id, step, provider_id,
+			status, run_at, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, -1, ?, ?, ?, '', 'queued', ?, ?, ?)`,
+			platform.NewIDAt(s.now()), sn.EnvironmentID, sn.OrganizationID, sn.NotificationID, sn.TransactionID,
+			sn.SubscriberID, sn.TemplateID, stepUnsnooze, sn.MessageID, string(step),
+			platform.FormatTime(sn.Until), now, now)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.wake(laneOf(stepUnsnooze))
+	return nil
+}
+
+// CancelUnsnooze drops the job that would end the message's snooze
+// (messaging.SnoozeTimer): it was unsnoozed by hand.
+func (s *Store) CancelUnsnooze(ctx context.Context, environmentID, messageID string) error {
+	_, err := s.db.W.ExecContext(ctx, `DELETE FROM jobs WHERE environment_id = ? AND type = ? AND step_id = ? AND lease_owner = ''`,
+		environmentID, stepUnsnooze, messageID)
+	if err != nil {
+		return fmt.Errorf("cancel unsnooze of %s: %w", messageID, err)
+	}
+	return nil
+}
+
+// runUnsnooze runs an unsnooze job: the message comes back, and the job
+// is done. A message gone or snoozed again for longer is left as it is.
+func (w *Worker) runUnsnooze(ctx context.Context, j *job) (write, error) {
+	u := w.cfg.Unsnoozer
+	if u == nil {
+		return w.store.settled(j, settlement{status: statusCompleted}), nil
+	}
+	var c struct {
+		Until string `json:"until"`
+	}
+	json.Unmarshal(j.Controls, &c)
+	until, err := platform.ParseTime(c.Until)
+	if err != nil {
+		until = w.store.now()
+	}
+	if err := u.EndSnooze(ctx, j.EnvironmentID, j.StepID, until); err != nil {
+		return nil, err
+	}
+	return w.store.settled(j, settlement{status: statusCompleted}), nil
+}

@@ -1,0 +1,265 @@
+package messaging
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
+)
+
+// The inbox is the subscriber-facing API the reference platform's inbox
+// component (@novu/js) calls from a browser: /v1/inbox/* with a subscriber
+// token (platform.SubscriberAuth), and live updates on /socket.io/.
+
+// InboxSubscribers creates or updates a session's subscriber;
+// subscribers.Store satisfies it.
+type InboxSubscribers interface {
+	EnsureInboxSubscriber(ctx context.Context, tenant platform.Tenant, p subscribers.InboxProfile, update bool) (subscribers.InboxIdentity, error)
+}
+
+// InboxWorkflows names the workflows of inbox notifications and their
+// severities; workflows.Store satisfies it.
+type InboxWorkflows interface {
+	InboxWorkflows(ctx context.Context, environmentID string, ids []string) (map[string]workflows.InboxWorkflow, error)
+	WorkflowSeverities(ctx context.Context, environmentID string) (map[string]string, error)
+}
+
+// SnoozeTimer brings a snoozed message back when its snooze ends, through
+// a queue that outlives the process (activity's jobs): Schedule makes it
+// call EndSnooze(environmentID, messageID, until) at until, in place of
+// what it had scheduled for the message, and Cancel drops that.
+type SnoozeTimer interface {
+	ScheduleUnsnooze(ctx context.Context, s Snooze) error
+	CancelUnsnooze(ctx context.Context, environmentID, messageID string) error
+}
+
+// Snooze is one message's snooze: the message, what it was delivered for,
+// and when the snooze ends.
+type Snooze struct {
+	EnvironmentID, OrganizationID, MessageID string
+	NotificationID, TransactionID            string
+	SubscriberID, TemplateID                 string // the subscriber's and the workflow's _id
+	Until                                    time.Time
+}
+
+// InboxConfig is what the inbox routes need beside the store.
+type InboxConfig struct {
+	Auth         *platform.SubscriberAuth
+	Subscribers  InboxSubscribers
+	Integrations IntegrationSource
+	Workflows    InboxWorkflows
+	Preferences  InboxPreferenceStore // nil: no /v1/inbox/preferences routes
+	Snoozes      SnoozeTimer          // nil: snoozes cannot be offered
+	Live         LiveBus              // nil: no live updates
+	// MaxSnooze is the longest snooze a subscriber may set; the session
+	// offers it as maxSnoozeDurationHours. 0 means DefaultMaxSnooze.
+	MaxSnooze time.Duration
+	// Closing is closed when Herald stops; open sockets close then.
+	Closing <-chan struct{}
+}
+
+// DefaultMaxSnooze is the reference platform's limit for its free tier,
+// which applies to self-hosted installations too.
+const DefaultMaxSnooze = 24 * time.Hour
+
+// UseInbox gives the store what its inbox routes need; it returns s.
+func (s *Store) UseInbox(cfg InboxConfig) *Store {
+	if cfg.MaxSnooze <= 0 {
+		cfg.MaxSnooze = DefaultMaxSnooze
+	}
+	s.inbox = &cfg
+	s.live = cfg.Live
+	return s
+}
+
+// messageCTA is spec §2.11, as the inbox reads it.
+type messageCTA struct {
+	Type string `json:"type"`
+	Data struct {
+		URL    string `json:"url"`
+		Target string `json:"target"`
+	} `json:"data"`
+	Action *struct {
+		Status  string `json:"status"`
+		Buttons []struct {
+			Type    string `json:"type"`
+			Content string `json:"content"`
+			URL     string `json:"url"`
+			Target  string `json:"target"`
+		} `json:"buttons"`
+		Result struct {
+			Type string `json:"type"`
+		} `json:"result"`
+	} `json:"action"`
+}
+
+// inboxRedirect is where a notification or one of its buttons leads.
+type inboxRedirect struct {
+	URL    string `json:"url"`
+	Target string `json:"target,omitempty"`
+}
+
+type inboxButton struct {
+	Label       string         `json:"label"`
+	IsCompleted bool           `json:"isCompleted"`
+	Redirect    *inboxRedirect `json:"redirect,omitempty"`
+}
+
+type inboxWorkflow struct {
+	ID         string   `json:"id"`
+	Identifier string   `json:"identifier"`
+	Name       string   `json:"name"`
+	Critical   bool     `json:"critical"`
+	Tags       []string `json:"tags"`
+	Severity   string   `json:"severity"`
+}
+
+type inboxTo struct {
+	ID           string `json:"id"`
+	SubscriberID string `json:"subscriberId"`
+	FirstName    string `json:"firstName,omitempty"`
+	LastName     string `json:"lastName,omitempty"`
+	Avatar       string `json:"avatar,omitempty"`
+}
+
+// inboxNotification is a notification as the inbox client reads it
+// (reference A7).
+type inboxNotification struct {
+	ID              string          `json:"id"`
+	TransactionID   string          `json:"transactionId"`
+	Subject         *string         `json:"subject,omitempty"`
+	Body            string          `json:"body"`
+	To              inboxTo         `json:"to"`
+	IsRead          bool            `json:"isRead"`
+	IsSeen          bool            `json:"isSeen"`
+	IsArchived      bool            `json:"isArchived"`
+	IsSnoozed       bool            `json:"isSnoozed"`
+	SnoozedUntil    *string         `json:"snoozedUntil,omitempty"`
+	DeliveredAt     []string        `json:"deliveredAt,omitempty"`
+	CreatedAt       string          `json:"createdAt"`
+	ReadAt          *string         `json:"readAt"`
+	FirstSeenAt     *string         `json:"firstSeenAt"`
+	ArchivedAt      *string         `json:"archivedAt"`
+	Avatar          *string         `json:"avatar,omitempty"`
+	PrimaryAction   *inboxButton    `json:"primaryAction,omitempty"`
+	SecondaryAction *inboxButton    `json:"secondaryAction,omitempty"`
+	ChannelType     string          `json:"channelType"`
+	Tags            []string        `json:"tags"`
+	Redirect        *inboxRedirect  `json:"redirect,omitempty"`
+	Data            json.RawMessage `json:"data,omitempty"`
+	Workflow        *inboxWorkflow  `json:"workflow,omitempty"`
+	Severity        string          `json:"severity"`
+}
+
+// toNotification converts m for a subscriber named to, with its workflow
+// when it has one.
+func toNotification(m *inboxMessage, to inboxTo, wf *workflows.InboxWorkflow) inboxNotification {
+	n := inboxNotification{
+		ID: m.ID, TransactionID: m.TransactionID, Subject: m.Subject, Body: contentText(m.Content), To: to,
+		IsRead: m.Read, IsSeen: m.Seen, IsArchived: m.Archived, IsSnoozed: m.SnoozedUntil != nil,
+		SnoozedUntil: m.SnoozedUntil, CreatedAt: m.CreatedAt, ReadAt: m.LastReadDate, FirstSeenAt: m.FirstSeenDate,
+		ArchivedAt: m.ArchivedAt, Avatar: m.Avatar, ChannelType: m.Channel, Tags: []string{}, Severity: "none",
+	}
+	json.Unmarshal(m.DeliveredAt, &n.DeliveredAt)
+	json.Unmarshal(m.Tags, &n.Tags)
+	if n.Tags == nil {
+		n.Tags = []string{}
+	}
+	if len(m.Data) > 0 && string(m.Data) != "null" {
+		n.Data = m.Data
+	}
+	var cta messageCTA
+	if json.Unmarshal(m.CTA, &cta) == nil {
+		if cta.Data.URL != "" {
+			n.Redirect = &inboxRedirect{URL: cta.Data.URL, Target: cta.Data.Target}
+		}
+		if a := cta.Action; a != nil {
+			for _, b := range a.Buttons {
+				btn := &inboxButton{Label: b.Content, IsCompleted: a.Result.Type == b.Type && a.Status == "done"}
+				if b.URL != "" {
+					btn.Redirect = &inboxRedirect{URL: b.URL, Target: b.Target}
+				}
+				switch b.Type {
+				case "primary":
+					n.PrimaryAction = btn
+				case "secondary":
+					n.SecondaryAction = btn
+				}
+			}
+		}
+	}
+	if wf != nil {
+		n.Workflow = &inboxWorkflow{ID: wf.ID, Identifier: wf.Identifier, Name: wf.Name, Critical: wf.Critical,
+			Tags: wf.Tags, Severity: wf.Severity}
+		n.Severity = wf.Severity
+	}
+	return n
+}
+
+// contentText is an in_app message's content, stored as a JSON string.
+func contentText(raw []byte) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return string(raw)
+	}
+	return s
+}
+
+// liveMessage is the raw message a notification_received event carries,
+// which the client maps to a notification itself (reference B3): every
+// field it reads, with cta always an object.
+type liveMessage struct {
+	ID            string          `json:"_id"`
+	TransactionID string          `json:"transactionId"`
+	Content       string          `json:"content"`
+	Read          bool            `json:"read"`
+	Seen          bool            `json:"seen"`
+	Archived      bool            `json:"archived"`
+	SnoozedUntil  *string         `json:"snoozedUntil,omitempty"`
+	DeliveredAt   []string        `json:"deliveredAt"`
+	CreatedAt     string          `json:"createdAt"`
+	LastReadDate  *string         `json:"lastReadDate,omitempty"`
+	FirstSeenDate *string         `json:"firstSeenDate,omitempty"`
+	ArchivedAt    *string         `json:"archivedAt,omitempty"`
+	Channel       string          `json:"channel"`
+	Subscriber    liveSubscriber  `json:"subscriber"`
+	Subject       *string         `json:"subject,omitempty"`
+	Avatar        *string         `json:"avatar,omitempty"`
+	CTA           json.RawMessage `json:"cta"`
+	Tags          []string        `json:"tags"`
+	Data          json.RawMessage `json:"data,omitempty"`
+	Workflow      *inboxWorkflow  `json:"workflow,omitempty"`
+	Severity      string          `json:"severity"`
+}
+
+type liveSubscriber struct {
+	ID           string `json:"_id"`
+	SubscriberID string `json:"subscriberId"`
+	FirstName    string `json:"firstName,omitempty"`
+	LastName     string `json:"lastName,omitempty"`
+	Avatar       string `json:"avatar,omitempty"`
+}
+
+func toLiveMessage(m *inboxMessage, to inboxTo, wf *workflows.InboxWorkflow) liveMessage {
+	n := toNotification(m, to, wf)
+	cta := json.RawMessage(m.CTA)
+	if len(cta) == 0 || cta[0] != '{' {
+		cta = json.RawMessage(`{}`)
+	}
+	return liveMessage{ID: m.ID, TransactionID: m.TransactionID, Content: n.Body, Read: m.Read, Seen: m.Seen,
+		Archived: m.Archived, SnoozedUntil: m.SnoozedUntil, DeliveredAt: orEmptyList(n.DeliveredAt), CreatedAt: m.CreatedAt,
+		LastReadDate: m.LastReadDate, FirstSeenDate: m.FirstSeenDate, ArchivedAt: m.ArchivedAt, Channel: m.Channel,
+		Subscriber: liveSubscriber{ID: to.ID, SubscriberID: to.SubscriberID, FirstName: to.FirstName,
+			LastName: to.LastName, Avatar: to.Avatar},
+		Subject: m.Subject, Avatar: m.Avatar, CTA: cta, Tags: n.Tags, Data: n.Data, Workflow: n.Workflow, Severity: n.Severity}
+}
+
+func orEmptyList(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

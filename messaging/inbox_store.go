@@ -1,0 +1,420 @@
+package messaging
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herald-notify/herald/platform"
+)
+
+// inboxMessage is a message as the inbox reads it: the columns a
+// notification (reference A7) and a live event show.
+type inboxMessage struct {
+	ID, OrganizationID, NotificationID               string
+	SubscriberID, TemplateID, TransactionID, Channel string
+	Content                                          []byte
+	Subject, Avatar                                  *string
+	CTA, Data, Tags, DeliveredAt                     []byte
+	Read, Seen, Archived                             bool
+	LastReadDate, LastSeenDate, FirstSeenDate        *string
+	ArchivedAt, SnoozedUntil                         *string
+	CreatedAt, UpdatedAt                             string
+}
+
+const inboxColumns = `id, organization_id, notification_id, subscriber_id, template_id, transaction_id, channel, content, subject, avatar,
+	cta, data, tags, delivered_at, read, seen, archived, last_read_date, last_seen_date, first_seen_date,
+	archived_at, snoozed_until, created_at, updated_at`
+
+func scanInboxMessage(row scanner) (*inboxMessage, error) {
+	var m inboxMessage
+	err := row.Scan(&m.ID, &m.OrganizationID, &m.NotificationID, &m.SubscriberID, &m.TemplateID, &m.TransactionID, &m.Channel, &m.Content, &m.Subject,
+		&m.Avatar, &m.CTA, &m.Data, &m.Tags, &m.DeliveredAt, &m.Read, &m.Seen, &m.Archived, &m.LastReadDate,
+		&m.LastSeenDate, &m.FirstSeenDate, &m.ArchivedAt, &m.SnoozedUntil, &m.CreatedAt, &m.UpdatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, platform.ErrNotFound
+	}
+	return &m, err
+}
+
+// inboxFilter selects a subscriber's inbox messages (reference A5, A6).
+type inboxFilter struct {
+	read, archived, snoozed, seen *bool
+	tags                          [][]string // groups ANDed, each group's tags ORed
+	data                          map[string]any
+	severity                      []string
+	createdGte, createdLte        string // contract §3 times; "" for none
+}
+
+// cond is the WHERE condition of f for one subscriber's in_app messages.
+// severities are the workflows' severities other than none, by _id.
+func (f *inboxFilter) cond(env, subscriberID string, severities map[string]string) (string, []any) {
+	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
+	args := []any{env, subscriberID}
+	return f.more(where, args, severities)
+}
+
+// more adds f's conditions to where.
+func (f *inboxFilter) more(where []string, args []any, severities map[string]string) (string, []any) {
+	for col, v := range map[string]*bool{"read": f.read, "archived": f.archived, "seen": f.seen} {
+		if v != nil {
+			where, args = append(where, col+" = ?"), append(args, *v)
+		}
+	}
+	if f.snoozed != nil {
+		if *f.snoozed {
+			where = append(where, "snoozed_until IS NOT NULL")
+		} else {
+			where = append(where, "snoozed_until IS NULL")
+		}
+	}
+	for _, group := range f.tags {
+		if len(group) == 0 {
+			continue
+		}
+		where = append(where, "EXISTS (SELECT 1 FROM json_each(messages.tags) WHERE value IN ("+platform.Placeholders(len(group))+"))")
+		for _, t := range group {
+			args = append(args, t)
+		}
+	}
+	keys := make([]string, 0, len(f.data))
+	for k := range f.data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := f.data[k]
+		if b, ok := v.(bool); ok { // json_extract reads JSON true as 1
+			v = 0
+			if b {
+				v = 1
+			}
+		}
+		where, args = append(where, "json_extract(messages.data, ?) = ?"), append(args, dataPath(k), v)
+	}
+	if len(f.severity) > 0 {
+		var in, others []any
+		none := false
+		for id, sev := range severities {
+			others = append(others, id)
+			if slices.Contains(f.severity, sev) {
+				in = append(in, id)
+			}
+		}
+		none = slices.Contains(f.severity, "none")
+		var ors []string
+		if len(in) > 0 {
+			ors, args = append(ors, "template_id IN ("+platform.Placeholders(len(in))+")"), append(args, in...)
+		}
+		if none {
+			if len(others) == 0 {
+				ors = append(ors, "1")
+			} else {
+				ors, args = append(ors, "template_id NOT IN ("+platform.Placeholders(len(others))+")"), append(args, others...)
+			}
+		}
+		if len(ors) == 0 {
+			ors = []string{"0"}
+		}
+		where = append(where, "("+strings.Join(ors, " OR ")+")")
+	}
+	if f.createdGte != "" {
+		where, args = append(where, "created_at >= ?"), append(args, f.createdGte)
+	}
+	if f.createdLte != "" {
+		where, args = append(where, "created_at <= ?"), append(args, f.createdLte)
+	}
+	return strings.Join(where, " AND "), args
+}
+
+// dataPath is the JSON path of a data filter's key, which may be nested
+// ("a.b") two levels deep; each part is quoted, so no key breaks out.
+func dataPath(key string) string {
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		parts[i] = strconv.Quote(p)
+	}
+	return "$." + strings.Join(parts, ".")
+}
+
+// inboxPage returns up to limit of f's messages, newest first, starting
+// after the message after (when set) or skipping offset, and whether more follow.
+func (s *Store) inboxPage(ctx context.Context, env, subscriberID string, f *inboxFilter, sev map[string]string,
+	after string, offset, limit int) ([]*inboxMessage, bool, error) {
+	cond, args := f.cond(env, subscriberID, sev)
+	if after != "" {
+		var at string
+		err := s.db.QueryRow(ctx, `SELECT created_at FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?`,
+			env, subscriberID, after).Scan(&at)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			// A cursor deleted since the page was read: ids grow with
+			// time, so the messages older than it are still found.
+			cond, args = cond+" AND id < ?", append(args, after)
+		case err != nil:
+			return nil, false, err
+		default:
+			cond, args = cond+" AND (created_at < ? OR (created_at = ? AND id < ?))", append(args, at, at, after)
+		}
+		offset = 0
+	}
+	rows, err := s.db.Query(ctx, `SELECT `+inboxColumns+` FROM messages WHERE `+cond+`
+		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, limit+1, offset)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("read inbox: %w", err)
+	}
+	defer rows.Close()
+	var out []*inboxMessage
+	for rows.Next() {
+		m, err := scanInboxMessage(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, nil
+}
+
+// inboxCountLimit is the most an inbox count counts, as the reference
+// platform's (it shows "99+").
+const inboxCountLimit = 100
+
+// inboxCount counts f's messages, up to max.
+func (s *Store) inboxCount(ctx context.Context, env, subscriberID string, f *inboxFilter, sev map[string]string, max int) (int, error) {
+	cond, args := f.cond(env, subscriberID, sev)
+	var n int
+	err := s.db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages WHERE `+cond+` LIMIT ?)`,
+		append(args, max)...).Scan(&n)
+	return n, err
+}
+
+// severityCounts are the unread counts of a subscriber's inbox.
+type severityCounts struct {
+	Total    int            `json:"total"`
+	Severity map[string]int `json:"severity"`
+}
+
+// unreadBySeverity counts the subscriber's unread, unsnoozed in_app
+// messages by their workflow's severity, each up to inboxCountLimit.
+func (s *Store) unreadBySeverity(ctx context.Context, env, subscriberID string, sev map[string]string) (severityCounts, error) {
+	rows, err := s.db.Query(ctx, `SELECT template_id, count(*) FROM messages
+		WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND read = 0 AND snoozed_until IS NULL
+		GROUP BY template_id`, env, subscriberID)
+	if err != nil {
+		return severityCounts{}, err
+	}
+	defer rows.Close()
+	out := severityCounts{Severity: map[string]int{"high": 0, "medium": 0, "low": 0, "none": 0}}
+	for rows.Next() {
+		var tpl string
+		var n int
+		if err := rows.Scan(&tpl, &n); err != nil {
+			return out, err
+		}
+		level := sev[tpl]
+		if level == "" {
+			level = "none"
+		}
+		out.Severity[level] += n
+		out.Total += n
+	}
+	for k, n := range out.Severity {
+		out.Severity[k] = min(n, inboxCountLimit)
+	}
+	out.Total = min(out.Total, inboxCountLimit)
+	return out, rows.Err()
+}
+
+// inboxAction is one way an inbox changes a message (reference A8).
+type inboxAction string
+
+const (
+	actionRead      inboxAction = "read"
+	actionUnread    inboxAction = "unread"
+	actionArchive   inboxAction = "archive"
+	actionUnarchive inboxAction = "unarchive"
+	actionSnooze    inboxAction = "snooze"
+	actionUnsnooze  inboxAction = "unsnooze"
+	actionSeen      inboxAction = "seen"
+)
+
+// inboxSets are the columns each action writes; ?1 is now, ?2 a snooze's end.
+var inboxSets = map[inboxAction]string{
+	actionRead: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1),
+		read = 1, last_read_date = ?1`,
+	actionUnread: `seen = 1, first_seen_date = coalesce(first_seen_date, ?1), read = 0, last_read_date = NULL,
+		archived = 0, archived_at = NULL`,
+	actionArchive: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1),
+		read = 1, last_read_date = ?1, archived = 1, archived_at = ?1`,
+	actionUnarchive: `seen = 1, first_seen_date = coalesce(first_seen_date, ?1), read = 1, archived = 0, archived_at = NULL`,
+	actionSnooze: `snoozed_until = ?2, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
+		archived = 0, archived_at = NULL`,
+	actionUnsnooze: `snoozed_until = NULL, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
+		archived = 0, archived_at = NULL`,
+	actionSeen: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1)`,
+}
+
+// inboxMark applies action to one of the subscriber's in_app messages and
+// returns it as it stands after, or platform.ErrNotFound when the
+// subscriber has no such message. A snooze's end is until.
+func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, action inboxAction, until string) (*inboxMessage, error) {
+	var out *inboxMessage
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		cond := `environment_id = ?3 AND subscriber_id = ?4 AND id = ?5 AND channel = 'in_app'`
+		if action == actionUnsnooze {
+			cond += ` AND snoozed_until IS NOT NULL` // unsnoozing what is not snoozed is a 404 (reference A4)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE messages SET `+inboxSets[action]+`, updated_at = ?1 WHERE `+cond,
+			platform.FormatTime(s.now()), until, env, subscriberID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return platform.ErrNotFound
+		}
+		out, err = scanInboxMessage(tx.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages WHERE id = ?`, id))
+		return err
+	})
+	return out, err
+}
+
+// bulkCond is the WHERE condition of a bulk route: the subscriber's
+// messages of every channel that f selects, among ids when given.
+func (f *inboxFilter) bulkCond(env, subscriberID string, ids []string) (string, []any) {
+	where := []string{"environment_id = ?", "subscriber_id = ?"}
+	args := []any{env, subscriberID}
+	if ids != nil {
+		list, _ := json.Marshal(ids)
+		where, args = append(where, "id IN (SELECT value FROM json_each(?))"), append(args, string(list))
+	}
+	return f.more(where, args, nil)
+}
+
+// inboxMarkAll applies action to every message of the subscriber that f
+// selects (of any channel and any state f does not name, as the reference
+// platform's bulk updates), and ids when given; it returns how many changed.
+func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string, action inboxAction) (int64, error) {
+	cond, args := f.bulkCond(env, subscriberID, ids)
+	// Numbered parameters for the SET clause come first, so the WHERE
+	// clause's plain ones are numbered after them.
+	set := strings.NewReplacer("?1", "?", "?2", "?").Replace(inboxSets[action])
+	now := platform.FormatTime(s.now())
+	var setArgs []any
+	for range strings.Count(set, "?") {
+		setArgs = append(setArgs, now)
+	}
+	res, err := s.db.W.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ? WHERE `+cond,
+		append(append(setArgs, now), args...)...)
+	if err != nil {
+		return 0, fmt.Errorf("mark all %s: %w", action, err)
+	}
+	return res.RowsAffected()
+}
+
+// inboxDeleteAll removes every message of the subscriber f selects, and
+// ids when given.
+func (s *Store) inboxDeleteAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string) (int64, error) {
+	cond, args := f.bulkCond(env, subscriberID, ids)
+	res, err := s.db.W.ExecContext(ctx, `DELETE FROM messages WHERE `+cond, args...)
+	if err != nil {
+		return 0, fmt.Errorf("delete all: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// inboxAct completes (status "done") or reverts ("pending") the action
+// button of type button on one of the subscriber's messages; completing
+// an unread message reads it, as the reference platform does. It returns
+// errNoButton when the message has no such button.
+func (s *Store) inboxAct(ctx context.Context, env, subscriberID, id, button, status string) (*inboxMessage, error) {
+	var out *inboxMessage
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		m, err := scanInboxMessage(tx.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages
+			WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND channel = 'in_app'`, env, subscriberID, id))
+		if err != nil {
+			return err
+		}
+		if !hasButton(m.CTA, button) {
+			return errNoButton
+		}
+		now := platform.FormatTime(s.now())
+		_, err = tx.ExecContext(ctx, `UPDATE messages SET
+			cta = json_set(cta, '$.action.status', ?1, '$.action.result.type', ?2),
+			first_seen_date = CASE WHEN read = 0 THEN coalesce(first_seen_date, ?3) ELSE first_seen_date END,
+			last_seen_date = CASE WHEN read = 0 THEN ?3 ELSE last_seen_date END,
+			last_read_date = CASE WHEN read = 0 THEN ?3 ELSE last_read_date END,
+			seen = CASE WHEN read = 0 THEN 1 ELSE seen END,
+			read = 1, feed_item = NULL, updated_at = ?3
+			WHERE id = ?4`, status, button, now, id)
+		if err != nil {
+			return err
+		}
+		out, err = scanInboxMessage(tx.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages WHERE id = ?`, id))
+		return err
+	})
+	return out, err
+}
+
+var errNoButton = errors.New("no such action button")
+
+// hasButton reports whether a stored cta has an action button of type t.
+func hasButton(cta []byte, t string) bool {
+	var c messageCTA
+	if json.Unmarshal(cta, &c) != nil || c.Action == nil {
+		return false
+	}
+	for _, b := range c.Action.Buttons {
+		if b.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+// inboxDelete removes one of the subscriber's messages.
+func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) error {
+	res, err := s.db.W.ExecContext(ctx, `DELETE FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?`,
+		env, subscriberID, id)
+	if err != nil {
+		return fmt.Errorf("delete message %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return platform.ErrNotFound
+	}
+	return nil
+}
+
+// EndSnooze brings a snoozed message back when its snooze ends, as the
+// reference platform does: unsnoozed, unread and delivered again now, so it
+// is at the top of the inbox, and announced as a new notification. A
+// message no longer snoozed until then (unsnoozed by hand, snoozed again
+// for longer, deleted) is left alone. activity's job queue calls it.
+func (s *Store) EndSnooze(ctx context.Context, environmentID, messageID string, until time.Time) error {
+	now := platform.FormatTime(s.now())
+	var subscriberID string
+	err := s.db.W.QueryRowContext(ctx, `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
+		created_at = ?1, delivered_at = json_insert(delivered_at, '$[#]', ?1), feed_item = NULL, updated_at = ?1
+		WHERE environment_id = ?2 AND id = ?3 AND snoozed_until IS NOT NULL AND snoozed_until <= ?4
+		RETURNING subscriber_id`, now, environmentID, messageID, platform.FormatTime(until)).Scan(&subscriberID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("end snooze of %s: %w", messageID, err)
+	}
+	s.publish(LiveEvent{EnvironmentID: environmentID, SubscriberID: subscriberID, MessageID: messageID, Kind: LiveReceived})
+	return nil
+}

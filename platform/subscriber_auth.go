@@ -1,0 +1,300 @@
+package platform
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// The inbox (/v1/inbox/*, /socket.io/) is called from browsers, which must
+// never hold an API key. A session buys a subscriber token instead: a JWT
+// naming the environment and the subscriber, signed with a key derived from
+// Herald's secret. This file issues and checks those tokens, checks the
+// subscriberHash a session brings, and holds the middleware of the inbox
+// routes.
+
+// SubscriberTokenTTL is how long a subscriber token is valid: the reference
+// platform's default ("15 days").
+const SubscriberTokenTTL = 15 * 24 * time.Hour
+
+// tokenAudience is the audience of a subscriber token; a JWT meant for
+// anything else is refused.
+const tokenAudience = "widget_user"
+
+// Subscriber is who an inbox request acts for: the claims of its token.
+type Subscriber struct {
+	ID             string   // the subscriber's _id
+	SubscriberID   string   // its subscriberId
+	EnvironmentID  string   //
+	OrganizationID string   //
+	FirstName      string   //
+	LastName       string   //
+	Email          string   //
+	ContextKeys    []string // the session's context; empty without one
+}
+
+// SubscriberLookup finds a subscriber's _id by its subscriberId, or
+// ErrNotFound; subscribers.Store satisfies it. A token names both, so a
+// subscriber deleted (or deleted and created again) since the token was
+// issued is refused.
+type SubscriberLookup interface {
+	SubscriberDatabaseID(ctx context.Context, environmentID, subscriberID string) (string, error)
+}
+
+// SubscriberAuth issues and checks subscriber tokens and session hashes.
+type SubscriberAuth struct {
+	db       *DB
+	keys     *sealer // opens api_keys.sealed
+	tokenKey []byte  // signs tokens
+	now      func() time.Time
+	lookup   SubscriberLookup
+}
+
+// NewSubscriberAuth returns the inbox's authority on db. Tokens are signed
+// and API keys sealed with keys derived from secret, each for its purpose.
+func NewSubscriberAuth(db *DB, secret []byte, now func() time.Time) *SubscriberAuth {
+	if now == nil {
+		now = time.Now
+	}
+	key := sha256.Sum256(append([]byte("subscriber-token\x00"), secret...))
+	return &SubscriberAuth{db: db, keys: newSealer(secret, "api-keys"), tokenKey: key[:], now: now}
+}
+
+// UseSubscribers sets where tokens' subscribers are checked; until it is
+// called, every token is refused.
+func (a *SubscriberAuth) UseSubscribers(l SubscriberLookup) { a.lookup = l }
+
+// SealAPIKey returns key sealed for api_keys.sealed, bound to the key's
+// hash, or nil without a secret.
+func SealAPIKey(secret []byte, key string) []byte {
+	if len(secret) == 0 {
+		return nil
+	}
+	return newSealer(secret, "api-keys").seal([]byte(key), []byte(HashAPIKey(key)))
+}
+
+// ErrNoSealedKey means an environment has no API key Herald can compute an
+// HMAC with: every key it has was made before keys were kept sealed, and
+// exists only as a digest.
+var ErrNoSealedKey = errors.New("no API key of the environment is kept sealed")
+
+// CheckSubscriberHash reports whether hash is the lowercase hex
+// HMAC-SHA256 of message keyed with one of the environment's API keys, or
+// ErrNoSealedKey when no key can be used.
+func (a *SubscriberAuth) CheckSubscriberHash(ctx context.Context, environmentID, message, hash string) (bool, error) {
+	rows, err := a.db.R.QueryContext(ctx, `SELECT hash, sealed FROM api_keys
+		WHERE environment_id = ? AND sealed IS NOT NULL ORDER BY created_at`, environmentID)
+	if err != nil {
+		return false, fmt.Errorf("read api keys: %w", err)
+	}
+	defer rows.Close()
+	usable := 0
+	valid := false
+	for rows.Next() {
+		var digest string
+		var sealed []byte
+		if err := rows.Scan(&digest, &sealed); err != nil {
+			return false, err
+		}
+		key, err := a.keys.open(sealed, []byte(digest))
+		if err != nil {
+			continue // sealed under another secret: as good as a digest
+		}
+		usable++
+		if hmac.Equal([]byte(SubscriberHash(string(key), message)), []byte(hash)) {
+			valid = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	if usable == 0 {
+		return false, ErrNoSealedKey
+	}
+	return valid, nil
+}
+
+// SubscriberHash is the subscriberHash a team's backend computes for its
+// subscriber: hex(HMAC-SHA256(apiKey, subscriberId)).
+func SubscriberHash(apiKey, subscriberID string) string {
+	m := hmac.New(sha256.New, []byte(apiKey))
+	m.Write([]byte(subscriberID))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// EnvironmentByIdentifier returns the environment whose public identifier
+// (an inbox's applicationIdentifier) is identifier, or ErrNotFound.
+func (a *SubscriberAuth) EnvironmentByIdentifier(ctx context.Context, identifier string) (Environment, error) {
+	env := Environment{Identifier: identifier}
+	var parent sql.NullString
+	err := a.db.R.QueryRowContext(ctx, `SELECT id, organization_id, name, parent_id FROM environments WHERE identifier = ?`,
+		identifier).Scan(&env.ID, &env.OrganizationID, &env.Name, &parent)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Environment{}, ErrNotFound
+	}
+	if err != nil {
+		return Environment{}, fmt.Errorf("find environment by identifier: %w", err)
+	}
+	env.ParentID = parent.String
+	return env, nil
+}
+
+// tokenClaims are a subscriber token's JWT claims, named as the reference
+// platform names them.
+type tokenClaims struct {
+	ID             string   `json:"_id"`
+	SubscriberID   string   `json:"subscriberId"`
+	EnvironmentID  string   `json:"environmentId"`
+	OrganizationID string   `json:"organizationId"`
+	FirstName      string   `json:"firstName,omitempty"`
+	LastName       string   `json:"lastName,omitempty"`
+	Email          string   `json:"email,omitempty"`
+	ContextKeys    []string `json:"contextKeys"`
+	Audience       string   `json:"aud"`
+	Issuer         string   `json:"iss"`
+	IssuedAt       int64    `json:"iat"`
+	Expires        int64    `json:"exp"`
+}
+
+// tokenHeader is the only JWT header Herald issues and accepts.
+var tokenHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+
+// IssueToken returns a token for s, valid for SubscriberTokenTTL.
+func (a *SubscriberAuth) IssueToken(s Subscriber) (string, error) {
+	now := a.now()
+	keys := s.ContextKeys
+	if keys == nil {
+		keys = []string{}
+	}
+	claims, err := json.Marshal(tokenClaims{
+		ID: s.ID, SubscriberID: s.SubscriberID, EnvironmentID: s.EnvironmentID, OrganizationID: s.OrganizationID,
+		FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, ContextKeys: keys,
+		Audience: tokenAudience, Issuer: "herald", IssuedAt: now.Unix(), Expires: now.Add(SubscriberTokenTTL).Unix(),
+	})
+	if err != nil {
+		return "", err
+	}
+	signed := tokenHeader + "." + base64.RawURLEncoding.EncodeToString(claims)
+	return signed + "." + a.sign(signed), nil
+}
+
+func (a *SubscriberAuth) sign(signed string) string {
+	m := hmac.New(sha256.New, a.tokenKey)
+	m.Write([]byte(signed))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// errBadToken is every reason a token is refused; the client is told no more.
+var errBadToken = Unauthorized("Unauthorized")
+
+// Authenticate checks token (signature, audience, expiry) and that its
+// subscriber still exists, and returns who it names. Any failure is a 401.
+func (a *SubscriberAuth) Authenticate(ctx context.Context, token string) (Subscriber, error) {
+	// The header is compared whole: only HS256 tokens of Herald's are
+	// accepted, so "alg":"none" and key-confusion tricks have nothing to work on.
+	header, rest, ok := strings.Cut(token, ".")
+	if !ok || header != tokenHeader {
+		return Subscriber{}, errBadToken
+	}
+	payload, sig, ok := strings.Cut(rest, ".")
+	if !ok || !hmac.Equal([]byte(sig), []byte(a.sign(header+"."+payload))) {
+		return Subscriber{}, errBadToken
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		return Subscriber{}, errBadToken
+	}
+	var c tokenClaims
+	if err := json.Unmarshal(raw, &c); err != nil || c.Audience != tokenAudience || c.ID == "" || c.EnvironmentID == "" {
+		return Subscriber{}, errBadToken
+	}
+	if a.now().Unix() >= c.Expires {
+		return Subscriber{}, errBadToken
+	}
+	if a.lookup == nil {
+		return Subscriber{}, errBadToken
+	}
+	id, err := a.lookup.SubscriberDatabaseID(ctx, c.EnvironmentID, c.SubscriberID)
+	if errors.Is(err, ErrNotFound) || (err == nil && id != c.ID) {
+		return Subscriber{}, errBadToken
+	}
+	if err != nil {
+		return Subscriber{}, err
+	}
+	return Subscriber{ID: c.ID, SubscriberID: c.SubscriberID, EnvironmentID: c.EnvironmentID,
+		OrganizationID: c.OrganizationID, FirstName: c.FirstName, LastName: c.LastName, Email: c.Email,
+		ContextKeys: c.ContextKeys}, nil
+}
+
+type subscriberKey struct{}
+
+// WithSubscriber returns ctx carrying s. Only the inbox middleware and tests call it.
+func WithSubscriber(ctx context.Context, s Subscriber) context.Context {
+	return context.WithValue(ctx, subscriberKey{}, s)
+}
+
+// SubscriberFrom returns the subscriber the inbox middleware put in ctx.
+func SubscriberFrom(ctx context.Context) Subscriber {
+	s, _ := ctx.Value(subscriberKey{}).(Subscriber)
+	return s
+}
+
+// InboxSessionPath is the one inbox route that needs no token: it issues them.
+const InboxSessionPath = "/v1/inbox/session"
+
+// requireSubscriber admits requests carrying "Authorization: Bearer
+// <token>" and puts the subscriber, and its environment as the Tenant, in
+// the context.
+func requireSubscriber(a *SubscriberAuth, next http.Handler) http.Handler {
+	return Handle(func(w http.ResponseWriter, r *http.Request) error {
+		if r.URL.Path == InboxSessionPath {
+			next.ServeHTTP(w, r)
+			return nil
+		}
+		scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+			return Unauthorized("Unauthorized")
+		}
+		s, err := a.Authenticate(r.Context(), strings.TrimSpace(token))
+		if err != nil {
+			return err
+		}
+		noteEnvironment(r.Context(), s.EnvironmentID)
+		ctx := WithTenant(WithSubscriber(r.Context(), s), Tenant{OrganizationID: s.OrganizationID, EnvironmentID: s.EnvironmentID})
+		next.ServeHTTP(w, r.WithContext(ctx))
+		return nil
+	})
+}
+
+// inboxCORS answers the inbox's cross-origin requests as the reference
+// platform does: any origin, and the custom headers its client always sends
+// (a preflight that did not allow them would fail every call). A preflight
+// ends here. Only the inbox routes get these headers: the API-key API stays
+// server-side.
+func inboxCORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Allow-Credentials", "true")
+		h.Set("Access-Control-Max-Age", "86400")
+		h.Set("Access-Control-Allow-Methods", "GET,HEAD,POST,PUT,DELETE,PATCH,OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Authorization, User-Agent, Content-Type, Sentry-Trace, Baggage, "+
+			"Service-Environment-Id, Service-API-Version, Service-Client-Version, Service-User-Agent, "+
+			"Novu-Environment-Id, Novu-API-Version, Novu-Client-Version, Novu-User-Agent, "+
+			"Bypass-Tunnel-Reminder, Idempotency-Key, Novu-Application-Identifier, Service-Application-Identifier")
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

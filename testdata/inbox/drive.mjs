@@ -1,0 +1,72 @@
+// Drives headless Chromium through the inbox page as a person would, and
+// calls Herald's API beside it. The Go test (browser_test.go) starts
+// Herald and the page, runs this, and reads its last line.
+import { chromium } from 'playwright-core';
+
+const { PAGE_URL, API_URL, API_KEY, CHROMIUM, SUBSCRIBER_ID } = process.env;
+const timeout = 20000;
+
+async function api(method, path, body) {
+  const res = await fetch(API_URL + path, {
+    method,
+    headers: { Authorization: `ApiKey ${API_KEY}`, 'Content-Type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+const step = (what) => console.log(`step: ${what}`);
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+try {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(PAGE_URL);
+
+  step('the bell shows the unread count');
+  await page.waitForSelector('#bell[data-count="1"]', { timeout });
+
+  step('the popover lists the notification');
+  await page.click('#bell');
+  const items = page.locator('.nv-notification');
+  await items.filter({ hasText: 'First' }).waitFor({ timeout });
+
+  step('a trigger through the API appears without a reload');
+  await api('POST', '/v1/events/trigger', { name: 'hello', to: SUBSCRIBER_ID, payload: { text: 'Second' } });
+  await page.waitForSelector('#bell[data-count="2"]', { timeout });
+  // With the list open, the component announces what arrived with a
+  // "new notifications" notice rather than moving the list under the
+  // reader's eyes; a click on it shows them.
+  const notice = page.locator('.nv-notificationListNewNotificationsNotice__button');
+  await notice.waitFor({ timeout });
+  await notice.click();
+  await items.filter({ hasText: 'Second' }).waitFor({ timeout });
+
+  step('mark as read changes the count');
+  const first = items.filter({ hasText: 'First' });
+  await first.hover();
+  await first.locator('.nv-notificationRead__button').click();
+  await page.waitForSelector('#bell[data-count="1"]', { timeout });
+
+  step('archive moves a notification to the archived tab');
+  const second = items.filter({ hasText: 'Second' });
+  await second.hover();
+  await second.locator('.nv-notificationArchive__button').click();
+  await items.filter({ hasText: 'Second' }).waitFor({ state: 'detached', timeout });
+  await page.click('.nv-inboxStatus__dropdownTrigger');
+  await page.locator('.nv-inboxStatus__dropdownItem').filter({ hasText: 'Archived' }).click();
+  await items.filter({ hasText: 'Second' }).waitFor({ timeout });
+  if (await items.filter({ hasText: 'First' }).count() !== 0) throw new Error('the archived tab lists an unarchived notification');
+
+  console.log(JSON.stringify({ ok: true, errors }));
+} finally {
+  await browser.close();
+}

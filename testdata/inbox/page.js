@@ -1,0 +1,26 @@
+// The page the browser test opens: @novu/js's own Inbox component,
+// unmodified, pointed at Herald. window.HERALD is set by the page the Go
+// test serves. The bell is rendered with the unread count the component
+// hands it, so the test can read it.
+import { NovuUI } from '@novu/js/ui';
+
+const cfg = window.HERALD;
+const ui = new NovuUI({
+  options: {
+    applicationIdentifier: cfg.applicationIdentifier,
+    subscriber: cfg.subscriberId,
+    apiUrl: cfg.apiUrl,
+    socketUrl: cfg.apiUrl,
+  },
+});
+ui.mountComponent({
+  name: 'Inbox',
+  element: document.getElementById('inbox'),
+  props: {
+    renderBell: (el, unreadCount) => {
+      const n = typeof unreadCount === 'number' ? unreadCount : unreadCount.total;
+      el.innerHTML = `<button id="bell" data-count="${n}">Notifications: ${n}</button>`;
+      return () => {};
+    },
+  },
+});
