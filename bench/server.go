@@ -49,9 +49,9 @@ func build(ctx context.Context, pkg, bin string) error {
 	return cmd.Run()
 }
 
-// startServer runs bin on the database file db with the benchmark's keys and
-// waits until it answers /healthz.
-func startServer(ctx context.Context, bin, db string) (*server, error) {
+// startServer runs bin on the database file db with the benchmark's keys,
+// and the extra variables given, and waits until it answers /healthz.
+func startServer(ctx context.Context, bin, db string, extra ...string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -63,6 +63,7 @@ func startServer(ctx context.Context, bin, db string) (*server, error) {
 		// The footprint's email and chat steps post to a receiver in
 		// this process.
 		"HERALD_OUTBOUND_ALLOW=127.0.0.0/8")
+	cmd.Env = append(cmd.Env, extra...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
