@@ -82,7 +82,8 @@ func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error)
 	} else if _, err := os.Stat(path); err == nil {
 		seeded = true
 	}
-	db, err := platform.Open(ctx, path)
+	// HERALD_MMAP_SIZE compares the readers' mapping caps (docs/memory.md).
+	db, err := platform.Open(ctx, path, platform.WithMmapSize(int64(benchEnvInt("HERALD_MMAP_SIZE", platform.DefaultMmapSize))))
 	if err != nil {
 		return nil, err
 	}

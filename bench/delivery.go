@@ -89,7 +89,7 @@ func (b *bench) delivery(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return b.sweepDuringScenario1(ctx, srv, filepath.Join(b.dir, "delivery.db"), base, perSec)
+	return b.sweepDuringScenario1(ctx, srv, filepath.Join(b.dir, "delivery.db"), base)
 }
 
 // waitDelivered polls the in-app message count until it reaches base+want,

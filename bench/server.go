@@ -49,15 +49,15 @@ func build(ctx context.Context, pkg, bin string) error {
 	return cmd.Run()
 }
 
-// startServer runs bin on the database file db with the benchmark's keys and
-// waits until it answers /healthz.
-func startServer(ctx context.Context, bin, db string) (*server, error) {
-	return startPinned(ctx, "", bin, db)
+// startServer runs bin on the database file db with the benchmark's keys,
+// and the extra variables given, and waits until it answers /healthz.
+func startServer(ctx context.Context, bin, db string, extra ...string) (*server, error) {
+	return startPinned(ctx, "", bin, db, extra...)
 }
 
 // startPinned is startServer with the server on the CPUs cpus lists ("" for
 // any, see pinning).
-func startPinned(ctx context.Context, cpus, bin, db string) (*server, error) {
+func startPinned(ctx context.Context, cpus, bin, db string, extra ...string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -72,6 +72,7 @@ func startPinned(ctx context.Context, cpus, bin, db string) (*server, error) {
 		// The footprint's email and chat steps post to a receiver in
 		// this process.
 		"HERALD_OUTBOUND_ALLOW=127.0.0.0/8")
+	cmd.Env = append(cmd.Env, extra...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -213,22 +213,49 @@ func seedExpired(ctx context.Context, path string, n int) error {
 }
 
 // sweepDuringScenario1 stops the delivery server, seeds expired
-// notifications into its database, starts it again (its retention sweeper
-// starts deleting them at once) and runs scenario 1's triggers again,
-// comparing their delivery rate with scenario 1's rate without a sweep.
-func (b *bench) sweepDuringScenario1(ctx context.Context, srv *server, path string, base int, rate float64) error {
+// notifications into its database and runs scenario 1's triggers twice
+// more, each on a server started afresh: first with retention off, then
+// with the sweeper deleting them. A restarted server on a larger file is
+// slower than scenario 1's warm one with or without a sweep (0.49 of it
+// both ways in a quick run), so the sweep is judged against the first.
+func (b *bench) sweepDuringScenario1(ctx context.Context, srv *server, path string, base int) error {
 	srv.stop()
 	n := b.sz.expired
 	b.logf("scenario 1 with the sweeper: seeding %d expired notifications", n)
 	if err := seedExpired(ctx, path, n); err != nil {
 		return err
 	}
-	srv, err := startServer(ctx, b.bin, path)
+	b.logf("scenario 1 restarted, retention off: %d triggers", b.sz.triggers)
+	without, base, err := b.scenario1Again(ctx, path, base, "HERALD_ACTIVITY_RETENTION=0")
 	if err != nil {
 		return err
 	}
+	b.logf("scenario 1 restarted, the sweeper deleting: %d triggers", b.sz.triggers)
+	with, _, err := b.scenario1Again(ctx, path, base)
+	if err != nil {
+		return err
+	}
+	left, err := queryInt(ctx, path, `SELECT count(*) FROM notifications WHERE transaction_id LIKE 'expired-%'`)
+	if err != nil {
+		return err
+	}
+	b.rep.add(row{Scenario: "1 trigger throughput", Metric: "in-app messages delivered/s, server restarted on the expired records, retention off",
+		Value: without, Unit: "msg/s", Target: "reported"})
+	b.rep.add(row{Scenario: "1 trigger throughput", Metric: fmt.Sprintf("in-app messages delivered/s, server restarted, the sweeper deleting expired notifications (%d of %d deleted by the end)", int64(n)-left, n),
+		Value: with, Unit: "msg/s", Floor: without, Target: ">= 90% of retention off", Pass: b.result(with >= 0.9*without)})
+	return nil
+}
+
+// scenario1Again starts a server on path with the extra variables, runs
+// scenario 1's triggers and stops it; it answers the delivery rate and the
+// in-app message count reached.
+func (b *bench) scenario1Again(ctx context.Context, path string, base int, extra ...string) (float64, int, error) {
+	srv, err := startServer(ctx, b.bin, path, extra...)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer srv.stop()
 	c := newLoadClient(srv.base, benchKey, b.sz.clients)
-	b.logf("scenario 1 with the sweeper: %d triggers", b.sz.triggers)
 	start := time.Now()
 	sent := c.run(ctx, b.sz.clients, b.sz.triggers, func(i int) request {
 		return request{method: "POST", path: "/v1/events/trigger", want: 201,
@@ -236,16 +263,7 @@ func (b *bench) sweepDuringScenario1(ctx context.Context, srv *server, path stri
 	})
 	delivered, at, err := waitDelivered(ctx, c, sent.Requests-sent.Errors, base)
 	if err != nil {
-		srv.stop()
-		return err
+		return 0, 0, err
 	}
-	perSec := float64(delivered) / at.Sub(start).Seconds()
-	srv.stop()
-	left, err := queryInt(ctx, path, `SELECT count(*) FROM notifications WHERE transaction_id LIKE 'expired-%'`)
-	if err != nil {
-		return err
-	}
-	b.rep.add(row{Scenario: "1 trigger throughput", Metric: fmt.Sprintf("in-app messages delivered/s while the sweeper deletes expired notifications (%d of %d deleted by the end)", int64(n)-left, n),
-		Value: perSec, Unit: "msg/s", Floor: rate, Target: ">= 90% of scenario 1", Pass: b.result(perSec >= 0.9*rate)})
-	return nil
+	return float64(delivered) / at.Sub(start).Seconds(), base + delivered, nil
 }
