@@ -44,6 +44,32 @@ var apiRoutes = []struct{ method, path, seed string }{
 	{"GET", "/v1/notifications", ""},
 	{"GET", "/v1/notifications/{notification}", ""},
 	{"GET", "/v1/environments", ""},
+	{"GET", "/v1/subscribers/{subscriber}/preferences", ""},
+	{"GET", "/v1/subscribers/{subscriber}/preferences/global", ""},
+	{"PATCH", "/v1/subscribers/{subscriber}/preferences", `{"preferences":[{"type":"email","enabled":false}]}`},
+	{"PATCH", "/v1/subscribers/{subscriber}/preferences/{workflow}", `{"channel":{"type":"in_app","enabled":true}}`},
+	{"GET", "/v2/subscribers/{subscriber}/preferences", ""},
+	{"GET", "/v2/subscribers/{subscriber}/preferences/global", ""},
+	{"PATCH", "/v2/subscribers/{subscriber}/preferences", `{"workflowId":"{workflow}","channels":{"sms":false}}`},
+	{"PATCH", "/v2/subscribers/{subscriber}/preferences/bulk", `{"preferences":[{"workflowId":"{workflow}","channels":{"chat":true}}]}`},
+	{"POST", "/v1/topics", `{"key":"fz-new","name":"New"}`},
+	{"GET", "/v1/topics", ""},
+	{"GET", "/v1/topics/{topic}", ""},
+	{"PATCH", "/v1/topics/{topic}", `{"name":"Renamed"}`},
+	{"POST", "/v1/topics/{topic}/subscribers", `{"subscribers":["{subscriber}","nobody"]}`},
+	{"GET", "/v1/topics/{topic}/subscribers/{subscriber}", ""},
+	{"POST", "/v1/topics/{topic}/subscribers/removal", `{"subscribers":["nobody"]}`},
+	{"POST", "/v2/topics", `{"key":"fz-v2","name":"V2"}`},
+	{"GET", "/v2/topics", ""},
+	{"GET", "/v2/topics/{topic}", ""},
+	{"PATCH", "/v2/topics/{topic}", `{"name":"Again"}`},
+	{"GET", "/v2/topics/{topic}/subscriptions", ""},
+	{"POST", "/v2/topics/{topic}/subscriptions", `{"subscriptions":["{subscriber}",{"subscriberId":"nobody"}]}`},
+	{"GET", "/v2/topics/{topic}/subscriptions/tk_{topic}:si_{subscriber}", ""},
+	{"POST", "/v1/events/trigger", `{"name":"fz","to":[{"type":"Topic","topicKey":"{topic}"},"ada"],"actor":"ada"}`},
+	{"DELETE", "/v2/topics/{topic}/subscriptions", `{"subscriberIds":["nobody"]}`},
+	{"DELETE", "/v1/topics/{topic}", ""},
+	{"DELETE", "/v2/topics/{topic}", ""},
 	{"DELETE", "/v1/messages/{message}", ""},
 	{"DELETE", "/v1/messages/transaction/{transaction}", ""},
 	{"DELETE", "/v1/events/trigger/{transaction}", ""},
@@ -117,6 +143,7 @@ func fuzzFixtures(t testing.TB, srv *platformtest.Server) map[string]string {
 	var integration, ack map[string]any
 	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"slack","channel":"chat","credentials":{},"active":true}`).Decode(t, &integration)
 	mustCreate(t, srv.Dev, "/v1/events/trigger", `{"name":"fz","to":"ada","payload":{"x":1}}`).Decode(t, &ack)
+	mustCreate(t, srv.Dev, "/v2/topics/fzt/subscriptions", `{"subscriptions":["ada"]}`)
 	var feed struct {
 		Data []struct {
 			ID             string `json:"_id"`
@@ -128,7 +155,7 @@ func fuzzFixtures(t testing.TB, srv *platformtest.Server) map[string]string {
 		t.Fatalf("feed holds %d messages, want 1", len(feed.Data))
 	}
 	return map[string]string{
-		"subscriber": "ada", "provider": "slack", "workflow": "fz",
+		"subscriber": "ada", "provider": "slack", "workflow": "fz", "topic": "fzt",
 		"integration":  fmt.Sprint(integration["_id"]),
 		"transaction":  fmt.Sprint(ack["transactionId"]),
 		"message":      feed.Data[0].ID,

@@ -26,7 +26,8 @@ type broadcast struct {
 }
 
 // fanOut writes b's notification for every subscriber of the environment
-// after b.after, a batch of subscribers per transaction. Each batch's
+// (or, for a trigger to topics, of its topics: b.page) after b.after, a
+// batch of subscribers per transaction. Each batch's
 // transaction also records how far the broadcast has got (broadcastProgress),
 // so that a broadcast cut short (a crash, a stop, a failed write) goes on at
 // the next start from the first subscriber it has not written

@@ -13,7 +13,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// inbox runs scenario 7: many subscribers, each with a live inbox socket
+// inbox runs scenario 8: many subscribers, each with a live inbox socket
 // on one Herald, the server's RSS with them open, and how soon a trigger
 // accepted reaches its subscriber's socket as notification_received while
 // triggers arrive at a steady rate.
@@ -34,7 +34,7 @@ func (b *bench) inbox(ctx context.Context) error {
 
 	// One session and one socket per subscriber; the session creates it.
 	n := b.sz.sockets
-	b.logf("scenario 7: %d inbox sessions and sockets", n)
+	b.logf("scenario 8: %d inbox sessions and sockets", n)
 	tokens := make([]string, n)
 	var failed atomic.Int64
 	var wg sync.WaitGroup
@@ -90,11 +90,11 @@ func (b *bench) inbox(ctx context.Context) error {
 	}
 	time.Sleep(2 * time.Second) // let the sockets' start-up garbage settle
 	rss, _ := srv.rssMB()
-	b.rep.add(row{Scenario: "7 inbox sockets", Metric: fmt.Sprintf("server RSS with %d sockets open", n), Value: rss, Unit: "MB",
+	b.rep.add(row{Scenario: "8 inbox sockets", Metric: fmt.Sprintf("server RSS with %d sockets open", n), Value: rss, Unit: "MB",
 		Target: "<= 300 MB", Pass: b.result(rss <= 300)})
 
 	// Triggers at a steady rate, each to one subscriber with a socket.
-	b.logf("scenario 7: triggers at %.0f/s for %s", b.sz.inboxRate, b.sz.latencyFor)
+	b.logf("scenario 8: triggers at %.0f/s for %s", b.sz.inboxRate, b.sz.latencyFor)
 	total := int(b.sz.inboxRate * b.sz.latencyFor.Seconds())
 	accepted, sent := pacedTriggers(ctx, c, b.sz.inboxRate, total, n)
 	// Every event still under way arrives within seconds.
@@ -117,16 +117,16 @@ func (b *bench) inbox(ctx context.Context) error {
 	}
 	received.mu.Unlock()
 	res := summarise(lat, missing+sent.Errors, time.Duration(0))
-	b.rep.add(row{Scenario: "7 inbox sockets", Metric: fmt.Sprintf("p50 trigger accepted → notification_received at %.0f triggers/s", b.sz.inboxRate),
+	b.rep.add(row{Scenario: "8 inbox sockets", Metric: fmt.Sprintf("p50 trigger accepted → notification_received at %.0f triggers/s", b.sz.inboxRate),
 		Value: ms(res.P50), Unit: "ms", Target: "reported"})
-	b.rep.add(row{Scenario: "7 inbox sockets", Metric: fmt.Sprintf("p99 (%d triggers, %d errors, %d events missing)", total, sent.Errors, missing),
+	b.rep.add(row{Scenario: "8 inbox sockets", Metric: fmt.Sprintf("p99 (%d triggers, %d errors, %d events missing)", total, sent.Errors, missing),
 		Value: ms(res.P99), Unit: "ms", Target: "<= 100 ms", Pass: b.result(res.P99 <= 100*time.Millisecond && missing == 0 && sent.Errors == 0)})
 	// The trigger's own answer under the same load: a tail both share is
 	// the machine's or the writer's, not the sockets'.
-	b.rep.add(row{Scenario: "7 inbox sockets", Metric: fmt.Sprintf("p99 trigger answered, beside it (p50 %.2f ms)", ms(sent.P50)),
+	b.rep.add(row{Scenario: "8 inbox sockets", Metric: fmt.Sprintf("p99 trigger answered, beside it (p50 %.2f ms)", ms(sent.P50)),
 		Value: ms(sent.P99), Unit: "ms", Target: "reported"})
 	rss, peak := srv.rssMB()
-	b.rep.add(row{Scenario: "7 inbox sockets", Metric: fmt.Sprintf("server RSS after the triggers (peak %.0f MB)", peak), Value: rss, Unit: "MB", Target: "reported"})
+	b.rep.add(row{Scenario: "8 inbox sockets", Metric: fmt.Sprintf("server RSS after the triggers (peak %.0f MB)", peak), Value: rss, Unit: "MB", Target: "reported"})
 	return nil
 }
 

@@ -4,7 +4,7 @@
 //
 //	go run ./bench          # the full run (several minutes)
 //	go run ./bench -quick   # a ~30 second version with smaller data, not judged
-//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5) or inbox (7)
+//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), fanout (7), reads (3, 4, 5) or inbox (8)
 package main
 
 import (
@@ -36,14 +36,15 @@ type sizes struct {
 	readRequests  int           // requests per read scenario
 	noopRequests  int
 	floorDelivers int
-	sockets       int     // scenario 7: inbox sockets open at once
-	inboxRate     float64 // scenario 7: triggers/s while they are open
+	fanout        int     // scenario 7: subscribers in the topic and the broadcast
+	sockets       int     // scenario 8: inbox sockets open at once
+	inboxRate     float64 // scenario 8: triggers/s while they are open
 }
 
 func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
-	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6), reads (3, 4, 5) or inbox (7)")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6), fanout (7), reads (3, 4, 5) or inbox (8)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -56,11 +57,11 @@ func main() {
 func run(ctx context.Context, quick bool, only, out string) error {
 	sz := sizes{clients: 64, triggers: 100_000, recipients: 1_000, latencyFor: 20 * time.Second, searchFor: 20 * time.Second,
 		subscribers: 100_000, messages: 1_000_000, smallRows: 10_000, largeRows: 1_000_000,
-		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000, sockets: 10_000, inboxRate: 1_000}
+		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000, fanout: 100_000, sockets: 10_000, inboxRate: 1_000}
 	if quick {
 		sz = sizes{clients: 64, triggers: 5_000, recipients: 200, latencyFor: 3 * time.Second,
 			subscribers: 5_000, messages: 20_000, smallRows: 1_000, largeRows: 20_000,
-			readRequests: 2_000, noopRequests: 5_000, floorDelivers: 5_000, sockets: 500, inboxRate: 200}
+			readRequests: 2_000, noopRequests: 5_000, floorDelivers: 5_000, fanout: 5_000, sockets: 500, inboxRate: 200}
 	}
 	dir, err := os.MkdirTemp("", "herald-bench-")
 	if err != nil {
@@ -73,15 +74,17 @@ func run(ctx context.Context, quick bool, only, out string) error {
 	steps := []func(context.Context) error{b.build, b.floors}
 	switch only {
 	case "":
-		steps = append(steps, b.delivery, b.reads, b.inbox)
+		steps = append(steps, b.delivery, b.fanout, b.reads, b.inbox)
 	case "delivery":
 		steps = append(steps, b.delivery)
+	case "fanout":
+		steps = append(steps, b.fanout)
 	case "reads":
 		steps = append(steps, b.reads)
 	case "inbox": // measured against its targets, not a floor
 		steps = []func(context.Context) error{b.build, b.inbox}
 	default:
-		return fmt.Errorf("-only %q: want delivery, reads or inbox", only)
+		return fmt.Errorf("-only %q: want delivery, fanout, reads or inbox", only)
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {

@@ -43,6 +43,10 @@ type resultCache struct {
 	// SubscriberJSON answers them: a trigger reads its recipient on every
 	// request.
 	docs platform.WriteCache[json.RawMessage]
+	// preferences are what each subscriber set that bears on a workflow,
+	// by environment, subscriber _id and workflow _id: every channel step
+	// reads them (subscribed), and most subscribers never set any.
+	preferences platform.WriteCache[Subscribed]
 	// identities are what SubscriberIdentityJSON answers, for feeds: small,
 	// and as many as the inboxes being read, so kept where the collector
 	// does not walk them one by one.
@@ -81,6 +85,10 @@ func (k searchKey) less(o searchKey) bool {
 // maxCachedDocs bounds the subscriber documents kept, about 4 MB of them.
 const maxCachedDocs = 10_000
 
+// maxCachedPreferences bounds the subscribers' preferences kept, one entry
+// per subscriber and workflow delivered to: most are empty.
+const maxCachedPreferences = 20_000
+
 // maxCachedIdentities bounds the identities kept, about 18 MB of them in a
 // ByteCache (an identity is about 110 bytes of JSON). Every feed request
 // reads one, and the cache starts over when full: sized like the documents',
@@ -101,8 +109,9 @@ func cacheFor(db *platform.DB) *resultCache {
 		return c.(*resultCache)
 	}
 	c, _ := resultCaches.LoadOrStore(db, &resultCache{
-		docs:       platform.WriteCache[json.RawMessage]{Limit: maxCachedDocs},
-		identities: platform.ByteCache{Limit: maxCachedIdentities},
+		docs:        platform.WriteCache[json.RawMessage]{Limit: maxCachedDocs},
+		preferences: platform.WriteCache[Subscribed]{Limit: maxCachedPreferences},
+		identities:  platform.ByteCache{Limit: maxCachedIdentities},
 	})
 	return c.(*resultCache)
 }
