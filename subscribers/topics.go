@@ -25,11 +25,6 @@ func init() {
 	platform.RegisterValidation("topickey", ValidTopicKey)
 }
 
-// maxTopicChange is how many subscribers one call may add to or remove
-// from a topic, the reference's v2 bound applied to v1 as well: a larger
-// list is a 422, and a client sends it in parts.
-const maxTopicChange = 100
-
 // Topic is a stored topic.
 type Topic struct {
 	ID             string

@@ -3,7 +3,6 @@ package provider
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,10 +212,6 @@ func origin(c Credentials, def string) string {
 // bearer is an Authorization header value.
 func bearer(token string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + token}
-}
-
-func basicValue(user, pass string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
 func truncate(s string, n int) string {
