@@ -309,6 +309,13 @@ func start(ctx context.Context, mux *http.ServeMux, d deps) error {
 	if d.sweeper != nil {
 		*d.sweeper = sweeper
 	}
+	d.metrics.Gauge("herald_retention_removed_rows", "Rows the retention sweeper deleted since the process started.", func() float64 {
+		var n int64
+		for _, removed := range sweeper.Removed() {
+			n += removed
+		}
+		return float64(n)
+	})
 	if d.retention.every > 0 && d.stoppers != nil {
 		*d.stoppers = append(*d.stoppers, sweeper.Start(ctx))
 	}

@@ -153,6 +153,10 @@ func TestMetrics_ScrapeAfterATrigger(t *testing.T) {
 	is.True(ok) // and the age of its oldest due job
 	_, ok = sample(after, "go_sql_open_connections", map[string]string{"db_name": "writer"})
 	is.True(ok) // the database pools' stats
+	_, ok = sample(after, "herald_retention_removed_rows", nil)
+	is.True(ok) // what the retention sweeper deleted
+	_, ok = sample(after, "herald_inbox_sockets", nil)
+	is.True(ok) // the live inbox sockets held
 
 	var warned map[string]any
 	for _, line := range strings.Split(stderr.String(), "\n") {

@@ -10,10 +10,9 @@ import (
 )
 
 // pendingMessage is true of a message that retention must keep whatever
-// its age. None is yet: a message is stored once it is delivered. A
-// message whose showing waits on a time (the inbox's snooze) will be
-// pending until then; its condition belongs here (docs/retention.md).
-const pendingMessage = `FALSE`
+// its age: one the inbox snoozed, which is to come back (its snooze ends
+// through a job, and ending it clears snoozed_until).
+const pendingMessage = `snoozed_until IS NOT NULL`
 
 // SweepMessages deletes, in one write transaction, at most limit messages
 // of env created before before, in-app ones when inApp and every other
