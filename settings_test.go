@@ -54,7 +54,7 @@ func TestRun_StartLineAndHealthzNameTheBuild(t *testing.T) {
 	is.Equal(start["api-key"], "(set)")                                                  // so is a key
 	is.True(start["log-level"] == nil)                                                   // a default setting is not listed
 	is.True(!strings.Contains(stderr.String(), "a-secret-of-at-least-thirty-two-bytes")) // the secret is never logged
-	is.True(!strings.Contains(stderr.String(), "dev-key-from-env-at-least-32-chars"))                      // nor the key
+	is.True(!strings.Contains(stderr.String(), "dev-key-from-env-at-least-32-chars"))    // nor the key
 
 	res, err := http.Get(base + "/healthz")
 	is.NoErr(err) // healthz answers
