@@ -95,7 +95,7 @@ func (f *fakeSources) addSubscriber(env platform.Environment, subscriberID strin
 	defer f.mu.Unlock()
 	sub := map[string]any{"_id": platform.NewID(), "subscriberId": subscriberID, "firstName": "Ada",
 		"lastName": "Lovelace", "email": subscriberID + "@example.com", "phone": "+15550100",
-		"avatar": "https://example.com/" + subscriberID + ".png", "channels": []any{},
+		"avatar": "https://example.com/" + subscriberID + ".png", "channels": []any{}, "topics": []any{},
 		"_environmentId": env.ID, "_organizationId": env.OrganizationID, "deleted": false}
 	for k, v := range fields {
 		sub[k] = v
