@@ -209,7 +209,8 @@ func TestMessages_List(t *testing.T) {
 	dev := h.srv.App.Development
 	ada := h.src.addSubscriber(dev, "ada", nil)
 	bob := h.src.addSubscriber(dev, "bob", nil)
-	h.src.workflows["5f00000000000000000000aa"] = json.RawMessage(`{"_id":"5f00000000000000000000aa","name":"Welcome"}`)
+	h.src.workflows["5f00000000000000000000aa"] = json.RawMessage(`{"_id":"5f00000000000000000000aa","name":"Welcome",
+		"preferenceSettings":{},"tags":[],"steps":[],"triggers":[]}`) // as workflows.Summary always answers
 	h.src.addIntegration(dev, "sms", "generic-sms", map[string]any{"baseUrl": "http://127.0.0.1:1/never"})
 	for i := range 1001 {
 		sub := ada
