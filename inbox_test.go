@@ -658,3 +658,23 @@ func TestInbox_Snooze(t *testing.T) {
 		is.True(j.Type != "unsnooze") // the activity views show the workflow's steps only
 	}
 }
+
+// A revoked key no longer vouches for a subscriber: its HMAC is refused
+// as a wrong one is.
+func TestInbox_HMACOfARevokedKey(t *testing.T) {
+	is := is.New(t)
+	srv := newWiredServer(t)
+	srv.Dev.Do(t, "PUT", "/v1/integrations/"+inAppIntegration(t, srv), `{"credentials":{"hmac":true}}`)
+	key, k, err := platform.CreateAPIKey(t.Context(), srv.App.DB, platform.Development, srv.App.Secret, srv.App.Clock.Now())
+	is.NoErr(err) // a second Development key, sealed
+	c := &inboxClient{t: t, srv: srv}
+	session := func() int {
+		status, _, _ := c.do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+srv.App.Development.Identifier+
+			`","subscriberId":"ada","subscriberHash":"`+platform.SubscriberHash(key, "ada")+`"}`)
+		return status
+	}
+	is.Equal(session(), 201) // the new key's HMAC opens a session
+	_, err = platform.RevokeAPIKey(t.Context(), srv.App.DB, k.ID, srv.App.Clock.Now())
+	is.NoErr(err)            // revoked
+	is.Equal(session(), 400) // and its HMAC opens none
+}

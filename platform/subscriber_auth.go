@@ -92,7 +92,7 @@ var ErrNoSealedKey = errors.New("no API key of the environment is kept sealed")
 // ErrNoSealedKey when no key can be used.
 func (a *SubscriberAuth) CheckSubscriberHash(ctx context.Context, environmentID, message, hash string) (bool, error) {
 	rows, err := a.db.R.QueryContext(ctx, `SELECT hash, sealed FROM api_keys
-		WHERE environment_id = ? AND sealed IS NOT NULL ORDER BY created_at`, environmentID)
+		WHERE environment_id = ? AND sealed IS NOT NULL AND revoked_at IS NULL ORDER BY created_at`, environmentID)
 	if err != nil {
 		return false, fmt.Errorf("read api keys: %w", err)
 	}
