@@ -41,7 +41,7 @@ type sizes struct {
 	// the sweeper deletes while scenario 1 runs again.
 	footprintTriggers int
 	expired           int
-	fanout            int // scenario 8: subscribers in the topic and the broadcast
+	fanout            int     // scenario 8: subscribers in the topic and the broadcast
 	sockets           int     // scenario 9: inbox sockets open at once
 	inboxRate         float64 // scenario 9: triggers/s while they are open
 }
