@@ -49,6 +49,13 @@ func (c *inboxClient) do(method, path, body string) (int, []byte, http.Header) {
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
+	// The inbox's answers are held to the API description, as Client.Do
+	// holds the API-key routes'.
+	if spec, err := platformtest.LoadSpec(); err != nil {
+		c.t.Errorf("API description: %v", err)
+	} else if err := spec.CheckResponse(method, req.URL.Path, res.StatusCode, res.Header, b); err != nil {
+		c.t.Errorf("response of %s %s disagrees with the API description: %v", method, path, err)
+	}
 	return res.StatusCode, b, res.Header
 }
 

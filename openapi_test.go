@@ -200,3 +200,38 @@ func TestOpenAPI_ServedAndShown(t *testing.T) {
 	is.True(bytes.Contains(page, []byte(`fetch("/openapi.json")`))) // reads the document from this origin
 	is.True(!bytes.Contains(page, []byte("https://")))              // and nothing from elsewhere
 }
+
+// TestOpenAPI_IdempotencyKeyOnlyWhereServed: the idempotency-key header is
+// listed on the operations behind the API key, whose middleware acts on it,
+// and not on those served outside it (the inbox's, with a subscriber token
+// or none), which would ignore it.
+func TestOpenAPI_IdempotencyKeyOnlyWhereServed(t *testing.T) {
+	spec, err := platformtest.LoadSpec()
+	if err != nil {
+		t.Fatalf("API description: %v", err)
+	}
+	for _, tc := range []struct {
+		path, method string
+		listed       bool
+	}{
+		{"/v1/events/trigger", "post", true},
+		{"/v1/subscribers/{subscriberId}", "delete", true},
+		{"/healthz", "get", false},
+		{"/v1/inbox/session", "post", false},
+		{"/v1/inbox/notifications/{id}/read", "patch", false},
+		{"/v1/inbox/notifications/read", "post", false},
+		{"/socket.io/", "get", false},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			is := is.New(t)
+			op, ok := spec.Doc["paths"].(map[string]any)[tc.path].(map[string]any)[tc.method].(map[string]any)
+			is.True(ok) // the operation is described
+			params, _ := op["parameters"].([]any)
+			listed := slices.ContainsFunc(params, func(p any) bool {
+				m, _ := p.(map[string]any)
+				return m["$ref"] == "#/components/parameters/IdempotencyKey"
+			})
+			is.Equal(listed, tc.listed) // idempotency-key is listed exactly where the API key's middleware serves it
+		})
+	}
+}

@@ -126,7 +126,13 @@ func addIdempotencyKey(op any) {
 	if !ok {
 		return
 	}
-	if security, ok := m["security"].([]any); ok && len(security) == 0 {
+	// An operation with a security of its own (none, or the inbox's
+	// subscriber token) is served outside the API key's middleware, and
+	// so without idempotency.
+	if security, ok := m["security"].([]any); ok && !slices.ContainsFunc(security, func(req any) bool {
+		_, apiKey := req.(map[string]any)["ApiKey"]
+		return apiKey
+	}) {
 		return
 	}
 	params, _ := m["parameters"].([]any)
