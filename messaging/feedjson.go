@@ -3,7 +3,6 @@ package messaging
 import (
 	"bytes"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -58,7 +57,9 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	b = appendField(b, `,"_organizationId":`, m.OrganizationID)
 	b = appendField(b, `,"_subscriberId":`, m.SubscriberID)
 	b = appendField(b, `,"channel":`, m.Channel)
-	b = append(b, `,"_feedId":null,"archived":false`...)
+	// archived is an inbox state, changed after delivery (migration 000030).
+	b = append(b, `,"_feedId":null,"archived":`...)
+	b = strconv.AppendBool(b, m.Archived)
 	b = appendField(b, `,"updatedAt":`, m.UpdatedAt)
 	b = append(b, `,"deliveredAt":`...)
 	if startsWith(m.DeliveredAt, '[') {
@@ -77,11 +78,7 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	b = appendField(b, `,"status":`, m.Status)
 	// The payload is kept once per notification, not in the stored part.
 	b = appendRaw(b, `,"payload":`, m.Payload)
-	// The stored part is a whole object: its fields follow these. It was
-	// stored unarchived; the inbox may have archived the message since.
-	if m.Archived {
-		static = strings.Replace(static, `,"archived":false,`, `,"archived":true,`, 1)
-	}
+	// The stored part is a whole object: its fields follow these.
 	return append(append(b, ','), static[1:]...)
 }
 
@@ -114,8 +111,6 @@ func appendFeedStatic(b []byte, m *message) []byte {
 	if m.Avatar != nil {
 		b = appendField(b, `,"avatar":`, *m.Avatar)
 	}
-	b = appendField(b, `,"channel":`, m.Channel)
-	b = append(b, `,"archived":false`...) // set by appendFeedItem once archived
 	b = appendRaw(b, `,"cta":`, m.CTA)
 	b = appendRaw(b, `,"data":`, m.Data)
 	b = appendRaw(b, `,"overrides":`, m.Overrides)

@@ -1,8 +1,10 @@
 package messaging
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -70,7 +72,7 @@ func toFeedItem(m *message, sum json.RawMessage) feedItem {
 		Actor: m.Actor, Subscriber: sum, TransactionID: m.TransactionID,
 		TemplateIdentifier: nullable(m.TemplateIdentifier), ProviderID: nullable(m.ProviderID),
 		Content: content, Subject: m.Subject, Avatar: m.Avatar, Channel: m.Channel,
-		Read: m.Read, Seen: m.Seen, CTA: m.CTA, Status: m.Status,
+		Read: m.Read, Seen: m.Seen, CTA: m.CTA, Status: m.Status, Archived: m.Archived,
 		Payload: m.Payload, Data: data, Overrides: m.Overrides, Tags: m.Tags,
 	}
 }
@@ -94,6 +96,8 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 	odd.Content = []byte("\"bad \xff utf-8\"")
 	odd.Subject = str("bad \xff utf-8")
 	odd.DeliveredAt = nil
+	archived := full
+	archived.Archived = true
 	for name, tc := range map[string]struct {
 		m   message
 		sum json.RawMessage
@@ -102,13 +106,15 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 		"current summary":      {full, json.RawMessage(`{"_id":"sub","subscriberId":"ada","firstName":"Ada"}`)},
 		"empty optional parts": {bare, nil},
 		"invalid UTF-8":        {odd, nil},
+		"archived":             {archived, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			is := is.New(t)
 			want, err := json.Marshal(toFeedItem(&tc.m, tc.sum))
 			is.NoErr(err)
 			got := appendFeedItem(nil, &tc.m, tc.sum)
-			is.True(json.Valid(got)) // valid JSON
+			is.True(json.Valid(got))            // valid JSON
+			is.Equal(duplicateKeys(t, got), "") // each field once: decoders differ on which copy wins
 			var w, g any
 			is.NoErr(json.Unmarshal(want, &w))
 			is.NoErr(json.Unmarshal(got, &g))
@@ -124,6 +130,7 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 			// the environment, organization, subscriber and channel.
 			stored.ID, stored.Content = "", nil
 			got = appendFeedItem(nil, &stored, tc.sum)
+			is.Equal(duplicateKeys(t, got), "") // each field once, from the stored part too
 			is.NoErr(json.Unmarshal(got, &g))
 			if !reflect.DeepEqual(w, g) {
 				t.Fatalf("feed item from its stored part differs\n got %s\nwant %s", got, want)
@@ -148,4 +155,31 @@ func TestAppendFeedPage_MatchesEncodingJSON(t *testing.T) {
 	is.Equal(g, w) // the envelope matches
 	is.NoErr(json.Unmarshal(appendFeedPage(nil, 0, false, nil, sum, 0), &g))
 	is.Equal(g.(map[string]any)["data"], []any{}) // an empty page has data: [], never null
+}
+
+// duplicateKeys names the top-level keys of the JSON object b that appear
+// more than once, or "" when none does.
+func duplicateKeys(t *testing.T, b []byte) string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil { // {
+		t.Fatalf("read %s: %v", b, err)
+	}
+	seen, dups := map[string]bool{}, []string{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("read %s: %v", b, err)
+		}
+		key := tok.(string)
+		if seen[key] {
+			dups = append(dups, key)
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatalf("read %s: %v", b, err)
+		}
+	}
+	return strings.Join(dups, ", ")
 }
