@@ -196,3 +196,41 @@ func TestRetention_SweepRemovesTopicEntries(t *testing.T) {
 	is.Equal(res.Status, 200)                                // the filter still answers
 	is.True(strings.Contains(string(res.Body), `"data":[]`)) // with nothing
 }
+
+// TestRetention_SweepKeepsSnoozedMessages: an in-app message the inbox
+// snoozed is kept past its retention until its snooze ends, since the
+// subscriber is to see it again; once back and old enough it goes, with
+// the job that brought it back.
+func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
+	is := is.New(t)
+	srv, sweeper := retentionServer(t, retention{activity: 400 * day, inApp: 365 * day, messages: 30 * day})
+	createHello(t, srv, "Hello")
+	c, _ := openInbox(t, srv, "ada", "")
+	tx := trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+	n := c.waitInbox(1)[0]
+	count := func(query string) (n int) {
+		t.Helper()
+		is.NoErr(srv.App.DB.R.QueryRow(query).Scan(&n))
+		return n
+	}
+
+	srv.App.Clock.Advance(370 * day)
+	c, _ = openInbox(t, srv, "ada", "") // a session of today
+	until := srv.App.Clock.Now().Add(2 * time.Hour).UTC()
+	status, _, _ := c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
+	is.Equal(status, 200)                                                   // snoozed, past the in-app retention
+	is.NoErr(sweeper.Sweep(context.Background()))                           // swept
+	is.Equal(count(`SELECT count(*) FROM messages`), 1)                     // the snoozed message stays
+	is.Equal(count(`SELECT count(*) FROM jobs WHERE type = 'unsnooze'`), 1) // with the job that ends its snooze
+
+	srv.App.Clock.Advance(2*time.Hour + time.Second)
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		inbox, _ := c.list("limit=10&archived=false&snoozed=false")
+		return len(inbox) == 1
+	}, "the snooze to end")
+	srv.App.Clock.Advance(401 * day)
+	is.NoErr(sweeper.Sweep(context.Background()))       // a year after it came back
+	is.Equal(count(`SELECT count(*) FROM messages`), 0) // the message goes
+	is.Equal(count(`SELECT count(*) FROM jobs`), 0)     // and no job is left behind
+}
