@@ -80,3 +80,40 @@ func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 		is.Equal(m.Payload["blob"], blob) // each with the payload of its notification
 	}
 }
+
+// TestInbox_DeleteDropsPayloads: a message deleted from the inbox, alone
+// or in bulk, takes its notification's stored payload with it once no
+// message is left to read it, as every other way a message is deleted
+// does; the sweeper would never find those payloads again.
+func TestInbox_DeleteDropsPayloads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		del  func(c *inboxClient, id string) int
+	}{
+		{"OK one", func(c *inboxClient, id string) int {
+			status, _, _ := c.do("DELETE", "/v1/inbox/notifications/"+id+"/delete", "")
+			return status
+		}},
+		{"OK bulk", func(c *inboxClient, id string) int {
+			status, _, _ := c.do("POST", "/v1/inbox/notifications/delete", `{}`)
+			return status
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			srv := newWiredServer(t)
+			createHello(t, srv, "Hello {{ payload.name }}")
+			c, _ := openInbox(t, srv, "ada", "")
+			triggerTo(t, srv, "hello", "ada", `{"name":"Ada"}`)
+			n := c.waitInbox(1)[0]
+			payloads := func() (n int) {
+				is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM message_payloads`).Scan(&n))
+				return n
+			}
+			is.Equal(payloads(), 1) // the message's payload is stored apart
+
+			is.Equal(tc.del(c, n.ID), 204) // deleted
+			is.Equal(payloads(), 0)        // and its payload with it
+		})
+	}
+}

@@ -325,14 +325,25 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 }
 
 // inboxDeleteAll removes every message of the subscriber f selects, and
-// ids when given.
+// ids when given, with the payloads no message is left to read (the
+// sweeper only finds payloads through their messages).
 func (s *Store) inboxDeleteAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string) (int64, error) {
 	cond, args := f.bulkCond(env, subscriberID, ids)
-	res, err := s.db.W.ExecContext(ctx, `DELETE FROM messages WHERE `+cond, args...)
+	var n int64
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE `+cond+`
+			RETURNING environment_id, transaction_id, notification_id`, args...)
+		if err != nil {
+			return err
+		}
+		n = int64(len(refs))
+		_, err = dropPayloads(ctx, tx, refs)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("delete all: %w", err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // inboxAct completes (status "done") or reverts ("pending") the action
@@ -384,17 +395,25 @@ func hasButton(cta []byte, t string) bool {
 	return false
 }
 
-// inboxDelete removes one of the subscriber's messages.
+// inboxDelete removes one of the subscriber's messages, with its payload
+// when no other message reads it.
 func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) error {
-	res, err := s.db.W.ExecContext(ctx, `DELETE FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?`,
-		env, subscriberID, id)
-	if err != nil {
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?
+			RETURNING environment_id, transaction_id, notification_id`, env, subscriberID, id)
+		if err != nil {
+			return err
+		}
+		if len(refs) == 0 {
+			return platform.ErrNotFound
+		}
+		_, err = dropPayloads(ctx, tx, refs)
+		return err
+	})
+	if err != nil && !errors.Is(err, platform.ErrNotFound) {
 		return fmt.Errorf("delete message %s: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return platform.ErrNotFound
-	}
-	return nil
+	return err
 }
 
 // EndSnooze brings a snoozed message back when its snooze ends, as the
