@@ -234,3 +234,30 @@ func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 	is.Equal(count(`SELECT count(*) FROM messages`), 0) // the message goes
 	is.Equal(count(`SELECT count(*) FROM jobs`), 0)     // and no job is left behind
 }
+
+// TestRetention_SnoozeAfterTheNotificationExpired: an in-app message
+// outlives its notification, but the job that would end a snooze belongs
+// to one; snoozing such a message is refused with a 422 that says why,
+// and leaves it in the inbox, instead of failing with a 500 after
+// snoozing it for good.
+func TestRetention_SnoozeAfterTheNotificationExpired(t *testing.T) {
+	is := is.New(t)
+	srv, sweeper := retentionServer(t, retention{activity: 30 * day, inApp: 365 * day, messages: 30 * day})
+	createHello(t, srv, "Hello")
+	c, _ := openInbox(t, srv, "ada", "")
+	tx := trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+	n := c.waitInbox(1)[0]
+	srv.App.Clock.Advance(40 * day)
+	is.NoErr(sweeper.Sweep(context.Background())) // the notification expires, its message stays
+	_, ok := notification(t, srv, tx)
+	is.True(!ok) // gone
+
+	c, _ = openInbox(t, srv, "ada", "") // a session of today
+	until := srv.App.Clock.Now().Add(2 * time.Hour).UTC()
+	status, body, _ := c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
+	is.Equal(status, 422)                                               // refused
+	is.True(strings.Contains(string(body), "can no longer be snoozed")) // saying why
+	inbox, _ := c.list("limit=10&archived=false&snoozed=false")
+	is.Equal(len(inbox), 1) // still in the inbox
+}

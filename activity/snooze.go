@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,11 +41,21 @@ func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err 
 	}
 	now := platform.FormatTime(s.now())
 	err = s.db.Tx(ctx, func(txn *sql.Tx) error {
+		// A job belongs to a notification; an in-app message is kept
+		// longer than its notification (docs/retention.md).
+		var one int
+		err := txn.QueryRowContext(ctx, `SELECT 1 FROM notifications WHERE id = ?`, sn.NotificationID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return messaging.ErrSnoozeExpired
+		}
+		if err != nil {
+			return err
+		}
 		if _, err := txn.ExecContext(ctx, `DELETE FROM jobs WHERE environment_id = ? AND type = ? AND step_id = ? AND lease_owner = ''`,
 			sn.EnvironmentID, stepUnsnooze, sn.MessageID); err != nil {
 			return err
 		}
-		_, err := txn.ExecContext(ctx, `INSERT INTO jobs (id, environment_id, organization_id, notification_id,
+		_, err = txn.ExecContext(ctx, `INSERT INTO jobs (id, environment_id, organization_id, notification_id,
 			transaction_id, subscriber_id, template_id, position, type, step_id, step, provider_id,
 			status, run_at, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, -1, ?, ?, ?, '', 'queued', ?, ?, ?)`,

@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -35,6 +36,11 @@ type SnoozeTimer interface {
 	ScheduleUnsnooze(ctx context.Context, s Snooze) error
 	CancelUnsnooze(ctx context.Context, environmentID, messageID string) error
 }
+
+// ErrSnoozeExpired is a SnoozeTimer's answer for a message whose
+// notification retention has already removed: no job can be filed under
+// it, so nothing would end the snooze.
+var ErrSnoozeExpired = errors.New("the message's notification has expired")
 
 // Snooze is one message's snooze: the message, what it was delivered for,
 // and when the snooze ends.

@@ -529,16 +529,30 @@ func handleInboxSnooze(s *Store) http.Handler {
 			return platform.InvalidField("snoozeUntil", req.SnoozeUntil,
 				"Snooze Duration Limit Exceeded: at most %d hours ahead", int(s.inbox.MaxSnooze/time.Hour))
 		}
-		m, err := s.inboxMark(ctx, who.EnvironmentID, who.ID, id, actionSnooze, platform.FormatTime(until))
+		// The job that ends the snooze is filed first: a message snoozed
+		// with none would never come back.
+		m, err := s.inboxMessage(ctx, who.EnvironmentID, who.ID, id)
 		if errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id)
 		}
 		if err != nil {
 			return err
 		}
-		if err := s.inbox.Snoozes.ScheduleUnsnooze(ctx, Snooze{EnvironmentID: who.EnvironmentID,
+		err = s.inbox.Snoozes.ScheduleUnsnooze(ctx, Snooze{EnvironmentID: who.EnvironmentID,
 			OrganizationID: m.OrganizationID, MessageID: id, NotificationID: m.NotificationID,
-			TransactionID: m.TransactionID, SubscriberID: m.SubscriberID, TemplateID: m.TemplateID, Until: until}); err != nil {
+			TransactionID: m.TransactionID, SubscriberID: m.SubscriberID, TemplateID: m.TemplateID, Until: until})
+		if errors.Is(err, ErrSnoozeExpired) {
+			return platform.Errorf(http.StatusUnprocessableEntity,
+				"Notification with id: %s can no longer be snoozed: its activity record has expired (HERALD_ACTIVITY_RETENTION)", id)
+		}
+		if err != nil {
+			return err
+		}
+		m, err = s.inboxMark(ctx, who.EnvironmentID, who.ID, id, actionSnooze, platform.FormatTime(until))
+		if errors.Is(err, platform.ErrNotFound) {
+			return notificationNotFound(id) // deleted meanwhile: its job finds nothing to bring back
+		}
+		if err != nil {
 			return err
 		}
 		return s.respondNotification(w, r, m, LiveChanged)

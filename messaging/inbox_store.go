@@ -324,6 +324,16 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 	return res.RowsAffected()
 }
 
+// inboxMessage reads one of the subscriber's in-app messages.
+func (s *Store) inboxMessage(ctx context.Context, env, subscriberID, id string) (*inboxMessage, error) {
+	m, err := scanInboxMessage(s.db.R.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages
+		WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND channel = 'in_app'`, env, subscriberID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, platform.ErrNotFound
+	}
+	return m, err
+}
+
 // inboxDeleteAll removes every message of the subscriber f selects, and
 // ids when given, with the payloads no message is left to read (the
 // sweeper only finds payloads through their messages).
