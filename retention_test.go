@@ -204,11 +204,7 @@ func TestRetention_SweepRemovesTopicEntries(t *testing.T) {
 func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 	is := is.New(t)
 	srv, sweeper := retentionServer(t, retention{activity: 400 * day, inApp: 365 * day, messages: 30 * day})
-	createHello(t, srv, "Hello")
-	c, _ := openInbox(t, srv, "ada", "")
-	tx := trigger(t, srv, `{"name":"hello","to":"ada"}`)
-	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
-	n := c.waitInbox(1)[0]
+	c, _, n := inboxMessage(t, srv)
 	count := func(query string) (n int) {
 		t.Helper()
 		is.NoErr(srv.App.DB.R.QueryRow(query).Scan(&n))
@@ -243,11 +239,7 @@ func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 func TestRetention_SnoozeAfterTheNotificationExpired(t *testing.T) {
 	is := is.New(t)
 	srv, sweeper := retentionServer(t, retention{activity: 30 * day, inApp: 365 * day, messages: 30 * day})
-	createHello(t, srv, "Hello")
-	c, _ := openInbox(t, srv, "ada", "")
-	tx := trigger(t, srv, `{"name":"hello","to":"ada"}`)
-	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
-	n := c.waitInbox(1)[0]
+	c, tx, n := inboxMessage(t, srv)
 	srv.App.Clock.Advance(40 * day)
 	is.NoErr(sweeper.Sweep(context.Background())) // the notification expires, its message stays
 	_, ok := notification(t, srv, tx)
@@ -260,4 +252,15 @@ func TestRetention_SnoozeAfterTheNotificationExpired(t *testing.T) {
 	is.True(strings.Contains(string(body), "can no longer be snoozed")) // saying why
 	inbox, _ := c.list("limit=10&archived=false&snoozed=false")
 	is.Equal(len(inbox), 1) // still in the inbox
+}
+
+// inboxMessage delivers one in-app message to ada on srv and returns her
+// inbox client, its transactionId and the message as her inbox shows it.
+func inboxMessage(t *testing.T, srv *platformtest.Server) (*inboxClient, string, inboxNotification) {
+	t.Helper()
+	createHello(t, srv, "Hello")
+	c, _ := openInbox(t, srv, "ada", "")
+	tx := trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+	return c, tx, c.waitInbox(1)[0]
 }
