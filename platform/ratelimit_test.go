@@ -71,3 +71,43 @@ func TestRateLimit_Off(t *testing.T) {
 		is.Equal(dev.Do(t, "POST", "/v1/things", `{}`).Status, 200)                                            // never 429
 	}
 }
+
+// The inbox's failed authentications share the address's bucket of
+// failures: refused sessions (a wrong HMAC) and refused tokens are
+// limited as wrong API keys are.
+func TestRateLimit_FailedInboxAuthentication(t *testing.T) {
+	srv := platformtest.NewServer(t, nil)
+	mux := http.NewServeMux()
+	mux.Handle("POST "+platform.InboxSessionPath, platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return platform.BadRequest("Please provide a valid HMAC hash")
+	}))
+	mux.Handle("GET /v1/inbox/things", platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return platform.JSON(w, 200, true)
+	}))
+	hs := httptest.NewServer(platform.NewHandler(slog.New(slog.NewTextHandler(io.Discard, nil)), srv.App.DB, mux,
+		platform.ServerConfig{Inbox: srv.App.Inbox, Limits: platform.RateLimits{AuthFailure: 0.001, AuthFailureBurst: 4}}))
+	t.Cleanup(hs.Close)
+	send := func(method, path, auth string) *http.Response {
+		req, _ := http.NewRequest(method, hs.URL+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	is := is.New(t)
+	for range 2 {
+		is.Equal(send("POST", platform.InboxSessionPath, "").StatusCode, 400) // a refused session, within the burst
+	}
+	for range 2 {
+		is.Equal(send("GET", "/v1/inbox/things", "Bearer forged").StatusCode, 401) // a refused token, within the burst
+	}
+	res := send("GET", "/v1/inbox/things", "Bearer forged")
+	is.Equal(res.StatusCode, 429)                                         // the fifth failure is limited
+	is.True(res.Header.Get("Retry-After") != "")                          // and says when to try again
+	is.Equal(send("POST", platform.InboxSessionPath, "").StatusCode, 429) // sessions from that address wait too
+}

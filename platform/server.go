@@ -53,8 +53,10 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 	limits := cfg.Limits.withDefaults()
 	keys := newKeyring(db, revocationPoll)
 	idem := &idempotency{db: db, now: cfg.Now, started: cfg.Now(), sealer: newSealer(cfg.Secret, "idempotency")}
-	api := requireAPIKey(keys, newBuckets(limits.AuthFailure, limits.AuthFailureBurst),
-		newBuckets(limits.Write, limits.WriteBurst), idem.middleware(routeJSON(mux)))
+	// One bucket per client address for failed authentications, whichever
+	// way it authenticates: an API key, or the inbox's hash and token.
+	failures := newBuckets(limits.AuthFailure, limits.AuthFailureBurst)
+	api := requireAPIKey(keys, failures, newBuckets(limits.Write, limits.WriteBurst), idem.middleware(routeJSON(mux)))
 	if cfg.Compat != "" {
 		api = compat(api)
 	}
@@ -71,7 +73,7 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 	}
 	root.Handle("/", limitBody(cfg.MaxBody, cfg.MaxPayload, api))
 	if cfg.Inbox != nil {
-		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg.MaxBody, cfg.MaxPayload, requireSubscriber(cfg.Inbox, routeJSON(mux)))))
+		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg.MaxBody, cfg.MaxPayload, requireSubscriber(cfg.Inbox, failures, routeJSON(mux)))))
 		root.Handle("GET /socket.io/", routeJSON(mux)) // the token is in the query: the socket checks it
 	}
 	return logRequests(logger, cfg.Metrics, root)

@@ -254,17 +254,35 @@ const InboxSessionPath = "/v1/inbox/session"
 // requireSubscriber admits requests carrying "Authorization: Bearer
 // <token>" and puts the subscriber, and its environment as the Tenant, in
 // the context.
-func requireSubscriber(a *SubscriberAuth, next http.Handler) http.Handler {
+//
+// Failed authentications count against the client address's bucket of
+// failures, the one API keys use (RateLimits): a refused session (a wrong
+// HMAC, an unknown application) and a refused token alike, so neither
+// hashes nor tokens can be guessed faster than keys.
+func requireSubscriber(a *SubscriberAuth, failures *buckets, next http.Handler) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
+		addr := clientAddress(r)
+		if wait, empty := failures.empty(addr); empty {
+			return tooMany(wait)
+		}
 		if r.URL.Path == InboxSessionPath {
-			next.ServeHTTP(w, r)
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r)
+			if sw.status == http.StatusBadRequest || sw.status == http.StatusUnauthorized {
+				failures.take(addr)
+			}
 			return nil
 		}
 		scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+			failures.take(addr)
 			return Unauthorized("Unauthorized")
 		}
 		s, err := a.Authenticate(r.Context(), strings.TrimSpace(token))
+		var e *Error
+		if errors.As(err, &e) && e.Status == http.StatusUnauthorized {
+			failures.take(addr)
+		}
 		if err != nil {
 			return err
 		}
