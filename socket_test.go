@@ -172,10 +172,20 @@ func TestSocket_EventsInOrder(t *testing.T) {
 	// Another subscriber's delivery is not heard here.
 	openInbox(t, srv, "bob", "")
 	triggerTo(t, srv, "hello", "bob", `{"n":"2"}`)
-	triggerTo(t, srv, "hello", "ada", `{"n":"3"}`)
+	tx := triggerTo(t, srv, "hello", "ada", `{"n":"3"}`)
 	name, p0 = sock.event()
 	is.Equal(name, "notification_received")                        // the next event is ada's own
 	is.Equal(p0["message"].(map[string]any)["content"], "Hello 3") // not bob's
+
+	_, p = sock.events(2)
+	is.Equal(p[1]["unreadCount"], 1.0) // its counts follow it
+
+	// A transaction's messages deleted through the server API.
+	res = srv.Dev.Do(t, "DELETE", "/v1/messages/transaction/"+tx, "")
+	is.Equal(res.Status, 204)
+	names, p = sock.events(2)
+	is.Equal(names, []string{"unseen_count_changed", "unread_count_changed"}) // heard too
+	is.Equal(p[1]["unreadCount"], 0.0)                                        // nothing unread left
 }
 
 func TestSocket_Refusals(t *testing.T) {

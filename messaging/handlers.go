@@ -187,12 +187,15 @@ func handleTransactionDelete(s *Store) http.Handler {
 		if err := q.Err(); err != nil {
 			return err
 		}
-		n, err := s.deleteTransaction(r.Context(), env, txID, channel)
+		n, inApp, err := s.deleteTransaction(r.Context(), env, txID, channel)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			return platform.NotFound("No messages found for transactionId %s", txID)
+		}
+		for _, subID := range inApp {
+			s.publish(LiveEvent{EnvironmentID: env, SubscriberID: subID, Kind: LiveChanged})
 		}
 		return platform.NoContent(w)
 	})

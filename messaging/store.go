@@ -504,14 +504,17 @@ func (s *Store) deleteMessage(ctx context.Context, env, id string) (string, erro
 // deleteTransaction removes the messages of a transaction, optionally of one
 // channel only, with the payloads no message is left to read, and returns
 // how many messages it removed.
-func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, channel string) (int64, error) {
-	query, args := `DELETE FROM messages WHERE environment_id = ? AND transaction_id = ?`, []any{env, transactionID}
+func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, channel string) (n int64, inApp []string, err error) {
+	where, args := `environment_id = ? AND transaction_id = ?`, []any{env, transactionID}
 	if channel != "" {
-		query, args = query+` AND channel = ?`, append(args, channel)
+		where, args = where+` AND channel = ?`, append(args, channel)
 	}
-	var n int64
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		refs, err := deleteReturning(ctx, tx, query+` RETURNING environment_id, transaction_id, notification_id`, args...)
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		// Whose inboxes lose a message, to tell them (handleTransactionDelete).
+		if inApp, err = s.inAppSubscribers(ctx, tx, where, args); err != nil {
+			return err
+		}
+		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE `+where+` RETURNING environment_id, transaction_id, notification_id`, args...)
 		if err != nil {
 			return err
 		}
@@ -520,9 +523,28 @@ func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, chann
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("delete transaction %s: %w", transactionID, err)
+		return 0, nil, fmt.Errorf("delete transaction %s: %w", transactionID, err)
 	}
-	return n, nil
+	return n, inApp, nil
+}
+
+// inAppSubscribers returns the subscribers' _ids of the in-app messages
+// that where selects, each once.
+func (s *Store) inAppSubscribers(ctx context.Context, tx *sql.Tx, where string, args []any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT subscriber_id FROM messages WHERE `+where+` AND channel = 'in_app'`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // payloadRef names the notification of a deleted message, with what finds
