@@ -341,13 +341,8 @@ func (s *Store) inboxDeleteAll(ctx context.Context, env, subscriberID string, f 
 	cond, args := f.bulkCond(env, subscriberID, ids)
 	var n int64
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE `+cond+`
-			RETURNING environment_id, transaction_id, notification_id`, args...)
-		if err != nil {
-			return err
-		}
-		n = int64(len(refs))
-		_, err = dropPayloads(ctx, tx, refs)
+		gone, _, err := deleteMessages(ctx, tx, cond, args...)
+		n = int64(len(gone))
 		return err
 	})
 	if err != nil {
@@ -409,15 +404,10 @@ func hasButton(cta []byte, t string) bool {
 // when no other message reads it.
 func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) error {
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?
-			RETURNING environment_id, transaction_id, notification_id`, env, subscriberID, id)
-		if err != nil {
-			return err
-		}
-		if len(refs) == 0 {
+		gone, _, err := deleteMessages(ctx, tx, `environment_id = ? AND subscriber_id = ? AND id = ?`, env, subscriberID, id)
+		if err == nil && len(gone) == 0 {
 			return platform.ErrNotFound
 		}
-		_, err = dropPayloads(ctx, tx, refs)
 		return err
 	})
 	if err != nil && !errors.Is(err, platform.ErrNotFound) {

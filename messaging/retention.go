@@ -65,14 +65,8 @@ func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, befor
 			return nil
 		}
 		list, _ := json.Marshal(ids)
-		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))
-			RETURNING environment_id, transaction_id, notification_id`, string(list))
-		if err != nil {
-			return err
-		}
-		removed["messages"] = int64(len(refs))
-		payloads, err := dropPayloads(ctx, tx, refs)
-		removed["message_payloads"] = payloads
+		gone, payloads, err := deleteMessages(ctx, tx, `id IN (SELECT value FROM json_each(?))`, string(list))
+		removed["messages"], removed["message_payloads"] = int64(len(gone)), payloads
 		return err
 	})
 	if err != nil {

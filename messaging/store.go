@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -480,20 +481,15 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 func (s *Store) deleteMessage(ctx context.Context, env, id string) (string, error) {
 	var subscriberID string
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT subscriber_id FROM messages WHERE environment_id = ? AND id = ?`, env, id).Scan(&subscriberID)
-		if errors.Is(err, sql.ErrNoRows) {
+		gone, _, err := deleteMessages(ctx, tx, `environment_id = ? AND id = ?`, env, id)
+		if err != nil {
+			return err
+		}
+		if len(gone) == 0 {
 			return platform.ErrNotFound
 		}
-		if err != nil {
-			return err
-		}
-		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE environment_id = ? AND id = ?
-			RETURNING environment_id, transaction_id, notification_id`, env, id)
-		if err != nil {
-			return err
-		}
-		_, err = dropPayloads(ctx, tx, refs)
-		return err
+		subscriberID = gone[0].subscriberID
+		return nil
 	})
 	if err != nil && !errors.Is(err, platform.ErrNotFound) {
 		return "", fmt.Errorf("delete message %s: %w", id, err)
@@ -510,16 +506,8 @@ func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, chann
 		where, args = where+` AND channel = ?`, append(args, channel)
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		// Whose inboxes lose a message, to tell them (handleTransactionDelete).
-		if inApp, err = s.inAppSubscribers(ctx, tx, where, args); err != nil {
-			return err
-		}
-		refs, err := deleteReturning(ctx, tx, `DELETE FROM messages WHERE `+where+` RETURNING environment_id, transaction_id, notification_id`, args...)
-		if err != nil {
-			return err
-		}
-		n = int64(len(refs))
-		_, err = dropPayloads(ctx, tx, refs)
+		gone, _, err := deleteMessages(ctx, tx, where, args...)
+		n, inApp = int64(len(gone)), inAppSubscribers(gone)
 		return err
 	})
 	if err != nil {
@@ -529,50 +517,52 @@ func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, chann
 }
 
 // inAppSubscribers returns the subscribers' _ids of the in-app messages
-// that where selects, each once.
-func (s *Store) inAppSubscribers(ctx context.Context, tx *sql.Tx, where string, args []any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT subscriber_id FROM messages WHERE `+where+` AND channel = 'in_app'`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+// among gone, each once: the inboxes to tell (handleTransactionDelete).
+func inAppSubscribers(gone []deleted) []string {
 	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+	for _, d := range gone {
+		if d.channel == "in_app" && !slices.Contains(ids, d.subscriberID) {
+			ids = append(ids, d.subscriberID)
 		}
-		ids = append(ids, id)
 	}
-	return ids, rows.Err()
+	return ids
 }
 
-// payloadRef names the notification of a deleted message, with what finds
-// its other messages through messages_transaction.
-type payloadRef struct{ env, transactionID, notificationID string }
+// deleted is one message a delete removed: its notification, with what
+// finds that notification's other messages through messages_transaction,
+// and whose inbox it was in.
+type deleted struct{ env, transactionID, notificationID, subscriberID, channel string }
 
-// deleteReturning runs a DELETE … RETURNING environment_id,
-// transaction_id, notification_id and answers the rows it removed.
-func deleteReturning(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]payloadRef, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
+// deleteMessages deletes, in tx, the messages that where selects, and the
+// payloads no message of their notifications is left to read; it answers
+// the messages removed and how many payloads went with them. Every delete
+// of messages goes through it, so none leaves a payload behind.
+func deleteMessages(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]deleted, int64, error) {
+	rows, err := tx.QueryContext(ctx, `DELETE FROM messages WHERE `+where+`
+		RETURNING environment_id, transaction_id, notification_id, subscriber_id, channel`, args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	defer rows.Close()
-	var refs []payloadRef
+	var gone []deleted
 	for rows.Next() {
-		var r payloadRef
-		if err := rows.Scan(&r.env, &r.transactionID, &r.notificationID); err != nil {
-			return nil, err
+		var d deleted
+		if err := rows.Scan(&d.env, &d.transactionID, &d.notificationID, &d.subscriberID, &d.channel); err != nil {
+			rows.Close()
+			return nil, 0, err
 		}
-		refs = append(refs, r)
+		gone = append(gone, d)
 	}
-	return refs, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	payloads, err := dropPayloads(ctx, tx, gone)
+	return gone, payloads, err
 }
 
 // dropPayloads deletes, in tx, the payloads of refs' notifications that no
 // message is left to read, and answers how many.
-func dropPayloads(ctx context.Context, tx *sql.Tx, refs []payloadRef) (int64, error) {
+func dropPayloads(ctx context.Context, tx *sql.Tx, refs []deleted) (int64, error) {
 	seen, n := map[string]bool{}, int64(0)
 	for _, r := range refs {
 		if seen[r.notificationID] {
