@@ -159,9 +159,9 @@ func (s *Store) sockets() *liveSockets {
 			go ls.work(q)
 		}
 		go ls.ping()
-		s.registry = ls
+		s.registry.Store(ls)
 	})
-	return s.registry
+	return s.registry.Load()
 }
 
 // serve runs one socket until the client leaves or stops answering pings,
@@ -493,9 +493,13 @@ func (s *Store) liveWorkflow(ctx context.Context, env, id string) *workflows.Inb
 }
 
 // OpenSockets is how many live inbox sockets this process holds, for the
-// herald_inbox_sockets gauge.
+// herald_inbox_sockets gauge. A scrape before the first socket starts no
+// socket workers: there is nothing to count.
 func (s *Store) OpenSockets() float64 {
-	ls := s.sockets()
+	ls := s.registry.Load()
+	if ls == nil {
+		return 0
+	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	n := 0

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -25,8 +26,8 @@ type Store struct {
 	inbox       *InboxConfig // the inbox routes' dependencies; nil until UseInbox
 	live        LiveBus      // where message changes are announced; nil for none
 	socketsOnce sync.Once
-	registry    *liveSockets // this process's inbox sockets (socket.go)
-	liveCache   sync.Map     // what live events read of workflows, briefly (socket.go)
+	registry    atomic.Pointer[liveSockets] // this process's inbox sockets, once the first opens (socket.go)
+	liveCache   sync.Map                    // what live events read of workflows, briefly (socket.go)
 }
 
 // NewStore returns a Store on db that reads other domains through src.
