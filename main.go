@@ -64,7 +64,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("herald serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.addr, "addr", env("HERALD_ADDR", "127.0.0.1:3000"), "listen address (HERALD_ADDR)")
-	fs.StringVar(&cfg.db, "db", env("HERALD_DB", "herald.db"), "SQLite database file, or :memory: (HERALD_DB)")
+	fs.StringVar(&cfg.db, "db", env("HERALD_DB", "herald.db"), "SQLite database file, :memory:, or a postgres:// URL (HERALD_DB)")
 	fs.StringVar(&cfg.apiKey, "api-key", env("HERALD_API_KEY", ""), "Development API key, created if missing (HERALD_API_KEY)")
 	fs.StringVar(&cfg.prodAPIKey, "prod-api-key", env("HERALD_PROD_API_KEY", ""), "Production API key, created if missing (HERALD_PROD_API_KEY)")
 	fs.StringVar(&cfg.secret, "secret", env("HERALD_SECRET", ""), "32+ byte secret that encrypts integration credentials (HERALD_SECRET)")
@@ -290,6 +290,13 @@ func start(ctx context.Context, mux *http.ServeMux, d deps) error {
 	if err != nil {
 		return err
 	}
+	// On a shared database this instance is alive to the others before it
+	// claims anything, and for as long as it runs.
+	if err := d.db.Beat(ctx, d.now()); err != nil {
+		return err
+	}
+	go d.db.Heartbeat(ctx, d.now)
+	d.db.SetLogger(d.logger)
 	for _, s := range []environmentSeeder{w.integrations, w.workflows} {
 		for _, env := range d.environments {
 			if err := s.SeedEnvironment(ctx, env); err != nil {

@@ -15,5 +15,5 @@ import "embed"
 
 // FS is the migration source read by golang-migrate's iofs driver.
 //
-//go:embed *.up.sql *.down.sql
+//go:embed *.up.sql *.down.sql postgres/*.sql
 var FS embed.FS

@@ -15,6 +15,7 @@ import (
 	"github.com/golang-migrate/migrate/v4"
 	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -22,13 +23,22 @@ import (
 // MemoryPath is the HERALD_DB value that selects a private in-memory database.
 const MemoryPath = ":memory:"
 
-// DB is Herald's SQLite database, reached through two pools. SQLite allows one
-// writer at a time, so W has a single connection and every write queues on it
-// in Go instead of spinning on SQLITE_BUSY; R serves reads concurrently (WAL
-// lets them run beside the writer).
+// DB is Herald's database, SQLite or PostgreSQL, reached through two pools.
+// SQLite allows one writer at a time, so W has a single connection and every
+// write queues on it in Go instead of spinning on SQLITE_BUSY; R serves reads
+// concurrently (WAL lets them run beside the writer). On PostgreSQL the
+// pools keep that shape (see openPG).
 type DB struct {
 	W *sql.DB // the one writer connection; also for reads inside a write
 	R *sql.DB // read-only pool
+
+	// Postgres is true on PostgreSQL, where several Herald processes may
+	// share the database; the few statements whose structure differs
+	// between the two ask it (dialect.go translates the rest).
+	Postgres bool
+	pgConfig *pgx.ConnConfig // how to reach it, for connections of its own
+	instance string          // this process's ID among those sharing it
+	listen   listeners       // its LISTEN connection (notify.go)
 
 	checkpointer *sql.DB       // the connection that checkpoints the WAL; nil in memory
 	stop         chan struct{} // closed by Close to stop checkpointing
@@ -50,13 +60,17 @@ const (
 	walAutocheckpoint = 10000
 )
 
-// Open opens the database at path, or a fresh in-memory one for MemoryPath.
+// Open opens the database at path: a PostgreSQL URL (IsPostgresURL), a
+// SQLite file, or a fresh in-memory SQLite database for MemoryPath.
 //
 // A bare ":memory:" would give every connection its own empty database, so an
 // in-memory database is opened through SQLite's memdb VFS under a unique name
 // starting with "/", which all connections of this process share, with real
 // locking between them.
 func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
+	if IsPostgresURL(path) {
+		return openPG(ctx, path)
+	}
 	o := openOptions{mmapSize: DefaultMmapSize}
 	for _, opt := range opts {
 		opt(&o)
@@ -122,7 +136,7 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	db := &DB{W: w, R: r}
+	db := &DB{W: w, R: r, instance: NewID()}
 	if !memory {
 		ck, err := sql.Open("sqlite", common)
 		if err != nil {
@@ -173,6 +187,7 @@ func (db *DB) checkpoint() {
 
 // Close stops checkpointing and closes the pools.
 func (db *DB) Close() error {
+	db.closeListen()
 	db.closeStmts()
 	var errs []error
 	if db.checkpointer != nil {
@@ -211,10 +226,16 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-// Migrate applies every up migration in src that the database lacks.
+// Migrate applies every up migration in src that the database lacks; on
+// PostgreSQL, those in src's postgres folder. A database whose schema is
+// newer than src is refused: this binary would not know its tables.
 func Migrate(db *DB, src fs.FS) error {
-	m, err := newMigrate(db, src)
+	m, done, err := newMigrate(db, src)
 	if err != nil {
+		return err
+	}
+	defer done()
+	if err := refuseNewer(m, db, src); err != nil {
 		return err
 	}
 	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
@@ -226,28 +247,75 @@ func Migrate(db *DB, src fs.FS) error {
 // MigrateDown reverts every migration; the migration test uses it to prove
 // each down file undoes its up file.
 func MigrateDown(db *DB, src fs.FS) error {
-	m, err := newMigrate(db, src)
+	m, done, err := newMigrate(db, src)
 	if err != nil {
 		return err
 	}
+	defer done()
 	if err := m.Down(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("migrate down: %w", err)
 	}
 	return nil
 }
 
-// newMigrate builds a migrator on the writer pool. It is never Closed: that
-// would close the pool it was given.
-func newMigrate(db *DB, src fs.FS) (*migrate.Migrate, error) {
+// newMigrate builds a migrator, and done to call when it has run. On SQLite
+// it runs on the writer pool and is never Closed: that would close the pool
+// it was given.
+func newMigrate(db *DB, src fs.FS) (m *migrate.Migrate, done func(), err error) {
+	if db.Postgres {
+		return newMigratePG(db, src)
+	}
 	source, err := iofs.New(src, ".")
 	if err != nil {
-		return nil, fmt.Errorf("migration source: %w", err)
+		return nil, nil, fmt.Errorf("migration source: %w", err)
 	}
 	driver, err := migratesqlite.WithInstance(db.W, &migratesqlite.Config{})
 	if err != nil {
-		return nil, fmt.Errorf("migration driver: %w", err)
+		return nil, nil, fmt.Errorf("migration driver: %w", err)
 	}
-	return migrate.NewWithInstance("iofs", source, "sqlite", driver)
+	m, err = migrate.NewWithInstance("iofs", source, "sqlite", driver)
+	return m, func() {}, err
+}
+
+// refuseNewer fails when the database was migrated past the last version in
+// src, by a newer Herald.
+func refuseNewer(m *migrate.Migrate, db *DB, src fs.FS) error {
+	have, _, err := m.Version()
+	if errors.Is(err, migrate.ErrNilVersion) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if db.Postgres {
+		if src, err = fs.Sub(src, postgresMigrations); err != nil {
+			return err
+		}
+	}
+	latest, err := latestVersion(src)
+	if err != nil {
+		return err
+	}
+	if have > latest {
+		return fmt.Errorf("the database's schema is at version %d, newer than this Herald's %d: run the Herald that migrated it, or a newer one", have, latest)
+	}
+	return nil
+}
+
+// latestVersion is the highest migration version in src.
+func latestVersion(src fs.FS) (uint, error) {
+	names, err := fs.Glob(src, "*.up.sql")
+	if err != nil {
+		return 0, err
+	}
+	var latest uint
+	for _, name := range names {
+		var v uint
+		if _, err := fmt.Sscanf(name, "%d_", &v); err == nil && v > latest {
+			latest = v
+		}
+	}
+	return latest, nil
 }
 
 // Placeholders is n bound parameters for an IN list, "?, ?, ?"; n must be
@@ -256,9 +324,12 @@ func Placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-// IsUniqueViolation reports whether err is SQLite refusing a duplicate key.
-// It reads the extended result code, never the message text.
+// IsUniqueViolation reports whether err is the database refusing a
+// duplicate key. It reads the result code, never the message text.
 func IsUniqueViolation(err error) bool {
+	if isPGCode(err, pgUniqueViolation) {
+		return true
+	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return false

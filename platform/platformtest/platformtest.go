@@ -115,9 +115,13 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 }
 
 // NewDB opens a fresh in-memory database migrated to the latest schema,
-// closed by t.Cleanup.
+// closed by t.Cleanup; a fresh PostgreSQL database when TEST_DATABASE_URL
+// is set.
 func NewDB(t testing.TB) *platform.DB {
 	t.Helper()
+	if OnPostgres() {
+		return openDB(t, NewPostgresURL(t))
+	}
 	return openDB(t, platform.MemoryPath)
 }
 
@@ -126,6 +130,9 @@ func NewDB(t testing.TB) *platform.DB {
 // database blocks them.
 func NewFileDB(t testing.TB) *platform.DB {
 	t.Helper()
+	if OnPostgres() {
+		return NewDB(t) // PostgreSQL's readers never wait on a writer
+	}
 	return openDB(t, filepath.Join(t.TempDir(), "herald.db"))
 }
 

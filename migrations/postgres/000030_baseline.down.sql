@@ -1,0 +1,25 @@
+-- Reverts the baseline: every table, in reverse order of creation.
+DROP TABLE IF EXISTS instances CASCADE;
+DROP TABLE IF EXISTS message_payloads CASCADE;
+DROP TABLE IF EXISTS messages CASCADE;
+DROP TABLE IF EXISTS execution_details CASCADE;
+DROP TABLE IF EXISTS jobs CASCADE;
+DROP TABLE IF EXISTS activity_broadcasts CASCADE;
+DROP TABLE IF EXISTS activity_transactions CASCADE;
+DROP TABLE IF EXISTS notification_topics CASCADE;
+DROP TABLE IF EXISTS notification_contexts CASCADE;
+DROP TABLE IF EXISTS notifications CASCADE;
+DROP TABLE IF EXISTS workflows CASCADE;
+DROP TABLE IF EXISTS notification_groups CASCADE;
+DROP TABLE IF EXISTS integrations CASCADE;
+DROP TABLE IF EXISTS topic_subscribers CASCADE;
+DROP TABLE IF EXISTS topics CASCADE;
+DROP TABLE IF EXISTS subscriber_preferences CASCADE;
+DROP TABLE IF EXISTS subscribers CASCADE;
+DROP TABLE IF EXISTS idempotency_keys CASCADE;
+DROP TABLE IF EXISTS settings CASCADE;
+DROP TABLE IF EXISTS api_keys CASCADE;
+DROP TABLE IF EXISTS users CASCADE;
+DROP TABLE IF EXISTS environments CASCADE;
+DROP TABLE IF EXISTS organizations CASCADE;
+DROP FUNCTION IF EXISTS subscribers_cascade();
