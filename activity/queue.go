@@ -186,7 +186,7 @@ func (s *Store) recoverLeases(ctx context.Context) (n int, err error) {
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		n, err = s.updateJobs(ctx, tx, now, detail{Status: detailWarning, Source: sourceInternal, Detail: interruptedDetail}, `
 			UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', run_at = ?,
-				attempts = max(attempts - 1, 0), interruptions = interruptions + 1, updated_at = ?
+				attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, interruptions = interruptions + 1, updated_at = ?
 			WHERE `+laneSQL+` IN (0, 1, 2, 3, 4) AND run_at > '' AND status = 'running' AND lease_owner <> ''
 			RETURNING `+jobRefColumns, ts, ts)
 		return err

@@ -62,9 +62,11 @@ func (s *Store) Triggered(ctx context.Context, environmentID, id string, at time
 	}
 	s.lastTriggered[id] = at
 	s.triggeredMu.Unlock()
-	// max: two writes a second apart may reach the writer in either order.
-	_, err := s.db.W.ExecContext(ctx, `UPDATE workflows SET last_triggered_at = max(coalesce(last_triggered_at, ''), ?)
-		WHERE environment_id = ? AND id = ?`, platform.FormatTime(at), environmentID, id)
+	// Only a later time: two writes a second apart may reach the writer in
+	// either order.
+	_, err := s.db.W.ExecContext(ctx, `UPDATE workflows SET last_triggered_at = ?1
+		WHERE environment_id = ?2 AND id = ?3 AND (last_triggered_at IS NULL OR last_triggered_at < ?1)`,
+		platform.FormatTime(at), environmentID, id)
 	if err != nil {
 		s.triggeredMu.Lock()
 		delete(s.lastTriggered, id) // so the next trigger writes it
