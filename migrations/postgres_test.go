@@ -1,0 +1,89 @@
+package migrations_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// TestPostgres_SameVersion fails when a migration was added for one
+// database and not the other: both folders must end at the same version.
+func TestPostgres_SameVersion(t *testing.T) {
+	latest := func(dir string) string {
+		names, err := fs.Glob(migrations.FS, dir+"*.up.sql")
+		if err != nil || len(names) == 0 {
+			t.Fatalf("no migrations in %q: %v", dir, err)
+		}
+		slices.Sort(names)
+		name := names[len(names)-1][len(dir):]
+		return name[:strings.IndexByte(name, '_')]
+	}
+	if s, p := latest(""), latest("postgres/"); s != p {
+		t.Errorf("SQLite's migrations end at %s, PostgreSQL's at %s: add the twin in migrations/postgres/", s, p)
+	}
+}
+
+// siteOnly are the tables one database has and the other has not: SQLite's
+// substring index (PostgreSQL uses pg_trgm), and the instances that beat on
+// a shared database.
+var siteOnly = map[string]bool{"subscriber_suffixes": true, "suffix_positions": true, "instances": true, "schema_migrations": true}
+
+// TestPostgres_SameTables checks that the PostgreSQL migrations build the
+// tables and columns the SQLite ones do, so one set of SQL serves both.
+func TestPostgres_SameTables(t *testing.T) {
+	if !platformtest.OnPostgres() {
+		t.Skip("needs TEST_DATABASE_URL")
+	}
+	ctx := context.Background()
+	lite, err := platform.Open(ctx, platform.MemoryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	if err := platform.Migrate(lite, migrations.FS); err != nil {
+		t.Fatal(err)
+	}
+	pg := platformtest.NewDB(t)
+
+	want := columns(t, lite.R, `SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
+		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'`)
+	got := columns(t, pg.R, `SELECT table_name, column_name FROM information_schema.columns
+		WHERE table_schema = current_schema()`)
+	if !slices.Equal(got, want) {
+		t.Errorf("PostgreSQL's tables differ from SQLite's\n got %v\nwant %v", got, want)
+	}
+}
+
+// columns is "table.column" for each row of query, sorted, site-only tables
+// left out.
+func columns(t *testing.T, db *sql.DB, query string) []string {
+	t.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var table, column string
+		if err := rows.Scan(&table, &column); err != nil {
+			t.Fatal(err)
+		}
+		if !siteOnly[table] {
+			out = append(out, fmt.Sprintf("%s.%s", table, column))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
