@@ -137,7 +137,8 @@ func (s *Sweeper) Start(ctx context.Context) func(context.Context) {
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
-			if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			// Instances sharing a database take turns: one sweep at a time.
+			if _, err := s.DB.Exclusive(ctx, "retention sweep", s.Sweep); err != nil && ctx.Err() == nil {
 				s.logger().Error("retention sweep", "error", err)
 			}
 			select {

@@ -1,0 +1,61 @@
+package platform_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+func TestExclusive_OneProcessAtATime(t *testing.T) {
+	if !platformtest.OnPostgres() {
+		t.Skip("PostgreSQL only: on SQLite one process owns the database")
+	}
+	is := is.New(t)
+	ctx := context.Background()
+	url := platformtest.NewPostgresURL(t)
+	open := func() *platform.DB {
+		db, err := platform.Open(ctx, url)
+		is.NoErr(err)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	a, b := open(), open()
+
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan bool)
+	go func() {
+		ran, err := a.Exclusive(ctx, "sweep", func(context.Context) error {
+			close(inside)
+			<-release
+			return nil
+		})
+		is.NoErr(err)
+		done <- ran
+	}()
+	<-inside
+	ran, err := b.Exclusive(ctx, "sweep", func(context.Context) error { return nil })
+	is.NoErr(err)
+	is.True(!ran) // a holds it
+	ran, err = b.Exclusive(ctx, "other work", func(context.Context) error { return nil })
+	is.NoErr(err)
+	is.True(ran) // another name is another lock
+	close(release)
+	is.True(<-done)
+
+	ran, err = b.Exclusive(ctx, "sweep", func(context.Context) error { return nil })
+	is.NoErr(err)
+	is.True(ran) // a let go
+}
+
+func TestExclusive_AlwaysRunsOnSQLite(t *testing.T) {
+	platformtest.SQLiteOnly(t, "one process owns a SQLite database")
+	is := is.New(t)
+	db := platformtest.NewDB(t)
+	ran, err := db.Exclusive(context.Background(), "sweep", func(context.Context) error { return nil })
+	is.NoErr(err)
+	is.True(ran)
+}
