@@ -185,3 +185,15 @@ func (db *DB) closeStmts() {
 		delete(db.writes.m, q)
 	}
 }
+
+// BeginSnapshot begins a read-only transaction on R whose every statement
+// sees the same committed state: a page and its count then agree. SQLite's
+// read transactions are snapshots already; PostgreSQL's default isolation
+// takes a new snapshot per statement, so there it asks for REPEATABLE READ.
+func (db *DB) BeginSnapshot(ctx context.Context) (*sql.Tx, error) {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if db.Postgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	return db.R.BeginTx(ctx, opts)
+}
