@@ -170,12 +170,18 @@ func (s *Store) list(ctx context.Context, envID string, f listFilter) (out []*wo
 	defer platform.Wrap(&err, "list workflows")
 	where := []string{"environment_id = ?", "deleted = 0"}
 	args := []any{envID}
+	// SQLite's instr and json_each are PostgreSQL's strpos (same
+	// arguments) and jsonb_array_elements_text.
+	instr, elements := "instr", "json_each(tags)"
+	if s.db.Postgres {
+		instr, elements = "strpos", "jsonb_array_elements_text(CAST(tags AS jsonb)) AS t(value)"
+	}
 	if f.query != "" {
-		where = append(where, "(instr(lower(name), lower(?)) > 0 OR instr(lower(workflow_id), lower(?)) > 0)")
+		where = append(where, "("+instr+"(lower(name), lower(?)) > 0 OR "+instr+"(lower(workflow_id), lower(?)) > 0)")
 		args = append(args, f.query, f.query)
 	}
 	if len(f.tags) > 0 {
-		where = append(where, "EXISTS (SELECT 1 FROM json_each(tags) WHERE value IN ("+platform.Placeholders(len(f.tags))+"))")
+		where = append(where, "EXISTS (SELECT 1 FROM "+elements+" WHERE value IN ("+platform.Placeholders(len(f.tags))+"))")
 		for _, t := range f.tags {
 			args = append(args, t)
 		}
