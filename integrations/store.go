@@ -229,7 +229,7 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 		res, err := tx.ExecContext(ctx, `
 			UPDATE integrations SET environment_id = ?, name = ?, identifier = ?, credentials = ?,
 				configurations = ?, conditions = ?, active = ?, updated_at = ?,
-				is_primary = CASE WHEN ? THEN 0 ELSE is_primary END
+				is_primary = CASE WHEN ? = 1 THEN 0 ELSE is_primary END
 			WHERE id = ? AND deleted = 0`,
 			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, in.Active,
 			platform.FormatTime(s.now()), moved, in.ID)
