@@ -160,7 +160,10 @@ func (s *Store) UpsertSubscribers(ctx context.Context, tenant platform.Tenant, b
 	}
 	defer s.changed(env, subscriberIDs...)
 	subs := make([]*subscriber, len(bodies))
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, env, subscriberIDs...); err != nil {
+			return err
+		}
 		for i := range decoded {
 			b := (*subscriberBody)(&decoded[i])
 			var err error

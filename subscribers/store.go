@@ -123,7 +123,10 @@ func (s *Store) upsert(ctx context.Context, tenant platform.Tenant, subscriberID
 	defer s.changed(tenant.EnvironmentID, subscriberID)
 	var sub *subscriber
 	var created bool
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, tenant.EnvironmentID, subscriberID); err != nil {
+			return err
+		}
 		var err error
 		sub, created, err = s.upsertTx(ctx, tx, tenant, subscriberID, body, ids, mode)
 		return err
@@ -294,7 +297,8 @@ func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) 
 	} else if n == 0 {
 		return platform.NotFound("Subscriber %q not found", subscriberID)
 	}
-	return nil
+	// One statement, no transaction: the others hear of it once it is done.
+	return cacheFor(s.db).written.Changed(ctx, nil, subscriberKey(environmentID, subscriberID))
 }
 
 // setChannel upserts one channel entry (spec §4.1): replace swaps the whole
@@ -351,7 +355,10 @@ func (s *Store) deleteChannel(ctx context.Context, environmentID, subscriberID, 
 func (s *Store) modify(ctx context.Context, environmentID, subscriberID string, change func(*subscriber) bool) (sub *subscriber, err error) {
 	defer s.changed(environmentID, subscriberID)
 	defer platform.Wrap(&err, "modify subscriber")
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, environmentID, subscriberID); err != nil {
+			return err
+		}
 		row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
 			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
 		var err error
