@@ -3,7 +3,7 @@ package subscribers
 import (
 	"context"
 	"database/sql"
-	"slices"
+	"encoding/json"
 	"sort"
 	"strings"
 	"sync"
@@ -162,11 +162,18 @@ func (s *Store) writing(ctx context.Context, tx *sql.Tx, environmentID string, s
 		keys[i] = subscriberKey(environmentID, id)
 	}
 	if s.db.Postgres {
-		ids := slices.Compact(slices.Sorted(slices.Values(subscriberIDs))) // one order: no two writers wait on each other
-		for _, id := range ids {
-			if err := s.db.LockKey(ctx, tx, "subscribers/"+environmentID+"/"+id); err != nil {
-				return err
-			}
+		// One statement for the batch (a trigger names up to 100
+		// subscribers, and the writer connection waits on each round
+		// trip), the locks taken in one order, so that two batches never
+		// wait on each other; LockKey's hash, so one key is one lock.
+		locks := make([]string, len(subscriberIDs))
+		for i, id := range subscriberIDs {
+			locks[i] = "subscribers/" + environmentID + "/" + id
+		}
+		b, _ := json.Marshal(locks)
+		if _, err := tx.ExecContext(ctx, `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
+			FROM (SELECT DISTINCT k FROM jsonb_array_elements_text(CAST(? AS jsonb)) AS j(k) ORDER BY k) AS l`, string(b)); err != nil {
+			return err
 		}
 	}
 	return cacheFor(s.db).written.Changed(ctx, tx, keys...)
