@@ -121,3 +121,29 @@ func TestSubscriber_InstancesWritingAtOnce(t *testing.T) {
 		is.Equal(len(s.Channels), n) // no instance wrote back a subscriber without another's channel
 	})
 }
+
+// A subscription to a topic that does not exist yet creates it: instances
+// subscribing to one new topic at once must make one topic, none failing.
+func TestTopics_InstancesSubscribingAtOnce(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newInstances(t, 3)
+	const n = 6
+	for i := range n {
+		mustCreateSubscriber(t, srv[0].Dev, fmt.Sprintf(`{"subscriberId":"s%d"}`, i))
+	}
+	for round := range 5 { // the window between a write's read and its insert is short
+		key := fmt.Sprintf("news-%d", round)
+		statuses := make([]int, n)
+		all(n, func(i int) {
+			statuses[i] = srv[i%3].Dev.Do(t, "POST", "/v2/topics/"+key+"/subscriptions", fmt.Sprintf(`{"subscriptions":["s%d"]}`, i)).Status
+		})
+		for _, st := range statuses {
+			is.Equal(st, 201) // every subscription succeeds
+		}
+		var subs struct {
+			Data []any `json:"data"`
+		}
+		srv[round%3].Dev.Do(t, "GET", "/v2/topics/"+key+"/subscriptions?limit=100", "").Decode(t, &subs)
+		is.Equal(len(subs.Data), n) // one topic, every subscriber subscribed to it
+	}
+}
