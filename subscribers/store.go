@@ -287,18 +287,20 @@ func nullJSON(raw json.RawMessage) any {
 func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) (err error) {
 	defer s.changed(environmentID, subscriberID)
 	defer platform.Wrap(&err, "delete subscriber")
-	res, err := s.db.W.ExecContext(ctx, `DELETE FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`,
-		environmentID, subscriberID)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return platform.NotFound("Subscriber %q not found", subscriberID)
-	}
-	// One statement, no transaction: the others hear of it once it is done.
-	return cacheFor(s.db).written.Changed(ctx, nil, subscriberKey(environmentID, subscriberID))
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`,
+			environmentID, subscriberID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return platform.NotFound("Subscriber %q not found", subscriberID)
+		}
+		// In the transaction: the others hear of it if, and once, it commits.
+		return cacheFor(s.db).written.Changed(ctx, tx, subscriberKey(environmentID, subscriberID))
+	})
 }
 
 // setChannel upserts one channel entry (spec §4.1): replace swaps the whole
