@@ -27,8 +27,10 @@ type Store struct {
 
 	// Every channel delivery reads the environment's active integrations;
 	// the answer is cached until the next integration write through this
-	// store. Keyed by environment + "\x00" + channel.
+	// store, or through another process on the same database (peers).
+	// Keyed by environment + "\x00" + channel.
 	active platform.WriteCache[[]Integration]
+	peers  platform.Invalidations
 
 	// outbound is how check: true reaches providers: through the outbound
 	// guard, following redirects only within one host.
@@ -46,7 +48,23 @@ func NewStore(db *platform.DB, secret []byte) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return (&Store{db: db, aead: aead, now: time.Now, checkTimeout: checkTimeout}).WithOutbound(nil), nil
+	s := &Store{db: db, aead: aead, now: time.Now, checkTimeout: checkTimeout}
+	s.peers = db.Invalidations("herald_integrations", nil, s.changed)
+	return s.WithOutbound(nil), nil
+}
+
+// writing begins an integration write in tx to the organization's
+// integrations. It tells the other processes sharing the database to drop
+// their cached integrations when tx commits, and takes turns with their
+// writes to the organization: each reads before it writes (one service
+// integration per environment, one primary per channel, an identifier free
+// in the organization), which SQLite's one writer serialises, and two
+// processes would otherwise both find the way clear.
+func (s *Store) writing(ctx context.Context, tx *sql.Tx, organizationID string) error {
+	if err := s.db.LockKey(ctx, tx, "integrations/"+organizationID); err != nil {
+		return err
+	}
+	return s.peers.Changed(ctx, tx)
 }
 
 // WithOutbound makes checks connect only where guard allows (nil: the
@@ -158,6 +176,9 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 	}
 	ts := platform.FormatTime(s.now())
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
+			return err
+		}
 		if in.Channel == "in_app" && in.ProviderID == "service" {
 			exists, err := hasService(ctx, tx, in.EnvironmentID)
 			if err != nil {
@@ -202,6 +223,9 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 	}
 	fromEnvironmentID := cur.EnvironmentID
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
+			return err
+		}
 		if in.Identifier != cur.Identifier {
 			var taken bool
 			err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM integrations
@@ -229,7 +253,7 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 		res, err := tx.ExecContext(ctx, `
 			UPDATE integrations SET environment_id = ?, name = ?, identifier = ?, credentials = ?,
 				configurations = ?, conditions = ?, active = ?, updated_at = ?,
-				is_primary = CASE WHEN ? THEN 0 ELSE is_primary END
+				is_primary = CASE WHEN ? = 1 THEN 0 ELSE is_primary END
 			WHERE id = ? AND deleted = 0`,
 			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, in.Active,
 			platform.FormatTime(s.now()), moved, in.ID)
@@ -263,6 +287,9 @@ func (s *Store) setPrimary(ctx context.Context, in integration) (out integration
 	defer s.changed()
 	defer platform.Wrap(&err, "set primary integration %s", in.ID)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 0
 			WHERE environment_id = ? AND channel = ? AND is_primary = 1 AND id <> ?`, in.EnvironmentID, in.Channel, in.ID)
 		if err != nil {
@@ -285,6 +312,9 @@ func (s *Store) softDelete(ctx context.Context, in integration, userID string) (
 	defer s.changed()
 	defer platform.Wrap(&err, "delete integration %s", in.ID)
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
+			return err
+		}
 		ts := platform.FormatTime(s.now())
 		res, err := tx.ExecContext(ctx, `UPDATE integrations
 			SET deleted = 1, deleted_at = ?, deleted_by = ?, is_primary = 0, updated_at = ?

@@ -59,7 +59,14 @@ func Bootstrap(ctx context.Context, db *DB, cfg BootstrapConfig, out io.Writer) 
 		now = cfg.Now
 	}
 	var created []string
-	err = db.Tx(ctx, func(tx *sql.Tx) error {
+	err = db.RetryTx(ctx, func(tx *sql.Tx) error {
+		created = nil
+		// Instances started together on an empty PostgreSQL database each
+		// find nothing and would each create an organization: they take
+		// turns, and each after the first finds what the first made.
+		if err := db.LockKey(ctx, tx, "herald/bootstrap"); err != nil {
+			return err
+		}
 		ts := FormatTime(now())
 		orgID, userID, err := ensureOrganization(ctx, tx, ts)
 		if err != nil {

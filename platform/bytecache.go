@@ -100,3 +100,14 @@ func (c *ByteCache) store(key string, v []byte) {
 	c.arena = append(append(c.arena, key...), v...)
 	c.index[maphash.String(c.seed, key)] = off
 }
+
+// Reset forgets every answer, when they may have changed in ways no Forget
+// named: another process's writes went unheard.
+func (c *ByteCache) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgets++
+	// A new arena next time, not this one truncated: answers handed out
+	// still point into it.
+	c.index, c.arena, c.stored = nil, nil, 0
+}

@@ -140,11 +140,14 @@ func RevokeAPIKey(ctx context.Context, db *DB, ref string, now time.Time) (k API
 	return k, err
 }
 
-// bumpRevocations tells running servers that a key was revoked.
+// bumpRevocations tells running servers that a key was revoked: every
+// process polls the count (keyring), so it reaches those sharing a
+// PostgreSQL database as well. The stored value is named settings.value:
+// PostgreSQL finds a bare "value" ambiguous beside excluded.value.
 func bumpRevocations(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO settings (name, value) VALUES ('api_keys_revoked', '1')
-		ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`)
+		ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(settings.value AS INTEGER) + 1 AS TEXT)`)
 	return err
 }
 

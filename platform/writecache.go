@@ -1,6 +1,9 @@
 package platform
 
 import (
+	"context"
+	"database/sql"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 )
@@ -12,8 +15,9 @@ const writeCacheLimit = 1024
 // WriteCache keeps answers read from the database until the next write made
 // through the store that owns it (which calls Invalidate, or Forget when the
 // write changed one key's answer only). It suits data read on every request
-// but rarely written, such as a workflow or an environment's integrations,
-// and assumes one Herald process writes the database.
+// but rarely written, such as a workflow or an environment's integrations.
+// On a database other processes write too (PostgreSQL), the owner also
+// hears their writes through an Invalidations channel.
 type WriteCache[V any] struct {
 	Limit int // answers kept before the cache starts over; 0 means 1,024
 
@@ -124,4 +128,56 @@ func (c *WriteCache[V]) keepLocked(key string, gen uint64, v V) {
 		c.entries = map[string]writeCacheEntry[V]{}
 	}
 	c.entries[key] = writeCacheEntry[V]{gen: gen, value: v}
+}
+
+// Invalidations carries, between the processes sharing a PostgreSQL
+// database, what each one's writes changed, for the caches of one store:
+// the writer sends the keys inside its transaction (Changed), so the others
+// hear them when, and only if, it commits, and forget their answers for
+// them. A cache that hears nothing for a while is not stale for it: a lost
+// listener connection resets every cache (Listen), so only the moment
+// between a commit and its notification's arrival, milliseconds, is.
+// On SQLite one process owns the database and Changed does nothing.
+type Invalidations struct {
+	db      *DB
+	channel string
+}
+
+// Invalidations listens on channel for the keys other processes' writes
+// changed, calling forget with each, and reset when a write named none
+// (everything changed) or notifications may have been missed. forget nil
+// resets on every notification.
+func (db *DB) Invalidations(channel string, forget func(key string), reset func()) Invalidations {
+	db.Listen(channel, Listener{
+		Notified: func(payload string) {
+			var keys []string
+			if forget == nil || payload == "" || json.Unmarshal([]byte(payload), &keys) != nil {
+				reset()
+				return
+			}
+			for _, k := range keys {
+				forget(k)
+			}
+		},
+		Reset: reset,
+	})
+	return Invalidations{db: db, channel: channel}
+}
+
+// Changed tells the other processes that the answers for keys changed, when
+// tx commits (tx nil: now); no keys, or more than a notification carries,
+// tell them that everything did. Keys travel as JSON, so they may hold any
+// character, NUL included, which PostgreSQL text cannot.
+func (inv Invalidations) Changed(ctx context.Context, tx *sql.Tx, keys ...string) error {
+	if inv.db == nil || !inv.db.Postgres {
+		return nil
+	}
+	payload := ""
+	if len(keys) > 0 {
+		b, _ := json.Marshal(keys) // strings cannot fail to marshal
+		if len(b) <= NotifyLimit {
+			payload = string(b)
+		}
+	}
+	return inv.db.Notify(ctx, tx, inv.channel, payload)
 }

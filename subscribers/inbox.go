@@ -64,7 +64,10 @@ func (s *Store) EnsureInboxSubscriber(ctx context.Context, tenant platform.Tenan
 	}
 	defer s.changed(env, p.SubscriberID)
 	var sub *subscriber
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, env, p.SubscriberID); err != nil {
+			return err
+		}
 		var err error
 		sub, _, err = s.upsertTx(ctx, tx, tenant, p.SubscriberID, &b, nil, createOrUpdate)
 		return err

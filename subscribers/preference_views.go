@@ -213,6 +213,14 @@ func (s *Store) updatePreferences(ctx context.Context, environmentID, subscriber
 	// says, and writes are rare: every entry goes, after the commit.
 	defer cacheFor(s.db).preferences.Invalidate()
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		// Each set is read, merged and written back: another process's
+		// write of the subscriber's preferences waits its turn.
+		if err := s.db.LockKey(ctx, tx, "subscriber-preferences/"+environmentID+"/"+subscriberRef); err != nil {
+			return err
+		}
+		if err := cacheFor(s.db).preferencesWritten.Changed(ctx, tx); err != nil {
+			return err
+		}
 		for _, c := range changes {
 			if err := s.setPreferences(ctx, tx, environmentID, subscriberRef, c.workflowID, c.set); err != nil {
 				return err

@@ -3,6 +3,7 @@ package subscribers
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,12 @@ type resultCache struct {
 	// and as many as the inboxes being read, so kept where the collector
 	// does not walk them one by one.
 	identities platform.ByteCache
+
+	// written and preferencesWritten tell the other processes sharing a
+	// PostgreSQL database which subscribers a write changed, and that
+	// preferences did, and bring their writes here (see listen).
+	written            platform.Invalidations
+	preferencesWritten platform.Invalidations
 }
 
 // keysCall is one read of a search's keys that concurrent misses of the
@@ -100,19 +107,76 @@ const maxCachedPreferences = 20_000
 const maxCachedIdentities = 100_000
 
 // resultCaches holds one resultCache per database, so that every Store on
-// the same database sees the others' writes.
-var resultCaches sync.Map // *platform.DB → *resultCache
+// the same database sees the others' writes; resultCachesMu makes one.
+var (
+	resultCaches   sync.Map // *platform.DB → *resultCache
+	resultCachesMu sync.Mutex
+)
 
 func cacheFor(db *platform.DB) *resultCache {
 	if c, ok := resultCaches.Load(db); ok {
 		return c.(*resultCache)
 	}
-	c, _ := resultCaches.LoadOrStore(db, &resultCache{
+	resultCachesMu.Lock()
+	defer resultCachesMu.Unlock()
+	if c, ok := resultCaches.Load(db); ok {
+		return c.(*resultCache)
+	}
+	c := &resultCache{
 		docs:        platform.WriteCache[Subscriber]{Limit: maxCachedDocs},
 		preferences: platform.WriteCache[Subscribed]{Limit: maxCachedPreferences},
 		identities:  platform.ByteCache{Limit: maxCachedIdentities},
+	}
+	c.listen(db)
+	resultCaches.Store(db, c)
+	return c
+}
+
+// listen hears the subscriber and preference writes of the other processes
+// sharing the database: a subscriber another one wrote is forgotten as a
+// local write forgets it, and every cached search is read again; a
+// preference write, or a lost listener connection, drops everything.
+func (c *resultCache) listen(db *platform.DB) {
+	c.written = db.Invalidations("herald_subscribers", func(key string) {
+		c.gen.Add(1)
+		c.docs.Forget(key)
+		c.identities.Forget(key)
+	}, func() {
+		c.gen.Add(1)
+		c.docs.Invalidate()
+		c.identities.Reset()
 	})
-	return c.(*resultCache)
+	c.preferencesWritten = db.Invalidations("herald_subscriber_preferences", nil, c.preferences.Invalidate)
+}
+
+// writing begins, in tx, a write of the environment's subscriberIDs that
+// reads them first. It tells the other processes sharing the database to
+// forget those subscribers when tx commits, and takes turns with their
+// writes of the same subscribers: two processes that both read a
+// subscriber before writing it would otherwise both create it (one then
+// failing on the unique key), or each write back the row it read and lose
+// the other's change. SQLite's one writer serialises them already.
+func (s *Store) writing(ctx context.Context, tx *sql.Tx, environmentID string, subscriberIDs ...string) error {
+	keys := make([]string, len(subscriberIDs))
+	for i, id := range subscriberIDs {
+		keys[i] = subscriberKey(environmentID, id)
+	}
+	if s.db.Postgres {
+		// One statement for the batch (a trigger names up to 100
+		// subscribers, and the writer connection waits on each round
+		// trip), the locks taken in one order, so that two batches never
+		// wait on each other; LockKey's hash, so one key is one lock.
+		locks := make([]string, len(subscriberIDs))
+		for i, id := range subscriberIDs {
+			locks[i] = "subscribers/" + environmentID + "/" + id
+		}
+		b, _ := json.Marshal(locks)
+		if _, err := tx.ExecContext(ctx, `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
+			FROM (SELECT DISTINCT k FROM jsonb_array_elements_text(CAST(? AS jsonb)) AS j(k) ORDER BY k) AS l`, string(b)); err != nil {
+			return err
+		}
+	}
+	return cacheFor(s.db).written.Changed(ctx, tx, keys...)
 }
 
 // changed ends every write of the environment's subscriberIDs (deferred,

@@ -130,7 +130,12 @@ const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name
 // for the count. At 100,000 subscribers that is tens of milliseconds
 // (BenchmarkSearch/email_short_needle). So is a needle holding a NUL:
 // SQLite's text functions stop at one, so the index holds no suffix past it.
-func filters(environmentID string, q *searchQuery) (where []string, args []any, needles []needle) {
+//
+// PostgreSQL has no suffix table: its pg_trgm GIN indexes on the same three
+// expressions (migrations/postgres/000030_baseline) serve LIKE '%needle%',
+// which is case-sensitive there, as instr() is. It returns no needles, and
+// a needle holding a NUL matches nothing: PostgreSQL text cannot hold one.
+func filters(environmentID string, q *searchQuery, postgres bool) (where []string, args []any, needles []needle) {
 	where = []string{"s.environment_id = ?"}
 	args = []any{environmentID}
 	if q.SubscriberID != "" {
@@ -148,6 +153,15 @@ func filters(environmentID string, q *searchQuery) (where []string, args []any, 
 		if f.needle == "" {
 			continue
 		}
+		if postgres {
+			if strings.ContainsRune(f.needle, 0) {
+				where = append(where, "1 = 0")
+				continue
+			}
+			where = append(where, f.expr+` LIKE '%' || ? || '%'`)
+			args = append(args, likeEscaper.Replace(f.needle))
+			continue
+		}
 		if utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0) {
 			needles = append(needles, needle{f.field, f.needle})
 		}
@@ -156,6 +170,10 @@ func filters(environmentID string, q *searchQuery) (where []string, args []any, 
 	}
 	return where, args, needles
 }
+
+// likeEscaper quotes LIKE's wildcards and its escape character, the
+// backslash (PostgreSQL's default ESCAPE).
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // pageFromKeys answers q from keys, the sorted keys of every match. ok is
 // false when a row of the page no longer meets the filters, and the caller
@@ -201,6 +219,17 @@ var searchColumns = func() string {
 	return strings.Join(cols, ", ")
 }()
 
+// snapshot is how a read that pages and counts begins its transaction: on
+// PostgreSQL, REPEATABLE READ, so the page and the count see one snapshot
+// (READ COMMITTED takes one per statement). A SQLite read transaction is
+// one snapshot already.
+func snapshot(db *platform.DB) *sql.TxOptions {
+	if db.Postgres {
+		return &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	return nil
+}
+
 // search runs q in the environment: keyset paging in both directions, no
 // OFFSET, every read in one snapshot. The channels' _integrationId are
 // resolved once the snapshot has ended, since that reads integrations
@@ -221,13 +250,13 @@ func (s *Store) searchSnapshot(ctx context.Context, environmentID string, q sear
 	// The generation is read before the snapshot begins: a result cached
 	// under it can only be older than the snapshot, never newer.
 	gen := cacheFor(s.db).gen.Load()
-	tx, err := s.db.R.BeginTx(ctx, nil)
+	tx, err := s.db.R.BeginTx(ctx, snapshot(s.db))
 	if err != nil {
 		return page, err
 	}
 	defer tx.Rollback()
 
-	where, args, needles := filters(environmentID, &q)
+	where, args, needles := filters(environmentID, &q, s.db.Postgres)
 	if len(needles) > 0 {
 		// A search paged through again finds its keys before counting
 		// its candidates, which costs as much as reading them.
@@ -310,7 +339,7 @@ func (s *Store) searchSnapshot(ctx context.Context, environmentID string, q sear
 		page.TotalCount = len(subs)
 	} else {
 		err = s.db.TxQueryRow(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM `+from+` WHERE `+
-			strings.Join(where, " AND ")+` LIMIT ?)`, append(args, countCap+1)...).Scan(&page.TotalCount)
+			strings.Join(where, " AND ")+` LIMIT ?) AS m`, append(args, countCap+1)...).Scan(&page.TotalCount)
 		if err != nil {
 			return page, err
 		}

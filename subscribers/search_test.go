@@ -181,6 +181,8 @@ func TestSearch_Filters(t *testing.T) {
 		`{"subscriberId":"c1","firstName":"Adam","email":"adam@test.io"}`,
 		`{"subscriberId":"d1","lastName":"Smith","phone":"12"}`,
 		`{"subscriberId":"e1","firstName":"Sean","lastName":"O\"Brien"}`,
+		`{"subscriberId":"f1","email":"under_score%@wild.test"}`,
+		`{"subscriberId":"g1","email":"underXscoreY@wild.test"}`,
 	} {
 		mustCreateSubscriber(t, srv.Dev, body)
 	}
@@ -195,7 +197,7 @@ func TestSearch_Filters(t *testing.T) {
 		{"email case-sensitive", "email=example", []string{"b1"}},
 		{"email shared prefix", "email=ada", []string{"a1", "c1"}},
 		{"email short needle", "email=io", []string{"c1"}},
-		{"email one char", "email=@", []string{"a1", "b1", "c1"}},
+		{"email one char", "email=@", []string{"a1", "b1", "c1", "f1", "g1"}},
 		{"phone substring", "phone=555", []string{"b1"}},
 		{"phone short needle", "phone=12", []string{"a1", "d1"}},
 		{"name first", "name=Ada", []string{"a1", "c1"}},
@@ -211,6 +213,9 @@ func TestSearch_Filters(t *testing.T) {
 		{"no match", "email=zzzz", []string{}},
 		{"query syntax is literal", "email=" + url.QueryEscape(`*("NEAR AND`), []string{}},
 		{"needle with NUL", "email=%00ada", []string{}},
+		{"underscore is literal", "email=under_score", []string{"f1"}},                // not LIKE's any-character
+		{"percent is literal", "email=" + url.QueryEscape("score%@"), []string{"f1"}}, // nor its any-string
+		{"backslash is literal", "email=" + url.QueryEscape(`score\`), []string{}},
 	} {
 		t.Run("OK "+tc.name, func(t *testing.T) {
 			is := is.New(t)

@@ -123,7 +123,10 @@ func (s *Store) upsert(ctx context.Context, tenant platform.Tenant, subscriberID
 	defer s.changed(tenant.EnvironmentID, subscriberID)
 	var sub *subscriber
 	var created bool
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, tenant.EnvironmentID, subscriberID); err != nil {
+			return err
+		}
 		var err error
 		sub, created, err = s.upsertTx(ctx, tx, tenant, subscriberID, body, ids, mode)
 		return err
@@ -284,17 +287,20 @@ func nullJSON(raw json.RawMessage) any {
 func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) (err error) {
 	defer s.changed(environmentID, subscriberID)
 	defer platform.Wrap(&err, "delete subscriber")
-	res, err := s.db.W.ExecContext(ctx, `DELETE FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`,
-		environmentID, subscriberID)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return platform.NotFound("Subscriber %q not found", subscriberID)
-	}
-	return nil
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`,
+			environmentID, subscriberID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return platform.NotFound("Subscriber %q not found", subscriberID)
+		}
+		// In the transaction: the others hear of it if, and once, it commits.
+		return cacheFor(s.db).written.Changed(ctx, tx, subscriberKey(environmentID, subscriberID))
+	})
 }
 
 // setChannel upserts one channel entry (spec §4.1): replace swaps the whole
@@ -351,7 +357,10 @@ func (s *Store) deleteChannel(ctx context.Context, environmentID, subscriberID, 
 func (s *Store) modify(ctx context.Context, environmentID, subscriberID string, change func(*subscriber) bool) (sub *subscriber, err error) {
 	defer s.changed(environmentID, subscriberID)
 	defer platform.Wrap(&err, "modify subscriber")
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, environmentID, subscriberID); err != nil {
+			return err
+		}
 		row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
 			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
 		var err error

@@ -74,6 +74,6 @@ func (s *Store) findCandidates(ctx context.Context, tx *sql.Tx, field int, needl
 	}
 	c := candidates{args: []any{field, key, key + "\xff"}}
 	err := s.db.TxQueryRow(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM subscriber_suffixes WHERE `+
-		candidateRange+` LIMIT ?)`, append(c.args, driveLimit+1)...).Scan(&c.estimate)
+		candidateRange+` LIMIT ?) AS c`, append(c.args, driveLimit+1)...).Scan(&c.estimate)
 	return c, err
 }

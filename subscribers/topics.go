@@ -92,10 +92,22 @@ type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
+// lockTopic takes turns, in tx, with other processes' writes of the
+// environment's topic key: a write reads the topic before it creates,
+// renames or deletes it, and two processes subscribing to a new topic at
+// once would both create it, one then failing on its unique key. SQLite's
+// one writer serialises them already.
+func (s *Store) lockTopic(ctx context.Context, tx *sql.Tx, environmentID, key string) error {
+	return s.db.LockKey(ctx, tx, "topics/"+environmentID+"/"+key)
+}
+
 // upsertTopic creates the topic, or when it exists and rename is set,
 // renames it; created reports which. failIfExists turns an existing one
 // into a 409.
 func (s *Store) upsertTopic(ctx context.Context, tx *sql.Tx, tenant platform.Tenant, key, name string, rename, failIfExists bool) (t *Topic, created bool, err error) {
+	if err := s.lockTopic(ctx, tx, tenant.EnvironmentID, key); err != nil {
+		return nil, false, err
+	}
 	t, err = s.topic(ctx, tx, tenant.EnvironmentID, key)
 	var nf *platform.Error
 	switch {
@@ -147,6 +159,9 @@ func (s *Store) saveTopic(ctx context.Context, tenant platform.Tenant, key strin
 // renameTopicByKey is PATCH /v1|v2/topics/{key}: a 404 when it is missing.
 func (s *Store) renameTopicByKey(ctx context.Context, environmentID, key, name string) (t *Topic, err error) {
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.lockTopic(ctx, tx, environmentID, key); err != nil {
+			return err
+		}
 		if t, err = s.topic(ctx, tx, environmentID, key); err != nil {
 			return err
 		}
@@ -160,6 +175,9 @@ func (s *Store) renameTopicByKey(ctx context.Context, environmentID, key, name s
 // subscribers is a 409 (v1); with it, its subscriptions go too (v2).
 func (s *Store) deleteTopic(ctx context.Context, environmentID, key string, force bool) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.lockTopic(ctx, tx, environmentID, key); err != nil {
+			return err
+		}
 		t, err := s.topic(ctx, tx, environmentID, key)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,9 +20,11 @@ type Store struct {
 	now func() time.Time
 
 	// Triggers read their workflow on every request; it is cached until
-	// the next workflow write through this store. Keyed by environment +
-	// "\x00" + workflowId.
+	// the next workflow write through this store, or through another
+	// process on the same database (peers). Keyed by environment + "\x00" +
+	// workflowId.
 	triggers platform.WriteCache[*Workflow]
+	peers    platform.Invalidations
 
 	// lastTriggered is when each workflow's lastTriggeredAt was last
 	// written, by _id (Triggered).
@@ -36,7 +39,24 @@ func (s *Store) changed() { s.triggers.Invalidate() }
 
 // NewStore returns a Store on db.
 func NewStore(db *platform.DB) *Store {
-	return &Store{db: db, now: time.Now, lastTriggered: map[string]time.Time{}}
+	s := &Store{db: db, now: time.Now, lastTriggered: map[string]time.Time{}}
+	s.peers = db.Invalidations("herald_workflows", nil, s.changed)
+	return s
+}
+
+// writing begins a workflow write in tx to the environments envIDs: it
+// tells the other processes sharing the database to drop their cached
+// workflows when tx commits, and takes turns with their writes to the same
+// environments, which read a workflow or look for a free workflowId before
+// writing. (On SQLite the one writer already serialises them.)
+func (s *Store) writing(ctx context.Context, tx *sql.Tx, envIDs ...string) error {
+	slices.Sort(envIDs) // one order, so two writers never wait on each other
+	for _, id := range slices.Compact(envIDs) {
+		if err := s.db.LockKey(ctx, tx, "workflows/"+id); err != nil {
+			return err
+		}
+	}
+	return s.peers.Changed(ctx, tx)
 }
 
 // triggeredEvery is how stale lastTriggeredAt may be. A burst of triggers
@@ -170,12 +190,18 @@ func (s *Store) list(ctx context.Context, envID string, f listFilter) (out []*wo
 	defer platform.Wrap(&err, "list workflows")
 	where := []string{"environment_id = ?", "deleted = 0"}
 	args := []any{envID}
+	// SQLite's instr and json_each are PostgreSQL's strpos (same
+	// arguments) and jsonb_array_elements_text.
+	instr, elements := "instr", "json_each(tags)"
+	if s.db.Postgres {
+		instr, elements = "strpos", "jsonb_array_elements_text(CAST(tags AS jsonb)) AS t(value)"
+	}
 	if f.query != "" {
-		where = append(where, "(instr(lower(name), lower(?)) > 0 OR instr(lower(workflow_id), lower(?)) > 0)")
+		where = append(where, "("+instr+"(lower(name), lower(?)) > 0 OR "+instr+"(lower(workflow_id), lower(?)) > 0)")
 		args = append(args, f.query, f.query)
 	}
 	if len(f.tags) > 0 {
-		where = append(where, "EXISTS (SELECT 1 FROM json_each(tags) WHERE value IN ("+platform.Placeholders(len(f.tags))+"))")
+		where = append(where, "EXISTS (SELECT 1 FROM "+elements+" WHERE value IN ("+platform.Placeholders(len(f.tags))+"))")
 		for _, t := range f.tags {
 			args = append(args, t)
 		}

@@ -260,6 +260,9 @@ func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflow
 		return nil, err
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, tenant.EnvironmentID); err != nil {
+			return err
+		}
 		if w.NotificationGroupID, err = s.defaultGroup(ctx, tx, tenant.OrganizationID, tenant.EnvironmentID); err != nil {
 			return err
 		}
@@ -324,6 +327,9 @@ func (s *Store) change(ctx context.Context, tenant platform.Tenant, key string, 
 	defer s.changed()
 	defer platform.Wrap(&err, "update workflow %s", key)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, tenant.EnvironmentID); err != nil {
+			return err
+		}
 		if w, err = find(ctx, tx, tenant.EnvironmentID, key); err != nil {
 			return notFound(err, key)
 		}
@@ -342,6 +348,9 @@ func (s *Store) remove(ctx context.Context, tenant platform.Tenant, key string) 
 	defer s.changed()
 	defer platform.Wrap(&err, "delete workflow %s", key)
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, tenant.EnvironmentID); err != nil {
+			return err
+		}
 		w, err := find(ctx, tx, tenant.EnvironmentID, key)
 		if err != nil {
 			return notFound(err, key)
@@ -373,6 +382,9 @@ func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, ta
 	defer s.changed()
 	defer platform.Wrap(&err, "sync workflow %s", key)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := s.writing(ctx, tx, tenant.EnvironmentID, target.ID); err != nil {
+			return err
+		}
 		src, err := find(ctx, tx, tenant.EnvironmentID, key)
 		if err != nil {
 			return notFound(err, key)
