@@ -97,7 +97,7 @@ func (s *Store) snoozedUntil(ctx context.Context, rows []*message) (map[string]s
 	}
 	list, _ := json.Marshal(ids)
 	res, err := s.db.Query(ctx, `SELECT id, snoozed_until FROM messages
-		WHERE id IN (SELECT value FROM json_each(?)) AND snoozed_until IS NOT NULL`, string(list))
+		WHERE `+s.sql().idsIn("id", "?")+` AND snoozed_until IS NOT NULL`, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("read snoozes: %w", err)
 	}
@@ -241,7 +241,14 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 // sql is the condition for one match on p.payload, the payload's row of
 // message_payloads (feedCond). Keys are quoted
 // in the JSON path, so dots and spaces in them are taken literally.
-func (p payloadMatch) sql() (string, []any) {
+func (p payloadMatch) sql(d dialect) (string, []any) {
+	if d.pg {
+		// jsonb's equality is SQLite's typed comparison: the same JSON
+		// type and value (numbers by value, 1 = 1.0), and arrays and
+		// objects as whole values.
+		value, _ := json.Marshal(p.value)
+		return pgJSONAt("p.payload", "?") + " = CAST(? AS jsonb)", []any{pgPath(p.path), string(value)}
+	}
 	var b strings.Builder
 	b.WriteString("$")
 	for _, k := range p.path {

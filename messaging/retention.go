@@ -65,7 +65,7 @@ func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, befor
 			return nil
 		}
 		list, _ := json.Marshal(ids)
-		gone, payloads, err := deleteMessages(ctx, tx, `id IN (SELECT value FROM json_each(?))`, string(list))
+		gone, payloads, err := deleteMessages(ctx, tx, s.sql().idsIn("id", "?"), string(list))
 		removed["messages"], removed["message_payloads"] = int64(len(gone)), payloads
 		return err
 	})

@@ -217,11 +217,15 @@ func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText st
 	}
 	var errID, errText any
 	if out.Status == "error" {
-		errID, errText = platform.NewIDAt(at), errorText
+		// A provider's reply may be cut inside a character, and
+		// PostgreSQL refuses text that is not UTF-8 (22021).
+		errID, errText = platform.NewIDAt(at), strings.ToValidUTF8(errorText, "")
 	}
+	// A flag's parameter is compared with 1: PostgreSQL takes no integer
+	// (a Go bool is bound as one) as a condition.
 	_, err = s.db.W.ExecContext(ctx, `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
 		provider_id = ?, outcome = ?, updated_at = ?,
-		delivered_at = CASE WHEN ? THEN json_insert(delivered_at, '$[#]', ?) ELSE delivered_at END
+		delivered_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN `+s.sql().appendTime("delivered_at", "?")+` ELSE delivered_at END
 		WHERE id = ?`,
 		out.Status, errID, errText, out.ProviderID, doc, platform.FormatTime(at),
 		out.Status != "error", platform.FormatTime(at), id)
@@ -269,7 +273,7 @@ type feedFilter struct {
 // and the number of all that match. The (environment, subscriber, channel,
 // created_at, id, read, seen) index serves both queries.
 func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message, int, error) {
-	cond, args := feedCond(env, f)
+	cond, args := feedCond(s.sql(), env, f)
 	msgs, err := s.feedRows(ctx, true, cond, args, f)
 	if errors.Is(err, errNoFeedItem) {
 		msgs, err = s.feedRows(ctx, false, cond, args, f)
@@ -294,7 +298,7 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 // feedCond is the WHERE condition of f's messages, and its arguments.
 // Every column it tests but the payload is in the messages_feed index,
 // read and seen included, so that a filtered count reads the index alone.
-func feedCond(env string, f feedFilter) (string, []any) {
+func feedCond(d dialect, env string, f feedFilter) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
 	args := []any{env, f.subscriberID}
 	if f.read != nil {
@@ -308,7 +312,7 @@ func feedCond(env string, f feedFilter) (string, []any) {
 		// empty one is not stored, and matches no filter.
 		var match []string
 		for _, p := range f.payload {
-			w, a := p.sql()
+			w, a := p.sql(d)
 			match, args = append(match, w), append(args, a...)
 		}
 		where = append(where, `EXISTS (SELECT 1 FROM message_payloads p
@@ -451,23 +455,23 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	if set == "" {
 		return nil, fmt.Errorf("mark as %q", mark)
 	}
-	// The ids are one JSON parameter: a parameter each passed SQLite's
-	// limit of 32,766 with a long enough list.
 	list, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err
 	}
-	args := []any{platform.FormatTime(at), env, subscriberID, string(list)}
-	const in = `id IN (SELECT value FROM json_each(?4))`
 	var out []*message
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
-			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+in, args...)
+			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+s.sql().idsIn("id", "?4"),
+			platform.FormatTime(at), env, subscriberID, string(list))
 		if err != nil {
 			return err
 		}
+		// Its own parameters: PostgreSQL cannot type one a statement
+		// does not use.
 		out, err = queryMessages(ctx, tx, `SELECT `+messageColumns+` FROM messages
-			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+in+` ORDER BY created_at DESC, id DESC`, args...)
+			WHERE environment_id = ? AND subscriber_id = ? AND `+s.sql().idsIn("id", "?")+`
+			ORDER BY created_at DESC, id DESC`, env, subscriberID, string(list))
 		return err
 	})
 	if err != nil {
