@@ -257,7 +257,9 @@ const (
 	actionSeen      inboxAction = "seen"
 )
 
-// inboxSets are the columns each action writes; ?1 is now, ?2 a snooze's end.
+// inboxSets are the columns each action writes; ?1 is now, ?5 a snooze's
+// end (bound by a snooze alone: PostgreSQL cannot type a parameter a
+// statement does not use).
 var inboxSets = map[inboxAction]string{
 	actionRead: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1),
 		read = 1, last_read_date = ?1`,
@@ -266,7 +268,7 @@ var inboxSets = map[inboxAction]string{
 	actionArchive: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1),
 		read = 1, last_read_date = ?1, archived = 1, archived_at = ?1`,
 	actionUnarchive: `seen = 1, first_seen_date = coalesce(first_seen_date, ?1), read = 1, archived = 0, archived_at = NULL`,
-	actionSnooze: `snoozed_until = ?2, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
+	actionSnooze: `snoozed_until = ?5, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
 		archived = 0, archived_at = NULL`,
 	actionUnsnooze: `snoozed_until = NULL, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
 		archived = 0, archived_at = NULL`,
@@ -279,12 +281,15 @@ var inboxSets = map[inboxAction]string{
 func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, action inboxAction, until string) (*inboxMessage, error) {
 	var out *inboxMessage
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		cond := `environment_id = ?3 AND subscriber_id = ?4 AND id = ?5 AND channel = 'in_app'`
+		cond := `environment_id = ?2 AND subscriber_id = ?3 AND id = ?4 AND channel = 'in_app'`
 		if action == actionUnsnooze {
 			cond += ` AND snoozed_until IS NOT NULL` // unsnoozing what is not snoozed is a 404 (reference A4)
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE messages SET `+inboxSets[action]+`, updated_at = ?1 WHERE `+cond,
-			platform.FormatTime(s.now()), until, env, subscriberID, id)
+		args := []any{platform.FormatTime(s.now()), env, subscriberID, id}
+		if action == actionSnooze {
+			args = append(args, until)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE messages SET `+inboxSets[action]+`, updated_at = ?1 WHERE `+cond, args...)
 		if err != nil {
 			return err
 		}
@@ -316,7 +321,7 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 	cond, args := f.bulkCond(s.sql(), env, subscriberID, ids)
 	// Numbered parameters for the SET clause come first, so the WHERE
 	// clause's plain ones are numbered after them.
-	set := strings.NewReplacer("?1", "?", "?2", "?").Replace(inboxSets[action])
+	set := strings.NewReplacer("?1", "?", "?5", "?").Replace(inboxSets[action])
 	now := platform.FormatTime(s.now())
 	var setArgs []any
 	for range strings.Count(set, "?") {
