@@ -69,11 +69,11 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		if e.messages.live != nil {
-			// Announced once the caller's transaction commits: a client
-			// told earlier would read the inbox without it.
-			ev := LiveEvent{EnvironmentID: m.EnvironmentID, SubscriberID: m.SubscriberID, MessageID: m.ID, Kind: LiveReceived}
-			db.AfterCommit(tx, func() { e.messages.live.Publish(ev) })
+		// Announced once the caller's transaction commits: a client told
+		// earlier would read the inbox without it.
+		ev := LiveEvent{EnvironmentID: m.EnvironmentID, SubscriberID: m.SubscriberID, MessageID: m.ID, Kind: LiveReceived}
+		if err := e.messages.publishTx(ctx, tx, ev); err != nil {
+			return err
 		}
 		return m.storePayload(ctx, tx, db)
 	}
