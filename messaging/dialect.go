@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
@@ -25,6 +26,20 @@ func (d dialect) idsIn(col, param string) string {
 		return col + ` IN (SELECT value FROM json_array_elements_text(CAST(` + param + ` AS json)) AS ids(value))`
 	}
 	return col + ` IN (SELECT value FROM json_each(` + param + `))`
+}
+
+// idList is ids as the JSON array idsIn binds. An id holding a NUL
+// character names no message (ids are hex), and PostgreSQL refuses to read
+// one out of JSON (22P05), so it is left out.
+func idList(ids []string) string {
+	keep := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !strings.ContainsRune(id, 0) {
+			keep = append(keep, id)
+		}
+	}
+	b, _ := json.Marshal(keep)
+	return string(b)
 }
 
 // anyTag is the condition that the JSON array of strings in messages.tags
@@ -58,12 +73,20 @@ func pgPath(keys []string) string {
 	return "{" + strings.Join(q, ",") + "}"
 }
 
-// pgJSONAt is the JSON value at the path bound to param within the JSON
-// text column col, as jsonb for comparing. The column is read as json, not
-// jsonb, so that a document holding "\u0000" (which jsonb refuses) fails
-// no query unless the value compared is that string.
-func pgJSONAt(col, param string) string {
-	return `CAST(CAST(` + col + ` AS json) #> CAST(` + param + ` AS text[]) AS jsonb)`
+// pgJSONEquals is PostgreSQL's condition that the JSON document in the
+// text column col holds v at path, and its arguments. jsonb's equality is
+// SQLite's typed comparison: the same JSON type and value (numbers by
+// value, 1 = 1.0), arrays and objects as whole values. PostgreSQL refuses
+// "\u0000" in any JSON it reads by path, json or jsonb (22P05): a document
+// holding one matches nothing, as does a value holding one, rather than
+// failing the whole query.
+func pgJSONEquals(col string, path []string, v any) (string, []any) {
+	value, err := json.Marshal(v)
+	if err != nil || strings.Contains(string(value), `\u0000`) {
+		return "1 = 0", nil
+	}
+	return `CASE WHEN strpos(` + col + `, '\u0000') = 0 THEN CAST(` + col + ` AS jsonb) #> CAST(? AS text[]) END = CAST(? AS jsonb)`,
+		[]any{pgPath(path), string(value)}
 }
 
 // setAction is the cta column with its action's status set to the value

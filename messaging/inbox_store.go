@@ -91,9 +91,8 @@ func (f *inboxFilter) more(d dialect, where []string, args []any, severities map
 	for _, k := range keys {
 		v := f.data[k]
 		if d.pg {
-			value, _ := json.Marshal(v)
-			where = append(where, pgJSONAt("messages.data", "?")+" = CAST(? AS jsonb)")
-			args = append(args, pgPath(strings.Split(k, ".")), string(value))
+			w, a := pgJSONEquals("messages.data", strings.Split(k, "."), v)
+			where, args = append(where, w), append(args, a...)
 			continue
 		}
 		if b, ok := v.(bool); ok { // json_extract reads JSON true as 1
@@ -308,8 +307,7 @@ func (f *inboxFilter) bulkCond(d dialect, env, subscriberID string, ids []string
 	where := []string{"environment_id = ?", "subscriber_id = ?"}
 	args := []any{env, subscriberID}
 	if ids != nil {
-		list, _ := json.Marshal(ids)
-		where, args = append(where, d.idsIn("id", "?")), append(args, string(list))
+		where, args = append(where, d.idsIn("id", "?")), append(args, idList(ids))
 	}
 	return f.more(d, where, args, nil)
 }

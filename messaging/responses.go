@@ -95,9 +95,8 @@ func (s *Store) snoozedUntil(ctx context.Context, rows []*message) (map[string]s
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	list, _ := json.Marshal(ids)
 	res, err := s.db.Query(ctx, `SELECT id, snoozed_until FROM messages
-		WHERE `+s.sql().idsIn("id", "?")+` AND snoozed_until IS NOT NULL`, string(list))
+		WHERE `+s.sql().idsIn("id", "?")+` AND snoozed_until IS NOT NULL`, idList(ids))
 	if err != nil {
 		return nil, fmt.Errorf("read snoozes: %w", err)
 	}
@@ -243,11 +242,7 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 // in the JSON path, so dots and spaces in them are taken literally.
 func (p payloadMatch) sql(d dialect) (string, []any) {
 	if d.pg {
-		// jsonb's equality is SQLite's typed comparison: the same JSON
-		// type and value (numbers by value, 1 = 1.0), and arrays and
-		// objects as whole values.
-		value, _ := json.Marshal(p.value)
-		return pgJSONAt("p.payload", "?") + " = CAST(? AS jsonb)", []any{pgPath(p.path), string(value)}
+		return pgJSONEquals("p.payload", p.path, p.value)
 	}
 	var b strings.Builder
 	b.WriteString("$")

@@ -455,15 +455,12 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	if set == "" {
 		return nil, fmt.Errorf("mark as %q", mark)
 	}
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return nil, err
-	}
+	list := idList(ids)
 	var out []*message
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
 			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+s.sql().idsIn("id", "?4"),
-			platform.FormatTime(at), env, subscriberID, string(list))
+			platform.FormatTime(at), env, subscriberID, list)
 		if err != nil {
 			return err
 		}
@@ -471,7 +468,7 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 		// does not use.
 		out, err = queryMessages(ctx, tx, `SELECT `+messageColumns+` FROM messages
 			WHERE environment_id = ? AND subscriber_id = ? AND `+s.sql().idsIn("id", "?")+`
-			ORDER BY created_at DESC, id DESC`, env, subscriberID, string(list))
+			ORDER BY created_at DESC, id DESC`, env, subscriberID, list)
 		return err
 	})
 	if err != nil {
