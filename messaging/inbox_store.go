@@ -350,7 +350,7 @@ func (s *Store) inboxDeleteAll(ctx context.Context, env, subscriberID string, f 
 	cond, args := f.bulkCond(s.sql(), env, subscriberID, ids)
 	var n int64
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		gone, _, err := deleteMessages(ctx, tx, cond, args...)
+		gone, _, err := s.deleteMessages(ctx, tx, cond, args...)
 		n = int64(len(gone))
 		return err
 	})
@@ -413,7 +413,7 @@ func hasButton(cta []byte, t string) bool {
 // when no other message reads it.
 func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) error {
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		gone, _, err := deleteMessages(ctx, tx, `environment_id = ? AND subscriber_id = ? AND id = ?`, env, subscriberID, id)
+		gone, _, err := s.deleteMessages(ctx, tx, `environment_id = ? AND subscriber_id = ? AND id = ?`, env, subscriberID, id)
 		if err == nil && len(gone) == 0 {
 			return platform.ErrNotFound
 		}

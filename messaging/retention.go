@@ -63,7 +63,7 @@ func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, befor
 		if len(ids) == 0 {
 			return nil
 		}
-		gone, payloads, err := deleteMessages(ctx, tx, s.sql().idsIn("id", "?"), idList(ids))
+		gone, payloads, err := s.deleteMessages(ctx, tx, s.sql().idsIn("id", "?"), idList(ids))
 		removed["messages"], removed["message_payloads"] = int64(len(gone)), payloads
 		return err
 	})

@@ -483,7 +483,7 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 func (s *Store) deleteMessage(ctx context.Context, env, id string) (string, error) {
 	var subscriberID string
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		gone, _, err := deleteMessages(ctx, tx, `environment_id = ? AND id = ?`, env, id)
+		gone, _, err := s.deleteMessages(ctx, tx, `environment_id = ? AND id = ?`, env, id)
 		if err != nil {
 			return err
 		}
@@ -508,7 +508,7 @@ func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, chann
 		where, args = where+` AND channel = ?`, append(args, channel)
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		gone, _, err := deleteMessages(ctx, tx, where, args...)
+		gone, _, err := s.deleteMessages(ctx, tx, where, args...)
 		n, inApp = int64(len(gone)), inAppSubscribers(gone)
 		return err
 	})
@@ -539,7 +539,7 @@ type deleted struct{ env, transactionID, notificationID, subscriberID, channel s
 // payloads no message of their notifications is left to read; it answers
 // the messages removed and how many payloads went with them. Every delete
 // of messages goes through it, so none leaves a payload behind.
-func deleteMessages(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]deleted, int64, error) {
+func (s *Store) deleteMessages(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]deleted, int64, error) {
 	rows, err := tx.QueryContext(ctx, `DELETE FROM messages WHERE `+where+`
 		RETURNING environment_id, transaction_id, notification_id, subscriber_id, channel`, args...)
 	if err != nil {
@@ -558,19 +558,30 @@ func deleteMessages(ctx context.Context, tx *sql.Tx, where string, args ...any) 
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
-	payloads, err := dropPayloads(ctx, tx, gone)
+	payloads, err := s.dropPayloads(ctx, tx, gone)
 	return gone, payloads, err
 }
 
 // dropPayloads deletes, in tx, the payloads of refs' notifications that no
 // message is left to read, and answers how many.
-func dropPayloads(ctx context.Context, tx *sql.Tx, refs []deleted) (int64, error) {
+//
+// On PostgreSQL two processes may each delete another message of one
+// notification at once, each still seeing the other's, and both keep the
+// payload, which nothing would find again. Each notification is locked
+// first, in id order so that two deletes cannot wait on each other; the
+// one that waited then sees the other's delete committed.
+func (s *Store) dropPayloads(ctx context.Context, tx *sql.Tx, refs []deleted) (int64, error) {
+	refs = slices.Clone(refs)
+	slices.SortFunc(refs, func(a, b deleted) int { return strings.Compare(a.notificationID, b.notificationID) })
 	seen, n := map[string]bool{}, int64(0)
 	for _, r := range refs {
 		if seen[r.notificationID] {
 			continue
 		}
 		seen[r.notificationID] = true
+		if err := s.db.LockKey(ctx, tx, "message_payloads:"+r.notificationID); err != nil {
+			return n, err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM message_payloads WHERE notification_id = ?3
 			AND NOT EXISTS (SELECT 1 FROM messages
 				WHERE environment_id = ?1 AND transaction_id = ?2 AND notification_id = ?3)`,
