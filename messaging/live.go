@@ -1,8 +1,6 @@
 package messaging
 
 import (
-	"context"
-	"database/sql"
 	"sync"
 )
 
@@ -100,27 +98,5 @@ func (b *MemoryBus) keys() []string {
 func (s *Store) publish(ev LiveEvent) {
 	if s.live != nil {
 		s.live.Publish(ev)
-	}
-}
-
-// txPublisher is a LiveBus that can announce an event within the
-// transaction that makes it (SharedBus).
-type txPublisher interface {
-	PublishTx(ctx context.Context, tx *sql.Tx, ev LiveEvent) error
-}
-
-// publishTx announces ev once tx, a transaction of db.Tx, commits: to the
-// other processes within tx when the bus carries events between them.
-// Announced before the commit, a client would read the old state;
-// announced after a rollback, a change that never was.
-func (s *Store) publishTx(ctx context.Context, tx *sql.Tx, ev LiveEvent) error {
-	switch bus := s.live.(type) {
-	case nil:
-		return nil
-	case txPublisher:
-		return bus.PublishTx(ctx, tx, ev)
-	default:
-		s.db.AfterCommit(tx, func() { bus.Publish(ev) })
-		return nil
 	}
 }

@@ -2,7 +2,6 @@ package messaging
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -28,9 +27,11 @@ func NewLiveBus(db *platform.DB, logger *slog.Logger) LiveBus {
 
 // SharedBus is the LiveBus of several processes on one PostgreSQL
 // database. An event goes to this process's sockets as on a MemoryBus, and
-// to the others' with NOTIFY on liveChannel: in the transaction that made
-// it when there is one (PublishTx), else right after, from a goroutine
-// that packs the events waiting into as few notifications as fit. Each
+// to the others' with NOTIFY on liveChannel: a delivered message's in the
+// statement that stores it (insertMessageNotifySQL), so that they hear of
+// it when, and only if, its transaction commits; the others' right after
+// their writes, from a goroutine that packs the events waiting into as few
+// notifications as fit. Each
 // process LISTENs and hands what the others notify to its own sockets. An
 // event is small (LiveEvent): the receiving process reads the message and
 // counts it sends where the socket is, from the same database.
@@ -79,17 +80,12 @@ func (b *SharedBus) Publish(ev LiveEvent) {
 	}
 }
 
-// PublishTx tells the other processes of ev within tx, so that they hear
-// of it when, and only if, tx commits, and this process's sockets once it
-// has committed.
-func (b *SharedBus) PublishTx(ctx context.Context, tx *sql.Tx, ev LiveEvent) error {
-	for _, payload := range packLive([]LiveEvent{ev}) {
-		if err := b.db.Notify(ctx, tx, liveChannel, payload); err != nil {
-			return err
-		}
-	}
-	b.db.AfterCommit(tx, func() { b.local.Publish(ev) })
-	return nil
+// wire is the payload of a NOTIFY on liveChannel that tells the other
+// processes of ev, for a statement that notifies itself
+// (insertMessageNotifySQL): as DB.Notify sends one, after this process's
+// instance ID and a newline, so that the listener knows its own.
+func (b *SharedBus) wire(ev LiveEvent) string {
+	return b.db.Instance() + "\n" + packLive([]LiveEvent{ev})[0]
 }
 
 // Subscribe registers a listener of one subscriber's events, from this
