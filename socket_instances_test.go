@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
 	"net/http"
@@ -122,4 +123,16 @@ func TestSocket_EventsFromAnotherInstance(t *testing.T) {
 	names, p = sock.events(2)
 	is.Equal(names, []string{"unseen_count_changed", "unread_count_changed"}) // heard on a
 	is.Equal(p[1]["unreadCount"], 0.0)                                        // none left
+
+	// Every connection to the database dropped: a's listener, back, may
+	// have missed events, and sends its sockets their counts again.
+	admin, err := sql.Open("pgx", url)
+	is.NoErr(err)
+	defer admin.Close()
+	_, err = admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	is.NoErr(err) // connections dropped
+	names, p = sock.events(2)
+	is.Equal(names, []string{"unseen_count_changed", "unread_count_changed"}) // counts sent again
+	is.Equal(p[1]["unreadCount"], 0.0)                                        // as they stand
 }
