@@ -51,9 +51,6 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	}
 	m.Outcome = []byte(stored)
 	m.DeliveredAt, _ = json.Marshal([]string{platform.FormatTime(now)})
-	// Prepared here, outside the caller's transaction: preparing inside
-	// would wait on the writer connection that transaction holds. Parsing
-	// the 40-column INSERT cost more than running it.
 	// The row is built here, not in the write: the caller's transaction
 	// holds the one writer, and every other write waits while it runs.
 	insert, values := insertMessageSQL, m.values()
@@ -70,6 +67,9 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	default:
 		announce = func() { bus.Publish(ev) }
 	}
+	// Prepared here, outside the caller's transaction: preparing inside
+	// would wait on the writer connection that transaction holds. Parsing
+	// the 40-column INSERT cost more than running it.
 	db := e.messages.db
 	if err := db.PrepareWrites(ctx, insert, insertPayloadSQL); err != nil {
 		return Outcome{}, nil, fmt.Errorf("prepare message insert: %w", err)

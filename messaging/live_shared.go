@@ -29,12 +29,12 @@ func NewLiveBus(db *platform.DB, logger *slog.Logger) LiveBus {
 // database. An event goes to this process's sockets as on a MemoryBus, and
 // to the others' with NOTIFY on liveChannel: a delivered message's in the
 // statement that stores it (insertMessageNotifySQL), so that they hear of
-// it when, and only if, its transaction commits; the others' right after
-// their writes, from a goroutine that packs the events waiting into as few
-// notifications as fit. Each
-// process LISTENs and hands what the others notify to its own sockets. An
-// event is small (LiveEvent): the receiving process reads the message and
-// counts it sends where the socket is, from the same database.
+// it when, and only if, its transaction commits; any other right after its
+// write, from a goroutine that packs the events waiting into as few
+// notifications as fit. Each process LISTENs and hands what the others
+// notify to its own sockets. An event is small (LiveEvent): the receiving
+// process reads the message and counts it sends where the socket is, from
+// the same database.
 type SharedBus struct {
 	local  *MemoryBus
 	db     *platform.DB
