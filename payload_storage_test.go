@@ -32,7 +32,13 @@ func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 		mustCreate(t, srv.Dev, "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"big-%d","email":"big-%d@example.com"}`, i, i))
 	}
 	blob := strings.Repeat("x", 400<<10)
-	_, before := footprint(t, srv.App.DB)
+	// SQLite's dbstat says what the file grew by; PostgreSQL, which
+	// compresses the blob, has its rows checked below only.
+	measure := !platformtest.OnPostgres()
+	var before int64
+	if measure {
+		_, before = footprint(t, srv.App.DB)
+	}
 
 	res := srv.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"big","payload":{"name":"Ada","blob":"`+blob+`"}}`)
 	is.Equal(res.Status, 200) // broadcast accepted
@@ -42,10 +48,12 @@ func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 		return n == 2*subscribers
 	}, "every message stored")
 
-	_, after := footprint(t, srv.App.DB)
-	copies := float64(after-before) / float64(len(blob)) / subscribers
-	t.Logf("database grew %d KB, %.2f payload copies per notification", (after-before)>>10, copies)
-	is.True(copies < 2.2) // the notification's copy and one for its messages, no more
+	if measure {
+		_, after := footprint(t, srv.App.DB)
+		copies := float64(after-before) / float64(len(blob)) / subscribers
+		t.Logf("database grew %d KB, %.2f payload copies per notification", (after-before)>>10, copies)
+		is.True(copies < 2.2) // the notification's copy and one for its messages, no more
+	}
 
 	var stored, rows int
 	is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*), coalesce(sum(length(payload)), 0) FROM message_payloads`).Scan(&rows, &stored))

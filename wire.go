@@ -104,7 +104,7 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 		d.inbox.UseSubscribers(subscriberStore)
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.inbox, Subscribers: subscriberStore,
 			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
-			Live: messaging.NewMemoryBus(), MaxSnooze: d.maxSnooze, Closing: d.closing})
+			Live: messaging.NewLiveBus(d.db, d.logger), MaxSnooze: d.maxSnooze, Closing: d.closing})
 		d.metrics.Gauge("herald_inbox_sockets", "Live inbox sockets open on this process.", messageStore.OpenSockets)
 	}
 	integrations.AddRoutes(mux, integrationStore)

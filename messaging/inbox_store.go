@@ -54,14 +54,14 @@ type inboxFilter struct {
 
 // cond is the WHERE condition of f for one subscriber's in_app messages.
 // severities are the workflows' severities other than none, by _id.
-func (f *inboxFilter) cond(env, subscriberID string, severities map[string]string) (string, []any) {
+func (f *inboxFilter) cond(d dialect, env, subscriberID string, severities map[string]string) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
 	args := []any{env, subscriberID}
-	return f.more(where, args, severities)
+	return f.more(d, where, args, severities)
 }
 
 // more adds f's conditions to where.
-func (f *inboxFilter) more(where []string, args []any, severities map[string]string) (string, []any) {
+func (f *inboxFilter) more(d dialect, where []string, args []any, severities map[string]string) (string, []any) {
 	for col, v := range map[string]*bool{"read": f.read, "archived": f.archived, "seen": f.seen} {
 		if v != nil {
 			where, args = append(where, col+" = ?"), append(args, *v)
@@ -78,7 +78,7 @@ func (f *inboxFilter) more(where []string, args []any, severities map[string]str
 		if len(group) == 0 {
 			continue
 		}
-		where = append(where, "EXISTS (SELECT 1 FROM json_each(messages.tags) WHERE value IN ("+platform.Placeholders(len(group))+"))")
+		where = append(where, d.anyTag(len(group)))
 		for _, t := range group {
 			args = append(args, t)
 		}
@@ -90,6 +90,11 @@ func (f *inboxFilter) more(where []string, args []any, severities map[string]str
 	slices.Sort(keys)
 	for _, k := range keys {
 		v := f.data[k]
+		if d.pg {
+			w, a := pgJSONEquals("messages.data", strings.Split(k, "."), v)
+			where, args = append(where, w), append(args, a...)
+			continue
+		}
 		if b, ok := v.(bool); ok { // json_extract reads JSON true as 1
 			v = 0
 			if b {
@@ -114,13 +119,13 @@ func (f *inboxFilter) more(where []string, args []any, severities map[string]str
 		}
 		if none {
 			if len(others) == 0 {
-				ors = append(ors, "1")
+				ors = append(ors, "1 = 1")
 			} else {
 				ors, args = append(ors, "template_id NOT IN ("+platform.Placeholders(len(others))+")"), append(args, others...)
 			}
 		}
 		if len(ors) == 0 {
-			ors = []string{"0"}
+			ors = []string{"1 = 0"}
 		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
 	}
@@ -147,7 +152,7 @@ func dataPath(key string) string {
 // after the message after (when set) or skipping offset, and whether more follow.
 func (s *Store) inboxPage(ctx context.Context, env, subscriberID string, f *inboxFilter, sev map[string]string,
 	after string, offset, limit int) ([]*inboxMessage, bool, error) {
-	cond, args := f.cond(env, subscriberID, sev)
+	cond, args := f.cond(s.sql(), env, subscriberID, sev)
 	if after != "" {
 		var at string
 		err := s.db.QueryRow(ctx, `SELECT created_at FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?`,
@@ -194,9 +199,9 @@ const inboxCountLimit = 100
 
 // inboxCount counts f's messages, up to max.
 func (s *Store) inboxCount(ctx context.Context, env, subscriberID string, f *inboxFilter, sev map[string]string, max int) (int, error) {
-	cond, args := f.cond(env, subscriberID, sev)
+	cond, args := f.cond(s.sql(), env, subscriberID, sev)
 	var n int
-	err := s.db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages WHERE `+cond+` LIMIT ?)`,
+	err := s.db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages WHERE `+cond+` LIMIT ?) AS page`,
 		append(args, max)...).Scan(&n)
 	return n, err
 }
@@ -251,7 +256,9 @@ const (
 	actionSeen      inboxAction = "seen"
 )
 
-// inboxSets are the columns each action writes; ?1 is now, ?2 a snooze's end.
+// inboxSets are the columns each action writes; ?1 is now, ?5 a snooze's
+// end (bound by a snooze alone: PostgreSQL cannot type a parameter a
+// statement does not use).
 var inboxSets = map[inboxAction]string{
 	actionRead: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1),
 		read = 1, last_read_date = ?1`,
@@ -260,7 +267,7 @@ var inboxSets = map[inboxAction]string{
 	actionArchive: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1),
 		read = 1, last_read_date = ?1, archived = 1, archived_at = ?1`,
 	actionUnarchive: `seen = 1, first_seen_date = coalesce(first_seen_date, ?1), read = 1, archived = 0, archived_at = NULL`,
-	actionSnooze: `snoozed_until = ?2, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
+	actionSnooze: `snoozed_until = ?5, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
 		archived = 0, archived_at = NULL`,
 	actionUnsnooze: `snoozed_until = NULL, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
 		archived = 0, archived_at = NULL`,
@@ -273,12 +280,15 @@ var inboxSets = map[inboxAction]string{
 func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, action inboxAction, until string) (*inboxMessage, error) {
 	var out *inboxMessage
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		cond := `environment_id = ?3 AND subscriber_id = ?4 AND id = ?5 AND channel = 'in_app'`
+		cond := `environment_id = ?2 AND subscriber_id = ?3 AND id = ?4 AND channel = 'in_app'`
 		if action == actionUnsnooze {
 			cond += ` AND snoozed_until IS NOT NULL` // unsnoozing what is not snoozed is a 404 (reference A4)
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE messages SET `+inboxSets[action]+`, updated_at = ?1 WHERE `+cond,
-			platform.FormatTime(s.now()), until, env, subscriberID, id)
+		args := []any{platform.FormatTime(s.now()), env, subscriberID, id}
+		if action == actionSnooze {
+			args = append(args, until)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE messages SET `+inboxSets[action]+`, updated_at = ?1 WHERE `+cond, args...)
 		if err != nil {
 			return err
 		}
@@ -293,24 +303,23 @@ func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, act
 
 // bulkCond is the WHERE condition of a bulk route: the subscriber's
 // messages of every channel that f selects, among ids when given.
-func (f *inboxFilter) bulkCond(env, subscriberID string, ids []string) (string, []any) {
+func (f *inboxFilter) bulkCond(d dialect, env, subscriberID string, ids []string) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?"}
 	args := []any{env, subscriberID}
 	if ids != nil {
-		list, _ := json.Marshal(ids)
-		where, args = append(where, "id IN (SELECT value FROM json_each(?))"), append(args, string(list))
+		where, args = append(where, d.idsIn("id", "?")), append(args, idList(ids))
 	}
-	return f.more(where, args, nil)
+	return f.more(d, where, args, nil)
 }
 
 // inboxMarkAll applies action to every message of the subscriber that f
 // selects (of any channel and any state f does not name, as the reference
 // platform's bulk updates), and ids when given; it returns how many changed.
 func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string, action inboxAction) (int64, error) {
-	cond, args := f.bulkCond(env, subscriberID, ids)
+	cond, args := f.bulkCond(s.sql(), env, subscriberID, ids)
 	// Numbered parameters for the SET clause come first, so the WHERE
 	// clause's plain ones are numbered after them.
-	set := strings.NewReplacer("?1", "?", "?2", "?").Replace(inboxSets[action])
+	set := strings.NewReplacer("?1", "?", "?5", "?").Replace(inboxSets[action])
 	now := platform.FormatTime(s.now())
 	var setArgs []any
 	for range strings.Count(set, "?") {
@@ -338,10 +347,10 @@ func (s *Store) inboxMessage(ctx context.Context, env, subscriberID, id string) 
 // ids when given, with the payloads no message is left to read (the
 // sweeper only finds payloads through their messages).
 func (s *Store) inboxDeleteAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string) (int64, error) {
-	cond, args := f.bulkCond(env, subscriberID, ids)
+	cond, args := f.bulkCond(s.sql(), env, subscriberID, ids)
 	var n int64
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		gone, _, err := deleteMessages(ctx, tx, cond, args...)
+		gone, _, err := s.deleteMessages(ctx, tx, cond, args...)
 		n = int64(len(gone))
 		return err
 	})
@@ -368,7 +377,7 @@ func (s *Store) inboxAct(ctx context.Context, env, subscriberID, id, button, sta
 		}
 		now := platform.FormatTime(s.now())
 		_, err = tx.ExecContext(ctx, `UPDATE messages SET
-			cta = json_set(cta, '$.action.status', ?1, '$.action.result.type', ?2),
+			cta = `+s.sql().setAction()+`,
 			first_seen_date = CASE WHEN read = 0 THEN coalesce(first_seen_date, ?3) ELSE first_seen_date END,
 			last_seen_date = CASE WHEN read = 0 THEN ?3 ELSE last_seen_date END,
 			last_read_date = CASE WHEN read = 0 THEN ?3 ELSE last_read_date END,
@@ -404,7 +413,7 @@ func hasButton(cta []byte, t string) bool {
 // when no other message reads it.
 func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) error {
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		gone, _, err := deleteMessages(ctx, tx, `environment_id = ? AND subscriber_id = ? AND id = ?`, env, subscriberID, id)
+		gone, _, err := s.deleteMessages(ctx, tx, `environment_id = ? AND subscriber_id = ? AND id = ?`, env, subscriberID, id)
 		if err == nil && len(gone) == 0 {
 			return platform.ErrNotFound
 		}
@@ -425,7 +434,7 @@ func (s *Store) EndSnooze(ctx context.Context, environmentID, messageID string, 
 	now := platform.FormatTime(s.now())
 	var subscriberID string
 	err := s.db.W.QueryRowContext(ctx, `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
-		created_at = ?1, delivered_at = json_insert(delivered_at, '$[#]', ?1), feed_item = NULL, updated_at = ?1
+		created_at = ?1, delivered_at = `+s.sql().appendTime("delivered_at", "?1")+`, feed_item = NULL, updated_at = ?1
 		WHERE environment_id = ?2 AND id = ?3 AND snoozed_until IS NOT NULL AND snoozed_until <= ?4
 		RETURNING subscriber_id`, now, environmentID, messageID, platform.FormatTime(until)).Scan(&subscriberID)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -51,29 +51,39 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	}
 	m.Outcome = []byte(stored)
 	m.DeliveredAt, _ = json.Marshal([]string{platform.FormatTime(now)})
+	// The row is built here, not in the write: the caller's transaction
+	// holds the one writer, and every other write waits while it runs.
+	insert, values := insertMessageSQL, m.values()
+	// Announced to this process's sockets once the caller's transaction
+	// commits (a client told earlier would read the inbox without it),
+	// and to the other processes' by the insert itself.
+	ev := LiveEvent{EnvironmentID: m.EnvironmentID, SubscriberID: m.SubscriberID, MessageID: m.ID, Kind: LiveReceived}
+	var announce func()
+	switch bus := e.messages.live.(type) {
+	case nil:
+	case *SharedBus:
+		insert, values = insertMessageNotifySQL, append(values, liveChannel, bus.wire(ev))
+		announce = func() { bus.local.Publish(ev) }
+	default:
+		announce = func() { bus.Publish(ev) }
+	}
 	// Prepared here, outside the caller's transaction: preparing inside
 	// would wait on the writer connection that transaction holds. Parsing
 	// the 40-column INSERT cost more than running it.
 	db := e.messages.db
-	if err := db.PrepareWrites(ctx, insertMessageSQL, insertPayloadSQL); err != nil {
+	if err := db.PrepareWrites(ctx, insert, insertPayloadSQL); err != nil {
 		return Outcome{}, nil, fmt.Errorf("prepare message insert: %w", err)
 	}
-	// The row is built here, not in the write: the caller's transaction
-	// holds the one writer, and every other write waits while it runs.
-	values := m.values()
 	write := func(ctx context.Context, tx *sql.Tx) error {
-		res, err := db.WriteExec(ctx, tx, insertMessageSQL, values...)
+		res, err := db.WriteExec(ctx, tx, insert, values...)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		if e.messages.live != nil {
-			// Announced once the caller's transaction commits: a client
-			// told earlier would read the inbox without it.
-			ev := LiveEvent{EnvironmentID: m.EnvironmentID, SubscriberID: m.SubscriberID, MessageID: m.ID, Kind: LiveReceived}
-			db.AfterCommit(tx, func() { e.messages.live.Publish(ev) })
+		if announce != nil {
+			db.AfterCommit(tx, announce)
 		}
 		return m.storePayload(ctx, tx, db)
 	}

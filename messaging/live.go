@@ -82,6 +82,18 @@ func (b *MemoryBus) Subscribe(environmentID, subscriberID string, deliver func(L
 	}
 }
 
+// keys returns the environment and subscriber keys (liveKey) that have
+// listeners now.
+func (b *MemoryBus) keys() []string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := make([]string, 0, len(b.subs))
+	for k := range b.subs {
+		out = append(out, k)
+	}
+	return out
+}
+
 // publish announces ev when the store has a bus.
 func (s *Store) publish(ev LiveEvent) {
 	if s.live != nil {

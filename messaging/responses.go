@@ -95,9 +95,8 @@ func (s *Store) snoozedUntil(ctx context.Context, rows []*message) (map[string]s
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	list, _ := json.Marshal(ids)
 	res, err := s.db.Query(ctx, `SELECT id, snoozed_until FROM messages
-		WHERE id IN (SELECT value FROM json_each(?)) AND snoozed_until IS NOT NULL`, string(list))
+		WHERE `+s.sql().idsIn("id", "?")+` AND snoozed_until IS NOT NULL`, idList(ids))
 	if err != nil {
 		return nil, fmt.Errorf("read snoozes: %w", err)
 	}
@@ -241,7 +240,10 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 // sql is the condition for one match on p.payload, the payload's row of
 // message_payloads (feedCond). Keys are quoted
 // in the JSON path, so dots and spaces in them are taken literally.
-func (p payloadMatch) sql() (string, []any) {
+func (p payloadMatch) sql(d dialect) (string, []any) {
+	if d.pg {
+		return pgJSONEquals("p.payload", p.path, p.value)
+	}
 	var b strings.Builder
 	b.WriteString("$")
 	for _, k := range p.path {

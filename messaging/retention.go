@@ -3,7 +3,6 @@ package messaging
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -64,8 +63,7 @@ func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, befor
 		if len(ids) == 0 {
 			return nil
 		}
-		list, _ := json.Marshal(ids)
-		gone, payloads, err := deleteMessages(ctx, tx, `id IN (SELECT value FROM json_each(?))`, string(list))
+		gone, payloads, err := s.deleteMessages(ctx, tx, s.sql().idsIn("id", "?"), idList(ids))
 		removed["messages"], removed["message_payloads"] = int64(len(gone)), payloads
 		return err
 	})

@@ -151,6 +151,15 @@ const insertMessageSQL = `INSERT INTO messages (id, environment_id, organization
 	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?)
 	ON CONFLICT (job_id) DO NOTHING`
 
+// insertMessageNotifySQL is insertMessageSQL that also sends, on
+// PostgreSQL, a live event for the message when, and only if, it inserts
+// one (SharedBus.wire gives the last two parameters, the channel and the
+// payload): announced in the statement that stores the message, a
+// delivery costs the group commit no round trip of its own, where a
+// NOTIFY of its own doubled the statements of an in-app delivery.
+const insertMessageNotifySQL = `WITH inserted AS (` + insertMessageSQL + ` RETURNING 1)
+	SELECT pg_notify(?, ?) FROM inserted`
+
 // values are m's columns in insertMessageSQL's order.
 func (m *message) values() []any {
 	return []any{m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
@@ -217,11 +226,15 @@ func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText st
 	}
 	var errID, errText any
 	if out.Status == "error" {
-		errID, errText = platform.NewIDAt(at), errorText
+		// A provider's reply may be cut inside a character, and
+		// PostgreSQL refuses text that is not UTF-8 (22021).
+		errID, errText = platform.NewIDAt(at), strings.ToValidUTF8(errorText, "")
 	}
+	// A flag's parameter is compared with 1: PostgreSQL takes no integer
+	// (a Go bool is bound as one) as a condition.
 	_, err = s.db.W.ExecContext(ctx, `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
 		provider_id = ?, outcome = ?, updated_at = ?,
-		delivered_at = CASE WHEN ? THEN json_insert(delivered_at, '$[#]', ?) ELSE delivered_at END
+		delivered_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN `+s.sql().appendTime("delivered_at", "?")+` ELSE delivered_at END
 		WHERE id = ?`,
 		out.Status, errID, errText, out.ProviderID, doc, platform.FormatTime(at),
 		out.Status != "error", platform.FormatTime(at), id)
@@ -269,7 +282,7 @@ type feedFilter struct {
 // and the number of all that match. The (environment, subscriber, channel,
 // created_at, id, read, seen) index serves both queries.
 func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message, int, error) {
-	cond, args := feedCond(env, f)
+	cond, args := feedCond(s.sql(), env, f)
 	msgs, err := s.feedRows(ctx, true, cond, args, f)
 	if errors.Is(err, errNoFeedItem) {
 		msgs, err = s.feedRows(ctx, false, cond, args, f)
@@ -294,7 +307,7 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 // feedCond is the WHERE condition of f's messages, and its arguments.
 // Every column it tests but the payload is in the messages_feed index,
 // read and seen included, so that a filtered count reads the index alone.
-func feedCond(env string, f feedFilter) (string, []any) {
+func feedCond(d dialect, env string, f feedFilter) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
 	args := []any{env, f.subscriberID}
 	if f.read != nil {
@@ -308,7 +321,7 @@ func feedCond(env string, f feedFilter) (string, []any) {
 		// empty one is not stored, and matches no filter.
 		var match []string
 		for _, p := range f.payload {
-			w, a := p.sql()
+			w, a := p.sql(d)
 			match, args = append(match, w), append(args, a...)
 		}
 		where = append(where, `EXISTS (SELECT 1 FROM message_payloads p
@@ -451,23 +464,20 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	if set == "" {
 		return nil, fmt.Errorf("mark as %q", mark)
 	}
-	// The ids are one JSON parameter: a parameter each passed SQLite's
-	// limit of 32,766 with a long enough list.
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return nil, err
-	}
-	args := []any{platform.FormatTime(at), env, subscriberID, string(list)}
-	const in = `id IN (SELECT value FROM json_each(?4))`
+	list := idList(ids)
 	var out []*message
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
-			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+in, args...)
+			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+s.sql().idsIn("id", "?4"),
+			platform.FormatTime(at), env, subscriberID, list)
 		if err != nil {
 			return err
 		}
+		// Its own parameters: PostgreSQL cannot type one a statement
+		// does not use.
 		out, err = queryMessages(ctx, tx, `SELECT `+messageColumns+` FROM messages
-			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+in+` ORDER BY created_at DESC, id DESC`, args...)
+			WHERE environment_id = ? AND subscriber_id = ? AND `+s.sql().idsIn("id", "?")+`
+			ORDER BY created_at DESC, id DESC`, env, subscriberID, list)
 		return err
 	})
 	if err != nil {
@@ -482,7 +492,7 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 func (s *Store) deleteMessage(ctx context.Context, env, id string) (string, error) {
 	var subscriberID string
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		gone, _, err := deleteMessages(ctx, tx, `environment_id = ? AND id = ?`, env, id)
+		gone, _, err := s.deleteMessages(ctx, tx, `environment_id = ? AND id = ?`, env, id)
 		if err != nil {
 			return err
 		}
@@ -507,7 +517,7 @@ func (s *Store) deleteTransaction(ctx context.Context, env, transactionID, chann
 		where, args = where+` AND channel = ?`, append(args, channel)
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		gone, _, err := deleteMessages(ctx, tx, where, args...)
+		gone, _, err := s.deleteMessages(ctx, tx, where, args...)
 		n, inApp = int64(len(gone)), inAppSubscribers(gone)
 		return err
 	})
@@ -538,7 +548,7 @@ type deleted struct{ env, transactionID, notificationID, subscriberID, channel s
 // payloads no message of their notifications is left to read; it answers
 // the messages removed and how many payloads went with them. Every delete
 // of messages goes through it, so none leaves a payload behind.
-func deleteMessages(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]deleted, int64, error) {
+func (s *Store) deleteMessages(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]deleted, int64, error) {
 	rows, err := tx.QueryContext(ctx, `DELETE FROM messages WHERE `+where+`
 		RETURNING environment_id, transaction_id, notification_id, subscriber_id, channel`, args...)
 	if err != nil {
@@ -557,19 +567,30 @@ func deleteMessages(ctx context.Context, tx *sql.Tx, where string, args ...any) 
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
-	payloads, err := dropPayloads(ctx, tx, gone)
+	payloads, err := s.dropPayloads(ctx, tx, gone)
 	return gone, payloads, err
 }
 
 // dropPayloads deletes, in tx, the payloads of refs' notifications that no
 // message is left to read, and answers how many.
-func dropPayloads(ctx context.Context, tx *sql.Tx, refs []deleted) (int64, error) {
+//
+// On PostgreSQL two processes may each delete another message of one
+// notification at once, each still seeing the other's, and both keep the
+// payload, which nothing would find again. Each notification is locked
+// first, in id order so that two deletes cannot wait on each other; the
+// one that waited then sees the other's delete committed.
+func (s *Store) dropPayloads(ctx context.Context, tx *sql.Tx, refs []deleted) (int64, error) {
+	refs = slices.Clone(refs)
+	slices.SortFunc(refs, func(a, b deleted) int { return strings.Compare(a.notificationID, b.notificationID) })
 	seen, n := map[string]bool{}, int64(0)
 	for _, r := range refs {
 		if seen[r.notificationID] {
 			continue
 		}
 		seen[r.notificationID] = true
+		if err := s.db.LockKey(ctx, tx, "message_payloads:"+r.notificationID); err != nil {
+			return n, err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM message_payloads WHERE notification_id = ?3
 			AND NOT EXISTS (SELECT 1 FROM messages
 				WHERE environment_id = ?1 AND transaction_id = ?2 AND notification_id = ?3)`,

@@ -237,8 +237,12 @@ const vacuumStep = 1024
 // write of its own, when the database was created with
 // auto_vacuum=INCREMENTAL (Open sets it for a new file). A database
 // created before keeps its free pages for new rows; docs/retention.md says
-// how to convert it.
+// how to convert it. PostgreSQL has no such step: its autovacuum makes the
+// dead rows' space reusable.
 func (s *Sweeper) vacuum(ctx context.Context) error {
+	if s.DB.Postgres {
+		return nil
+	}
 	var mode int
 	if err := s.DB.W.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
 		return err

@@ -1,0 +1,66 @@
+package messaging
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// TestDropPayloads_ConcurrentDeletes: two processes on one PostgreSQL
+// database, each deleting another message of one notification at once,
+// leave no payload behind. Unlocked, each saw the other's message still
+// there and kept the payload, which nothing would find again.
+func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
+	if !platformtest.OnPostgres() {
+		t.Skip("several processes share a PostgreSQL database only; SQLite's one writer runs deletes one at a time")
+	}
+	is := is.New(t)
+	ctx := context.Background()
+	url := platformtest.NewPostgresURL(t)
+	open := func() *Store {
+		db, err := platform.Open(ctx, url)
+		is.NoErr(err) // opened
+		t.Cleanup(func() { db.Close() })
+		return NewStore(db, Sources{})
+	}
+	a, b := open(), open()
+	at := platform.FormatTime(time.Now())
+	for _, id := range []string{"m1", "m2"} {
+		inserted, err := a.insertMessage(ctx, &message{ID: id, EnvironmentID: "e", OrganizationID: "o", JobID: "job-" + id,
+			NotificationID: "n", SubscriberID: "s", ExternalSubscriber: "s", TransactionID: "t", Channel: "in_app",
+			Content: []byte(`""`), CTA: []byte("{}"), Overrides: []byte("{}"), Tags: []byte("[]"), Actor: []byte("{}"),
+			SubscriberSummary: []byte("{}"), Status: "sent", DeliveredAt: []byte("[]"), Outcome: []byte("{}"),
+			Payload: []byte(`{"big":"payload"}`), CreatedAt: at, UpdatedAt: at})
+		is.NoErr(err)     // stored
+		is.True(inserted) // a new message
+	}
+
+	txA, err := a.db.W.BeginTx(ctx, nil)
+	is.NoErr(err)
+	defer txA.Rollback()
+	_, _, err = a.deleteMessages(ctx, txA, `id = ?`, "m1")
+	is.NoErr(err) // a deletes m1 and has not committed
+	done := make(chan error, 1)
+	go func() {
+		done <- b.db.Tx(ctx, func(tx *sql.Tx) error {
+			_, _, err := b.deleteMessages(ctx, tx, `id = ?`, "m2")
+			return err
+		})
+	}()
+	platformtest.Eventually(t, 5*time.Second, func() bool {
+		var waiting int
+		a.db.R.QueryRow(`SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'`).Scan(&waiting)
+		return waiting == 1
+	}, "b's delete to wait for a's")
+	is.NoErr(txA.Commit()) // a commits
+	is.NoErr(<-done)       // then b
+	var left int
+	is.NoErr(a.db.R.QueryRow(`SELECT count(*) FROM message_payloads`).Scan(&left))
+	is.Equal(left, 0) // the payload went with the notification's last message
+}
