@@ -82,10 +82,9 @@ func (b *SharedBus) Publish(ev LiveEvent) {
 
 // wire is the payload of a NOTIFY on liveChannel that tells the other
 // processes of ev, for a statement that notifies itself
-// (insertMessageNotifySQL): as DB.Notify sends one, after this process's
-// instance ID and a newline, so that the listener knows its own.
+// (insertMessageNotifySQL).
 func (b *SharedBus) wire(ev LiveEvent) string {
-	return b.db.Instance() + "\n" + packLive([]LiveEvent{ev})[0]
+	return b.db.NotifyPayload(packLive([]LiveEvent{ev})[0])
 }
 
 // Subscribe registers a listener of one subscriber's events, from this

@@ -41,12 +41,17 @@ func (db *DB) Notify(ctx context.Context, tx *sql.Tx, channel, payload string) e
 	const q = `SELECT pg_notify(?, ?)`
 	var err error
 	if tx != nil {
-		_, err = tx.ExecContext(ctx, q, channel, db.instance+"\n"+payload)
+		_, err = tx.ExecContext(ctx, q, channel, db.NotifyPayload(payload))
 	} else {
-		_, err = db.W.ExecContext(ctx, q, channel, db.instance+"\n"+payload)
+		_, err = db.W.ExecContext(ctx, q, channel, db.NotifyPayload(payload))
 	}
 	return err
 }
+
+// NotifyPayload is payload as Notify sends it, for a statement that calls
+// pg_notify itself: after this process's instance ID and a newline, so the
+// listener knows its own.
+func (db *DB) NotifyPayload(payload string) string { return db.instance + "\n" + payload }
 
 // A Listener is told what another process notified on its channel, and to
 // reset (forget everything it derived from the database) when
