@@ -128,7 +128,11 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 }
 
 const (
-	claimTransactionSQL   = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)`
+	// A taken transactionId inserts nothing, rather than failing: PostgreSQL
+	// would abort the whole group commit on a failed statement (25P02),
+	// where SQLite undoes the statement alone.
+	claimTransactionSQL = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (environment_id, transaction_id) DO NOTHING`
 	insertNotificationSQL = `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
@@ -218,9 +222,10 @@ func (s *Store) commitInserts(ctx context.Context) {
 }
 
 // writeInserts commits a batch in one transaction. A trigger whose
-// transactionId is taken fails at its first statement, which SQLite undoes
-// alone, so the batch goes on without it; any other failure aborts the
-// transaction, and then each trigger is tried in a transaction of its own.
+// transactionId is taken writes nothing at its first statement (an ON
+// CONFLICT DO NOTHING, which no database fails), so the batch goes on
+// without it; any other failure aborts the transaction, and then each
+// trigger is tried in a transaction of its own.
 //
 // The worker's lanes are woken once the batch is committed, and only those
 // a trigger left a job to run. A trigger whose first step ran inline leaves none
@@ -279,8 +284,13 @@ func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequ
 	ts := platform.FormatTime(r.now)
 	for i, p := range r.plans {
 		env := p.tenant.EnvironmentID
-		_, err := s.db.WriteExec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
-		if platform.IsUniqueViolation(err) {
+		res, err := s.db.WriteExec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
 			for _, q := range r.plans[:i] {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
 					q.tenant.EnvironmentID, q.transactionID); err != nil {
@@ -288,9 +298,6 @@ func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequ
 				}
 			}
 			return transactionConflict(p.transactionID)
-		}
-		if err != nil {
-			return err
 		}
 	}
 	return nil
