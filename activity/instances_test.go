@@ -1,0 +1,215 @@
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
+)
+
+// Tests of several Herald instances on one PostgreSQL database: each
+// instance is a *platform.DB of its own on the same database URL, so it has
+// its own writer connection and instance ID, as a process would.
+
+// newInstances opens n instances on one fresh PostgreSQL database, each
+// with a store on the shared clock, and beats for each at the clock's time.
+func newInstances(t *testing.T, n int) ([]*Store, *platformtest.Clock) {
+	t.Helper()
+	if !platformtest.OnPostgres() {
+		t.Skip("several instances share a PostgreSQL database only: SQLite has one process")
+	}
+	url := platformtest.NewPostgresURL(t)
+	clock := platformtest.NewClock(t0)
+	stores := make([]*Store, n)
+	for i := range stores {
+		db, err := platform.Open(context.Background(), url)
+		if err != nil {
+			t.Fatalf("open instance %d: %v", i, err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if err := db.Beat(context.Background(), clock.Now()); err != nil {
+			t.Fatalf("beat: %v", err)
+		}
+		stores[i] = NewStore(db, clock.Now)
+	}
+	return stores, clock
+}
+
+// queueJobs writes a trigger of an in-app step to n subscribers through s:
+// n jobs due in the local lane. It returns the plan's tenant.
+func queueJobs(t *testing.T, s *Store, txID string, n int) platform.Tenant {
+	t.Helper()
+	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
+	wf := &workflows.Workflow{ID: platform.NewID(), WorkflowID: "w", Active: true,
+		Steps: []workflows.Step{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}}}
+	p := &plan{tenant: tenant, transactionID: txID, payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
+		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), preferences: json.RawMessage(`{}`), chain: chainSteps(wf)}
+	for i := range n {
+		p.recipients = append(p.recipients, recipient{id: platform.NewID(), subscriberID: fmt.Sprintf("s%04d", i),
+			snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)})
+		p.planChain(&p.recipients[i], s.now())
+	}
+	if err := s.insertTrigger(context.Background(), p, true); err != nil {
+		t.Fatal(err)
+	}
+	return tenant
+}
+
+// beatAll beats for each instance at the clock's time, as their
+// heartbeats would.
+func beatAll(t *testing.T, clock *platformtest.Clock, stores ...*Store) {
+	t.Helper()
+	for _, s := range stores {
+		if err := s.db.Beat(context.Background(), clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestQueue_InstancesNeverClaimOneJobTwice(t *testing.T) {
+	is := is.New(t)
+	stores, _ := newInstances(t, 3)
+	const jobs = 300
+	queueJobs(t, stores[0], "many", jobs)
+
+	ctx := context.Background()
+	var mu sync.Mutex
+	claims := map[string]int{}
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				got, err := s.claim(ctx, time.Minute, 3, laneLocal)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, j := range got {
+					claims[j.ID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	is.Equal(len(claims), jobs) // every job was claimed
+	for id, n := range claims {
+		if n != 1 {
+			t.Errorf("job %s claimed %d times by instances whose leases were all live", id, n)
+		}
+	}
+}
+
+func TestQueue_LeaseNamesItsInstance(t *testing.T) {
+	is := is.New(t)
+	stores, _ := newInstances(t, 1)
+	queueJobs(t, stores[0], "one", 1)
+	got, err := stores[0].claim(context.Background(), time.Minute, 1, laneLocal)
+	is.NoErr(err)
+	is.Equal(len(got), 1)
+	is.True(strings.HasPrefix(got[0].Lease, stores[0].db.Instance()+":")) // the lease says which instance holds the job
+}
+
+func TestQueue_RecoverLeasesSparesLiveInstances(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	stores, clock := newInstances(t, 2)
+	a, b := stores[0], stores[1]
+	queueJobs(t, a, "held", 1)
+	held, err := a.claim(ctx, time.Minute, 1, laneLocal)
+	is.NoErr(err)
+	is.Equal(len(held), 1)
+
+	n, err := b.recoverLeases(ctx, false) // b starts while a runs the job
+	is.NoErr(err)
+	is.Equal(n, 0)                      // a live instance's job is left to it
+	n, err = b.recoverLeases(ctx, true) // b's rescuer
+	is.NoErr(err)
+	is.Equal(n, 0)                      // likewise
+	n, err = a.recoverLeases(ctx, true) // a's own rescuer
+	is.NoErr(err)
+	is.Equal(n, 0) // never takes what its own worker runs
+
+	// a stops beating (SIGKILL); b goes on.
+	clock.Advance(platform.InstanceTTL + time.Second)
+	beatAll(t, clock, b)
+	n, err = b.recoverLeases(ctx, true)
+	is.NoErr(err)
+	is.Equal(n, 1) // the dead instance's job is due again, its lease not waited out
+	again, err := b.claim(ctx, time.Minute, 1, laneLocal)
+	is.NoErr(err)
+	is.Equal(len(again), 1)
+	is.Equal(again[0].ID, held[0].ID)   // b runs it
+	is.Equal(again[0].Interruptions, 1) // as an interrupted job
+	is.Equal(again[0].Attempts, 1)      // whose dead claim's attempt was taken back
+	err = a.settle(ctx, held[0], settlement{status: statusCompleted, then: thenRelease})
+	is.True(err == errLeaseLost) // a's late result, were it alive after all, is refused
+}
+
+func TestQueue_ExpiredLeaseIsDueToAnotherInstance(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	stores, clock := newInstances(t, 2)
+	a, b := stores[0], stores[1]
+	queueJobs(t, a, "slow", 1)
+	held, err := a.claim(ctx, time.Minute, 1, laneLocal)
+	is.NoErr(err)
+	none, err := b.claim(ctx, time.Minute, 1, laneLocal)
+	is.NoErr(err)
+	is.Equal(len(none), 0) // leased to a
+
+	clock.Advance(time.Minute + time.Millisecond)
+	beatAll(t, clock, a, b) // a is alive, but its lease ran out
+	taken, err := b.claim(ctx, time.Minute, 1, laneLocal)
+	is.NoErr(err)
+	is.Equal(len(taken), 1)
+	is.Equal(taken[0].ID, held[0].ID) // due again once its lease expired
+	err = a.settle(ctx, held[0], settlement{status: statusCompleted, then: thenRelease})
+	is.True(err == errLeaseLost) // and a's result is refused
+}
+
+func TestWorker_SurvivorRescuesADeadInstancesJobs(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	stores, clock := newInstances(t, 2)
+	a, b := stores[0], stores[1]
+	queueJobs(t, a, "orphan", 1)
+	held, err := a.claim(ctx, time.Hour, 1, laneLocal) // a claims the job, then is killed
+	is.NoErr(err)
+	is.Equal(len(held), 1)
+
+	w := NewWorker(b, subscribers.NewStore(b.db, nil, nil), newFakeMessenger(), WorkerConfig{Size: 1, Lease: time.Minute, Poll: time.Hour, Rescue: 5 * time.Millisecond})
+	wctx, cancel := context.WithCancel(ctx)
+	w.Start(wctx)
+	defer func() {
+		cancel()
+		w.Stop(ctx)
+	}()
+	interruptions := func() int {
+		var n int
+		is.NoErr(b.db.R.QueryRowContext(ctx, `SELECT interruptions FROM jobs WHERE id = ?`, held[0].ID).Scan(&n))
+		return n
+	}
+	is.Equal(interruptions(), 0) // a is alive yet
+
+	clock.Advance(platform.InstanceTTL + time.Second)
+	beatAll(t, clock, b)
+	platformtest.Eventually(t, 5*time.Second, func() bool { return interruptions() == 1 },
+		"the survivor to requeue the dead instance's job within its lease")
+}
