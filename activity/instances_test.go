@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -212,4 +213,111 @@ func TestWorker_SurvivorRescuesADeadInstancesJobs(t *testing.T) {
 	beatAll(t, clock, b)
 	platformtest.Eventually(t, 5*time.Second, func() bool { return interruptions() == 1 },
 		"the survivor to requeue the dead instance's job within its lease")
+}
+
+// triggerOnce writes a trigger of wf to the subscriber whose database _id
+// is subscriber, through s: its first step is due.
+func triggerOnce(t *testing.T, s *Store, tenant platform.Tenant, wf *workflows.Workflow, txID, subscriber string) {
+	t.Helper()
+	p := &plan{tenant: tenant, transactionID: txID, payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
+		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), preferences: json.RawMessage(`{}`), chain: chainSteps(wf),
+		recipients: []recipient{{id: subscriber, subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
+	p.planChain(&p.recipients[0], s.now())
+	if err := s.insertTrigger(context.Background(), p, true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// decideAtOnce has each instance claim one job of wf's first step, a
+// step of kind, and decide it with decide in a transaction that waits,
+// before it commits, until every instance has decided or a moment has
+// passed: without a lock, each decides on what it read before any other
+// committed. It returns the jobs' statuses.
+func decideAtOnce(t *testing.T, stores []*Store, decide func(s *Store, j *job) write) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	var claimed []*job
+	for _, s := range stores {
+		got, err := s.claim(ctx, time.Minute, 1, laneLocal)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("claim: %v, %d jobs", err, len(got))
+		}
+		claimed = append(claimed, got[0])
+	}
+	var decided sync.WaitGroup
+	decided.Add(len(stores))
+	allDecided := make(chan struct{})
+	go func() { decided.Wait(); close(allDecided) }()
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+				err := decide(s, claimed[i])(ctx, tx)
+				decided.Done()
+				select {
+				case <-allDecided:
+				case <-time.After(300 * time.Millisecond):
+				}
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	statuses := map[string]int{}
+	rows, err := stores[0].db.R.QueryContext(ctx, `SELECT status FROM jobs WHERE type IN ('digest', 'throttle')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		if err := rows.Scan(&st); err != nil {
+			t.Fatal(err)
+		}
+		statuses[st]++
+	}
+	return statuses
+}
+
+func TestDigest_ConcurrentInstancesMakeOneMaster(t *testing.T) {
+	is := is.New(t)
+	stores, clock := newInstances(t, 3)
+	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
+	wf := &workflows.Workflow{ID: platform.NewID(), WorkflowID: "w", Active: true, Steps: []workflows.Step{
+		{ID: platform.NewID(), StepID: "d", Type: stepDigest, ControlValues: map[string]any{"amount": 5, "unit": "minutes"}},
+		{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}}}
+	subscriber := platform.NewID()
+	for i, s := range stores {
+		triggerOnce(t, s, tenant, wf, fmt.Sprintf("event-%d", i), subscriber)
+	}
+	var cfg digestConfig
+	is.NoErr(json.Unmarshal([]byte(`{"amount":5,"unit":"minutes"}`), &cfg))
+	got := decideAtOnce(t, stores, func(s *Store, j *job) write {
+		return s.openDigest(j, cfg, clock.Now().Add(5*time.Minute), json.RawMessage(`{}`), nil)
+	})
+	is.Equal(got[statusDelayed], 1) // one digest master collects the events
+	is.Equal(got[statusMerged], 2)  // the others merged into it
+}
+
+func TestThrottle_ConcurrentInstancesKeepTheLimit(t *testing.T) {
+	is := is.New(t)
+	stores, _ := newInstances(t, 3)
+	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
+	wf := &workflows.Workflow{ID: platform.NewID(), WorkflowID: "w", Active: true, Steps: []workflows.Step{
+		{ID: platform.NewID(), StepID: "t", Type: stepThrottle, ControlValues: map[string]any{"amount": 1, "unit": "hours", "threshold": 1}},
+		{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}}}
+	subscriber := platform.NewID()
+	for i, s := range stores {
+		triggerOnce(t, s, tenant, wf, fmt.Sprintf("event-%d", i), subscriber)
+	}
+	var cfg throttleConfig
+	is.NoErr(json.Unmarshal([]byte(`{"amount":1,"unit":"hours","threshold":1}`), &cfg))
+	got := decideAtOnce(t, stores, func(s *Store, j *job) write { return s.throttle(j, cfg, nil) })
+	is.Equal(got[statusCompleted], 1) // one event passes the throttle of one an hour
+	is.Equal(got[statusSkipped], 2)   // the others are throttled
 }

@@ -368,7 +368,9 @@ func (w *Worker) commit(ctx context.Context, results <-chan result) {
 // record writes a batch in one transaction. Results rarely fail (a lost
 // lease, mostly), so they are written without a savepoint each: when one
 // fails, the transaction is abandoned and each result is tried in a
-// transaction of its own, where a failure drops that result alone.
+// transaction of its own, where a failure drops that result alone. That
+// serves PostgreSQL too, which aborts the whole transaction at a failed
+// statement.
 func (w *Worker) record(ctx context.Context, batch []result) {
 	if err := w.store.db.PrepareWrites(ctx, settleStatements...); err != nil {
 		w.cfg.Logger.Error("prepare statements", "error", err)
@@ -384,12 +386,15 @@ func (w *Worker) record(ctx context.Context, batch []result) {
 	if err == nil {
 		return
 	}
-	if len(batch) == 1 {
+	if len(batch) == 1 && !platform.IsRetryable(err) {
 		w.logWrite(batch[0].j, err)
 		return
 	}
+	// On PostgreSQL a batch may also be rolled back to break a deadlock
+	// with another instance's (their digests' locks taken in another
+	// order, say): alone, each result is tried again.
 	for _, r := range batch {
-		if err := w.store.db.Tx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }); err != nil {
+		if err := w.store.retryTx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }); err != nil {
 			w.logWrite(r.j, err)
 		}
 	}
