@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -320,4 +322,81 @@ func TestThrottle_ConcurrentInstancesKeepTheLimit(t *testing.T) {
 	got := decideAtOnce(t, stores, func(s *Store, j *job) write { return s.throttle(j, cfg, nil) })
 	is.Equal(got[statusCompleted], 1) // one event passes the throttle of one an hour
 	is.Equal(got[statusSkipped], 2)   // the others are throttled
+}
+
+// secondInstance opens another instance on h's PostgreSQL database, with a
+// store on h's clock, and beats for both.
+func (h *harness) secondInstance(t *testing.T) *Store {
+	t.Helper()
+	var name string
+	if err := h.App.DB.R.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(platformtest.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	db, err := platform.Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s := NewStore(db, h.App.Clock.Now)
+	beatAll(t, h.App.Clock, h.store, s)
+	return s
+}
+
+func TestBroadcast_SurvivorTakesOverOnlyADeadOwnersFanOut(t *testing.T) {
+	if !platformtest.OnPostgres() {
+		t.Skip("several instances share a PostgreSQL database only: SQLite has one process")
+	}
+	is := is.New(t)
+	h := newBroadcastHarness(t)
+	b := h.secondInstance(t)
+	b.broadcastBatch, b.broadcastRescue = 2, 5*time.Millisecond
+
+	// Instance a's fan-out stops after its first batch, a alive.
+	h.subs.onList(failListingAfter("s2"))
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"cut"}`)
+	is.Equal(res.Status, http.StatusInternalServerError) // cut short
+	h.subs.onList(nil)
+
+	// Instance b starts: the fan-out is a live instance's, its lease running.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wait := ResumeBroadcasts(ctx, b, workflows.NewStore(b.db), subscribers.NewStore(b.db, nil, h.App.Clock.Now), h.logger)
+	wait(ctx)
+	is.Equal(h.unfinished(t), []string{"cut after s2"}) // b left it alone
+	var owner string
+	is.NoErr(h.App.DB.R.QueryRow(`SELECT owner FROM activity_broadcasts`).Scan(&owner))
+	is.Equal(owner, h.store.db.Instance()) // still a's
+
+	// a dies; b's rescue finishes the fan-out without a restart.
+	_, err := b.db.W.Exec(`DELETE FROM instances WHERE id = ?`, h.store.db.Instance())
+	is.NoErr(err)
+	platformtest.Eventually(t, 5*time.Second, func() bool { return len(h.unfinished(t)) == 0 }, "b to finish a's fan-out")
+	is.Equal(perSubscriber(h.notifications(t, "transactionId=cut")), everyone) // each subscriber written once
+}
+
+func TestBroadcast_ExpiredLeaseIsTakenOver(t *testing.T) {
+	if !platformtest.OnPostgres() {
+		t.Skip("several instances share a PostgreSQL database only: SQLite has one process")
+	}
+	is := is.New(t)
+	h := newBroadcastHarness(t)
+	b := h.secondInstance(t)
+	b.broadcastBatch, b.broadcastRescue = 2, 5*time.Millisecond
+	h.subs.onList(failListingAfter("s2"))
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"stuck"}`)
+	is.Equal(res.Status, http.StatusInternalServerError) // a's fan-out stops, a alive
+	h.subs.onList(nil)
+
+	h.App.Clock.Advance(broadcastLease + time.Second)
+	beatAll(t, h.App.Clock, h.store, b) // both alive, a's lease run out
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ResumeBroadcasts(ctx, b, workflows.NewStore(b.db), subscribers.NewStore(b.db, nil, h.App.Clock.Now), h.logger)
+	platformtest.Eventually(t, 5*time.Second, func() bool { return len(h.unfinished(t)) == 0 }, "b to finish a's stalled fan-out")
+	is.Equal(perSubscriber(h.notifications(t, "transactionId=stuck")), everyone) // each subscriber written once
 }

@@ -29,6 +29,9 @@ type Store struct {
 	// broadcastBatch is how many subscribers one broadcast transaction
 	// covers; tests make it small.
 	broadcastBatch int
+	// broadcastRescue is how often, on a shared database, ResumeBroadcasts
+	// looks for fan-outs of dead instances; tests make it short.
+	broadcastRescue time.Duration
 	// swept, when set, is called after each table a retention batch
 	// deletes from, inside its transaction; tests stop a sweep there.
 	swept func(table string)
@@ -42,7 +45,7 @@ func NewStore(db *platform.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, now: now, broadcastBatch: 500}
+	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: platform.InstanceTTL}
 	for i := range s.woken {
 		s.woken[i] = make(chan struct{}, 1)
 	}
