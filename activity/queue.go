@@ -432,7 +432,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 	defer platform.Wrap(&err, "cancel transaction %s", transactionID)
 	now := s.now()
 	ts := platform.FormatTime(now)
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.retryTx(ctx, func(tx *sql.Tx) error {
 		// Digest masters hand their merged events on first, while their
 		// run_at still says when they would have fired.
 		if err := s.promoteMerged(ctx, tx, envID, transactionID, now); err != nil {
@@ -476,7 +476,17 @@ func undigest(ctx context.Context, tx *sql.Tx, envID, transactionID, ts string) 
 // digest masters: for each, the oldest merged job becomes the master,
 // waiting until the old one would have fired, and the others now merge into
 // it.
+//
+// On a shared database it first takes the digest lock of each of their
+// groups (lockGroup), in key order so two cancels never wait on each other,
+// and reads the masters under them: a worker of another instance may be
+// merging an event into one, or firing it.
 func (s *Store) promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactionID string, now time.Time) error {
+	if s.db.Shared() {
+		if err := s.lockMastersGroups(ctx, tx, envID, transactionID); err != nil {
+			return err
+		}
+	}
 	rows, err := tx.QueryContext(ctx, `
 		SELECT id, run_at FROM jobs
 		WHERE notification_id IN (SELECT id FROM notifications WHERE environment_id = ? AND transaction_id = ?)
@@ -501,6 +511,38 @@ func (s *Store) promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactio
 	}
 	for _, m := range masters {
 		if err := s.promote(ctx, tx, envID, m.id, m.runAt, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockMastersGroups takes the digest lock of the group of each waiting
+// digest master of the transaction.
+func (s *Store) lockMastersGroups(ctx context.Context, tx *sql.Tx, envID, transactionID string) error {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT DISTINCT group_key FROM jobs
+		WHERE notification_id IN (SELECT id FROM notifications WHERE environment_id = ? AND transaction_id = ?)
+		  AND type = 'digest' AND status = 'delayed' AND stage = ? AND group_key <> ''
+		ORDER BY group_key`, envID, transactionID, stageDigesting)
+	if err != nil {
+		return err
+	}
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := s.lockGroup(ctx, tx, "digest", &job{EnvironmentID: envID, GroupKey: k}); err != nil {
 			return err
 		}
 	}
