@@ -125,7 +125,8 @@ const controlsColumn = `coalesce(json_extract(step, '$.controlVariables'), '{}')
 const controlsColumnPostgres = `coalesce(nullif(CAST(CAST(step AS json) -> 'controlVariables' AS text), 'null'), '{}')`
 
 // claim leases up to n due jobs of a lane, those due longest first: one UPDATE …
-// RETURNING on the writer, so two workers never get the same job. A job
+// RETURNING on the writer, so two workers never get the same job (on
+// PostgreSQL, two instances neither: claimSQLPostgres). A job
 // whose lease expired is due again. A claim counts as an attempt; a worker
 // that gives a job back without starting it takes the attempt back
 // (unclaimed), and so does the next start for a job a dead process held,
@@ -478,7 +479,7 @@ func undigest(ctx context.Context, tx *sql.Tx, envID, transactionID, ts string) 
 // it.
 //
 // On a shared database it first takes the digest lock of each of their
-// groups (lockGroup), in key order so two cancels never wait on each other,
+// groups (lockGroup), in key order so that two cancels do not deadlock,
 // and reads the masters under them: a worker of another instance may be
 // merging an event into one, or firing it.
 func (s *Store) promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactionID string, now time.Time) error {
