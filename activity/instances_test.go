@@ -400,3 +400,41 @@ func TestBroadcast_ExpiredLeaseIsTakenOver(t *testing.T) {
 	platformtest.Eventually(t, 5*time.Second, func() bool { return len(h.unfinished(t)) == 0 }, "b to finish a's stalled fan-out")
 	is.Equal(perSubscriber(h.notifications(t, "transactionId=stuck")), everyone) // each subscriber written once
 }
+
+func TestWorker_TwoInstancesDeliverEachJobOnce(t *testing.T) {
+	if !platformtest.OnPostgres() {
+		t.Skip("several instances share a PostgreSQL database only: SQLite has one process")
+	}
+	is := is.New(t)
+	h := newHarness(t)
+	b := h.secondInstance(t)
+	w := NewWorker(b, subscribers.NewStore(b.db, nil, h.App.Clock.Now), h.msg, WorkerConfig{Size: h.size, Lease: testLease,
+		Poll: 2 * time.Millisecond, RetryBackoff: testRetry, Logger: h.logger})
+	ctx, cancel := context.WithCancel(context.Background())
+	w.Start(ctx)
+	defer func() {
+		cancel()
+		w.Stop(context.Background())
+	}()
+
+	h.wf.add(t, h.App.Development.ID, "mail", nil, step("mail", "email", map[string]any{"subject": "s", "body": "b"}))
+	var to []string
+	for i := range 40 {
+		to = append(to, fmt.Sprintf("%q", fmt.Sprintf("s%02d", i)))
+	}
+	tx := h.trigger(t, `{"name":"mail","to":[`+strings.Join(to, ",")+`]}`)
+	got := h.waitStatuses(t, tx, "trigger:completed", "email:completed")
+	is.Equal(len(got), 40) // every notification delivered
+	h.msg.mu.Lock()
+	defer h.msg.mu.Unlock()
+	perJob := map[string]int{}
+	for _, c := range h.msg.calls {
+		perJob[c.JobID]++
+	}
+	is.Equal(len(perJob), 40) // one email job each
+	for id, n := range perJob {
+		if n != 1 {
+			t.Errorf("job %s delivered %d times by the two instances' workers", id, n)
+		}
+	}
+}
