@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -667,13 +668,24 @@ func TestDelivery_FirstInAppJobReadsAsTheWorkersOwn(t *testing.T) {
 // jobQueueState is what the queue keeps of a job beside its API fields.
 func jobQueueState(t *testing.T, srv *platformtest.Server, id any) string {
 	t.Helper()
-	var state string
-	err := srv.App.DB.R.QueryRow(`SELECT json_array(status, stage, digest, group_key, merged_digest_id, run_at,
-		lease_owner, lease_until, attempts) FROM jobs WHERE id = ?`, id).Scan(&state)
+	var status, stage, groupKey, merged, owner, until string
+	var digest, runAt sql.NullString
+	var attempts int
+	err := srv.App.DB.R.QueryRow(`SELECT status, stage, digest, group_key, merged_digest_id, run_at,
+		lease_owner, lease_until, attempts FROM jobs WHERE id = ?`, id).Scan(&status, &stage, &digest, &groupKey, &merged, &runAt,
+		&owner, &until, &attempts)
 	if err != nil {
 		t.Fatalf("read job %v: %v", id, err)
 	}
-	return state
+	orNull := func(s sql.NullString) any {
+		if s.Valid {
+			return s.String
+		}
+		return nil
+	}
+	// As SQLite's json_array would write them, read on either database.
+	b, _ := json.Marshal([]any{status, stage, orNull(digest), groupKey, merged, orNull(runAt), owner, until, attempts})
+	return string(b)
 }
 
 // comparableJob drops from a job what differs between two runs of equal

@@ -25,6 +25,7 @@ func footprint(t testing.TB, db *platform.DB) (map[string]int64, int64) {
 // name: pgsize for the pages held, payload for the bytes of the records.
 func dbstat(t testing.TB, db *platform.DB, column string) (map[string]int64, int64) {
 	t.Helper()
+	platformtest.SQLiteOnly(t, "measures pages through SQLite's dbstat table")
 	rows, err := db.W.QueryContext(context.Background(), `SELECT name, sum(`+column+`) FROM dbstat GROUP BY name`)
 	if err != nil {
 		t.Fatalf("dbstat: %v", err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -67,9 +68,9 @@ func (t *triggerer) fanOut(ctx context.Context, b *broadcast) error {
 }
 
 // errBroadcastStopped means a broadcast's row did not say what the batch
-// expected: a cancel deleted it (cancelTransaction), or, against the rule
-// of one Herald process per database, another process moved it on. The
-// batch is not written, and the broadcast goes no further.
+// expected: a cancel deleted it (cancelTransaction), or another process
+// took it over (its owner thought dead, or its lease run out). The batch
+// is not written, and the broadcast goes no further here.
 var errBroadcastStopped = errors.New("broadcast canceled before this batch")
 
 // broadcastProgress returns what b's next batch writes in its transaction
@@ -77,10 +78,13 @@ var errBroadcastStopped = errors.New("broadcast canceled before this batch")
 // its transactionId claim), each later one moves its cursor to next, and the
 // last deletes it, so the row is never ahead of or behind what is committed.
 // A broadcast of one batch records nothing. A later batch's write holds
-// only while the row still has the cursor the batch started from.
+// only while the row still has the cursor the batch started from and names
+// this instance as its owner. Each batch renews the owner's lease: another
+// instance sharing the database takes a fan-out over only once its owner
+// is dead or its lease ran out (ResumeBroadcasts).
 func (s *Store) broadcastProgress(b *broadcast, next string, last bool) write {
 	p := b.p
-	env, txID, after := p.tenant.EnvironmentID, p.transactionID, b.after
+	env, txID, after, owner := p.tenant.EnvironmentID, p.transactionID, b.after, s.db.Instance()
 	exactlyOne := func(res sql.Result, err error) error {
 		if err != nil {
 			return fmt.Errorf("record broadcast progress: %w", err)
@@ -96,24 +100,28 @@ func (s *Store) broadcastProgress(b *broadcast, next string, last bool) write {
 	case !b.started:
 		org, request, actor, kind := p.tenant.OrganizationID, string(b.request), string(p.actor), firstNonEmpty(b.kind, "broadcast")
 		return func(ctx context.Context, tx *sql.Tx) error {
-			ts := platform.FormatTime(s.now())
+			now := s.now()
+			ts := platform.FormatTime(now)
 			return exactlyOne(tx.ExecContext(ctx, `
 				INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id, request, actor,
-					last_subscriber_id, kind, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, env, txID, org, request, actor, next, kind, ts, ts))
+					last_subscriber_id, kind, created_at, updated_at, owner, lease_until)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, env, txID, org, request, actor, next, kind, ts, ts,
+				owner, platform.FormatTime(now.Add(broadcastLease))))
 		}
 	case last:
 		return func(ctx context.Context, tx *sql.Tx) error {
 			return exactlyOne(tx.ExecContext(ctx, `
-				DELETE FROM activity_broadcasts WHERE environment_id = ? AND transaction_id = ? AND last_subscriber_id = ?`,
-				env, txID, after))
+				DELETE FROM activity_broadcasts
+				WHERE environment_id = ? AND transaction_id = ? AND last_subscriber_id = ? AND owner = ?`,
+				env, txID, after, owner))
 		}
 	default:
 		return func(ctx context.Context, tx *sql.Tx) error {
+			now := s.now()
 			return exactlyOne(tx.ExecContext(ctx, `
-				UPDATE activity_broadcasts SET last_subscriber_id = ?, updated_at = ?
-				WHERE environment_id = ? AND transaction_id = ? AND last_subscriber_id = ?`,
-				next, platform.FormatTime(s.now()), env, txID, after))
+				UPDATE activity_broadcasts SET last_subscriber_id = ?, updated_at = ?, lease_until = ?
+				WHERE environment_id = ? AND transaction_id = ? AND last_subscriber_id = ? AND owner = ?`,
+				next, platform.FormatTime(now), platform.FormatTime(now.Add(broadcastLease)), env, txID, after, owner))
 		}
 	}
 }
@@ -126,15 +134,36 @@ type unfinishedBroadcast struct {
 	actor         json.RawMessage
 	after         string
 	kind          string // "broadcast" or kindTopics
+	owner, lease  string // the instance writing it and until when, as read
 }
 
-// unfinishedBroadcasts returns every broadcast whose fan-out has not
-// finished, oldest first.
-func (s *Store) unfinishedBroadcasts(ctx context.Context) (_ []unfinishedBroadcast, err error) {
+// broadcastLease is how long a fan-out stays its owner's after its last
+// batch: past it, another instance may take it over though its owner
+// lives (a batch that failed, or hangs).
+const broadcastLease = time.Minute
+
+// unfinishedBroadcasts returns the broadcasts whose fan-out has not
+// finished and is free to take over, oldest first. On SQLite one process
+// uses the database, so at its start every one is: the process writing it
+// is gone. On a shared database (PostgreSQL) one is free when its owner's
+// heartbeat is stale or its lease ran out, and, at this process's start
+// (periodic false), when it is this instance's own.
+func (s *Store) unfinishedBroadcasts(ctx context.Context, periodic bool) (_ []unfinishedBroadcast, err error) {
 	defer platform.Wrap(&err, "list unfinished broadcasts")
+	var where string
+	var args []any
+	if s.db.Shared() {
+		now := s.now()
+		free := `NOT ` + platform.OwnerAliveSQL("owner") + ` OR lease_until <= ?`
+		args = []any{platform.LiveSince(now), platform.FormatTime(now), s.db.Instance()}
+		where = ` WHERE (` + free + `) AND owner <> ?`
+		if !periodic {
+			where = ` WHERE ` + free + ` OR owner = ?`
+		}
+	}
 	rows, err := s.db.R.QueryContext(ctx, `
-		SELECT environment_id, organization_id, transaction_id, request, actor, last_subscriber_id, kind
-		FROM activity_broadcasts ORDER BY created_at`)
+		SELECT environment_id, organization_id, transaction_id, request, actor, last_subscriber_id, kind, owner, lease_until
+		FROM activity_broadcasts`+where+` ORDER BY created_at`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -143,13 +172,30 @@ func (s *Store) unfinishedBroadcasts(ctx context.Context) (_ []unfinishedBroadca
 	for rows.Next() {
 		var u unfinishedBroadcast
 		var request, actor string
-		if err := rows.Scan(&u.tenant.EnvironmentID, &u.tenant.OrganizationID, &u.transactionID, &request, &actor, &u.after, &u.kind); err != nil {
+		if err := rows.Scan(&u.tenant.EnvironmentID, &u.tenant.OrganizationID, &u.transactionID, &request, &actor, &u.after, &u.kind,
+			&u.owner, &u.lease); err != nil {
 			return nil, err
 		}
 		u.request, u.actor = json.RawMessage(request), json.RawMessage(actor)
 		out = append(out, u)
 	}
 	return out, rows.Err()
+}
+
+// takeBroadcast makes this instance the owner of u, unless the row changed
+// since it was read (another instance took it, or its owner wrote a
+// batch), and reports whether it did.
+func (s *Store) takeBroadcast(ctx context.Context, u unfinishedBroadcast) (bool, error) {
+	res, err := s.db.W.ExecContext(ctx, `
+		UPDATE activity_broadcasts SET owner = ?, lease_until = ?
+		WHERE environment_id = ? AND transaction_id = ? AND owner = ? AND lease_until = ? AND last_subscriber_id = ?`,
+		s.db.Instance(), platform.FormatTime(s.now().Add(broadcastLease)), u.tenant.EnvironmentID, u.transactionID,
+		u.owner, u.lease, u.after)
+	if err != nil {
+		return false, fmt.Errorf("take over broadcast %s: %w", u.transactionID, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // finishBroadcast deletes a broadcast's row without writing the rest of it.
@@ -169,36 +215,83 @@ func (s *Store) finishBroadcast(ctx context.Context, envID, transactionID string
 // payload is finished without the rest, with a warning.
 //
 // It reads the unfinished broadcasts before it returns, so call it before
-// the server takes requests: Herald runs one process per database, so each
-// broadcast recorded then belongs to a process that is gone, while one begun
-// later belongs to the request running it. The broadcasts are continued one
-// after another in a goroutine until they are done or ctx is; one that ctx
-// stops goes on at the next start. The returned function waits for that
-// goroutine, or until its own ctx is done. Errors are logged, not returned.
+// the server takes requests: on SQLite one Herald process uses the
+// database, so each broadcast recorded then belongs to a process that is
+// gone, while one begun later belongs to the request running it. On a
+// shared database (PostgreSQL) it takes only those whose owner is dead or
+// whose lease ran out (unfinishedBroadcasts), each made its own first
+// (takeBroadcast), and it goes on looking for such every
+// store.broadcastRescue until ctx is done: the survivors of an instance
+// killed mid-fan-out finish its broadcasts.
+//
+// The broadcasts are continued one after another in a goroutine until they
+// are done or ctx is; one that ctx stops goes on at the next start. The
+// returned function waits for those read at the call, or until its own ctx
+// is done; once ctx is done, it waits for the goroutine to end. Errors are
+// logged, not returned.
 func ResumeBroadcasts(ctx context.Context, store *Store, workflows Workflows, subscribers Subscribers, logger *slog.Logger) (wait func(context.Context)) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	pending, err := store.unfinishedBroadcasts(ctx)
+	pending, err := store.unfinishedBroadcasts(ctx, false)
 	if err != nil {
 		logger.Error("broadcasts not resumed", "error", err)
-		return func(context.Context) {}
+		pending = nil
 	}
 	t := newTriggerer(store, workflows, subscribers)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for _, u := range pending {
+	resumeAll := func(list []unfinishedBroadcast) {
+		for _, u := range list {
 			if ctx.Err() != nil {
 				return
 			}
-			t.resume(ctx, u, logger.With("environment_id", u.tenant.EnvironmentID, "transaction_id", u.transactionID))
+			log := logger.With("environment_id", u.tenant.EnvironmentID, "transaction_id", u.transactionID)
+			if ok, err := store.takeBroadcast(ctx, u); err != nil || !ok {
+				if err != nil {
+					log.Error("broadcast not resumed", "error", err)
+				}
+				continue // another instance has it
+			}
+			t.resume(ctx, u, log)
+		}
+	}
+	first, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		resumeAll(pending)
+		close(first)
+		if !store.db.Shared() {
+			return
+		}
+		tick := time.NewTicker(store.broadcastRescue)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			list, err := store.unfinishedBroadcasts(ctx, true)
+			if err != nil {
+				if ctx.Err() == nil {
+					logger.Error("broadcasts of dead instances not resumed", "error", err)
+				}
+				continue
+			}
+			resumeAll(list)
 		}
 	}()
 	return func(wctx context.Context) {
 		select {
+		case <-first:
 		case <-done:
 		case <-wctx.Done():
+			return
+		}
+		if ctx.Err() != nil {
+			select {
+			case <-done:
+			case <-wctx.Done():
+			}
 		}
 	}
 }

@@ -29,9 +29,14 @@ type digestEvent struct {
 // events of one key never both become masters: it merges into the waiting
 // master of its key when there is one; otherwise a backoff digest with no
 // event inside its backoff window passes its event on at once; otherwise it
-// becomes the master and waits until `until`.
+// becomes the master and waits until `until`. Other processes sharing the
+// database decide their events of the key one at a time with it
+// (lockGroup).
 func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload json.RawMessage, details []detail) write {
 	return func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.lockGroup(ctx, tx, "digest", j); err != nil {
+			return err
+		}
 		var masterID, masterNotification string
 		err := tx.QueryRowContext(ctx, `
 			SELECT id, notification_id FROM jobs
@@ -90,8 +95,13 @@ func (s *Store) mergeDigest(ctx context.Context, tx *sql.Tx, j *job, masterID, m
 
 // fireDigest ends a master's window: its events are its own and every merged
 // one's, oldest first; they are stored on the job for the following steps.
+// It holds the key's lock (lockGroup), so that no event merges into the
+// master between its read of the events and its end.
 func (s *Store) fireDigest(j *job, payload json.RawMessage) write {
 	return func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.lockGroup(ctx, tx, "digest", j); err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, `
 			SELECT j.id, j.created_at, n.payload FROM jobs j JOIN notifications n ON n.id = j.notification_id
 			WHERE j.merged_digest_id = ? AND j.status = 'merged'
@@ -120,6 +130,21 @@ func (s *Store) fireDigest(j *job, payload json.RawMessage) write {
 	}
 }
 
+// lockGroup serialises, until tx ends, the read-then-write decisions of
+// kind (a digest's master, a throttle's count) on j's group across
+// processes sharing the database: on PostgreSQL two workers deciding one
+// key at once would both find no master, or both count under the limit.
+// SQLite's one writer serialises them already; there it does nothing.
+func (s *Store) lockGroup(ctx context.Context, tx *sql.Tx, kind string, j *job) error {
+	if j.GroupKey == "" {
+		return nil // a job without a key is matched with no other
+	}
+	if err := s.db.LockKey(ctx, tx, kind+"|"+j.EnvironmentID+"|"+j.GroupKey); err != nil {
+		return fmt.Errorf("lock %s group: %w", kind, err)
+	}
+	return nil
+}
+
 // withEvents returns the digest metadata with its events set.
 func withEvents(meta json.RawMessage, events []digestEvent) json.RawMessage {
 	m := map[string]any{}
@@ -134,7 +159,8 @@ func withEvents(meta json.RawMessage, events []digestEvent) json.RawMessage {
 
 // throttle lets a throttle job pass while fewer than the threshold of its
 // key's throttle jobs passed within the window, and otherwise skips it and
-// the steps after it. Count and decision share one transaction.
+// the steps after it. Count and decision share one transaction, and
+// processes sharing the database count a key one at a time (lockGroup).
 func (s *Store) throttle(j *job, cfg throttleConfig, details []detail) write {
 	now := s.now()
 	since, err := cfg.window().before(now)
@@ -144,6 +170,9 @@ func (s *Store) throttle(j *job, cfg throttleConfig, details []detail) write {
 			details:    append(details, detail{Status: detailFailed, Detail: "Invalid throttle configuration: " + err.Error(), Source: sourcePayload})})
 	}
 	return func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.lockGroup(ctx, tx, "throttle", j); err != nil {
+			return err
+		}
 		var passed int
 		err := tx.QueryRowContext(ctx, `
 			SELECT count(*) FROM jobs

@@ -332,7 +332,7 @@ func TestLaneOf_AgreesWithLaneSQL(t *testing.T) {
 	s, _, _ := newQueue(t)
 	for _, typ := range []string{stepTrigger, "in_app", "email", "sms", "chat", "push", stepDelay, stepDigest, stepThrottle, stepCustom} {
 		var lane int
-		is.NoErr(s.db.R.QueryRow(`SELECT `+laneSQL+` FROM (SELECT ? AS type)`, typ).Scan(&lane))
+		is.NoErr(s.db.R.QueryRow(`SELECT `+laneSQL+` FROM (SELECT CAST(? AS text) AS type) AS j`, typ).Scan(&lane))
 		is.Equal(laneOf(typ), lane) // the lane a wake names is the lane the claim reads
 	}
 }
@@ -393,7 +393,7 @@ func TestQueue_RecoverLeases(t *testing.T) {
 	is.Equal(claimed[0].Attempts, 1)
 
 	for i := 1; i <= maxInterruptions; i++ {
-		n, err := s.recoverLeases(ctx) // the next start
+		n, err := s.recoverLeases(ctx, false) // the next start
 		is.NoErr(err)
 		is.Equal(n, 1) // finds the claim
 		claimed, err = s.claim(ctx, time.Minute, 1, laneLocal)

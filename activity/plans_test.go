@@ -16,6 +16,7 @@ import (
 // number, so its index gives the order, as a context key's entries do.
 // Other filters read notifications_list in its order.
 func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
+	platformtest.SQLiteOnly(t, "reads SQLite's query plans")
 	for _, c := range []struct {
 		f       listFilter
 		index   string
@@ -42,7 +43,7 @@ func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 		{listFilter{topicKey: "t", contextKeys: []string{"k1", "k2"}}, "notification_topics", true},
 		{listFilter{topicKey: "t", templates: []string{"w"}}, "notification_topics", true},
 	} {
-		query, args := notificationsQuery("e", c.f)
+		query, args := notificationsQuery("e", c.f, false)
 		plan := platformtest.QueryPlan(t, query+` LIMIT 10`, args...)
 		if !strings.Contains(plan, "INDEX "+c.index+" ") && !strings.Contains(plan, "SEARCH "+c.index+" USING PRIMARY KEY") {
 			t.Errorf("%s: plan %q, want it read through %s", query, plan, c.index)

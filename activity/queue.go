@@ -93,22 +93,40 @@ func (s *Store) anyDue(ctx context.Context, lane int) (bool, error) {
 	return err == nil, err
 }
 
-const claimSQL = `
+// claimSQL leases a lane's due jobs, those due longest first, on SQLite:
+// its one writer runs one claim at a time.
+var claimSQL = claimQuery(``, controlsColumn)
+
+// claimSQLPostgres is claimSQL for several processes at once, as River
+// claims: the subquery locks the rows it picks and skips rows another
+// claim holds locked, so two claims never pick one job. A row another claim
+// changed meanwhile is read again as it now is, and dropped once its lease
+// is no longer expired.
+var claimSQLPostgres = claimQuery(` FOR UPDATE SKIP LOCKED`, controlsColumnPostgres)
+
+func claimQuery(lock, controls string) string {
+	return `
 		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
 		WHERE id IN (
 			SELECT id FROM jobs
 			WHERE ` + laneSQL + ` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
-			ORDER BY run_at, id LIMIT ?)
+			ORDER BY run_at, id LIMIT ?` + lock + `)
 		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			position, type, step_id, step, ` + controlsColumn + `, provider_id, stage, digest, group_key, attempts, interruptions, created_at`
+			position, type, step_id, step, ` + controls + `, provider_id, stage, digest, group_key, attempts, interruptions, created_at`
+}
 
 // controlsColumn reads a job's control values from its step snapshot,
 // which holds them as controlVariables: a column of their own (dropped by
 // 000028) stored every step's template twice per job.
 const controlsColumn = `coalesce(json_extract(step, '$.controlVariables'), '{}')`
 
+// controlsColumnPostgres is controlsColumn in PostgreSQL's JSON functions,
+// where a JSON null is not SQL's NULL.
+const controlsColumnPostgres = `coalesce(nullif(CAST(CAST(step AS json) -> 'controlVariables' AS text), 'null'), '{}')`
+
 // claim leases up to n due jobs of a lane, those due longest first: one UPDATE …
-// RETURNING on the writer, so two workers never get the same job. A job
+// RETURNING on the writer, so two workers never get the same job (on
+// PostgreSQL, two instances neither: claimSQLPostgres). A job
 // whose lease expired is due again. A claim counts as an attempt; a worker
 // that gives a job back without starting it takes the attempt back
 // (unclaimed), and so does the next start for a job a dead process held,
@@ -117,12 +135,16 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n, lane int) (_ 
 	defer platform.Wrap(&err, "claim jobs")
 	now := s.now()
 	ts := platform.FormatTime(now)
-	token := platform.NewIDAt(now)
+	token := s.leaseToken(now)
 	until := now.Add(lease)
-	if err := s.db.PrepareWrites(ctx, claimSQL); err != nil {
+	query := claimSQL
+	if s.db.Postgres {
+		query = claimSQLPostgres
+	}
+	if err := s.db.PrepareWrites(ctx, query); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.WriteQuery(ctx, claimSQL,
+	rows, err := s.db.WriteQuery(ctx, query,
 		token, platform.FormatTime(until), ts, lane, ts, ts, n)
 	if err != nil {
 		return nil, err
@@ -170,29 +192,74 @@ func (s *Store) unclaimed(j *job) write {
 	}
 }
 
-// recoverLeases makes every job still claimed due again at once. One
-// Herald process uses a database, so when its worker starts, a claim it
-// finds was made by a process that has died (a crash, or a stop that
-// abandoned running jobs): waiting out the lease would only delay those
-// jobs. The claim's attempt is taken back and counted as an interruption
+// leaseToken is a new claim's lease token: the claiming process's instance
+// ID, then a part of its own, so that a shared database can tell which
+// process holds a job (recoverLeases).
+func (s *Store) leaseToken(now time.Time) string {
+	return s.db.Instance() + ":" + platform.NewIDAt(now)
+}
+
+// leaseInstance is the instance ID inside a job's lease_owner (leaseToken).
+// A token written before tokens carried one names no live instance.
+const leaseInstance = `split_part(lease_owner, ':', 1)`
+
+// recoverLeases makes jobs still claimed by a dead process due again at
+// once, rather than when their lease runs out. On SQLite one Herald process
+// uses a database, so when its worker starts, every claim it finds was made
+// by a process that has died (a crash, or a stop that abandoned running
+// jobs). On a shared database (PostgreSQL) it takes only the claims of
+// instances whose heartbeat is stale (platform.LiveSince), and this
+// process's own when starting (its claims from before a worker restart);
+// never those of another live instance, which is running them. Periodic
+// (the worker's rescuer) leaves this process's own claims alone: its
+// worker is running them.
+//
+// The claim's attempt is taken back and counted as an interruption
 // instead: most such jobs never reached their provider, and a crash says
 // nothing about whether the provider works. Each job's record says it was
 // interrupted, and it goes behind the jobs already due, so that the same
 // jobs are not the ones in flight at every stop.
-func (s *Store) recoverLeases(ctx context.Context) (n int, err error) {
+func (s *Store) recoverLeases(ctx context.Context, periodic bool) (n int, err error) {
 	defer platform.Wrap(&err, "recover job leases")
 	now := s.now()
 	ts := platform.FormatTime(now)
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	where, args := "", []any{ts, ts}
+	if s.db.Shared() {
+		dead := `NOT ` + platform.OwnerAliveSQL(leaseInstance)
+		if periodic {
+			where = ` AND ` + dead + ` AND ` + leaseInstance + ` <> ?`
+			args = append(args, platform.LiveSince(now), s.db.Instance())
+		} else {
+			where = ` AND (` + leaseInstance + ` = ? OR ` + dead + `)`
+			args = append(args, s.db.Instance(), platform.LiveSince(now))
+		}
+	}
+	err = s.retryTx(ctx, func(tx *sql.Tx) error {
 		n, err = s.updateJobs(ctx, tx, now, detail{Status: detailWarning, Source: sourceInternal, Detail: interruptedDetail}, `
 			UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', run_at = ?,
 				attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, interruptions = interruptions + 1, updated_at = ?
-			WHERE `+laneSQL+` IN (0, 1, 2, 3, 4) AND run_at > '' AND status = 'running' AND lease_owner <> ''
-			RETURNING `+jobRefColumns, ts, ts)
+			WHERE `+laneSQL+` IN (0, 1, 2, 3, 4) AND run_at > '' AND status = 'running' AND lease_owner <> ''`+where+`
+			RETURNING `+jobRefColumns, args...)
 		return err
 	})
 	return n, err
 }
+
+// retryTx runs fn in a write transaction, again while PostgreSQL rolls it
+// back to break a deadlock or a serialization conflict with another
+// process (platform.IsRetryable); SQLite's one writer never does.
+func (s *Store) retryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.db.Tx(ctx, fn)
+		if err == nil || attempt == maxTxAttempts || !platform.IsRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// maxTxAttempts bounds retryTx: each conflict means another process got
+// through, so a few attempts suffice.
+const maxTxAttempts = 5
 
 // interruptedDetail is recorded on a job that Herald stopped or crashed
 // while it was claimed: it may have been delivering.
@@ -366,7 +433,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 	defer platform.Wrap(&err, "cancel transaction %s", transactionID)
 	now := s.now()
 	ts := platform.FormatTime(now)
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.retryTx(ctx, func(tx *sql.Tx) error {
 		// Digest masters hand their merged events on first, while their
 		// run_at still says when they would have fired.
 		if err := s.promoteMerged(ctx, tx, envID, transactionID, now); err != nil {
@@ -410,7 +477,17 @@ func undigest(ctx context.Context, tx *sql.Tx, envID, transactionID, ts string) 
 // digest masters: for each, the oldest merged job becomes the master,
 // waiting until the old one would have fired, and the others now merge into
 // it.
+//
+// On a shared database it first takes the digest lock of each of their
+// groups (lockGroup), in key order so that two cancels do not deadlock,
+// and reads the masters under them: a worker of another instance may be
+// merging an event into one, or firing it.
 func (s *Store) promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactionID string, now time.Time) error {
+	if s.db.Shared() {
+		if err := s.lockMastersGroups(ctx, tx, envID, transactionID); err != nil {
+			return err
+		}
+	}
 	rows, err := tx.QueryContext(ctx, `
 		SELECT id, run_at FROM jobs
 		WHERE notification_id IN (SELECT id FROM notifications WHERE environment_id = ? AND transaction_id = ?)
@@ -435,6 +512,38 @@ func (s *Store) promoteMerged(ctx context.Context, tx *sql.Tx, envID, transactio
 	}
 	for _, m := range masters {
 		if err := s.promote(ctx, tx, envID, m.id, m.runAt, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockMastersGroups takes the digest lock of the group of each waiting
+// digest master of the transaction.
+func (s *Store) lockMastersGroups(ctx context.Context, tx *sql.Tx, envID, transactionID string) error {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT DISTINCT group_key FROM jobs
+		WHERE notification_id IN (SELECT id FROM notifications WHERE environment_id = ? AND transaction_id = ?)
+		  AND type = 'digest' AND status = 'delayed' AND stage = ? AND group_key <> ''
+		ORDER BY group_key`, envID, transactionID, stageDigesting)
+	if err != nil {
+		return err
+	}
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := s.lockGroup(ctx, tx, "digest", &job{EnvironmentID: envID, GroupKey: k}); err != nil {
 			return err
 		}
 	}

@@ -85,16 +85,23 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 			return nil
 		}
 		list, _ := json.Marshal(ids)
-		const in = `(SELECT value FROM json_each(?))`
+		pg := s.db.Postgres
+		in := `(SELECT value FROM ` + jsonTexts(pg, "?", "") + `)`
+		topicKey := `t.value ->> '$.topicKey'`
+		if pg {
+			topicKey = `t.value ->> 'topicKey'`
+		}
 		for _, del := range []struct{ table, query string }{
 			{"execution_details", `DELETE FROM execution_details WHERE notification_id IN ` + in},
 			{"jobs", `DELETE FROM jobs WHERE notification_id IN ` + in},
 			{"notification_contexts", `DELETE FROM notification_contexts WHERE environment_id = ?1
 				AND (context_key, created_at, notification_id) IN (SELECT k.value, n.created_at, n.id
-					FROM notifications n, json_each(n.context_keys) k WHERE n.id IN (SELECT value FROM json_each(?2)))`},
+					FROM notifications n, ` + jsonTexts(pg, "n.context_keys", "k") + `
+					WHERE n.id IN (SELECT value FROM ` + jsonTexts(pg, "?2", "") + `))`},
 			{"notification_topics", `DELETE FROM notification_topics WHERE environment_id = ?1
-				AND (topic_key, created_at, notification_id) IN (SELECT t.value ->> '$.topicKey', n.created_at, n.id
-					FROM notifications n, json_each(n.topics) t WHERE n.id IN (SELECT value FROM json_each(?2)))`},
+				AND (topic_key, created_at, notification_id) IN (SELECT ` + topicKey + `, n.created_at, n.id
+					FROM notifications n, ` + jsonElements(pg, "n.topics", "t") + `
+					WHERE n.id IN (SELECT value FROM ` + jsonTexts(pg, "?2", "") + `))`},
 			{"notifications", `DELETE FROM notifications WHERE id IN ` + in},
 		} {
 			args := []any{string(list)}
@@ -117,7 +124,7 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 		}
 		claims, _ := json.Marshal(txs)
 		res, err := tx.ExecContext(ctx, `DELETE FROM activity_transactions
-			WHERE environment_id = ?1 AND transaction_id IN (SELECT value FROM json_each(?2))
+			WHERE environment_id = ?1 AND transaction_id IN (SELECT value FROM `+jsonTexts(s.db.Postgres, "?2", "")+`)
 			AND NOT EXISTS (SELECT 1 FROM notifications n INDEXED BY notifications_transaction
 				WHERE n.environment_id = ?1 AND n.transaction_id = activity_transactions.transaction_id)`,
 			env, string(claims))

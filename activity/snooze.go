@@ -40,7 +40,7 @@ func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err 
 		return err
 	}
 	now := platform.FormatTime(s.now())
-	err = s.db.Tx(ctx, func(txn *sql.Tx) error {
+	err = s.retryTx(ctx, func(txn *sql.Tx) error {
 		// A job belongs to a notification; an in-app message is kept
 		// longer than its notification (docs/retention.md).
 		var one int
@@ -49,6 +49,11 @@ func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err 
 			return messaging.ErrSnoozeExpired
 		}
 		if err != nil {
+			return err
+		}
+		// Two instances snoozing one message at once would each delete
+		// the other's job before either inserts its own: both would stay.
+		if err := s.db.LockKey(ctx, txn, "unsnooze|"+sn.EnvironmentID+"|"+sn.MessageID); err != nil {
 			return err
 		}
 		if _, err := txn.ExecContext(ctx, `DELETE FROM jobs WHERE environment_id = ? AND type = ? AND step_id = ? AND lease_owner = ''`,

@@ -29,6 +29,9 @@ type Store struct {
 	// broadcastBatch is how many subscribers one broadcast transaction
 	// covers; tests make it small.
 	broadcastBatch int
+	// broadcastRescue is how often, on a shared database, ResumeBroadcasts
+	// looks for fan-outs of dead instances; tests make it short.
+	broadcastRescue time.Duration
 	// swept, when set, is called after each table a retention batch
 	// deletes from, inside its transaction; tests stop a sweep there.
 	swept func(table string)
@@ -42,7 +45,7 @@ func NewStore(db *platform.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, now: now, broadcastBatch: 500}
+	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: platform.InstanceTTL}
 	for i := range s.woken {
 		s.woken[i] = make(chan struct{}, 1)
 	}
@@ -128,7 +131,11 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 }
 
 const (
-	claimTransactionSQL   = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)`
+	// A taken transactionId inserts nothing, rather than failing: PostgreSQL
+	// would abort the whole group commit on a failed statement (25P02),
+	// where SQLite undoes the statement alone.
+	claimTransactionSQL = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (environment_id, transaction_id) DO NOTHING`
 	insertNotificationSQL = `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
@@ -218,9 +225,10 @@ func (s *Store) commitInserts(ctx context.Context) {
 }
 
 // writeInserts commits a batch in one transaction. A trigger whose
-// transactionId is taken fails at its first statement, which SQLite undoes
-// alone, so the batch goes on without it; any other failure aborts the
-// transaction, and then each trigger is tried in a transaction of its own.
+// transactionId is taken writes nothing at its first statement (an ON
+// CONFLICT DO NOTHING, which no database fails), so the batch goes on
+// without it; any other failure aborts the transaction, and then each
+// trigger is tried in a transaction of its own.
 //
 // The worker's lanes are woken once the batch is committed, and only those
 // a trigger left a job to run. A trigger whose first step ran inline leaves none
@@ -228,7 +236,9 @@ func (s *Store) commitInserts(ctx context.Context) {
 // worker then cost a claim on the writer after every group commit.
 func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 	errs := make([]error, len(batch))
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	// retryTx: on PostgreSQL two instances' batches may deadlock on the
+	// rows they insert (one transactionId each way, say).
+	err := s.retryTx(ctx, func(tx *sql.Tx) error {
 		for i, r := range batch {
 			errs[i] = s.insertTx(ctx, tx, r)
 			var conflict *platform.Error
@@ -279,8 +289,13 @@ func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequ
 	ts := platform.FormatTime(r.now)
 	for i, p := range r.plans {
 		env := p.tenant.EnvironmentID
-		_, err := s.db.WriteExec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
-		if platform.IsUniqueViolation(err) {
+		res, err := s.db.WriteExec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
 			for _, q := range r.plans[:i] {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
 					q.tenant.EnvironmentID, q.transactionID); err != nil {
@@ -288,9 +303,6 @@ func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequ
 				}
 			}
 			return transactionConflict(p.transactionID)
-		}
-		if err != nil {
-			return err
 		}
 	}
 	return nil

@@ -71,7 +71,13 @@ type querier interface {
 // read transaction, so a job's status and its details agree even while the
 // worker writes. page runs the notification query.
 func (s *Store) readNotifications(ctx context.Context, list bool, page func(q querier) ([]notificationRow, error)) (rows []notificationRow, jobs map[string][]jobResponse, err error) {
-	tx, err := s.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.db.Postgres {
+		// PostgreSQL's default isolation gives each statement its own
+		// snapshot; SQLite's read transaction is one already.
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := s.db.R.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("begin read: %w", err)
 	}
@@ -90,9 +96,9 @@ func (s *Store) readNotifications(ctx context.Context, list bool, page func(q qu
 
 // listNotifications returns one page, newest first, and whether a later page
 // has items (it reads one row past the page to know).
-func listNotifications(ctx context.Context, q querier, envID string, f listFilter) (out []notificationRow, hasMore bool, err error) {
+func listNotifications(ctx context.Context, q querier, envID string, f listFilter, pg bool) (out []notificationRow, hasMore bool, err error) {
 	defer platform.Wrap(&err, "list notifications")
-	query, args := notificationsQuery(envID, f)
+	query, args := notificationsQuery(envID, f, pg)
 	rows, err := q.QueryContext(ctx, query+` LIMIT ? OFFSET ?`, append(args, f.limit+1, f.page*f.limit)...)
 	if err != nil {
 		return nil, false, err
@@ -129,7 +135,11 @@ func listNotifications(ctx context.Context, q querier, envID string, f listFilte
 // 000020). Several subscribers, workflows, context keys or severities would
 // each need a sort of all their notifications through their own index, so
 // they are tested that way too.
-func notificationsQuery(envID string, f listFilter) (query string, args []any) {
+//
+// On PostgreSQL (pg) the index hints are dropped (platform's dialect), the
+// entries' subquery is joined with a plain JOIN, which takes no hint of
+// order there, and JSON is read with PostgreSQL's functions.
+func notificationsQuery(envID string, f listFilter, pg bool) (query string, args []any) {
 	from, order := "notifications INDEXED BY notifications_list", "created_at DESC, id DESC"
 	var where []string
 	byContext, byTopic := false, false
@@ -143,14 +153,14 @@ func notificationsQuery(envID string, f listFilter) (query string, args []any) {
 		// the list's order; the subquery names them apart from the
 		// notification's own columns.
 		from = `(SELECT notification_id, created_at AS context_at FROM notification_contexts
-			WHERE environment_id = ? AND context_key = ?) CROSS JOIN notifications ON id = notification_id`
+			WHERE environment_id = ? AND context_key = ?) c ` + crossJoin(pg) + ` notifications ON id = notification_id`
 		order, byContext = "context_at DESC, notification_id DESC", true
 		args = append(args, envID, f.contextKeys[0])
 	case f.topicKey != "":
 		// A topic's notifications are read through its entries the same way
 		// (migration 000025).
 		from = `(SELECT notification_id, created_at AS topic_at FROM notification_topics
-			WHERE environment_id = ? AND topic_key = ?) CROSS JOIN notifications ON id = notification_id`
+			WHERE environment_id = ? AND topic_key = ?) t ` + crossJoin(pg) + ` notifications ON id = notification_id`
 		order, byTopic = "topic_at DESC, notification_id DESC", true
 		args = append(args, envID, f.topicKey)
 	case len(f.templates) == 1:
@@ -171,7 +181,7 @@ func notificationsQuery(envID string, f listFilter) (query string, args []any) {
 		// A search may resolve to any number of subscribers: one parameter
 		// holds them all, where a parameter each could pass SQLite's limit.
 		ids, _ := json.Marshal(f.subscribers)
-		where, args = append(where, "subscriber_id IN (SELECT value FROM json_each(?))"), append(args, string(ids))
+		where, args = append(where, "subscriber_id IN (SELECT value FROM "+jsonTexts(pg, "?", "")+")"), append(args, string(ids))
 	}
 	where, args = in(where, args, "severity", f.severity)
 	where, args = in(where, args, "transaction_id", f.transactionID)
@@ -182,17 +192,17 @@ func notificationsQuery(envID string, f listFilter) (query string, args []any) {
 		var anyOf []string
 		for _, ch := range f.channels {
 			quoted, _ := json.Marshal(ch)
-			anyOf, args = append(anyOf, "instr(channels, ?) > 0"), append(args, string(quoted))
+			anyOf, args = append(anyOf, instr(pg, "channels", "?")+" > 0"), append(args, string(quoted))
 		}
 		where = append(where, "("+strings.Join(anyOf, " OR ")+")")
 	}
 	if len(f.contextKeys) > 0 && !byContext {
 		var w []string
 		w, args = in(nil, args, "value", f.contextKeys)
-		where = append(where, "EXISTS (SELECT 1 FROM json_each(notifications.context_keys) WHERE "+w[0]+")")
+		where = append(where, "EXISTS (SELECT 1 FROM "+jsonTexts(pg, "notifications.context_keys", "")+" WHERE "+w[0]+")")
 	}
 	if f.topicKey != "" && !byTopic {
-		where = append(where, "EXISTS (SELECT 1 FROM json_each(notifications.topics) WHERE json_extract(value, '$.topicKey') = ?)")
+		where = append(where, hasTopicKey(pg, "notifications.topics"))
 		args = append(args, f.topicKey)
 	}
 	if !f.after.IsZero() {

@@ -25,7 +25,11 @@ type WorkerConfig struct {
 	Poll         time.Duration // how often an idle worker looks for scheduled work; default 1s
 	RetryBackoff time.Duration // wait after a first failed attempt, doubling after each; default 10s
 	MaxAttempts  int           // attempts before a delivery is Failed; default 3
-	Logger       *slog.Logger
+	// Rescue is how often, on a shared database, the worker requeues the
+	// jobs of instances that died holding them (recoverLeases); default
+	// platform.InstanceTTL. Not used on SQLite.
+	Rescue time.Duration
+	Logger *slog.Logger
 	// Unsnoozer brings an inbox's snoozed message back when its unsnooze
 	// job is due; nil completes such jobs without effect (no inbox).
 	Unsnoozer Unsnoozer
@@ -101,6 +105,9 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 3
 	}
+	if cfg.Rescue <= 0 {
+		cfg.Rescue = platform.InstanceTTL
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -136,7 +143,7 @@ type result struct {
 // called; jobs already running run on until Stop's deadline, and jobs
 // claimed but not started are given back.
 func (w *Worker) Start(ctx context.Context) {
-	if n, err := w.store.recoverLeases(ctx); err != nil {
+	if n, err := w.store.recoverLeases(ctx, false); err != nil {
 		w.cfg.Logger.Error("recover claimed jobs; they run when their leases expire", "error", err)
 	} else if n > 0 {
 		w.cfg.Logger.Info("jobs claimed before the last stop are due again", "jobs", n)
@@ -170,6 +177,13 @@ func (w *Worker) Start(ctx context.Context) {
 			defer w.wg.Done()
 			w.dispatch(ctx, l, jobs)
 			close(jobs)
+		}()
+	}
+	if w.store.db.Shared() {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			w.rescue(ctx)
 		}()
 	}
 	w.wg.Add(2)
@@ -210,6 +224,32 @@ func (w *Worker) Stop(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	<-done
+}
+
+// rescue requeues, every cfg.Rescue until ctx is done, the jobs that
+// instances sharing the database died holding, as River's rescuer does:
+// the survivors run them without waiting out their leases or a restart of
+// the dead instance. Jobs whose lease ran out are due again without it.
+func (w *Worker) rescue(ctx context.Context) {
+	tick := time.NewTicker(w.cfg.Rescue)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := w.store.recoverLeases(ctx, true)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			w.cfg.Logger.Error("recover jobs of dead instances; they run when their leases expire", "error", err)
+		case n > 0:
+			w.cfg.Logger.Info("jobs of a dead instance are due again", "jobs", n)
+			for lane := range laneCount {
+				w.store.wake(lane)
+			}
+		}
+	}
 }
 
 // dispatch claims the lane's due jobs while there is room for them, and
@@ -328,7 +368,9 @@ func (w *Worker) commit(ctx context.Context, results <-chan result) {
 // record writes a batch in one transaction. Results rarely fail (a lost
 // lease, mostly), so they are written without a savepoint each: when one
 // fails, the transaction is abandoned and each result is tried in a
-// transaction of its own, where a failure drops that result alone.
+// transaction of its own, where a failure drops that result alone. That
+// serves PostgreSQL too, which aborts the whole transaction at a failed
+// statement.
 func (w *Worker) record(ctx context.Context, batch []result) {
 	if err := w.store.db.PrepareWrites(ctx, settleStatements...); err != nil {
 		w.cfg.Logger.Error("prepare statements", "error", err)
@@ -344,12 +386,15 @@ func (w *Worker) record(ctx context.Context, batch []result) {
 	if err == nil {
 		return
 	}
-	if len(batch) == 1 {
+	if len(batch) == 1 && !platform.IsRetryable(err) {
 		w.logWrite(batch[0].j, err)
 		return
 	}
+	// On PostgreSQL a batch may also be rolled back to break a deadlock
+	// with another instance's (their digests' locks taken in another
+	// order, say): alone, each result is tried again.
 	for _, r := range batch {
-		if err := w.store.db.Tx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }); err != nil {
+		if err := w.store.retryTx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }); err != nil {
 			w.logWrite(r.j, err)
 		}
 	}

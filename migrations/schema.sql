@@ -9,7 +9,7 @@ CREATE TABLE activity_broadcasts (
     actor              TEXT NOT NULL,
     last_subscriber_id TEXT NOT NULL,
     created_at         TEXT NOT NULL,
-    updated_at         TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'broadcast',
+    updated_at         TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'broadcast', owner TEXT NOT NULL DEFAULT '', lease_until TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (environment_id, transaction_id)
 ) WITHOUT ROWID;
 
@@ -69,7 +69,7 @@ CREATE TABLE idempotency_keys (
     content_type   TEXT NOT NULL DEFAULT '',
     body           BLOB,
     created_at     TEXT NOT NULL,
-    expires_at     TEXT NOT NULL,
+    expires_at     TEXT NOT NULL, owner TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (environment_id, key)
 ) WITHOUT ROWID;
 

@@ -18,16 +18,18 @@ import (
 const (
 	idempotencyHeader = "Idempotency-Key"
 	idempotencyTTL    = 24 * time.Hour
-	// A request still marked running after this long belongs to a process
-	// that died mid-request; its key is free to be used again.
+	// On SQLite, a request still marked running after this long belongs to
+	// a process that died mid-request; its key is free to be used again. A
+	// shared database asks the owner's heartbeat instead (claim).
 	idempotencyStale  = 5 * time.Minute
 	maxIdempotencyKey = 255
 )
 
 // idempotency implements contract §5: a POST, PUT, PATCH or DELETE carrying
 // an Idempotency-Key runs once per environment and key; repeats replay the
-// stored answer. The claim is one INSERT on the single writer connection, so
-// of many concurrent requests with one key exactly one runs.
+// stored answer. The claim is one INSERT … ON CONFLICT, so of many
+// concurrent requests with one key exactly one runs: on SQLite they queue
+// on the single writer connection, on PostgreSQL on the key's row.
 type idempotency struct {
 	db        *DB
 	sealer    *sealer // stored bodies may hold decrypted credentials
@@ -143,12 +145,32 @@ const storeAnswerSQL = `
 		WHERE environment_id = ? AND key = ? AND state = 'running'`
 
 // claim inserts the running marker and reports whether this request owns
-// the key. A key left running is free again once it is stale, or at once
-// when it was claimed before this process started: one Herald process uses
-// a database, so the process that claimed it has died.
+// the key. A key left running is free again when its owner is gone. On
+// SQLite one Herald process uses a database: a key is free once stale, or
+// at once when it was claimed before this process started, since the
+// process that claimed it has died. On a shared database (PostgreSQL) the
+// key names its instance, and is free only once that instance's heartbeat
+// is stale (this instance is alive, whether it beats or not): of
+// concurrent requests with one key sent to several instances,
+// exactly one runs, and a starting instance takes no key another is
+// running.
 func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, error) {
 	now := s.now()
-	res, err := s.db.W.ExecContext(ctx, `
+	var res sql.Result
+	var err error
+	if s.db.Shared() {
+		res, err = s.db.W.ExecContext(ctx, `
+		INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at, owner)
+		VALUES (?, ?, ?, 'running', ?, ?, ?)
+		ON CONFLICT (environment_id, key) DO UPDATE SET
+			fingerprint = excluded.fingerprint, state = 'running', status = 0, content_type = '',
+			body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at, owner = excluded.owner
+		WHERE idempotency_keys.expires_at <= excluded.created_at
+		   OR (idempotency_keys.state = 'running' AND idempotency_keys.owner <> excluded.owner
+		       AND NOT `+OwnerAliveSQL("idempotency_keys.owner")+`)`,
+			env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), s.db.Instance(), LiveSince(now))
+	} else {
+		res, err = s.db.W.ExecContext(ctx, `
 		INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at)
 		VALUES (?, ?, ?, 'running', ?, ?)
 		ON CONFLICT (environment_id, key) DO UPDATE SET
@@ -156,8 +178,9 @@ func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, 
 			body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
 		WHERE idempotency_keys.expires_at <= excluded.created_at
 		   OR (idempotency_keys.state = 'running' AND (idempotency_keys.created_at <= ? OR idempotency_keys.created_at < ?))`,
-		env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), FormatTime(now.Add(-idempotencyStale)),
-		FormatTime(s.started))
+			env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), FormatTime(now.Add(-idempotencyStale)),
+			FormatTime(s.started))
+	}
 	if err != nil {
 		return false, fmt.Errorf("claim idempotency key: %w", err)
 	}
@@ -223,6 +246,13 @@ func (s *idempotency) store(ctx context.Context, env, key string, rec *recorder)
 }
 
 func (s *idempotency) release(ctx context.Context, env, key string) {
+	if s.db.Shared() {
+		// Only this instance's claim: another may have taken the key over
+		// while this one was thought dead.
+		s.db.W.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE environment_id = ? AND key = ? AND state = 'running' AND owner = ?`,
+			env, key, s.db.Instance())
+		return
+	}
 	s.db.W.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE environment_id = ? AND key = ? AND state = 'running'`, env, key)
 }
 
