@@ -291,11 +291,12 @@ func start(ctx context.Context, mux *http.ServeMux, d deps) error {
 		return err
 	}
 	// On a shared database this instance is alive to the others before it
-	// claims anything, and for as long as it runs.
+	// claims anything, and until what it runs has stopped (the last
+	// stopper): gone sooner, others would take over jobs still running here.
 	if err := d.db.Beat(ctx, d.now()); err != nil {
 		return err
 	}
-	go d.db.Heartbeat(ctx, d.now)
+	stopBeat := d.db.StartHeartbeat(d.now)
 	d.db.SetLogger(d.logger)
 	for _, s := range []environmentSeeder{w.integrations, w.workflows} {
 		for _, env := range d.environments {
@@ -325,6 +326,11 @@ func start(ctx context.Context, mux *http.ServeMux, d deps) error {
 	})
 	if d.retention.every > 0 && d.stoppers != nil {
 		*d.stoppers = append(*d.stoppers, sweeper.Start(ctx))
+	}
+	if d.stoppers != nil {
+		*d.stoppers = append(*d.stoppers, stopBeat)
+	} else {
+		context.AfterFunc(ctx, func() { stopBeat(context.Background()) })
 	}
 	return nil
 }

@@ -71,13 +71,7 @@ type querier interface {
 // read transaction, so a job's status and its details agree even while the
 // worker writes. page runs the notification query.
 func (s *Store) readNotifications(ctx context.Context, list bool, page func(q querier) ([]notificationRow, error)) (rows []notificationRow, jobs map[string][]jobResponse, err error) {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if s.db.Postgres {
-		// PostgreSQL's default isolation gives each statement its own
-		// snapshot; SQLite's read transaction is one already.
-		opts.Isolation = sql.LevelRepeatableRead
-	}
-	tx, err := s.db.R.BeginTx(ctx, opts)
+	tx, err := s.db.BeginSnapshot(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("begin read: %w", err)
 	}

@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"database/sql"
+	"sync"
 	"time"
 )
 
@@ -51,26 +52,40 @@ func (db *DB) Beat(ctx context.Context, now time.Time) error {
 	return err
 }
 
-// Heartbeat beats every HeartbeatEvery until ctx ends, then removes this
-// instance's row so the others take over at once what it still held. Rows of
-// instances dead for an hour are removed as it goes.
-func (db *DB) Heartbeat(ctx context.Context, now func() time.Time) {
+// StartHeartbeat beats every HeartbeatEvery until the returned stop is
+// called, which removes this instance's row so the others take over at once
+// whatever it still holds: call it once the work it holds has stopped. Rows
+// of instances dead for an hour are removed as it goes.
+func (db *DB) StartHeartbeat(now func() time.Time) (stop func(context.Context)) {
 	if !db.Postgres {
-		return
+		return func(context.Context) {}
 	}
-	tick := time.NewTicker(HeartbeatEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			db.W.ExecContext(context.Background(), `DELETE FROM instances WHERE id = ?`, db.instance)
-			return
-		case <-tick.C:
-			// A failed beat is tried again at the next tick; missing a few
-			// is what InstanceTTL allows for.
-			db.Beat(ctx, now())
-			db.W.ExecContext(ctx, `DELETE FROM instances WHERE heartbeat_at < ?`, FormatTime(now().Add(-time.Hour)))
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(HeartbeatEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				// A failed beat is tried again at the next tick; missing a
+				// few is what InstanceTTL allows for.
+				ctx, cancel := context.WithTimeout(context.Background(), HeartbeatEvery)
+				db.Beat(ctx, now())
+				db.W.ExecContext(ctx, `DELETE FROM instances WHERE heartbeat_at < ?`, FormatTime(now().Add(-time.Hour)))
+				cancel()
+			}
 		}
+	}()
+	var once sync.Once
+	return func(ctx context.Context) {
+		once.Do(func() {
+			close(quit)
+			<-done
+			db.W.ExecContext(ctx, `DELETE FROM instances WHERE id = ?`, db.instance)
+		})
 	}
 }
 

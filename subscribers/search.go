@@ -219,17 +219,6 @@ var searchColumns = func() string {
 	return strings.Join(cols, ", ")
 }()
 
-// snapshot is how a read that pages and counts begins its transaction: on
-// PostgreSQL, REPEATABLE READ, so the page and the count see one snapshot
-// (READ COMMITTED takes one per statement). A SQLite read transaction is
-// one snapshot already.
-func snapshot(db *platform.DB) *sql.TxOptions {
-	if db.Postgres {
-		return &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	}
-	return nil
-}
-
 // search runs q in the environment: keyset paging in both directions, no
 // OFFSET, every read in one snapshot. The channels' _integrationId are
 // resolved once the snapshot has ended, since that reads integrations
@@ -250,7 +239,7 @@ func (s *Store) searchSnapshot(ctx context.Context, environmentID string, q sear
 	// The generation is read before the snapshot begins: a result cached
 	// under it can only be older than the snapshot, never newer.
 	gen := cacheFor(s.db).gen.Load()
-	tx, err := s.db.R.BeginTx(ctx, snapshot(s.db))
+	tx, err := s.db.BeginSnapshot(ctx)
 	if err != nil {
 		return page, err
 	}
