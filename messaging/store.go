@@ -283,9 +283,15 @@ type feedFilter struct {
 // created_at, id, read, seen) index serves both queries.
 func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message, int, error) {
 	cond, args := feedCond(s.sql(), env, f)
-	msgs, err := s.feedRows(ctx, true, cond, args, f)
+	// The page and its count read one snapshot.
+	tx, err := s.db.BeginSnapshot(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read feed: %w", err)
+	}
+	defer tx.Rollback()
+	msgs, err := s.feedRows(ctx, tx, true, cond, args, f)
 	if errors.Is(err, errNoFeedItem) {
-		msgs, err = s.feedRows(ctx, false, cond, args, f)
+		msgs, err = s.feedRows(ctx, tx, false, cond, args, f)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
@@ -297,7 +303,7 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 			m.OrganizationID = f.organizationID
 		}
 	}
-	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
+	total, err := s.countPage(ctx, tx, cond, args, f.page, f.limit, len(msgs))
 	if err != nil {
 		return nil, 0, fmt.Errorf("count feed: %w", err)
 	}
@@ -336,7 +342,7 @@ var errNoFeedItem = errors.New("a message has no stored feed item")
 // feedRows reads one page of the feed: with stored, each row's feed_item
 // and the columns that change, failing with errNoFeedItem when a row has
 // none; without, every column a feed item shows.
-func (s *Store) feedRows(ctx context.Context, stored bool, cond string, args []any, f feedFilter) ([]*message, error) {
+func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, stored bool, cond string, args []any, f feedFilter) ([]*message, error) {
 	cols := feedColumns
 	if stored {
 		cols = feedItemColumns
@@ -345,7 +351,7 @@ func (s *Store) feedRows(ctx context.Context, stored bool, cond string, args []a
 	if f.withSummary {
 		cols += ", subscriber_summary"
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+cols+` FROM messages WHERE `+cond+`
+	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+cols+` FROM messages WHERE `+cond+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
 		return nil, err
@@ -383,12 +389,12 @@ func (s *Store) feedRows(ctx context.Context, stored bool, cond string, args []a
 // the count is known without counting: most feeds are shorter than a page,
 // and counting is a second query per request. Only a full page, or an empty
 // page past the first, has to count.
-func (s *Store) countPage(ctx context.Context, cond string, args []any, page, limit, n int) (int, error) {
+func (s *Store) countPage(ctx context.Context, tx *sql.Tx, cond string, args []any, page, limit, n int) (int, error) {
 	if n < limit && (n > 0 || page == 0) {
 		return page*limit + n, nil
 	}
 	var total int
-	err := s.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total)
+	err := s.db.TxQueryRow(ctx, tx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total)
 	return total, err
 }
 
@@ -433,7 +439,13 @@ func listQuery(env string, f listFilter) (from, cond string, args []any) {
 // number of all that match.
 func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message, int, error) {
 	from, cond, args := listQuery(env, f)
-	rows, err := s.db.Query(ctx, `SELECT `+messageColumns+` FROM `+from+` WHERE `+cond+`
+	// The page and its count read one snapshot.
+	tx, err := s.db.BeginSnapshot(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list messages: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+messageColumns+` FROM `+from+` WHERE `+cond+`
 		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list messages: %w", err)
@@ -442,7 +454,7 @@ func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message,
 	if err != nil {
 		return nil, 0, fmt.Errorf("list messages: %w", err)
 	}
-	total, err := s.countPage(ctx, cond, args, f.page, f.limit, len(msgs))
+	total, err := s.countPage(ctx, tx, cond, args, f.page, f.limit, len(msgs))
 	if err != nil {
 		return nil, 0, fmt.Errorf("count messages: %w", err)
 	}

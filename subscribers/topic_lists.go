@@ -62,6 +62,12 @@ func instrFunc(postgres bool) string {
 // case-insensitive substring of key and of name.
 func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, p pageQuery) (page []Topic, next, previous *cursor, total int, err error) {
 	defer platform.Wrap(&err, "list topics")
+	// The count and the page read one snapshot.
+	tx, err := s.db.BeginSnapshot(ctx)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	defer tx.Rollback()
 	where, args := []string{"environment_id = ?"}, []any{environmentID}
 	instr := instrFunc(s.db.Postgres)
 	if key != "" {
@@ -70,7 +76,7 @@ func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, 
 	if name != "" {
 		where, args = append(where, instr+"(lower(name), lower(?)) > 0"), append(args, name)
 	}
-	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM topics WHERE `+strings.Join(where, " AND ")+
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM topics WHERE `+strings.Join(where, " AND ")+
 		` LIMIT ?) AS m`, append(args, countCap)...).Scan(&total); err != nil {
 		return nil, nil, nil, 0, err
 	}
@@ -82,7 +88,7 @@ func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, 
 	if cond != "" {
 		where, args = append(where, cond), append(args, cargs...)
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics WHERE `+strings.Join(where, " AND ")+tail, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics WHERE `+strings.Join(where, " AND ")+tail, args...)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
@@ -114,6 +120,12 @@ func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, 
 // topicListV1 reads a page of GET /v1/topics: key and name match exactly.
 func (s *Store) topicListV1(ctx context.Context, environmentID, key, name string, page, size int) (out []Topic, total int, err error) {
 	defer platform.Wrap(&err, "list topics")
+	// The count and the page read one snapshot.
+	tx, err := s.db.BeginSnapshot(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
 	where, args := []string{"environment_id = ?"}, []any{environmentID}
 	if key != "" {
 		where, args = append(where, "key = ?"), append(args, key)
@@ -122,10 +134,10 @@ func (s *Store) topicListV1(ctx context.Context, environmentID, key, name string
 		where, args = append(where, "name = ?"), append(args, name)
 	}
 	w := strings.Join(where, " AND ")
-	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM topics WHERE `+w, args...).Scan(&total); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM topics WHERE `+w, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics WHERE `+w+
+	rows, err := tx.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics WHERE `+w+
 		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, size, page*size)...)
 	if err != nil {
 		return nil, 0, err

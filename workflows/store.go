@@ -188,6 +188,12 @@ type listFilter struct {
 // list returns a page of the environment's live workflows and the count of all matches.
 func (s *Store) list(ctx context.Context, envID string, f listFilter) (out []*workflow, total int, err error) {
 	defer platform.Wrap(&err, "list workflows")
+	// The count and the page read one snapshot.
+	tx, err := s.db.BeginSnapshot(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
 	where := []string{"environment_id = ?", "deleted = 0"}
 	args := []any{envID}
 	// SQLite's instr and json_each are PostgreSQL's strpos (same
@@ -207,14 +213,14 @@ func (s *Store) list(ctx context.Context, envID string, f listFilter) (out []*wo
 		}
 	}
 	cond := strings.Join(where, " AND ")
-	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workflows WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	dir := "ASC"
 	if f.desc {
 		dir = "DESC"
 	}
-	rows, err := s.db.R.QueryContext(ctx, `
+	rows, err := tx.QueryContext(ctx, `
 		SELECT `+workflowColumns+` FROM workflows WHERE `+cond+`
 		ORDER BY `+f.orderBy+` `+dir+`, id `+dir+` LIMIT ? OFFSET ?`, append(args, f.limit, f.offset)...)
 	if err != nil {
