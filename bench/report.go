@@ -22,7 +22,8 @@ type row struct {
 	Floor    float64 `json:"floor,omitempty"`
 	Ratio    float64 `json:"ratio,omitempty"`
 	Target   string  `json:"target"`
-	Pass     *bool   `json:"pass,omitempty"` // nil: reported, not judged
+	Pass     *bool   `json:"pass,omitempty"`  // nil: reported, not judged
+	Store    string  `json:"store,omitempty"` // sqlite or postgresql, in a run with -db
 }
 
 type report struct {
@@ -30,6 +31,8 @@ type report struct {
 	Quick   bool      `json:"quick"`
 	Machine string    `json:"machine"`
 	Rows    []row     `json:"rows"`
+
+	store string // the store the rows being added were measured on (-db)
 }
 
 func machine() string {
@@ -51,6 +54,9 @@ func (r *report) add(x row) {
 	if x.Floor > 0 {
 		x.Ratio = x.Value / x.Floor
 	}
+	if x.Store == "" {
+		x.Store = r.store
+	}
 	r.Rows = append(r.Rows, x)
 }
 
@@ -61,6 +67,9 @@ func (r *report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\tmetric\tvalue\tfloor\tratio\ttarget\tresult")
 	for _, x := range r.Rows {
+		if x.Store == storePostgres {
+			x.Scenario += " [postgresql]"
+		}
 		floor, ratio := "-", "-"
 		if x.Floor > 0 {
 			floor, ratio = formatValue(x.Floor, x.Unit), fmt.Sprintf("%.2f", x.Ratio)
@@ -72,10 +81,62 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.Scenario, x.Metric, formatValue(x.Value, x.Unit), floor, ratio, x.Target, result)
 	}
 	tw.Flush()
+	r.printStores(w)
+}
+
+// printStores prints, for a run with -db, each figure measured on both
+// stores side by side: the k-th row of a scenario on SQLite beside the k-th
+// of the same scenario on PostgreSQL, as the same code added them.
+func (r *report) printStores(w io.Writer) {
+	type key struct {
+		scenario string
+		k        int
+	}
+	pg := map[key]row{}
+	seen := map[string]int{}
+	for _, x := range r.Rows {
+		if x.Store == storePostgres {
+			pg[key{x.Scenario, seen[x.Scenario]}] = x
+			seen[x.Scenario]++
+		}
+	}
+	var lines []string
+	seen = map[string]int{}
+	for _, x := range r.Rows {
+		if x.Store == storePostgres || x.Unit == "" {
+			continue
+		}
+		k := key{x.Scenario, seen[x.Scenario]}
+		seen[x.Scenario]++
+		y, ok := pg[k]
+		if !ok {
+			continue
+		}
+		other, ratio := formatValue(y.Value, y.Unit), "-"
+		if y.Unit == "" {
+			other = y.Metric // the scenario failed there
+		} else if x.Value > 0 {
+			ratio = fmt.Sprintf("%.2f", y.Value/x.Value)
+		}
+		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\n", x.Scenario, x.Metric, formatValue(x.Value, x.Unit), other, ratio))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nThe same scenarios on SQLite and PostgreSQL, this run\n\n")
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tmetric (as on SQLite)\tsqlite\tpostgresql\tpostgresql/sqlite")
+	for _, line := range lines {
+		fmt.Fprint(tw, line)
+	}
+	tw.Flush()
 }
 
 func formatValue(v float64, unit string) string {
 	switch unit {
+	case "":
+		return "-" // a row that reports an error
+
 	case "ms":
 		return fmt.Sprintf("%.2f ms", v)
 	case "x":
