@@ -194,12 +194,12 @@ func (c *heraldCluster) call(node int, method, path, body string, header ...stri
 	return res.StatusCode, res.Header, b
 }
 
-// must sends a request that must answer want.
-func (c *heraldCluster) must(node int, want int, method, path, body string) []byte {
-	c.t.Helper()
+// must sends a request that must answer want, failing t otherwise.
+func (c *heraldCluster) must(t *testing.T, node int, want int, method, path, body string) []byte {
+	t.Helper()
 	status, b := c.do(node, method, path, body)
 	if status != want {
-		c.t.Fatalf("%s %s on node %d: %d %s, want %d", method, path, node, status, b, want)
+		t.Fatalf("%s %s on node %d: %d %s, want %d", method, path, node, status, b, want)
 	}
 	return b
 }

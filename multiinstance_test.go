@@ -33,9 +33,8 @@ func TestMultiInstance(t *testing.T) {
 	bin := buildHeraldBinary(t, t.TempDir())
 	t.Logf("built herald in %s", time.Since(began).Round(time.Millisecond))
 
-	var c *heraldCluster
-	hook := newChatReceiver(t, 20*time.Millisecond, func() []int { return c.everyPid() })
-	c = newHeraldCluster(t, bin, platformtest.NewPostgresURL(t), 3)
+	c := newHeraldCluster(t, bin, platformtest.NewPostgresURL(t), 3)
+	hook := newChatReceiver(t, 20*time.Millisecond, c.everyPid)
 	// The first start bootstraps the organization and its keys; the other
 	// two start together, as a scaled-out deployment does.
 	if err := c.start(0); err != nil {
@@ -52,7 +51,7 @@ func TestMultiInstance(t *testing.T) {
 	}
 	t.Logf("three instances up in %s", time.Since(began).Round(time.Millisecond))
 
-	c.must(0, 201, "POST", "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"mi-hook",
+	c.must(t, 0, 201, "POST", "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"mi-hook",
 		"credentials":{"webhookUrl":"`+hook.URL+`/chat"}}`)
 
 	// Subtests share the cluster; each makes its own workflow and
@@ -85,9 +84,9 @@ func decodeTrigger(b []byte) triggerAnswer {
 // reactivated, though each had it cached from a trigger just before.
 func testDeactivatedElsewhere(t *testing.T, c *heraldCluster) {
 	is := is.New(t)
-	c.must(0, 201, "POST", "/v2/workflows", `{"name":"MI toggle","workflowId":"mi-toggle","active":true,
+	c.must(t, 0, 201, "POST", "/v2/workflows", `{"name":"MI toggle","workflowId":"mi-toggle","active":true,
 		"steps":[{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
-	c.must(0, 201, "POST", "/v1/subscribers", `{"subscriberId":"mi-toggle-sub"}`)
+	c.must(t, 0, 201, "POST", "/v1/subscribers", `{"subscriberId":"mi-toggle-sub"}`)
 	trigger := func(node int) string {
 		status, b := c.do(node, "POST", "/v1/events/trigger", `{"name":"mi-toggle","to":"mi-toggle-sub"}`)
 		if status != 201 {
@@ -107,7 +106,7 @@ func testDeactivatedElsewhere(t *testing.T, c *heraldCluster) {
 		{false, 0, "trigger_not_active"},
 		{true, 2, "processed"},
 	} {
-		c.must(step.via, 200, "PATCH", "/v2/workflows/mi-toggle", fmt.Sprintf(`{"active":%v}`, step.active))
+		c.must(t, step.via, 200, "PATCH", "/v2/workflows/mi-toggle", fmt.Sprintf(`{"active":%v}`, step.active))
 		changed := time.Now()
 		seen := map[int]time.Duration{}
 		last := map[int]string{}
@@ -193,10 +192,10 @@ func settled(n notificationJobs) bool {
 // and delivers one in-app message.
 func testOneDigestMaster(t *testing.T, c *heraldCluster) {
 	is := is.New(t)
-	c.must(0, 201, "POST", "/v2/workflows", `{"name":"MI digest","workflowId":"mi-digest","active":true,
+	c.must(t, 0, 201, "POST", "/v2/workflows", `{"name":"MI digest","workflowId":"mi-digest","active":true,
 		"steps":[{"name":"Bundle","stepId":"bundle","type":"digest","controlValues":{"type":"regular","amount":5,"unit":"seconds"}},
 		{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"Digest"}}]}`)
-	c.must(0, 201, "POST", "/v1/subscribers", `{"subscriberId":"mi-digest-sub"}`)
+	c.must(t, 0, 201, "POST", "/v1/subscribers", `{"subscriberId":"mi-digest-sub"}`)
 	const events = 30
 	var (
 		txs     []string
@@ -264,11 +263,11 @@ func testOneDigestMaster(t *testing.T, c *heraldCluster) {
 // are told it is still running. Ten keys, each raced anew.
 func testIdempotencyAcrossInstances(t *testing.T, c *heraldCluster) {
 	is := is.New(t)
-	c.must(0, 201, "POST", "/v2/workflows", `{"name":"MI once","workflowId":"mi-once","active":true,
+	c.must(t, 0, 201, "POST", "/v2/workflows", `{"name":"MI once","workflowId":"mi-once","active":true,
 		"steps":[{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"Once"}}]}`)
 	for round := range 10 {
 		sub := fmt.Sprintf("mi-once-%d", round)
-		c.must(0, 201, "POST", "/v1/subscribers", `{"subscriberId":"`+sub+`"}`)
+		c.must(t, 0, 201, "POST", "/v1/subscribers", `{"subscriberId":"`+sub+`"}`)
 		type answer struct {
 			status int
 			replay bool
@@ -356,11 +355,11 @@ func testKillMidRun(t *testing.T, c *heraldCluster, hook *chatReceiver) {
 		killAt      = 4_000
 		restartAt   = killAt + 300
 	)
-	c.must(0, 201, "POST", "/v2/workflows", `{"name":"MI run","workflowId":"mi-run","active":true,
+	c.must(t, 0, 201, "POST", "/v2/workflows", `{"name":"MI run","workflowId":"mi-run","active":true,
 		"steps":[{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"{{payload.tx}}"}},
 		{"name":"Chat","stepId":"chat","type":"chat","controlValues":{"body":"{{payload.tx}}"}}]}`)
 	for i := range subscribers {
-		c.must(i%3, 201, "POST", "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"mi-run-%d"}`, i))
+		c.must(t, i%3, 201, "POST", "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"mi-run-%d"}`, i))
 	}
 
 	txs := make([]string, triggers)
