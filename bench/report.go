@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -51,6 +53,11 @@ func machine() string {
 
 // add appends a row; atLeast/atMost give its target, judged when set.
 func (r *report) add(x row) {
+	// A figure of nothing (0/0: no send measured, say) is 0 and says so;
+	// JSON has no NaN.
+	if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
+		x.Value, x.Metric = 0, x.Metric+" (undefined: nothing measured)"
+	}
 	if x.Floor > 0 {
 		x.Ratio = x.Value / x.Floor
 	}
@@ -85,29 +92,33 @@ func (r *report) print(w io.Writer) {
 }
 
 // printStores prints, for a run with -db, each figure measured on both
-// stores side by side: the k-th row of a scenario on SQLite beside the k-th
-// of the same scenario on PostgreSQL, as the same code added them.
+// stores side by side. A figure is known by its scenario and its metric with
+// the numbers in it left out (they hold measured rates and counts), and the
+// k-th such row on SQLite is paired with the k-th on PostgreSQL.
 func (r *report) printStores(w io.Writer) {
 	type key struct {
-		scenario string
-		k        int
+		scenario, metric string
+		k                int
 	}
+	shape := func(x row) string { return digits.ReplaceAllString(x.Metric, "#") }
 	pg := map[key]row{}
-	seen := map[string]int{}
+	seen := map[[2]string]int{}
 	for _, x := range r.Rows {
 		if x.Store == storePostgres {
-			pg[key{x.Scenario, seen[x.Scenario]}] = x
-			seen[x.Scenario]++
+			s := [2]string{x.Scenario, shape(x)}
+			pg[key{s[0], s[1], seen[s]}] = x
+			seen[s]++
 		}
 	}
 	var lines []string
-	seen = map[string]int{}
+	seen = map[[2]string]int{}
 	for _, x := range r.Rows {
 		if x.Store == storePostgres || x.Unit == "" {
 			continue
 		}
-		k := key{x.Scenario, seen[x.Scenario]}
-		seen[x.Scenario]++
+		s := [2]string{x.Scenario, shape(x)}
+		k := key{s[0], s[1], seen[s]}
+		seen[s]++
 		y, ok := pg[k]
 		if !ok {
 			continue
@@ -131,6 +142,9 @@ func (r *report) printStores(w io.Writer) {
 	}
 	tw.Flush()
 }
+
+// digits are the numbers in a metric's text.
+var digits = regexp.MustCompile(`[0-9][0-9.,]*`)
 
 func formatValue(v float64, unit string) string {
 	switch unit {
