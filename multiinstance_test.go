@@ -407,13 +407,14 @@ func testKillMidRun(t *testing.T, c *heraldCluster, hook *chatReceiver) {
 				node := i % 3
 				status, b := c.do(node, "POST", "/v1/events/trigger", fmt.Sprintf(
 					`{"name":"mi-run","to":"mi-run-%d","transactionId":"%s","payload":{"tx":"%s"}}`, i%subscribers, txs[i], txs[i]))
+				answer := decodeTrigger(b).Status
 				switch {
-				case status == 201 && decodeTrigger(b).Status == "processed":
+				case status == 201 && answer == "processed":
 					accepted[i] = true
 				case status == 0: // the killed node, or a request it died holding
 				default:
 					mu.Lock()
-					refusedBy[fmt.Sprintf("node %d: HTTP %d", node, status)]++
+					refusedBy[fmt.Sprintf("node %d: HTTP %d %s", node, status, answer)]++
 					if firstRefuse == "" {
 						firstRefuse = fmt.Sprintf("node %d: HTTP %d %s", node, status, b)
 					}
