@@ -129,6 +129,10 @@ func (r *report) printStores(w io.Writer) {
 		} else if x.Value > 0 {
 			ratio = fmt.Sprintf("%.2f", y.Value/x.Value)
 		}
+		// The metric shown is SQLite's: say when PostgreSQL's counted errors.
+		if m := errorCount.FindStringSubmatch(y.Metric); m != nil && m[1] != "0" {
+			other += " (" + m[0] + ")"
+		}
 		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\n", x.Scenario, x.Metric, formatValue(x.Value, x.Unit), other, ratio))
 	}
 	if len(lines) == 0 {
@@ -143,8 +147,12 @@ func (r *report) printStores(w io.Writer) {
 	tw.Flush()
 }
 
-// digits are the numbers in a metric's text.
-var digits = regexp.MustCompile(`[0-9][0-9.,]*`)
+// digits are the numbers in a metric's text; errorCount is its count of
+// failed requests.
+var (
+	digits     = regexp.MustCompile(`[0-9][0-9.,]*`)
+	errorCount = regexp.MustCompile(`([0-9][0-9,]*) errors`)
+)
 
 func formatValue(v float64, unit string) string {
 	switch unit {
