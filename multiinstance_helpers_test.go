@@ -106,6 +106,7 @@ func (c *heraldCluster) start(node int) error {
 		// The chat receiver is an httptest server on loopback.
 		"HERALD_OUTBOUND_ALLOW=127.0.0.1/32")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return err
