@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, to age a test database's schema
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform/platformtest"
@@ -161,4 +164,83 @@ func TestRun_BadSettings(t *testing.T) {
 			is.True(err != nil) // refused before serving
 		})
 	}
+}
+
+// runRefused runs the program on env, which must fail at start, and
+// returns its error. It dials the listen address the whole time run takes:
+// a start that fails must fail before the server takes connections, never
+// half-started with a listener open.
+func runRefused(t *testing.T, env map[string]string) error {
+	t.Helper()
+	addr := freeAddr(t)
+	env["HERALD_ADDR"] = addr
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), []string{"herald", "serve"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+	}()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-deadline:
+			t.Fatalf("run still running after 30s on %s", env["HERALD_DB"])
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", addr, 50*time.Millisecond); err == nil {
+			c.Close()
+			t.Fatalf("%s accepted a connection before run returned: a half-started server", addr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRun_PostgresStartErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		db   string
+		want string // in the error
+	}{
+		// Neither needs a server: pgx refuses the URL, and nothing listens
+		// on port 1.
+		{"ErrBadPort", "postgres://herald:s3cret-pw@db.example:port/herald", "not a valid PostgreSQL URL"},
+		{"ErrBadHost", "postgresql://herald:s3cret-pw@[::1/herald", "not a valid PostgreSQL URL"},
+		{"ErrBadOption", "postgres://herald:s3cret-pw@127.0.0.1/herald?connect_timeout=soon", "not a valid PostgreSQL URL"},
+		{"ErrUnreachable", "postgres://herald:s3cret-pw@127.0.0.1:1/herald?connect_timeout=2", "127.0.0.1:1/herald"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			started := time.Now()
+			err := runRefused(t, map[string]string{"HERALD_DB": tc.db})
+			is.True(err != nil)                                  // refused at start
+			is.True(strings.Contains(err.Error(), tc.want))      // says what is wrong with HERALD_DB
+			is.True(!strings.Contains(err.Error(), "s3cret-pw")) // never prints the password
+			is.True(time.Since(started) < 10*time.Second)        // within the connect timeout, no hang
+			t.Logf("herald: %v", err)
+		})
+	}
+}
+
+func TestRun_PostgresNewerSchema(t *testing.T) {
+	if !platformtest.OnPostgres() {
+		t.Skip("needs TEST_DATABASE_URL")
+	}
+	is := is.New(t)
+	url := platformtest.NewPostgresURL(t)
+	db, err := sql.Open("pgx", url)
+	is.NoErr(err)
+	defer db.Close()
+	// As if a newer Herald had migrated it.
+	_, err = db.Exec(`UPDATE schema_migrations SET version = version + 1000`)
+	is.NoErr(err)
+	var version int
+	is.NoErr(db.QueryRow(`SELECT version FROM schema_migrations`).Scan(&version))
+
+	err = runRefused(t, map[string]string{"HERALD_DB": url})
+	is.True(err != nil)                                                                                               // refused at start
+	is.True(strings.Contains(err.Error(), fmt.Sprintf("schema is at version %d, newer than this Herald's", version))) // names both versions
+	t.Logf("herald: %v", err)
+	var after int
+	is.NoErr(db.QueryRow(`SELECT version FROM schema_migrations`).Scan(&after))
+	is.Equal(after, version) // the schema left as it was
 }

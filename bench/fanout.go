@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -27,7 +26,11 @@ func (b *bench) fanout(ctx context.Context) error {
 // serverWith starts the server on a fresh database file in the run's
 // directory, with the given workflows created, and a load client for it.
 func (b *bench) serverWith(ctx context.Context, file string, workflows ...string) (*server, *loadClient, error) {
-	srv, err := startServer(ctx, b.bin, filepath.Join(b.dir, file))
+	db, err := b.database(ctx, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := startServer(ctx, b.bin, db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,7 +50,7 @@ func (b *bench) serverWith(ctx context.Context, file string, workflows ...string
 // deliveries read no preferences, on the same server. A first in-app step
 // runs in its trigger, so the check's cost is in the trigger's CPU.
 func (b *bench) preferenceCheck(ctx context.Context) error {
-	srv, c, err := b.serverWith(ctx, "preferences.db", benchWorkflow, benchCritical)
+	srv, c, err := b.serverWith(ctx, "preferences", benchWorkflow, benchCritical)
 	if err != nil {
 		return err
 	}
@@ -102,7 +105,7 @@ func (b *bench) preferenceCheck(ctx context.Context) error {
 // (every notification written), each started once the deliveries of the
 // one before have finished.
 func (b *bench) topicFanOut(ctx context.Context) error {
-	srv, c, err := b.serverWith(ctx, "fanout.db", benchWorkflow)
+	srv, c, err := b.serverWith(ctx, "fanout", benchWorkflow)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +17,11 @@ import (
 // accepted reaches its subscriber's socket as notification_received while
 // triggers arrive at a steady rate.
 func (b *bench) inbox(ctx context.Context) error {
-	srv, err := startServer(ctx, b.bin, filepath.Join(b.dir, "inbox.db"))
+	db, err := b.database(ctx, "inbox")
+	if err != nil {
+		return err
+	}
+	srv, err := startServer(ctx, b.bin, db)
 	if err != nil {
 		return err
 	}

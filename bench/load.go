@@ -85,6 +85,12 @@ func (c *loadClient) send(ctx context.Context, r request) (*http.Response, error
 // run sends n requests from `clients` goroutines (or until ctx ends) and
 // measures each one's latency. next(i) builds the i-th request.
 func (c *loadClient) run(ctx context.Context, clients, n int, next func(i int) request) loadResult {
+	return runSpread(ctx, []*loadClient{c}, clients, n, next)
+}
+
+// runSpread is run over several servers, as a load balancer spreads
+// requests: request i goes to servers[i % len(servers)].
+func runSpread(ctx context.Context, servers []*loadClient, clients, n int, next func(i int) request) loadResult {
 	var (
 		issued atomic.Int64
 		errs   atomic.Int64
@@ -105,7 +111,7 @@ func (c *loadClient) run(ctx context.Context, clients, n int, next func(i int) r
 				}
 				r := next(i)
 				t0 := time.Now()
-				status, err := c.status(ctx, r)
+				status, err := servers[i%len(servers)].status(ctx, r)
 				local = append(local, time.Since(t0))
 				if err != nil || status != r.want {
 					errs.Add(1)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"time"
 )
@@ -126,7 +125,11 @@ func (b *bench) emailRun(ctx context.Context, name string, n int, delay time.Dur
 		return 0, err
 	}
 	defer email.close()
-	srv, err := startServer(ctx, b.bin, filepath.Join(b.dir, "providers-"+fmt.Sprint(time.Now().UnixNano())+".db"))
+	db, err := b.database(ctx, "providers-"+fmt.Sprint(time.Now().UnixNano()))
+	if err != nil {
+		return 0, err
+	}
+	srv, err := startServer(ctx, b.bin, db)
 	if err != nil {
 		return 0, err
 	}

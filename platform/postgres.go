@@ -58,15 +58,21 @@ func openPG(ctx context.Context, dsn string) (*DB, error) {
 }
 
 // pgParseReason is why pgx refused a URL, without the URL itself: it may
-// hold a password.
+// hold a password. A url.Error quotes the URL whole, so only its cause is
+// kept; pgx's own text is "cannot parse `<the URL, password masked>`:
+// <reason>", and only the reason is kept ("invalid port", "invalid
+// connect_timeout (…)"), so even a URL pgx could not mask is never printed.
 func pgParseReason(err error) string {
 	var pe *pgconn.ParseConfigError
-	if errors.As(err, &pe) && pe.Unwrap() != nil {
-		var ue *url.Error
-		if errors.As(pe.Unwrap(), &ue) {
-			return ue.Err.Error()
-		}
-		return pe.Unwrap().Error()
+	if !errors.As(err, &pe) {
+		return "cannot parse it"
+	}
+	var ue *url.Error
+	if errors.As(pe, &ue) {
+		return ue.Err.Error()
+	}
+	if _, reason, ok := strings.Cut(pe.Error(), "`: "); ok && !strings.Contains(reason, "`: ") {
+		return reason
 	}
 	return "cannot parse it"
 }
