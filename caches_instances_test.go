@@ -53,7 +53,7 @@ func startWiredInstances(t *testing.T, n int) []*platformtest.Server {
 }
 
 // A trigger reads its workflow from a cache: a workflow deactivated through
-// one instance is refused by another within a second (issue 40).
+// one instance is refused by another within a second.
 func TestWire_WorkflowDeactivatedThroughOneInstance(t *testing.T) {
 	is := is.New(t)
 	srv := startWiredInstances(t, 2)

@@ -18,8 +18,8 @@ import (
 )
 
 // TestMultiInstance runs three Herald processes, real binaries, on one
-// PostgreSQL database, as several instances behind a load balancer do
-// (issue 40, "Several instances on one database, safe"): what one instance
+// PostgreSQL database, as several instances behind a load balancer do:
+// what one instance
 // writes the others must see, what one claims the others must not run, and
 // what a killed one held must be run again once, by another.
 func TestMultiInstance(t *testing.T) {

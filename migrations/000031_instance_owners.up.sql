@@ -1,4 +1,4 @@
--- Several Herald instances may share a PostgreSQL database (issue 40): what
+-- Several Herald instances may share a PostgreSQL database: what
 -- one holds names it, and another takes it over only once the holder's
 -- heartbeat is stale. owner is the holding instance's ID ('' for none).
 -- An idempotency key in flight is its request's instance's; a fan-out
