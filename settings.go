@@ -21,7 +21,7 @@ func startAttrs(cfg config, addr string) []any {
 	b := platform.BuildInfo()
 	attrs := []any{"version", b.Version, "commit", b.Commit, "addr", addr}
 	store, where := "sqlite", cfg.db
-	if strings.HasPrefix(cfg.db, "postgres://") || strings.HasPrefix(cfg.db, "postgresql://") {
+	if platform.IsPostgresURL(cfg.db) {
 		store, where = "postgresql", redactURL(cfg.db)
 	}
 	attrs = append(attrs, "store", store, "db", where)
