@@ -71,7 +71,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	// would wait on the writer connection that transaction holds. Parsing
 	// the 40-column INSERT cost more than running it.
 	db := e.messages.db
-	if err := db.PrepareWrites(ctx, insert, insertPayloadSQL); err != nil {
+	if err := db.PrepareWrites(ctx, insert, payloadSQL(db)); err != nil {
 		return Outcome{}, nil, fmt.Errorf("prepare message insert: %w", err)
 	}
 	write := func(ctx context.Context, tx *sql.Tx) error {

@@ -64,3 +64,62 @@ func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
 	is.NoErr(a.db.R.QueryRow(`SELECT count(*) FROM message_payloads`).Scan(&left))
 	is.Equal(left, 0) // the payload went with the notification's last message
 }
+
+// TestDropPayloads_DeleteBesideAnInsert: a process deleting a notification's
+// last message while another stores a new message of it leaves the payload
+// the new message reads. Unlocked, the delete could not see the message not
+// yet committed and dropped the payload.
+func TestDropPayloads_DeleteBesideAnInsert(t *testing.T) {
+	if !platformtest.OnPostgres() {
+		t.Skip("several processes share a PostgreSQL database only; SQLite's one writer runs a delete and an insert one at a time")
+	}
+	is := is.New(t)
+	ctx := context.Background()
+	url := platformtest.NewPostgresURL(t)
+	open := func() *Store {
+		db, err := platform.Open(ctx, url)
+		is.NoErr(err) // opened
+		t.Cleanup(func() { db.Close() })
+		return NewStore(db, Sources{})
+	}
+	a, b := open(), open()
+	at := platform.FormatTime(time.Now())
+	msg := func(id string) *message {
+		return &message{ID: id, EnvironmentID: "e", OrganizationID: "o", JobID: "job-" + id,
+			NotificationID: "n", SubscriberID: "s", ExternalSubscriber: "s", TransactionID: "t", Channel: "in_app",
+			Content: []byte(`""`), CTA: []byte("{}"), Overrides: []byte("{}"), Tags: []byte("[]"), Actor: []byte("{}"),
+			SubscriberSummary: []byte("{}"), Status: "sent", DeliveredAt: []byte("[]"), Outcome: []byte("{}"),
+			Payload: []byte(`{"big":"payload"}`), CreatedAt: at, UpdatedAt: at}
+	}
+	inserted, err := a.insertMessage(ctx, msg("m1"))
+	is.NoErr(err)
+	is.True(inserted)
+
+	// b stores a second message of the notification and has not committed.
+	txB, err := b.db.W.BeginTx(ctx, nil)
+	is.NoErr(err)
+	defer txB.Rollback()
+	m2 := msg("m2")
+	_, err = txB.ExecContext(ctx, insertMessageSQL, m2.values()...)
+	is.NoErr(err)
+	is.NoErr(m2.storePayload(ctx, txB, b.db))
+
+	// a deletes the first, which it takes for the notification's last.
+	done := make(chan error, 1)
+	go func() {
+		done <- a.db.Tx(ctx, func(tx *sql.Tx) error {
+			_, _, err := a.deleteMessages(ctx, tx, `id = ?`, "m1")
+			return err
+		})
+	}()
+	platformtest.Eventually(t, 5*time.Second, func() bool {
+		var waiting int
+		a.db.R.QueryRow(`SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'`).Scan(&waiting)
+		return waiting == 1
+	}, "a's delete to wait for b's insert")
+	is.NoErr(txB.Commit())
+	is.NoErr(<-done)
+	var left int
+	is.NoErr(a.db.R.QueryRow(`SELECT count(*) FROM message_payloads WHERE notification_id = 'n'`).Scan(&left))
+	is.Equal(left, 1) // m2 still reads its payload
+}

@@ -177,13 +177,39 @@ func (m *message) values() []any {
 const insertPayloadSQL = `INSERT INTO message_payloads (notification_id, payload) VALUES (?, ?)
 	ON CONFLICT (notification_id) DO NOTHING`
 
+// insertPayloadSharedSQL is insertPayloadSQL for PostgreSQL, where another
+// process may delete the notification's last message meanwhile: it also
+// takes the notification's payload lock in shared mode until its
+// transaction ends (dropPayloads takes it alone). That delete then either
+// committed first, and the payload is stored anew here, or waits for this
+// transaction and sees its message. Unlocked, the delete could not see the
+// message not yet committed and dropped the payload it needs.
+const insertPayloadSharedSQL = `INSERT INTO message_payloads (notification_id, payload)
+	SELECT ?, ? FROM (SELECT pg_advisory_xact_lock_shared(` + platform.LockKeySQL + `)) AS locked
+	ON CONFLICT (notification_id) DO NOTHING`
+
+// payloadLock is the key of the lock on a notification's payload.
+func payloadLock(notificationID string) string { return "message_payloads:" + notificationID }
+
+// payloadSQL is the statement that stores a payload on db.
+func payloadSQL(db *platform.DB) string {
+	if db.Postgres {
+		return insertPayloadSharedSQL
+	}
+	return insertPayloadSQL
+}
+
 // storePayload stores m's payload for its notification, in tx, through
 // the prepared stmt when there is one; an empty payload is not stored.
 func (m *message) storePayload(ctx context.Context, tx *sql.Tx, db *platform.DB) error {
 	if isEmptyObject(m.Payload) {
 		return nil
 	}
-	_, err := db.WriteExec(ctx, tx, insertPayloadSQL, m.NotificationID, string(m.Payload))
+	args := []any{m.NotificationID, string(m.Payload)}
+	if db.Postgres {
+		args = append(args, payloadLock(m.NotificationID))
+	}
+	_, err := db.WriteExec(ctx, tx, payloadSQL(db), args...)
 	return err
 }
 
@@ -600,7 +626,7 @@ func (s *Store) dropPayloads(ctx context.Context, tx *sql.Tx, refs []deleted) (i
 			continue
 		}
 		seen[r.notificationID] = true
-		if err := s.db.LockKey(ctx, tx, "message_payloads:"+r.notificationID); err != nil {
+		if err := s.db.LockKey(ctx, tx, payloadLock(r.notificationID)); err != nil {
 			return n, err
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM message_payloads WHERE notification_id = ?3

@@ -96,6 +96,11 @@ func (db *DB) LockKey(ctx context.Context, tx *sql.Tx, key string) error {
 	if !db.Postgres {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, key)
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+LockKeySQL+`)`, key)
 	return err
 }
+
+// LockKeySQL is the advisory lock key LockKey computes from the text bound
+// to its one placeholder, for a statement that takes the lock itself (in
+// shared mode, say).
+const LockKeySQL = "hashtextextended(?, 0)"
