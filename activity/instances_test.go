@@ -28,18 +28,9 @@ import (
 // with a store on the shared clock, and beats for each at the clock's time.
 func newInstances(t *testing.T, n int) ([]*Store, *platformtest.Clock) {
 	t.Helper()
-	if !platformtest.OnPostgres() {
-		t.Skip("several instances share a PostgreSQL database only: SQLite has one process")
-	}
-	url := platformtest.NewPostgresURL(t)
 	clock := platformtest.NewClock(t0)
 	stores := make([]*Store, n)
-	for i := range stores {
-		db, err := platform.Open(context.Background(), url)
-		if err != nil {
-			t.Fatalf("open instance %d: %v", i, err)
-		}
-		t.Cleanup(func() { db.Close() })
+	for i, db := range platformtest.NewSharedDBs(t, n) {
 		if err := db.Beat(context.Background(), clock.Now()); err != nil {
 			t.Fatalf("beat: %v", err)
 		}

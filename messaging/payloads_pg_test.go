@@ -17,19 +17,10 @@ import (
 // leave no payload behind. Unlocked, each saw the other's message still
 // there and kept the payload, which nothing would find again.
 func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
-	if !platformtest.OnPostgres() {
-		t.Skip("several processes share a PostgreSQL database only; SQLite's one writer runs deletes one at a time")
-	}
 	is := is.New(t)
 	ctx := context.Background()
-	url := platformtest.NewPostgresURL(t)
-	open := func() *Store {
-		db, err := platform.Open(ctx, url)
-		is.NoErr(err) // opened
-		t.Cleanup(func() { db.Close() })
-		return NewStore(db, Sources{})
-	}
-	a, b := open(), open()
+	dbs := platformtest.NewSharedDBs(t, 2)
+	a, b := NewStore(dbs[0], Sources{}), NewStore(dbs[1], Sources{})
 	at := platform.FormatTime(time.Now())
 	for _, id := range []string{"m1", "m2"} {
 		inserted, err := a.insertMessage(ctx, &message{ID: id, EnvironmentID: "e", OrganizationID: "o", JobID: "job-" + id,
@@ -70,19 +61,10 @@ func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
 // the new message reads. Unlocked, the delete could not see the message not
 // yet committed and dropped the payload.
 func TestDropPayloads_DeleteBesideAnInsert(t *testing.T) {
-	if !platformtest.OnPostgres() {
-		t.Skip("several processes share a PostgreSQL database only; SQLite's one writer runs a delete and an insert one at a time")
-	}
 	is := is.New(t)
 	ctx := context.Background()
-	url := platformtest.NewPostgresURL(t)
-	open := func() *Store {
-		db, err := platform.Open(ctx, url)
-		is.NoErr(err) // opened
-		t.Cleanup(func() { db.Close() })
-		return NewStore(db, Sources{})
-	}
-	a, b := open(), open()
+	dbs := platformtest.NewSharedDBs(t, 2)
+	a, b := NewStore(dbs[0], Sources{}), NewStore(dbs[1], Sources{})
 	at := platform.FormatTime(time.Now())
 	msg := func(id string) *message {
 		return &message{ID: id, EnvironmentID: "e", OrganizationID: "o", JobID: "job-" + id,

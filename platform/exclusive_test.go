@@ -6,24 +6,14 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 func TestExclusive_OneProcessAtATime(t *testing.T) {
-	if !platformtest.OnPostgres() {
-		t.Skip("PostgreSQL only: on SQLite one process owns the database")
-	}
 	is := is.New(t)
 	ctx := context.Background()
-	url := platformtest.NewPostgresURL(t)
-	open := func() *platform.DB {
-		db, err := platform.Open(ctx, url)
-		is.NoErr(err)
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	a, b := open(), open()
+	dbs := platformtest.NewSharedDBs(t, 2)
+	a, b := dbs[0], dbs[1]
 
 	inside, release := make(chan struct{}), make(chan struct{})
 	done := make(chan bool)

@@ -14,19 +14,10 @@ import (
 )
 
 func TestNotify_ReachesOtherProcessesOnCommit(t *testing.T) {
-	if !platformtest.OnPostgres() {
-		t.Skip("PostgreSQL only: on SQLite one process owns the database")
-	}
 	is := is.New(t)
 	ctx := context.Background()
-	url := platformtest.NewPostgresURL(t)
-	open := func() *platform.DB {
-		db, err := platform.Open(ctx, url)
-		is.NoErr(err)
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	a, b := open(), open()
+	dbs := platformtest.NewSharedDBs(t, 2)
+	a, b := dbs[0], dbs[1]
 	heard, resets := make(chan string, 10), make(chan struct{}, 10)
 	listen := func(db *platform.DB) {
 		db.Listen("herald_test", platform.Listener{

@@ -21,6 +21,26 @@ func SkipUnlessShared(t testing.TB) {
 	}
 }
 
+// NewSharedDBs opens n *platform.DB on one fresh PostgreSQL database, as n
+// Herald processes sharing it hold them: each with its own pools, instance
+// ID and listener. All are closed by t.Cleanup. It skips the test on SQLite
+// (SkipUnlessShared).
+func NewSharedDBs(t testing.TB, n int) []*platform.DB {
+	t.Helper()
+	SkipUnlessShared(t)
+	url := NewPostgresURL(t)
+	dbs := make([]*platform.DB, n)
+	for i := range dbs {
+		db, err := platform.Open(context.Background(), url)
+		if err != nil {
+			t.Fatalf("open instance %d: %v", i, err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	return dbs
+}
+
 // NewInstances starts n test servers on one fresh PostgreSQL database, each
 // on a *platform.DB of its own, as n Herald processes sharing it are: their
 // caches, listeners and writer connections are apart, their rows shared.
@@ -29,18 +49,12 @@ func SkipUnlessShared(t testing.TB) {
 // does. It skips the test on SQLite (SkipUnlessShared).
 func NewInstances(t testing.TB, n int, register func(mux *http.ServeMux, app *App)) []*Server {
 	t.Helper()
-	SkipUnlessShared(t)
-	url := NewPostgresURL(t)
+	dbs := NewSharedDBs(t, n)
 	logs := &testWriter{t: t}
 	t.Cleanup(logs.stop)
 	clock := NewClock(time.Now())
 	servers := make([]*Server, n)
-	for i := range servers {
-		db, err := platform.Open(context.Background(), url)
-		if err != nil {
-			t.Fatalf("open instance %d: %v", i, err)
-		}
-		t.Cleanup(func() { db.Close() })
+	for i, db := range dbs {
 		envs, err := platform.Bootstrap(context.Background(), db, platform.BootstrapConfig{DevelopmentKey: DevKey, ProductionKey: ProdKey, Secret: []byte(Secret)}, io.Discard)
 		if err != nil {
 			t.Fatalf("bootstrap instance %d: %v", i, err)
