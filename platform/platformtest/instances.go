@@ -2,10 +2,8 @@ package platformtest
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -55,35 +53,8 @@ func NewInstances(t testing.TB, n int, register func(mux *http.ServeMux, app *Ap
 	clock := NewClock(time.Now())
 	servers := make([]*Server, n)
 	for i, db := range dbs {
-		envs, err := platform.Bootstrap(context.Background(), db, platform.BootstrapConfig{DevelopmentKey: DevKey, ProductionKey: ProdKey, Secret: []byte(Secret)}, io.Discard)
-		if err != nil {
-			t.Fatalf("bootstrap instance %d: %v", i, err)
-		}
-		app := &App{
-			DB:          db,
-			Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("instance", i),
-			Clock:       clock,
-			Secret:      []byte(Secret),
-			Development: envs[0],
-			Production:  envs[1],
-			Outbound:    Loopback,
-			Inbox:       platform.NewSubscriberAuth(db, []byte(Secret), clock.Now),
-		}
-		mux := http.NewServeMux()
-		platform.AddRoutes(mux, db)
-		if register != nil {
-			register(mux, app)
-		}
-		hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret, Inbox: app.Inbox,
-			Limits: platform.RateLimits{Write: -1}}))
-		t.Cleanup(hs.Close)
-		servers[i] = &Server{
-			Server: hs,
-			Mux:    mux,
-			App:    app,
-			Dev:    Client{base: hs.URL, key: DevKey, client: hs.Client()},
-			Prod:   Client{base: hs.URL, key: ProdKey, client: hs.Client()},
-		}
+		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("instance", i)
+		servers[i] = serve(t, db, logger, clock, register)
 	}
 	return servers
 }

@@ -76,18 +76,24 @@ type Server struct {
 // serves them behind the real middleware. Everything is closed by t.Cleanup.
 func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Server {
 	t.Helper()
-	ctx := context.Background()
 	db := NewDB(t)
 	logs := &testWriter{t: t}
 	t.Cleanup(logs.stop) // registered first, so it runs after every other cleanup
-	clock := NewClock(time.Now())
-	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: DevKey, ProductionKey: ProdKey, Secret: []byte(Secret)}, io.Discard)
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return serve(t, db, logger, NewClock(time.Now()), register)
+}
+
+// serve bootstraps both environments on db with DevKey and ProdKey, lets
+// register add routes and serves them behind the real middleware.
+func serve(t testing.TB, db *platform.DB, logger *slog.Logger, clock *Clock, register func(mux *http.ServeMux, app *App)) *Server {
+	t.Helper()
+	envs, err := platform.Bootstrap(context.Background(), db, platform.BootstrapConfig{DevelopmentKey: DevKey, ProductionKey: ProdKey, Secret: []byte(Secret)}, io.Discard)
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
 	app := &App{
 		DB:          db,
-		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:      logger,
 		Clock:       clock,
 		Secret:      []byte(Secret),
 		Development: envs[0],
