@@ -1,6 +1,9 @@
 package activity
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // The few fragments of activity's SQL that PostgreSQL spells differently
 // from SQLite, beside SQLite's own (platform's dialect translates what
@@ -11,7 +14,7 @@ import "strings"
 // or a parameter).
 func jsonTexts(pg bool, expr, alias string) string {
 	if pg {
-		return "json_array_elements_text(" + asJSON(expr) + ") AS " + cmpOr(alias, "e") + "(value)"
+		return "json_array_elements_text(" + asJSON(expr) + ") AS " + cmp.Or(alias, "e") + "(value)"
 	}
 	return strings.TrimSpace("json_each(" + expr + ") " + alias)
 }
@@ -31,13 +34,6 @@ func asJSON(expr string) string {
 	return "CAST(CAST(" + expr + " AS text) AS json)"
 }
 
-func cmpOr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
-}
-
 // hasTopicKey is a condition true when the JSON array of a notification's
 // topics, expr, has an entry whose topicKey is bound to its placeholder.
 func hasTopicKey(pg bool, expr string) string {
@@ -45,15 +41,6 @@ func hasTopicKey(pg bool, expr string) string {
 		return "EXISTS (SELECT 1 FROM json_array_elements(" + asJSON(expr) + ") AS e WHERE e ->> 'topicKey' = ?)"
 	}
 	return "EXISTS (SELECT 1 FROM json_each(" + expr + ") WHERE json_extract(value, '$.topicKey') = ?)"
-}
-
-// instr is SQLite's instr(haystack, needle): the 1-based position of
-// needle in haystack, 0 when it is not there.
-func instr(pg bool, haystack, needle string) string {
-	if pg {
-		return "strpos(" + haystack + ", " + needle + ")"
-	}
-	return "instr(" + haystack + ", " + needle + ")"
 }
 
 // crossJoin joins a FROM item to the next in the order written: SQLite

@@ -186,7 +186,7 @@ func notificationsQuery(envID string, f listFilter, pg bool) (query string, args
 		var anyOf []string
 		for _, ch := range f.channels {
 			quoted, _ := json.Marshal(ch)
-			anyOf, args = append(anyOf, instr(pg, "channels", "?")+" > 0"), append(args, string(quoted))
+			anyOf, args = append(anyOf, platform.Instr(pg, "channels", "?")+" > 0"), append(args, string(quoted))
 		}
 		where = append(where, "("+strings.Join(anyOf, " OR ")+")")
 	}

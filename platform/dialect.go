@@ -177,3 +177,13 @@ func skipSpace(q string, i int) int {
 	}
 	return i
 }
+
+// Instr is SQLite's instr(haystack, needle), on PostgreSQL when postgres:
+// the 1-based position of needle in haystack, 0 when it is not there.
+// PostgreSQL's strpos takes the same arguments.
+func Instr(postgres bool, haystack, needle string) string {
+	if postgres {
+		return "strpos(" + haystack + ", " + needle + ")"
+	}
+	return "instr(" + haystack + ", " + needle + ")"
+}

@@ -49,15 +49,6 @@ func (s *Store) subscriptionPage(ctx context.Context, t Topic, subscriberID stri
 	return page, next, previous, nil
 }
 
-// instrFunc is SQLite's instr(text, needle) as the database spells it:
-// PostgreSQL's strpos takes the same arguments.
-func instrFunc(postgres bool) string {
-	if postgres {
-		return "strpos"
-	}
-	return "instr"
-}
-
 // topicPage reads a cursor page of the environment's topics, filtered by a
 // case-insensitive substring of key and of name.
 func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, p pageQuery) (page []Topic, next, previous *cursor, total int, err error) {
@@ -69,12 +60,11 @@ func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, 
 	}
 	defer tx.Rollback()
 	where, args := []string{"environment_id = ?"}, []any{environmentID}
-	instr := instrFunc(s.db.Postgres)
 	if key != "" {
-		where, args = append(where, instr+"(lower(key), lower(?)) > 0"), append(args, key)
+		where, args = append(where, platform.Instr(s.db.Postgres, "lower(key)", "lower(?)")+" > 0"), append(args, key)
 	}
 	if name != "" {
-		where, args = append(where, instr+"(lower(name), lower(?)) > 0"), append(args, name)
+		where, args = append(where, platform.Instr(s.db.Postgres, "lower(name)", "lower(?)")+" > 0"), append(args, name)
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM topics WHERE `+strings.Join(where, " AND ")+
 		` LIMIT ?) AS m`, append(args, countCap)...).Scan(&total); err != nil {

@@ -196,14 +196,13 @@ func (s *Store) list(ctx context.Context, envID string, f listFilter) (out []*wo
 	defer tx.Rollback()
 	where := []string{"environment_id = ?", "deleted = 0"}
 	args := []any{envID}
-	// SQLite's instr and json_each are PostgreSQL's strpos (same
-	// arguments) and jsonb_array_elements_text.
-	instr, elements := "instr", "json_each(tags)"
+	// SQLite's json_each is PostgreSQL's jsonb_array_elements_text.
+	elements := "json_each(tags)"
 	if s.db.Postgres {
-		instr, elements = "strpos", "jsonb_array_elements_text(CAST(tags AS jsonb)) AS t(value)"
+		elements = "jsonb_array_elements_text(CAST(tags AS jsonb)) AS t(value)"
 	}
 	if f.query != "" {
-		where = append(where, "("+instr+"(lower(name), lower(?)) > 0 OR "+instr+"(lower(workflow_id), lower(?)) > 0)")
+		where = append(where, "("+platform.Instr(s.db.Postgres, "lower(name)", "lower(?)")+" > 0 OR "+platform.Instr(s.db.Postgres, "lower(workflow_id)", "lower(?)")+" > 0)")
 		args = append(args, f.query, f.query)
 	}
 	if len(f.tags) > 0 {
