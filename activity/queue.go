@@ -234,7 +234,7 @@ func (s *Store) recoverLeases(ctx context.Context, periodic bool) (n int, err er
 			args = append(args, s.db.Instance(), platform.LiveSince(now))
 		}
 	}
-	err = s.retryTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
 		n, err = s.updateJobs(ctx, tx, now, detail{Status: detailWarning, Source: sourceInternal, Detail: interruptedDetail}, `
 			UPDATE jobs SET status = 'queued', lease_owner = '', lease_until = '', run_at = ?,
 				attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, interruptions = interruptions + 1, updated_at = ?
@@ -244,22 +244,6 @@ func (s *Store) recoverLeases(ctx context.Context, periodic bool) (n int, err er
 	})
 	return n, err
 }
-
-// retryTx runs fn in a write transaction, again while PostgreSQL rolls it
-// back to break a deadlock or a serialization conflict with another
-// process (platform.IsRetryable); SQLite's one writer never does.
-func (s *Store) retryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	for attempt := 1; ; attempt++ {
-		err := s.db.Tx(ctx, fn)
-		if err == nil || attempt == maxTxAttempts || !platform.IsRetryable(err) || ctx.Err() != nil {
-			return err
-		}
-	}
-}
-
-// maxTxAttempts bounds retryTx: each conflict means another process got
-// through, so a few attempts suffice.
-const maxTxAttempts = 5
 
 // interruptedDetail is recorded on a job that Herald stopped or crashed
 // while it was claimed: it may have been delivering.
@@ -433,7 +417,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 	defer platform.Wrap(&err, "cancel transaction %s", transactionID)
 	now := s.now()
 	ts := platform.FormatTime(now)
-	err = s.retryTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
 		// Digest masters hand their merged events on first, while their
 		// run_at still says when they would have fired.
 		if err := s.promoteMerged(ctx, tx, envID, transactionID, now); err != nil {

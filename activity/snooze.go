@@ -40,7 +40,7 @@ func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err 
 		return err
 	}
 	now := platform.FormatTime(s.now())
-	err = s.retryTx(ctx, func(txn *sql.Tx) error {
+	err = s.db.RetryTx(ctx, func(txn *sql.Tx) error {
 		// A job belongs to a notification; an in-app message is kept
 		// longer than its notification (docs/retention.md).
 		var one int

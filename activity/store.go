@@ -236,9 +236,9 @@ func (s *Store) commitInserts(ctx context.Context) {
 // worker then cost a claim on the writer after every group commit.
 func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 	errs := make([]error, len(batch))
-	// retryTx: on PostgreSQL two instances' batches may deadlock on the
+	// RetryTx: on PostgreSQL two instances' batches may deadlock on the
 	// rows they insert (one transactionId each way, say).
-	err := s.retryTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.RetryTx(ctx, func(tx *sql.Tx) error {
 		for i, r := range batch {
 			errs[i] = s.insertTx(ctx, tx, r)
 			var conflict *platform.Error

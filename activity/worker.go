@@ -394,7 +394,7 @@ func (w *Worker) record(ctx context.Context, batch []result) {
 	// with another instance's (their digests' locks taken in another
 	// order, say): alone, each result is tried again.
 	for _, r := range batch {
-		if err := w.store.retryTx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }); err != nil {
+		if err := w.store.db.RetryTx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }); err != nil {
 			w.logWrite(r.j, err)
 		}
 	}
