@@ -339,9 +339,7 @@ func (h *harness) secondInstance(t *testing.T) *Store {
 }
 
 func TestBroadcast_SurvivorTakesOverOnlyADeadOwnersFanOut(t *testing.T) {
-	if !platformtest.OnPostgres() {
-		t.Skip("several instances share a PostgreSQL database only: SQLite has one process")
-	}
+	platformtest.SkipUnlessShared(t)
 	is := is.New(t)
 	h := newBroadcastHarness(t)
 	b := h.secondInstance(t)
@@ -371,9 +369,7 @@ func TestBroadcast_SurvivorTakesOverOnlyADeadOwnersFanOut(t *testing.T) {
 }
 
 func TestBroadcast_ExpiredLeaseIsTakenOver(t *testing.T) {
-	if !platformtest.OnPostgres() {
-		t.Skip("several instances share a PostgreSQL database only: SQLite has one process")
-	}
+	platformtest.SkipUnlessShared(t)
 	is := is.New(t)
 	h := newBroadcastHarness(t)
 	b := h.secondInstance(t)
@@ -393,9 +389,7 @@ func TestBroadcast_ExpiredLeaseIsTakenOver(t *testing.T) {
 }
 
 func TestWorker_TwoInstancesDeliverEachJobOnce(t *testing.T) {
-	if !platformtest.OnPostgres() {
-		t.Skip("several instances share a PostgreSQL database only: SQLite has one process")
-	}
+	platformtest.SkipUnlessShared(t)
 	is := is.New(t)
 	h := newHarness(t)
 	b := h.secondInstance(t)

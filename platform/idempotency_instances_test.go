@@ -31,9 +31,7 @@ type noteInstances struct {
 
 func newNoteInstances(t *testing.T, n int) *noteInstances {
 	t.Helper()
-	if !platformtest.OnPostgres() {
-		t.Skip("several instances share a PostgreSQL database only: SQLite has one process")
-	}
+	platformtest.SkipUnlessShared(t)
 	url := platformtest.NewPostgresURL(t)
 	ni := &noteInstances{url: url}
 	for i := range n {
