@@ -1,6 +1,8 @@
 package messaging
 
 import (
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -87,11 +89,7 @@ func (b *MemoryBus) Subscribe(environmentID, subscriberID string, deliver func(L
 func (b *MemoryBus) keys() []string {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	out := make([]string, 0, len(b.subs))
-	for k := range b.subs {
-		out = append(out, k)
-	}
-	return out
+	return slices.Collect(maps.Keys(b.subs))
 }
 
 // publish announces ev when the store has a bus.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -172,11 +174,7 @@ func (db *DB) listenOnce(ctx context.Context) error {
 func (ls *listeners) channels() []string {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	chans := make([]string, 0, len(ls.byChan))
-	for ch := range ls.byChan {
-		chans = append(chans, ch)
-	}
-	return chans
+	return slices.Collect(maps.Keys(ls.byChan))
 }
 
 func (ls *listeners) of(ch string) []Listener {
