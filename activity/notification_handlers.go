@@ -70,7 +70,7 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 		}
 		var hasMore bool
 		rows, jobs, err := s.readNotifications(ctx, true, func(q querier) (rows []notificationRow, err error) {
-			rows, hasMore, err = listNotifications(ctx, q, env, f, s.db.Postgres)
+			rows, hasMore, err = listNotifications(ctx, q, s.notificationsSQL, env, f)
 			return rows, err
 		})
 		if err != nil {

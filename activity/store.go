@@ -37,6 +37,10 @@ type Store struct {
 	swept func(table string)
 
 	observer Observer // metrics; nil reports nothing (observe.go)
+
+	// Queries in db's dialect.
+	claimSQL         string
+	notificationsSQL *notificationsSQL
 }
 
 // NewStore returns the activity store on db. now is the clock every record and
@@ -45,7 +49,8 @@ func NewStore(db *platform.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: platform.InstanceTTL}
+	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: platform.InstanceTTL,
+		claimSQL: claimQuery(db.Dialect()), notificationsSQL: newNotificationsSQL(db.Dialect())}
 	for i := range s.woken {
 		s.woken[i] = make(chan struct{}, 1)
 	}
@@ -121,7 +126,7 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 				}
 			}
 			args = append(args, platform.NewIDAt(now), envID, notificationID, r.jobID, r.Status, r.Detail,
-				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, r.IsRetry, ts)
+				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, platform.Flag(r.IsRetry), ts)
 		}
 		if _, err := s.db.WriteExec(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert execution details: %w", err)
@@ -131,9 +136,9 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 }
 
 const (
-	// A taken transactionId inserts nothing, rather than failing: PostgreSQL
-	// would abort the whole group commit on a failed statement (25P02),
-	// where SQLite undoes the statement alone.
+	// A taken transactionId inserts nothing, rather than failing: a shared
+	// database would abort the whole group commit on a failed statement
+	// (25P02), where SQLite undoes the statement alone.
 	claimTransactionSQL = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)
 		ON CONFLICT (environment_id, transaction_id) DO NOTHING`
 	insertNotificationSQL = `
@@ -236,8 +241,8 @@ func (s *Store) commitInserts(ctx context.Context) {
 // worker then cost a claim on the writer after every group commit.
 func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 	errs := make([]error, len(batch))
-	// RetryTx: on PostgreSQL two instances' batches may deadlock on the
-	// rows they insert (one transactionId each way, say).
+	// RetryTx: on a shared database two instances' batches may deadlock
+	// on the rows they insert (one transactionId each way, say).
 	err := s.db.RetryTx(ctx, func(tx *sql.Tx) error {
 		for i, r := range batch {
 			errs[i] = s.insertTx(ctx, tx, r)
@@ -321,7 +326,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
-			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), rc.topicsJSON(), at, at)
+			string(rc.to), string(tags), p.severity, platform.Flag(p.critical), string(prefs), string(p.actor), string(keys), rc.topicsJSON(), at, at)
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
 		}
