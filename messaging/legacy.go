@@ -186,7 +186,7 @@ func handleUnseenCount(s *Store) http.Handler {
 		var n int
 		err = s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
 			WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND seen = ? LIMIT ?) AS page`,
-			env, subID, *seen, limit).Scan(&n)
+			env, subID, platform.Flag(*seen), limit).Scan(&n)
 		if err != nil {
 			return fmt.Errorf("count unseen messages: %w", err)
 		}
