@@ -253,7 +253,8 @@ func (s *Store) SubscribersMatching(ctx context.Context, environmentID string, s
 		args []any
 	}
 	var queries []query
-	values := jsonValues(s.db.Postgres)
+	d := s.db.Dialect()
+	values := `SELECT value FROM ` + d.JSONTexts("?", "j") // the strings of the JSON array bound to it
 	if len(subscriberIDs) > 0 {
 		ids, _ := json.Marshal(subscriberIDs)
 		queries = append(queries, query{`SELECT id FROM subscribers
@@ -262,30 +263,25 @@ func (s *Store) SubscribersMatching(ctx context.Context, environmentID string, s
 	}
 	if len(emails) > 0 {
 		addresses, _ := json.Marshal(emails)
-		if s.db.Postgres {
+		if d.SuffixTable() {
+			// The suffix range outermost (OrderedJoin).
+			queries = append(queries, query{`SELECT s.id FROM (SELECT DISTINCT seq FROM subscriber_suffixes
+					WHERE field = ? AND suffix IN (SELECT substr(value, 1, ?) FROM ` + d.JSONTexts("?", "a") + `)) f
+				` + d.OrderedJoin() + ` subscribers s ON s.seq = f.seq
+				WHERE s.environment_id = ? AND s.email IN (` + values + `)`,
+				[]any{fieldEmail, suffixKeep, string(addresses), environmentID, string(addresses)}})
+		} else {
 			// No suffix table: the (environment_id, …) indexes narrow it.
 			queries = append(queries, query{`SELECT id FROM subscribers
 				WHERE environment_id = ? AND email IN (` + values + `)`,
 				[]any{environmentID, string(addresses)}})
-		} else {
-			// CROSS JOIN keeps SQLite's suffix range outermost.
-			queries = append(queries, query{`SELECT s.id FROM (SELECT DISTINCT seq FROM subscriber_suffixes
-					WHERE field = ? AND suffix IN (SELECT substr(value, 1, ?) FROM json_each(?))) f
-				CROSS JOIN subscribers s ON s.seq = f.seq
-				WHERE s.environment_id = ? AND s.email IN (SELECT value FROM json_each(?))`,
-				[]any{fieldEmail, suffixKeep, string(addresses), environmentID, string(addresses)}})
 		}
 	}
 	if search != "" {
-		// SQLite's LIKE ignores ASCII case, PostgreSQL's does not: there
-		// ILIKE does what the filter means, "in any case".
-		like := "LIKE"
-		if s.db.Postgres {
-			like = "ILIKE"
-		}
-		pattern := "%" + likeEscaper.Replace(search) + "%"
+		// "In any case", as the filter means.
+		pattern := "%" + platform.LikeEscaper.Replace(search) + "%"
 		queries = append(queries, query{`SELECT id FROM subscribers
-			WHERE environment_id = ? AND (email ` + like + ` ? ESCAPE '\' OR subscriber_id = ?)`,
+			WHERE environment_id = ? AND (email ` + d.LikeAnyCase() + ` ? ESCAPE '\' OR subscriber_id = ?)`,
 			[]any{environmentID, pattern, search}})
 	}
 	out = []string{}
@@ -308,15 +304,6 @@ func (s *Store) SubscribersMatching(ctx context.Context, environmentID string, s
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
-}
-
-// jsonValues is a subquery yielding, as the column value, the strings of
-// the JSON array bound to its one placeholder.
-func jsonValues(postgres bool) string {
-	if postgres {
-		return `SELECT value FROM jsonb_array_elements_text(CAST(? AS jsonb)) AS j(value)`
-	}
-	return `SELECT value FROM json_each(?)`
 }
 
 // SubscribersAfter returns up to limit spec §2.1 subscribers whose

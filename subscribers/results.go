@@ -3,7 +3,6 @@ package subscribers
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"sort"
 	"strings"
 	"sync"
@@ -52,9 +51,9 @@ type resultCache struct {
 	// does not walk them one by one.
 	identities platform.ByteCache
 
-	// written and preferencesWritten tell the other processes sharing a
-	// PostgreSQL database which subscribers a write changed, and that
-	// preferences did, and bring their writes here (see listen).
+	// written and preferencesWritten tell the other processes sharing the
+	// database which subscribers a write changed, and that preferences
+	// did, and bring their writes here (see listen).
 	written            platform.Invalidations
 	preferencesWritten platform.Invalidations
 }
@@ -161,18 +160,13 @@ func (s *Store) writing(ctx context.Context, tx *sql.Tx, environmentID string, s
 	for i, id := range subscriberIDs {
 		keys[i] = subscriberKey(environmentID, id)
 	}
-	if s.db.Postgres {
-		// One statement for the batch (a trigger names up to 100
-		// subscribers, and the writer connection waits on each round
-		// trip), the locks taken in one order, so that two batches never
-		// wait on each other; LockKey's hash, so one key is one lock.
+	if s.db.Shared() {
+		// A trigger names up to 100 subscribers, locked in one statement.
 		locks := make([]string, len(subscriberIDs))
 		for i, id := range subscriberIDs {
 			locks[i] = "subscribers/" + environmentID + "/" + id
 		}
-		b, _ := json.Marshal(locks)
-		if _, err := tx.ExecContext(ctx, `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
-			FROM (SELECT DISTINCT k FROM jsonb_array_elements_text(CAST(? AS jsonb)) AS j(k) ORDER BY k) AS l`, string(b)); err != nil {
+		if err := s.db.LockKeys(ctx, tx, locks...); err != nil {
 			return err
 		}
 	}
@@ -371,10 +365,7 @@ func (s *Store) fetchKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, whe
 		in = append(in, k.seq)
 	}
 	in = append(in, args...)
-	// NOT INDEXED keeps the planner on rowid lookups: with an index on
-	// environment_id at hand it would walk the environment instead.
-	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+searchColumns+` FROM subscribers s NOT INDEXED
-		WHERE s.seq IN (`+platform.Placeholders(len(keys))+`) AND `+strings.Join(where, " AND "), in...)
+	rows, err := s.db.TxQuery(ctx, tx, s.fetchByKeys+platform.Placeholders(len(keys))+`) AND `+strings.Join(where, " AND "), in...)
 	if err != nil {
 		return nil, false, err
 	}

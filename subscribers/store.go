@@ -27,12 +27,13 @@ type IntegrationResolver interface {
 	ResolveIntegrationID(ctx context.Context, environmentID, providerID, identifier string) (string, error)
 }
 
-// Store keeps subscribers in SQLite.
+// Store keeps subscribers in the database.
 type Store struct {
 	db           *platform.DB
 	integrations IntegrationResolver
 	workflows    WorkflowSource // for preferences; nil knows no workflow (WithWorkflows)
 	now          func() time.Time
+	fetchByKeys  string // fetchKeys's SELECT up to its list of keys, in db's dialect
 }
 
 // NewStore returns a store on db. integrations may be nil (no integrations
@@ -41,7 +42,10 @@ func NewStore(db *platform.DB, integrations IntegrationResolver, now func() time
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, integrations: integrations, now: now}
+	// NotIndexed keeps the planner on rowid lookups: with an index on
+	// environment_id at hand it would walk the environment instead.
+	fetchByKeys := `SELECT ` + searchColumns + ` FROM ` + db.Dialect().NotIndexed("subscribers s") + ` WHERE s.seq IN (`
+	return &Store{db: db, integrations: integrations, now: now, fetchByKeys: fetchByKeys}
 }
 
 // writeMode says what a subscriber write may do.
