@@ -147,7 +147,7 @@ func (s *Store) listOrganization(ctx context.Context, organizationID string) ([]
 // only the active ones when activeOnly.
 func (s *Store) listEnvironment(ctx context.Context, environmentID string, activeOnly bool) ([]integration, error) {
 	return s.query(ctx, s.db.R, `WHERE environment_id = ? AND deleted = 0 AND (active = 1 OR ? = 0)
-		ORDER BY created_at, id`, environmentID, activeOnly)
+		ORDER BY created_at, id`, environmentID, platform.Flag(activeOnly))
 }
 
 // hasService reports whether the environment has a live in_app integration of
@@ -193,7 +193,7 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 				credentials, configurations, conditions, active, is_primary, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
 			in.ID, in.OrganizationID, in.EnvironmentID, in.Name, in.Identifier, in.ProviderID, in.Channel,
-			s.seal(in.ID, creds), cfg, conds, in.Active, ts, ts)
+			s.seal(in.ID, creds), cfg, conds, platform.Flag(in.Active), ts, ts)
 		if platform.IsUniqueViolation(err) {
 			return errIdentifierTaken
 		}
@@ -255,8 +255,8 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 				configurations = ?, conditions = ?, active = ?, updated_at = ?,
 				is_primary = CASE WHEN ? = 1 THEN 0 ELSE is_primary END
 			WHERE id = ? AND deleted = 0`,
-			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, in.Active,
-			platform.FormatTime(s.now()), moved, in.ID)
+			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, platform.Flag(in.Active),
+			platform.FormatTime(s.now()), platform.Flag(moved), in.ID)
 		if platform.IsUniqueViolation(err) {
 			return errIdentifierTaken
 		}
