@@ -33,8 +33,8 @@ type DB struct {
 	R *sql.DB // read-only pool
 
 	// Postgres is true on PostgreSQL, where several Herald processes may
-	// share the database; the few statements whose structure differs
-	// between the two ask it (dialect.go translates the rest).
+	// share the database; the stores ask the Dialect (sqldialect.go), not
+	// it, for what differs.
 	Postgres bool
 	pgConfig *pgx.ConnConfig // how to reach it, for connections of its own
 	instance string          // this process's ID among those sharing it
