@@ -89,8 +89,9 @@ func (f *inboxFilter) more(q *queries, where []string, args []any, severities ma
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		w, a := q.d.JSONEquals("messages.data", strings.Split(k, "."), f.data[k])
-		where, args = append(where, w), append(args, a...)
+		var w string
+		w, args = q.d.JSONEquals(args, "messages.data", strings.Split(k, "."), f.data[k])
+		where = append(where, w)
 	}
 	if len(f.severity) > 0 {
 		var in, others []any

@@ -337,8 +337,9 @@ func feedCond(d platform.Dialect, env string, f feedFilter) (string, []any) {
 		// empty one is not stored, and matches no filter.
 		var match []string
 		for _, p := range f.payload {
-			w, a := d.JSONEquals("p.payload", p.path, p.value)
-			match, args = append(match, w), append(args, a...)
+			var w string
+			w, args = d.JSONEquals(args, "p.payload", p.path, p.value)
+			match = append(match, w)
 		}
 		where = append(where, `EXISTS (SELECT 1 FROM message_payloads p
 			WHERE p.notification_id = messages.notification_id AND `+strings.Join(match, " AND ")+`)`)

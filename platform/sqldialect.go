@@ -36,9 +36,9 @@ type Dialect interface {
 	// there.
 	Instr(haystack, needle string) string
 	// Substring is the condition that needle, a Go string, is in the text
-	// expr, case-sensitive, with its arguments: in the form that the
-	// engine's substring index serves.
-	Substring(expr, needle string) (string, []any)
+	// expr, case-sensitive, in the form that the engine's substring index
+	// serves; it appends its arguments to args.
+	Substring(args []any, expr, needle string) (string, []any)
 	// SuffixTable reports whether substring searches start from a suffix
 	// table (subscriber_suffixes) the schema keeps beside Substring.
 	SuffixTable() bool
@@ -60,9 +60,9 @@ type Dialect interface {
 	JSONGet(doc, key string) string
 	// JSONEquals is the condition that the JSON document doc holds v at
 	// path, the same JSON type and value (numbers by value, arrays and
-	// objects whole), and its arguments. A document or value holding
-	// "\u0000" may match nothing.
-	JSONEquals(doc string, path []string, v any) (string, []any)
+	// objects whole); it appends its arguments to args. A document or
+	// value holding "\u0000" may match nothing.
+	JSONEquals(args []any, doc string, path []string, v any) (string, []any)
 	// JSONAppend is the JSON array of strings array with the text value
 	// appended, as compactly as SQLite writes it.
 	JSONAppend(array, value string) string

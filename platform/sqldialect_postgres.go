@@ -33,11 +33,11 @@ func (postgresDialect) Instr(haystack, needle string) string {
 // Substring: pg_trgm's GIN indexes (migrations/postgres) serve LIKE
 // '%needle%', case-sensitive as instr is. Text cannot hold a NUL, so a
 // needle holding one matches nothing.
-func (postgresDialect) Substring(expr, needle string) (string, []any) {
+func (postgresDialect) Substring(args []any, expr, needle string) (string, []any) {
 	if strings.ContainsRune(needle, 0) {
-		return "1 = 0", nil
+		return "1 = 0", args
 	}
-	return expr + ` LIKE '%' || ? || '%'`, []any{LikeEscaper.Replace(needle)}
+	return expr + ` LIKE '%' || ? || '%'`, append(args, LikeEscaper.Replace(needle))
 }
 
 func (postgresDialect) SuffixTable() bool { return false }
@@ -67,13 +67,13 @@ func (postgresDialect) JSONGet(doc, key string) string {
 // JSONEquals: jsonb's equality is SQLite's typed comparison. A document
 // holding "\u0000" matches nothing, as does a value holding one, rather
 // than failing the whole query.
-func (postgresDialect) JSONEquals(doc string, path []string, v any) (string, []any) {
+func (postgresDialect) JSONEquals(args []any, doc string, path []string, v any) (string, []any) {
 	value, err := json.Marshal(v)
 	if err != nil || strings.Contains(string(value), `\u0000`) {
-		return "1 = 0", nil
+		return "1 = 0", args
 	}
 	return `CASE WHEN strpos(` + doc + `, '\u0000') = 0 THEN CAST(` + doc + ` AS jsonb) #> CAST(? AS text[]) END = CAST(? AS jsonb)`,
-		[]any{pgPath(path), string(value)}
+		append(args, pgPath(path), string(value))
 }
 
 // JSONAppend writes the array's text as SQLite's json_insert does: the feed

@@ -27,8 +27,8 @@ func (sqliteDialect) Instr(haystack, needle string) string {
 }
 
 // Substring: instr on the rows the suffix table leaves.
-func (sqliteDialect) Substring(expr, needle string) (string, []any) {
-	return "instr(" + expr + ", ?) > 0", []any{needle}
+func (sqliteDialect) Substring(args []any, expr, needle string) (string, []any) {
+	return "instr(" + expr + ", ?) > 0", append(args, needle)
 }
 
 func (sqliteDialect) SuffixTable() bool { return true }
@@ -57,20 +57,20 @@ func (sqliteDialect) JSONGet(doc, key string) string {
 
 // JSONEquals compares through json_type, which names JSON's types where
 // json_extract would read true as 1 and an array as its text.
-func (sqliteDialect) JSONEquals(doc string, path []string, v any) (string, []any) {
+func (sqliteDialect) JSONEquals(args []any, doc string, path []string, v any) (string, []any) {
 	p := sqlitePath(path)
 	switch v := v.(type) {
 	case nil:
-		return "json_type(" + doc + ", ?) = 'null'", []any{p}
+		return "json_type(" + doc + ", ?) = 'null'", append(args, p)
 	case bool:
-		return "json_type(" + doc + ", ?) = ?", []any{p, map[bool]string{true: "true", false: "false"}[v]}
+		return "json_type(" + doc + ", ?) = ?", append(args, p, map[bool]string{true: "true", false: "false"}[v])
 	case string:
-		return "(json_type(" + doc + ", ?) = 'text' AND json_extract(" + doc + ", ?) = ?)", []any{p, p, v}
+		return "(json_type(" + doc + ", ?) = 'text' AND json_extract(" + doc + ", ?) = ?)", append(args, p, p, v)
 	case float64:
-		return "(json_type(" + doc + ", ?) IN ('integer', 'real') AND json_extract(" + doc + ", ?) = ?)", []any{p, p, v}
+		return "(json_type(" + doc + ", ?) IN ('integer', 'real') AND json_extract(" + doc + ", ?) = ?)", append(args, p, p, v)
 	default:
 		b, _ := json.Marshal(v)
-		return "(json_type(" + doc + ", ?) IN ('array', 'object') AND json_extract(" + doc + ", ?) = json(?))", []any{p, p, string(b)}
+		return "(json_type(" + doc + ", ?) IN ('array', 'object') AND json_extract(" + doc + ", ?) = json(?))", append(args, p, p, string(b))
 	}
 }
 

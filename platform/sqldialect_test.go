@@ -224,7 +224,7 @@ func dialectCases() []dialectCase {
 		{"OKNULValue", []string{"s"}, "x\x00", nil},
 	} {
 		cases = append(cases, rowsCase("JSONEquals", m.name, func(d platform.Dialect) (string, []any) {
-			return where(d.JSONEquals("doc", m.path, m.v))
+			return where(d.JSONEquals(nil, "doc", m.path, m.v))
 		}, m.want...))
 	}
 	for _, s := range []struct {
@@ -237,7 +237,7 @@ func dialectCases() []dialectCase {
 		{"OKNoMatch", "5_", nil},
 	} {
 		cases = append(cases, rowsCase("Substring", s.name, func(d platform.Dialect) (string, []any) {
-			return where(d.Substring("k", s.needle))
+			return where(d.Substring(nil, "k", s.needle))
 		}, s.want...))
 	}
 	return cases

@@ -155,8 +155,9 @@ func filters(d platform.Dialect, environmentID string, q *searchQuery) (where []
 		if d.SuffixTable() && utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0) {
 			needles = append(needles, needle{f.field, f.needle})
 		}
-		w, a := d.Substring(f.expr, f.needle)
-		where, args = append(where, w), append(args, a...)
+		var w string
+		w, args = d.Substring(args, f.expr, f.needle)
+		where = append(where, w)
 	}
 	return where, args, needles
 }
