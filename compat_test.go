@@ -196,11 +196,11 @@ var compatRoutes = []compatRoute{
 	// The preference rows write only channels the workflow has no step of,
 	// so the deliveries the rows above read are untouched.
 	{op: "GET /v1/subscribers/{subscriberId}/preferences", path: fixed("/v1/subscribers/ada/preferences"), status: 200, wrapped: true},
-	{op: "GET /v1/subscribers/{subscriberId}/preferences/{level}", path: fixed("/v1/subscribers/ada/preferences/global"),
+	{op: "GET /v1/subscribers/{subscriberId}/preferences/{parameter}", path: fixed("/v1/subscribers/ada/preferences/global"),
 		status: 200, wrapped: true},
 	{op: "PATCH /v1/subscribers/{subscriberId}/preferences", path: fixed("/v1/subscribers/ada/preferences"),
 		body: fixed(`{"preferences":[{"type":"email","enabled":false}]}`), status: 200, wrapped: true},
-	{op: "PATCH /v1/subscribers/{subscriberId}/preferences/{workflowId}", path: fixed("/v1/subscribers/ada/preferences/hello"),
+	{op: "PATCH /v1/subscribers/{subscriberId}/preferences/{parameter}", path: fixed("/v1/subscribers/ada/preferences/hello"),
 		body: fixed(`{"channel":{"type":"email","enabled":true}}`), status: 200, wrapped: true},
 	{op: "GET /v2/subscribers/{subscriberId}/preferences", path: fixed("/v2/subscribers/ada/preferences"), status: 200, wrapped: true},
 	{op: "GET /v2/subscribers/{subscriberId}/preferences/global", path: fixed("/v2/subscribers/ada/preferences/global"),
