@@ -16,6 +16,7 @@ import (
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/templates"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -49,7 +50,7 @@ func newWired(t *testing.T) *wired {
 		}
 		integrations.AddRoutes(mux, ints)
 		subscribers.AddRoutes(mux, w.subs)
-		workflows.AddRoutes(mux, w.flows, ints, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, w.flows, ints, templates.Parse)
 		messaging.AddRoutes(mux, w.messages)
 	})
 	return w

@@ -9,9 +9,9 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/integrations"
-	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/templates"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -33,7 +33,7 @@ func newConformanceServer(t *testing.T) *platformtest.Server {
 				t.Fatalf("seed workflows: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, ints, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, store, ints, templates.Parse)
 	})
 }
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/templates"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -24,7 +24,7 @@ func newInstances(t *testing.T, n int) ([]*platformtest.Server, []*workflows.Sto
 		if err := store.SeedEnvironment(context.Background(), app.Development); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
-		workflows.AddRoutes(mux, store, nil, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, store, nil, templates.Parse)
 		stores = append(stores, store)
 	})
 	return srv, stores

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-notify/herald/templates"
 )
 
 // IntegrationChecker tells whether an environment can deliver on a channel.
@@ -18,7 +21,7 @@ type IntegrationChecker interface {
 }
 
 // TemplateParser parses a template as deliveries will render it, with the
-// same engine, filters and tags: messaging.ParseTemplate. A nil parser means
+// same engine, filters and tags: templates.Parse. A nil parser means
 // templates are not parsed for issues.
 type TemplateParser func(src string) error
 
@@ -128,6 +131,12 @@ func schemaAllows(node any, path []string) bool {
 	return !hasProps && (len(types) == 0 || slices.Contains(types, "object"))
 }
 
+// isIndex reports whether a path segment is an array index.
+func isIndex(seg string) bool {
+	_, err := strconv.Atoi(seg)
+	return err == nil
+}
+
 func schemaTypes(n map[string]any) []string {
 	switch t := n["type"].(type) {
 	case string:
@@ -200,9 +209,13 @@ func contentIssues(w *workflow, i int, variables schema, checks checkers) map[st
 	}
 	allowed := func(path []string) bool { return schemaAllows(variables, path) }
 	check := func(path, s string) {
-		found := checkTemplate(s, allowed)
-		for _, ti := range found {
-			add(path, runtimeIssue{IssueType: ti.issueType, VariableName: ti.variable, Message: ti.message})
+		found := templates.Check(s, allowed)
+		for _, p := range found {
+			issueType := issueIllegalVariable
+			if p.BadFilter {
+				issueType = issueInvalidFilterArg
+			}
+			add(path, runtimeIssue{IssueType: issueType, VariableName: p.Variable, Message: p.Message})
 		}
 		// What the checker above names precisely (a variable, a filter's
 		// arguments) it reports itself; any other template that would

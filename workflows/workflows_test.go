@@ -12,8 +12,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/templates"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -120,7 +120,7 @@ func newServer(t *testing.T, checker workflows.IntegrationChecker) (*platformtes
 				t.Fatalf("seed: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, checker, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, store, checker, templates.Parse)
 	})
 	return srv, store
 }

@@ -1,4 +1,4 @@
-package messaging
+package templates
 
 import (
 	"encoding/json"
@@ -15,24 +15,24 @@ import (
 )
 
 // liquidEngine renders every template. Liquid is what the reference platform
-// and its users write ({{ payload.name | upcase }}, contract §8); a missing
-// variable renders empty rather than failing, as in liquidjs.
+// and its users write ({{ payload.name | upcase }}); a missing variable
+// renders empty rather than failing, as in liquidjs.
 var liquidEngine = liquid.NewEngine()
 
-// renderText renders one Liquid template against vars.
-func renderText(src string, vars map[string]any) (string, error) {
+// RenderText renders one Liquid template against vars.
+func RenderText(src string, vars map[string]any) (string, error) {
 	return render(src, vars, false)
 }
 
-// renderHTML renders one Liquid template of HTML against vars: unless raw,
+// RenderHTML renders one Liquid template of HTML against vars: unless raw,
 // every interpolated value is HTML-escaped, so a payload cannot inject markup.
-func renderHTML(src string, vars map[string]any, raw bool) (string, error) {
+func RenderHTML(src string, vars map[string]any, raw bool) (string, error) {
 	return render(src, vars, !raw)
 }
 
 // render renders src within the limits of guard.go, drawing on the budget
-// vars carries (a step's templates share one: bindings), or on one of its
-// own. Liquid's filters can panic on odd arguments ({{ s | slice: 1, -1 }});
+// vars carries (a step's templates share one: ShareBudget), or on one of
+// its own. Liquid's filters can panic on odd arguments ({{ s | slice: 1, -1 }});
 // a panic, like a spent budget, becomes an error, since deliveries run
 // outside any HTTP recovery.
 func render(src string, vars map[string]any, escape bool) (out string, err error) {
@@ -68,12 +68,12 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 	return w.b.String(), nil
 }
 
-// ParseTemplate reports whether src parses as a template deliveries can
-// render (the same engine, filters and tags), without rendering it: a
+// Parse reports whether src parses as a template RenderText and RenderHTML
+// can render (the same engine, filters and tags), without rendering it: a
 // workflow's templates are checked when it is written, so a step that
 // could never render is an issue to fix rather than a failure at every
-// trigger (workflows.TemplateParser).
-func ParseTemplate(src string) error {
+// trigger.
+func Parse(src string) error {
 	if !strings.Contains(src, "{{") && !strings.Contains(src, "{%") {
 		return nil
 	}
@@ -183,16 +183,16 @@ var (
 		" | "+htmlEscapeFilter, "", captureBlock, "capture")
 )
 
-// renderAny renders every string inside v (objects and arrays included) and
-// returns the rendered copy.
-func renderAny(v any, vars map[string]any) (any, error) {
+// RenderValue renders every string inside v (objects and arrays included)
+// as RenderText does and returns the rendered copy.
+func RenderValue(v any, vars map[string]any) (any, error) {
 	switch t := v.(type) {
 	case string:
-		return renderText(t, vars)
+		return RenderText(t, vars)
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			r, err := renderAny(e, vars)
+			r, err := RenderValue(e, vars)
 			if err != nil {
 				return nil, err
 			}
@@ -202,7 +202,7 @@ func renderAny(v any, vars map[string]any) (any, error) {
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			r, err := renderAny(e, vars)
+			r, err := RenderValue(e, vars)
 			if err != nil {
 				return nil, err
 			}
@@ -214,10 +214,11 @@ func renderAny(v any, vars map[string]any) (any, error) {
 	}
 }
 
-// normalize turns the float64 that encoding/json gives every number into an
+// Normalize turns the float64 that encoding/json gives every number into an
 // int when it is whole, so {{ payload.count }} renders "3", not "3.0", and
 // a range such as (1..payload.count) works (Liquid converts int, not int64).
-func normalize(v any) any {
+// It changes v's objects and arrays in place and returns v.
+func Normalize(v any) any {
 	switch t := v.(type) {
 	case float64:
 		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
@@ -226,12 +227,12 @@ func normalize(v any) any {
 		return t
 	case map[string]any:
 		for k, e := range t {
-			t[k] = normalize(e)
+			t[k] = Normalize(e)
 		}
 		return t
 	case []any:
 		for i, e := range t {
-			t[i] = normalize(e)
+			t[i] = Normalize(e)
 		}
 		return t
 	default:
@@ -258,11 +259,40 @@ func obj(m map[string]any, key string) map[string]any {
 	return o
 }
 
+// RenderEmail renders an email step's body control as HTML: an HTML string,
+// a block-editor (Maily) document, or an EmailBlock array. Every
+// interpolated value is escaped unless raw. blocks is non-nil only for the
+// EmailBlock form, each block rendered, for the message to store as its
+// content.
+func RenderEmail(body any, editorType string, vars map[string]any, raw bool) (string, []EmailBlock, error) {
+	src, blocks, err := emailBody(body, editorType)
+	if err != nil {
+		return "", nil, err
+	}
+	if blocks == nil {
+		out, err := RenderHTML(src, vars, raw)
+		if err != nil {
+			return "", nil, fmt.Errorf("body: %w", err)
+		}
+		return out, nil, nil
+	}
+	for i := range blocks {
+		// a text block's content is HTML; a button's is text, escaped whole by blocksHTML
+		if blocks[i].Content, err = RenderHTML(blocks[i].Content, vars, raw || blocks[i].Type == "button"); err != nil {
+			return "", nil, fmt.Errorf("body.%d.content: %w", i, err)
+		}
+		if blocks[i].URL, err = RenderText(blocks[i].URL, vars); err != nil {
+			return "", nil, fmt.Errorf("body.%d.url: %w", i, err)
+		}
+	}
+	return blocksHTML(blocks), blocks, nil
+}
+
 // emailBody turns an email step's body control into HTML that still holds
 // its Liquid: an HTML string as it is, a block-editor (Maily/TipTap) document
 // converted, or an EmailBlock array (the older editor) as blocks. blocks is
 // non-nil only for the EmailBlock form, which messages store as content.
-func emailBody(body any, editorType string) (htmlSrc string, blocks []emailBlock, err error) {
+func emailBody(body any, editorType string) (htmlSrc string, blocks []EmailBlock, err error) {
 	switch b := body.(type) {
 	case nil:
 		return "", nil, nil
@@ -275,7 +305,7 @@ func emailBody(body any, editorType string) (htmlSrc string, blocks []emailBlock
 		}
 		for i := range blocks {
 			if blocks[i].Type != "button" {
-				blocks[i].Type = "text" // spec §2.10: an EmailBlock is a button or text
+				blocks[i].Type = "text" // an EmailBlock is a button or text
 			}
 		}
 		return "", blocks, nil
@@ -297,8 +327,9 @@ func emailBody(body any, editorType string) (htmlSrc string, blocks []emailBlock
 	}
 }
 
-// emailBlock is spec §2.10's EmailBlock.
-type emailBlock struct {
+// EmailBlock is one block of an email body written in the older block
+// editor: a button or text, as the API's EmailBlock spells it.
+type EmailBlock struct {
 	Type    string `json:"type"`
 	Content string `json:"content"`
 	URL     string `json:"url,omitempty"`
@@ -308,7 +339,7 @@ type emailBlock struct {
 }
 
 // blocksHTML renders already rendered EmailBlocks as HTML.
-func blocksHTML(blocks []emailBlock) string {
+func blocksHTML(blocks []EmailBlock) string {
 	var b strings.Builder
 	for _, bl := range blocks {
 		align := ""
@@ -325,29 +356,9 @@ func blocksHTML(blocks []emailBlock) string {
 	return b.String()
 }
 
-// useLayout reports whether the default layout wraps the email: always,
-// unless layoutId is explicitly null in the step's controls or in the
-// trigger's overrides (spec §2.14.2: null means no layout).
-func useLayout(controls map[string]any, overrides map[string]any, stepID string) bool {
-	if v, ok := controls["layoutId"]; ok && v == nil {
-		return false
-	}
-	if step := obj(obj(overrides, "steps"), stepID); step != nil {
-		if v, ok := step["layoutId"]; ok && v == nil {
-			return false
-		}
-	}
-	if email := obj(obj(overrides, "channels"), "email"); email != nil {
-		if v, ok := email["layoutId"]; ok && v == nil {
-			return false
-		}
-	}
-	return true
-}
-
-// withLayout wraps an email body in Herald's default layout: a plain,
+// WithLayout wraps an email body in Herald's default layout: a plain,
 // centred, mobile-friendly page.
-func withLayout(subject, body string) string {
+func WithLayout(subject, body string) string {
 	return `<!DOCTYPE html><html><head><meta charset="utf-8">` +
 		`<meta name="viewport" content="width=device-width, initial-scale=1">` +
 		`<title>` + html.EscapeString(subject) + `</title></head>` +
@@ -357,9 +368,9 @@ func withLayout(subject, body string) string {
 		`font-size:16px;line-height:1.5;color:#18181b;">` + body + `</div></body></html>`
 }
 
-// htmlToText is a plain-text alternative of an HTML body: tags dropped,
+// PlainText is a plain-text alternative of an HTML body: tags dropped,
 // block ends turned into line breaks, entities decoded.
-func htmlToText(h string) string {
+func PlainText(h string) string {
 	var b strings.Builder
 	inTag, inStyle := false, false
 	var tag strings.Builder

@@ -1,4 +1,4 @@
-package workflows
+package templates
 
 import (
 	"errors"
