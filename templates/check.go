@@ -32,12 +32,12 @@ type liquidBlock struct {
 // of whitespace and trim markers. A block that never closes ends the list:
 // the template parser reports it.
 func liquidBlocks(s string) []liquidBlock {
-	segs, _ := ScanLiquid(s)
+	segs, _ := scan(s)
 	var out []liquidBlock
 	for _, seg := range segs {
-		if seg.Kind == LiquidOutput || seg.Kind == LiquidTag {
-			body := strings.TrimSpace(strings.Trim(strings.TrimSpace(seg.Body), "-"))
-			out = append(out, liquidBlock{tag: seg.Kind == LiquidTag, body: body})
+		if seg.kind == segOutput || seg.kind == segTag {
+			body := strings.TrimSpace(strings.Trim(strings.TrimSpace(seg.body), "-"))
+			out = append(out, liquidBlock{tag: seg.kind == segTag, body: body})
 		}
 	}
 	return out

@@ -54,22 +54,22 @@ func escapeHTML(v any) any {
 // so interpolated values cannot inject markup into HTML (a step opts out
 // with disableOutputSanitization, false by default). Literal text is left
 // as it is; raw and comment bodies are copied untouched. The template is
-// cut as Check cuts it (ScanLiquid), so a {{ or {% that never closes is an error
+// cut as Check cuts it (scan), so a {{ or {% that never closes is an error
 // here too rather than text in a message.
 func prepareTemplate(src string, escape bool) (string, error) {
-	segs, err := ScanLiquid(src)
+	segs, err := scan(src)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	for _, seg := range segs {
-		switch seg.Kind {
-		case LiquidTag:
-			b.WriteString("{%" + guardTag(seg.Body) + "%}")
-		case LiquidOutput:
-			b.WriteString(guardOutput(guardRanges(seg.Body), escape))
+		switch seg.kind {
+		case segTag:
+			b.WriteString("{%" + guardTag(seg.body) + "%}")
+		case segOutput:
+			b.WriteString(guardOutput(guardRanges(seg.body), escape))
 		default:
-			b.WriteString(seg.Src)
+			b.WriteString(seg.src)
 		}
 	}
 	return b.String(), nil

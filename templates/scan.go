@@ -6,45 +6,44 @@ import (
 	"strings"
 )
 
-// LiquidKind is what a LiquidSegment of a template is.
-type LiquidKind int
+// segmentKind is what a segment of a template is.
+type segmentKind int
 
 const (
-	LiquidText     LiquidKind = iota // plain text
-	LiquidOutput                     // {{ … }}
-	LiquidTag                        // {% … %}
-	LiquidVerbatim                   // a raw or comment block, from its tag to its end tag
+	segText     segmentKind = iota // plain text
+	segOutput                      // {{ … }}
+	segTag                         // {% … %}
+	segVerbatim                    // a raw or comment block, from its tag to its end tag
 )
 
-// LiquidSegment is one piece of a Liquid template. Src is the piece as
-// written; for an output or a tag, Body is the inside of its delimiters, as
-// written (whitespace-trim markers included).
-type LiquidSegment struct {
-	Kind LiquidKind
-	Src  string
-	Body string
+// segment is one piece of a Liquid template. src is the piece as written;
+// for an output or a tag, body is the inside of its delimiters, as written
+// (whitespace-trim markers included).
+type segment struct {
+	kind segmentKind
+	src  string
+	body string
 }
 
-// ErrUnclosedLiquid is ScanLiquid's error for an output or tag that never
-// closes, or a raw or comment block that never ends.
-var ErrUnclosedLiquid = errors.New("a {{ or {% is never closed")
+// errUnclosed is scan's error for an output or tag that never closes, or a
+// raw or comment block that never ends.
+var errUnclosed = errors.New("a {{ or {% is never closed")
 
 // verbatimStart matches the tag that opens a raw or comment block.
 var verbatimStart = regexp.MustCompile(`^\{%-?\s*(raw|comment)\s*-?%\}`)
 
-// ScanLiquid cuts a template into text, outputs, tags and raw or comment
-// blocks. It is the one Liquid scanner of Herald: workflows reads the
-// variables and filters of each output and tag from it, and messaging
-// rewrites each to keep the render within its limits. An output or tag ends
-// at the first closing delimiter, quotes or not, as Liquid's own scanner
-// ends it. An output or tag that never closes is ErrUnclosedLiquid, with
-// the segments before it: Liquid would print it as text, which no author
-// means.
-func ScanLiquid(src string) ([]LiquidSegment, error) {
-	var out []LiquidSegment
+// scan cuts a template into text, outputs, tags and raw or comment blocks.
+// It is the one Liquid scanner of Herald: Check reads the variables and
+// filters of each output and tag from it, and prepareTemplate rewrites each
+// to keep the render within its limits. An output or tag ends at the first
+// closing delimiter, quotes or not, as Liquid's own scanner ends it. An
+// output or tag that never closes is errUnclosed, with the segments before
+// it: Liquid would print it as text, which no author means.
+func scan(src string) ([]segment, error) {
+	var out []segment
 	text := func(s string) {
 		if s != "" {
-			out = append(out, LiquidSegment{Kind: LiquidText, Src: s})
+			out = append(out, segment{kind: segText, src: s})
 		}
 	}
 	for {
@@ -66,21 +65,21 @@ func ScanLiquid(src string) ([]LiquidSegment, error) {
 		if m := verbatimStart.FindStringSubmatch(src); m != nil {
 			end := regexp.MustCompile(`\{%-?\s*end` + m[1] + `\s*-?%\}`).FindStringIndex(src)
 			if end == nil {
-				return out, ErrUnclosedLiquid
+				return out, errUnclosed
 			}
-			out = append(out, LiquidSegment{Kind: LiquidVerbatim, Src: src[:end[1]]})
+			out = append(out, segment{kind: segVerbatim, src: src[:end[1]]})
 			src = src[end[1]:]
 			continue
 		}
-		kind, closing := LiquidOutput, "}}"
+		kind, closing := segOutput, "}}"
 		if src[1] == '%' {
-			kind, closing = LiquidTag, "%}"
+			kind, closing = segTag, "%}"
 		}
 		end := strings.Index(src[2:], closing)
 		if end < 0 {
-			return out, ErrUnclosedLiquid
+			return out, errUnclosed
 		}
-		out = append(out, LiquidSegment{Kind: kind, Src: src[:2+end+2], Body: src[2 : 2+end]})
+		out = append(out, segment{kind: kind, src: src[:2+end+2], body: src[2 : 2+end]})
 		src = src[2+end+2:]
 	}
 }
