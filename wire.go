@@ -11,7 +11,6 @@ import (
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
-	"github.com/herald-notify/herald/templates"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -110,7 +109,7 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
-	workflows.AddRoutes(mux, workflowStore, integrationStore, templates.Parse)
+	workflows.AddRoutes(mux, workflowStore, integrationStore)
 	messaging.AddRoutes(mux, messageStore)
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
 	return &wired{integrations: integrationStore, workflows: workflowStore, subscribers: subscriberStore,

@@ -16,7 +16,6 @@ import (
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/subscribers"
-	"github.com/herald-notify/herald/templates"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -50,7 +49,7 @@ func newWired(t *testing.T) *wired {
 		}
 		integrations.AddRoutes(mux, ints)
 		subscribers.AddRoutes(mux, w.subs)
-		workflows.AddRoutes(mux, w.flows, ints, templates.Parse)
+		workflows.AddRoutes(mux, w.flows, ints)
 		messaging.AddRoutes(mux, w.messages)
 	})
 	return w
