@@ -37,7 +37,7 @@ func TestOpenAPI_IsValidOpenAPI31(t *testing.T) {
 	if doc.OpenAPI != "3.1.0" {
 		t.Errorf("the document says openapi %q, not 3.1.0", doc.OpenAPI)
 	}
-	err = doc.Validate(context.Background(), openapi3.EnableMultiError())
+	err = doc.Validate(t.Context(), openapi3.EnableMultiError())
 	var all openapi3.MultiError
 	if !errors.As(err, &all) {
 		all = openapi3.MultiError{err}
@@ -115,7 +115,7 @@ func chromiumFor(t *testing.T) string {
 // that time, and the budget is virtual, so a fast page takes less.
 func dumpDOM(t *testing.T, chromium, url string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
