@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -243,4 +244,69 @@ func TestRun_PostgresNewerSchema(t *testing.T) {
 	var after int
 	is.NoErr(db.QueryRow(`SELECT version FROM schema_migrations`).Scan(&after))
 	is.Equal(after, version) // the schema left as it was
+}
+func TestRun_Version(t *testing.T) {
+	for _, args := range [][]string{{"herald", "version"}, {"herald", "-version"}, {"herald", "serve", "-version"}} {
+		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
+			is := is.New(t)
+			var stdout bytes.Buffer
+			err := run(context.Background(), args, func(string) string { return "" }, &stdout, &bytes.Buffer{})
+			is.NoErr(err)                                           // printing the version is not an error
+			is.True(strings.HasPrefix(stdout.String(), "herald "))  // names the program
+			is.True(strings.Contains(stdout.String(), "go1."))      // and the toolchain that built it
+			is.True(strings.Count(stdout.String(), "\n") == 1)      // one line
+			is.True(!strings.Contains(stdout.String(), "herald  ")) // the version is not empty
+			is.True(strings.Fields(stdout.String())[1] != "")       // a version follows the name
+		})
+	}
+}
+
+func TestRun_StartLineAndHealthzNameTheBuild(t *testing.T) {
+	is := is.New(t)
+	env := map[string]string{
+		"HERALD_DB":         ":memory:",
+		"HERALD_LOG_FORMAT": "json",
+		"HERALD_SECRET":     "a-secret-of-at-least-thirty-two-bytes",
+		"HERALD_API_KEY":    "dev-key-from-env-at-least-32-chars",
+	}
+	base, stderr, _ := startRun(t, env, "-workers", "3")
+
+	var start map[string]any
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, `"herald listening"`) {
+			is.NoErr(json.Unmarshal([]byte(line), &start)) // the start line is JSON
+		}
+	}
+	is.True(start != nil)                                                                // one start line
+	is.True(start["version"] != "")                                                      // it names the version
+	is.Equal(start["store"], "sqlite")                                                   // and the store
+	is.Equal(start["db"], ":memory:")                                                    // and where
+	is.True(start["addr"] != "")                                                         // and the address
+	is.Equal(start["workers"], "3")                                                      // a changed setting from a flag
+	is.Equal(start["log-format"], "json")                                                // a changed setting from the environment
+	is.Equal(start["secret"], "(set)")                                                   // a secret is named, not shown
+	is.Equal(start["api-key"], "(set)")                                                  // so is a key
+	is.True(start["log-level"] == nil)                                                   // a default setting is not listed
+	is.True(!strings.Contains(stderr.String(), "a-secret-of-at-least-thirty-two-bytes")) // the secret is never logged
+	is.True(!strings.Contains(stderr.String(), "dev-key-from-env-at-least-32-chars"))    // nor the key
+
+	res, err := http.Get(base + "/healthz")
+	is.NoErr(err) // healthz answers
+	defer res.Body.Close()
+	var health struct {
+		Status  string  `json:"status"`
+		Version string  `json:"version"`
+		Commit  *string `json:"commit"`
+	}
+	is.NoErr(json.NewDecoder(res.Body).Decode(&health)) // healthz is JSON
+	is.Equal(health.Status, "ok")                       // still says ok
+	is.Equal(health.Version, start["version"])          // the same version as the start line
+	is.True(health.Commit != nil)                       // the commit is always present, "" outside a checkout
+}
+
+func TestRedactURL(t *testing.T) {
+	is := is.New(t)
+	got := redactURL("postgres://herald:hunter2@db:5432/herald")
+	is.True(!strings.Contains(got, "hunter2")) // the password is hidden
+	is.True(strings.Contains(got, "db:5432"))  // the host is shown
 }
