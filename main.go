@@ -88,6 +88,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// The addresses are taken before Bootstrap creates the first start's
+	// keys: a start that cannot listen stops with no key printed or stored.
+	ln, metricsLn, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if metricsLn != nil {
+		defer metricsLn.Close()
+	}
 	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{
 		DevelopmentKey: cfg.apiKey,
 		ProductionKey:  cfg.prodAPIKey,
@@ -125,18 +135,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
 	logger.Info("herald listening", startAttrs(cfg, ln.Addr().String())...)
-	if cfg.metrics != "" {
-		stopMetrics, err := serveMetrics(cfg.metrics, metrics, logger)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		defer stopMetrics()
+	if metricsLn != nil {
+		defer serveMetrics(metricsLn, metrics, logger)()
 	}
 
 	served := make(chan error, 1)
@@ -162,6 +163,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	return nil
+}
+
+// listen takes the API's address and, when it has one of its own, the
+// metrics address.
+func listen(cfg config) (api, metrics net.Listener, err error) {
+	api, err = net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("HERALD_ADDR (-addr): %w", err)
+	}
+	if cfg.metrics == "" {
+		return api, nil, nil
+	}
+	metrics, err = net.Listen("tcp", cfg.metrics)
+	if err != nil {
+		api.Close()
+		return nil, nil, fmt.Errorf("HERALD_METRICS_ADDR (-metrics-addr), the metrics address: %w", err)
+	}
+	return api, metrics, nil
+}
+
+// serveMetrics serves /metrics alone on ln (HERALD_METRICS_ADDR), for a
+// deployment that keeps it off the API's port. The returned func stops it.
+func serveMetrics(ln net.Listener, metrics *platform.Metrics, logger *slog.Logger) func() {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go srv.Serve(ln)
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { srv.Close() }
 }
 
 // environmentSeeder creates what a domain needs in every environment from the
@@ -224,20 +255,4 @@ func start(ctx context.Context, mux *http.ServeMux, d deps) error {
 		context.AfterFunc(ctx, func() { stopBeat(context.Background()) })
 	}
 	return nil
-}
-
-// serveMetrics serves /metrics alone on addr (HERALD_METRICS_ADDR), for a
-// deployment that keeps it off the API's port. The returned func stops it.
-func serveMetrics(addr string, metrics *platform.Metrics, logger *slog.Logger) (func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics address: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	go srv.Serve(ln)
-	logger.Info("metrics listening", "addr", ln.Addr().String())
-	return func() { srv.Close() }, nil
 }

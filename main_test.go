@@ -167,6 +167,27 @@ func TestRun_BadSettings(t *testing.T) {
 	}
 }
 
+// TestRun_PortTakenPrintsNoKey: a first start whose address is taken
+// stops before it creates the keys, so it neither prints nor stores one,
+// and the next start prints them.
+func TestRun_PortTakenPrintsNoKey(t *testing.T) {
+	is := is.New(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err) // an address another process holds
+	defer taken.Close()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	env := map[string]string{"HERALD_DB": path, "HERALD_ADDR": taken.Addr().String()}
+	var stderr bytes.Buffer
+	err = run(t.Context(), []string{"herald"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &stderr)
+	is.True(err != nil && strings.Contains(err.Error(), "HERALD_ADDR"))        // the start stops, naming the setting
+	is.True(strings.Contains(err.Error(), "address already in use"))           // and why
+	is.Equal(len(printedKey.FindAllString(stderr.String(), -1)), 0)            // no key printed
+	is.Equal(strings.Count(strings.TrimSpace(keys(t, path, "list")), "\n"), 0) // none stored: the list is its header alone
+
+	_, stderr2, _ := startRun(t, map[string]string{"HERALD_DB": path})
+	is.Equal(len(printedKey.FindAllString(stderr2.String(), -1)), 2) // the next start prints both keys
+}
+
 // runRefused runs the program on env, which must fail at start, and
 // returns its error. It dials the listen address the whole time run takes:
 // a start that fails must fail before the server takes connections, never
