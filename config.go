@@ -1,11 +1,16 @@
 package main
 
 import (
+	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -36,16 +41,35 @@ type config struct {
 	maxSnooze  time.Duration
 }
 
-func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
+// parseConfig reads the settings of `herald serve` from args, flags before
+// or after anything else, and the HERALD_* variables through getenv, and
+// checks them; each error names the setting and what it takes.
+func parseConfig(args []string, getenv func(string) string) (config, error) {
 	var cfg config
-	fs := flag.NewFlagSet("herald serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := quietFlagSet("herald serve")
+	parsed, err := declareSettings(fs, &cfg, func(name, def string) string { return cmp.Or(getenv(name), def) })
+	if err != nil {
+		return cfg, err
+	}
+	cfg.flags = fs
+	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return cfg, fmt.Errorf("%w; `herald help serve` lists the settings", err)
+	}
+	if len(positional) > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q; `herald help` lists the commands", positional[0])
+	}
+	if err := parsed(); err != nil {
+		return cfg, err
+	}
+	return cfg, checkConfig(cfg)
+}
+
+// declareSettings declares every setting of serve on fs, into cfg, each
+// defaulting to its HERALD_* variable read through env; it fails on a
+// variable that cannot be a default. The returned function, called once fs
+// is parsed, reads the settings that need more than a flag's parsing.
+func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) string) (parsed func() error, err error) {
 	fs.StringVar(&cfg.addr, "addr", env("HERALD_ADDR", "127.0.0.1:3000"), "listen address (HERALD_ADDR)")
 	fs.StringVar(&cfg.db, "db", env("HERALD_DB", "herald.db"), "SQLite database file, :memory:, or a postgres:// URL (HERALD_DB)")
 	fs.StringVar(&cfg.apiKey, "api-key", env("HERALD_API_KEY", ""), "Development API key, created if missing (HERALD_API_KEY)")
@@ -53,71 +77,113 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.secret, "secret", env("HERALD_SECRET", ""), "32+ byte secret that encrypts integration credentials (HERALD_SECRET)")
 	maxBody, err := strconv.ParseInt(env("HERALD_MAX_BODY", strconv.Itoa(platform.DefaultMaxBody)), 10, 64)
 	if err != nil {
-		return cfg, fmt.Errorf("HERALD_MAX_BODY: %w", err)
+		return nil, fmt.Errorf("HERALD_MAX_BODY: %w", err)
 	}
 	fs.Int64Var(&cfg.maxBody, "max-body", maxBody, "request body limit in bytes (HERALD_MAX_BODY)")
 	workers, err := strconv.Atoi(env("HERALD_WORKERS", "0"))
-	if err != nil {
-		return cfg, fmt.Errorf("HERALD_WORKERS: %w", err)
+	if err != nil || workers < 0 {
+		return nil, workersError(env("HERALD_WORKERS", ""))
 	}
-	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 for in-app and scheduled steps and 256 for each provider channel (HERALD_WORKERS)")
+	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; "+defaultWorkers+" (HERALD_WORKERS)")
 	snoozeHours, err := strconv.Atoi(env("HERALD_MAX_SNOOZE_HOURS", "24"))
 	if err != nil || snoozeHours < 1 {
-		return cfg, fmt.Errorf("HERALD_MAX_SNOOZE_HOURS: want a whole number of hours, at least 1")
+		return nil, fmt.Errorf("HERALD_MAX_SNOOZE_HOURS: want a whole number of hours, at least 1")
 	}
 	fs.DurationVar(&cfg.maxSnooze, "max-snooze", time.Duration(snoozeHours)*time.Hour, "the longest an inbox may snooze a notification (HERALD_MAX_SNOOZE_HOURS, in hours)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
 	if cfg.limits, err = addLimitFlags(fs, env); err != nil {
-		return cfg, err
+		return nil, err
 	}
 	outbound := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
 	keep := retentionFlags(fs, env)
 	mmapSize, err := strconv.ParseInt(env("HERALD_MMAP_SIZE", strconv.Itoa(platform.DefaultMmapSize)), 10, 64)
 	if err != nil || mmapSize < 0 {
-		return cfg, fmt.Errorf("HERALD_MMAP_SIZE: %q is not a number of bytes", env("HERALD_MMAP_SIZE", ""))
+		return nil, fmt.Errorf("HERALD_MMAP_SIZE: %q is not a number of bytes", env("HERALD_MMAP_SIZE", ""))
 	}
 	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
 	fs.StringVar(&cfg.metrics, "metrics-addr", env("HERALD_METRICS_ADDR", ""), "serve /metrics on this address instead of beside the API (HERALD_METRICS_ADDR)")
 	fs.StringVar(&cfg.compat, "compat", env("HERALD_COMPAT", ""), "speak the reference platform's wire for its SDKs: novu (HERALD_COMPAT)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
-	cfg.flags = fs
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if cfg.outbound, err = platform.ParseOutboundAllow(*outbound); err != nil {
-		return cfg, err
-	}
+	return func() (err error) {
+		if cfg.outbound, err = platform.ParseOutboundAllow(*outbound); err != nil {
+			return err
+		}
+		cfg.retention, err = keep()
+		return err
+	}, nil
+}
+
+// defaultWorkers says what 0 workers means.
+const defaultWorkers = "0 means 32 for in-app and scheduled steps and 256 for each provider channel"
+
+func workersError(value string) error {
+	return fmt.Errorf("HERALD_WORKERS (-workers) %q is not a number of goroutines: use a whole number, 0 or more; %s", value, defaultWorkers)
+}
+
+// checkConfig checks the settings that parsing alone does not.
+func checkConfig(cfg config) error {
 	if err := platform.CheckConfiguredKeys(cfg.apiKey, cfg.prodAPIKey); err != nil {
-		return cfg, err
+		return err
 	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if cfg.workers < 0 {
+		return workersError(strconv.Itoa(cfg.workers))
 	}
 	if cfg.mmapSize < 0 {
-		return cfg, fmt.Errorf("-mmap-size: %d is negative", cfg.mmapSize)
+		return fmt.Errorf("-mmap-size: %d is negative", cfg.mmapSize)
 	}
 	if err := platform.CheckCompat(cfg.compat); err != nil {
-		return cfg, err
+		return err
 	}
-	cfg.retention, err = keep()
-	return cfg, err
+	if _, err := logLevel(cfg.logLevel); err != nil {
+		return err
+	}
+	if cfg.logFormat != "text" && cfg.logFormat != "json" {
+		return fmt.Errorf("HERALD_LOG_FORMAT (-log-format) %q is not a log format: use text or json", cfg.logFormat)
+	}
+	return checkDBDir(cfg.db)
+}
+
+// logLevel reads a log level as slog does (debug, info, warn, error, in
+// any case, with an offset such as info+2).
+func logLevel(s string) (slog.Level, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(s)); err != nil {
+		return level, fmt.Errorf("HERALD_LOG_LEVEL (-log-level) %q is not a log level: use debug, info, warn or error", s)
+	}
+	return level, nil
+}
+
+// checkDBDir refuses a SQLite file in a directory that does not exist,
+// which SQLite would only report as "unable to open database file".
+func checkDBDir(path string) error {
+	if platform.IsPostgresURL(path) || path == platform.MemoryPath {
+		return nil
+	}
+	dir := filepath.Dir(sqlitePath(path))
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("HERALD_DB (-db) %q: the directory %s does not exist; create it, or use :memory: or a postgres:// URL", path, dir)
+	}
+	return nil
+}
+
+// sqlitePath is the file a SQLite setting names, without the options a
+// URI may add after "?".
+func sqlitePath(path string) string {
+	file, _, _ := strings.Cut(path, "?")
+	return file
 }
 
 func newLogger(cfg config, stderr io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
-		return nil, fmt.Errorf("log level: %w", err)
+	level, err := logLevel(cfg.logLevel)
+	if err != nil {
+		return nil, err
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	switch cfg.logFormat {
-	case "text":
-		return slog.New(slog.NewTextHandler(stderr, opts)), nil
-	case "json":
+	if cfg.logFormat == "json" {
 		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
-	default:
-		return nil, fmt.Errorf("log format %q: want text or json", cfg.logFormat)
 	}
+	return slog.New(slog.NewTextHandler(stderr, opts)), nil
 }
 
 // startAttrs is what the start line says: the build, the store,
@@ -141,7 +207,7 @@ func startAttrs(cfg config, addr string) []any {
 // its default, whether a flag or a HERALD_* variable set it. The defaults
 // are what parsing gives with no arguments and an empty environment.
 func changedSettings(cfg config) [][2]string {
-	def, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+	def, err := parseConfig(nil, func(string) string { return "" })
 	if err != nil || cfg.flags == nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,20 +36,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	platform.TuneGC(getenv)
 
 	args = args[1:]
+	if done, err := runCommand(ctx, args, getenv, stdout); done {
+		return err
+	}
+	var topic []string // what -h explains: serve if named, else everything
 	if len(args) > 0 && args[0] == "serve" {
-		args = args[1:]
+		args, topic = args[1:], args[:1]
 	}
-	if len(args) > 0 && args[0] == "keys" {
-		return runKeys(ctx, args[1:], getenv, stdout)
+	cfg, err := parseConfig(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return help(stdout, topic)
 	}
-	if len(args) > 0 && args[0] == "version" {
-		fmt.Fprintln(stdout, platform.BuildInfo())
-		return nil
-	}
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		return fmt.Errorf("unknown command %q (the commands are serve, keys and version)", args[0])
-	}
-	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}

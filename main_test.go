@@ -5,9 +5,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -145,26 +148,42 @@ func TestRun_FlagsBeatEnv(t *testing.T) {
 }
 
 func TestRun_BadSettings(t *testing.T) {
+	missingDir := filepath.Join(t.TempDir(), "no-such-dir", "herald.db")
 	for _, tc := range []struct {
 		name string
 		args []string
 		env  map[string]string
+		says []string // each in the error
 	}{
-		{"ErrUnknownCommand", []string{"herald", "launch"}, nil},
-		{"ErrUnknownFlag", []string{"herald", "-nope"}, nil},
-		{"ErrLogFormat", []string{"herald", "-log-format", "xml"}, nil},
-		{"ErrShortSecret", []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"}, map[string]string{"HERALD_SECRET": "short"}},
-		{"ErrMaxBody", []string{"herald"}, map[string]string{"HERALD_MAX_BODY": "lots"}},
-		{"ErrMaxPayload", []string{"herald"}, map[string]string{"HERALD_MAX_PAYLOAD": "-1"}},
-		{"ErrWriteRateFlag", []string{"herald", "-write-rate", "fast"}, nil},
-		{"ErrKeys", []string{"herald", "keys", "rotate"}, nil},
+		{"ErrUnknownCommand", []string{"herald", "launch"}, nil, []string{`unknown command "launch"`, "herald help"}},
+		{"ErrUnknownFlag", []string{"herald", "-nope"}, nil, []string{"-nope", "herald help serve"}},
+		{"ErrArgument", []string{"herald", "serve", "-db", ":memory:", "extra"}, nil, []string{`"extra"`}},
+		{"ErrLogFormat", []string{"herald", "-log-format", "xml"}, nil, []string{"HERALD_LOG_FORMAT", "text or json"}},
+		{"ErrLogLevel", []string{"herald"}, map[string]string{"HERALD_LOG_LEVEL": "loud"}, []string{"HERALD_LOG_LEVEL", `"loud"`, "debug, info, warn or error"}},
+		{"ErrLogLevelFlag", []string{"herald", "-log-level", "loud"}, nil, []string{"-log-level", "debug, info, warn or error"}},
+		{"ErrWorkers", []string{"herald"}, map[string]string{"HERALD_WORKERS": "many"}, []string{"HERALD_WORKERS", `"many"`, "0 or more", "0 means 32"}},
+		{"ErrNegativeWorkers", []string{"herald"}, map[string]string{"HERALD_WORKERS": "-4"}, []string{"HERALD_WORKERS", "0 or more"}},
+		{"ErrNegativeWorkersFlag", []string{"herald", "-workers", "-4"}, nil, []string{"-workers", "0 or more"}},
+		{"ErrMissingDatabaseDirectory", []string{"herald", "-db", missingDir}, nil,
+			[]string{"HERALD_DB", filepath.Dir(missingDir), "does not exist", ":memory:", "postgres://"}},
+		{"ErrShortSecret", []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"}, map[string]string{"HERALD_SECRET": "short"}, []string{"HERALD_SECRET"}},
+		{"ErrMaxBody", []string{"herald"}, map[string]string{"HERALD_MAX_BODY": "lots"}, []string{"HERALD_MAX_BODY"}},
+		{"ErrMaxPayload", []string{"herald"}, map[string]string{"HERALD_MAX_PAYLOAD": "-1"}, []string{"HERALD_MAX_PAYLOAD", "0 or more"}},
+		{"ErrWriteRateFlag", []string{"herald", "-write-rate", "fast"}, nil, []string{"-write-rate", "0 or more"}},
+		{"ErrKeys", []string{"herald", "keys", "rotate"}, nil, []string{`"rotate"`, "list, create or revoke"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
 			err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
 			is.True(err != nil) // refused before serving
+			for _, want := range tc.says {
+				is.True(strings.Contains(err.Error(), want)) // the error names the setting and what it takes
+			}
+			t.Logf("herald: %v", err)
 		})
 	}
+	_, err := os.Stat(filepath.Dir(missingDir))
+	is.New(t).True(errors.Is(err, fs.ErrNotExist)) // the missing directory is not created
 }
 
 // TestRun_PortTakenPrintsNoKey: a first start whose address is taken
@@ -266,6 +285,7 @@ func TestRun_PostgresNewerSchema(t *testing.T) {
 	is.NoErr(db.QueryRow(`SELECT version FROM schema_migrations`).Scan(&after))
 	is.Equal(after, version) // the schema left as it was
 }
+
 func TestRun_Version(t *testing.T) {
 	for _, args := range [][]string{{"herald", "version"}, {"herald", "-version"}, {"herald", "serve", "-version"}} {
 		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
