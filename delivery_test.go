@@ -17,7 +17,9 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // These tests drive a trigger through the real wiring: workflows stores the
@@ -441,7 +443,7 @@ func TestDelivery_LastTriggeredAt(t *testing.T) {
 	}
 	is.Equal(last(), nil) // never triggered
 
-	first := platform.FormatTime(srv.App.Clock.Now())
+	first := sqldb.FormatTime(srv.App.Clock.Now())
 	trigger(t, srv, `{"name":"hello","to":"ada"}`)
 	is.Equal(last(), first) // the trigger's time
 	srv.App.Clock.Advance(500 * time.Millisecond)
@@ -449,7 +451,7 @@ func TestDelivery_LastTriggeredAt(t *testing.T) {
 	is.Equal(last(), first) // within the second: not written again
 	srv.App.Clock.Advance(time.Second)
 	trigger(t, srv, `{"name":"hello","to":"ada"}`)
-	is.Equal(last(), platform.FormatTime(srv.App.Clock.Now())) // later: written
+	is.Equal(last(), sqldb.FormatTime(srv.App.Clock.Now())) // later: written
 }
 
 // A feed item embeds its subscriber as the subscriber is at the time of

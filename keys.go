@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 const keysUsage = `usage:
@@ -38,8 +39,8 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	if *dbPath == "" {
 		*dbPath = "herald.db"
 	}
-	run := map[string]func(*platform.DB) error{
-		"list": func(db *platform.DB) error {
+	run := map[string]func(*sqldb.DB) error{
+		"list": func(db *sqldb.DB) error {
 			keys, err := platform.ListAPIKeys(ctx, db)
 			if err != nil {
 				return err
@@ -51,7 +52,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			}
 			return w.Flush()
 		},
-		"create": func(db *platform.DB) error {
+		"create": func(db *sqldb.DB) error {
 			if *env == "" {
 				return errors.New("herald keys create needs -env Development or -env Production")
 			}
@@ -68,7 +69,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stdout, "Created %s API key %s (it is shown only this once):\n%s\n", k.Environment, k.ID, key)
 			return nil
 		},
-		"revoke": func(db *platform.DB) error {
+		"revoke": func(db *sqldb.DB) error {
 			if fs.NArg() != 1 {
 				return errors.New("herald keys revoke needs one key id or last four characters")
 			}
@@ -86,14 +87,14 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	if command != "revoke" && fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), keysUsage)
 	}
-	db, err := platform.Open(ctx, *dbPath)
+	db, err := sqldb.Open(ctx, *dbPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	// An installation upgraded while stopped may not have the key columns
 	// yet; migrating is what the server's next start would do first.
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		return err
 	}
 	return run(db)

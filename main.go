@@ -21,6 +21,7 @@ import (
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 func main() {
@@ -90,7 +91,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	outbound := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
 	keep := retentionFlags(fs, env)
-	mmapSize, err := strconv.ParseInt(env("HERALD_MMAP_SIZE", strconv.Itoa(platform.DefaultMmapSize)), 10, 64)
+	mmapSize, err := strconv.ParseInt(env("HERALD_MMAP_SIZE", strconv.Itoa(sqldb.DefaultMmapSize)), 10, 64)
 	if err != nil || mmapSize < 0 {
 		return cfg, fmt.Errorf("HERALD_MMAP_SIZE: %q is not a number of bytes", env("HERALD_MMAP_SIZE", ""))
 	}
@@ -184,12 +185,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer pprof.StopCPUProfile()
 	}
 
-	db, err := platform.Open(ctx, cfg.db, platform.WithMmapSize(cfg.mmapSize))
+	db, err := sqldb.Open(ctx, cfg.db, sqldb.WithMmapSize(cfg.mmapSize))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		return err
 	}
 	// The secret comes first: Bootstrap seals the keys it stores with it.

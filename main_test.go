@@ -17,6 +17,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform/platformtest"
+
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
@@ -222,11 +224,11 @@ func TestRun_PostgresStartErrors(t *testing.T) {
 }
 
 func TestRun_PostgresNewerSchema(t *testing.T) {
-	if !platformtest.OnPostgres() {
+	if !sqldbtest.OnPostgres() {
 		t.Skip("needs TEST_DATABASE_URL")
 	}
 	is := is.New(t)
-	url := platformtest.NewPostgresURL(t)
+	url := sqldbtest.NewPostgresURL(t)
 	db, err := sql.Open("pgx", url)
 	is.NoErr(err)
 	defer db.Close()

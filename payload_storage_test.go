@@ -10,6 +10,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform/platformtest"
+
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestBroadcast_LargePayloadStoredOncePerNotification broadcasts a large
@@ -34,7 +36,7 @@ func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 	blob := strings.Repeat("x", 400<<10)
 	// SQLite's dbstat says what the file grew by; PostgreSQL, which
 	// compresses the blob, has its rows checked below only.
-	measure := !platformtest.OnPostgres()
+	measure := !sqldbtest.OnPostgres()
 	var before int64
 	if measure {
 		_, before = footprint(t, srv.App.DB)

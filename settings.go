@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // startAttrs is what the start line says (issue 41): the build, the store,
@@ -21,7 +23,7 @@ func startAttrs(cfg config, addr string) []any {
 	b := platform.BuildInfo()
 	attrs := []any{"version", b.Version, "commit", b.Commit, "addr", addr}
 	store, where := "sqlite", cfg.db
-	if platform.IsPostgresURL(cfg.db) {
+	if sqldb.IsPostgresURL(cfg.db) {
 		store, where = "postgresql", redactURL(cfg.db)
 	}
 	attrs = append(attrs, "store", store, "db", where)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // mustStatus sends a request and fails the test unless it answers status.
@@ -37,7 +37,7 @@ func TestTopics_V1(t *testing.T) {
 		Key string `json:"key"`
 	}
 	mustCreate(t, srv.Dev, "/v1/topics", `{"key":"news","name":"News"}`).Decode(t, &created)
-	is.True(platform.IsID(created.ID) && created.Key == "news") // {_id, key}
+	is.True(sqldb.IsID(created.ID) && created.Key == "news") // {_id, key}
 
 	var added struct {
 		Succeeded []string `json:"succeeded"`
@@ -349,7 +349,7 @@ func TestTopics_FanOutResumesAtStart(t *testing.T) {
 	// 500 members, here reached through a topic of just them) and, in the
 	// same transaction, the transactionId claim and the fan-out's row.
 	mustCreate(t, srv.Dev, "/v1/events/trigger", `{"name":"hello","to":{"type":"Topic","topicKey":"head"},"transactionId":"cut"}`)
-	ts := platform.FormatTime(srv.App.Clock.Now())
+	ts := sqldb.FormatTime(srv.App.Clock.Now())
 	_, err := srv.App.DB.W.Exec(`INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
 		request, actor, last_subscriber_id, kind, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		srv.App.Development.ID, "cut", srv.App.Development.OrganizationID,

@@ -20,12 +20,13 @@ import (
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // benchApp is Herald in-process on a file database, as bench/ runs it,
 // with the one-step in-app workflow "bench-inbox" of scenario 1.
 type benchApp struct {
-	db   *platform.DB
+	db   *sqldb.DB
 	post func(path string, body []byte) int // answers the status
 	get  func(path string) int              // answers the status
 }
@@ -34,11 +35,11 @@ func startBenchApp(b *testing.B) *benchApp {
 	serverGC(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	dir := b.TempDir()
-	db, err := platform.Open(ctx, filepath.Join(dir, "trigger.db"))
+	db, err := sqldb.Open(ctx, filepath.Join(dir, "trigger.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		b.Fatal(err)
 	}
 	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: readBenchKey}, io.Discard)

@@ -10,13 +10,14 @@ import (
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
 
 // deps is what the domains are built from, and what start starts them with.
 type deps struct {
-	db           *platform.DB
+	db           *sqldb.DB
 	logger       *slog.Logger
 	secret       []byte                       // encrypts integration credentials
 	now          func() time.Time             // injected so tests can move time

@@ -12,7 +12,9 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // newWiredServer boots the whole application, wired exactly as run wires it,
@@ -218,7 +220,7 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	// What the dead process committed: the first batch ("a") and, in the
 	// same transaction, the transactionId claim and the broadcast's row.
 	trigger(t, srv, `{"name":"news","to":"a","payload":{"n":7},"transactionId":"cut"}`)
-	ts := platform.FormatTime(srv.App.Clock.Now())
+	ts := sqldb.FormatTime(srv.App.Clock.Now())
 	_, err := srv.App.DB.W.Exec(`INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
 		request, actor, last_subscriber_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		srv.App.Development.ID, "cut", srv.App.Development.OrganizationID,

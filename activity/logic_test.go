@@ -11,7 +11,11 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+
 	"github.com/herald-notify/herald/platform/platformtest"
+
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -261,13 +265,13 @@ func newQueue(t *testing.T) (*Store, *platformtest.Clock, *plan) {
 	is := is.New(t)
 	ctx := context.Background()
 	clock := platformtest.NewClock(t0)
-	s := NewStore(platformtest.NewDB(t), clock.Now)
-	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
-	wf := &workflows.Workflow{ID: platform.NewID(), WorkflowID: "w", Active: true,
-		Steps: []workflows.Step{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}, {ID: platform.NewID(), StepID: "mail", Type: "email"}}}
+	s := NewStore(sqldbtest.NewDB(t), clock.Now)
+	tenant := platform.Tenant{OrganizationID: sqldb.NewID(), EnvironmentID: sqldb.NewID()}
+	wf := &workflows.Workflow{ID: sqldb.NewID(), WorkflowID: "w", Active: true,
+		Steps: []workflows.Step{{ID: sqldb.NewID(), StepID: "inbox", Type: "in_app"}, {ID: sqldb.NewID(), StepID: "mail", Type: "email"}}}
 	p := &plan{tenant: tenant, transactionID: "tx", payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
 		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), preferences: json.RawMessage(`{}`), chain: chainSteps(wf),
-		recipients: []recipient{{id: platform.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
+		recipients: []recipient{{id: sqldb.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
 	p.planChain(&p.recipients[0], clock.Now())
 	is.NoErr(s.insertTrigger(ctx, p, true))
 	return s, clock, p
@@ -458,10 +462,10 @@ func (s *Store) settle(ctx context.Context, j *job, st settlement) error {
 
 func TestTriggerStepID(t *testing.T) {
 	is := is.New(t)
-	wf := platform.NewID()
+	wf := sqldb.NewID()
 	id := triggerStepID(wf)
-	is.True(platform.IsID(id))                     // an _id like any other
-	is.Equal(id[:8], wf[:8])                       // whose seconds are the workflow's (contract §3)
-	is.Equal(triggerStepID(wf), id)                // the same for every trigger of the workflow
-	is.True(triggerStepID(platform.NewID()) != id) // and another for another workflow
+	is.True(sqldb.IsID(id))                     // an _id like any other
+	is.Equal(id[:8], wf[:8])                    // whose seconds are the workflow's (contract §3)
+	is.Equal(triggerStepID(wf), id)             // the same for every trigger of the workflow
+	is.True(triggerStepID(sqldb.NewID()) != id) // and another for another workflow
 }

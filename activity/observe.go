@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Observer learns what triggers and the queue do, for metrics (issue 41).
@@ -44,7 +46,7 @@ func (s *Store) noteSettled(j *job, st settlement) {
 // of due jobs, which is as long as the backlog.
 func (s *Store) QueueStats(ctx context.Context) ([]platform.LaneQueue, error) {
 	now := s.now()
-	ts := platform.FormatTime(now)
+	ts := sqldb.FormatTime(now)
 	rows, err := s.db.R.QueryContext(ctx, `
 		SELECT `+laneSQL+`, count(*), min(run_at) FROM jobs
 		WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // pendingJob is true of a job whose work is not over: it is due or
@@ -46,7 +48,7 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 			FROM notifications n INDEXED BY notifications_list
 			WHERE n.environment_id = ? AND n.created_at < ? AND (n.created_at, n.id) > (?, ?)
 			ORDER BY n.created_at, n.id LIMIT ?`,
-			env, platform.FormatTime(before), after.CreatedAt, after.ID, limit)
+			env, sqldb.FormatTime(before), after.CreatedAt, after.ID, limit)
 		if err != nil {
 			return err
 		}

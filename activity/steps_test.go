@@ -12,7 +12,9 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 func TestDelay_RunsAfterItsTime(t *testing.T) {
@@ -515,7 +517,7 @@ func TestInsertTriggers_AllOrNone(t *testing.T) {
 	ctx := context.Background()
 	s, _, taken := newQueue(t) // its trigger has transactionId "tx"
 	fresh := *taken
-	fresh.transactionID, fresh.recipients = "fresh", []recipient{{id: platform.NewID(), subscriberID: "bob",
+	fresh.transactionID, fresh.recipients = "fresh", []recipient{{id: sqldb.NewID(), subscriberID: "bob",
 		snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}
 	fresh.planChain(&fresh.recipients[0], t0)
 	taken.planChain(&taken.recipients[0], t0) // planned afresh

@@ -7,6 +7,7 @@ import (
 
 	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // This file holds what other domains call, through the interfaces they
@@ -23,7 +24,7 @@ func (s *Store) SeedEnvironment(ctx context.Context, env platform.Environment) (
 	}
 	name := displayName("service")
 	_, err = s.insert(ctx, integration{
-		ID:             platform.NewIDAt(s.now()),
+		ID:             sqldb.NewIDAt(s.now()),
 		OrganizationID: env.OrganizationID,
 		EnvironmentID:  env.ID,
 		Name:           name,

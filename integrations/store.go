@@ -15,11 +15,12 @@ import (
 
 	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Store keeps integrations in SQLite.
 type Store struct {
-	db   *platform.DB
+	db   *sqldb.DB
 	aead cipher.AEAD
 	now  func() time.Time
 
@@ -29,8 +30,8 @@ type Store struct {
 	// the answer is cached until the next integration write through this
 	// store, or through another process on the same database (peers).
 	// Keyed by environment + "\x00" + channel.
-	active platform.WriteCache[[]Integration]
-	peers  platform.Invalidations
+	active sqldb.WriteCache[[]Integration]
+	peers  sqldb.Invalidations
 
 	// outbound is how check: true reaches providers: through the outbound
 	// guard, following redirects only within one host.
@@ -43,7 +44,7 @@ func (s *Store) changed() { s.active.Invalidate() }
 
 // NewStore returns a Store on db whose credentials are encrypted with a key
 // derived from secret (platform.LoadSecret).
-func NewStore(db *platform.DB, secret []byte) (*Store, error) {
+func NewStore(db *sqldb.DB, secret []byte) (*Store, error) {
 	aead, err := newAEAD(secret)
 	if err != nil {
 		return nil, err
@@ -174,7 +175,7 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 	if err != nil {
 		return integration{}, err
 	}
-	ts := platform.FormatTime(s.now())
+	ts := sqldb.FormatTime(s.now())
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
 			return err
@@ -194,7 +195,7 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
 			in.ID, in.OrganizationID, in.EnvironmentID, in.Name, in.Identifier, in.ProviderID, in.Channel,
 			s.seal(in.ID, creds), cfg, conds, in.Active, ts, ts)
-		if platform.IsUniqueViolation(err) {
+		if sqldb.IsUniqueViolation(err) {
 			return errIdentifierTaken
 		}
 		if err != nil {
@@ -256,8 +257,8 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 				is_primary = CASE WHEN ? = 1 THEN 0 ELSE is_primary END
 			WHERE id = ? AND deleted = 0`,
 			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, in.Active,
-			platform.FormatTime(s.now()), moved, in.ID)
-		if platform.IsUniqueViolation(err) {
+			sqldb.FormatTime(s.now()), moved, in.ID)
+		if sqldb.IsUniqueViolation(err) {
 			return errIdentifierTaken
 		}
 		if err != nil {
@@ -296,7 +297,7 @@ func (s *Store) setPrimary(ctx context.Context, in integration) (out integration
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 1, active = 1, conditions = '[]', updated_at = ?
-			WHERE id = ? AND deleted = 0`, platform.FormatTime(s.now()), in.ID)
+			WHERE id = ? AND deleted = 0`, sqldb.FormatTime(s.now()), in.ID)
 		if err != nil {
 			return err
 		}
@@ -315,7 +316,7 @@ func (s *Store) softDelete(ctx context.Context, in integration, userID string) (
 		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
 			return err
 		}
-		ts := platform.FormatTime(s.now())
+		ts := sqldb.FormatTime(s.now())
 		res, err := tx.ExecContext(ctx, `UPDATE integrations
 			SET deleted = 1, deleted_at = ?, deleted_by = ?, is_primary = 0, updated_at = ?
 			WHERE id = ? AND deleted = 0`, ts, userID, ts, in.ID)

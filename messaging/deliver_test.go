@@ -16,8 +16,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/messaging"
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // hook is an httptest.Server that records what providers post to it.
@@ -378,7 +378,7 @@ func TestDeliver_RepeatReplaysTheOutcome(t *testing.T) {
 					"credentials": map[string]any{"webhookUrl": srv.URL + "/chat"}}}
 			}
 			ada := h.src.addSubscriber(dev, "ada", fields)
-			j := job{subscriber: ada, channel: tc.channel, jobID: platform.NewID(), controls: map[string]any{"body": "once"}}
+			j := job{subscriber: ada, channel: tc.channel, jobID: sqldb.NewID(), controls: map[string]any{"body": "once"}}
 			first := h.deliver(t, j)
 			is.Equal(first.Status, "sent")            // delivered
 			is.Equal(first.ProviderID, tc.providerID) // through the integration
@@ -402,7 +402,7 @@ func TestDeliverInApp_RepeatReplaysTheOutcome(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)
 	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
-	j := job{subscriber: ada, jobID: platform.NewID(), controls: map[string]any{"body": "once"}, attempt: 1}
+	j := job{subscriber: ada, jobID: sqldb.NewID(), controls: map[string]any{"body": "once"}, attempt: 1}
 	first, write, err := h.engine.Deliver(t.Context(), h.delivery(j))
 	is.NoErr(err)
 	is.True(write != nil) // the caller stores the message

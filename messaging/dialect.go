@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // dialect spells the few SQL fragments of this package whose structure
@@ -49,7 +49,7 @@ func (d dialect) anyTag(n int) string {
 	if d.pg {
 		each = `json_array_elements_text(CAST(messages.tags AS json)) AS tags(value)`
 	}
-	return `EXISTS (SELECT 1 FROM ` + each + ` WHERE value IN (` + platform.Placeholders(n) + `))`
+	return `EXISTS (SELECT 1 FROM ` + each + ` WHERE value IN (` + sqldb.Placeholders(n) + `))`
 }
 
 // appendTime is the JSON array of times in col with the time bound to

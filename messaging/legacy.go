@@ -7,6 +7,8 @@ import (
 	"net/http"
 
 	"github.com/herald-notify/herald/platform"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // The routes older clients of the reference platform call (issue 41),
@@ -157,7 +159,7 @@ func (s *Store) markAll(ctx context.Context, env, subscriberID, mark string) (in
 	set, unlike := op.set, op.unlike
 	res, err := s.db.W.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
 		WHERE environment_id = ?2 AND subscriber_id = ?3 AND channel = 'in_app' AND `+unlike,
-		platform.FormatTime(s.now()), env, subscriberID)
+		sqldb.FormatTime(s.now()), env, subscriberID)
 	if err != nil {
 		return 0, fmt.Errorf("mark all messages %s: %w", mark, err)
 	}

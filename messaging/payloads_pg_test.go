@@ -8,8 +8,10 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestDropPayloads_ConcurrentDeletes: two processes on one PostgreSQL
@@ -19,9 +21,9 @@ import (
 func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	dbs := platformtest.NewSharedDBs(t, 2)
+	dbs := sqldbtest.NewSharedDBs(t, 2)
 	a, b := NewStore(dbs[0], Sources{}), NewStore(dbs[1], Sources{})
-	at := platform.FormatTime(time.Now())
+	at := sqldb.FormatTime(time.Now())
 	for _, id := range []string{"m1", "m2"} {
 		inserted, err := a.insertMessage(ctx, &message{ID: id, EnvironmentID: "e", OrganizationID: "o", JobID: "job-" + id,
 			NotificationID: "n", SubscriberID: "s", ExternalSubscriber: "s", TransactionID: "t", Channel: "in_app",
@@ -63,9 +65,9 @@ func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
 func TestDropPayloads_DeleteBesideAnInsert(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	dbs := platformtest.NewSharedDBs(t, 2)
+	dbs := sqldbtest.NewSharedDBs(t, 2)
 	a, b := NewStore(dbs[0], Sources{}), NewStore(dbs[1], Sources{})
-	at := platform.FormatTime(time.Now())
+	at := sqldb.FormatTime(time.Now())
 	msg := func(id string) *message {
 		return &message{ID: id, EnvironmentID: "e", OrganizationID: "o", JobID: "job-" + id,
 			NotificationID: "n", SubscriberID: "s", ExternalSubscriber: "s", TransactionID: "t", Channel: "in_app",

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // pendingMessage is true of a message that retention must keep whatever
@@ -36,7 +38,7 @@ func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, befor
 			FROM messages INDEXED BY messages_list
 			WHERE environment_id = ? AND created_at < ? AND (created_at, id) > (?, ?) AND `+channel+`
 			ORDER BY created_at, id LIMIT ?`,
-			env, platform.FormatTime(before), after.CreatedAt, after.ID, limit)
+			env, sqldb.FormatTime(before), after.CreatedAt, after.ID, limit)
 		if err != nil {
 			return err
 		}

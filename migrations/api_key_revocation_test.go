@@ -7,7 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestAPIKeyRevocation checks that 000023 gives the keys a database already
@@ -24,7 +24,7 @@ func TestAPIKeyRevocation(t *testing.T) {
 		INSERT INTO api_keys (hash, environment_id, user_id, hint, created_at) VALUES ('h2', 'e', 'u', 'efgh', '2026-11-21T10:04:05.123Z')`)
 	is.NoErr(err) // keys of release 22
 
-	is.NoErr(platform.Migrate(db, migrations.FS)) // up to revocable keys
+	is.NoErr(sqldb.Migrate(db, migrations.FS)) // up to revocable keys
 	ids := column(t, db, `SELECT id FROM api_keys ORDER BY hash`)
 	is.Equal(len(ids), 2)                                                                                      // both keys kept
 	objectID := regexp.MustCompile(`^6b016c95[0-9a-f]{16}$`)                                                   // 2026-11-21T10:04:05Z

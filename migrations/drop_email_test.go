@@ -7,7 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestDropNotificationEmail checks that 000018 keeps every notification and
@@ -26,7 +26,7 @@ func TestDropNotificationEmail(t *testing.T) {
 		FROM n`)
 	is.NoErr(err) // notifications at 000017
 
-	is.NoErr(platform.Migrate(db, upTo{migrations.FS, "000018"}))
+	is.NoErr(sqldb.Migrate(db, upTo{migrations.FS, "000018"}))
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications`), 100) // every row kept
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
 		WHERE environment_id = 'e' AND subscriber_ref = 'sub3'`), 14) // and found through the indexes

@@ -7,7 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestMessagePayloads checks that 000024 keeps each notification's payload
@@ -25,7 +25,7 @@ func TestMessagePayloads(t *testing.T) {
 		('m3', 'e', 'o', 'j3', 'n2', 's', 'ada', 'tx2', 'in_app', '{}', 'sent', 'c', 'u', '{"_id":"m3","payload":{}}')`)
 	is.NoErr(err) // messages at 000023
 
-	is.NoErr(platform.Migrate(db, upTo{migrations.FS, "000024"}))
+	is.NoErr(sqldb.Migrate(db, upTo{migrations.FS, "000024"}))
 	var payload, item string
 	is.NoErr(db.R.QueryRow(`SELECT payload FROM message_payloads WHERE notification_id = 'n1'`).Scan(&payload))
 	is.Equal(payload, `{"name":"Ada"}`)                                                                    // kept once for n1's two messages

@@ -7,7 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestNotificationContexts checks that 000021 gives every context key of
@@ -29,7 +29,7 @@ func TestNotificationContexts(t *testing.T) {
 				'["tenant:acme"]', '2026-11-25T00:00:03.000Z', 'now')`)
 	is.NoErr(err) // notifications at 000020
 
-	is.NoErr(platform.Migrate(db, migrations.FS)) // up to the latest
+	is.NoErr(sqldb.Migrate(db, migrations.FS)) // up to the latest
 	is.Equal(column(t, db, `SELECT notification_id FROM notification_contexts
 		WHERE environment_id = 'e' AND context_key = 'tenant:acme' ORDER BY created_at DESC`), []string{"n3", "n1"})
 	is.Equal(column(t, db, `SELECT context_key || '/' || notification_id FROM notification_contexts

@@ -8,7 +8,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestNotificationsIndexes checks that 000019 keeps every notification and
@@ -30,7 +30,7 @@ func TestNotificationsIndexes(t *testing.T) {
 		FROM n`)
 	is.NoErr(err) // notifications at 000018
 
-	is.NoErr(platform.Migrate(db, migrations.FS))                     // up to the latest
+	is.NoErr(sqldb.Migrate(db, migrations.FS))                        // up to the latest
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications`), 100) // every row kept
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
 		WHERE environment_id = 'e' AND subscriber_id = 'id3'`), 14) // found by _id through the index

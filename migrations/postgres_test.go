@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestPostgres_SameVersion fails when a migration was added for one
@@ -39,19 +39,19 @@ var siteOnly = map[string]bool{"subscriber_suffixes": true, "suffix_positions": 
 // TestPostgres_SameTables checks that the PostgreSQL migrations build the
 // tables and columns the SQLite ones do, so one set of SQL serves both.
 func TestPostgres_SameTables(t *testing.T) {
-	if !platformtest.OnPostgres() {
+	if !sqldbtest.OnPostgres() {
 		t.Skip("needs TEST_DATABASE_URL")
 	}
 	ctx := context.Background()
-	lite, err := platform.Open(ctx, platform.MemoryPath)
+	lite, err := sqldb.Open(ctx, sqldb.MemoryPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lite.Close()
-	if err := platform.Migrate(lite, migrations.FS); err != nil {
+	if err := sqldb.Migrate(lite, migrations.FS); err != nil {
 		t.Fatal(err)
 	}
-	pg := platformtest.NewDB(t)
+	pg := sqldbtest.NewDB(t)
 
 	want := columns(t, lite.R, `SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
 		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'`)

@@ -8,19 +8,19 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // suffixRows lists a subscriber's rows of subscriber_suffixes as
 // "field:suffix", in index order.
-func suffixRows(t *testing.T, db *platform.DB, seq int) string {
+func suffixRows(t *testing.T, db *sqldb.DB, seq int) string {
 	t.Helper()
 	return strings.Join(column(t, db, `SELECT field || ':' || suffix FROM subscriber_suffixes
 		WHERE seq = ? ORDER BY field, suffix`, seq), " ")
 }
 
 // count answers a query that selects one integer, count(*) most often.
-func count(t *testing.T, db *platform.DB, query string) int {
+func count(t *testing.T, db *sqldb.DB, query string) int {
 	t.Helper()
 	var n int
 	if err := db.R.QueryRow(query).Scan(&n); err != nil {
@@ -30,7 +30,7 @@ func count(t *testing.T, db *platform.DB, query string) int {
 }
 
 // column returns the one text column that query selects, row by row.
-func column(t *testing.T, db *platform.DB, query string, args ...any) []string {
+func column(t *testing.T, db *sqldb.DB, query string, args ...any) []string {
 	t.Helper()
 	rows, err := db.R.Query(query, args...)
 	if err != nil {
@@ -66,7 +66,7 @@ func TestSubscriberSuffixes(t *testing.T) {
 	_, err := db.W.ExecContext(ctx, insert, 1, "id1", "s1", "Al", nil, "a@b", nil)
 	is.NoErr(err) // a subscriber of release 9
 
-	is.NoErr(platform.Migrate(db, migrations.FS))             // up to the suffix index
+	is.NoErr(sqldb.Migrate(db, migrations.FS))                // up to the suffix index
 	is.Equal(suffixRows(t, db, 1), "1:@b 1:a@b 1:b 3:Al 3:l") // indexed by the migration
 	_, err = db.W.ExecContext(ctx, insert, 2, "id2", "s2", "Zoë", "Ng", nil, "+12")
 	is.NoErr(err)                                                                           // inserted

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Tenant is who a request acts for: the environment its API key belongs to,
@@ -50,7 +52,7 @@ func HashAPIKey(key string) string {
 // every revocationPoll and drops its cache when it has moved: a revoked
 // key stops working within that interval on every server.
 type keyring struct {
-	db    *DB
+	db    *sqldb.DB
 	cache atomic.Pointer[sync.Map] // key hash → Tenant
 	poll  time.Duration
 
@@ -63,7 +65,7 @@ type keyring struct {
 // has the figures); once per interval, by one request, it is free.
 const revocationPoll = 100 * time.Millisecond
 
-func newKeyring(db *DB, poll time.Duration) *keyring {
+func newKeyring(db *sqldb.DB, poll time.Duration) *keyring {
 	k := &keyring{db: db, poll: poll}
 	k.cache.Store(&sync.Map{})
 	k.revocations.Store(-1) // unknown: the first check clears nothing that matters

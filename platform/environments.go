@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // handleEnvironmentList serves GET /v1/environments: every environment of the
 // caller's organization (contract §2), so a client can find the
 // targetEnvironmentId for workflow sync. Keys are stored hashed, so each key
 // shows only its last four characters; revoked keys are left out.
-func handleEnvironmentList(db *DB) http.Handler {
+func handleEnvironmentList(db *sqldb.DB) http.Handler {
 	type apiKey struct {
 		Key    string `json:"key"`
 		UserID string `json:"_userId"`

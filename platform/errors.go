@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // ErrNotFound is what a store returns when the row it was asked for does not
@@ -108,7 +110,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		// A bug or an unavailable database: the client gets an id to quote,
 		// the log line gets the same id and the cause.
-		id := NewID()
+		id := sqldb.NewID()
 		noteFailure(r.Context(), id, err)
 		e = &Error{
 			Status:  http.StatusInternalServerError,
@@ -119,7 +121,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	body := map[string]any{
 		"statusCode": e.Status,
 		"error":      http.StatusText(e.Status),
-		"timestamp":  FormatTime(time.Now()),
+		"timestamp":  sqldb.FormatTime(time.Now()),
 		"path":       r.URL.RequestURI(),
 		"message":    e.Message,
 	}

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 const (
@@ -31,7 +33,7 @@ const (
 // concurrent requests with one key exactly one runs: on SQLite they queue
 // on the single writer connection, on PostgreSQL on the key's row.
 type idempotency struct {
-	db        *DB
+	db        *sqldb.DB
 	sealer    *sealer // stored bodies may hold decrypted credentials
 	now       func() time.Time
 	started   time.Time    // a key still running from before this was made belongs to a dead process
@@ -167,8 +169,8 @@ func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, 
 			body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at, owner = excluded.owner
 		WHERE idempotency_keys.expires_at <= excluded.created_at
 		   OR (idempotency_keys.state = 'running' AND idempotency_keys.owner <> excluded.owner
-		       AND NOT `+OwnerAliveSQL("idempotency_keys.owner")+`)`,
-			env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), s.db.Instance(), LiveSince(now))
+		       AND NOT `+sqldb.OwnerAliveSQL("idempotency_keys.owner")+`)`,
+			env, key, print, sqldb.FormatTime(now), sqldb.FormatTime(now.Add(idempotencyTTL)), s.db.Instance(), sqldb.LiveSince(now))
 	} else {
 		res, err = s.db.W.ExecContext(ctx, `
 		INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at)
@@ -178,8 +180,8 @@ func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, 
 			body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
 		WHERE idempotency_keys.expires_at <= excluded.created_at
 		   OR (idempotency_keys.state = 'running' AND (idempotency_keys.created_at <= ? OR idempotency_keys.created_at < ?))`,
-			env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), FormatTime(now.Add(-idempotencyStale)),
-			FormatTime(s.started))
+			env, key, print, sqldb.FormatTime(now), sqldb.FormatTime(now.Add(idempotencyTTL)), sqldb.FormatTime(now.Add(-idempotencyStale)),
+			sqldb.FormatTime(s.started))
 	}
 	if err != nil {
 		return false, fmt.Errorf("claim idempotency key: %w", err)
@@ -240,7 +242,7 @@ func (s *idempotency) store(ctx context.Context, env, key string, rec *recorder)
 		rec.status, rec.Header().Get("Content-Type"), s.sealer.seal(rec.body.Bytes(), []byte(env+"\x00"+key)), env, key)
 	if err != nil {
 		// The answer has been sent; failing to keep it only costs a replay.
-		noteFailure(ctx, NewID(), fmt.Errorf("store idempotent response: %w", err))
+		noteFailure(ctx, sqldb.NewID(), fmt.Errorf("store idempotent response: %w", err))
 	}
 	return nil
 }
@@ -264,7 +266,7 @@ func (s *idempotency) sweep(ctx context.Context) {
 	if now.Unix()-last < 60 || !s.lastSweep.CompareAndSwap(last, now.Unix()) {
 		return
 	}
-	s.db.W.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= ?`, FormatTime(now))
+	s.db.W.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= ?`, sqldb.FormatTime(now))
 }
 
 // recorder passes a response through while keeping a copy to store.

@@ -14,7 +14,11 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+
 	"github.com/herald-notify/herald/platform/platformtest"
+
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // noteInstances serves POST /v1/notes from n instances on one fresh
@@ -23,7 +27,7 @@ import (
 // first waits on release when it is set.
 type noteInstances struct {
 	url     string
-	dbs     []*platform.DB
+	dbs     []*sqldb.DB
 	clients []platformtest.Client
 	runs    atomic.Int32
 	release chan struct{}
@@ -31,8 +35,8 @@ type noteInstances struct {
 
 func newNoteInstances(t *testing.T, n int) *noteInstances {
 	t.Helper()
-	platformtest.SkipUnlessShared(t)
-	url := platformtest.NewPostgresURL(t)
+	sqldbtest.SkipUnlessShared(t)
+	url := sqldbtest.NewPostgresURL(t)
 	ni := &noteInstances{url: url}
 	for i := range n {
 		ni.start(t, i == 0)
@@ -44,7 +48,7 @@ func newNoteInstances(t *testing.T, n int) *noteInstances {
 func (ni *noteInstances) start(t *testing.T, bootstrap bool) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := platform.Open(ctx, ni.url)
+	db, err := sqldb.Open(ctx, ni.url)
 	if err != nil {
 		t.Fatal(err)
 	}

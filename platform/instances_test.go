@@ -10,15 +10,19 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+
 	"github.com/herald-notify/herald/platform/platformtest"
+
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // Tests of several Herald processes on one PostgreSQL database, each
-// simulated by a *platform.DB of its own. On SQLite they skip: one process
+// simulated by a *sqldb.DB of its own. On SQLite they skip: one process
 // owns the database.
 
 func TestBootstrap_InstancesStartingTogether(t *testing.T) {
-	platformtest.SkipUnlessShared(t)
+	sqldbtest.SkipUnlessShared(t)
 	for _, tc := range []struct {
 		name string
 		cfg  platform.BootstrapConfig
@@ -29,11 +33,11 @@ func TestBootstrap_InstancesStartingTogether(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
 			ctx := context.Background()
-			url := platformtest.NewPostgresURL(t)
+			url := sqldbtest.NewPostgresURL(t)
 			const n = 3
-			dbs := make([]*platform.DB, n)
+			dbs := make([]*sqldb.DB, n)
 			for i := range dbs {
-				db, err := platform.Open(ctx, url)
+				db, err := sqldb.Open(ctx, url)
 				is.NoErr(err) // open an instance
 				t.Cleanup(func() { db.Close() })
 				dbs[i] = db

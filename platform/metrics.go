@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Metrics is Herald's Prometheus registry (issue 41): what the HTTP stack,
@@ -26,7 +28,7 @@ type Metrics struct {
 
 // NewMetrics returns a registry with Herald's instruments, the Go runtime's
 // and the process's, and db's two pools.
-func NewMetrics(db *DB) *Metrics {
+func NewMetrics(db *sqldb.DB) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -15,7 +15,9 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // errorBody is the contract §4 error shape, declared here so a renamed field fails.
@@ -67,7 +69,7 @@ func newNotesServer(t *testing.T) (*platformtest.Server, *notes) {
 			if req.Title == "panic" {
 				panic("handler bug")
 			}
-			id := platform.NewID()
+			id := sqldb.NewID()
 			if req.Title == "crash" {
 				// The note's effect commits with its answer, and then the
 				// process dies before the middleware records the answer.
@@ -166,7 +168,7 @@ func TestEnvironments_List(t *testing.T) {
 	is.Equal(len(envs[1].APIKeys), 1)                                                                      // one key each
 	is.True(!strings.Contains(string(res.Body), platformtest.ProdKey))                                     // keys are never shown
 	is.True(strings.HasSuffix(envs[1].APIKeys[0].Key, platformtest.ProdKey[len(platformtest.ProdKey)-4:])) // last four shown
-	is.True(platform.IsID(envs[1].APIKeys[0].UserID))                                                      // owned by the system user
+	is.True(sqldb.IsID(envs[1].APIKeys[0].UserID))                                                         // owned by the system user
 }
 
 func TestTenant_Isolation(t *testing.T) {
@@ -274,7 +276,7 @@ func TestInternalErrors(t *testing.T) {
 			is.Equal(res.Status, 500) // a bug is a 500
 			var body errorBody
 			res.Decode(t, &body)
-			is.True(platform.IsID(body.ErrorID))                         // with an errorId to quote
+			is.True(sqldb.IsID(body.ErrorID))                            // with an errorId to quote
 			is.True(!strings.Contains(string(res.Body), "disk on fire")) // the cause is not sent
 		})
 	}
@@ -338,7 +340,7 @@ func TestIdempotency(t *testing.T) {
 		_, err := srv.App.DB.W.Exec(`
 			INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at)
 			VALUES (?, 'k7', 'x', 'running', ?, ?)`, srv.App.Development.ID,
-			platform.FormatTime(srv.App.Clock.Now().Add(-time.Second)), platform.FormatTime(srv.App.Clock.Now().Add(time.Hour)))
+			sqldb.FormatTime(srv.App.Clock.Now().Add(-time.Second)), sqldb.FormatTime(srv.App.Clock.Now().Add(time.Hour)))
 		is.NoErr(err)
 		res := srv.Dev.Do(t, "POST", "/v1/notes", body, "Idempotency-Key", "k7")
 		is.Equal(res.Status, 201)         // a key claimed before the server started is not waited for

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // ParseRetention reads a retention setting: a number of days ("30" or
@@ -89,7 +91,7 @@ func (c SweepCursor) String() string {
 // stop mid-sweep rolls back at most the batch under way, which the next
 // sweep deletes again.
 type Sweeper struct {
-	DB     *DB
+	DB     *sqldb.DB
 	Tasks  []SweepTask
 	Now    func() time.Time // nil means time.Now
 	Every  time.Duration    // 0 means an hour

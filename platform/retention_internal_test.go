@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestSweeper_YieldsToWaitingWrites: after a batch during which another
@@ -14,7 +16,7 @@ import (
 func TestSweeper_YieldsToWaitingWrites(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db, err := Open(ctx, MemoryPath)
+	db, err := sqldb.Open(ctx, sqldb.MemoryPath)
 	is.NoErr(err) // opened
 	defer db.Close()
 	batches, done := 0, make(chan error, 1)

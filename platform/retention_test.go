@@ -12,6 +12,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 func TestParseRetention(t *testing.T) {
@@ -53,7 +55,7 @@ func TestParseRetention(t *testing.T) {
 func TestSweeper_SweepsInBatchesAndGivesPagesBack(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db, err := platform.Open(ctx, filepath.Join(t.TempDir(), "sweep.db"))
+	db, err := sqldb.Open(ctx, filepath.Join(t.TempDir(), "sweep.db"))
 	is.NoErr(err) // opened
 	defer db.Close()
 	var mode int

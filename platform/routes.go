@@ -1,8 +1,12 @@
 package platform
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/herald-notify/herald/sqldb"
+)
 
 // AddRoutes registers the platform's own API routes.
-func AddRoutes(mux *http.ServeMux, db *DB) {
+func AddRoutes(mux *http.ServeMux, db *sqldb.DB) {
 	mux.Handle("GET /v1/environments", handleEnvironmentList(db))
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // ServerConfig holds what the HTTP stack needs beyond the routes.
@@ -40,7 +42,7 @@ const DefaultMaxBody = 1 << 20
 // which need no key; the body limit; API-key auth with its rate limits;
 // idempotency; and JSON
 // 404/405 answers for paths and methods mux does not serve.
-func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfig) http.Handler {
+func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg ServerConfig) http.Handler {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
@@ -151,7 +153,7 @@ func handleHealthz() http.Handler {
 }
 
 // handleReadyz serves GET /readyz: the database answers.
-func handleReadyz(db *DB) http.Handler {
+func handleReadyz(db *sqldb.DB) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // The inbox (/v1/inbox/*, /socket.io/) is called from browsers, which must
@@ -52,7 +54,7 @@ type SubscriberLookup interface {
 
 // SubscriberAuth issues and checks subscriber tokens and session hashes.
 type SubscriberAuth struct {
-	db       *DB
+	db       *sqldb.DB
 	keys     *sealer // opens api_keys.sealed
 	tokenKey []byte  // signs tokens
 	now      func() time.Time
@@ -61,7 +63,7 @@ type SubscriberAuth struct {
 
 // NewSubscriberAuth returns the inbox's authority on db. Tokens are signed
 // and API keys sealed with keys derived from secret, each for its purpose.
-func NewSubscriberAuth(db *DB, secret []byte, now func() time.Time) *SubscriberAuth {
+func NewSubscriberAuth(db *sqldb.DB, secret []byte, now func() time.Time) *SubscriberAuth {
 	if now == nil {
 		now = time.Now
 	}

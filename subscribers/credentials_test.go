@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 	"github.com/herald-notify/herald/subscribers"
 )
 
@@ -363,7 +364,7 @@ func TestStore_Contract(t *testing.T) {
 	})
 	t.Run("Batch", func(t *testing.T) {
 		is := is.New(t)
-		db := platformtest.NewFileDB(t)
+		db := sqldbtest.NewFileDB(t)
 		clock := platformtest.NewClock(time.Now())
 		store := subscribers.NewStore(db, nil, clock.Now)
 		tenant := platform.Tenant{OrganizationID: "org", EnvironmentID: "env"}
@@ -403,7 +404,7 @@ func TestStore_Contract(t *testing.T) {
 	})
 	t.Run("ManyByID", func(t *testing.T) {
 		is := is.New(t)
-		db := platformtest.NewDB(t)
+		db := sqldbtest.NewDB(t)
 		store := subscribers.NewStore(db, nil, nil)
 		tenant := platform.Tenant{OrganizationID: "org", EnvironmentID: "env"}
 		bodies := make([]json.RawMessage, 600)
@@ -427,7 +428,7 @@ func TestStore_Contract(t *testing.T) {
 	})
 	t.Run("Matching", func(t *testing.T) {
 		is := is.New(t)
-		db := platformtest.NewDB(t)
+		db := sqldbtest.NewDB(t)
 		store := subscribers.NewStore(db, nil, nil)
 		dev := platform.Tenant{OrganizationID: "org", EnvironmentID: "dev"}
 		long := strings.Repeat("x", 40) + "@example.com" // past the 32 characters a suffix keeps

@@ -9,6 +9,8 @@ import (
 	"maps"
 
 	"github.com/herald-notify/herald/platform"
+
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -205,7 +207,7 @@ func (s *Store) setPreferences(ctx context.Context, tx *sql.Tx, environmentID, s
 	if len(change) == 0 {
 		return nil
 	}
-	now := platform.FormatTime(s.now())
+	now := sqldb.FormatTime(s.now())
 	if workflowID == "" {
 		if err := s.unsetWorkflowChannels(ctx, tx, environmentID, subscriberRef, change, now); err != nil {
 			return err

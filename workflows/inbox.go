@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/herald-notify/herald/platform"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // InboxWorkflow is the workflow an inbox notification names.
@@ -42,7 +44,7 @@ func (s *Store) workflowsByID(ctx context.Context, environmentID string, ids []s
 		args = append(args, id)
 	}
 	rows, err := s.db.R.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE environment_id = ? AND id IN (`+platform.Placeholders(len(ids))+`)`, args...)
+		WHERE environment_id = ? AND id IN (`+sqldb.Placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/herald-notify/herald/platform"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // PreferenceWorkflow is what subscriber preferences need to know of a
@@ -59,7 +61,7 @@ func idOfSlug(key string) string {
 	const sep = "_wf_"
 	for i := len(key) - len(sep); i >= 0; i-- {
 		if key[i:i+len(sep)] == sep {
-			if id := key[i+len(sep):]; platform.IsID(id) {
+			if id := key[i+len(sep):]; sqldb.IsID(id) {
 				return id
 			}
 			break

@@ -20,6 +20,7 @@ import (
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 func main() {
@@ -33,12 +34,12 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	platform.TuneGC(os.Getenv) // as Herald's run does
-	db, err := platform.Open(ctx, os.Getenv("HERALD_DB"))
+	db, err := sqldb.Open(ctx, os.Getenv("HERALD_DB"))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		return err
 	}
 	cfg := platform.BootstrapConfig{DevelopmentKey: os.Getenv("HERALD_API_KEY")}

@@ -1,4 +1,4 @@
-package platform_test
+package sqldb_test
 
 import (
 	"context"
@@ -10,8 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Many read transactions, more than the pool has connections, each running
@@ -20,7 +19,7 @@ import (
 func TestReadStmts_InsideTransactions(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db, err := platform.Open(ctx, filepath.Join(t.TempDir(), "stmts.db"))
+	db, err := sqldb.Open(ctx, filepath.Join(t.TempDir(), "stmts.db"))
 	is.NoErr(err) // open
 	defer db.Close()
 	done := make(chan struct{})
@@ -59,7 +58,11 @@ func TestReadStmts_InsideTransactions(t *testing.T) {
 	var n int
 	is.NoErr(db.QueryRow(ctx, "SELECT 7").Scan(&n)) // runs unprepared the first time
 	is.Equal(n, 7)                                  // the answer
-	platformtest.Eventually(t, 5*time.Second, func() bool { return db.ReadStmt("SELECT 7") != nil }, "the statement is prepared")
+	for deadline := time.Now().Add(5 * time.Second); db.ReadStmt("SELECT 7") == nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the statement was never prepared")
+		}
+	}
 	is.NoErr(db.QueryRow(ctx, "SELECT 7").Scan(&n)) // through the prepared statement
 	is.Equal(n, 7)                                  // the same answer
 }

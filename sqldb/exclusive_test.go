@@ -1,4 +1,4 @@
-package platform_test
+package sqldb_test
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 func TestExclusive_OneProcessAtATime(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	dbs := platformtest.NewSharedDBs(t, 2)
+	dbs := sqldbtest.NewSharedDBs(t, 2)
 	a, b := dbs[0], dbs[1]
 
 	inside, release := make(chan struct{}), make(chan struct{})
@@ -42,9 +42,9 @@ func TestExclusive_OneProcessAtATime(t *testing.T) {
 }
 
 func TestExclusive_AlwaysRunsOnSQLite(t *testing.T) {
-	platformtest.SQLiteOnly(t, "one process owns a SQLite database")
+	sqldbtest.SQLiteOnly(t, "one process owns a SQLite database")
 	is := is.New(t)
-	db := platformtest.NewDB(t)
+	db := sqldbtest.NewDB(t)
 	ran, err := db.Exclusive(context.Background(), "sweep", func(context.Context) error { return nil })
 	is.NoErr(err)
 	is.True(ran)

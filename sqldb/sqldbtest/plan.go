@@ -1,4 +1,4 @@
-package platformtest
+package sqldbtest
 
 import (
 	"context"

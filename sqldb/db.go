@@ -1,4 +1,4 @@
-package platform
+package sqldb
 
 import (
 	"context"
@@ -51,10 +51,9 @@ type DB struct {
 // checkpointEvery is how often the WAL is copied back into the database
 // file, and walAutocheckpoint the WAL size, in pages, past which the writer
 // checkpoints on its own, fsyncs included. A sustained burst of writes
-// reaches it within the second (bench scenario 1 fills it in about half a
-// second), and then the writer pays for some checkpoints itself; a larger
-// limit or more frequent background checkpoints did not raise that
-// scenario's rate (bench/README.md).
+// reaches it within the second, and then the writer pays for some
+// checkpoints itself; a larger limit or more frequent background
+// checkpoints did not raise the benchmark's trigger rate (bench/README.md).
 const (
 	checkpointEvery   = time.Second
 	walAutocheckpoint = 10000
@@ -124,8 +123,8 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 
 	// Readers map the file instead of copying each page they touch out of
 	// it with a read system call: a feed page at a million messages reads
-	// a dozen pages scattered over the file, and as system calls a feed
-	// request cost 25% more (BenchmarkReads/feed). Each reader connection
+	// a dozen pages scattered over the file, and as system calls they made
+	// a feed request dearer (BenchmarkReads/feed). Each reader connection
 	// maps the file apart, and an operator's VmRSS counts a page once per
 	// mapping that touched it, so the size is capped (docs/memory.md).
 	r, err := sql.Open("sqlite", common+fmt.Sprintf("&_pragma=query_only(1)&_pragma=mmap_size(%d)", o.mmapSize))

@@ -1,4 +1,4 @@
-package platform_test
+package sqldb_test
 
 import (
 	"context"
@@ -9,18 +9,18 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 func TestNotify_ReachesOtherProcessesOnCommit(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	dbs := platformtest.NewSharedDBs(t, 2)
+	dbs := sqldbtest.NewSharedDBs(t, 2)
 	a, b := dbs[0], dbs[1]
 	heard, resets := make(chan string, 10), make(chan struct{}, 10)
-	listen := func(db *platform.DB) {
-		db.Listen("herald_test", platform.Listener{
+	listen := func(db *sqldb.DB) {
+		db.Listen("herald_test", sqldb.Listener{
 			Notified: func(p string) { heard <- p },
 			Reset:    func() { resets <- struct{}{} },
 		})

@@ -1,4 +1,4 @@
-package platformtest
+package sqldbtest
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of pgAdmin
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // DatabaseURL is TEST_DATABASE_URL: when set, NewDB gives each test a fresh
@@ -114,11 +114,11 @@ func makeTemplate() (string, error) {
 	if _, err := conn.ExecContext(ctx, `CREATE DATABASE `+building+` TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'`); err != nil {
 		return "", err
 	}
-	db, err := platform.Open(ctx, withDatabase(DatabaseURL, building))
+	db, err := sqldb.Open(ctx, withDatabase(DatabaseURL, building))
 	if err != nil {
 		return "", err
 	}
-	err = platform.Migrate(db, migrations.FS)
+	err = sqldb.Migrate(db, migrations.FS)
 	db.Close()
 	if err != nil {
 		return "", fmt.Errorf("migrate: %w", err)
@@ -142,5 +142,5 @@ func withDatabase(u, name string) string {
 }
 
 func randomName() string {
-	return strings.ToLower(platform.NewID())
+	return strings.ToLower(sqldb.NewID())
 }
