@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
@@ -673,7 +674,7 @@ func jobQueueState(t *testing.T, srv *platformtest.Server, id any) string {
 	var status, stage, groupKey, merged, owner, until string
 	var digest, runAt sql.NullString
 	var attempts int
-	err := srv.App.DB.R.QueryRow(`SELECT status, stage, digest, group_key, merged_digest_id, run_at,
+	err := srv.App.DB.QueryRowContext(context.Background(), `SELECT status, stage, digest, group_key, merged_digest_id, run_at,
 		lease_owner, lease_until, attempts FROM jobs WHERE id = ?`, id).Scan(&status, &stage, &digest, &groupKey, &merged, &runAt,
 		&owner, &until, &attempts)
 	if err != nil {

@@ -28,7 +28,7 @@ func footprint(t testing.TB, db *sqldb.DB) (map[string]int64, int64) {
 func dbstat(t testing.TB, db *sqldb.DB, column string) (map[string]int64, int64) {
 	t.Helper()
 	sqldbtest.SQLiteOnly(t, "measures pages through SQLite's dbstat table")
-	rows, err := db.W.QueryContext(context.Background(), `SELECT name, sum(`+column+`) FROM dbstat GROUP BY name`)
+	rows, err := db.QueryContext(context.Background(), `SELECT name, sum(`+column+`) FROM dbstat GROUP BY name`)
 	if err != nil {
 		t.Fatalf("dbstat: %v", err)
 	}
@@ -75,7 +75,7 @@ func TestFootprint_InAppNotification(t *testing.T) {
 	}
 	platformtest.Eventually(t, 30*time.Second, func() bool {
 		var c int
-		srv.App.DB.R.QueryRow(`SELECT count(*) FROM messages`).Scan(&c)
+		srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM messages`).Scan(&c)
 		return c == n
 	}, "every message delivered")
 	after, afterTotal := footprint(t, srv.App.DB)

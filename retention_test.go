@@ -184,7 +184,7 @@ func TestRetention_SweepRemovesTopicEntries(t *testing.T) {
 	tx := trigger(t, srv, `{"name":"hello","to":[{"type":"Topic","topicKey":"news"}]}`)
 	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
 	entries := func() (n int) {
-		is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM notification_topics`).Scan(&n))
+		is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM notification_topics`).Scan(&n))
 		return n
 	}
 	is.Equal(entries(), 1) // the topic's notification is indexed
@@ -207,7 +207,7 @@ func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 	c, _, n := inboxMessage(t, srv)
 	count := func(query string) (n int) {
 		t.Helper()
-		is.NoErr(srv.App.DB.R.QueryRow(query).Scan(&n))
+		is.NoErr(srv.App.DB.QueryRowContext(context.Background(), query).Scan(&n))
 		return n
 	}
 

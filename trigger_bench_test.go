@@ -102,7 +102,7 @@ func (app *benchApp) count(b *testing.B, query string) int64 {
 
 // scan reads the one row query answers into dest.
 func (app *benchApp) scan(b *testing.B, query string, dest ...any) {
-	if err := app.db.R.QueryRow(query).Scan(dest...); err != nil {
+	if err := app.db.QueryRowContext(context.Background(), query).Scan(dest...); err != nil {
 		b.Fatal(err)
 	}
 }

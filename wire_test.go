@@ -221,7 +221,7 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	// same transaction, the transactionId claim and the broadcast's row.
 	trigger(t, srv, `{"name":"news","to":"a","payload":{"n":7},"transactionId":"cut"}`)
 	ts := sqldb.FormatTime(srv.App.Clock.Now())
-	_, err := srv.App.DB.W.Exec(`INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
+	_, err := srv.App.DB.ExecContext(context.Background(), `INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
 		request, actor, last_subscriber_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		srv.App.Development.ID, "cut", srv.App.Development.OrganizationID,
 		`{"name":"news","payload":{"n":7},"transactionId":"cut"}`, `{"type":"none","data":null}`, "a", ts, ts)
@@ -247,6 +247,6 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	}, "the broadcast to reach b and c")
 	is.Equal(feeds, map[string][]string{"a": {"News 7"}, "b": {"News 7"}, "c": {"News 7"}}) // each subscriber once
 	var left int
-	is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM activity_broadcasts`).Scan(&left)) // counted
-	is.Equal(left, 0)                                                                       // finished
+	is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM activity_broadcasts`).Scan(&left)) // counted
+	is.Equal(left, 0)                                                                                                  // finished
 }

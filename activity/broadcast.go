@@ -163,7 +163,7 @@ func (s *Store) unfinishedBroadcasts(ctx context.Context, periodic bool) (_ []un
 			where = ` WHERE ` + free + ` OR owner = ?`
 		}
 	}
-	rows, err := s.db.R.QueryContext(ctx, `
+	rows, err := s.db.QueryContext(ctx, `
 		SELECT environment_id, organization_id, transaction_id, request, actor, last_subscriber_id, kind, owner, lease_until
 		FROM activity_broadcasts`+where+` ORDER BY created_at`, args...)
 	if err != nil {
@@ -188,7 +188,7 @@ func (s *Store) unfinishedBroadcasts(ctx context.Context, periodic bool) (_ []un
 // since it was read (another instance took it, or its owner wrote a
 // batch), and reports whether it did.
 func (s *Store) takeBroadcast(ctx context.Context, u unfinishedBroadcast) (bool, error) {
-	res, err := s.db.W.ExecContext(ctx, `
+	res, err := s.db.ExecContext(ctx, `
 		UPDATE activity_broadcasts SET owner = ?, lease_until = ?
 		WHERE environment_id = ? AND transaction_id = ? AND owner = ? AND lease_until = ? AND last_subscriber_id = ?`,
 		s.db.Instance(), sqldb.FormatTime(s.now().Add(broadcastLease)), u.tenant.EnvironmentID, u.transactionID,
@@ -202,7 +202,7 @@ func (s *Store) takeBroadcast(ctx context.Context, u unfinishedBroadcast) (bool,
 
 // finishBroadcast deletes a broadcast's row without writing the rest of it.
 func (s *Store) finishBroadcast(ctx context.Context, envID, transactionID string) error {
-	_, err := s.db.W.ExecContext(ctx, `DELETE FROM activity_broadcasts WHERE environment_id = ? AND transaction_id = ?`,
+	_, err := s.db.ExecContext(ctx, `DELETE FROM activity_broadcasts WHERE environment_id = ? AND transaction_id = ?`,
 		envID, transactionID)
 	if err != nil {
 		return fmt.Errorf("finish broadcast %s: %w", transactionID, err)

@@ -201,7 +201,7 @@ func TestWorker_SurvivorRescuesADeadInstancesJobs(t *testing.T) {
 	}()
 	interruptions := func() int {
 		var n int
-		is.NoErr(b.db.R.QueryRowContext(ctx, `SELECT interruptions FROM jobs WHERE id = ?`, held[0].ID).Scan(&n))
+		is.NoErr(b.db.QueryRowContext(ctx, `SELECT interruptions FROM jobs WHERE id = ?`, held[0].ID).Scan(&n))
 		return n
 	}
 	is.Equal(interruptions(), 0) // a is alive yet
@@ -266,7 +266,7 @@ func decideAtOnce(t *testing.T, stores []*Store, decide func(s *Store, j *job) w
 	}
 	wg.Wait()
 	statuses := map[string]int{}
-	rows, err := stores[0].db.R.QueryContext(ctx, `SELECT status FROM jobs WHERE type IN ('digest', 'throttle')`)
+	rows, err := stores[0].db.QueryContext(ctx, `SELECT status FROM jobs WHERE type IN ('digest', 'throttle')`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestThrottle_ConcurrentInstancesKeepTheLimit(t *testing.T) {
 func (h *harness) secondInstance(t *testing.T) *Store {
 	t.Helper()
 	var name string
-	if err := h.App.DB.R.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
+	if err := h.App.DB.QueryRowContext(context.Background(), `SELECT current_database()`).Scan(&name); err != nil {
 		t.Fatal(err)
 	}
 	u, err := url.Parse(sqldbtest.DatabaseURL)
@@ -362,11 +362,11 @@ func TestBroadcast_SurvivorTakesOverOnlyADeadOwnersFanOut(t *testing.T) {
 	wait(ctx)
 	is.Equal(h.unfinished(t), []string{"cut after s2"}) // b left it alone
 	var owner string
-	is.NoErr(h.App.DB.R.QueryRow(`SELECT owner FROM activity_broadcasts`).Scan(&owner))
+	is.NoErr(h.App.DB.QueryRowContext(context.Background(), `SELECT owner FROM activity_broadcasts`).Scan(&owner))
 	is.Equal(owner, h.store.db.Instance()) // still a's
 
 	// a dies; b's rescue finishes the fan-out without a restart.
-	_, err := b.db.W.Exec(`DELETE FROM instances WHERE id = ?`, h.store.db.Instance())
+	_, err := b.db.ExecContext(context.Background(), `DELETE FROM instances WHERE id = ?`, h.store.db.Instance())
 	is.NoErr(err)
 	platformtest.Eventually(t, 5*time.Second, func() bool { return len(h.unfinished(t)) == 0 }, "b to finish a's fan-out")
 	is.Equal(perSubscriber(h.notifications(t, "transactionId=cut")), everyone) // each subscriber written once

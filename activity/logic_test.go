@@ -336,7 +336,7 @@ func TestLaneOf_AgreesWithLaneSQL(t *testing.T) {
 	s, _, _ := newQueue(t)
 	for _, typ := range []string{stepTrigger, "in_app", "email", "sms", "chat", "push", stepDelay, stepDigest, stepThrottle, stepCustom} {
 		var lane int
-		is.NoErr(s.db.R.QueryRow(`SELECT `+laneSQL+` FROM (SELECT CAST(? AS text) AS type) AS j`, typ).Scan(&lane))
+		is.NoErr(s.db.QueryRowContext(context.Background(), `SELECT `+laneSQL+` FROM (SELECT CAST(? AS text) AS type) AS j`, typ).Scan(&lane))
 		is.Equal(laneOf(typ), lane) // the lane a wake names is the lane the claim reads
 	}
 }
@@ -384,7 +384,7 @@ func TestInsertTrigger_RecordsItsAnswerWithIt(t *testing.T) {
 	p.transactionID = "tx2"
 	is.NoErr(s.insertTrigger(ctx, p, true))
 	var n int
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM idempotency_keys WHERE key = 'k'`).Scan(&n))
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT count(*) FROM idempotency_keys WHERE key = 'k'`).Scan(&n))
 	is.Equal(n, 1) // written with the trigger
 }
 
@@ -413,10 +413,10 @@ func TestQueue_RecoverLeases(t *testing.T) {
 	is.NoErr(err)
 	is.NoErr(s.db.Tx(ctx, func(tx *sql.Tx) error { return wr(ctx, tx) }))
 	var status string
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, claimed[0].ID).Scan(&status))
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, claimed[0].ID).Scan(&status))
 	is.Equal(status, statusFailed)
 	var warned int
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM execution_details WHERE job_id = ? AND detail = ?`,
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT count(*) FROM execution_details WHERE job_id = ? AND detail = ?`,
 		claimed[0].ID, interruptedDetail).Scan(&warned))
 	is.Equal(warned, maxInterruptions) // each interruption is on the record
 }

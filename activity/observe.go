@@ -47,7 +47,7 @@ func (s *Store) noteSettled(j *job, st settlement) {
 func (s *Store) QueueStats(ctx context.Context) ([]platform.LaneQueue, error) {
 	now := s.now()
 	ts := sqldb.FormatTime(now)
-	rows, err := s.db.R.QueryContext(ctx, `
+	rows, err := s.db.QueryContext(ctx, `
 		SELECT `+laneSQL+`, count(*), min(run_at) FROM jobs
 		WHERE run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
 		GROUP BY 1`, ts, ts)

@@ -80,7 +80,7 @@ func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err 
 // CancelUnsnooze drops the job that would end the message's snooze
 // (messaging.SnoozeTimer): it was unsnoozed by hand.
 func (s *Store) CancelUnsnooze(ctx context.Context, environmentID, messageID string) error {
-	_, err := s.db.W.ExecContext(ctx, `DELETE FROM jobs WHERE environment_id = ? AND type = ? AND step_id = ? AND lease_owner = ''`,
+	_, err := s.db.ExecContext(ctx, `DELETE FROM jobs WHERE environment_id = ? AND type = ? AND step_id = ? AND lease_owner = ''`,
 		environmentID, stepUnsnooze, messageID)
 	if err != nil {
 		return fmt.Errorf("cancel unsnooze of %s: %w", messageID, err)

@@ -43,7 +43,7 @@ func (s *Store) notificationContext(ctx context.Context, id string) (notificatio
 // digestVars returns steps.<stepId>.{events, eventCount} for every digest
 // that ran before position in the notification's chain.
 func (s *Store) digestVars(ctx context.Context, notificationID string, position int) (map[string]any, error) {
-	rows, err := s.db.R.QueryContext(ctx, `
+	rows, err := s.db.QueryContext(ctx, `
 		SELECT step_id, digest FROM jobs
 		WHERE notification_id = ? AND type = 'digest' AND position < ? AND digest IS NOT NULL
 		ORDER BY position`, notificationID, position)

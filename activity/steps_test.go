@@ -529,7 +529,7 @@ func TestInsertTriggers_AllOrNone(t *testing.T) {
 	is.NoErr(err)
 	is.True(!used) // so the first's claim was undone, and nothing of it written
 	var n int
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
 	is.Equal(n, 0)
 
 	// A bulk request meets that race by writing each event on its own.
@@ -537,7 +537,7 @@ func TestInsertTriggers_AllOrNone(t *testing.T) {
 	is.NoErr(writeBulk(ctx, s, []*plan{&fresh, taken}, []int{0, 1}, out))
 	is.Equal(out[0].Status, triggerProcessed) // the free one is written
 	is.Equal(out[1].Status, "error")          // the taken one is refused
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
 	is.Equal(n, 1)
 }
 

@@ -57,7 +57,7 @@ func sqliteFloor(ctx context.Context, dir string, deliveries, batch int) (float6
 		`CREATE TABLE m (id TEXT PRIMARY KEY, env TEXT, sub TEXT, j TEXT UNIQUE, content TEXT, payload TEXT, created TEXT)`,
 		`CREATE INDEX m_feed ON m (env, sub, created DESC, id DESC)`,
 	} {
-		if _, err := db.W.ExecContext(ctx, ddl); err != nil {
+		if _, err := db.ExecContext(ctx, ddl); err != nil {
 			return 0, fmt.Errorf("floor schema: %w", err)
 		}
 	}

@@ -135,7 +135,7 @@ func queryInt(ctx context.Context, path, query string) (int64, error) {
 	}
 	defer db.Close()
 	var n int64
-	err = db.R.QueryRowContext(ctx, query).Scan(&n)
+	err = db.QueryRowContext(ctx, query).Scan(&n)
 	return n, err
 }
 

@@ -132,7 +132,7 @@ func TestMigration_UpDown(t *testing.T) {
 	is.NoErr(sqldb.Migrate(db, migrations.FS))     // up
 	is.NoErr(sqldb.MigrateDown(db, migrations.FS)) // down undoes it
 	var n int
-	is.NoErr(db.R.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_master WHERE name LIKE 'integrations%'`).Scan(&n)) // schema read
-	is.Equal(n, 0)                                                                                                             // the table and its indexes are gone
-	is.NoErr(sqldb.Migrate(db, migrations.FS))                                                                                 // and up again works
+	is.NoErr(db.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_master WHERE name LIKE 'integrations%'`).Scan(&n)) // schema read
+	is.Equal(n, 0)                                                                                                           // the table and its indexes are gone
+	is.NoErr(sqldb.Migrate(db, migrations.FS))                                                                               // and up again works
 }

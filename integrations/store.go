@@ -135,19 +135,19 @@ func (s *Store) one(ctx context.Context, q querier, rest string, args ...any) (i
 // find returns a live integration of the organization by id (update and
 // delete work across the organization's environments, contract §2).
 func (s *Store) find(ctx context.Context, organizationID, id string) (integration, error) {
-	return s.one(ctx, s.db.R, `WHERE id = ? AND organization_id = ? AND deleted = 0`, id, organizationID)
+	return s.one(ctx, s.db, `WHERE id = ? AND organization_id = ? AND deleted = 0`, id, organizationID)
 }
 
 // listOrganization returns every live integration of the organization, oldest
 // first: the reference platform's natural order (reference §6).
 func (s *Store) listOrganization(ctx context.Context, organizationID string) ([]integration, error) {
-	return s.query(ctx, s.db.R, `WHERE organization_id = ? AND deleted = 0 ORDER BY created_at, id`, organizationID)
+	return s.query(ctx, s.db, `WHERE organization_id = ? AND deleted = 0 ORDER BY created_at, id`, organizationID)
 }
 
 // listEnvironment returns the environment's live integrations, oldest first,
 // only the active ones when activeOnly.
 func (s *Store) listEnvironment(ctx context.Context, environmentID string, activeOnly bool) ([]integration, error) {
-	return s.query(ctx, s.db.R, `WHERE environment_id = ? AND deleted = 0 AND (active = 1 OR ? = 0)
+	return s.query(ctx, s.db, `WHERE environment_id = ? AND deleted = 0 AND (active = 1 OR ? = 0)
 		ORDER BY created_at, id`, environmentID, activeOnly)
 }
 

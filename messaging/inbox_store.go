@@ -327,7 +327,7 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 	for range strings.Count(set, "?") {
 		setArgs = append(setArgs, now)
 	}
-	res, err := s.db.W.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ? WHERE `+cond,
+	res, err := s.db.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ? WHERE `+cond,
 		append(append(setArgs, now), args...)...)
 	if err != nil {
 		return 0, fmt.Errorf("mark all %s: %w", action, err)
@@ -337,7 +337,7 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 
 // inboxMessage reads one of the subscriber's in-app messages.
 func (s *Store) inboxMessage(ctx context.Context, env, subscriberID, id string) (*inboxMessage, error) {
-	m, err := scanInboxMessage(s.db.R.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages
+	m, err := scanInboxMessage(s.db.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages
 		WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND channel = 'in_app'`, env, subscriberID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, platform.ErrNotFound
@@ -435,7 +435,7 @@ func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) e
 func (s *Store) EndSnooze(ctx context.Context, environmentID, messageID string, until time.Time) error {
 	now := sqldb.FormatTime(s.now())
 	var subscriberID string
-	err := s.db.W.QueryRowContext(ctx, `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
+	err := s.db.QueryRowContext(ctx, `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
 		created_at = ?1, delivered_at = `+s.sql().appendTime("delivered_at", "?1")+`, feed_item = NULL, updated_at = ?1
 		WHERE environment_id = ?2 AND id = ?3 AND snoozed_until IS NOT NULL AND snoozed_until <= ?4
 		RETURNING subscriber_id`, now, environmentID, messageID, sqldb.FormatTime(until)).Scan(&subscriberID)

@@ -157,7 +157,7 @@ func (s *Store) markAll(ctx context.Context, env, subscriberID, mark string) (in
 		return 0, fmt.Errorf("mark all as %q", mark)
 	}
 	set, unlike := op.set, op.unlike
-	res, err := s.db.W.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
+	res, err := s.db.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
 		WHERE environment_id = ?2 AND subscriber_id = ?3 AND channel = 'in_app' AND `+unlike,
 		sqldb.FormatTime(s.now()), env, subscriberID)
 	if err != nil {
@@ -186,7 +186,7 @@ func handleUnseenCount(s *Store) http.Handler {
 			return err
 		}
 		var n int
-		err = s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
+		err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
 			WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND seen = ? LIMIT ?) AS page`,
 			env, subID, *seen, limit).Scan(&n)
 		if err != nil {

@@ -21,7 +21,7 @@ func TestMigrations(t *testing.T) {
 	is.NoErr(sqldb.Migrate(db, migrations.FS))     // up
 	is.NoErr(sqldb.MigrateDown(db, migrations.FS)) // down
 	var n int
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'messages%'`).Scan(&n))
+	is.NoErr(db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'messages%'`).Scan(&n))
 	is.Equal(n, 0)                             // the table and its indexes are gone
 	is.NoErr(sqldb.Migrate(db, migrations.FS)) // and up again
 }

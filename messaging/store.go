@@ -235,7 +235,7 @@ func (m *message) storedFeedItem() any {
 }
 
 func (s *Store) redeliver(ctx context.Context, m *message) error {
-	_, err := s.db.W.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
+	_, err := s.db.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
 		data = ?, updated_at = ?, feed_item = NULL WHERE id = ?`,
 		m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone, m.DirectWebhookURL, m.Avatar,
@@ -260,7 +260,7 @@ func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText st
 	}
 	// A flag's parameter is compared with 1: PostgreSQL takes no integer
 	// (a Go bool is bound as one) as a condition.
-	_, err = s.db.W.ExecContext(ctx, `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
+	_, err = s.db.ExecContext(ctx, `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
 		provider_id = ?, outcome = ?, updated_at = ?,
 		delivered_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN `+s.sql().appendTime("delivered_at", "?")+` ELSE delivered_at END
 		WHERE id = ?`,

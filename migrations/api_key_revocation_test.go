@@ -1,6 +1,7 @@
 package migrations_test
 
 import (
+	"context"
 	"regexp"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 func TestAPIKeyRevocation(t *testing.T) {
 	is := is.New(t)
 	db := openAt(t, "000022")
-	_, err := db.W.Exec(`
+	_, err := db.ExecContext(context.Background(), `
 		INSERT INTO organizations (id, name, created_at) VALUES ('o', 'Herald', '2026-01-01T00:00:00.000Z');
 		INSERT INTO users (id, organization_id, first_name, last_name, email, created_at) VALUES ('u', 'o', 'H', 'S', 's@h', '2026-01-01T00:00:00.000Z');
 		INSERT INTO environments (id, organization_id, name, identifier, created_at) VALUES ('e', 'o', 'Development', 'dev', '2026-01-01T00:00:00.000Z');

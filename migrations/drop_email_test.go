@@ -16,7 +16,7 @@ func TestDropNotificationEmail(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, "000017")
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.ExecContext(ctx, `
 		WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99)
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_email,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient,

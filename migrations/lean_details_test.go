@@ -55,7 +55,7 @@ func TestLeanDetails_KeepsRows(t *testing.T) {
 	ctx := context.Background()
 	db := openAt(t, "000008")
 
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.ExecContext(ctx, `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_snapshot,
 			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
 			critical, preferences, actor, created_at, updated_at)
@@ -69,12 +69,12 @@ func TestLeanDetails_KeepsRows(t *testing.T) {
 	is.NoErr(err) // rows of release 8
 
 	is.NoErr(sqldb.Migrate(db, migrations.FS)) // up to the lean table
-	_, err = db.W.ExecContext(ctx, `
+	_, err = db.ExecContext(ctx, `
 		INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, created_at)
 		VALUES ('d3', 'e', 'n1', 'j1', 'Success', 'Later', 'Internal', 'service', 'now')`)
 	is.NoErr(err) // a detail written after the rebuild
 
-	rows, err := db.R.QueryContext(ctx, `SELECT id FROM execution_details WHERE notification_id = 'n1' ORDER BY seq`)
+	rows, err := db.QueryContext(ctx, `SELECT id FROM execution_details WHERE notification_id = 'n1' ORDER BY seq`)
 	is.NoErr(err) // read back
 	defer rows.Close()
 	var ids []string

@@ -16,7 +16,7 @@ func TestNotificationContexts(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, "000020")
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.ExecContext(ctx, `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot, template_id,
 			workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity, critical,
 			preferences, actor, context_keys, created_at, updated_at)

@@ -19,7 +19,7 @@ func TestNotificationsIndexes(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, "000018")
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.ExecContext(ctx, `
 		WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99)
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient,
@@ -41,7 +41,7 @@ func TestNotificationsIndexes(t *testing.T) {
 	for _, name := range []string{"000020_notifications_list_filters.down.sql", "000019_notifications_by_subscriber_id.down.sql"} {
 		down, err := fs.ReadFile(migrations.FS, name)
 		is.NoErr(err)
-		_, err = db.W.ExecContext(ctx, string(down))
+		_, err = db.ExecContext(ctx, string(down))
 		is.NoErr(err) // down, newest first
 	}
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber

@@ -2,7 +2,6 @@ package migrations_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -53,9 +52,9 @@ func TestPostgres_SameTables(t *testing.T) {
 	}
 	pg := sqldbtest.NewDB(t)
 
-	want := columns(t, lite.R, `SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
+	want := columns(t, lite, `SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
 		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'`)
-	got := columns(t, pg.R, `SELECT table_name, column_name FROM information_schema.columns
+	got := columns(t, pg, `SELECT table_name, column_name FROM information_schema.columns
 		WHERE table_schema = current_schema()`)
 	if !slices.Equal(got, want) {
 		t.Errorf("PostgreSQL's tables differ from SQLite's\n got %v\nwant %v", got, want)
@@ -64,9 +63,9 @@ func TestPostgres_SameTables(t *testing.T) {
 
 // columns is "table.column" for each row of query, sorted, site-only tables
 // left out.
-func columns(t *testing.T, db *sql.DB, query string) []string {
+func columns(t *testing.T, db *sqldb.DB, query string) []string {
 	t.Helper()
-	rows, err := db.Query(query)
+	rows, err := db.QueryContext(context.Background(), query)
 	if err != nil {
 		t.Fatal(err)
 	}

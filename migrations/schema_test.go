@@ -50,7 +50,7 @@ func TestSchema(t *testing.T) {
 // golang-migrate's version table and SQLite's own are left out.
 func currentSchema(t *testing.T, db *sqldb.DB) string {
 	t.Helper()
-	rows, err := db.R.Query(`SELECT sql FROM sqlite_schema
+	rows, err := db.QueryContext(context.Background(), `SELECT sql FROM sqlite_schema
 		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND tbl_name != 'schema_migrations'
 		ORDER BY tbl_name, type != 'table', type, name`)
 	if err != nil {

@@ -82,7 +82,7 @@ func (k *keyring) fresh(ctx context.Context) {
 		return
 	}
 	var n int64
-	err := k.db.R.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM settings WHERE name = 'api_keys_revoked'`).Scan(&n)
+	err := k.db.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM settings WHERE name = 'api_keys_revoked'`).Scan(&n)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		// The next request tries again; meanwhile the cache stands, as it
 		// did before keys could be revoked.
@@ -103,7 +103,7 @@ func (k *keyring) lookup(ctx context.Context, hash string) (Tenant, error) {
 	}
 	var t Tenant
 	var stored string
-	err := k.db.R.QueryRowContext(ctx, `
+	err := k.db.QueryRowContext(ctx, `
 		SELECT k.hash, e.organization_id, e.id, k.user_id
 		FROM api_keys k JOIN environments e ON e.id = k.environment_id
 		WHERE k.hash = ? AND k.revoked_at IS NULL`, hash).Scan(&stored, &t.OrganizationID, &t.EnvironmentID, &t.UserID)

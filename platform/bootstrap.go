@@ -231,12 +231,12 @@ func LoadSecret(ctx context.Context, db *sqldb.DB, configured string, warn func(
 	b := make([]byte, 32)
 	rand.Read(b)
 	generated := hex.EncodeToString(b)
-	_, err := db.W.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('secret', ?) ON CONFLICT (name) DO NOTHING`, generated)
+	_, err := db.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('secret', ?) ON CONFLICT (name) DO NOTHING`, generated)
 	if err != nil {
 		return nil, fmt.Errorf("store generated secret: %w", err)
 	}
 	var secret string
-	if err := db.W.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'secret'`).Scan(&secret); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'secret'`).Scan(&secret); err != nil {
 		return nil, fmt.Errorf("read secret: %w", err)
 	}
 	if warn != nil {
@@ -250,7 +250,7 @@ func LoadSecret(ctx context.Context, db *sqldb.DB, configured string, warn func(
 func FindEnvironment(ctx context.Context, db *sqldb.DB, organizationID, id string) (Environment, error) {
 	env := Environment{ID: id, OrganizationID: organizationID}
 	var parent sql.NullString
-	err := db.R.QueryRowContext(ctx, `
+	err := db.QueryRowContext(ctx, `
 		SELECT e.name, e.identifier, e.parent_id, (SELECT u.id FROM users u WHERE u.organization_id = e.organization_id ORDER BY u.created_at LIMIT 1)
 		FROM environments e WHERE e.id = ? AND e.organization_id = ?`, id, organizationID).
 		Scan(&env.Name, &env.Identifier, &parent, &env.SystemUserID)

@@ -28,7 +28,7 @@ func handleEnvironmentList(db *sqldb.DB) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
 		defer Wrap(&err, "list environments")
 		ctx := r.Context()
-		rows, err := db.R.QueryContext(ctx, `
+		rows, err := db.QueryContext(ctx, `
 			SELECT e.id, e.name, e.identifier, e.organization_id, coalesce(e.parent_id, ''),
 			       coalesce(k.hint, ''), coalesce(k.user_id, '')
 			FROM environments e LEFT JOIN api_keys k ON k.environment_id = e.id AND k.revoked_at IS NULL

@@ -123,7 +123,7 @@ func TestIdempotency_StartingInstanceLeavesALiveOnesKey(t *testing.T) {
 
 	// The first instance dies (its heartbeat goes, as after SIGKILL and
 	// InstanceTTL): its key is free to the survivor.
-	_, err := ni.dbs[1].W.Exec(`DELETE FROM instances WHERE id = ?`, ni.dbs[0].Instance())
+	_, err := ni.dbs[1].ExecContext(context.Background(), `DELETE FROM instances WHERE id = ?`, ni.dbs[0].Instance())
 	is.NoErr(err)
 	is.Equal(ni.clients[1].Do(t, "POST", "/v1/notes", `{}`, "Idempotency-Key", "k").Status, 201) // runs on the survivor
 	is.Equal(ni.runs.Load(), int32(2))

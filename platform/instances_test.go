@@ -63,7 +63,7 @@ func TestBootstrap_InstancesStartingTogether(t *testing.T) {
 				is.Equal(envs[i][0].OrganizationID, envs[0][0].OrganizationID) // one organization for all
 			}
 			count := func(q string) (c int) {
-				is.NoErr(dbs[0].R.QueryRowContext(ctx, q).Scan(&c)) // count rows
+				is.NoErr(dbs[0].QueryRowContext(ctx, q).Scan(&c)) // count rows
 				return c
 			}
 			is.Equal(count(`SELECT count(*) FROM organizations`), 1)                     // one organization

@@ -39,7 +39,7 @@ type APIKey struct {
 // ListAPIKeys returns every key, working and revoked, oldest first.
 func ListAPIKeys(ctx context.Context, db *sqldb.DB) (keys []APIKey, err error) {
 	defer Wrap(&err, "list api keys")
-	rows, err := db.R.QueryContext(ctx, `
+	rows, err := db.QueryContext(ctx, `
 		SELECT k.id, e.name, k.hint, k.source, k.created_at, coalesce(k.revoked_at, '')
 		FROM api_keys k JOIN environments e ON e.id = k.environment_id
 		ORDER BY k.created_at, k.id`)

@@ -53,7 +53,7 @@ func NewMetrics(db *sqldb.DB) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	if db != nil {
-		m.reg.MustRegister(collectors.NewDBStatsCollector(db.W, "writer"), collectors.NewDBStatsCollector(db.R, "reader"))
+		m.reg.MustRegister(db.Collectors()...)
 	}
 	return m
 }

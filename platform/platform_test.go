@@ -2,6 +2,7 @@ package platform_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -296,7 +297,7 @@ func TestIdempotency(t *testing.T) {
 		is.Equal(again.Header.Get("Idempotency-Replay"), "true") // marked as replay
 		is.Equal(n.runs.Load(), int32(1))                        // handler ran once
 		var stored []byte
-		err := srv.App.DB.R.QueryRow(`SELECT body FROM idempotency_keys WHERE key = 'k1'`).Scan(&stored)
+		err := srv.App.DB.QueryRowContext(context.Background(), `SELECT body FROM idempotency_keys WHERE key = 'k1'`).Scan(&stored)
 		is.NoErr(err)                                      // the response is kept
 		is.True(!bytes.Contains(stored, []byte(`"once"`))) // sealed, not plaintext
 	})
@@ -337,7 +338,7 @@ func TestIdempotency(t *testing.T) {
 		is := is.New(t)
 		srv, n := newNotesServer(t)
 		body := `{"title":"again"}`
-		_, err := srv.App.DB.W.Exec(`
+		_, err := srv.App.DB.ExecContext(context.Background(), `
 			INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at)
 			VALUES (?, 'k7', 'x', 'running', ?, ?)`, srv.App.Development.ID,
 			sqldb.FormatTime(srv.App.Clock.Now().Add(-time.Second)), sqldb.FormatTime(srv.App.Clock.Now().Add(time.Hour)))
@@ -370,7 +371,7 @@ func TestIdempotency(t *testing.T) {
 		is.Equal(srv.Dev.Do(t, "GET", "/v1/environments", "", "Idempotency-Key", "g").Status, 200)        // GET runs
 		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"a"}`, "Idempotency-Key", "g").Status, 201) // key still free for a write
 		var n int
-		err := srv.App.DB.R.QueryRow(`SELECT count(*) FROM idempotency_keys`).Scan(&n)
+		err := srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM idempotency_keys`).Scan(&n)
 		is.NoErr(err)  // count stored keys
 		is.Equal(n, 1) // only the POST was stored
 	})

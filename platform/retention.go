@@ -177,7 +177,7 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 		before := now().Add(-task.Keep)
 		cursor := ""
 		for {
-			waits, started := s.DB.W.Stats().WaitCount, time.Now()
+			waits, started := s.DB.WriterStats().WaitCount, time.Now()
 			next, removed, err := task.Sweep(ctx, before, cursor, batch)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("sweep %s: %w", task.Name, err))
@@ -192,7 +192,7 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 			// means the writer is busy: the sweep then gives it back for
 			// sweepYield times as long as the batch took, so it takes at
 			// most a tenth of a busy writer's time, and an idle one's all.
-			if s.DB.W.Stats().WaitCount > waits {
+			if s.DB.WriterStats().WaitCount > waits {
 				s.yield(ctx, sweepYield*time.Since(started))
 			}
 		}
@@ -246,17 +246,17 @@ func (s *Sweeper) vacuum(ctx context.Context) error {
 		return nil
 	}
 	var mode int
-	if err := s.DB.W.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
+	if err := s.DB.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
 		return err
 	}
 	var free int
-	if err := s.DB.W.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+	if err := s.DB.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
 		return fmt.Errorf("free pages: %w", err)
 	}
 	// As many steps as the pages free now need: pages freed meanwhile wait
 	// for the next sweep, and a step that frees nothing cannot loop.
 	for steps := (free + vacuumStep - 1) / vacuumStep; steps > 0 && ctx.Err() == nil; steps-- {
-		if _, err := s.DB.W.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, vacuumStep)); err != nil {
+		if _, err := s.DB.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, vacuumStep)); err != nil {
 			return fmt.Errorf("incremental vacuum: %w", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestSweeper_YieldsToWaitingWrites: after a batch during which another
@@ -24,19 +25,16 @@ func TestSweeper_YieldsToWaitingWrites(t *testing.T) {
 		batches++
 		if batches == 1 {
 			// Hold the writer until another write is waiting for it.
-			tx, err := db.W.BeginTx(ctx, nil)
-			if err != nil {
-				return "", nil, err
-			}
-			waits := db.W.Stats().WaitCount
-			go func() { _, err := db.W.ExecContext(ctx, `SELECT 1`); done <- err }()
-			for deadline := time.Now().Add(5 * time.Second); db.W.Stats().WaitCount == waits; {
+			_, release := sqldbtest.WriteTx(t, db)
+			waits := db.WriterStats().WaitCount
+			go func() { _, err := db.ExecContext(ctx, `SELECT 1`); done <- err }()
+			for deadline := time.Now().Add(5 * time.Second); db.WriterStats().WaitCount == waits; {
 				if time.Now().After(deadline) {
 					t.Fatal("the other write never waited for the writer")
 				}
 				time.Sleep(time.Millisecond) // poll: it queues within microseconds
 			}
-			tx.Rollback()
+			release(false)
 		}
 		if batches == 3 {
 			return "", nil, nil

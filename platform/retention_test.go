@@ -59,11 +59,11 @@ func TestSweeper_SweepsInBatchesAndGivesPagesBack(t *testing.T) {
 	is.NoErr(err) // opened
 	defer db.Close()
 	var mode int
-	is.NoErr(db.W.QueryRow(`PRAGMA auto_vacuum`).Scan(&mode))
+	is.NoErr(db.QueryRowContext(context.Background(), `PRAGMA auto_vacuum`).Scan(&mode))
 	is.Equal(mode, 2) // a new file vacuums incrementally
-	_, err = db.W.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, at INTEGER, body TEXT)`)
+	_, err = db.ExecContext(context.Background(), `CREATE TABLE t (id INTEGER PRIMARY KEY, at INTEGER, body TEXT)`)
 	is.NoErr(err)
-	_, err = db.W.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+	_, err = db.ExecContext(context.Background(), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
 		INSERT INTO t SELECT i, i, randomblob(2000) FROM n`)
 	is.NoErr(err) // 2,000 rows of 2 KB
 
@@ -71,7 +71,7 @@ func TestSweeper_SweepsInBatchesAndGivesPagesBack(t *testing.T) {
 	var batches int
 	sweep := func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 		batches++
-		res, err := db.W.ExecContext(ctx, `DELETE FROM t WHERE id IN (SELECT id FROM t WHERE at < ? LIMIT ?)`, before.Unix(), limit)
+		res, err := db.ExecContext(ctx, `DELETE FROM t WHERE id IN (SELECT id FROM t WHERE at < ? LIMIT ?)`, before.Unix(), limit)
 		if err != nil {
 			return "", nil, err
 		}
@@ -92,9 +92,9 @@ func TestSweeper_SweepsInBatchesAndGivesPagesBack(t *testing.T) {
 	is.Equal(s.Removed(), map[string]int64{"t": 1999}) // every expired row, counted
 	is.Equal(batches, 20)                              // in batches of 100, the last one short
 	var free, left int
-	is.NoErr(db.W.QueryRow(`PRAGMA freelist_count`).Scan(&free))
+	is.NoErr(db.QueryRowContext(context.Background(), `PRAGMA freelist_count`).Scan(&free))
 	is.Equal(free, 0) // the freed pages given back
-	is.NoErr(db.W.QueryRow(`SELECT count(*) FROM t`).Scan(&left))
+	is.NoErr(db.QueryRowContext(context.Background(), `SELECT count(*) FROM t`).Scan(&left))
 	is.Equal(left, 1)                                  // the newer row kept
 	is.True(strings.Contains(logs.String(), "t=1999")) // the log says what went
 }

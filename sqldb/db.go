@@ -16,6 +16,8 @@ import (
 	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -24,13 +26,16 @@ import (
 const MemoryPath = ":memory:"
 
 // DB is Herald's database, SQLite or PostgreSQL, reached through two pools.
-// SQLite allows one writer at a time, so W has a single connection and every
-// write queues on it in Go instead of spinning on SQLITE_BUSY; R serves reads
-// concurrently (WAL lets them run beside the writer). On PostgreSQL the
-// pools keep that shape (see openPG).
+// SQLite allows one writer at a time, so the writer pool has a single
+// connection and every write queues on it in Go instead of spinning on
+// SQLITE_BUSY; the read pool serves reads concurrently (WAL lets them run
+// beside the writer). On PostgreSQL the pools keep that shape (see openPG).
+// Callers never pick a pool: a statement runs on the one its kind calls for
+// (see pool), a transaction of Tx on the writer, and a read inside it on
+// that transaction, so it sees the transaction's own writes.
 type DB struct {
-	W *sql.DB // the one writer connection; also for reads inside a write
-	R *sql.DB // read-only pool
+	w *sql.DB // the one writer connection
+	r *sql.DB // read-only pool
 
 	// Postgres is true on PostgreSQL, where several Herald processes may
 	// share the database; the few statements whose structure differs
@@ -43,8 +48,8 @@ type DB struct {
 	checkpointer *sql.DB       // the connection that checkpoints the WAL; nil in memory
 	stop         chan struct{} // closed by Close to stop checkpointing
 	stopped      chan struct{} // closed when checkpointing stopped
-	stmts        readStmts     // prepared reads on R, by query text (see ReadStmt)
-	writes       writeStmts    // prepared writes on W, by query text (see PrepareWrites)
+	stmts        readStmts     // prepared reads on r, by query text (see ReadStmt)
+	writes       writeStmts    // prepared writes on w, by query text (see PrepareWrites)
 	commits      afterCommits  // what runs once a transaction of Tx commits
 }
 
@@ -135,7 +140,7 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	db := &DB{W: w, R: r, instance: NewID()}
+	db := &DB{w: w, r: r, instance: NewID()}
 	if !memory {
 		ck, err := sql.Open("sqlite", common)
 		if err != nil {
@@ -194,21 +199,21 @@ func (db *DB) Close() error {
 		<-db.stopped
 		errs = append(errs, db.checkpointer.Close())
 	}
-	return errors.Join(append(errs, db.R.Close(), db.W.Close())...)
+	return errors.Join(append(errs, db.r.Close(), db.w.Close())...)
 }
 
 // Ping checks that both pools can reach the database.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.W.PingContext(ctx); err != nil {
+	if err := db.w.PingContext(ctx); err != nil {
 		return err
 	}
-	return db.R.PingContext(ctx)
+	return db.r.PingContext(ctx)
 }
 
 // Tx runs fn inside a write transaction, committing when fn returns nil and
 // rolling back otherwise.
 func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.W.BeginTx(ctx, nil)
+	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -223,6 +228,43 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	db.commits.run(tx)
 	return nil
+}
+
+// ExecContext runs a statement that writes, on the writer.
+func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return db.w.ExecContext(ctx, query, args...)
+}
+
+// QueryContext runs query on the pool its kind calls for (see pool).
+func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return db.pool(query).QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext is QueryContext for at most one row; errors surface at
+// Scan.
+func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return db.pool(query).QueryRowContext(ctx, query, args...)
+}
+
+// pool is the pool a statement outside a transaction runs on: a SELECT
+// only reads, and runs on the read pool beside the writer; any other
+// statement (an UPDATE … RETURNING, a PRAGMA) may write, and queues for the
+// writer.
+func (db *DB) pool(query string) *sql.DB {
+	q := strings.TrimLeft(query, " \t\r\n")
+	if len(q) >= 6 && strings.EqualFold(q[:6], "SELECT") {
+		return db.r
+	}
+	return db.w
+}
+
+// WriterStats reports the writer pool: how often and how long statements
+// waited for its one connection.
+func (db *DB) WriterStats() sql.DBStats { return db.w.Stats() }
+
+// Collectors report both pools to Prometheus, labelled writer and reader.
+func (db *DB) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{collectors.NewDBStatsCollector(db.w, "writer"), collectors.NewDBStatsCollector(db.r, "reader")}
 }
 
 // Migrate applies every up migration in src that the database lacks; on
@@ -268,7 +310,7 @@ func newMigrate(db *DB, src fs.FS) (m *migrate.Migrate, done func(), err error) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("migration source: %w", err)
 	}
-	driver, err := migratesqlite.WithInstance(db.W, &migratesqlite.Config{})
+	driver, err := migratesqlite.WithInstance(db.w, &migratesqlite.Config{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("migration driver: %w", err)
 	}

@@ -15,7 +15,7 @@ func (db *DB) Exclusive(ctx context.Context, name string, fn func(context.Contex
 	if !db.Postgres {
 		return true, fn(ctx)
 	}
-	conn, err := db.R.Conn(ctx)
+	conn, err := db.r.Conn(ctx)
 	if err != nil {
 		return false, err
 	}

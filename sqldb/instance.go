@@ -46,7 +46,7 @@ func (db *DB) Beat(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	ts := FormatTime(now)
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.w.ExecContext(ctx, `
 		INSERT INTO instances (id, started_at, heartbeat_at) VALUES (?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`, db.instance, ts, ts)
 	return err
@@ -74,7 +74,7 @@ func (db *DB) StartHeartbeat(now func() time.Time) (stop func(context.Context)) 
 				// few is what InstanceTTL allows for.
 				ctx, cancel := context.WithTimeout(context.Background(), HeartbeatEvery)
 				db.Beat(ctx, now())
-				db.W.ExecContext(ctx, `DELETE FROM instances WHERE heartbeat_at < ?`, FormatTime(now().Add(-time.Hour)))
+				db.w.ExecContext(ctx, `DELETE FROM instances WHERE heartbeat_at < ?`, FormatTime(now().Add(-time.Hour)))
 				cancel()
 			}
 		}
@@ -84,7 +84,7 @@ func (db *DB) StartHeartbeat(now func() time.Time) (stop func(context.Context)) 
 		once.Do(func() {
 			close(quit)
 			<-done
-			db.W.ExecContext(ctx, `DELETE FROM instances WHERE id = ?`, db.instance)
+			db.w.ExecContext(ctx, `DELETE FROM instances WHERE id = ?`, db.instance)
 		})
 	}
 }

@@ -45,7 +45,7 @@ func (db *DB) Notify(ctx context.Context, tx *sql.Tx, channel, payload string) e
 	if tx != nil {
 		_, err = tx.ExecContext(ctx, q, channel, db.NotifyPayload(payload))
 	} else {
-		_, err = db.W.ExecContext(ctx, q, channel, db.NotifyPayload(payload))
+		_, err = db.w.ExecContext(ctx, q, channel, db.NotifyPayload(payload))
 	}
 	return err
 }

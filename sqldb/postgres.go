@@ -54,7 +54,7 @@ func openPG(ctx context.Context, dsn string) (*DB, error) {
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	return &DB{W: w, R: r, Postgres: true, pgConfig: cfg, instance: NewID()}, nil
+	return &DB{w: w, r: r, Postgres: true, pgConfig: cfg, instance: NewID()}, nil
 }
 
 // pgParseReason is why pgx refused a URL, without the URL itself: it may

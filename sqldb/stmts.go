@@ -47,7 +47,7 @@ func (db *DB) ReadStmt(query string) *sql.Stmt {
 	db.stmts.n.Add(1)
 	go func() {
 		defer db.stmts.pending.Delete(query)
-		s, err := db.R.PrepareContext(context.Background(), query)
+		s, err := db.r.PrepareContext(context.Background(), query)
 		if err != nil {
 			// The query fails unprepared as well, where its caller sees why.
 			db.stmts.n.Add(-1)
@@ -62,7 +62,7 @@ func (db *DB) ReadStmt(query string) *sql.Stmt {
 func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	s := db.ReadStmt(query)
 	if s == nil {
-		return db.R.QueryContext(ctx, query, args...)
+		return db.r.QueryContext(ctx, query, args...)
 	}
 	return s.QueryContext(ctx, args...)
 }
@@ -71,7 +71,7 @@ func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	s := db.ReadStmt(query)
 	if s == nil {
-		return db.R.QueryRowContext(ctx, query, args...)
+		return db.r.QueryRowContext(ctx, query, args...)
 	}
 	return s.QueryRowContext(ctx, args...)
 }
@@ -119,7 +119,7 @@ func (db *DB) PrepareWrites(ctx context.Context, queries ...string) error {
 		}
 		// Prepared without holding mu: preparing waits for the writer,
 		// whose holder may be reading the cache.
-		st, err := db.W.PrepareContext(ctx, q)
+		st, err := db.w.PrepareContext(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -168,7 +168,7 @@ func (db *DB) WriteQuery(ctx context.Context, query string, args ...any) (*sql.R
 	if st := db.WriteStmt(query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return db.W.QueryContext(ctx, query, args...)
+	return db.w.QueryContext(ctx, query, args...)
 }
 
 // closeStmts closes every cached statement, the reads' and the writer's.
@@ -186,14 +186,15 @@ func (db *DB) closeStmts() {
 	}
 }
 
-// BeginSnapshot begins a read-only transaction on R whose every statement
-// sees the same committed state: a page and its count then agree. SQLite's
-// read transactions are snapshots already; PostgreSQL's default isolation
-// takes a new snapshot per statement, so there it asks for REPEATABLE READ.
+// BeginSnapshot begins a read-only transaction on the read pool whose every
+// statement sees the same committed state: a page and its count then agree.
+// SQLite's read transactions are snapshots already; PostgreSQL's default
+// isolation takes a new snapshot per statement, so there it asks for
+// REPEATABLE READ.
 func (db *DB) BeginSnapshot(ctx context.Context) (*sql.Tx, error) {
 	opts := &sql.TxOptions{ReadOnly: true}
 	if db.Postgres {
 		opts.Isolation = sql.LevelRepeatableRead
 	}
-	return db.R.BeginTx(ctx, opts)
+	return db.r.BeginTx(ctx, opts)
 }

@@ -29,7 +29,7 @@ func TestReadStmts_InsideTransactions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tx, err := db.R.BeginTx(ctx, nil)
+			tx, err := db.BeginSnapshot(ctx)
 			if err != nil {
 				errs <- err
 				return

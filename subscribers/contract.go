@@ -327,7 +327,7 @@ func jsonValues(postgres bool) string {
 // time, in one query, rather than one by one.
 func (s *Store) SubscribersAfter(ctx context.Context, environmentID, after string, limit int) (out []Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers after %q", after)
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
+	rows, err := s.db.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
 		WHERE environment_id = ? AND subscriber_id > ?
 		ORDER BY subscriber_id LIMIT ?`, environmentID, after, limit)
 	if err != nil {

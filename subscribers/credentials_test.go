@@ -221,7 +221,7 @@ func TestCredentials_EntryBoundStoredPast(t *testing.T) {
 	for i := range entries {
 		entries[i] = fmt.Sprintf(`{"providerId":"slack","integrationIdentifier":"team-%d","_integrationId":"","credentials":{"webhookUrl":"https://a.io"}}`, i)
 	}
-	_, err := srv.App.DB.W.ExecContext(context.Background(), `UPDATE subscribers SET channels = ? WHERE subscriber_id = 'ada'`,
+	_, err := srv.App.DB.ExecContext(context.Background(), `UPDATE subscribers SET channels = ? WHERE subscriber_id = 'ada'`,
 		"["+strings.Join(entries, ",")+"]")
 	is.NoErr(err)
 	patch := func(identifier, url string) *platformtest.Response {
@@ -382,12 +382,11 @@ func TestStore_Contract(t *testing.T) {
 
 		// With the writer held, only a batch that changes nothing finishes;
 		// one that waits for the writer fails when its context ends.
-		held, err := db.W.BeginTx(ctx, nil)
-		is.NoErr(err)
+		_, release := sqldbtest.WriteTx(t, db)
 		short, cancel := context.WithTimeout(ctx, 5*time.Second)
 		same := upsert(short, `{"subscriberId":"bob","firstName":"Bob"}`, `{"subscriberId":"ada"}`)
 		cancel()
-		is.NoErr(held.Rollback())
+		is.NoErr(release(false))                          // the writer is free again
 		is.Equal(same[0].UpdatedAt, created[1].UpdatedAt) // nothing written
 		is.Equal(*same[1].Version, 0)
 

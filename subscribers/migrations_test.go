@@ -20,7 +20,7 @@ func TestMigrations_UpDown(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	objects := func() int {
 		var n int
-		is.NoErr(db.W.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'subscribers%'`).Scan(&n)) // count schema objects
+		is.NoErr(db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'subscribers%'`).Scan(&n)) // count schema objects
 		return n
 	}
 	is.NoErr(sqldb.Migrate(db, migrations.FS)) // up

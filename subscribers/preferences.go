@@ -173,7 +173,7 @@ func (s *Store) readSubscribed(ctx context.Context, environmentID, subscriberRef
 // and one per workflow _id.
 func (s *Store) allSubscribed(ctx context.Context, environmentID, subscriberRef string) (global Set, byWorkflow map[string]Subscribed, err error) {
 	defer platform.Wrap(&err, "read preferences")
-	rows, err := s.db.R.QueryContext(ctx, `SELECT workflow_id, channels, updated_at FROM subscriber_preferences
+	rows, err := s.db.QueryContext(ctx, `SELECT workflow_id, channels, updated_at FROM subscriber_preferences
 		WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberRef)
 	if err != nil {
 		return nil, nil, err

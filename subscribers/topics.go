@@ -61,7 +61,7 @@ func (s *Store) TopicsByKey(ctx context.Context, environmentID string, keys []st
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics
+	rows, err := s.db.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics
 		WHERE environment_id = ? AND key IN (`+sqldb.Placeholders(len(keys))+`)`, args...)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func (s *Store) deleteTopic(ctx context.Context, environmentID, key string, forc
 // memberIDs returns the subscriberIds of a topic's members, in order.
 func (s *Store) memberIDs(ctx context.Context, topicID string) (out []string, err error) {
 	defer platform.Wrap(&err, "topic members")
-	rows, err := s.db.R.QueryContext(ctx, `SELECT subscriber_id FROM topic_subscribers WHERE topic_id = ? ORDER BY subscriber_id`, topicID)
+	rows, err := s.db.QueryContext(ctx, `SELECT subscriber_id FROM topic_subscribers WHERE topic_id = ? ORDER BY subscriber_id`, topicID)
 	if err != nil {
 		return nil, err
 	}

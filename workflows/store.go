@@ -86,7 +86,7 @@ func (s *Store) Triggered(ctx context.Context, environmentID, id string, at time
 	s.triggeredMu.Unlock()
 	// Only a later time: two writes a second apart may reach the writer in
 	// either order.
-	_, err := s.db.W.ExecContext(ctx, `UPDATE workflows SET last_triggered_at = ?1
+	_, err := s.db.ExecContext(ctx, `UPDATE workflows SET last_triggered_at = ?1
 		WHERE environment_id = ?2 AND id = ?3 AND (last_triggered_at IS NULL OR last_triggered_at < ?1)`,
 		sqldb.FormatTime(at), environmentID, id)
 	if err != nil {
@@ -323,7 +323,7 @@ func identifierTaken(ctx context.Context, tx *sql.Tx, envID, workflowID, exceptI
 
 // groupsByID returns notification groups keyed by id.
 func (s *Store) groupsByID(ctx context.Context, envID string) (map[string]string, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT id, name FROM notification_groups WHERE environment_id = ?`, envID)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name FROM notification_groups WHERE environment_id = ?`, envID)
 	if err != nil {
 		return nil, err
 	}

@@ -99,9 +99,9 @@ func TestWorkflow_Sync(t *testing.T) {
 		is := is.New(t)
 		// An environment of another organization is invisible: 404.
 		ctx := context.Background()
-		_, err := srv.App.DB.W.ExecContext(ctx, `INSERT INTO organizations (id, name, created_at) VALUES ('aaaaaaaaaaaaaaaaaaaaaaaa', 'Other', '2026-01-01T00:00:00.000Z')`)
+		_, err := srv.App.DB.ExecContext(ctx, `INSERT INTO organizations (id, name, created_at) VALUES ('aaaaaaaaaaaaaaaaaaaaaaaa', 'Other', '2026-01-01T00:00:00.000Z')`)
 		is.NoErr(err) // other organization
-		_, err = srv.App.DB.W.ExecContext(ctx, `INSERT INTO environments (id, organization_id, name, identifier, created_at)
+		_, err = srv.App.DB.ExecContext(ctx, `INSERT INTO environments (id, organization_id, name, identifier, created_at)
 			VALUES ('bbbbbbbbbbbbbbbbbbbbbbbb', 'aaaaaaaaaaaaaaaaaaaaaaaa', 'Development', 'other', '2026-01-01T00:00:00.000Z')`)
 		is.NoErr(err) // its environment
 		res := srv.Dev.Do(t, "PUT", "/v2/workflows/promote/sync", `{"targetEnvironmentId":"bbbbbbbbbbbbbbbbbbbbbbbb"}`)
@@ -194,7 +194,7 @@ func TestMigrations_UpDown(t *testing.T) {
 	is.NoErr(sqldb.Migrate(db, migrations.FS))     // up
 	is.NoErr(sqldb.MigrateDown(db, migrations.FS)) // down undoes every table
 	var n int
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'workflows%' OR name = 'notification_groups'`).Scan(&n)) // schema readable
-	is.Equal(n, 0)                                                                                                                                  // nothing of ours left
-	is.NoErr(sqldb.Migrate(db, migrations.FS))                                                                                                      // and up again
+	is.NoErr(db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'workflows%' OR name = 'notification_groups'`).Scan(&n)) // schema readable
+	is.Equal(n, 0)                                                                                                                                // nothing of ours left
+	is.NoErr(sqldb.Migrate(db, migrations.FS))                                                                                                    // and up again
 }

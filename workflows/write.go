@@ -363,7 +363,7 @@ func (s *Store) remove(ctx context.Context, tenant platform.Tenant, key string) 
 
 // get returns the live workflow named by key.
 func (s *Store) get(ctx context.Context, envID, key string) (*workflow, error) {
-	w, err := find(ctx, s.db.R, envID, key)
+	w, err := find(ctx, s.db, envID, key)
 	return w, notFound(err, key)
 }
 

@@ -13,7 +13,7 @@ import (
 // read a whole environment on a large one.
 func QueryPlan(t testing.TB, query string, args ...any) string {
 	t.Helper()
-	rows, err := NewDB(t).R.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
+	rows, err := NewDB(t).QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

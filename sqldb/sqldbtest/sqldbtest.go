@@ -6,7 +6,10 @@ package sqldbtest
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/herald-notify/herald/migrations"
@@ -76,3 +79,43 @@ func NewSharedDBs(t testing.TB, n int) []*sqldb.DB {
 	}
 	return dbs
 }
+
+// WriteTx begins a write transaction on db and hands it over, for a test
+// that holds the writer, or a lock, while something else runs. end commits
+// it when commit is true and rolls it back otherwise, answering the
+// commit's error; it is called with false at cleanup, and only the first
+// call counts.
+func WriteTx(t testing.TB, db *sqldb.DB) (tx *sql.Tx, end func(commit bool) error) {
+	t.Helper()
+	txs, ends, done := make(chan *sql.Tx), make(chan bool), make(chan error, 1)
+	go func() {
+		done <- db.Tx(context.Background(), func(tx *sql.Tx) error {
+			txs <- tx
+			if !<-ends {
+				return errRollback
+			}
+			return nil
+		})
+	}()
+	select {
+	case tx = <-txs:
+	case err := <-done:
+		t.Fatalf("begin a write transaction: %v", err)
+	}
+	var once sync.Once
+	var err error
+	end = func(commit bool) error {
+		once.Do(func() {
+			ends <- commit
+			if err = <-done; errors.Is(err, errRollback) {
+				err = nil
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { end(false) })
+	return tx, end
+}
+
+// errRollback makes Tx roll back a transaction WriteTx handed over.
+var errRollback = errors.New("rolled back")
