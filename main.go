@@ -20,6 +20,7 @@ import (
 
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
 )
@@ -43,7 +44,7 @@ type config struct {
 	logFormat  string
 	logLevel   string
 	workers    int
-	outbound   *platform.Outbound // HERALD_OUTBOUND_ALLOW, parsed
+	outbound   *outbound.Guard // HERALD_OUTBOUND_ALLOW, parsed
 	limits     *limitSettings
 	retention  retention
 	mmapSize   int64
@@ -89,7 +90,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.limits, err = addLimitFlags(fs, env); err != nil {
 		return cfg, err
 	}
-	outbound := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
+	allow := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
 	keep := retentionFlags(fs, env)
 	mmapSize, err := strconv.ParseInt(env("HERALD_MMAP_SIZE", strconv.Itoa(sqldb.DefaultMmapSize)), 10, 64)
 	if err != nil || mmapSize < 0 {
@@ -103,7 +104,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
-	if cfg.outbound, err = platform.ParseOutboundAllow(*outbound); err != nil {
+	if cfg.outbound, err = outbound.ParseAllow(*allow); err != nil {
 		return cfg, err
 	}
 	if err := platform.CheckConfiguredKeys(cfg.apiKey, cfg.prodAPIKey); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
@@ -23,7 +24,7 @@ type deps struct {
 	now          func() time.Time             // injected so tests can move time
 	environments []platform.Environment       // what start seeds
 	workers      int                          // delivery workers; 0 means the default
-	outbound     *platform.Outbound           // where sends and checks may connect; nil refuses private addresses
+	outbound     *outbound.Guard              // where sends and checks may connect; nil refuses private addresses
 	stoppers     *[]func(ctx context.Context) // where start registers how to stop background work; nil in tests that do not stop it
 	retention    retention                    // how long records are kept; zero keeps them forever
 	sweeper      **platform.Sweeper           // where start leaves the retention sweeper, when not nil

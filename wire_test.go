@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/sqldb"
 )
@@ -36,7 +37,7 @@ func startWired(t testing.TB, options ...func(*deps)) (*platformtest.Server, fun
 
 // startWiredWith is startWired with the given outbound guard (nil: the
 // default, which refuses loopback receivers).
-func startWiredWith(t testing.TB, outbound *platform.Outbound, options ...func(*deps)) (*platformtest.Server, func()) {
+func startWiredWith(t testing.TB, outbound *outbound.Guard, options ...func(*deps)) (*platformtest.Server, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/integrations/provider"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
 )
@@ -70,7 +71,7 @@ func (s *Store) writing(ctx context.Context, tx *sql.Tx, organizationID string) 
 
 // WithOutbound makes checks connect only where guard allows (nil: the
 // default guard, which refuses private addresses); it returns s.
-func (s *Store) WithOutbound(guard *platform.Outbound) *Store {
+func (s *Store) WithOutbound(guard *outbound.Guard) *Store {
 	s.outbound = provider.Deps{Client: newCheckClient(guard), Dial: guard.DialContext}
 	return s
 }

@@ -11,7 +11,7 @@ import (
 // differs between the databases: SQLite's JSON1 functions (json_each,
 // json_extract, json_insert, json_set) have no namesakes on PostgreSQL,
 // where the JSON columns, TEXT on both, are cast to json or jsonb.
-// platform/dialect.go translates what differs only in spelling.
+// sqldb/dialect.go translates what differs only in spelling.
 type dialect struct{ pg bool }
 
 // sql returns the dialect of s's database.

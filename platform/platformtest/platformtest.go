@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/sqldb/sqldbtest"
@@ -44,7 +45,7 @@ type App struct {
 	Production  platform.Environment
 	// Outbound lets sends reach loopback, where tests run their httptest
 	// and SMTP receivers (the default guard refuses it).
-	Outbound *platform.Outbound
+	Outbound *outbound.Guard
 	// Inbox serves /v1/inbox/* and /socket.io/ apart from the API-key API;
 	// wire hands it the subscribers it checks tokens against.
 	Inbox *platform.SubscriberAuth
@@ -54,8 +55,8 @@ type App struct {
 // HERALD_OUTBOUND_ALLOW=127.0.0.0/8,::1 allows it.
 var Loopback = mustAllow("127.0.0.0/8,::1")
 
-func mustAllow(list string) *platform.Outbound {
-	o, err := platform.ParseOutboundAllow(list)
+func mustAllow(list string) *outbound.Guard {
+	o, err := outbound.ParseAllow(list)
 	if err != nil {
 		panic(err)
 	}

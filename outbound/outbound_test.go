@@ -1,4 +1,4 @@
-package platform_test
+package outbound_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 )
 
 func TestOutbound_Blocked(t *testing.T) {
@@ -47,7 +47,7 @@ func TestOutbound_Blocked(t *testing.T) {
 	} {
 		t.Run(tc.addr, func(t *testing.T) {
 			is := is.New(t)
-			is.Equal(platform.Blocked(netip.MustParseAddr(tc.addr)), tc.blocked) // refused by default or not
+			is.Equal(outbound.Blocked(netip.MustParseAddr(tc.addr)), tc.blocked) // refused by default or not
 		})
 	}
 }
@@ -66,7 +66,7 @@ func TestOutbound_ParseAllow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			_, err := platform.ParseOutboundAllow(tc.list)
+			_, err := outbound.ParseAllow(tc.list)
 			is.Equal(err == nil, tc.ok) // accepted or refused
 		})
 	}
@@ -101,7 +101,7 @@ func TestOutbound_Dial(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			guard, err := platform.ParseOutboundAllow(tc.allow)
+			guard, err := outbound.ParseAllow(tc.allow)
 			is.NoErr(err) // allow list parsed
 			conn, err := guard.DialContext(context.Background(), "tcp", net.JoinHostPort(tc.host, port))
 			if tc.ok {
@@ -109,7 +109,7 @@ func TestOutbound_Dial(t *testing.T) {
 				conn.Close()
 				return
 			}
-			var refused *platform.OutboundRefusedError
+			var refused *outbound.RefusedError
 			is.True(errors.As(err, &refused)) // refused by the guard, not by the network
 		})
 	}

@@ -1,4 +1,4 @@
-package platform
+package outbound
 
 import (
 	"context"
@@ -12,32 +12,32 @@ import (
 	"time"
 )
 
-// OutboundSetting names the setting that lets outbound connections reach
+// Setting names the setting that lets outbound connections reach
 // addresses the guard refuses; error messages name it so the operator
 // knows what to change.
-const OutboundSetting = "HERALD_OUTBOUND_ALLOW"
+const Setting = "HERALD_OUTBOUND_ALLOW"
 
-// Outbound guards every connection Herald opens on a user's behalf (a
+// Guard checks every connection Herald opens on a user's behalf (a
 // provider send, a webhook, an integration check). A user who can set a
-// webhook URL must not make Herald reach inside the network it runs in
-// (issue 37): loopback, private, link-local (the cloud metadata address),
-// shared, unspecified and multicast addresses are refused unless the
-// operator allows them. The check runs on the address actually dialled,
+// webhook URL must not make Herald reach inside the network it runs in:
+// loopback, private, link-local (the cloud metadata address), shared,
+// unspecified and multicast addresses are refused unless the operator
+// allows them. The check runs on the address actually dialled,
 // after DNS resolution, so a name that resolves inside is refused too, and
 // a name that resolves differently the second time cannot slip past.
 //
-// A nil *Outbound is the default guard: it allows nothing extra.
-type Outbound struct {
+// A nil *Guard is the default guard: it allows nothing extra.
+type Guard struct {
 	nets  []netip.Prefix
 	hosts map[string]bool // lower case, no trailing dot
 }
 
-// ParseOutboundAllow reads the allow list: comma-separated CIDRs (or bare
+// ParseAllow reads the allow list: comma-separated CIDRs (or bare
 // addresses) and host names. Empty entries are skipped. A malformed entry
 // is an error that names it, so a typo stops the start instead of leaving
 // a receiver unreachable or, worse, a range open that was meant closed.
-func ParseOutboundAllow(list string) (*Outbound, error) {
-	o := &Outbound{hosts: map[string]bool{}}
+func ParseAllow(list string) (*Guard, error) {
+	o := &Guard{hosts: map[string]bool{}}
 	for entry := range strings.SplitSeq(list, ",") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
@@ -53,7 +53,7 @@ func ParseOutboundAllow(list string) (*Outbound, error) {
 		}
 		host := strings.TrimSuffix(strings.ToLower(entry), ".")
 		if !isHostName(host) {
-			return nil, fmt.Errorf("%s: %q is neither a CIDR, an IP address nor a host name", OutboundSetting, entry)
+			return nil, fmt.Errorf("%s: %q is neither a CIDR, an IP address nor a host name", Setting, entry)
 		}
 		o.hosts[host] = true
 	}
@@ -82,17 +82,17 @@ func isHostName(s string) bool {
 	return strings.Trim(labels[len(labels)-1], "0123456789") != ""
 }
 
-// OutboundRefusedError is a connection the guard refused.
-type OutboundRefusedError struct {
+// RefusedError is a connection the guard refused.
+type RefusedError struct {
 	Host string     // the host as the caller named it
 	Addr netip.Addr // the address it resolved to
 }
 
-func (e *OutboundRefusedError) Error() string {
+func (e *RefusedError) Error() string {
 	if e.Host != "" && e.Host != e.Addr.String() {
-		return fmt.Sprintf("%s (%s) is on a private network; Herald connects there only when %s allows it", e.Host, e.Addr, OutboundSetting)
+		return fmt.Sprintf("%s (%s) is on a private network; Herald connects there only when %s allows it", e.Host, e.Addr, Setting)
 	}
-	return fmt.Sprintf("%s is on a private network; Herald connects there only when %s allows it", e.Addr, OutboundSetting)
+	return fmt.Sprintf("%s is on a private network; Herald connects there only when %s allows it", e.Addr, Setting)
 }
 
 // blockedNets are the ranges refused beyond what netip's predicates cover.
@@ -137,13 +137,13 @@ func Blocked(a netip.Addr) bool {
 
 // allowedHost reports whether host (as a URL or a setting names it) is on
 // the allow list by name.
-func (o *Outbound) allowedHost(host string) bool {
+func (o *Guard) allowedHost(host string) bool {
 	return o != nil && len(o.hosts) > 0 && o.hosts[strings.TrimSuffix(strings.ToLower(host), ".")]
 }
 
 // allowedAddr reports whether a is outside the refused ranges or inside an
 // allowed one.
-func (o *Outbound) allowedAddr(a netip.Addr) bool {
+func (o *Guard) allowedAddr(a netip.Addr) bool {
 	a = a.Unmap()
 	if !Blocked(a) {
 		return true
@@ -161,17 +161,17 @@ func (o *Outbound) allowedAddr(a netip.Addr) bool {
 
 // check refuses host (a name or an address literal) at address a unless
 // the allow list names the host or holds the address.
-func (o *Outbound) check(host string, a netip.Addr) error {
+func (o *Guard) check(host string, a netip.Addr) error {
 	if o.allowedHost(host) || o.allowedAddr(a) {
 		return nil
 	}
-	return &OutboundRefusedError{Host: host, Addr: a.Unmap()}
+	return &RefusedError{Host: host, Addr: a.Unmap()}
 }
 
 // DialContext connects like net.Dialer.DialContext, refusing each resolved
 // address the guard does not allow. It is the dial function of every
 // outbound HTTP transport and SMTP connection.
-func (o *Outbound) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+func (o *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	return (&dialer{guard: o, d: net.Dialer{Timeout: dialTimeout}}).DialContext(ctx, network, addr)
 }
 
@@ -180,7 +180,7 @@ const dialTimeout = 5 * time.Second
 
 // dialer is a net.Dialer behind the guard.
 type dialer struct {
-	guard *Outbound
+	guard *Guard
 	d     net.Dialer
 }
 
@@ -204,7 +204,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		return d.guard.check(host, ap.Addr())
 	}
 	conn, err := nd.DialContext(ctx, network, addr)
-	var refused *OutboundRefusedError
+	var refused *RefusedError
 	if errors.As(err, &refused) {
 		// The guard's reason is the whole story; net.OpError would
 		// prefix it with "dial tcp …: ".
@@ -216,7 +216,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 // Transport returns an HTTP transport whose every connection goes through
 // the guard. It uses no proxy: through a proxy the guard would see only the
 // proxy's address, never the target's.
-func (o *Outbound) Transport(timeout time.Duration) *http.Transport {
+func (o *Guard) Transport(timeout time.Duration) *http.Transport {
 	return &http.Transport{
 		DialContext:           o.DialContext,
 		TLSHandshakeTimeout:   5 * time.Second,
