@@ -99,15 +99,13 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	}).WithClock(d.now)
 	activityStore := activity.NewStore(d.db, d.now)
 	activityStore.Observe(d.metrics)
-	d.metrics.Queue(activityStore.QueueStats)
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.outbound).Observe(d.logger, d.metrics),
 		activity.WorkerConfig{Size: d.workers, Logger: d.logger, Unsnoozer: messageStore})
 	if d.inbox != nil {
 		d.inbox.UseSubscribers(subscriberStore)
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.inbox, Subscribers: subscriberStore,
 			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
-			Live: messaging.NewLiveBus(d.db, d.logger), MaxSnooze: d.maxSnooze, Closing: d.closing})
-		d.metrics.Gauge("herald_inbox_sockets", "Live inbox sockets open on this process.", messageStore.OpenSockets)
+			Live: messaging.NewLiveBus(d.db, d.logger), MaxSnooze: d.maxSnooze, Closing: d.closing, Metrics: d.metrics})
 	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)

@@ -38,7 +38,7 @@ type Store struct {
 	// deletes from, inside its transaction; tests stop a sweep there.
 	swept func(table string)
 
-	observer Observer // metrics; nil reports nothing (observe.go)
+	metrics *metrics // nil counts nothing (observe.go)
 }
 
 // NewStore returns the activity store on db. now is the clock every record and

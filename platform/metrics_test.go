@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -26,4 +27,5 @@ func TestMetrics_Gauge(t *testing.T) {
 	var none *platform.Metrics
 	none.ObserveRequest("GET /x", "GET", 200, 0)                // a nil registry ignores reports
 	is.NoErr(none.Gauge("x", "y", func() float64 { return 0 })) // and registrations
+	none.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "x", Help: "y"}))
 }
