@@ -18,7 +18,6 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/sqldb"
 )

@@ -17,7 +17,6 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform/platformtest"
-
 	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 

@@ -11,9 +11,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/outbound"
+	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/sqldb"
 )

@@ -15,9 +15,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/platform/platformtest"
-
 	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/sqldb/sqldbtest"
 	"github.com/herald-notify/herald/subscribers"

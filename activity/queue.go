@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 )
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 )
 

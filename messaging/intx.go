@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 )
 

@@ -12,7 +12,6 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 )
 

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 )
 

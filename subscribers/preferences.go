@@ -9,7 +9,6 @@ import (
 	"maps"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/workflows"
 )

@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 )
 

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 )
 

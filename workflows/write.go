@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/herald-notify/herald/platform"
-
 	"github.com/herald-notify/herald/sqldb"
 )
 
