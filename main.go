@@ -143,7 +143,7 @@ func newLogger(cfg config, stderr io.Writer) (*slog.Logger, error) {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	platform.TuneGC(getenv)
+	tuneGC(getenv)
 
 	args = args[1:]
 	if len(args) > 0 && args[0] == "serve" {

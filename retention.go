@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/messaging"
-	"github.com/herald-notify/herald/platform"
 )
 
 // retention is how long records are kept (docs/retention.md); 0 keeps
@@ -41,7 +45,7 @@ func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() 
 	return func() (retention, error) {
 		keep := make([]time.Duration, len(settings))
 		for i, s := range settings {
-			d, err := platform.ParseRetention("-"+s.flag+" ("+s.variable+")", *s.value)
+			d, err := parseRetention("-"+s.flag+" ("+s.variable+")", *s.value)
 			if err != nil {
 				return retention{}, err
 			}
@@ -54,19 +58,19 @@ func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() 
 // newSweeper builds the retention sweeper: activity deletes its own
 // records and messaging its own, each environment apart, since every
 // index they read starts with the environment.
-func newSweeper(d deps, activityStore *activity.Store, messageStore *messaging.Store) *platform.Sweeper {
-	sw := &platform.Sweeper{DB: d.db, Now: d.now, Every: d.retention.every, Logger: d.logger}
+func newSweeper(d deps, activityStore *activity.Store, messageStore *messaging.Store) *activity.Sweeper {
+	sw := &activity.Sweeper{DB: d.db, Now: d.now, Every: d.retention.every, Logger: d.logger}
 	for _, env := range d.environments {
 		sw.Tasks = append(sw.Tasks,
-			platform.SweepTask{Name: "notifications", Keep: d.retention.activity,
+			activity.SweepTask{Name: "notifications", Keep: d.retention.activity,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return activityStore.SweepFinished(ctx, env.ID, before, cursor, limit)
 				}},
-			platform.SweepTask{Name: "in-app messages", Keep: d.retention.inApp,
+			activity.SweepTask{Name: "in-app messages", Keep: d.retention.inApp,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return messageStore.SweepMessages(ctx, env.ID, true, before, cursor, limit)
 				}},
-			platform.SweepTask{Name: "messages", Keep: d.retention.messages,
+			activity.SweepTask{Name: "messages", Keep: d.retention.messages,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return messageStore.SweepMessages(ctx, env.ID, false, before, cursor, limit)
 				}},
@@ -74,3 +78,31 @@ func newSweeper(d deps, activityStore *activity.Store, messageStore *messaging.S
 	}
 	return sw
 }
+
+// parseRetention reads a retention setting: a number of days ("30" or
+// "30d") or a Go duration ("36h"); 0 keeps records forever. A negative or
+// unreadable value is an error that names the setting, which stops the
+// start (docs/retention.md).
+func parseRetention(name, value string) (time.Duration, error) {
+	v := strings.TrimSpace(value)
+	var d time.Duration
+	days, err := strconv.ParseFloat(strings.TrimSuffix(v, "d"), 64)
+	switch {
+	case err != nil:
+		d, err = time.ParseDuration(v)
+	case math.IsNaN(days) || math.Abs(days) > maxRetentionDays:
+		err = errors.New("out of range")
+	default:
+		d = time.Duration(days * float64(24*time.Hour))
+	}
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%s: %q is not a number of days (30, 30d) or a duration (36h)", name, value)
+	case d < 0:
+		return 0, fmt.Errorf("%s: %q is negative; 0 keeps records forever", name, value)
+	}
+	return d, nil
+}
+
+// maxRetentionDays bounds a setting in days well inside time.Duration.
+const maxRetentionDays = 100 * 366

@@ -10,7 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -18,9 +18,9 @@ const day = 24 * time.Hour
 
 // retentionServer is the wired application with the given retention, on
 // the test clock, and its sweeper, which the test runs by hand.
-func retentionServer(t *testing.T, keep retention) (*platformtest.Server, *platform.Sweeper) {
+func retentionServer(t *testing.T, keep retention) (*platformtest.Server, *activity.Sweeper) {
 	t.Helper()
-	var sweeper *platform.Sweeper
+	var sweeper *activity.Sweeper
 	srv, _ := startWired(t, func(d *deps) { d.retention, d.sweeper = keep, &sweeper })
 	return srv, sweeper
 }

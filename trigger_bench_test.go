@@ -280,7 +280,7 @@ func (app *benchApp) reportFanOut(b *testing.B, subscribers int, cpu0 time.Durat
 }
 
 // serverGC runs b under the collector settings `herald serve` sets
-// (platform.TuneGC). At Go's default the collector runs about three times
+// (tuneGC). At Go's default the collector runs about three times
 // as often, and an in-process profile would overstate its share: at GOGC
 // 100, BenchmarkTrigger spent 191–194 µs of CPU per trigger against 160–164
 // under these settings (three alternated runs of 40,000).
@@ -288,7 +288,7 @@ func serverGC(b *testing.B) {
 	percent := debug.SetGCPercent(-1) // reads the setting, restored at once
 	debug.SetGCPercent(percent)
 	limit := debug.SetMemoryLimit(-1) // a negative limit only reads it
-	platform.TuneGC(os.Getenv)
+	tuneGC(os.Getenv)
 	b.Cleanup(func() {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)

@@ -27,7 +27,7 @@ type deps struct {
 	outbound     *outbound.Guard              // where sends and checks may connect; nil refuses private addresses
 	stoppers     *[]func(ctx context.Context) // where start registers how to stop background work; nil in tests that do not stop it
 	retention    retention                    // how long records are kept; zero keeps them forever
-	sweeper      **platform.Sweeper           // where start leaves the retention sweeper, when not nil
+	sweeper      **activity.Sweeper           // where start leaves the retention sweeper, when not nil
 	metrics      *platform.Metrics            // what the domains report to; nil in tests that read none
 	inbox        *platform.SubscriberAuth     // the inbox's subscriber tokens; nil serves no inbox
 	maxSnooze    time.Duration                // the inbox's longest snooze; 0 means messaging's default

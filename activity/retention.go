@@ -32,7 +32,7 @@ const pendingJob = `(j.run_at IS NOT NULL OR j.status IN ('pending', 'queued', '
 // at.
 func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error) {
 	defer platform.Wrap(&err, "sweep notifications of %s", env)
-	after, err := platform.ParseSweepCursor(cursor)
+	after, err := sqldb.ParseSweepCursor(cursor)
 	if err != nil {
 		return "", nil, err
 	}

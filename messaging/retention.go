@@ -21,7 +21,7 @@ const pendingMessage = `snoozed_until IS NOT NULL`
 // is "" when no older message is left to look at.
 func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error) {
 	defer platform.Wrap(&err, "sweep messages of %s", env)
-	after, err := platform.ParseSweepCursor(cursor)
+	after, err := sqldb.ParseSweepCursor(cursor)
 	if err != nil {
 		return "", nil, err
 	}

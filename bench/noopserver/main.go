@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -33,7 +34,7 @@ func main() {
 func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	platform.TuneGC(os.Getenv) // as Herald's run does
+	tuneGC()
 	db, err := sqldb.Open(ctx, os.Getenv("HERALD_DB"))
 	if err != nil {
 		return err
@@ -64,4 +65,16 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// tuneGC sets the collector as Herald's tuneGC does (package main's
+// settings.go), which a separate command cannot import: the floor and
+// Herald must pay the same for garbage collection to compare.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(300)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(200 << 20)
+	}
 }

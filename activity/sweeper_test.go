@@ -1,4 +1,4 @@
-package platform_test
+package activity_test
 
 import (
 	"bytes"
@@ -11,42 +11,9 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/sqldb"
 )
-
-func TestParseRetention(t *testing.T) {
-	for _, tc := range []struct {
-		value string
-		want  time.Duration
-		ok    bool
-	}{
-		{"30", 30 * 24 * time.Hour, true},
-		{"365d", 365 * 24 * time.Hour, true},
-		{"0", 0, true},
-		{"0d", 0, true},
-		{"36h", 36 * time.Hour, true},
-		{" 7d ", 7 * 24 * time.Hour, true},
-		{"-1", 0, false},
-		{"-1h", 0, false},
-		{"forever", 0, false},
-		{"", 0, false},
-		{"NaN", 0, false},
-		{"1e309", 0, false},
-		{"99999999d", 0, false},
-	} {
-		t.Run(tc.value, func(t *testing.T) {
-			is := is.New(t)
-			got, err := platform.ParseRetention("-x (HERALD_X)", tc.value)
-			is.Equal(err == nil, tc.ok) // accepted or refused
-			if tc.ok {
-				is.Equal(got, tc.want) // the duration meant
-			} else {
-				is.True(err.Error()[:15] == "-x (HERALD_X): ") // the message names the setting
-			}
-		})
-	}
-}
 
 // TestSweeper_SweepsInBatchesAndGivesPagesBack: the sweeper runs a task's
 // batches to the end, counts what they removed, skips a task kept forever,
@@ -82,8 +49,8 @@ func TestSweeper_SweepsInBatchesAndGivesPagesBack(t *testing.T) {
 		return next, map[string]int64{"t": n}, nil
 	}
 	var logs bytes.Buffer
-	s := &platform.Sweeper{DB: db, Now: func() time.Time { return now }, Batch: 100, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Tasks: []platform.SweepTask{
+	s := &activity.Sweeper{DB: db, Now: func() time.Time { return now }, Batch: 100, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Tasks: []activity.SweepTask{
 			{Name: "t", Keep: 8000 * time.Second, Sweep: sweep}, // rows with at < 2000 expire
 			{Name: "forever", Keep: 0, Sweep: sweep},            // never runs
 		}}

@@ -1,49 +1,17 @@
-package platform
+package activity
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/sqldb"
 )
-
-// ParseRetention reads a retention setting: a number of days ("30" or
-// "30d") or a Go duration ("36h"); 0 keeps records forever. A negative or
-// unreadable value is an error that names the setting, which stops the
-// start (docs/retention.md).
-func ParseRetention(name, value string) (time.Duration, error) {
-	v := strings.TrimSpace(value)
-	var d time.Duration
-	days, err := strconv.ParseFloat(strings.TrimSuffix(v, "d"), 64)
-	switch {
-	case err != nil:
-		d, err = time.ParseDuration(v)
-	case math.IsNaN(days) || math.Abs(days) > maxRetentionDays:
-		err = errors.New("out of range")
-	default:
-		d = time.Duration(days * float64(24*time.Hour))
-	}
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("%s: %q is not a number of days (30, 30d) or a duration (36h)", name, value)
-	case d < 0:
-		return 0, fmt.Errorf("%s: %q is negative; 0 keeps records forever", name, value)
-	}
-	return d, nil
-}
-
-// maxRetentionDays bounds a setting in days well inside time.Duration.
-const maxRetentionDays = 100 * 366
 
 // A SweepTask removes the expired records of one kind, owned by one domain.
 type SweepTask struct {
@@ -56,31 +24,6 @@ type SweepTask struct {
 	// first). It answers how many of each table it removed and the cursor
 	// to go on from, "" when nothing older is left.
 	Sweep func(ctx context.Context, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error)
-}
-
-// SweepCursor is where a domain's sweep of one environment goes on from:
-// the created_at and id of the last record it looked at, kept or deleted.
-type SweepCursor struct {
-	CreatedAt string `json:"c"`
-	ID        string `json:"i"`
-}
-
-// ParseSweepCursor reads what SweepCursor.String wrote; "" is the start.
-func ParseSweepCursor(s string) (SweepCursor, error) {
-	var c SweepCursor
-	if s == "" {
-		return c, nil
-	}
-	if err := json.Unmarshal([]byte(s), &c); err != nil {
-		return c, fmt.Errorf("sweep cursor %q: %w", s, err)
-	}
-	return c, nil
-}
-
-// String is the cursor as a SweepTask answers it.
-func (c SweepCursor) String() string {
-	b, _ := json.Marshal(c)
-	return string(b)
 }
 
 // Sweeper runs retention: every Every it sweeps each task in batches of
