@@ -63,3 +63,8 @@ func handleEnvironmentList(db *sqldb.DB) http.Handler {
 		return JSON(w, http.StatusOK, out)
 	})
 }
+
+// AddRoutes registers the platform's own API routes.
+func AddRoutes(mux *http.ServeMux, db *sqldb.DB) {
+	mux.Handle("GET /v1/environments", handleEnvironmentList(db))
+}
