@@ -14,7 +14,7 @@ import (
 
 // ServerConfig holds what the HTTP stack needs beyond the routes.
 type ServerConfig struct {
-	MaxBody int64            // request body limit in bytes (contract §4: 413 past it)
+	MaxBody int64            // request body limit in bytes; past it, a 413
 	Now     func() time.Time // clock for idempotency expiry; time.Now when nil
 	Secret  []byte           // seals stored idempotent responses (see LoadSecret)
 	// MaxPayload bounds a trigger's payload in bytes (PayloadProblem);
@@ -75,6 +75,7 @@ func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg Serve
 	if cfg.OpenAPI != nil {
 		root.Handle("GET /openapi.json", withPattern("GET /openapi.json", handleOpenAPI(cfg.OpenAPI)))
 		root.Handle("GET /docs", withPattern("GET /docs", handleDocs()))
+		root.Handle("GET /docs/redoc.standalone.js", withPattern("GET /docs/redoc.standalone.js", handleRedoc()))
 	}
 	root.Handle("/", limitBody(cfg.MaxBody, cfg.MaxPayload, api))
 	if cfg.Inbox != nil {
