@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // queries are this package's statements and fragments whose text depends
 // on the database's dialect, spelled once when the store is made: the
 // deliveries and the feed run them thousands of times a second.
 type queries struct {
-	d platform.Dialect
+	d sqldb.Dialect
 
 	// The FROM items of the messages list through each index.
 	byFeed, byTransaction, byList string
@@ -44,7 +44,7 @@ type queries struct {
 	insertNotify string
 }
 
-func newQueries(d platform.Dialect) *queries {
+func newQueries(d sqldb.Dialect) *queries {
 	q := &queries{
 		d:             d,
 		byFeed:        d.IndexedBy("messages", "messages_feed"),
@@ -78,7 +78,7 @@ func newQueries(d platform.Dialect) *queries {
 // anyTag is the condition that messages.tags holds one of n tags bound
 // after it.
 func (q *queries) anyTag(n int) string {
-	return q.tagsIn + platform.Placeholders(n) + `))`
+	return q.tagsIn + sqldb.Placeholders(n) + `))`
 }
 
 // idList is ids as the JSON array idsIn binds. An id holding a NUL

@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Store is the messaging domain's storage: messages, the feed, read and
 // seen state. Deliverer, the delivery engine, stores what it sends here.
 type Store struct {
-	db  *platform.DB
+	db  *sqldb.DB
 	src Sources
 	now func() time.Time
 
@@ -33,7 +34,7 @@ type Store struct {
 }
 
 // NewStore returns a Store on db that reads other domains through src.
-func NewStore(db *platform.DB, src Sources) *Store {
+func NewStore(db *sqldb.DB, src Sources) *Store {
 	return &Store{db: db, src: src, now: time.Now, queries: newQueries(db.Dialect())}
 }
 
@@ -160,7 +161,7 @@ func (m *message) values() []any {
 		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Overrides),
 		nullJSON(m.Data), string(m.Tags), string(m.Actor),
-		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, platform.Flag(m.Read), platform.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
+		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
 		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.storedFeedItem()}
 }
 
@@ -222,7 +223,7 @@ func (m *message) storedFeedItem() any {
 }
 
 func (s *Store) redeliver(ctx context.Context, m *message) error {
-	_, err := s.db.W.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
+	_, err := s.db.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
 		data = ?, updated_at = ?, feed_item = NULL WHERE id = ?`,
 		m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone, m.DirectWebhookURL, m.Avatar,
@@ -243,11 +244,11 @@ func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText st
 	if out.Status == "error" {
 		// A provider's reply may be cut inside a character, and a shared
 		// database refuses text that is not UTF-8 (22021).
-		errID, errText = platform.NewIDAt(at), strings.ToValidUTF8(errorText, "")
+		errID, errText = sqldb.NewIDAt(at), strings.ToValidUTF8(errorText, "")
 	}
-	_, err = s.db.W.ExecContext(ctx, s.queries.finish,
-		out.Status, errID, errText, out.ProviderID, doc, platform.FormatTime(at),
-		platform.Flag(out.Status != "error"), platform.FormatTime(at), id)
+	_, err = s.db.ExecContext(ctx, s.queries.finish,
+		out.Status, errID, errText, out.ProviderID, doc, sqldb.FormatTime(at),
+		sqldb.Flag(out.Status != "error"), sqldb.FormatTime(at), id)
 	if err != nil {
 		return fmt.Errorf("finish message %s: %w", id, err)
 	}
@@ -323,14 +324,14 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 // feedCond is the WHERE condition of f's messages, and its arguments.
 // Every column it tests but the payload is in the messages_feed index,
 // read and seen included, so that a filtered count reads the index alone.
-func feedCond(d platform.Dialect, env string, f feedFilter) (string, []any) {
+func feedCond(d sqldb.Dialect, env string, f feedFilter) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
 	args := []any{env, f.subscriberID}
 	if f.read != nil {
-		where, args = append(where, "read = ?"), append(args, platform.Flag(*f.read))
+		where, args = append(where, "read = ?"), append(args, sqldb.Flag(*f.read))
 	}
 	if f.seen != nil {
-		where, args = append(where, "seen = ?"), append(args, platform.Flag(*f.seen))
+		where, args = append(where, "seen = ?"), append(args, sqldb.Flag(*f.seen))
 	}
 	if len(f.payload) > 0 {
 		// The payload is kept once per notification (payloadColumn); an
@@ -437,7 +438,7 @@ func (q *queries) listQuery(env string, f listFilter) (from, cond string, args [
 		from = q.byFeed
 	}
 	if len(f.transactionIDs) > 0 {
-		where = append(where, "transaction_id IN ("+platform.Placeholders(len(f.transactionIDs))+")")
+		where = append(where, "transaction_id IN ("+sqldb.Placeholders(len(f.transactionIDs))+")")
 		for _, id := range f.transactionIDs {
 			args = append(args, id)
 		}
@@ -492,7 +493,7 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
 			WHERE environment_id = ?2 AND subscriber_id = ?3 AND id IN (SELECT value FROM `+s.queries.d.JSONTexts("?4", "ids")+`)`,
-			platform.FormatTime(at), env, subscriberID, list)
+			sqldb.FormatTime(at), env, subscriberID, list)
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // A substring search that matches hundreds of subscribers costs the same
@@ -41,21 +41,21 @@ type resultCache struct {
 	// docs are subscribers by environment and subscriberId, as
 	// Subscriber answers them: a trigger reads its recipient on every
 	// request.
-	docs platform.WriteCache[Subscriber]
+	docs sqldb.WriteCache[Subscriber]
 	// preferences are what each subscriber set that bears on a workflow,
 	// by environment, subscriber _id and workflow _id: every channel step
 	// reads them (subscribed), and most subscribers never set any.
-	preferences platform.WriteCache[Subscribed]
+	preferences sqldb.WriteCache[Subscribed]
 	// identities are what SubscriberIdentity answers, for feeds: small,
 	// and as many as the inboxes being read, so kept where the collector
 	// does not walk them one by one.
-	identities platform.ByteCache
+	identities sqldb.ByteCache
 
 	// written and preferencesWritten tell the other processes sharing the
 	// database which subscribers a write changed, and that preferences
 	// did, and bring their writes here (see listen).
-	written            platform.Invalidations
-	preferencesWritten platform.Invalidations
+	written            sqldb.Invalidations
+	preferencesWritten sqldb.Invalidations
 }
 
 // keysCall is one read of a search's keys that concurrent misses of the
@@ -108,11 +108,11 @@ const maxCachedIdentities = 100_000
 // resultCaches holds one resultCache per database, so that every Store on
 // the same database sees the others' writes; resultCachesMu makes one.
 var (
-	resultCaches   sync.Map // *platform.DB → *resultCache
+	resultCaches   sync.Map // *sqldb.DB → *resultCache
 	resultCachesMu sync.Mutex
 )
 
-func cacheFor(db *platform.DB) *resultCache {
+func cacheFor(db *sqldb.DB) *resultCache {
 	if c, ok := resultCaches.Load(db); ok {
 		return c.(*resultCache)
 	}
@@ -122,9 +122,9 @@ func cacheFor(db *platform.DB) *resultCache {
 		return c.(*resultCache)
 	}
 	c := &resultCache{
-		docs:        platform.WriteCache[Subscriber]{Limit: maxCachedDocs},
-		preferences: platform.WriteCache[Subscribed]{Limit: maxCachedPreferences},
-		identities:  platform.ByteCache{Limit: maxCachedIdentities},
+		docs:        sqldb.WriteCache[Subscriber]{Limit: maxCachedDocs},
+		preferences: sqldb.WriteCache[Subscribed]{Limit: maxCachedPreferences},
+		identities:  sqldb.ByteCache{Limit: maxCachedIdentities},
 	}
 	c.listen(db)
 	resultCaches.Store(db, c)
@@ -135,7 +135,7 @@ func cacheFor(db *platform.DB) *resultCache {
 // sharing the database: a subscriber another one wrote is forgotten as a
 // local write forgets it, and every cached search is read again; a
 // preference write, or a lost listener connection, drops everything.
-func (c *resultCache) listen(db *platform.DB) {
+func (c *resultCache) listen(db *sqldb.DB) {
 	c.written = db.Invalidations("herald_subscribers", func(key string) {
 		c.gen.Add(1)
 		c.docs.Forget(key)
@@ -365,7 +365,7 @@ func (s *Store) fetchKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, whe
 		in = append(in, k.seq)
 	}
 	in = append(in, args...)
-	rows, err := s.db.TxQuery(ctx, tx, s.fetchByKeys+platform.Placeholders(len(keys))+`) AND `+strings.Join(where, " AND "), in...)
+	rows, err := s.db.TxQuery(ctx, tx, s.fetchByKeys+sqldb.Placeholders(len(keys))+`) AND `+strings.Join(where, " AND "), in...)
 	if err != nil {
 		return nil, false, err
 	}

@@ -21,7 +21,7 @@ func (s *Store) subscriptionPage(ctx context.Context, t Topic, subscriberID stri
 	if subscriberID != "" {
 		where, args = append(where, "ts.subscriber_id = ?"), append(args, subscriberID)
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT ts.id, ts.subscriber_id, ts.created_at, `+prefixed("s.", subscriberColumns)+`
+	rows, err := s.db.QueryContext(ctx, `SELECT ts.id, ts.subscriber_id, ts.created_at, `+prefixed("s.", subscriberColumns)+`
 		FROM topic_subscribers ts JOIN subscribers s ON s.id = ts.subscriber_ref
 		WHERE `+strings.Join(where, " AND ")+tail, args...)
 	if err != nil {
