@@ -94,8 +94,8 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 	// on disk, every page a savepoint first touches is also written to a
 	// temporary file, which the worker's per-job savepoints paid for.
 	// auto_vacuum(INCREMENTAL) lets retention give the pages it frees back
-	// to the file system (activity.Sweeper); it takes effect only on a new
-	// file, before its first table, so it comes first.
+	// to the file system (Vacuum); it takes effect only on a new file,
+	// before its first table, so it comes first.
 	common := base + sep + "_pragma=auto_vacuum(2)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
 	if !memory {
 		// WAL lets readers run while the writer commits; NORMAL sync is safe
