@@ -9,6 +9,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -21,32 +22,31 @@ func startWiredInstances(t *testing.T, n int) []*platformtest.Server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
-	var stoppers []func(context.Context)
-	srv := platformtest.NewInstances(t, n, func(mux *http.ServeMux, app *platformtest.App) {
-		var own []func(context.Context)
-		d := deps{
-			db:           app.DB,
-			logger:       app.Logger,
-			secret:       app.Secret,
-			now:          app.Clock.Now,
-			environments: []platform.Environment{app.Development, app.Production},
-			stoppers:     &own,
-			outbound:     app.Outbound,
-			inbox:        app.Inbox,
+	var started []*app.App
+	srv := platformtest.NewInstances(t, n, func(mux *http.ServeMux, a *platformtest.App) {
+		d := app.Deps{
+			DB:           a.DB,
+			Logger:       a.Logger,
+			Secret:       a.Secret,
+			Now:          a.Clock.Now,
+			Environments: []platform.Environment{a.Development, a.Production},
+			Outbound:     a.Outbound,
+			Inbox:        a.Inbox,
 		}
-		if err := start(ctx, mux, d); err != nil {
+		herald, err := app.Start(ctx, mux, d)
+		if err != nil {
 			t.Fatalf("wire: %v", err)
 		}
 		mu.Lock()
-		stoppers = append(stoppers, own...)
+		started = append(started, herald)
 		mu.Unlock()
 	})
 	t.Cleanup(func() {
 		cancel()
 		stopCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
 		defer done()
-		for _, stop := range stoppers {
-			stop(stopCtx)
+		for _, herald := range started {
+			herald.Stop(stopCtx)
 		}
 	})
 	return srv

@@ -16,6 +16,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -135,7 +136,7 @@ func TestOpenAPI_WireServesEveryFragmentOfTheSource(t *testing.T) {
 	for _, f := range source {
 		names = append(names, f.Name)
 	}
-	for _, f := range openAPI {
+	for _, f := range app.OpenAPI {
 		wired = append(wired, f.Name)
 		i := slices.IndexFunc(source, func(s platform.Fragment) bool { return s.Name == f.Name })
 		if i >= 0 && !bytes.Equal(source[i].YAML, f.YAML) {

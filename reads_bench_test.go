@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
@@ -106,8 +107,8 @@ func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error)
 	b.Cleanup(cancel)
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
-	err = start(wctx, mux, deps{db: db, logger: logger, secret: []byte("read-bench-secret-0123456789abcdef0123"),
-		now: time.Now, environments: envs})
+	_, err = app.Start(wctx, mux, app.Deps{DB: db, Logger: logger, Secret: []byte("read-bench-secret-0123456789abcdef0123"),
+		Now: time.Now, Environments: envs})
 	if err != nil {
 		return nil, err
 	}

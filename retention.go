@@ -1,23 +1,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"time"
 
-	"github.com/herald-notify/herald/activity"
-	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/platform"
 )
-
-// retention is how long records are kept (docs/retention.md); 0 keeps
-// them forever.
-type retention struct {
-	activity time.Duration // a finished notification, its jobs and execution details
-	inApp    time.Duration // in-app messages
-	messages time.Duration // every other channel's messages
-	every    time.Duration // between sweeps; 0 starts none (tests sweep by hand)
-}
 
 // sweepEvery is how often a running Herald sweeps.
 const sweepEvery = time.Hour
@@ -26,7 +15,7 @@ const sweepEvery = time.Hour
 // to its HERALD_* variable through env; the returned function reads them
 // once fs is parsed, and fails naming the setting whose value is negative
 // or unreadable.
-func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() (retention, error) {
+func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() (app.Retention, error) {
 	settings := []struct {
 		flag, variable, def, usage string
 		value                      *string
@@ -38,39 +27,15 @@ func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() 
 	for _, s := range settings {
 		fs.StringVar(s.value, s.flag, env(s.variable, s.def), s.usage+"; days (30d) or a duration (36h), 0 keeps forever ("+s.variable+")")
 	}
-	return func() (retention, error) {
+	return func() (app.Retention, error) {
 		keep := make([]time.Duration, len(settings))
 		for i, s := range settings {
 			d, err := platform.ParseRetention("-"+s.flag+" ("+s.variable+")", *s.value)
 			if err != nil {
-				return retention{}, err
+				return app.Retention{}, err
 			}
 			keep[i] = d
 		}
-		return retention{activity: keep[0], inApp: keep[1], messages: keep[2], every: sweepEvery}, nil
+		return app.Retention{Activity: keep[0], InApp: keep[1], Messages: keep[2], Every: sweepEvery}, nil
 	}
-}
-
-// newSweeper builds the retention sweeper: activity deletes its own
-// records and messaging its own, each environment apart, since every
-// index they read starts with the environment.
-func newSweeper(d deps, activityStore *activity.Store, messageStore *messaging.Store) *platform.Sweeper {
-	sw := &platform.Sweeper{DB: d.db, Now: d.now, Every: d.retention.every, Logger: d.logger}
-	for _, env := range d.environments {
-		sw.Tasks = append(sw.Tasks,
-			platform.SweepTask{Name: "notifications", Keep: d.retention.activity,
-				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
-					return activityStore.SweepFinished(ctx, env.ID, before, cursor, limit)
-				}},
-			platform.SweepTask{Name: "in-app messages", Keep: d.retention.inApp,
-				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
-					return messageStore.SweepMessages(ctx, env.ID, true, before, cursor, limit)
-				}},
-			platform.SweepTask{Name: "messages", Keep: d.retention.messages,
-				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
-					return messageStore.SweepMessages(ctx, env.ID, false, before, cursor, limit)
-				}},
-		)
-	}
-	return sw
 }

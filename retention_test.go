@@ -10,6 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -18,11 +19,10 @@ const day = 24 * time.Hour
 
 // retentionServer is the wired application with the given retention, on
 // the test clock, and its sweeper, which the test runs by hand.
-func retentionServer(t *testing.T, keep retention) (*platformtest.Server, *platform.Sweeper) {
+func retentionServer(t *testing.T, keep app.Retention) (*platformtest.Server, *platform.Sweeper) {
 	t.Helper()
-	var sweeper *platform.Sweeper
-	srv, _ := startWired(t, func(d *deps) { d.retention, d.sweeper = keep, &sweeper })
-	return srv, sweeper
+	srv, herald, _ := startWiredApp(t, platformtest.Loopback, func(d *app.Deps) { d.Retention = keep })
+	return srv, herald.Sweeper
 }
 
 // retentionRecords triggers, on srv, an in-app and a chat notification
@@ -46,13 +46,13 @@ func retentionRecords(t *testing.T, srv *platformtest.Server) (inApp, chat, pend
 // left, and a year on the old in-app message goes too. With 0 everywhere,
 // nothing is deleted.
 func TestRetention_SweepKeepsNewerAndPending(t *testing.T) {
-	defaults := retention{activity: 30 * day, inApp: 365 * day, messages: 30 * day}
+	defaults := app.Retention{Activity: 30 * day, InApp: 365 * day, Messages: 30 * day}
 	for _, tc := range []struct {
 		name string
-		keep retention
+		keep app.Retention
 	}{
 		{"OK defaults", defaults},
-		{"OK zero keeps forever", retention{}},
+		{"OK zero keeps forever", app.Retention{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -73,7 +73,7 @@ func TestRetention_SweepKeepsNewerAndPending(t *testing.T) {
 			newInApp, newChat, _ := retentionRecords(t, srv)
 			is.NoErr(sweeper.Sweep(context.Background())) // swept
 
-			expired := tc.keep != retention{}
+			expired := tc.keep != app.Retention{}
 			has := func(tx string) bool { _, ok := notification(t, srv, tx); return ok }
 			is.Equal(has(oldInApp), !expired) // an old finished notification goes with its activity retention
 			is.Equal(has(oldChat), !expired)  // whatever its channel
@@ -177,7 +177,7 @@ func TestRun_BadStorageSettings(t *testing.T) {
 // filter finds nothing where the notification was.
 func TestRetention_SweepRemovesTopicEntries(t *testing.T) {
 	is := is.New(t)
-	srv, sweeper := retentionServer(t, retention{activity: 30 * day, inApp: 365 * day, messages: 30 * day})
+	srv, sweeper := retentionServer(t, app.Retention{Activity: 30 * day, InApp: 365 * day, Messages: 30 * day})
 	createHello(t, srv, "Hello")
 	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
 	mustStatus(t, srv.Dev, "POST", "/v1/topics/news/subscribers", `{"subscribers":["ada"]}`, 200)
@@ -203,7 +203,7 @@ func TestRetention_SweepRemovesTopicEntries(t *testing.T) {
 // the job that brought it back.
 func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 	is := is.New(t)
-	srv, sweeper := retentionServer(t, retention{activity: 400 * day, inApp: 365 * day, messages: 30 * day})
+	srv, sweeper := retentionServer(t, app.Retention{Activity: 400 * day, InApp: 365 * day, Messages: 30 * day})
 	c, _, n := inboxMessage(t, srv)
 	count := func(query string) (n int) {
 		t.Helper()
@@ -238,7 +238,7 @@ func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 // snoozing it for good.
 func TestRetention_SnoozeAfterTheNotificationExpired(t *testing.T) {
 	is := is.New(t)
-	srv, sweeper := retentionServer(t, retention{activity: 30 * day, inApp: 365 * day, messages: 30 * day})
+	srv, sweeper := retentionServer(t, app.Retention{Activity: 30 * day, InApp: 365 * day, Messages: 30 * day})
 	c, tx, n := inboxMessage(t, srv)
 	srv.App.Clock.Advance(40 * day)
 	is.NoErr(sweeper.Sweep(context.Background())) // the notification expires, its message stays

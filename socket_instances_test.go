@@ -13,6 +13,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -40,33 +41,30 @@ func wiredInstance(t *testing.T, url string, noWorker bool) *platformtest.Server
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	app := &platformtest.App{DB: db, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	a := &platformtest.App{DB: db, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Clock: platformtest.NewClock(time.Now()), Secret: []byte(platformtest.Secret),
 		Development: envs[0], Production: envs[1], Outbound: platformtest.Loopback}
-	app.Inbox = platform.NewSubscriberAuth(db, app.Secret, app.Clock.Now)
+	a.Inbox = platform.NewSubscriberAuth(db, a.Secret, a.Clock.Now)
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
-	var stoppers []func(context.Context)
-	d := deps{db: db, logger: app.Logger, secret: app.Secret, now: app.Clock.Now, environments: envs,
-		stoppers: &stoppers, outbound: app.Outbound, inbox: app.Inbox}
-	if err := start(ctx, mux, d); err != nil {
+	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: a.Logger, Secret: a.Secret, Now: a.Clock.Now, Environments: envs,
+		Outbound: a.Outbound, Inbox: a.Inbox})
+	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	stop := func() {
+	t.Cleanup(func() {
+		cancel()
 		stopCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
 		defer done()
-		for _, stop := range stoppers {
-			stop(stopCtx)
-		}
-	}
-	t.Cleanup(func() { cancel(); stop() })
+		herald.Stop(stopCtx)
+	})
 	if noWorker {
-		stoppers[0](ctx) // the worker's Stop, which start registers first
+		herald.Worker.Stop(ctx)
 	}
-	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret,
-		Inbox: app.Inbox, Limits: platform.RateLimits{Write: -1}}))
+	hs := httptest.NewServer(platform.NewHandler(a.Logger, db, mux, platform.ServerConfig{Secret: a.Secret,
+		Inbox: a.Inbox, Limits: platform.RateLimits{Write: -1}}))
 	t.Cleanup(hs.Close)
-	return &platformtest.Server{Server: hs, Mux: mux, App: app,
+	return &platformtest.Server{Server: hs, Mux: mux, App: a,
 		Dev: platformtest.NewClient(hs.URL, platformtest.DevKey), Prod: platformtest.NewClient(hs.URL, platformtest.ProdKey)}
 }
 

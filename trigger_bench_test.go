@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
 )
@@ -49,16 +50,13 @@ func startBenchApp(b *testing.B) *benchApp {
 	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
-	var stoppers []func(context.Context)
-	err = start(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs, stoppers: &stoppers})
+	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: logger, Secret: secret, Now: time.Now, Environments: envs})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
 		cancel()
-		for _, stop := range stoppers {
-			stop(context.Background())
-		}
+		herald.Stop(context.Background())
 		db.Close()
 	})
 	h := platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: secret,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -27,32 +28,40 @@ func newWiredServer(t testing.TB) *platformtest.Server {
 // startWired is newWiredServer that also returns a function stopping the
 // background work early, for tests of what happens without a worker; each
 // option adjusts the deps before wiring.
-func startWired(t testing.TB, options ...func(*deps)) (*platformtest.Server, func()) {
+func startWired(t testing.TB, options ...func(*app.Deps)) (*platformtest.Server, func()) {
 	t.Helper()
-	return startWiredWith(t, platformtest.Loopback, options...)
+	srv, _, stop := startWiredApp(t, platformtest.Loopback, options...)
+	return srv, stop
 }
 
 // startWiredWith is startWired with the given outbound guard (nil: the
 // default, which refuses loopback receivers).
-func startWiredWith(t testing.TB, outbound *platform.Outbound, options ...func(*deps)) (*platformtest.Server, func()) {
+func startWiredWith(t testing.TB, outbound *platform.Outbound) (*platformtest.Server, func()) {
+	t.Helper()
+	srv, _, stop := startWiredApp(t, outbound)
+	return srv, stop
+}
+
+// startWiredApp is startWiredWith that also returns the started application.
+func startWiredApp(t testing.TB, outbound *platform.Outbound, options ...func(*app.Deps)) (*platformtest.Server, *app.App, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stoppers []func(context.Context)
-	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		d := deps{
-			db:           app.DB,
-			logger:       app.Logger,
-			secret:       app.Secret,
-			now:          app.Clock.Now,
-			environments: []platform.Environment{app.Development, app.Production},
-			stoppers:     &stoppers,
-			outbound:     outbound,
-			inbox:        app.Inbox,
+	var herald *app.App
+	srv := platformtest.NewServer(t, func(mux *http.ServeMux, a *platformtest.App) {
+		d := app.Deps{
+			DB:           a.DB,
+			Logger:       a.Logger,
+			Secret:       a.Secret,
+			Now:          a.Clock.Now,
+			Environments: []platform.Environment{a.Development, a.Production},
+			Outbound:     outbound,
+			Inbox:        a.Inbox,
 		}
 		for _, o := range options {
 			o(&d)
 		}
-		if err := start(ctx, mux, d); err != nil {
+		var err error
+		if herald, err = app.Start(ctx, mux, d); err != nil {
 			t.Fatalf("wire: %v", err)
 		}
 	})
@@ -62,13 +71,11 @@ func startWiredWith(t testing.TB, outbound *platform.Outbound, options ...func(*
 			cancel()
 			stopCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
 			defer done()
-			for _, stop := range stoppers {
-				stop(stopCtx)
-			}
+			herald.Stop(stopCtx)
 		})
 	}
 	t.Cleanup(stop)
-	return srv, stop
+	return srv, herald, stop
 }
 
 func TestWire_EnvironmentsAreIsolated(t *testing.T) {
@@ -189,18 +196,15 @@ func TestWire_SearchesResolveChannelsUnderConcurrentWrites(t *testing.T) {
 func startAgain(t *testing.T, srv *platformtest.Server) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stoppers []func(context.Context)
-	err := start(ctx, http.NewServeMux(), deps{db: srv.App.DB, logger: srv.App.Logger, secret: srv.App.Secret,
-		now: srv.App.Clock.Now, environments: []platform.Environment{srv.App.Development, srv.App.Production}, stoppers: &stoppers,
-		outbound: srv.App.Outbound})
+	herald, err := app.Start(ctx, http.NewServeMux(), app.Deps{DB: srv.App.DB, Logger: srv.App.Logger, Secret: srv.App.Secret,
+		Now: srv.App.Clock.Now, Environments: []platform.Environment{srv.App.Development, srv.App.Production},
+		Outbound: srv.App.Outbound})
 	if err != nil {
 		t.Fatalf("start again: %v", err)
 	}
 	t.Cleanup(func() {
 		cancel()
-		for _, stop := range stoppers {
-			stop(context.Background())
-		}
+		herald.Stop(context.Background())
 	})
 }
 
