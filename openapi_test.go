@@ -3,14 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -20,63 +15,6 @@ import (
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
-
-// registeredRoutes finds every route pattern the source registers: each
-// Handle or HandleFunc call whose first argument is a "METHOD /path"
-// literal, in the module's Go files other than tests and the benchmark's.
-// It maps each pattern to the file that registers it.
-func registeredRoutes(t *testing.T) map[string]string {
-	t.Helper()
-	root, err := platformtest.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	routes := map[string]string{}
-	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			if rel == "bench" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != "." {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) == 0 {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || (sel.Sel.Name != "Handle" && sel.Sel.Name != "HandleFunc") {
-				return true
-			}
-			lit, ok := call.Args[0].(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return true
-			}
-			pattern, err := strconv.Unquote(lit.Value)
-			if err == nil && strings.Contains(pattern, " /") {
-				routes[pattern] = filepath.ToSlash(rel)
-			}
-			return true
-		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return routes
-}
 
 // fragmentFor is the openapi.yaml that describes the routes registered in file.
 func fragmentFor(file string) string {
@@ -92,7 +30,7 @@ func TestOpenAPI_EveryRouteIsDescribedAndEveryDescribedRouteRegistered(t *testin
 	if err != nil {
 		t.Fatalf("API description: %v", err)
 	}
-	routes := registeredRoutes(t)
+	routes := platformtest.RegisteredRoutes(t)
 	if len(routes) < 30 {
 		t.Fatalf("found only %d registered routes; the source scan is broken", len(routes))
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 // TestReadme_ListsEveryRoute fails when a route registered on a mux is
@@ -18,7 +20,7 @@ func TestReadme_ListsEveryRoute(t *testing.T) {
 	}
 	listed := listedRoutes(string(readme))
 	var registered []string
-	for pattern := range registeredRoutes(t) { // openapi_test.go
+	for pattern := range platformtest.RegisteredRoutes(t) {
 		registered = append(registered, pattern)
 	}
 	if len(registered) == 0 {
