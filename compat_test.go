@@ -13,6 +13,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -22,7 +23,7 @@ import (
 // (HERALD_COMPAT=novu), so the two answers to one state can be compared.
 func startCompatPair(t *testing.T) (bare, novu platformtest.Client) {
 	t.Helper()
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	compat := httptest.NewServer(platform.NewHandler(srv.App.Logger, srv.App.DB, srv.Mux,
 		platform.ServerConfig{Secret: srv.App.Secret, Compat: "novu"}))
 	t.Cleanup(compat.Close)

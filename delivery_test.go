@@ -4,134 +4,30 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 // These tests drive a trigger through the real wiring: workflows stores the
 // workflow, subscribers the recipient, activity queues and runs the jobs,
 // and messaging renders and delivers.
 
-// mustCreate posts body to path and fails the test unless it answers 201.
-func mustCreate(t testing.TB, c platformtest.Client, path, body string) *platformtest.Response {
-	t.Helper()
-	res := c.Do(t, "POST", path, body)
-	if res.Status != http.StatusCreated {
-		t.Fatalf("POST %s: %d %s", path, res.Status, res.Body)
-	}
-	return res
-}
-
-// createHello creates the workflow "hello": one in-app step whose body is
-// the Liquid template body.
-func createHello(t *testing.T, srv *platformtest.Server, body string) {
-	t.Helper()
-	quoted, _ := json.Marshal(body)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
-		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":`+string(quoted)+`}}]}`)
-}
-
-// e2eNotification is a notification as a client reads it.
-type e2eNotification struct {
-	ID   string `json:"_id"`
-	Jobs []struct {
-		ID               string `json:"_id"`
-		Type             string `json:"type"`
-		Status           string `json:"status"`
-		ProviderID       string `json:"providerId"`
-		ExecutionDetails []struct {
-			Status string `json:"status"`
-			Detail string `json:"detail"`
-		} `json:"executionDetails"`
-	} `json:"jobs"`
-}
-
-// waitJobs polls the transaction's notification until its jobs have the
-// given "type:status" list, and returns it.
-func waitJobs(t *testing.T, srv *platformtest.Server, txID string, want ...string) e2eNotification {
-	t.Helper()
-	var last e2eNotification
-	platformtest.Eventually(t, 10*time.Second, func() bool {
-		var ok bool
-		if last, ok = notification(t, srv, txID); !ok {
-			return false
-		}
-		var got []string
-		for _, j := range last.Jobs {
-			got = append(got, j.Type+":"+j.Status)
-		}
-		return strings.Join(got, ",") == strings.Join(want, ",")
-	}, "jobs to become "+strings.Join(want, ","))
-	return last
-}
-
-// waitFailures polls until the transaction's job at index job has recorded
-// n failed attempts and is queued again. A job is queued before its first
-// attempt too, so its status alone cannot tell that an attempt is recorded.
-func waitFailures(t *testing.T, srv *platformtest.Server, txID string, job, n int) {
-	t.Helper()
-	platformtest.Eventually(t, 10*time.Second, func() bool {
-		got, ok := notification(t, srv, txID)
-		return ok && len(got.Jobs) > job && got.Jobs[job].Status == "queued" && failures(got, job) == n
-	}, fmt.Sprintf("job %d to record %d failed attempts", job, n))
-}
-
-// failures counts the Failed execution details of the job at index job.
-func failures(n e2eNotification, job int) int {
-	failed := 0
-	for _, d := range n.Jobs[job].ExecutionDetails {
-		if d.Status == "Failed" {
-			failed++
-		}
-	}
-	return failed
-}
-
-// notification reads the transaction's notification, if there is exactly one.
-func notification(t *testing.T, srv *platformtest.Server, txID string) (e2eNotification, bool) {
-	var out struct {
-		Data []e2eNotification `json:"data"`
-	}
-	srv.Dev.Do(t, "GET", "/v1/notifications?transactionId="+txID, "").Decode(t, &out)
-	if len(out.Data) != 1 {
-		return e2eNotification{}, false
-	}
-	return out.Data[0], true
-}
-
-func trigger(t *testing.T, srv *platformtest.Server, body string) string {
-	t.Helper()
-	var ack struct {
-		Status        string `json:"status"`
-		TransactionID string `json:"transactionId"`
-	}
-	mustCreate(t, srv.Dev, "/v1/events/trigger", body).Decode(t, &ack)
-	if ack.Status != "processed" {
-		t.Fatalf("trigger status %q", ack.Status)
-	}
-	return ack.TransactionID
-}
-
 func TestDelivery_InAppReachesTheFeed(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Welcome","workflowId":"welcome","active":true,
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Welcome","workflowId":"welcome","active":true,
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"subject":"Hi","body":"Hello {{ payload.name }} ({{ subscriber.firstName }})"}}]}`)
 
-	tx := trigger(t, srv, `{"name":"welcome","to":{"subscriberId":"ada","firstName":"Ada"},"payload":{"name":"Bea"}}`)
-	n := waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+	tx := apptest.Trigger(t, srv, `{"name":"welcome","to":{"subscriberId":"ada","firstName":"Ada"},"payload":{"name":"Bea"}}`)
+	n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
 	var details []string
 	for _, d := range n.Jobs[1].ExecutionDetails {
 		details = append(details, d.Detail)
@@ -176,14 +72,14 @@ func TestDelivery_InAppReachesTheFeed(t *testing.T) {
 // steps after it are queued for the worker as usual.
 func TestDelivery_TriggerRunsAFirstInAppStep(t *testing.T) {
 	is := is.New(t)
-	srv, stopWorker := startWired(t)
-	stopWorker()
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Welcome","workflowId":"welcome","active":true,"steps":[
+	srv := apptest.NewServer(t)
+	srv.Stop()
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Welcome","workflowId":"welcome","active":true,"steps":[
 		{"name":"Inbox","type":"in_app","controlValues":{"body":"Hello {{ payload.name }}"}},
 		{"name":"Later","type":"delay","controlValues":{"type":"regular","amount":1,"unit":"hours"}}]}`)
 
-	tx := trigger(t, srv, `{"name":"welcome","to":"ada","payload":{"name":"Bea"}}`)
-	n := waitJobs(t, srv, tx, "trigger:completed", "in_app:completed", "delay:queued")
+	tx := apptest.Trigger(t, srv, `{"name":"welcome","to":"ada","payload":{"name":"Bea"}}`)
+	n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed", "delay:queued")
 	var details []string
 	for _, d := range n.Jobs[1].ExecutionDetails {
 		details = append(details, d.Detail)
@@ -208,22 +104,22 @@ func TestDelivery_TriggerRunsAFirstInAppStep(t *testing.T) {
 func TestDelivery_SlowTemplatesDoNotHoldTheTrigger(t *testing.T) {
 	slow := `{% assign s = 'xxxxxxxxxxxxxxxx' %}{% for i in (1..18) %}{% assign s = s | append: s %}{% endfor %}` +
 		`{% for i in (1..100000) %}{% assign y = s | upcase %}{% endfor %}`
-	setup := func(t *testing.T) *platformtest.Server {
-		srv, stopWorker := startWired(t)
-		stopWorker()
-		mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Slow","workflowId":"slow","active":true,"steps":[
+	setup := func(t *testing.T) *apptest.Server {
+		srv := apptest.NewServer(t)
+		srv.Stop()
+		apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Slow","workflowId":"slow","active":true,"steps":[
 			{"name":"Inbox","type":"in_app","controlValues":{"body":"`+slow+`"}}]}`)
 		return srv
 	}
 	// firstSteps reads the in-app job of each of the notifications by
 	// subscriberId: its status, and its last detail.
-	firstSteps := func(t *testing.T, srv *platformtest.Server, query string) map[string]string {
+	firstSteps := func(t *testing.T, srv *apptest.Server, query string) map[string]string {
 		var out struct {
 			Data []struct {
 				Subscriber struct {
 					SubscriberID string `json:"subscriberId"`
 				} `json:"subscriber"`
-				e2eNotification
+				apptest.Notification
 			} `json:"data"`
 		}
 		srv.Dev.Do(t, "GET", "/v1/notifications?"+query, "").Decode(t, &out)
@@ -240,7 +136,7 @@ func TestDelivery_SlowTemplatesDoNotHoldTheTrigger(t *testing.T) {
 	t.Run("Recipients", func(t *testing.T) {
 		is := is.New(t)
 		srv := setup(t)
-		tx := trigger(t, srv, `{"name":"slow","to":["ada","bob","cy"]}`)
+		tx := apptest.Trigger(t, srv, `{"name":"slow","to":["ada","bob","cy"]}`)
 		is.Equal(firstSteps(t, srv, "transactionId="+tx), map[string]string{
 			"ada": failed,                // run by the trigger, out of time
 			"bob": "queued: Step queued", // left to the worker
@@ -265,15 +161,15 @@ func TestDelivery_SlowTemplatesDoNotHoldTheTrigger(t *testing.T) {
 // message.
 func TestDelivery_RendersTheSubscriberAsItIsNow(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi {{ subscriber.firstName }} {{ payload.n }}")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi {{ subscriber.firstName }} {{ payload.n }}")
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
 
-	trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":1}}`)
-	trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":2}}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":1}}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":2}}`)
 	res := srv.Dev.Do(t, "PUT", "/v1/subscribers/ada", `{"firstName":"Augusta"}`)
 	is.Equal(res.Status, 200) // renamed
-	trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":3}}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":3}}`)
 
 	var feed struct {
 		Data []struct {
@@ -293,8 +189,8 @@ func TestDelivery_RendersTheSubscriberAsItIsNow(t *testing.T) {
 // differs is written, and its message shows the new value.
 func TestDelivery_UnchangedRecipientObjectIsNotWritten(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi {{ subscriber.firstName }}")
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi {{ subscriber.firstName }}")
 	version := func() string {
 		var s struct {
 			Version   json.RawMessage `json:"__v"`
@@ -303,12 +199,12 @@ func TestDelivery_UnchangedRecipientObjectIsNotWritten(t *testing.T) {
 		srv.Dev.Do(t, "GET", "/v1/subscribers/ada", "").Decode(t, &s)
 		return string(s.Version) + " " + s.UpdatedAt
 	}
-	trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Ada"}}`) // creates ada
+	apptest.Trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Ada"}}`) // creates ada
 	created := version()
-	trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Ada"}}`)
-	trigger(t, srv, `{"name":"hello","to":[{"subscriberId":"ada","firstName":"Ada"}]}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Ada"}}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":[{"subscriberId":"ada","firstName":"Ada"}]}`)
 	is.Equal(version(), created) // neither trigger rewrote ada
-	trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Augusta"}}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Augusta"}}`)
 	is.True(version() != created) // a changed field is written
 
 	var feed struct {
@@ -325,10 +221,10 @@ func TestDelivery_UnchangedRecipientObjectIsNotWritten(t *testing.T) {
 // reference platform fills actor.data, whether the trigger named it by id or
 // by an object it upserts.
 func TestDelivery_ActorCarriesItsAvatar(t *testing.T) {
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","avatar":"https://img.example/ada.png"}`)
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"bob"}`)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi")
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","avatar":"https://img.example/ada.png"}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"bob"}`)
 	for _, tc := range []struct{ name, actor, want string }{
 		{"ById", `"ada"`, `{"type":"user","data":"https://img.example/ada.png"}`},
 		{"ByObject", `{"subscriberId":"cy","avatar":"https://img.example/cy.png"}`, `{"type":"user","data":"https://img.example/cy.png"}`},
@@ -337,7 +233,7 @@ func TestDelivery_ActorCarriesItsAvatar(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			trigger(t, srv, `{"name":"hello","to":"dee","actor":`+tc.actor+`}`)
+			apptest.Trigger(t, srv, `{"name":"hello","to":"dee","actor":`+tc.actor+`}`)
 			var feed struct {
 				Data []struct {
 					Actor json.RawMessage `json:"actor"`
@@ -355,9 +251,9 @@ func TestDelivery_ActorCarriesItsAvatar(t *testing.T) {
 // every subscriber is checked before any is created or updated.
 func TestDelivery_RefusedTriggerChangesNoSubscriber(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi")
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
 
 	res := srv.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"hello",
 		"actor":{"subscriberId":"boss","firstName":"Bo"},
@@ -384,20 +280,20 @@ func TestDelivery_RefusedTriggerChangesNoSubscriber(t *testing.T) {
 // the same subscriber to both: what one entry updates, the other sees.
 func TestDelivery_ActorAndRecipientAreOneSubscriber(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi {{ subscriber.firstName }}")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Old"}`)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi {{ subscriber.firstName }}")
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Old"}`)
 	var feed struct {
 		Data []struct {
 			Content string          `json:"content"`
 			Actor   json.RawMessage `json:"actor"`
 		} `json:"data"`
 	}
-	trigger(t, srv, `{"name":"hello","to":"ada","actor":{"subscriberId":"ada","firstName":"New"}}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","actor":{"subscriberId":"ada","firstName":"New"}}`)
 	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed?limit=1", "").Decode(t, &feed)
 	is.Equal(feed.Data[0].Content, "Hi New") // the recipient as the actor updated it
 
-	trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","avatar":"https://img.example/a.png"},"actor":"ada"}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","avatar":"https://img.example/a.png"},"actor":"ada"}`)
 	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed?limit=1", "").Decode(t, &feed)
 	is.Equal(string(feed.Data[0].Actor), `{"type":"user","data":"https://img.example/a.png"}`) // the actor as the recipient updated it
 }
@@ -406,9 +302,9 @@ func TestDelivery_ActorAndRecipientAreOneSubscriber(t *testing.T) {
 // its actor, not the workflow's lastTriggeredAt.
 func TestDelivery_RefusedBroadcastChangesNothing(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi")
-	trigger(t, srv, `{"name":"hello","to":"ada","transactionId":"used"}`)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi")
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","transactionId":"used"}`)
 	lastTriggered := func() string {
 		var wf struct {
 			LastTriggeredAt string `json:"lastTriggeredAt"`
@@ -430,8 +326,8 @@ func TestDelivery_RefusedBroadcastChangesNothing(t *testing.T) {
 // second: a burst of triggers writes it once.
 func TestDelivery_LastTriggeredAt(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi")
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi")
 	last := func() any {
 		var wf struct {
 			LastTriggeredAt any `json:"lastTriggeredAt"`
@@ -442,13 +338,13 @@ func TestDelivery_LastTriggeredAt(t *testing.T) {
 	is.Equal(last(), nil) // never triggered
 
 	first := platform.FormatTime(srv.App.Clock.Now())
-	trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada"}`)
 	is.Equal(last(), first) // the trigger's time
 	srv.App.Clock.Advance(500 * time.Millisecond)
-	trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada"}`)
 	is.Equal(last(), first) // within the second: not written again
 	srv.App.Clock.Advance(time.Second)
-	trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada"}`)
 	is.Equal(last(), platform.FormatTime(srv.App.Clock.Now())) // later: written
 }
 
@@ -457,10 +353,10 @@ func TestDelivery_LastTriggeredAt(t *testing.T) {
 // right after a read of the old name, and a deleted subscriber has no feed.
 func TestDelivery_FeedEmbedsTheSubscriberAsItIsNow(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada","email":"ada@example.com"}`)
-	trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi")
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada","email":"ada@example.com"}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada"}`)
 
 	type feedPage struct {
 		Data []struct {
@@ -491,112 +387,69 @@ func TestDelivery_FeedEmbedsTheSubscriberAsItIsNow(t *testing.T) {
 	is.Equal(res.Status, 404) // gone
 }
 
-// chatHook is a webhook endpoint that records what is posted to it and
-// answers with status.
-type chatHook struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies []map[string]any
-	status int
-}
-
-func newChatHook(t *testing.T, status int) *chatHook {
-	h := &chatHook{status: status}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		json.Unmarshal(b, &body)
-		h.mu.Lock()
-		h.bodies = append(h.bodies, body)
-		status := h.status
-		h.mu.Unlock()
-		w.WriteHeader(status)
-	}))
-	t.Cleanup(h.Close)
-	return h
-}
-
-func (h *chatHook) received() []map[string]any {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]map[string]any(nil), h.bodies...)
-}
-
-// setUpChat creates an active chat-webhook integration, a chat workflow and
-// a subscriber whose chat credentials point at url.
-func setUpChat(t *testing.T, srv *platformtest.Server, subscriberID, url string) {
-	t.Helper()
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"`+subscriberID+`"}`)
-	res := srv.Dev.Do(t, "PATCH", "/v1/subscribers/"+subscriberID+"/credentials",
-		`{"providerId":"chat-webhook","credentials":{"webhookUrl":"`+url+`"}}`)
-	if res.Status != http.StatusOK {
-		t.Fatalf("credentials: %d %s", res.Status, res.Body)
-	}
-}
-
 func TestDelivery_ChatWebhook(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	hook := newChatHook(t, http.StatusOK)
-	fallback := newChatHook(t, http.StatusOK) // the integration's own URL, used only when a subscriber has none
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
+	srv := apptest.NewServer(t)
+	hook := apptest.NewChatHook(t, http.StatusOK)
+	fallback := apptest.NewChatHook(t, http.StatusOK) // the integration's own URL, used only when a subscriber has none
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
 		"credentials":{"webhookUrl":"`+fallback.URL+`"}}`)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
 		"steps":[{"name":"Chat","type":"chat","controlValues":{"body":"Hi {{ payload.name }}"}}]}`)
-	setUpChat(t, srv, "bob", hook.URL+"/chat")
+	apptest.SetUpChat(t, srv, "bob", hook.URL+"/chat")
 
-	tx := trigger(t, srv, `{"name":"ping","to":"bob","payload":{"name":"Bea"}}`)
-	n := waitJobs(t, srv, tx, "trigger:completed", "chat:completed")
+	tx := apptest.Trigger(t, srv, `{"name":"ping","to":"bob","payload":{"name":"Bea"}}`)
+	n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:completed")
 	is.Equal(n.Jobs[1].ProviderID, "chat-webhook") // the provider messaging used
-	got := hook.received()
+	got := hook.Received()
 	is.Equal(len(got), 1)                 // posted once
 	is.Equal(got[0]["content"], "Hi Bea") // the rendered body
-	is.Equal(len(fallback.received()), 0) // to the subscriber's webhook, not the integration's
+	is.Equal(len(fallback.Received()), 0) // to the subscriber's webhook, not the integration's
 }
 
 func TestDelivery_FailingWebhookRetriesThenFails(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	broken := newChatHook(t, http.StatusServiceUnavailable)
-	fine := newChatHook(t, http.StatusOK)
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
+	srv := apptest.NewServer(t)
+	broken := apptest.NewChatHook(t, http.StatusServiceUnavailable)
+	fine := apptest.NewChatHook(t, http.StatusOK)
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
 		"credentials":{"webhookUrl":"`+fine.URL+`"}}`)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
 		"steps":[{"name":"Chat","type":"chat","controlValues":{"body":"Hi"}},{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
-	setUpChat(t, srv, "bad", broken.URL)
-	setUpChat(t, srv, "good", fine.URL)
+	apptest.SetUpChat(t, srv, "bad", broken.URL)
+	apptest.SetUpChat(t, srv, "good", fine.URL)
 
-	bad := trigger(t, srv, `{"name":"ping","to":"bad"}`)
-	waitJobs(t, srv, bad, "trigger:completed", "chat:queued", "in_app:pending")
-	good := trigger(t, srv, `{"name":"ping","to":"good"}`)
-	waitJobs(t, srv, good, "trigger:completed", "chat:completed", "in_app:completed") // not held up by the failing one
+	bad := apptest.Trigger(t, srv, `{"name":"ping","to":"bad"}`)
+	apptest.WaitJobs(t, srv, bad, "trigger:completed", "chat:queued", "in_app:pending")
+	good := apptest.Trigger(t, srv, `{"name":"ping","to":"good"}`)
+	apptest.WaitJobs(t, srv, good, "trigger:completed", "chat:completed", "in_app:completed") // not held up by the failing one
 
 	// Each retry is scheduled from the clock when the attempt is recorded, so
 	// the clock moves only once the attempt is recorded and the job queued.
-	waitFailures(t, srv, bad, 1, 1)
+	apptest.WaitFailures(t, srv, bad, 1, 1)
 	srv.App.Clock.Advance(time.Minute) // past the first backoff
-	waitFailures(t, srv, bad, 1, 2)
-	is.Equal(len(broken.received()), 2)
+	apptest.WaitFailures(t, srv, bad, 1, 2)
+	is.Equal(len(broken.Received()), 2)
 	srv.App.Clock.Advance(time.Minute) // past the second
-	n := waitJobs(t, srv, bad, "trigger:completed", "chat:failed", "in_app:canceled")
-	is.True(failures(n, 1) >= 3)        // every attempt recorded as Failed
-	is.Equal(len(broken.received()), 3) // three tries, no more
+	n := apptest.WaitJobs(t, srv, bad, "trigger:completed", "chat:failed", "in_app:canceled")
+	is.True(n.Failures(1) >= 3)         // every attempt recorded as Failed
+	is.Equal(len(broken.Received()), 3) // three tries, no more
 }
 
 func TestDelivery_DigestListsEveryEvent(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Digest","workflowId":"digest","active":true,"steps":[
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Digest","workflowId":"digest","active":true,"steps":[
 		{"name":"Collect","stepId":"collect","type":"digest","controlValues":{"type":"regular","amount":10,"unit":"minutes"}},
 		{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"{{ steps.collect.eventCount }} events: {% for e in steps.collect.events %}{{ e.payload.n }} {% endfor %}"}}]}`)
-	first := trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":1}}`)
-	waitJobs(t, srv, first, "trigger:completed", "digest:delayed", "in_app:pending")
+	first := apptest.Trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":1}}`)
+	apptest.WaitJobs(t, srv, first, "trigger:completed", "digest:delayed", "in_app:pending")
 	for _, n := range []string{"2", "3"} {
-		tx := trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":`+n+`}}`)
-		waitJobs(t, srv, tx, "trigger:completed", "digest:merged", "in_app:skipped")
+		tx := apptest.Trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":`+n+`}}`)
+		apptest.WaitJobs(t, srv, tx, "trigger:completed", "digest:merged", "in_app:skipped")
 	}
 	srv.App.Clock.Advance(11 * time.Minute)
-	waitJobs(t, srv, first, "trigger:completed", "digest:completed", "in_app:completed")
+	apptest.WaitJobs(t, srv, first, "trigger:completed", "digest:completed", "in_app:completed")
 
 	var feed struct {
 		Data []struct {
@@ -612,20 +465,20 @@ func TestDelivery_DigestListsEveryEvent(t *testing.T) {
 // answered false and the digest still delivered it.
 func TestDelivery_CancelMergedEventLeavesTheDigest(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Digest","workflowId":"digest","active":true,"steps":[
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Digest","workflowId":"digest","active":true,"steps":[
 		{"name":"Collect","stepId":"dg","type":"digest","controlValues":{"type":"regular","amount":3,"unit":"seconds"}},
 		{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"{{steps.dg.eventCount}} events: {% for e in steps.dg.events %}{{e.payload.n}},{% endfor %}"}}]}`)
-	trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":1},"transactionId":"a"}`)
-	waitJobs(t, srv, "a", "trigger:completed", "digest:delayed", "in_app:pending")
-	trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":2},"transactionId":"b"}`)
-	waitJobs(t, srv, "b", "trigger:completed", "digest:merged", "in_app:skipped")
+	apptest.Trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":1},"transactionId":"a"}`)
+	apptest.WaitJobs(t, srv, "a", "trigger:completed", "digest:delayed", "in_app:pending")
+	apptest.Trigger(t, srv, `{"name":"digest","to":"ada","payload":{"n":2},"transactionId":"b"}`)
+	apptest.WaitJobs(t, srv, "b", "trigger:completed", "digest:merged", "in_app:skipped")
 
 	res := srv.Dev.Do(t, "DELETE", "/v1/events/trigger/b", "")
 	is.Equal(strings.TrimSpace(string(res.Body)), "true") // the merged event is canceled
-	waitJobs(t, srv, "b", "trigger:completed", "digest:canceled", "in_app:canceled")
+	apptest.WaitJobs(t, srv, "b", "trigger:completed", "digest:canceled", "in_app:canceled")
 	srv.App.Clock.Advance(4 * time.Second)
-	waitJobs(t, srv, "a", "trigger:completed", "digest:completed", "in_app:completed")
+	apptest.WaitJobs(t, srv, "a", "trigger:completed", "digest:completed", "in_app:completed")
 
 	var feed struct {
 		Data []struct {
@@ -643,12 +496,12 @@ func TestDelivery_CancelMergedEventLeavesTheDigest(t *testing.T) {
 // times and what names the step itself.
 func TestDelivery_FirstInAppJobReadsAsTheWorkersOwn(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Twice","workflowId":"twice","active":true,"steps":[
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Twice","workflowId":"twice","active":true,"steps":[
 		{"name":"First","stepId":"same","type":"in_app","controlValues":{"body":"Hi {{ payload.n }}"}},
 		{"name":"Second","stepId":"same-2","type":"in_app","controlValues":{"body":"Hi {{ payload.n }}"}}]}`)
-	tx := trigger(t, srv, `{"name":"twice","to":"ada","payload":{"n":1}}`)
-	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed", "in_app:completed")
+	tx := apptest.Trigger(t, srv, `{"name":"twice","to":"ada","payload":{"n":1}}`)
+	apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed", "in_app:completed")
 
 	var out struct {
 		Data []struct {
@@ -666,7 +519,7 @@ func TestDelivery_FirstInAppJobReadsAsTheWorkersOwn(t *testing.T) {
 }
 
 // jobQueueState is what the queue keeps of a job beside its API fields.
-func jobQueueState(t *testing.T, srv *platformtest.Server, id any) string {
+func jobQueueState(t *testing.T, srv *apptest.Server, id any) string {
 	t.Helper()
 	var status, stage, groupKey, merged, owner, until string
 	var digest, runAt sql.NullString
@@ -712,20 +565,20 @@ func TestDelivery_FirstInAppStepSettlesTheChain(t *testing.T) {
 		{"name":"Later","type":"delay","controlValues":{"type":"regular","amount":1,"unit":"hours"}}]}`
 	t.Run("Skipped", func(t *testing.T) {
 		is := is.New(t)
-		srv, stopWorker := startWired(t)
-		stopWorker()
-		mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Skip","workflowId":"skip","active":true,"steps":[
+		srv := apptest.NewServer(t)
+		srv.Stop()
+		apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Skip","workflowId":"skip","active":true,"steps":[
 			{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi","skip":{"==":[1,1]}}},`+steps)
 
-		tx := trigger(t, srv, `{"name":"skip","to":"ada"}`)
-		n := waitJobs(t, srv, tx, "trigger:completed", "in_app:skipped", "email:queued", "delay:pending")
+		tx := apptest.Trigger(t, srv, `{"name":"skip","to":"ada"}`)
+		n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:skipped", "email:queued", "delay:pending")
 		is.Equal(jobDetails(n, 1), []string{"Step queued", "Step was skipped based on steps conditions"}) // the worker's details
 		is.Equal(jobDetails(n, 2), []string{"Step queued"})                                               // released, not yet run
 	})
 	t.Run("Failed", func(t *testing.T) {
 		is := is.New(t)
-		srv, stopWorker := startWired(t)
-		stopWorker()
+		srv := apptest.NewServer(t)
+		srv.Stop()
 		var list []struct {
 			ID      string `json:"_id"`
 			Channel string `json:"channel"`
@@ -736,11 +589,11 @@ func TestDelivery_FirstInAppStepSettlesTheChain(t *testing.T) {
 				is.Equal(srv.Dev.Do(t, "PUT", "/v1/integrations/"+in.ID, `{"active":false}`).Status, 200) // no in-app integration left
 			}
 		}
-		mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Fail","workflowId":"fail","active":true,"steps":[
+		apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Fail","workflowId":"fail","active":true,"steps":[
 			{"name":"Inbox","stepId":"inbox","type":"in_app","controlValues":{"body":"Hi"}},`+steps)
 
-		tx := trigger(t, srv, `{"name":"fail","to":"ada"}`)
-		n := waitJobs(t, srv, tx, "trigger:completed", "in_app:failed", "email:canceled", "delay:canceled")
+		tx := apptest.Trigger(t, srv, `{"name":"fail","to":"ada"}`)
+		n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:failed", "email:canceled", "delay:canceled")
 		is.Equal(jobDetails(n, 1), []string{"Step queued", "Subscriber does not have an active integration"}) // the failure
 		canceled := []string{"Step queued", `Step canceled because step "inbox" failed`}
 		is.Equal(jobDetails(n, 2), canceled) // every step after it canceled…
@@ -752,7 +605,7 @@ func TestDelivery_FirstInAppStepSettlesTheChain(t *testing.T) {
 }
 
 // jobDetails lists the details of the notification's i-th job, in order.
-func jobDetails(n e2eNotification, i int) []string {
+func jobDetails(n apptest.Notification, i int) []string {
 	var out []string
 	for _, d := range n.Jobs[i].ExecutionDetails {
 		out = append(out, d.Detail)
@@ -766,15 +619,15 @@ func jobDetails(n e2eNotification, i int) []string {
 // to platform.MaxJSONDepth, far inside what a stored payload may reach.
 func TestDelivery_DeepPayloadsAndThePayloadFilter(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Deep","workflowId":"deep","active":true,
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Deep","workflowId":"deep","active":true,
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"deep"}}]}`)
 	deep := func(levels int) string { // a payload nesting objects levels deep
 		return strings.Repeat(`{"a":`, levels) + "1" + strings.Repeat("}", levels)
 	}
 	body := func(levels int) string { return `{"name":"deep","to":"ada","payload":` + deep(levels) + `}` }
 
-	trigger(t, srv, body(platform.MaxJSONDepth-1)) // as deep as a request may nest
+	apptest.Trigger(t, srv, body(platform.MaxJSONDepth-1)) // as deep as a request may nest
 	res := srv.Dev.Do(t, "POST", "/v1/events/trigger", body(1000))
 	is.Equal(res.Status, http.StatusBadRequest) // deeper is refused
 
@@ -794,9 +647,9 @@ func TestDelivery_DeepPayloadsAndThePayloadFilter(t *testing.T) {
 // when none matches, the answer is an empty page 0.
 func TestDelivery_NotificationsBySubscriber(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi")
-	trigger(t, srv, `{"name":"hello","to":[{"subscriberId":"ada","email":"ada@old.example"},
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi")
+	apptest.Trigger(t, srv, `{"name":"hello","to":[{"subscriberId":"ada","email":"ada@old.example"},
 		{"subscriberId":"bob","email":"Bob@Example.org"},"cy"]}`)
 	is.Equal(srv.Dev.Do(t, "PUT", "/v1/subscribers/ada", `{"email":"ada@new.example"}`).Status, 200)
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -56,11 +57,11 @@ const maxFootprint = 5400
 func TestFootprint_InAppNotification(t *testing.T) {
 	platformtest.SQLiteOnly(t, "SQLite's dbstat measures the pages")
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hello {{ payload.name }}, your order {{ payload.orderId }} has shipped.")
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hello {{ payload.name }}, your order {{ payload.orderId }} has shipped.")
 	const subscribers, n = 50, 1000
 	for i := range subscribers {
-		mustCreate(t, srv.Dev, "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"sub-%d","email":"sub-%d@example.com","firstName":"Ada"}`, i, i))
+		apptest.MustCreate(t, srv.Dev, "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"sub-%d","email":"sub-%d@example.com","firstName":"Ada"}`, i, i))
 	}
 	before, beforeTotal := footprint(t, srv.App.DB)
 	recBefore, _ := dbstat(t, srv.App.DB, "payload")
@@ -69,7 +70,7 @@ func TestFootprint_InAppNotification(t *testing.T) {
 		events = append(events, fmt.Sprintf(`{"name":"hello","to":"sub-%d","payload":{"name":"Ada","orderId":"A-%06d"}}`, i%subscribers, i))
 	}
 	for i := 0; i < n; i += 100 {
-		mustCreate(t, srv.Dev, "/v1/events/trigger/bulk", `{"events":[`+strings.Join(events[i:i+100], ",")+`]}`)
+		apptest.MustCreate(t, srv.Dev, "/v1/events/trigger/bulk", `{"events":[`+strings.Join(events[i:i+100], ",")+`]}`)
 	}
 	platformtest.Eventually(t, 30*time.Second, func() bool {
 		var c int

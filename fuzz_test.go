@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/app/apptest"
 )
 
 // apiRoutes is every route of the API, {name} standing for the id of a
@@ -92,7 +92,7 @@ var apiRoutes = []struct{ method, path, seed string }{
 //
 //	go test -run '^$' -fuzz FuzzAPI -fuzztime 5m .
 func FuzzAPI(f *testing.F) {
-	srv := newWiredServer(f)
+	srv := apptest.NewServer(f)
 	ids := fuzzFixtures(f, srv)
 	for i, r := range apiRoutes {
 		f.Add(uint8(i), "", "limit=2", r.seed)
@@ -139,15 +139,15 @@ func FuzzAPI(f *testing.F) {
 
 // fuzzFixtures creates a record of every kind the routes address and
 // returns their ids by the names the routes use.
-func fuzzFixtures(t testing.TB, srv *platformtest.Server) map[string]string {
+func fuzzFixtures(t testing.TB, srv *apptest.Server) map[string]string {
 	t.Helper()
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Fz","workflowId":"fz","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Fz","workflowId":"fz","active":true,
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{ payload.x }}"}}]}`)
 	var integration, ack map[string]any
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"slack","channel":"chat","credentials":{},"active":true}`).Decode(t, &integration)
-	mustCreate(t, srv.Dev, "/v1/events/trigger", `{"name":"fz","to":"ada","payload":{"x":1}}`).Decode(t, &ack)
-	mustCreate(t, srv.Dev, "/v2/topics/fzt/subscriptions", `{"subscriptions":["ada"]}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"slack","channel":"chat","credentials":{},"active":true}`).Decode(t, &integration)
+	apptest.MustCreate(t, srv.Dev, "/v1/events/trigger", `{"name":"fz","to":"ada","payload":{"x":1}}`).Decode(t, &ack)
+	apptest.MustCreate(t, srv.Dev, "/v2/topics/fzt/subscriptions", `{"subscriptions":["ada"]}`)
 	var feed struct {
 		Data []struct {
 			ID             string `json:"_id"`

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/app/apptest"
 )
 
 // inboxPref is a preference as the inbox client reads it.
@@ -23,17 +25,17 @@ type inboxPref struct {
 }
 
 func TestInbox_Preferences(t *testing.T) {
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hello")
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Alerts","workflowId":"alerts","active":true,"tags":["ops"],"severity":"high",
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hello")
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Alerts","workflowId":"alerts","active":true,"tags":["ops"],"severity":"high",
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"x"}},{"name":"Mail","type":"email","controlValues":{"subject":"x","body":"x"}}]}`)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Security","workflowId":"security","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Security","workflowId":"security","active":true,
 		"preferences":{"workflow":{"all":{"enabled":true,"readOnly":true}}},
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"x"}}]}`)
-	c, _ := openInbox(t, srv, "ada", "")
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
 	list := func(query string) []inboxPref {
 		t.Helper()
-		status, body, _ := c.do("GET", "/v1/inbox/preferences"+query, "")
+		status, body, _ := c.Do("GET", "/v1/inbox/preferences"+query, "")
 		if status != 200 {
 			t.Fatalf("preferences%s: %d %s", query, status, body)
 		}
@@ -58,13 +60,13 @@ func TestInbox_Preferences(t *testing.T) {
 		is.Equal(len(list("?criticality=all")), 4)                                  // everything
 		is.Equal(len(list("?tags[]=ops")), 2)                                       // by tag
 		is.Equal(len(list("?severity=none")), 2)                                    // by severity
-		status, _, _ := c.do("GET", "/v1/inbox/preferences?criticality=some", "")
+		status, _, _ := c.Do("GET", "/v1/inbox/preferences?criticality=some", "")
 		is.Equal(status, 422) // an unknown criticality
 	})
 
 	t.Run("update", func(t *testing.T) {
 		is := is.New(t)
-		status, body, _ := c.do("PATCH", "/v1/inbox/preferences/alerts", `{"email":false}`)
+		status, body, _ := c.Do("PATCH", "/v1/inbox/preferences/alerts", `{"email":false}`)
 		is.Equal(status, 200) // one workflow's
 		var one struct {
 			Data inboxPref `json:"data"`
@@ -72,13 +74,13 @@ func TestInbox_Preferences(t *testing.T) {
 		is.NoErr(json.Unmarshal(body, &one))
 		is.Equal(one.Data.Level, "template")                                         // in the envelope
 		is.Equal(one.Data.Channels, map[string]bool{"in_app": true, "email": false}) // email off
-		status, body, _ = c.do("PATCH", "/v1/inbox/preferences", `{"in_app":false}`)
+		status, body, _ = c.Do("PATCH", "/v1/inbox/preferences", `{"in_app":false}`)
 		is.Equal(status, 200) // global
 		is.NoErr(json.Unmarshal(body, &one))
 		is.Equal(one.Data.Channels["in_app"], false) // in_app off everywhere
 		prefs := list("")
 		is.Equal(prefs[1].Channels["in_app"], false) // the global choice holds for each workflow
-		status, body, _ = c.do("PATCH", "/v1/inbox/preferences/bulk", `{"preferences":[{"workflowId":"hello","in_app":true},{"workflowId":"alerts","email":true}]}`)
+		status, body, _ = c.Do("PATCH", "/v1/inbox/preferences/bulk", `{"preferences":[{"workflowId":"hello","in_app":true},{"workflowId":"alerts","email":true}]}`)
 		is.Equal(status, 200) // bulk
 		var many struct {
 			Data []inboxPref `json:"data"`
@@ -114,7 +116,7 @@ func TestInbox_Preferences(t *testing.T) {
 			{"/v1/inbox/preferences", `{"in_app":"off"}`, 422},
 		} {
 			is := is.New(t)
-			status, _, _ := c.do("PATCH", tc.path, tc.body)
+			status, _, _ := c.Do("PATCH", tc.path, tc.body)
 			is.Equal(status, tc.status) // refused
 		}
 		is := is.New(t)

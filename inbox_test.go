@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -19,81 +19,8 @@ import (
 // the environment's public identifier, then a subscriber token on every
 // other /v1/inbox route.
 
-// inboxClient calls /v1/inbox/* as a browser's inbox does.
-type inboxClient struct {
-	t     *testing.T
-	srv   *platformtest.Server
-	token string
-}
-
-// do sends a request with the inbox client's headers and returns the status and body.
-func (c *inboxClient) do(method, path, body string) (int, []byte, http.Header) {
-	c.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, c.srv.URL+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Novu-API-Version", "2024-06-26")
-	req.Header.Set("Novu-Client-Version", "@novu/js@3.19.2")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	res, err := c.srv.Client().Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	// The inbox's answers are held to the API description, as Client.Do
-	// holds the API-key routes'.
-	if spec, err := platformtest.LoadSpec(); err != nil {
-		c.t.Errorf("API description: %v", err)
-	} else if err := spec.CheckResponse(method, req.URL.Path, res.StatusCode, res.Header, b); err != nil {
-		c.t.Errorf("response of %s %s disagrees with the API description: %v", method, path, err)
-	}
-	return res.StatusCode, b, res.Header
-}
-
-// session is the data of a session answer.
-type session struct {
-	Token            string `json:"token"`
-	TotalUnreadCount int    `json:"totalUnreadCount"`
-	UnreadCount      struct {
-		Total    int            `json:"total"`
-		Severity map[string]int `json:"severity"`
-	} `json:"unreadCount"`
-	MaxSnoozeDurationHours int    `json:"maxSnoozeDurationHours"`
-	IsDevelopmentMode      bool   `json:"isDevelopmentMode"`
-	ApplicationIdentifier  string `json:"applicationIdentifier"`
-}
-
-// openInbox starts a session for subscriberID (with a hash when one is
-// given) and returns a client carrying its token.
-func openInbox(t *testing.T, srv *platformtest.Server, subscriberID, extra string) (*inboxClient, session) {
-	t.Helper()
-	c := &inboxClient{t: t, srv: srv}
-	status, body, _ := c.do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+srv.App.Development.Identifier+
-		`","subscriber":{"subscriberId":"`+subscriberID+`","firstName":"Ada"`+extra+`}}`)
-	if status != 201 {
-		t.Fatalf("session: %d %s", status, body)
-	}
-	var out struct {
-		Data session `json:"data"`
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		t.Fatal(err)
-	}
-	c.token = out.Data.Token
-	return c, out.Data
-}
-
 // inAppIntegration returns the _id of the Development in-app integration.
-func inAppIntegration(t *testing.T, srv *platformtest.Server) string {
+func inAppIntegration(t *testing.T, srv *apptest.Server) string {
 	t.Helper()
 	var list []struct {
 		ID            string `json:"_id"`
@@ -110,62 +37,10 @@ func inAppIntegration(t *testing.T, srv *platformtest.Server) string {
 	return ""
 }
 
-type inboxNotification struct {
-	ID            string   `json:"id"`
-	Body          string   `json:"body"`
-	IsRead        bool     `json:"isRead"`
-	IsSeen        bool     `json:"isSeen"`
-	IsArchived    bool     `json:"isArchived"`
-	IsSnoozed     bool     `json:"isSnoozed"`
-	SnoozedUntil  string   `json:"snoozedUntil"`
-	DeliveredAt   []string `json:"deliveredAt"`
-	ReadAt        *string  `json:"readAt"`
-	ArchivedAt    *string  `json:"archivedAt"`
-	Tags          []string `json:"tags"`
-	Severity      string   `json:"severity"`
-	PrimaryAction *struct {
-		Label       string `json:"label"`
-		IsCompleted bool   `json:"isCompleted"`
-	} `json:"primaryAction"`
-	To struct {
-		SubscriberID string `json:"subscriberId"`
-	} `json:"to"`
-	Workflow *struct {
-		Identifier string `json:"identifier"`
-		Severity   string `json:"severity"`
-	} `json:"workflow"`
-}
-
-// list reads GET /v1/inbox/notifications with query.
-func (c *inboxClient) list(query string) ([]inboxNotification, bool) {
-	c.t.Helper()
-	status, body, _ := c.do("GET", "/v1/inbox/notifications?"+query, "")
-	if status != 200 {
-		c.t.Fatalf("list %s: %d %s", query, status, body)
-	}
-	var out struct {
-		Data    []inboxNotification `json:"data"`
-		HasMore bool                `json:"hasMore"`
-	}
-	json.Unmarshal(body, &out)
-	return out.Data, out.HasMore
-}
-
-// waitInbox polls the subscriber's inbox until it holds n notifications.
-func (c *inboxClient) waitInbox(n int) []inboxNotification {
-	c.t.Helper()
-	var got []inboxNotification
-	platformtest.Eventually(c.t, 10*time.Second, func() bool {
-		got, _ = c.list("limit=100")
-		return len(got) == n
-	}, "the inbox to hold the triggered notifications")
-	return got
-}
-
 func TestInbox_SessionRefusals(t *testing.T) {
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	ident := srv.App.Development.Identifier
-	c := &inboxClient{t: t, srv: srv}
+	c := apptest.NewInbox(t, srv, "")
 	for _, tc := range []struct {
 		name, body string
 		status     int
@@ -181,7 +56,7 @@ func TestInbox_SessionRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			status, body, _ := c.do("POST", "/v1/inbox/session", tc.body)
+			status, body, _ := c.Do("POST", "/v1/inbox/session", tc.body)
 			is.Equal(status, tc.status) // the reference platform's status
 			var e struct {
 				Message string `json:"message"`
@@ -198,8 +73,8 @@ func TestInbox_SessionRefusals(t *testing.T) {
 
 func TestInbox_SessionCreatesTheSubscriber(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	_, s := openInbox(t, srv, "ada", `,"email":"ada@example.com"`)
+	srv := apptest.NewServer(t)
+	_, s := apptest.OpenInbox(t, srv, "ada", `,"email":"ada@example.com"`)
 	is.True(s.Token != "")                                                // a token
 	is.Equal(s.MaxSnoozeDurationHours, 24)                                // snooze offered, 24 h by default
 	is.True(s.IsDevelopmentMode)                                          // the Development environment
@@ -208,7 +83,7 @@ func TestInbox_SessionCreatesTheSubscriber(t *testing.T) {
 	is.Equal(srv.Dev.Do(t, "GET", "/v1/subscribers/ada", "").Status, 200) // created
 
 	// Without a valid hash an existing subscriber keeps its profile.
-	openInbox(t, srv, "ada", `,"lastName":"Changed"`)
+	apptest.OpenInbox(t, srv, "ada", `,"lastName":"Changed"`)
 	var sub struct {
 		Data struct {
 			FirstName string  `json:"firstName"`
@@ -222,13 +97,13 @@ func TestInbox_SessionCreatesTheSubscriber(t *testing.T) {
 
 	// With one, the profile sent is written.
 	hash := platform.SubscriberHash(platformtest.DevKey, "ada")
-	openInbox(t, srv, "ada", `,"lastName":"Lovelace"},"subscriberHash":"`+hash+`","x":{"a":1`)
+	apptest.OpenInbox(t, srv, "ada", `,"lastName":"Lovelace"},"subscriberHash":"`+hash+`","x":{"a":1`)
 	srv.Dev.Do(t, "GET", "/v1/subscribers/ada", "").Decode(t, &sub.Data)
 	is.True(sub.Data.LastName != nil && *sub.Data.LastName == "Lovelace") // updated with a valid hash
 }
 
 func TestInbox_HMAC(t *testing.T) {
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	id := inAppIntegration(t, srv)
 	res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+id, `{"credentials":{"hmac":true}}`)
 	if res.Status != 200 {
@@ -237,7 +112,7 @@ func TestInbox_HMAC(t *testing.T) {
 	ident := srv.App.Development.Identifier
 	good := platform.SubscriberHash(platformtest.DevKey, "ada")
 	prod := platform.SubscriberHash(platformtest.ProdKey, "ada")
-	c := &inboxClient{t: t, srv: srv}
+	c := apptest.NewInbox(t, srv, "")
 	for _, tc := range []struct {
 		name, hash string
 		status     int
@@ -250,7 +125,7 @@ func TestInbox_HMAC(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			status, body, _ := c.do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+ident+
+			status, body, _ := c.Do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+ident+
 				`","subscriber":{"subscriberId":"ada"},"subscriberHash":"`+tc.hash+`"}`)
 			is.Equal(status, tc.status) // hex HMAC-SHA256 of the subscriberId under the environment's key
 			if status == 400 {
@@ -262,13 +137,13 @@ func TestInbox_HMAC(t *testing.T) {
 
 func TestInbox_HMACWithoutASealedKey(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	// A key made before keys were sealed exists only as its digest.
 	_, err := srv.App.DB.W.Exec(`UPDATE api_keys SET sealed = NULL`)
 	is.NoErr(err)
 	srv.Dev.Do(t, "PUT", "/v1/integrations/"+inAppIntegration(t, srv), `{"credentials":{"hmac":true}}`)
-	c := &inboxClient{t: t, srv: srv}
-	status, body, _ := c.do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+srv.App.Development.Identifier+
+	c := apptest.NewInbox(t, srv, "")
+	status, body, _ := c.Do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+srv.App.Development.Identifier+
 		`","subscriberId":"ada","subscriberHash":"`+platform.SubscriberHash(platformtest.DevKey, "ada")+`"}`)
 	is.Equal(status, 400)                                              // no HMAC can be checked
 	is.True(strings.Contains(string(body), "exists only as a digest")) // and the answer says why
@@ -276,19 +151,19 @@ func TestInbox_HMACWithoutASealedKey(t *testing.T) {
 
 func TestInbox_NoInAppIntegration(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+inAppIntegration(t, srv), `{"active":false}`)
 	is.Equal(res.Status, 200) // deactivated
-	c := &inboxClient{t: t, srv: srv}
-	status, body, _ := c.do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+srv.App.Development.Identifier+`","subscriberId":"ada"}`)
+	c := apptest.NewInbox(t, srv, "")
+	status, body, _ := c.Do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+srv.App.Development.Identifier+`","subscriberId":"ada"}`)
 	is.Equal(status, 404)                                                                       // no in-app integration
 	is.True(strings.Contains(string(body), "The active in-app integration could not be found")) // the reference message
 }
 
 func TestInbox_Tokens(t *testing.T) {
-	srv := newWiredServer(t)
-	c, _ := openInbox(t, srv, "ada", "")
-	good := c.token
+	srv := apptest.NewServer(t)
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	good := c.Token
 	parts := strings.Split(good, ".")
 	forged := parts[0] + "." + parts[1] + "." + strings.Repeat("A", len(parts[2]))
 	none := "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0." + parts[1] + "."
@@ -305,40 +180,40 @@ func TestInbox_Tokens(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			c.token = tc.token
-			status, _, _ := c.do("GET", "/v1/inbox/notifications?limit=10", "")
+			c.Token = tc.token
+			status, _, _ := c.Do("GET", "/v1/inbox/notifications?limit=10", "")
 			is.Equal(status, tc.status) // only Herald's own tokens open the inbox
 		})
 	}
 	is := is.New(t)
 	// An API key does not open the inbox either, nor a token the API.
 	is.Equal(srv.Dev.Do(t, "GET", "/v1/inbox/notifications?limit=10", "").Status, 401) // ApiKey on an inbox route
-	c.token = good
-	status, _, _ := c.do("GET", "/v1/subscribers", "")
+	c.Token = good
+	status, _, _ := c.Do("GET", "/v1/subscribers", "")
 	is.Equal(status, 401) // a subscriber token on the API
 
 	// A token expires after 15 days.
 	srv.App.Clock.Advance(15*24*time.Hour + time.Second)
-	status, _, _ = c.do("GET", "/v1/inbox/notifications?limit=10", "")
+	status, _, _ = c.Do("GET", "/v1/inbox/notifications?limit=10", "")
 	is.Equal(status, 401) // expired
 }
 
 func TestInbox_TokenOfADeletedSubscriber(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	c, _ := openInbox(t, srv, "ada", "")
+	srv := apptest.NewServer(t)
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
 	is.Equal(srv.Dev.Do(t, "DELETE", "/v1/subscribers/ada", "").Status, 200) // deleted
-	status, _, _ := c.do("GET", "/v1/inbox/notifications?limit=10", "")
+	status, _, _ := c.Do("GET", "/v1/inbox/notifications?limit=10", "")
 	is.Equal(status, 401) // its token is refused
 	// Created again under the same subscriberId, it is another subscriber.
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
-	status, _, _ = c.do("GET", "/v1/inbox/notifications?limit=10", "")
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+	status, _, _ = c.Do("GET", "/v1/inbox/notifications?limit=10", "")
 	is.Equal(status, 401) // the old token still is
 }
 
 func TestInbox_CORS(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	req, _ := http.NewRequest("OPTIONS", srv.URL+"/v1/inbox/session", nil)
 	req.Header.Set("Origin", "https://app.example.com")
 	req.Header.Set("Access-Control-Request-Method", "POST")
@@ -354,38 +229,31 @@ func TestInbox_CORS(t *testing.T) {
 	}
 	is.True(strings.Contains(res.Header.Get("Access-Control-Allow-Methods"), "PATCH")) // its methods
 
-	c, _ := openInbox(t, srv, "ada", "")
-	_, _, h := c.do("GET", "/v1/inbox/notifications?limit=1", "")
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	_, _, h := c.Do("GET", "/v1/inbox/notifications?limit=1", "")
 	is.Equal(h.Get("Access-Control-Allow-Origin"), "*") // on answers too
-	_, _, h = c.do("GET", "/v1/inbox/notifications?limit=x", "")
+	_, _, h = c.Do("GET", "/v1/inbox/notifications?limit=x", "")
 	is.Equal(h.Get("Access-Control-Allow-Origin"), "*") // and on errors, which the client must read
 
 	api := srv.Dev.Do(t, "GET", "/v1/subscribers", "", "Origin", "https://app.example.com")
 	is.Equal(api.Header.Get("Access-Control-Allow-Origin"), "") // the ApiKey API stays server-side
 }
 
-// triggerTo triggers the workflow for subscriberID with payload and tags
-// set by the workflow; it returns the transactionId.
-func triggerTo(t *testing.T, srv *platformtest.Server, workflow, subscriberID, payload string) string {
-	t.Helper()
-	return trigger(t, srv, `{"name":"`+workflow+`","to":"`+subscriberID+`","payload":`+payload+`}`)
-}
-
 func TestInbox_NotificationsAndActions(t *testing.T) {
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Alerts","workflowId":"alerts","active":true,"tags":["ops"],"severity":"high",
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Alerts","workflowId":"alerts","active":true,"tags":["ops"],"severity":"high",
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"subject":"Alert","body":"Alert {{ payload.n }}",
 		"data":{"n":"{{ payload.n }}"},
 		"primaryAction":{"label":"Ack","redirect":{"url":"https://acme.test/ack"}}}}]}`)
-	createHello(t, srv, "Hello {{ payload.n }}")
-	c, _ := openInbox(t, srv, "ada", "")
-	other, _ := openInbox(t, srv, "bob", "")
-	triggerTo(t, srv, "hello", "ada", `{"n":"1"}`)
-	triggerTo(t, srv, "alerts", "ada", `{"n":"2"}`)
-	triggerTo(t, srv, "hello", "ada", `{"n":"3"}`)
-	triggerTo(t, srv, "hello", "bob", `{"n":"4"}`)
-	all := c.waitInbox(3)
-	other.waitInbox(1)
+	apptest.CreateHello(t, srv, "Hello {{ payload.n }}")
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	other, _ := apptest.OpenInbox(t, srv, "bob", "")
+	apptest.TriggerTo(t, srv, "hello", "ada", `{"n":"1"}`)
+	apptest.TriggerTo(t, srv, "alerts", "ada", `{"n":"2"}`)
+	apptest.TriggerTo(t, srv, "hello", "ada", `{"n":"3"}`)
+	apptest.TriggerTo(t, srv, "hello", "bob", `{"n":"4"}`)
+	all := c.Wait(3)
+	other.Wait(1)
 
 	t.Run("list", func(t *testing.T) {
 		is := is.New(t)
@@ -397,24 +265,24 @@ func TestInbox_NotificationsAndActions(t *testing.T) {
 		is.Equal(all[1].PrimaryAction.Label, "Ack")    // its button
 		is.True(!all[1].PrimaryAction.IsCompleted)     // not yet done
 		is.Equal(all[2].Workflow.Severity, "none")     // severity defaults to none
-		page, more := c.list("limit=2")
+		page, more := c.List("limit=2")
 		is.Equal(len(page), 2) // a page
 		is.True(more)          // with more after it
-		rest, more := c.list("limit=2&after=" + page[1].ID)
+		rest, more := c.List("limit=2&after=" + page[1].ID)
 		is.Equal(len(rest), 1)            // the cursor continues after the last item
 		is.Equal(rest[0].Body, "Hello 1") // where the page stopped
 		is.True(!more)                    // and it is the last
-		skipped, _ := c.list("limit=2&offset=2")
+		skipped, _ := c.List("limit=2&offset=2")
 		is.Equal(skipped[0].Body, "Hello 1") // offset without a cursor
-		high, _ := c.list("limit=10&severity=high")
+		high, _ := c.List("limit=10&severity=high")
 		is.Equal(len(high), 1) // by severity
-		none, _ := c.list("limit=10&severity[]=none&severity[]=low")
+		none, _ := c.List("limit=10&severity[]=none&severity[]=low")
 		is.Equal(len(none), 2) // severities listed
-		tagged, _ := c.list("limit=10&tags[]=ops&tags[]=nope")
+		tagged, _ := c.List("limit=10&tags[]=ops&tags[]=nope")
 		is.Equal(len(tagged), 1) // any of the tags
-		both, _ := c.list("limit=10&tags[0][]=ops&tags[1][]=nope")
+		both, _ := c.List("limit=10&tags[0][]=ops&tags[1][]=nope")
 		is.Equal(len(both), 0) // each tag group must match
-		byData, _ := c.list("limit=10&data=" + url.QueryEscape(`{"n":"2"}`))
+		byData, _ := c.List("limit=10&data=" + url.QueryEscape(`{"n":"2"}`))
 		is.Equal(len(byData), 1) // by the message's data
 	})
 
@@ -432,7 +300,7 @@ func TestInbox_NotificationsAndActions(t *testing.T) {
 			{"limit=10&createdGte=yesterday", 422},
 		} {
 			is := is.New(t)
-			status, _, _ := c.do("GET", "/v1/inbox/notifications?"+tc.query, "")
+			status, _, _ := c.Do("GET", "/v1/inbox/notifications?"+tc.query, "")
 			is.Equal(status, tc.status) // refused: tc.query
 		}
 	})
@@ -440,7 +308,7 @@ func TestInbox_NotificationsAndActions(t *testing.T) {
 	t.Run("count", func(t *testing.T) {
 		is := is.New(t)
 		filters := url.QueryEscape(`[{"read":false,"archived":false,"snoozed":false},{"read":false,"severity":"high"},{"tags":["ops"]},{"seen":true}]`)
-		status, body, _ := c.do("GET", "/v1/inbox/notifications/count?filters="+filters, "")
+		status, body, _ := c.Do("GET", "/v1/inbox/notifications/count?filters="+filters, "")
 		is.Equal(status, 200) // counted
 		var out struct {
 			Data []struct {
@@ -455,17 +323,17 @@ func TestInbox_NotificationsAndActions(t *testing.T) {
 		is.Equal(out.Data[2].Count, 1) // tagged
 		is.Equal(out.Data[3].Count, 0) // seen
 		for _, bad := range []string{"nope", `[{"read":false,"archived":true}]`, `{"read":false}`} {
-			status, _, _ := c.do("GET", "/v1/inbox/notifications/count?filters="+url.QueryEscape(bad), "")
+			status, _, _ := c.Do("GET", "/v1/inbox/notifications/count?filters="+url.QueryEscape(bad), "")
 			is.Equal(status, 400) // refused filters
 		}
 	})
 
 	t.Run("read and unread", func(t *testing.T) {
 		is := is.New(t)
-		status, body, _ := c.do("PATCH", "/v1/inbox/notifications/"+all[0].ID+"/read", "")
+		status, body, _ := c.Do("PATCH", "/v1/inbox/notifications/"+all[0].ID+"/read", "")
 		is.Equal(status, 200) // read
 		var out struct {
-			Data inboxNotification `json:"data"`
+			Data apptest.InboxNotification `json:"data"`
 		}
 		is.NoErr(json.Unmarshal(body, &out))
 		is.True(out.Data.IsRead && out.Data.IsSeen) // in the {data} envelope, read and seen
@@ -480,7 +348,7 @@ func TestInbox_NotificationsAndActions(t *testing.T) {
 		for _, m := range msgs.Data {
 			is.Equal(m.Read, m.ID == all[0].ID) // read in the messages list too
 		}
-		status, body, _ = c.do("PATCH", "/v1/inbox/notifications/"+all[0].ID+"/unread", "")
+		status, body, _ = c.Do("PATCH", "/v1/inbox/notifications/"+all[0].ID+"/unread", "")
 		is.Equal(status, 200) // unread again
 		is.NoErr(json.Unmarshal(body, &out))
 		is.True(!out.Data.IsRead && out.Data.ReadAt == nil) // its read time cleared
@@ -488,13 +356,13 @@ func TestInbox_NotificationsAndActions(t *testing.T) {
 
 	t.Run("archive", func(t *testing.T) {
 		is := is.New(t)
-		status, _, _ := c.do("PATCH", "/v1/inbox/notifications/"+all[2].ID+"/archive", "")
+		status, _, _ := c.Do("PATCH", "/v1/inbox/notifications/"+all[2].ID+"/archive", "")
 		is.Equal(status, 200) // archived
-		archived, _ := c.list("limit=10&archived=true")
+		archived, _ := c.List("limit=10&archived=true")
 		is.Equal(len(archived), 1)             // in the archived tab
 		is.True(archived[0].IsRead)            // archived is read
 		is.True(archived[0].ArchivedAt != nil) // with its time
-		inbox, _ := c.list("limit=10&archived=false&snoozed=false")
+		inbox, _ := c.List("limit=10&archived=false&snoozed=false")
 		is.Equal(len(inbox), 2) // out of the inbox
 		var feed struct {
 			Data []struct {
@@ -506,94 +374,94 @@ func TestInbox_NotificationsAndActions(t *testing.T) {
 		for _, item := range feed.Data {
 			is.Equal(item.Archived, item.ID == all[2].ID) // the server API's feed shows it archived
 		}
-		status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+all[2].ID+"/unarchive", "")
+		status, _, _ = c.Do("PATCH", "/v1/inbox/notifications/"+all[2].ID+"/unarchive", "")
 		is.Equal(status, 200) // back
-		inbox, _ = c.list("limit=10&archived=false")
+		inbox, _ = c.List("limit=10&archived=false")
 		is.Equal(len(inbox), 3) // in the inbox again
 	})
 
 	t.Run("actions", func(t *testing.T) {
 		is := is.New(t)
-		status, body, _ := c.do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/complete", `{"actionType":"primary"}`)
+		status, body, _ := c.Do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/complete", `{"actionType":"primary"}`)
 		is.Equal(status, 200) // completed
 		var out struct {
-			Data inboxNotification `json:"data"`
+			Data apptest.InboxNotification `json:"data"`
 		}
 		is.NoErr(json.Unmarshal(body, &out))
 		is.True(out.Data.PrimaryAction.IsCompleted) // done
 		is.True(out.Data.IsRead)                    // and read
-		status, body, _ = c.do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/revert", `{"actionType":"primary"}`)
+		status, body, _ = c.Do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/revert", `{"actionType":"primary"}`)
 		is.Equal(status, 200) // reverted
 		is.NoErr(json.Unmarshal(body, &out))
 		is.True(!out.Data.PrimaryAction.IsCompleted) // pending again
-		status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/complete", `{"actionType":"secondary"}`)
+		status, _, _ = c.Do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/complete", `{"actionType":"secondary"}`)
 		is.Equal(status, 400) // no secondary button
-		status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/complete", `{"actionType":"tertiary"}`)
+		status, _, _ = c.Do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/complete", `{"actionType":"tertiary"}`)
 		is.Equal(status, 422) // no such action type
 	})
 
 	t.Run("another subscriber's notification", func(t *testing.T) {
-		bobs, _ := other.list("limit=10")
+		bobs, _ := other.List("limit=10")
 		for _, action := range []string{"read", "unread", "archive", "unarchive", "unsnooze"} {
 			is := is.New(t)
-			status, body, _ := c.do("PATCH", "/v1/inbox/notifications/"+bobs[0].ID+"/"+action, "")
+			status, body, _ := c.Do("PATCH", "/v1/inbox/notifications/"+bobs[0].ID+"/"+action, "")
 			is.Equal(status, 404)                                                                         // not ada's
 			is.True(strings.Contains(string(body), "Notification with id: "+bobs[0].ID+" is not found.")) // the reference message
 		}
 		is := is.New(t)
-		status, _, _ := c.do("DELETE", "/v1/inbox/notifications/"+bobs[0].ID+"/delete", "")
+		status, _, _ := c.Do("DELETE", "/v1/inbox/notifications/"+bobs[0].ID+"/delete", "")
 		is.Equal(status, 404) // nor deleted
-		status, _, _ = c.do("PATCH", "/v1/inbox/notifications/nope/read", "")
+		status, _, _ = c.Do("PATCH", "/v1/inbox/notifications/nope/read", "")
 		is.Equal(status, 404) // not an id at all
-		still, _ := other.list("limit=10")
+		still, _ := other.List("limit=10")
 		is.True(!still[0].IsRead && len(still) == 1) // bob's is untouched
 	})
 
 	t.Run("bulk", func(t *testing.T) {
 		is := is.New(t)
-		status, _, _ := c.do("POST", "/v1/inbox/notifications/seen", `{"notificationIds":["`+all[0].ID+`"]}`)
+		status, _, _ := c.Do("POST", "/v1/inbox/notifications/seen", `{"notificationIds":["`+all[0].ID+`"]}`)
 		is.Equal(status, 204) // seen
-		seen, _ := c.list("limit=10&seen=true")
+		seen, _ := c.List("limit=10&seen=true")
 		is.Equal(len(seen), 3) // every one was seen by an action before, or now
-		status, _, _ = c.do("POST", "/v1/inbox/notifications/seen", `{"notificationIds":["nope"]}`)
+		status, _, _ = c.Do("POST", "/v1/inbox/notifications/seen", `{"notificationIds":["nope"]}`)
 		is.Equal(status, 422) // not an id
-		c.do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/unread", "")
-		unread, _ := c.list("limit=10&read=false")
+		c.Do("PATCH", "/v1/inbox/notifications/"+all[1].ID+"/unread", "")
+		unread, _ := c.List("limit=10&read=false")
 		is.Equal(len(unread), 2) // the alert and the newest
-		status, _, _ = c.do("POST", "/v1/inbox/notifications/read", `{"tags":["ops"]}`)
+		status, _, _ = c.Do("POST", "/v1/inbox/notifications/read", `{"tags":["ops"]}`)
 		is.Equal(status, 204) // read all of a tag
-		unread, _ = c.list("limit=10&read=false")
+		unread, _ = c.List("limit=10&read=false")
 		is.Equal(len(unread), 1)          // the alert is read
 		is.Equal(unread[0].ID, all[0].ID) // the other is not
-		status, _, _ = c.do("POST", "/v1/inbox/notifications/read-archive", `{}`)
+		status, _, _ = c.Do("POST", "/v1/inbox/notifications/read-archive", `{}`)
 		is.Equal(status, 204) // archive what is read
-		archived, _ := c.list("limit=10&archived=true")
+		archived, _ := c.List("limit=10&archived=true")
 		is.Equal(len(archived), 2) // the read ones
-		status, _, _ = c.do("POST", "/v1/inbox/notifications/read", `{"data":"{\"n\":\"3\"}"}`)
+		status, _, _ = c.Do("POST", "/v1/inbox/notifications/read", `{"data":"{\"n\":\"3\"}"}`)
 		is.Equal(status, 204) // read by data, as a JSON string
-		status, _, _ = c.do("POST", "/v1/inbox/notifications/read", `{"data":"[1]"}`)
+		status, _, _ = c.Do("POST", "/v1/inbox/notifications/read", `{"data":"[1]"}`)
 		is.Equal(status, 400) // data that is not an object
-		status, _, _ = c.do("POST", "/v1/inbox/notifications/archive", "")
+		status, _, _ = c.Do("POST", "/v1/inbox/notifications/archive", "")
 		is.Equal(status, 204) // archive everything
-		inbox, _ := c.list("limit=10&archived=false")
+		inbox, _ := c.List("limit=10&archived=false")
 		is.Equal(len(inbox), 0) // nothing left in the inbox
-		status, _, _ = c.do("DELETE", "/v1/inbox/notifications/"+all[0].ID+"/delete", "")
+		status, _, _ = c.Do("DELETE", "/v1/inbox/notifications/"+all[0].ID+"/delete", "")
 		is.Equal(status, 204) // one deleted
-		status, _, _ = c.do("POST", "/v1/inbox/notifications/delete", `{}`)
+		status, _, _ = c.Do("POST", "/v1/inbox/notifications/delete", `{}`)
 		is.Equal(status, 204) // then the rest
-		left, _ := c.list("limit=10")
+		left, _ := c.List("limit=10")
 		is.Equal(len(left), 0) // gone
-		bobs, _ := other.list("limit=10")
+		bobs, _ := other.List("limit=10")
 		is.Equal(len(bobs), 1) // bob's stay
 	})
 }
 
 func TestInbox_Snooze(t *testing.T) {
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hello")
-	c, _ := openInbox(t, srv, "ada", "")
-	triggerTo(t, srv, "hello", "ada", `{}`)
-	n := c.waitInbox(1)[0]
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hello")
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	apptest.TriggerTo(t, srv, "hello", "ada", `{}`)
+	n := c.Wait(1)[0]
 	now := srv.App.Clock.Now()
 	for _, tc := range []struct {
 		name, body string
@@ -607,23 +475,23 @@ func TestInbox_Snooze(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			status, _, _ := c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", tc.body)
+			status, _, _ := c.Do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", tc.body)
 			is.Equal(status, tc.status) // refused
 		})
 	}
 	is := is.New(t)
 	until := now.Add(2 * time.Hour).UTC()
-	status, body, _ := c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
+	status, body, _ := c.Do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
 	is.Equal(status, 200) // snoozed
 	var out struct {
-		Data inboxNotification `json:"data"`
+		Data apptest.InboxNotification `json:"data"`
 	}
 	is.NoErr(json.Unmarshal(body, &out))
 	is.True(out.Data.IsSnoozed)          // snoozed
 	is.True(out.Data.SnoozedUntil != "") // until then
-	inbox, _ := c.list("limit=10&archived=false&snoozed=false")
+	inbox, _ := c.List("limit=10&archived=false&snoozed=false")
 	is.Equal(len(inbox), 0) // out of the inbox
-	snoozed, _ := c.list("limit=10&snoozed=true")
+	snoozed, _ := c.List("limit=10&snoozed=true")
 	is.Equal(len(snoozed), 1) // in the snoozed tab
 	var msg struct {
 		Data []struct {
@@ -636,7 +504,7 @@ func TestInbox_Snooze(t *testing.T) {
 	// The job queue brings it back when the snooze ends.
 	srv.App.Clock.Advance(2*time.Hour + time.Second)
 	platformtest.Eventually(t, 10*time.Second, func() bool {
-		inbox, _ = c.list("limit=10&archived=false&snoozed=false")
+		inbox, _ = c.List("limit=10&archived=false&snoozed=false")
 		return len(inbox) == 1
 	}, "the snooze to end")
 	is.True(!inbox[0].IsRead)              // unread again
@@ -644,14 +512,14 @@ func TestInbox_Snooze(t *testing.T) {
 
 	// Unsnoozing by hand drops the job.
 	until = srv.App.Clock.Now().Add(3 * time.Hour).UTC()
-	status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
+	status, _, _ = c.Do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
 	is.Equal(status, 200) // snoozed again
-	status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/unsnooze", "")
+	status, _, _ = c.Do("PATCH", "/v1/inbox/notifications/"+n.ID+"/unsnooze", "")
 	is.Equal(status, 200) // unsnoozed
 	var jobs int
 	is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM jobs WHERE type = 'unsnooze' AND status = 'queued'`).Scan(&jobs))
 	is.Equal(jobs, 0) // no job left to bring it back
-	status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/unsnooze", "")
+	status, _, _ = c.Do("PATCH", "/v1/inbox/notifications/"+n.ID+"/unsnooze", "")
 	is.Equal(status, 404) // unsnoozing what is not snoozed
 	var activity struct {
 		Data []struct {
@@ -670,13 +538,13 @@ func TestInbox_Snooze(t *testing.T) {
 // as a wrong one is.
 func TestInbox_HMACOfARevokedKey(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	srv.Dev.Do(t, "PUT", "/v1/integrations/"+inAppIntegration(t, srv), `{"credentials":{"hmac":true}}`)
 	key, k, err := platform.CreateAPIKey(t.Context(), srv.App.DB, platform.Development, srv.App.Secret, srv.App.Clock.Now())
 	is.NoErr(err) // a second Development key, sealed
-	c := &inboxClient{t: t, srv: srv}
+	c := apptest.NewInbox(t, srv, "")
 	session := func() int {
-		status, _, _ := c.do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+srv.App.Development.Identifier+
+		status, _, _ := c.Do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+srv.App.Development.Identifier+
 			`","subscriberId":"ada","subscriberHash":"`+platform.SubscriberHash(key, "ada")+`"}`)
 		return status
 	}

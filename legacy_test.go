@@ -9,15 +9,16 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 // feedIDs triggers the in-app workflow "hello" n times for subscriberID and
 // returns the feed's message ids, newest first.
-func feedIDs(t *testing.T, srv *platformtest.Server, subscriberID string, n int) []string {
+func feedIDs(t *testing.T, srv *apptest.Server, subscriberID string, n int) []string {
 	t.Helper()
 	for i := range n {
-		trigger(t, srv, fmt.Sprintf(`{"name":"hello","to":%q,"payload":{"n":%d}}`, subscriberID, i))
+		apptest.Trigger(t, srv, fmt.Sprintf(`{"name":"hello","to":%q,"payload":{"n":%d}}`, subscriberID, i))
 	}
 	// A trigger writes its first in-app message itself, unless it runs out
 	// of time and leaves it to the worker: the feed is polled.
@@ -52,7 +53,7 @@ func withoutTimes(t *testing.T, res *platformtest.Response) []map[string]any {
 	return out
 }
 
-func feedTotal(t *testing.T, srv *platformtest.Server, subscriberID, query string) int {
+func feedTotal(t *testing.T, srv *apptest.Server, subscriberID, query string) int {
 	t.Helper()
 	var page struct {
 		TotalCount int `json:"totalCount"`
@@ -63,8 +64,8 @@ func feedTotal(t *testing.T, srv *platformtest.Server, subscriberID, query strin
 
 func TestLegacy_MarkAsAnswersWhatMarkAsAnswers(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi")
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi")
 	ids := feedIDs(t, srv, "ada", 2)
 
 	legacy := srv.Dev.Do(t, "POST", "/v1/subscribers/ada/messages/markAs", `{"messageId":"`+ids[0]+`","mark":{"seen":true,"read":true}}`)
@@ -81,8 +82,8 @@ func TestLegacy_MarkAsAnswersWhatMarkAsAnswers(t *testing.T) {
 
 func TestLegacy_UnseenCountIsTheFeedsCount(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi")
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi")
 	ids := feedIDs(t, srv, "ada", 3)
 	count := func(query string) int {
 		var c struct {
@@ -104,8 +105,8 @@ func TestLegacy_UnseenCountIsTheFeedsCount(t *testing.T) {
 
 func TestLegacy_MarkAll(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi")
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi")
 	ids := feedIDs(t, srv, "ada", 3)
 	srv.Dev.Do(t, "POST", "/v1/subscribers/ada/messages/mark-as", `{"messageId":"`+ids[0]+`","markAs":"read"}`)
 
@@ -122,8 +123,8 @@ func TestLegacy_MarkAll(t *testing.T) {
 
 func TestLegacy_BulkCreate(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada"}`)
 	res := srv.Dev.Do(t, "POST", "/v1/subscribers/bulk", `{"subscribers":[
 		{"subscriberId":"ada","lastName":"Lovelace"},{"subscriberId":"bea","email":"bea@example.com"}]}`)
 	is.Equal(res.Status, 201) // created
@@ -140,7 +141,7 @@ func TestLegacy_BulkCreate(t *testing.T) {
 	is.Equal(len(out.Failed), 0)                 // nothing failed
 
 	// Each subscriber reads as POST /v1/subscribers would have left it.
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"cy","email":"bea@example.com"}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"cy","email":"bea@example.com"}`)
 	var bea, cy map[string]any
 	srv.Dev.Do(t, "GET", "/v1/subscribers/bea", "").Decode(t, &bea)
 	srv.Dev.Do(t, "GET", "/v1/subscribers/cy", "").Decode(t, &cy)
@@ -156,8 +157,8 @@ func TestLegacy_BulkCreate(t *testing.T) {
 }
 
 func TestLegacy_BadInput(t *testing.T) {
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
 	many := make([]string, 501)
 	for i := range many {
 		many[i] = fmt.Sprintf(`{"subscriberId":"s%d"}`, i)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 func mustAllow(t *testing.T, list string) *platform.Outbound {
@@ -23,7 +23,7 @@ func mustAllow(t *testing.T, list string) *platform.Outbound {
 }
 
 // hookURL is the receiver's URL with its host written as host.
-func hookURL(t *testing.T, hook *chatHook, host string) string {
+func hookURL(t *testing.T, hook *apptest.ChatHook, host string) string {
 	t.Helper()
 	_, port, err := net.SplitHostPort(strings.TrimPrefix(hook.URL, "http://"))
 	if err != nil {
@@ -34,11 +34,11 @@ func hookURL(t *testing.T, hook *chatHook, host string) string {
 
 // chatWorkflow creates the chat workflow "ping" and an active chat-webhook
 // integration posting to url.
-func chatWorkflow(t *testing.T, srv *platformtest.Server, url string) {
+func chatWorkflow(t *testing.T, srv *apptest.Server, url string) {
 	t.Helper()
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
 		"credentials":{"webhookUrl":"`+url+`"}}`)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
 		"steps":[{"name":"Chat","type":"chat","controlValues":{"body":"Hi {{ payload.name }}"}}]}`)
 }
 
@@ -58,18 +58,18 @@ func TestOutbound_ChatWebhook(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			srv, _ := startWiredWith(t, mustAllow(t, tc.allow))
-			hook := newChatHook(t, http.StatusOK)
+			srv := apptest.NewServer(t, apptest.Outbound(mustAllow(t, tc.allow)))
+			hook := apptest.NewChatHook(t, http.StatusOK)
 			chatWorkflow(t, srv, hookURL(t, hook, tc.host))
-			setUpChat(t, srv, "bob", hookURL(t, hook, tc.host))
+			apptest.SetUpChat(t, srv, "bob", hookURL(t, hook, tc.host))
 
-			tx := trigger(t, srv, `{"name":"ping","to":"bob","payload":{"name":"Bea"}}`)
+			tx := apptest.Trigger(t, srv, `{"name":"ping","to":"bob","payload":{"name":"Bea"}}`)
 			if tc.sent {
-				waitJobs(t, srv, tx, "trigger:completed", "chat:completed")
-				is.Equal(len(hook.received()), 1) // the allowed receiver got the message
+				apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:completed")
+				is.Equal(len(hook.Received()), 1) // the allowed receiver got the message
 				return
 			}
-			n := waitJobs(t, srv, tx, "trigger:completed", "chat:failed") // refused at once, not retried
+			n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:failed") // refused at once, not retried
 			var details []string
 			for _, d := range n.Jobs[1].ExecutionDetails {
 				details = append(details, d.Detail)
@@ -77,7 +77,7 @@ func TestOutbound_ChatWebhook(t *testing.T) {
 			all := strings.Join(details, "\n")
 			is.True(strings.Contains(all, "is on a private network")) // the detail says why
 			is.True(strings.Contains(all, "HERALD_OUTBOUND_ALLOW"))   // and names the setting
-			is.Equal(len(hook.received()), 0)                         // the receiver saw nothing
+			is.Equal(len(hook.Received()), 0)                         // the receiver saw nothing
 		})
 	}
 }
@@ -86,19 +86,18 @@ func TestOutbound_ChatWebhook(t *testing.T) {
 // pass the send on, not even to a path of its own host.
 func TestOutbound_SendFollowsNoRedirect(t *testing.T) {
 	is := is.New(t)
-	srv, _ := startWiredWith(t, platformtest.Loopback)
-	hook := newChatHook(t, http.StatusOK)
+	srv := apptest.NewServer(t)
+	hook := apptest.NewChatHook(t, http.StatusOK)
 	redirector := httptest.NewServer(http.RedirectHandler(hook.URL+"/stolen", http.StatusTemporaryRedirect))
 	t.Cleanup(redirector.Close)
 	chatWorkflow(t, srv, redirector.URL+"/chat")
-	setUpChat(t, srv, "bob", redirector.URL+"/chat")
+	apptest.SetUpChat(t, srv, "bob", redirector.URL+"/chat")
 
-	tx := trigger(t, srv, `{"name":"ping","to":"bob","payload":{"name":"Bea"}}`)
-	n := waitJobs(t, srv, tx, "trigger:completed", "chat:failed")
+	tx := apptest.Trigger(t, srv, `{"name":"ping","to":"bob","payload":{"name":"Bea"}}`)
+	n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:failed")
 	is.True(strings.Contains(n.Jobs[1].ExecutionDetails[len(n.Jobs[1].ExecutionDetails)-1].Detail, "redirects are not followed")) // says why
-	is.Equal(len(hook.received()), 0)                                                                                             // the redirect's target saw nothing
+	is.Equal(len(hook.Received()), 0)                                                                                             // the redirect's target saw nothing
 }
-
 func TestRun_BadOutboundAllow(t *testing.T) {
 	for _, tc := range []struct {
 		name, allow, named string

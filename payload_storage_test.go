@@ -9,6 +9,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -21,15 +22,15 @@ import (
 // payload is 400 KB, under the trigger's payload limit.
 func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"email-webhook","channel":"email","active":true,"primary":true,
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"email-webhook","channel":"email","active":true,"primary":true,
 		"credentials":{"webhookUrl":"http://127.0.0.1:1/mail"}}`)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Big","workflowId":"big","active":true,"steps":[
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Big","workflowId":"big","active":true,"steps":[
 		{"name":"Inbox","type":"in_app","controlValues":{"body":"Hello {{ payload.name }}"}},
 		{"name":"Mail","type":"email","controlValues":{"subject":"Hi","body":"Hello {{ payload.name }}"}}]}`)
 	const subscribers = 4
 	for i := range subscribers {
-		mustCreate(t, srv.Dev, "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"big-%d","email":"big-%d@example.com"}`, i, i))
+		apptest.MustCreate(t, srv.Dev, "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"big-%d","email":"big-%d@example.com"}`, i, i))
 	}
 	blob := strings.Repeat("x", 400<<10)
 	// SQLite's dbstat says what the file grew by; PostgreSQL, which
@@ -96,24 +97,24 @@ func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 func TestInbox_DeleteDropsPayloads(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		del  func(c *inboxClient, id string) int
+		del  func(c *apptest.Inbox, id string) int
 	}{
-		{"OK one", func(c *inboxClient, id string) int {
-			status, _, _ := c.do("DELETE", "/v1/inbox/notifications/"+id+"/delete", "")
+		{"OK one", func(c *apptest.Inbox, id string) int {
+			status, _, _ := c.Do("DELETE", "/v1/inbox/notifications/"+id+"/delete", "")
 			return status
 		}},
-		{"OK bulk", func(c *inboxClient, id string) int {
-			status, _, _ := c.do("POST", "/v1/inbox/notifications/delete", `{}`)
+		{"OK bulk", func(c *apptest.Inbox, id string) int {
+			status, _, _ := c.Do("POST", "/v1/inbox/notifications/delete", `{}`)
 			return status
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			srv := newWiredServer(t)
-			createHello(t, srv, "Hello {{ payload.name }}")
-			c, _ := openInbox(t, srv, "ada", "")
-			triggerTo(t, srv, "hello", "ada", `{"name":"Ada"}`)
-			n := c.waitInbox(1)[0]
+			srv := apptest.NewServer(t)
+			apptest.CreateHello(t, srv, "Hello {{ payload.name }}")
+			c, _ := apptest.OpenInbox(t, srv, "ada", "")
+			apptest.TriggerTo(t, srv, "hello", "ada", `{"name":"Ada"}`)
+			n := c.Wait(1)[0]
 			payloads := func() (n int) {
 				is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM message_payloads`).Scan(&n))
 				return n

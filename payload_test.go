@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/app/apptest"
 )
 
 func TestTrigger_PayloadBounds(t *testing.T) {
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hi {{ payload.n }}")
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hi {{ payload.n }}")
 	big := `{"blob":"` + strings.Repeat("x", 600<<10) + `"}`
 	for _, tc := range []struct {
 		name, path, body, field, says string

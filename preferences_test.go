@@ -8,31 +8,31 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/app/apptest"
 )
 
 // setUpPreferences wires a server with an email integration posting to a
 // hook, the workflows "news" (in-app, then email) and "alerts" (the same,
 // critical), and the subscribers ada and bob.
-func setUpPreferences(t *testing.T) (*platformtest.Server, *chatHook) {
+func setUpPreferences(t *testing.T) (*apptest.Server, *apptest.ChatHook) {
 	t.Helper()
-	srv := newWiredServer(t)
-	mail := newChatHook(t, http.StatusOK)
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"email-webhook","channel":"email","active":true,
+	srv := apptest.NewServer(t)
+	mail := apptest.NewChatHook(t, http.StatusOK)
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"email-webhook","channel":"email","active":true,
 		"credentials":{"webhookUrl":"`+mail.URL+`","from":"noreply@example.com"}}`)
 	steps := `"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}},
 		{"name":"Mail","type":"email","controlValues":{"subject":"Hi","body":"Hi"}}]`
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"News","workflowId":"news","active":true,`+steps+`}`)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Alerts","workflowId":"alerts","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"News","workflowId":"news","active":true,`+steps+`}`)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Alerts","workflowId":"alerts","active":true,
 		"preferences":{"workflow":{"all":{"enabled":true,"readOnly":true}}},`+steps+`}`)
 	for _, id := range []string{"ada", "bob"} {
-		mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"`+id+`","email":"`+id+`@example.com"}`)
+		apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"`+id+`","email":"`+id+`@example.com"}`)
 	}
 	return srv, mail
 }
 
 // lastDetail is the last execution detail of the job at index i.
-func lastDetail(n e2eNotification, i int) string {
+func lastDetail(n apptest.Notification, i int) string {
 	d := n.Jobs[i].ExecutionDetails
 	return d[len(d)-1].Detail
 }
@@ -66,14 +66,14 @@ func TestPreferences_SkipAtDelivery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			before := len(mail.received())
-			tx := trigger(t, srv, `{"name":"`+tc.workflow+`","to":"`+tc.subscriber+`"}`)
-			n := waitJobs(t, srv, tx, "trigger:completed", "in_app:completed", tc.email)
+			before := len(mail.Received())
+			tx := apptest.Trigger(t, srv, `{"name":"`+tc.workflow+`","to":"`+tc.subscriber+`"}`)
+			n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed", tc.email)
 			if tc.detail != "" {
 				is.Equal(lastDetail(n, 2), tc.detail)  // names the preference that skipped it
-				is.Equal(len(mail.received()), before) // no email sent
+				is.Equal(len(mail.Received()), before) // no email sent
 			} else {
-				is.Equal(len(mail.received()), before+1) // the email went out
+				is.Equal(len(mail.Received()), before+1) // the email went out
 			}
 		})
 	}
@@ -142,16 +142,16 @@ func TestPreferences_GlobalAndOverride(t *testing.T) {
 	p = patch(`{"channels":{"email":false}}`)
 	is.Equal(p.Global.Channels, map[string]bool{"email": false, "in_app": true}) // global email off
 	is.Equal(news(p), map[string]bool{"email": false, "in_app": false})          // the global write cleared news's email override, not its in_app one
-	tx := trigger(t, srv, `{"name":"news","to":"ada"}`)
-	n := waitJobs(t, srv, tx, "trigger:completed", "in_app:skipped", "email:skipped")
+	tx := apptest.Trigger(t, srv, `{"name":"news","to":"ada"}`)
+	n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:skipped", "email:skipped")
 	is.Equal(lastDetail(n, 1), "Step filtered by subscriber workflow preferences") // in_app: the override
 	is.Equal(lastDetail(n, 2), "Step filtered by subscriber global preferences")   // email: the global
 
 	p = patch(`{"workflowId":"news","channels":{"email":true}}`)
 	is.Equal(news(p), map[string]bool{"email": true, "in_app": false}) // an override set after the global wins
 	is.Equal(p.Global.Channels["email"], false)                        // and leaves the global as it was
-	tx = trigger(t, srv, `{"name":"news","to":"ada"}`)
-	waitJobs(t, srv, tx, "trigger:completed", "in_app:skipped", "email:completed")
+	tx = apptest.Trigger(t, srv, `{"name":"news","to":"ada"}`)
+	apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:skipped", "email:completed")
 
 	var v1 []struct {
 		Template struct {
@@ -254,7 +254,7 @@ type refused struct {
 
 // check sends the request and asserts its error and that snapshot still
 // reads before.
-func (tc refused) check(t *testing.T, srv *platformtest.Server, snapshot func() string, before string) {
+func (tc refused) check(t *testing.T, srv *apptest.Server, snapshot func() string, before string) {
 	is := is.New(t)
 	res := srv.Dev.Do(t, tc.method, tc.path, tc.body)
 	is.Equal(res.Status, tc.status) // refused

@@ -12,7 +12,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/app/apptest"
 )
 
 // providerAPI is a provider's API double: it answers each request with what
@@ -51,7 +51,7 @@ type jobDetail struct {
 }
 
 // stepDetails are the execution details of the transaction's job at index job.
-func stepDetails(t *testing.T, srv *platformtest.Server, txID string, job int) []jobDetail {
+func stepDetails(t *testing.T, srv *apptest.Server, txID string, job int) []jobDetail {
 	t.Helper()
 	var out struct {
 		Data []struct {
@@ -68,42 +68,42 @@ func stepDetails(t *testing.T, srv *platformtest.Server, txID string, job int) [
 }
 
 // oneStep creates the workflow "one" with a single step of channel.
-func oneStep(t *testing.T, srv *platformtest.Server, channel string) {
+func oneStep(t *testing.T, srv *apptest.Server, channel string) {
 	t.Helper()
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"One","workflowId":"one","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"One","workflowId":"one","active":true,
 		"steps":[{"name":"Step","type":"`+channel+`","controlValues":{"subject":"Hello","body":"Hi {{ payload.name }}"}}]}`)
 }
 
 func TestDelivery_ChatWebhookFallsBackToTheIntegration(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	hook := newChatHook(t, http.StatusOK)
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,
+	srv := apptest.NewServer(t)
+	hook := apptest.NewChatHook(t, http.StatusOK)
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,
 		"credentials":{"webhookUrl":"`+hook.URL+`"}}`)
 	oneStep(t, srv, "chat")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"new"}`) // no chat credentials of its own
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"new"}`) // no chat credentials of its own
 
-	tx := trigger(t, srv, `{"name":"one","to":"new","payload":{"name":"Bea"}}`)
-	waitJobs(t, srv, tx, "trigger:completed", "chat:completed")
-	got := hook.received()
+	tx := apptest.Trigger(t, srv, `{"name":"one","to":"new","payload":{"name":"Bea"}}`)
+	apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:completed")
+	got := hook.Received()
 	is.Equal(len(got), 1)                 // the integration's webhook got it (contract §9)
 	is.Equal(got[0]["content"], "Hi Bea") // rendered
 }
 
 func TestDelivery_ProviderMessageIDIsRecorded(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	api := newProviderAPI(t, func(_ int, _ string, w http.ResponseWriter) {
 		w.Header().Set("X-Message-Id", "sg-42")
 		w.WriteHeader(http.StatusAccepted)
 	})
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"sendgrid","channel":"email","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"sendgrid","channel":"email","active":true,
 		"credentials":{"apiKey":"SG.k","from":"no-reply@acme.test","baseUrl":"`+api.URL+`"}}`)
 	oneStep(t, srv, "email")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`)
 
-	tx := trigger(t, srv, `{"name":"one","to":"ada","payload":{"name":"Ada"}}`)
-	waitJobs(t, srv, tx, "trigger:completed", "email:completed")
+	tx := apptest.Trigger(t, srv, `{"name":"one","to":"ada","payload":{"name":"Ada"}}`)
+	apptest.WaitJobs(t, srv, tx, "trigger:completed", "email:completed")
 	details := stepDetails(t, srv, tx, 1)
 	last := details[len(details)-1]
 	is.Equal(last.Detail, "Message sent")                              // the step succeeded
@@ -122,7 +122,7 @@ func TestDelivery_ProviderMessageIDIsRecorded(t *testing.T) {
 
 func TestDelivery_RetryAfterIsHonoured(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	api := newProviderAPI(t, func(n int, _ string, w http.ResponseWriter) {
 		if n == 1 {
 			w.Header().Set("Retry-After", "300")
@@ -131,14 +131,14 @@ func TestDelivery_RetryAfterIsHonoured(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	})
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"sendgrid","channel":"email","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"sendgrid","channel":"email","active":true,
 		"credentials":{"apiKey":"SG.k","from":"no-reply@acme.test","baseUrl":"`+api.URL+`"}}`)
 	oneStep(t, srv, "email")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`)
 
 	start := srv.App.Clock.Now()
-	tx := trigger(t, srv, `{"name":"one","to":"ada"}`)
-	waitFailures(t, srv, tx, 1, 1)
+	tx := apptest.Trigger(t, srv, `{"name":"one","to":"ada"}`)
+	apptest.WaitFailures(t, srv, tx, 1, 1)
 	details := stepDetails(t, srv, tx, 1)
 	_, at, ok := strings.Cut(details[len(details)-1].Detail, "retrying at ")
 	is.True(ok) // the retry is scheduled
@@ -146,13 +146,13 @@ func TestDelivery_RetryAfterIsHonoured(t *testing.T) {
 	is.NoErr(err)                              // at a time
 	is.True(when.Sub(start) > 299*time.Second) // no sooner than the provider asked, not the 10 s backoff
 	srv.App.Clock.Advance(301 * time.Second)   // past it
-	waitJobs(t, srv, tx, "trigger:completed", "email:completed")
+	apptest.WaitJobs(t, srv, tx, "trigger:completed", "email:completed")
 	is.Equal(api.count(), 2) // sent again once
 }
 
 func TestDelivery_DeadPushTokenIsRemoved(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	api := newProviderAPI(t, func(_ int, body string, w http.ResponseWriter) {
 		var msgs []struct {
 			To string `json:"to"`
@@ -168,15 +168,15 @@ func TestDelivery_DeadPushTokenIsRemoved(t *testing.T) {
 		}
 		json.NewEncoder(w).Encode(map[string]any{"data": tickets})
 	})
-	mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"expo","channel":"push","active":true,
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"expo","channel":"push","active":true,
 		"credentials":{"apiKey":"ex","baseUrl":"`+api.URL+`"}}`)
 	oneStep(t, srv, "push")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
 	res := srv.Dev.Do(t, "PATCH", "/v1/subscribers/ada/credentials", `{"providerId":"expo","credentials":{"deviceTokens":["live","dead"]}}`)
 	is.Equal(res.Status, http.StatusOK) // two device tokens
 
-	tx := trigger(t, srv, `{"name":"one","to":"ada","payload":{"name":"Ada"}}`)
-	waitJobs(t, srv, tx, "trigger:completed", "push:completed")
+	tx := apptest.Trigger(t, srv, `{"name":"one","to":"ada","payload":{"name":"Ada"}}`)
+	apptest.WaitJobs(t, srv, tx, "trigger:completed", "push:completed")
 	var sub struct {
 		Channels []struct {
 			ProviderID  string `json:"providerId"`

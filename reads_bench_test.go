@@ -13,13 +13,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/herald-notify/herald/app"
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
@@ -43,15 +43,6 @@ var (
 	readBenchErr  error
 )
 
-// benchEnvInt reads a size from the environment, for profiling at scale:
-// HERALD_READ_BENCH_SUBSCRIBERS and HERALD_READ_BENCH_MESSAGES.
-func benchEnvInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
-
 // startReadBench seeds (once per process) a database in a temporary
 // directory and builds the handler on it. HERALD_READ_BENCH_DB names a file
 // to keep the seeded database in instead: a later run finds it and skips the
@@ -62,7 +53,7 @@ func benchEnvInt(name string, def int) int {
 func startReadBench(b *testing.B) *readBenchServer {
 	readBenchOnce.Do(func() {
 		readBench, readBenchErr = seedReadBench(b,
-			benchEnvInt("HERALD_READ_BENCH_SUBSCRIBERS", 5_000), benchEnvInt("HERALD_READ_BENCH_MESSAGES", 20_000))
+			apptest.BenchSize("HERALD_READ_BENCH_SUBSCRIBERS", 5_000), apptest.BenchSize("HERALD_READ_BENCH_MESSAGES", 20_000))
 	})
 	if readBenchErr != nil {
 		b.Fatal(readBenchErr)
@@ -84,7 +75,7 @@ func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error)
 		seeded = true
 	}
 	// HERALD_MMAP_SIZE compares the readers' mapping caps (docs/memory.md).
-	db, err := platform.Open(ctx, path, platform.WithMmapSize(int64(benchEnvInt("HERALD_MMAP_SIZE", platform.DefaultMmapSize))))
+	db, err := platform.Open(ctx, path, platform.WithMmapSize(int64(apptest.BenchSize("HERALD_MMAP_SIZE", platform.DefaultMmapSize))))
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +125,7 @@ func (s *readBenchServer) get(b *testing.B, path string) []byte {
 //
 //	go test -run '^$' -bench Reads -cpuprofile cpu.out .
 func BenchmarkReads(b *testing.B) {
-	serverGC(b)
+	apptest.ServerGC(b)
 	srv := startReadBench(b)
 	var seq atomic.Uint64
 	sub := func() int { return int(rand.Uint64N(uint64(srv.subscribers))) }
@@ -194,9 +185,9 @@ func BenchmarkReads(b *testing.B) {
 // over every message). A full page is counted, so each request counts its
 // filter's matches too.
 func BenchmarkFeedLargeInbox(b *testing.B) {
-	app := startBenchApp(b)
-	app.addMessages(b, benchEnvInt("HERALD_BENCH_INBOX_MESSAGES", 20_000), 1)
-	app.benchPages(b, "/v1/subscribers/s0/notifications/feed?limit=20", []benchPage{
+	bench := apptest.StartBench(b)
+	addMessages(b, bench, apptest.BenchSize("HERALD_BENCH_INBOX_MESSAGES", 20_000), 1)
+	benchPages(b, bench, "/v1/subscribers/s0/notifications/feed?limit=20", []benchPage{
 		{"all", ""}, {"unread", "&read=false"}, {"read", "&read=true"},
 	})
 }
@@ -206,11 +197,11 @@ func BenchmarkFeedLargeInbox(b *testing.B) {
 // transaction's, and by channel where every message matches (in_app) and
 // where none does (email).
 func BenchmarkMessagesList(b *testing.B) {
-	app := startBenchApp(b)
-	app.addMessages(b, 20_000, 200)
+	bench := apptest.StartBench(b)
+	addMessages(b, bench, 20_000, 200)
 	var sub, tx string
-	app.scan(b, `SELECT external_subscriber, transaction_id FROM messages ORDER BY created_at LIMIT 1`, &sub, &tx)
-	app.benchPages(b, "/v1/messages?limit=100", []benchPage{
+	bench.Scan(b, `SELECT external_subscriber, transaction_id FROM messages ORDER BY created_at LIMIT 1`, &sub, &tx)
+	benchPages(b, bench, "/v1/messages?limit=100", []benchPage{
 		{"all", ""}, {"subscriber", "&subscriberId=" + sub}, {"transaction", "&transactionId=" + tx},
 		{"channel_all_match", "&channel=in_app"}, {"channel_none_match", "&channel=email"},
 	})
@@ -223,26 +214,26 @@ func BenchmarkMessagesList(b *testing.B) {
 // search for part of it), its workflow, severity, channel and context key,
 // and its two subscribers or its workflow and another.
 func BenchmarkNotificationsList(b *testing.B) {
-	app := startBenchApp(b)
+	bench := apptest.StartBench(b)
 	// The rare workflow is the only one of high severity with a chat step,
 	// triggered once for two subscribers of a rare tenant before 20,000
 	// other notifications.
 	rare := `{"name":"Rare","workflowId":"rare","active":true,"severity":"high","steps":[
 		{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}},
 		{"name":"Chat","type":"chat","controlValues":{"body":"Hi"}}]}`
-	if code := app.post("/v2/workflows", []byte(rare)); code != http.StatusCreated {
+	if code := bench.Post("/v2/workflows", []byte(rare)); code != http.StatusCreated {
 		b.Fatalf("create workflow: %d", code)
 	}
 	lone := `{"name":"rare","to":[{"subscriberId":"lone","email":"lone@example.com"},{"subscriberId":"lone2"}],
 		"context":{"tenant":"rare"}}`
-	if code := app.post("/v1/events/trigger", []byte(lone)); code != http.StatusCreated {
+	if code := bench.Post("/v1/events/trigger", []byte(lone)); code != http.StatusCreated {
 		b.Fatalf("trigger: %d", code)
 	}
-	app.addMessages(b, 20_000, 200)
+	addMessages(b, bench, 20_000, 200)
 	var tx, workflow, rareWorkflow string
-	app.scan(b, `SELECT transaction_id, template_id FROM notifications ORDER BY created_at DESC LIMIT 1`, &tx, &workflow)
-	app.scan(b, `SELECT template_id FROM notifications ORDER BY created_at LIMIT 1`, &rareWorkflow)
-	app.benchPages(b, "/v1/notifications?page=0", []benchPage{
+	bench.Scan(b, `SELECT transaction_id, template_id FROM notifications ORDER BY created_at DESC LIMIT 1`, &tx, &workflow)
+	bench.Scan(b, `SELECT template_id FROM notifications ORDER BY created_at LIMIT 1`, &rareWorkflow)
+	benchPages(b, bench, "/v1/notifications?page=0", []benchPage{
 		{"all", ""}, {"transaction", "&transactionId=" + tx}, {"subscriber", "&subscriberIds=s1"},
 		{"workflow", "&templates=" + workflow}, {"subscriber_rare", "&subscriberIds=lone"},
 		{"workflow_rare", "&templates=" + rareWorkflow}, {"email_rare", "&emails=lone@example.com"},
@@ -255,10 +246,10 @@ func BenchmarkNotificationsList(b *testing.B) {
 
 // addMessages triggers the in-app workflow n times, in turn for
 // subscribers s0 to s(subscribers-1), which the triggers create.
-func (app *benchApp) addMessages(b *testing.B, n, subscribers int) {
+func addMessages(b *testing.B, bench *apptest.Bench, n, subscribers int) {
 	for i := range n {
 		body := fmt.Appendf(nil, `{"name":"bench-inbox","to":"s%d","payload":{"n":%d}}`, i%subscribers, i)
-		if code := app.post("/v1/events/trigger", body); code != http.StatusCreated {
+		if code := bench.Post("/v1/events/trigger", body); code != http.StatusCreated {
 			b.Fatalf("trigger: %d", code)
 		}
 	}
@@ -268,11 +259,11 @@ func (app *benchApp) addMessages(b *testing.B, n, subscribers int) {
 type benchPage struct{ name, query string }
 
 // benchPages runs a sub-benchmark per page, each reading path+query.
-func (app *benchApp) benchPages(b *testing.B, path string, pages []benchPage) {
+func benchPages(b *testing.B, bench *apptest.Bench, path string, pages []benchPage) {
 	for _, p := range pages {
 		b.Run(p.name, func(b *testing.B) {
 			for range b.N {
-				if code := app.get(path + p.query); code != http.StatusOK {
+				if code := bench.Get(path + p.query); code != http.StatusOK {
 					b.Fatalf("GET %s: %d", path+p.query, code)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app"
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -19,23 +20,23 @@ const day = 24 * time.Hour
 
 // retentionServer is the wired application with the given retention, on
 // the test clock, and its sweeper, which the test runs by hand.
-func retentionServer(t *testing.T, keep app.Retention) (*platformtest.Server, *platform.Sweeper) {
+func retentionServer(t *testing.T, keep app.Retention) (*apptest.Server, *platform.Sweeper) {
 	t.Helper()
-	srv, herald, _ := startWiredApp(t, platformtest.Loopback, func(d *app.Deps) { d.Retention = keep })
-	return srv, herald.Sweeper
+	srv := apptest.NewServer(t, apptest.Retention(keep))
+	return srv, srv.Herald.Sweeper
 }
 
 // retentionRecords triggers, on srv, an in-app and a chat notification
 // and a notification whose delay outlasts every retention, and waits for
 // each to reach its state; it answers their transactionIds.
-func retentionRecords(t *testing.T, srv *platformtest.Server) (inApp, chat, pending string) {
+func retentionRecords(t *testing.T, srv *apptest.Server) (inApp, chat, pending string) {
 	t.Helper()
-	inApp = trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":1}}`)
-	chat = trigger(t, srv, `{"name":"ping","to":"ada","payload":{"n":2}}`)
-	pending = trigger(t, srv, `{"name":"later","to":"ada"}`)
-	waitJobs(t, srv, inApp, "trigger:completed", "in_app:completed")
-	waitJobs(t, srv, chat, "trigger:completed", "chat:completed")
-	waitJobs(t, srv, pending, "trigger:completed", "delay:delayed", "in_app:pending")
+	inApp = apptest.Trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":1}}`)
+	chat = apptest.Trigger(t, srv, `{"name":"ping","to":"ada","payload":{"n":2}}`)
+	pending = apptest.Trigger(t, srv, `{"name":"later","to":"ada"}`)
+	apptest.WaitJobs(t, srv, inApp, "trigger:completed", "in_app:completed")
+	apptest.WaitJobs(t, srv, chat, "trigger:completed", "chat:completed")
+	apptest.WaitJobs(t, srv, pending, "trigger:completed", "delay:delayed", "in_app:pending")
 	return inApp, chat, pending
 }
 
@@ -57,14 +58,14 @@ func TestRetention_SweepKeepsNewerAndPending(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
 			srv, sweeper := retentionServer(t, tc.keep)
-			hook := newChatHook(t, http.StatusOK)
-			mustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
+			hook := apptest.NewChatHook(t, http.StatusOK)
+			apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"chat-webhook","channel":"chat","active":true,"identifier":"hook",
 				"credentials":{"webhookUrl":"`+hook.URL+`"}}`)
-			setUpChat(t, srv, "ada", hook.URL)
-			createHello(t, srv, "Hello {{ payload.n }}")
-			mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
+			apptest.SetUpChat(t, srv, "ada", hook.URL)
+			apptest.CreateHello(t, srv, "Hello {{ payload.n }}")
+			apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Ping","workflowId":"ping","active":true,
 				"steps":[{"name":"Chat","type":"chat","controlValues":{"body":"Ping"}}]}`)
-			mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Later","workflowId":"later","active":true,"steps":[
+			apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Later","workflowId":"later","active":true,"steps":[
 				{"name":"Wait","type":"delay","controlValues":{"type":"regular","amount":1000,"unit":"days"}},
 				{"name":"Inbox","type":"in_app","controlValues":{"body":"Later"}}]}`)
 
@@ -74,13 +75,13 @@ func TestRetention_SweepKeepsNewerAndPending(t *testing.T) {
 			is.NoErr(sweeper.Sweep(context.Background())) // swept
 
 			expired := tc.keep != app.Retention{}
-			has := func(tx string) bool { _, ok := notification(t, srv, tx); return ok }
+			has := func(tx string) bool { _, ok := apptest.NotificationOf(t, srv, tx); return ok }
 			is.Equal(has(oldInApp), !expired) // an old finished notification goes with its activity retention
 			is.Equal(has(oldChat), !expired)  // whatever its channel
 			is.True(has(pending))             // work still to do stays
 			is.True(has(newInApp))            // newer records stay
 			is.True(has(newChat))
-			waitJobs(t, srv, pending, "trigger:completed", "delay:delayed", "in_app:pending") // whole
+			apptest.WaitJobs(t, srv, pending, "trigger:completed", "delay:delayed", "in_app:pending") // whole
 
 			// Every read endpoint answers for what is left.
 			var list struct {
@@ -178,11 +179,11 @@ func TestRun_BadStorageSettings(t *testing.T) {
 func TestRetention_SweepRemovesTopicEntries(t *testing.T) {
 	is := is.New(t)
 	srv, sweeper := retentionServer(t, app.Retention{Activity: 30 * day, InApp: 365 * day, Messages: 30 * day})
-	createHello(t, srv, "Hello")
-	mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
-	mustStatus(t, srv.Dev, "POST", "/v1/topics/news/subscribers", `{"subscribers":["ada"]}`, 200)
-	tx := trigger(t, srv, `{"name":"hello","to":[{"type":"Topic","topicKey":"news"}]}`)
-	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+	apptest.CreateHello(t, srv, "Hello")
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+	apptest.MustStatus(t, srv.Dev, "POST", "/v1/topics/news/subscribers", `{"subscribers":["ada"]}`, 200)
+	tx := apptest.Trigger(t, srv, `{"name":"hello","to":[{"type":"Topic","topicKey":"news"}]}`)
+	apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
 	entries := func() (n int) {
 		is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM notification_topics`).Scan(&n))
 		return n
@@ -212,9 +213,9 @@ func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 	}
 
 	srv.App.Clock.Advance(370 * day)
-	c, _ = openInbox(t, srv, "ada", "") // a session of today
+	c, _ = apptest.OpenInbox(t, srv, "ada", "") // a session of today
 	until := srv.App.Clock.Now().Add(2 * time.Hour).UTC()
-	status, _, _ := c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
+	status, _, _ := c.Do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
 	is.Equal(status, 200)                                                   // snoozed, past the in-app retention
 	is.NoErr(sweeper.Sweep(context.Background()))                           // swept
 	is.Equal(count(`SELECT count(*) FROM messages`), 1)                     // the snoozed message stays
@@ -222,7 +223,7 @@ func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 
 	srv.App.Clock.Advance(2*time.Hour + time.Second)
 	platformtest.Eventually(t, 10*time.Second, func() bool {
-		inbox, _ := c.list("limit=10&archived=false&snoozed=false")
+		inbox, _ := c.List("limit=10&archived=false&snoozed=false")
 		return len(inbox) == 1
 	}, "the snooze to end")
 	srv.App.Clock.Advance(401 * day)
@@ -242,25 +243,25 @@ func TestRetention_SnoozeAfterTheNotificationExpired(t *testing.T) {
 	c, tx, n := inboxMessage(t, srv)
 	srv.App.Clock.Advance(40 * day)
 	is.NoErr(sweeper.Sweep(context.Background())) // the notification expires, its message stays
-	_, ok := notification(t, srv, tx)
+	_, ok := apptest.NotificationOf(t, srv, tx)
 	is.True(!ok) // gone
 
-	c, _ = openInbox(t, srv, "ada", "") // a session of today
+	c, _ = apptest.OpenInbox(t, srv, "ada", "") // a session of today
 	until := srv.App.Clock.Now().Add(2 * time.Hour).UTC()
-	status, body, _ := c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
+	status, body, _ := c.Do("PATCH", "/v1/inbox/notifications/"+n.ID+"/snooze", `{"snoozeUntil":"`+until.Format(time.RFC3339)+`"}`)
 	is.Equal(status, 422)                                               // refused
 	is.True(strings.Contains(string(body), "can no longer be snoozed")) // saying why
-	inbox, _ := c.list("limit=10&archived=false&snoozed=false")
+	inbox, _ := c.List("limit=10&archived=false&snoozed=false")
 	is.Equal(len(inbox), 1) // still in the inbox
 }
 
 // inboxMessage delivers one in-app message to ada on srv and returns her
 // inbox client, its transactionId and the message as her inbox shows it.
-func inboxMessage(t *testing.T, srv *platformtest.Server) (*inboxClient, string, inboxNotification) {
+func inboxMessage(t *testing.T, srv *apptest.Server) (*apptest.Inbox, string, apptest.InboxNotification) {
 	t.Helper()
-	createHello(t, srv, "Hello")
-	c, _ := openInbox(t, srv, "ada", "")
-	tx := trigger(t, srv, `{"name":"hello","to":"ada"}`)
-	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
-	return c, tx, c.waitInbox(1)[0]
+	apptest.CreateHello(t, srv, "Hello")
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	tx := apptest.Trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+	return c, tx, c.Wait(1)[0]
 }

@@ -3,70 +3,15 @@ package main
 import (
 	"context"
 	"database/sql"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/app"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
-
-// wiredInstance is one Herald process of several on one PostgreSQL
-// database, as run starts it: its own pools, listener and worker, served
-// behind the real middleware. Without a worker (noWorker) its jobs wait for
-// another instance's.
-func wiredInstance(t *testing.T, url string, noWorker bool) *platformtest.Server {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	db, err := platform.Open(ctx, url)
-	if err != nil {
-		t.Fatalf("open %s: %v", url, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	logs := &platformtest.SyncBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("instance %s logs:\n%s", db.Instance(), logs)
-		}
-	})
-	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: platformtest.DevKey,
-		ProductionKey: platformtest.ProdKey, Secret: []byte(platformtest.Secret)}, io.Discard)
-	if err != nil {
-		t.Fatalf("bootstrap: %v", err)
-	}
-	a := &platformtest.App{DB: db, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Clock: platformtest.NewClock(time.Now()), Secret: []byte(platformtest.Secret),
-		Development: envs[0], Production: envs[1], Outbound: platformtest.Loopback}
-	a.Inbox = platform.NewSubscriberAuth(db, a.Secret, a.Clock.Now)
-	mux := http.NewServeMux()
-	platform.AddRoutes(mux, db)
-	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: a.Logger, Secret: a.Secret, Now: a.Clock.Now, Environments: envs,
-		Outbound: a.Outbound, Inbox: a.Inbox})
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		stopCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
-		defer done()
-		herald.Stop(stopCtx)
-	})
-	if noWorker {
-		herald.Worker.Stop(ctx)
-	}
-	hs := httptest.NewServer(platform.NewHandler(a.Logger, db, mux, platform.ServerConfig{Secret: a.Secret,
-		Inbox: a.Inbox, Limits: platform.RateLimits{Write: -1}}))
-	t.Cleanup(hs.Close)
-	return &platformtest.Server{Server: hs, Mux: mux, App: a,
-		Dev: platformtest.NewClient(hs.URL, platformtest.DevKey), Prod: platformtest.NewClient(hs.URL, platformtest.ProdKey)}
-}
 
 // TestSocket_EventsFromAnotherInstance: with two instances on one
 // database, a subscriber's socket held by one hears what happens to its
@@ -77,17 +22,17 @@ func TestSocket_EventsFromAnotherInstance(t *testing.T) {
 		t.Skip("several instances share a PostgreSQL database only; on SQLite one process holds every socket")
 	}
 	is := is.New(t)
-	url := platformtest.NewPostgresURL(t)
-	a := wiredInstance(t, url, true) // holds the socket, runs no jobs
-	b := wiredInstance(t, url, false)
-	createHello(t, b, "Hello {{ payload.n }}")
-	c, _ := openInbox(t, a, "ada", "")
-	sock := dialSocket(t, a, c.token)
+	instances := apptest.NewInstances(t, 2)
+	a, b := instances[0], instances[1]
+	a.Herald.Worker.Stop(context.Background()) // a holds the socket and runs no jobs
+	apptest.CreateHello(t, b, "Hello {{ payload.n }}")
+	c, _ := apptest.OpenInbox(t, a, "ada", "")
+	sock := dialSocket(t, a, c.Token)
 	is.True(strings.HasPrefix(sock.next(), `40{"sid":"`)) // connected to a
-	onB := &inboxClient{t: t, srv: b, token: c.token}
+	onB := apptest.NewInbox(t, b, c.Token)
 
 	// Delivered by b, which ran the trigger and its job.
-	triggerTo(t, b, "hello", "ada", `{"n":"1"}`)
+	apptest.TriggerTo(t, b, "hello", "ada", `{"n":"1"}`)
 	names, p := sock.events(3)
 	is.Equal(names, []string{"notification_received", "unseen_count_changed", "unread_count_changed"}) // b's delivery heard on a
 	msg := p[0]["message"].(map[string]any)
@@ -97,12 +42,12 @@ func TestSocket_EventsFromAnotherInstance(t *testing.T) {
 	id := msg["_id"].(string)
 
 	// Seen, then read, through b's inbox routes.
-	status, _, _ := onB.do("POST", "/v1/inbox/notifications/seen", `{"notificationIds":["`+id+`"]}`)
+	status, _, _ := onB.Do("POST", "/v1/inbox/notifications/seen", `{"notificationIds":["`+id+`"]}`)
 	is.Equal(status, 204) // seen through b
 	name, p0 := sock.event()
 	is.Equal(name, "unseen_count_changed") // heard on a
 	is.Equal(p0["unseenCount"], 0.0)       // nothing unseen
-	status, _, _ = onB.do("PATCH", "/v1/inbox/notifications/"+id+"/read", "")
+	status, _, _ = onB.Do("PATCH", "/v1/inbox/notifications/"+id+"/read", "")
 	is.Equal(status, 200) // read through b
 	names, p = sock.events(2)
 	is.Equal(names, []string{"unseen_count_changed", "unread_count_changed"}) // heard on a
@@ -124,7 +69,12 @@ func TestSocket_EventsFromAnotherInstance(t *testing.T) {
 
 	// Every connection to the database dropped: a's listener, back, may
 	// have missed events, and sends its sockets their counts again.
-	admin, err := sql.Open("pgx", url)
+	var database string
+	is.NoErr(a.App.DB.R.QueryRow(`SELECT current_database()`).Scan(&database)) // the instances' database
+	u, err := url.Parse(platformtest.DatabaseURL)
+	is.NoErr(err) // TEST_DATABASE_URL
+	u.Path = "/" + database
+	admin, err := sql.Open("pgx", u.String())
 	is.NoErr(err)
 	defer admin.Close()
 	_, err = admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity

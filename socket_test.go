@@ -10,7 +10,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/app/apptest"
 )
 
 // socketClient speaks what socket.io-client 4 speaks over its WebSocket
@@ -22,7 +22,7 @@ type socketClient struct {
 
 // dialSocket opens /socket.io/ with token in the query, reads the
 // Engine.IO open packet and sends the namespace CONNECT.
-func dialSocket(t *testing.T, srv *platformtest.Server, token string) *socketClient {
+func dialSocket(t *testing.T, srv *apptest.Server, token string) *socketClient {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -111,15 +111,15 @@ func (c *socketClient) events(n int) ([]string, []map[string]any) {
 
 func TestSocket_EventsInOrder(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "Hello {{ payload.n }}")
-	c, _ := openInbox(t, srv, "ada", "")
-	sock := dialSocket(t, srv, c.token)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hello {{ payload.n }}")
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	sock := dialSocket(t, srv, c.Token)
 	connected := sock.next()
 	is.True(strings.HasPrefix(connected, `40{"sid":"`)) // CONNECT answered with a sid
 
 	// A delivery: the message, then both counts.
-	triggerTo(t, srv, "hello", "ada", `{"n":"1"}`)
+	apptest.TriggerTo(t, srv, "hello", "ada", `{"n":"1"}`)
 	names, p := sock.events(3)
 	is.Equal(names, []string{"notification_received", "unseen_count_changed", "unread_count_changed"}) // the reference order
 	msg := p[0]["message"].(map[string]any)
@@ -137,14 +137,14 @@ func TestSocket_EventsInOrder(t *testing.T) {
 	id := msg["_id"].(string)
 
 	// Seen through the inbox: the unseen count only.
-	status, _, _ := c.do("POST", "/v1/inbox/notifications/seen", `{"notificationIds":["`+id+`"]}`)
+	status, _, _ := c.Do("POST", "/v1/inbox/notifications/seen", `{"notificationIds":["`+id+`"]}`)
 	is.Equal(status, 204)
 	name, p0 := sock.event()
 	is.Equal(name, "unseen_count_changed") // seen changes the unseen count
 	is.Equal(p0["unseenCount"], 0.0)       // to none
 
 	// Read through the inbox: both counts.
-	status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+id+"/read", "")
+	status, _, _ = c.Do("PATCH", "/v1/inbox/notifications/"+id+"/read", "")
 	is.Equal(status, 200)
 	names, p = sock.events(2)
 	is.Equal(names, []string{"unseen_count_changed", "unread_count_changed"}) // read
@@ -158,7 +158,7 @@ func TestSocket_EventsInOrder(t *testing.T) {
 	is.Equal(p[1]["unreadCount"], 1.0)                                        // unread again
 
 	// Archived through the inbox.
-	c.do("PATCH", "/v1/inbox/notifications/"+id+"/archive", "")
+	c.Do("PATCH", "/v1/inbox/notifications/"+id+"/archive", "")
 	names, p = sock.events(2)
 	is.Equal(names, []string{"unseen_count_changed", "unread_count_changed"}) // archived
 	is.Equal(p[1]["unreadCount"], 0.0)                                        // archiving reads it
@@ -170,9 +170,9 @@ func TestSocket_EventsInOrder(t *testing.T) {
 	is.Equal(names, []string{"unseen_count_changed", "unread_count_changed"}) // deleted
 
 	// Another subscriber's delivery is not heard here.
-	openInbox(t, srv, "bob", "")
-	triggerTo(t, srv, "hello", "bob", `{"n":"2"}`)
-	tx := triggerTo(t, srv, "hello", "ada", `{"n":"3"}`)
+	apptest.OpenInbox(t, srv, "bob", "")
+	apptest.TriggerTo(t, srv, "hello", "bob", `{"n":"2"}`)
+	tx := apptest.TriggerTo(t, srv, "hello", "ada", `{"n":"3"}`)
 	name, p0 = sock.event()
 	is.Equal(name, "notification_received")                        // the next event is ada's own
 	is.Equal(p0["message"].(map[string]any)["content"], "Hello 3") // not bob's
@@ -189,12 +189,12 @@ func TestSocket_EventsInOrder(t *testing.T) {
 }
 
 func TestSocket_Refusals(t *testing.T) {
-	srv := newWiredServer(t)
-	c, _ := openInbox(t, srv, "ada", "")
+	srv := apptest.NewServer(t)
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
 	for _, tc := range []struct{ name, token string }{
 		{"no token", ""},
 		{"null", "null"},
-		{"forged", c.token[:len(c.token)-4] + "AAAA"},
+		{"forged", c.Token[:len(c.Token)-4] + "AAAA"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -205,7 +205,7 @@ func TestSocket_Refusals(t *testing.T) {
 	}
 	t.Run("polling", func(t *testing.T) {
 		is := is.New(t)
-		res := srv.Dev.WithKey("").Do(t, "GET", "/socket.io/?EIO=4&transport=polling&token="+c.token, "")
+		res := srv.Dev.WithKey("").Do(t, "GET", "/socket.io/?EIO=4&transport=polling&token="+c.Token, "")
 		is.Equal(res.Status, 400) // only the WebSocket transport, which the client asks for
 	})
 }

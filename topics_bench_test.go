@@ -5,21 +5,23 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/herald-notify/herald/app/apptest"
 )
 
 // BenchmarkTopicFanOut is BenchmarkBroadcast's fan-out reached through a
 // topic holding every subscriber: bench/ scenario 7 in-process, to compare
 // the two under a profiler.
 func BenchmarkTopicFanOut(b *testing.B) {
-	app := startBenchApp(b)
-	subscribers := benchEnvInt("HERALD_BENCH_BROADCAST_SUBSCRIBERS", 20_000)
-	app.addSubscribers(b, subscribers)
+	bench := apptest.StartBench(b)
+	subscribers := apptest.BenchSize("HERALD_BENCH_BROADCAST_SUBSCRIBERS", 20_000)
+	bench.AddSubscribers(b, subscribers)
 	for i := 0; i < subscribers; i += 100 {
 		ids := make([]string, 0, 100)
 		for k := i; k < min(i+100, subscribers); k++ {
 			ids = append(ids, fmt.Sprintf(`"r%d"`, k))
 		}
-		if code := app.post("/v1/topics/everyone/subscribers", []byte(`{"subscribers":[`+strings.Join(ids, ",")+`]}`)); code != http.StatusOK {
+		if code := bench.Post("/v1/topics/everyone/subscribers", []byte(`{"subscribers":[`+strings.Join(ids, ",")+`]}`)); code != http.StatusOK {
 			b.Fatalf("fill topic: %d", code)
 		}
 	}
@@ -27,10 +29,10 @@ func BenchmarkTopicFanOut(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		body := fmt.Appendf(nil, `{"name":"bench-inbox","to":{"type":"Topic","topicKey":"everyone"},"payload":{"n":%d},"transactionId":"t%d"}`, i, i)
-		if code := app.post("/v1/events/trigger", body); code != http.StatusCreated {
+		if code := bench.Post("/v1/events/trigger", body); code != http.StatusCreated {
 			b.Fatalf("trigger: %d", code)
 		}
 	}
 	b.StopTimer()
-	app.reportFanOut(b, subscribers, cpu0)
+	reportFanOut(b, bench, subscribers, cpu0)
 }

@@ -1,16 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,91 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-notify/herald/app"
-	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/app/apptest"
 )
-
-// benchApp is Herald in-process on a file database, as bench/ runs it,
-// with the one-step in-app workflow "bench-inbox" of scenario 1.
-type benchApp struct {
-	db   *platform.DB
-	post func(path string, body []byte) int // answers the status
-	get  func(path string) int              // answers the status
-}
-
-func startBenchApp(b *testing.B) *benchApp {
-	serverGC(b)
-	ctx, cancel := context.WithCancel(context.Background())
-	dir := b.TempDir()
-	db, err := platform.Open(ctx, filepath.Join(dir, "trigger.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := platform.Migrate(db, migrations.FS); err != nil {
-		b.Fatal(err)
-	}
-	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: readBenchKey}, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	secret := []byte("trigger-bench-secret-0123456789abcdef0")
-	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	mux := http.NewServeMux()
-	platform.AddRoutes(mux, db)
-	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: logger, Secret: secret, Now: time.Now, Environments: envs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		cancel()
-		herald.Stop(context.Background())
-		db.Close()
-	})
-	h := platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: secret,
-		Limits: platform.RateLimits{Write: -1}}) // measured past the per-key write limit
-	do := func(method, path string, body []byte) int {
-		req := httptest.NewRequest(method, path, bytes.NewReader(body))
-		req.Header.Set("Authorization", "ApiKey "+readBenchKey)
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec.Code
-	}
-	app := &benchApp{db: db,
-		post: func(path string, body []byte) int { return do("POST", path, body) },
-		get:  func(path string) int { return do("GET", path, nil) },
-	}
-	wf := `{"name":"Bench inbox","workflowId":"bench-inbox","active":true,"steps":[{"name":"Inbox","stepId":"inbox","type":"in_app",
-		"controlValues":{"subject":"Order {{payload.n}}","body":"Your order {{payload.n}} has shipped."}}]}`
-	if code := app.post("/v2/workflows", []byte(wf)); code != http.StatusCreated {
-		b.Fatalf("create workflow: %d", code)
-	}
-	return app
-}
-
-// addSubscribers creates subscribers r0 to r(n-1).
-func (app *benchApp) addSubscribers(b *testing.B, n int) {
-	for i := range n {
-		if code := app.post("/v1/subscribers", fmt.Appendf(nil, `{"subscriberId":"r%d","firstName":"R%d"}`, i, i)); code != http.StatusCreated {
-			b.Fatalf("create subscriber: %d", code)
-		}
-	}
-}
-
-// count answers a count(*) query.
-func (app *benchApp) count(b *testing.B, query string) int64 {
-	var n int64
-	app.scan(b, query, &n)
-	return n
-}
-
-// scan reads the one row query answers into dest.
-func (app *benchApp) scan(b *testing.B, query string, dest ...any) {
-	if err := app.db.R.QueryRow(query).Scan(dest...); err != nil {
-		b.Fatal(err)
-	}
-}
 
 // BenchmarkTrigger measures scenario 1 of bench/ in-process: triggers of a
 // one-step in-app workflow for 1,000 known subscribers, from as many
@@ -155,8 +65,8 @@ const benchRecipients = 1000
 // benchTrigger runs a trigger benchmark: request(i) is the body of the
 // i-th trigger, the first numbered 1.
 func benchTrigger(b *testing.B, request func(i int64) []byte) {
-	app := startBenchApp(b)
-	app.addSubscribers(b, benchRecipients)
+	bench := apptest.StartBench(b)
+	bench.AddSubscribers(b, benchRecipients)
 	var seq atomic.Int64
 	b.SetParallelism(32) // 64 goroutines on 2 cores, as bench/ runs
 	cpu0, written0 := cpuTime(), writtenBytes()
@@ -164,7 +74,7 @@ func benchTrigger(b *testing.B, request func(i int64) []byte) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := seq.Add(1)
-			if code := app.post("/v1/events/trigger", request(i)); code != http.StatusCreated {
+			if code := bench.Post("/v1/events/trigger", request(i)); code != http.StatusCreated {
 				b.Errorf("trigger: %d", code)
 				return
 			}
@@ -182,7 +92,7 @@ func benchTrigger(b *testing.B, request func(i int64) []byte) {
 	}
 	// The first step is in-app, so each trigger stores its message before
 	// it answers: a count short of the triggers is a lost delivery.
-	if n := app.count(b, `SELECT count(*) FROM messages WHERE channel = 'in_app'`); n != seq.Load() {
+	if n := bench.Count(b, `SELECT count(*) FROM messages WHERE channel = 'in_app'`); n != seq.Load() {
 		b.Fatalf("%d in-app messages after %d triggers", n, seq.Load())
 	}
 }
@@ -224,19 +134,19 @@ func BenchmarkTriggerMulticast(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			app := startBenchApp(b)
-			app.addSubscribers(b, c.known)
+			bench := apptest.StartBench(b)
+			bench.AddSubscribers(b, c.known)
 			cpu0 := cpuTime()
 			b.ResetTimer()
 			for i := range b.N {
 				body := fmt.Appendf(nil, `{"name":"bench-inbox","to":%s,"payload":{"n":%d}}`, c.to(i), i)
-				if code := app.post("/v1/events/trigger", body); code != http.StatusCreated {
+				if code := bench.Post("/v1/events/trigger", body); code != http.StatusCreated {
 					b.Fatalf("trigger: %d", code)
 				}
 			}
 			b.StopTimer()
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
-			if got := app.count(b, `SELECT count(*) FROM messages`); got != int64(b.N*n) {
+			if got := bench.Count(b, `SELECT count(*) FROM messages`); got != int64(b.N*n) {
 				b.Fatalf("%d messages after %d triggers to %d subscribers", got, b.N, n)
 			}
 		})
@@ -249,47 +159,31 @@ func BenchmarkTriggerMulticast(b *testing.B) {
 // audience does. It reports subscribers written per second; their in-app
 // steps are left to the worker.
 func BenchmarkBroadcast(b *testing.B) {
-	app := startBenchApp(b)
-	subscribers := benchEnvInt("HERALD_BENCH_BROADCAST_SUBSCRIBERS", 20_000)
-	app.addSubscribers(b, subscribers)
+	bench := apptest.StartBench(b)
+	subscribers := apptest.BenchSize("HERALD_BENCH_BROADCAST_SUBSCRIBERS", 20_000)
+	bench.AddSubscribers(b, subscribers)
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := range b.N {
 		body := fmt.Appendf(nil, `{"name":"bench-inbox","payload":{"n":%d},"transactionId":"b%d"}`, i, i)
-		if code := app.post("/v1/events/trigger/broadcast", body); code != http.StatusOK {
+		if code := bench.Post("/v1/events/trigger/broadcast", body); code != http.StatusOK {
 			b.Fatalf("broadcast: %d", code)
 		}
 	}
 	b.StopTimer()
-	app.reportFanOut(b, subscribers, cpu0)
+	reportFanOut(b, bench, subscribers, cpu0)
 }
 
 // reportFanOut reports b.N fan-outs to subscribers each, since cpu0, and
 // checks that each wrote a notification per subscriber.
-func (app *benchApp) reportFanOut(b *testing.B, subscribers int, cpu0 time.Duration) {
+func reportFanOut(b *testing.B, bench *apptest.Bench, subscribers int, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.N*subscribers)/b.Elapsed().Seconds(), "subscribers/s")
 	// The process's CPU, including the worker delivering in-app steps
 	// meanwhile: the fan-out's own share is less.
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*subscribers), "cpu-us/subscriber")
-	if n := app.count(b, `SELECT count(*) FROM notifications`); n != int64(b.N*subscribers) {
+	if n := bench.Count(b, `SELECT count(*) FROM notifications`); n != int64(b.N*subscribers) {
 		b.Fatalf("%d notifications after %d fan-outs to %d subscribers", n, b.N, subscribers)
 	}
-}
-
-// serverGC runs b under the collector settings `herald serve` sets
-// (platform.TuneGC). At Go's default the collector runs about three times
-// as often, and an in-process profile would overstate its share: at GOGC
-// 100, BenchmarkTrigger spent 191–194 µs of CPU per trigger against 160–164
-// under these settings (three alternated runs of 40,000).
-func serverGC(b *testing.B) {
-	percent := debug.SetGCPercent(-1) // reads the setting, restored at once
-	debug.SetGCPercent(percent)
-	limit := debug.SetMemoryLimit(-1) // a negative limit only reads it
-	platform.TuneGC(os.Getenv)
-	b.Cleanup(func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	})
 }
 
 // writtenBytes is what this process has passed to write calls so far

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,76 +10,14 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/app"
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
-// newWiredServer boots the whole application, wired exactly as run wires it,
-// on a fresh in-memory database. Its background work (the delivery worker)
-// is stopped before the database closes.
-func newWiredServer(t testing.TB) *platformtest.Server {
-	t.Helper()
-	srv, _ := startWired(t)
-	return srv
-}
-
-// startWired is newWiredServer that also returns a function stopping the
-// background work early, for tests of what happens without a worker; each
-// option adjusts the deps before wiring.
-func startWired(t testing.TB, options ...func(*app.Deps)) (*platformtest.Server, func()) {
-	t.Helper()
-	srv, _, stop := startWiredApp(t, platformtest.Loopback, options...)
-	return srv, stop
-}
-
-// startWiredWith is startWired with the given outbound guard (nil: the
-// default, which refuses loopback receivers).
-func startWiredWith(t testing.TB, outbound *platform.Outbound) (*platformtest.Server, func()) {
-	t.Helper()
-	srv, _, stop := startWiredApp(t, outbound)
-	return srv, stop
-}
-
-// startWiredApp is startWiredWith that also returns the started application.
-func startWiredApp(t testing.TB, outbound *platform.Outbound, options ...func(*app.Deps)) (*platformtest.Server, *app.App, func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var herald *app.App
-	srv := platformtest.NewServer(t, func(mux *http.ServeMux, a *platformtest.App) {
-		d := app.Deps{
-			DB:           a.DB,
-			Logger:       a.Logger,
-			Secret:       a.Secret,
-			Now:          a.Clock.Now,
-			Environments: []platform.Environment{a.Development, a.Production},
-			Outbound:     outbound,
-			Inbox:        a.Inbox,
-		}
-		for _, o := range options {
-			o(&d)
-		}
-		var err error
-		if herald, err = app.Start(ctx, mux, d); err != nil {
-			t.Fatalf("wire: %v", err)
-		}
-	})
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			stopCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
-			defer done()
-			herald.Stop(stopCtx)
-		})
-	}
-	t.Cleanup(stop)
-	return srv, herald, stop
-}
-
 func TestWire_EnvironmentsAreIsolated(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	res := srv.Prod.Do(t, "POST", "/v1/subscribers", `{"subscriberId":"prod-only","email":"p@example.com"}`)
 	is.Equal(res.Status, 201)                                                      // created with the Production key
 	is.Equal(srv.Prod.Do(t, "GET", "/v1/subscribers/prod-only", "").Status, 200)   // Production reads it
@@ -91,7 +28,7 @@ func TestWire_EnvironmentsAreIsolated(t *testing.T) {
 
 func TestWire_SubscriberCredentialsLinkIntegration(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	var integration struct {
 		ID string `json:"_id"`
 	}
@@ -116,7 +53,7 @@ func TestWire_SubscriberCredentialsLinkIntegration(t *testing.T) {
 
 func TestWire_SeedsServiceIntegration(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	for _, c := range []platformtest.Client{srv.Dev, srv.Prod} {
 		var active []struct {
 			ProviderID string `json:"providerId"`
@@ -139,7 +76,7 @@ func TestWire_SeedsServiceIntegration(t *testing.T) {
 // a writer committing meanwhile blocked that second read until the busy
 // timeout: a 500 after 10 s.
 func TestWire_SearchesResolveChannelsUnderConcurrentWrites(t *testing.T) {
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	for i := range 20 {
 		body := fmt.Sprintf(`{"subscriberId":"s%02d","channels":[{"providerId":"slack","credentials":{"webhookUrl":"https://hooks.example.com/%d"}}]}`, i, i)
 		if res := srv.Dev.Do(t, "POST", "/v1/subscribers", body); res.Status != 201 {
@@ -191,37 +128,20 @@ func TestWire_SearchesResolveChannelsUnderConcurrentWrites(t *testing.T) {
 	}
 }
 
-// startAgain wires srv's database again, as the next start of Herald would,
-// beside srv, and stops that start's background work at the test's end.
-func startAgain(t *testing.T, srv *platformtest.Server) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	herald, err := app.Start(ctx, http.NewServeMux(), app.Deps{DB: srv.App.DB, Logger: srv.App.Logger, Secret: srv.App.Secret,
-		Now: srv.App.Clock.Now, Environments: []platform.Environment{srv.App.Development, srv.App.Production},
-		Outbound: srv.App.Outbound})
-	if err != nil {
-		t.Fatalf("start again: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		herald.Stop(context.Background())
-	})
-}
-
 // A broadcast that a process left after its first batch goes on when Herald
 // starts again on the same database, with the subscribers that batch had
 // not reached.
 func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	is := is.New(t)
-	srv := newWiredServer(t)
-	mustCreate(t, srv.Dev, "/v2/workflows", `{"name":"News","workflowId":"news","active":true,
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"News","workflowId":"news","active":true,
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"News {{payload.n}}"}}]}`)
 	for _, id := range []string{"a", "b", "c"} {
-		mustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"`+id+`"}`)
+		apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"`+id+`"}`)
 	}
 	// What the dead process committed: the first batch ("a") and, in the
 	// same transaction, the transactionId claim and the broadcast's row.
-	trigger(t, srv, `{"name":"news","to":"a","payload":{"n":7},"transactionId":"cut"}`)
+	apptest.Trigger(t, srv, `{"name":"news","to":"a","payload":{"n":7},"transactionId":"cut"}`)
 	ts := platform.FormatTime(srv.App.Clock.Now())
 	_, err := srv.App.DB.W.Exec(`INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
 		request, actor, last_subscriber_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -229,7 +149,7 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 		`{"name":"news","payload":{"n":7},"transactionId":"cut"}`, `{"type":"none","data":null}`, "a", ts, ts)
 	is.NoErr(err) // the unfinished broadcast recorded
 
-	startAgain(t, srv)
+	srv.StartAgain(t)
 
 	var feeds map[string][]string
 	platformtest.Eventually(t, 10*time.Second, func() bool {

@@ -115,12 +115,12 @@ func WaitFailures(t testing.TB, srv *Server, txID string, job, n int) {
 	t.Helper()
 	platformtest.Eventually(t, 10*time.Second, func() bool {
 		got, ok := NotificationOf(t, srv, txID)
-		return ok && len(got.Jobs) > job && got.Jobs[job].Status == "queued" && failures(got, job) == n
+		return ok && len(got.Jobs) > job && got.Jobs[job].Status == "queued" && got.Failures(job) == n
 	}, fmt.Sprintf("job %d to record %d failed attempts", job, n))
 }
 
-// failures counts the Failed execution details of the job at index job.
-func failures(n Notification, job int) int {
+// Failures counts the Failed execution details of the job at index job.
+func (n Notification) Failures(job int) int {
 	failed := 0
 	for _, d := range n.Jobs[job].ExecutionDetails {
 		if d.Status == "Failed" {
