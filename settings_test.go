@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/platform"
 )
 
 func TestRun_Version(t *testing.T) {
@@ -75,4 +77,23 @@ func TestRedactURL(t *testing.T) {
 	got := redactURL("postgres://herald:hunter2@db:5432/herald")
 	is.True(!strings.Contains(got, "hunter2")) // the password is hidden
 	is.True(strings.Contains(got, "db:5432"))  // the host is shown
+}
+
+func TestRun_BadOutboundAllow(t *testing.T) {
+	for _, tc := range []struct {
+		name, allow, named string
+	}{
+		{"ErrPrefixTooLong", "127.0.0.0/33", "127.0.0.0/33"},
+		{"ErrNotAnAddress", "10.0.0.300", "10.0.0.300"},
+		{"ErrNotAName", "10.0.0.0/8, bad host!", "bad host!"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			err := run(t.Context(), []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"},
+				func(k string) string { return map[string]string{"HERALD_OUTBOUND_ALLOW": tc.allow}[k] }, &strings.Builder{}, &strings.Builder{})
+			is.True(err != nil)                                              // the start stops
+			is.True(strings.Contains(err.Error(), `"`+tc.named+`"`))         // naming the entry
+			is.True(strings.Contains(err.Error(), platform.OutboundSetting)) // and the setting
+		})
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package messaging_test
 
 import (
 	"net"
@@ -97,22 +97,4 @@ func TestOutbound_SendFollowsNoRedirect(t *testing.T) {
 	n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:failed")
 	is.True(strings.Contains(n.Jobs[1].ExecutionDetails[len(n.Jobs[1].ExecutionDetails)-1].Detail, "redirects are not followed")) // says why
 	is.Equal(len(hook.Received()), 0)                                                                                             // the redirect's target saw nothing
-}
-func TestRun_BadOutboundAllow(t *testing.T) {
-	for _, tc := range []struct {
-		name, allow, named string
-	}{
-		{"ErrPrefixTooLong", "127.0.0.0/33", "127.0.0.0/33"},
-		{"ErrNotAnAddress", "10.0.0.300", "10.0.0.300"},
-		{"ErrNotAName", "10.0.0.0/8, bad host!", "bad host!"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			is := is.New(t)
-			err := run(t.Context(), []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"},
-				func(k string) string { return map[string]string{"HERALD_OUTBOUND_ALLOW": tc.allow}[k] }, &strings.Builder{}, &strings.Builder{})
-			is.True(err != nil)                                              // the start stops
-			is.True(strings.Contains(err.Error(), `"`+tc.named+`"`))         // naming the entry
-			is.True(strings.Contains(err.Error(), platform.OutboundSetting)) // and the setting
-		})
-	}
 }
