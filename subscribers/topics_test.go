@@ -1,4 +1,4 @@
-package main
+package subscribers_test
 
 import (
 	"encoding/json"

@@ -1,6 +1,6 @@
 //go:build !race
 
-package main
+package subscribers_test
 
 // raceEnabled is true when the tests run under the race detector, which
 // makes the largest fixtures take minutes; those tests shrink them.
