@@ -86,7 +86,7 @@ func TestDelivery_ChatWebhookFallsBackToTheIntegration(t *testing.T) {
 	tx := apptest.Trigger(t, srv, `{"name":"one","to":"new","payload":{"name":"Bea"}}`)
 	apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:completed")
 	got := hook.Received()
-	is.Equal(len(got), 1)                 // the integration's webhook got it (contract §9)
+	is.Equal(len(got), 1)                 // the integration's own webhook got it
 	is.Equal(got[0]["content"], "Hi Bea") // rendered
 }
 

@@ -1,4 +1,4 @@
-package main
+package activity_test
 
 import (
 	"fmt"

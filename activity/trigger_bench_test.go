@@ -1,4 +1,4 @@
-package main
+package activity_test
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 // goroutines as bench/ has clients, on a file database, so a CPU profile
 // shows what one trigger costs without the HTTP client beside it:
 //
-//	go test -run '^$' -bench Trigger -cpuprofile cpu.out .
+//	go test -run '^$' -bench Trigger -cpuprofile cpu.out ./activity
 func BenchmarkTrigger(b *testing.B) {
 	benchTrigger(b, func(i int64) []byte {
 		return fmt.Appendf(nil, `{"name":"bench-inbox","to":"r%d","payload":{"n":%d}}`, i%benchRecipients, i)

@@ -1,7 +1,6 @@
-package main
+package activity_test
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -138,37 +137,6 @@ func TestRetention_SweepKeepsNewerAndPending(t *testing.T) {
 			res.Decode(t, &feed)
 			is.Equal(feed.TotalCount, map[bool]int{true: 0, false: 2}[expired]) // in-app messages go after a year
 			is.True(has(pending))                                               // the pending notification still stays
-		})
-	}
-}
-
-// TestRun_BadStorageSettings: a negative or unreadable retention or
-// mmap setting, by flag or variable, stops the start with a message naming
-// it.
-func TestRun_BadStorageSettings(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		env  map[string]string
-		want string
-	}{
-		{"ErrNegativeFlag", []string{"herald", "-activity-retention", "-1"}, nil, "-activity-retention (HERALD_ACTIVITY_RETENTION)"},
-		{"ErrNegativeVariable", []string{"herald"}, map[string]string{"HERALD_MESSAGE_RETENTION": "-2d"}, "HERALD_MESSAGE_RETENTION"},
-		{"ErrUnreadable", []string{"herald"}, map[string]string{"HERALD_IN_APP_RETENTION": "a year"}, "HERALD_IN_APP_RETENTION"},
-		{"ErrUnreadableDuration", []string{"herald", "-in-app-retention", "12x"}, nil, "-in-app-retention"},
-		{"ErrNaN", []string{"herald", "-message-retention", "NaN"}, nil, "-message-retention"},
-		{"ErrMmapUnreadable", []string{"herald"}, map[string]string{"HERALD_MMAP_SIZE": "lots"}, "HERALD_MMAP_SIZE"},
-		{"ErrMmapNegative", []string{"herald", "-mmap-size", "-1"}, nil, "-mmap-size"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			is := is.New(t)
-			env := map[string]string{"HERALD_DB": ":memory:", "HERALD_ADDR": "127.0.0.1:0"}
-			for k, v := range tc.env {
-				env[k] = v
-			}
-			err := run(context.Background(), tc.args, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
-			is.True(err != nil)                             // refused before serving
-			is.True(strings.Contains(err.Error(), tc.want)) // naming the setting
 		})
 	}
 }

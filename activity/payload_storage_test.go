@@ -1,4 +1,4 @@
-package main
+package activity_test
 
 import (
 	"encoding/base64"
@@ -16,8 +16,8 @@ import (
 // TestBroadcast_LargePayloadStoredOncePerNotification broadcasts a large
 // payload to a few subscribers through an in-app and an email step (two
 // messages per notification) and checks that the database grows by the
-// notification's copy and one copy for its messages, no more (issue 37:
-// it held one in each message's row and another in its feed item), while
+// notification's copy and one copy for its messages, no more (not one in
+// each message's row and another in its feed item), while
 // the feed, its payload filter and the messages list still show it. The
 // payload is 400 KB, under the trigger's payload limit.
 func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
