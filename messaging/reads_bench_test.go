@@ -1,4 +1,4 @@
-package main
+package messaging_test
 
 import (
 	"context"
@@ -123,7 +123,7 @@ func (s *readBenchServer) get(b *testing.B, path string) []byte {
 // subscriberId, email and name substring, cursor paging through 1,000
 // results) in-process, with as many goroutines as bench/ has clients:
 //
-//	go test -run '^$' -bench Reads -cpuprofile cpu.out .
+//	go test -run '^$' -bench Reads -cpuprofile cpu.out ./messaging
 func BenchmarkReads(b *testing.B) {
 	apptest.ServerGC(b)
 	srv := startReadBench(b)
