@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 func TestRun_Version(t *testing.T) {
@@ -127,4 +129,36 @@ func TestRun_BadStorageSettings(t *testing.T) {
 			is.True(strings.Contains(err.Error(), tc.want)) // naming the setting
 		})
 	}
+}
+
+func TestMetrics_OwnAddress(t *testing.T) {
+	is := is.New(t)
+	metricsAddr := freeAddr(t)
+	base, _, _ := startRun(t, map[string]string{"HERALD_DB": ":memory:"}, "-metrics-addr", metricsAddr)
+	families := platformtest.Scrape(t, "http://"+metricsAddr+"/metrics")
+	_, ok := platformtest.Sample(families, "go_goroutines", nil)
+	is.True(ok)                                // served on the metrics address
+	is.Equal(get(t, base+"/metrics", ""), 401) // and not beside the API, where every other path needs a key
+}
+
+func TestMetrics_AddressInUseStopsTheStart(t *testing.T) {
+	is := is.New(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err) // an address another process holds
+	defer taken.Close()
+	env := map[string]string{"HERALD_DB": ":memory:", "HERALD_ADDR": "127.0.0.1:0", "HERALD_METRICS_ADDR": taken.Addr().String()}
+	err = run(context.Background(), []string{"herald"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+	is.True(err != nil && strings.Contains(err.Error(), "metrics address")) // refused, naming the setting
+}
+
+func TestCompat_UnknownModeStopsTheStart(t *testing.T) {
+	is := is.New(t)
+	for _, env := range []map[string]string{{"HERALD_COMPAT": "nova"}, {"HERALD_COMPAT": "NOVU"}} {
+		err := run(context.Background(), []string{"herald", "-db", ":memory:"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+		is.True(err != nil)                                          // refused before serving
+		is.True(strings.Contains(err.Error(), "novu"))               // naming the accepted value
+		is.True(strings.Contains(err.Error(), env["HERALD_COMPAT"])) // and the one given
+	}
+	err := run(context.Background(), []string{"herald", "-compat", "x"}, func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{})
+	is.True(err != nil && strings.Contains(err.Error(), "novu")) // the flag too
 }

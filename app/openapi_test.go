@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app"
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -45,7 +46,7 @@ func TestOpenAPI_EveryRouteIsDescribedAndEveryDescribedRouteRegistered(t *testin
 			frag := fragmentFor(routes[pattern])
 			method, path, _ := strings.Cut(pattern, " ")
 			t.Errorf("route %q (registered in %s) is not described: add %s under paths: %s: in %s "+
-				"(and, for a new package, list that file in openAPI in wire.go)",
+				"(and, for a new package, list that file in OpenAPI in app/wire.go)",
 				pattern, routes[pattern], strings.ToLower(method), path, frag)
 		}
 	}
@@ -78,12 +79,12 @@ func TestOpenAPI_WireServesEveryFragmentOfTheSource(t *testing.T) {
 		wired = append(wired, f.Name)
 		i := slices.IndexFunc(source, func(s platform.Fragment) bool { return s.Name == f.Name })
 		if i >= 0 && !bytes.Equal(source[i].YAML, f.YAML) {
-			t.Errorf("%s: wire.go embeds another file than the source's", f.Name)
+			t.Errorf("%s: app/wire.go embeds another file than the source's", f.Name)
 		}
 	}
 	slices.Sort(names)
 	slices.Sort(wired)
-	is.Equal(wired, names) // every package's openapi.yaml is listed in openAPI in wire.go
+	is.Equal(wired, names) // every package's openapi.yaml is listed in OpenAPI in app/wire.go
 }
 
 var pathParam = regexp.MustCompile(`\{[^}]+\}`)
@@ -97,8 +98,7 @@ func TestOpenAPI_DocumentedRoutesAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("API description: %v", err)
 	}
-	base, _, _ := startRun(t, map[string]string{"HERALD_DB": ":memory:", "HERALD_API_KEY": metricsKey})
-	c := platformtest.NewClient(base, metricsKey)
+	c := apptest.NewServer(t).Dev
 	for op := range spec.Origins {
 		method, path, _ := strings.Cut(op, " ")
 		path = pathParam.ReplaceAllString(path, "placeholder")
@@ -121,7 +121,7 @@ func TestOpenAPI_DocumentedRoutesAnswer(t *testing.T) {
 
 func TestOpenAPI_ServedAndShown(t *testing.T) {
 	is := is.New(t)
-	base, _, _ := startRun(t, map[string]string{"HERALD_DB": ":memory:", "HERALD_API_KEY": metricsKey})
+	base := apptest.NewServer(t).URL
 	status, body := call(t, "GET", base+"/openapi.json", "", "")
 	is.Equal(status, 200) // served without a key
 	var doc struct {

@@ -1,8 +1,7 @@
-package main
+package app_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"reflect"
@@ -385,16 +384,4 @@ func TestCompat_EnumsBothWays(t *testing.T) {
 	res.Decode(t, &e)
 	is.True(e["data"] == nil)        // errors are not wrapped
 	is.Equal(e["statusCode"], 422.0) // the error body as ever
-}
-
-func TestCompat_UnknownModeStopsTheStart(t *testing.T) {
-	is := is.New(t)
-	for _, env := range []map[string]string{{"HERALD_COMPAT": "nova"}, {"HERALD_COMPAT": "NOVU"}} {
-		err := run(context.Background(), []string{"herald", "-db", ":memory:"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
-		is.True(err != nil)                                          // refused before serving
-		is.True(strings.Contains(err.Error(), "novu"))               // naming the accepted value
-		is.True(strings.Contains(err.Error(), env["HERALD_COMPAT"])) // and the one given
-	}
-	err := run(context.Background(), []string{"herald", "-compat", "x"}, func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{})
-	is.True(err != nil && strings.Contains(err.Error(), "novu")) // the flag too
 }

@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"encoding/json"
@@ -90,7 +90,7 @@ var apiRoutes = []struct{ method, path, seed string }{
 // object, never a 5xx. Without -fuzz it runs its seeds, one valid request
 // per route; to search further:
 //
-//	go test -run '^$' -fuzz FuzzAPI -fuzztime 5m .
+//	go test -run '^$' -fuzz FuzzAPI -fuzztime 5m ./app
 func FuzzAPI(f *testing.F) {
 	srv := apptest.NewServer(f)
 	ids := fuzzFixtures(f, srv)

@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herald-notify/herald/app/apptest"
+	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 // TestSDK_NovuAPI runs testdata/novu-api/sdk.mjs, the reference platform's
@@ -21,32 +24,31 @@ func TestSDK_NovuAPI(t *testing.T) {
 	dir := filepath.Join("testdata", "novu-api")
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed; install Node 18+, then: (cd testdata/novu-api && npm ci) && go test -run TestSDK_NovuAPI .")
+		t.Skip("node is not installed; install Node 18+, then: (cd app/testdata/novu-api && npm ci) && go test -run TestSDK_NovuAPI ./app")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@novu", "api")); err != nil {
-		t.Skip("the SDK is not installed; run: (cd testdata/novu-api && npm ci) && go test -run TestSDK_NovuAPI .")
+		t.Skip("the SDK is not installed; run: (cd app/testdata/novu-api && npm ci) && go test -run TestSDK_NovuAPI ./app")
 	}
-	sdk := func(env map[string]string) (string, error) {
-		env["HERALD_DB"], env["HERALD_API_KEY"] = ":memory:", metricsKey
-		base, _, _ := startRun(t, env)
+	sdk := func(options ...apptest.Option) (string, error) {
+		base := apptest.NewServer(t, options...).URL
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, node, "sdk.mjs")
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HERALD_URL="+base, "HERALD_KEY="+metricsKey)
+		cmd.Env = append(os.Environ(), "HERALD_URL="+base, "HERALD_KEY="+platformtest.DevKey)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
 		return out.String(), err
 	}
-	out, err := sdk(map[string]string{"HERALD_COMPAT": "novu"})
+	out, err := sdk(apptest.Compat("novu"))
 	if err != nil || !strings.Contains(out, "sdk: all ok") {
 		t.Fatalf("the SDK failed against HERALD_COMPAT=novu: %v\n%s", err, out)
 	}
 	t.Log(out)
 	// Without the mode, the same SDK refuses Herald's own spelling: the
 	// mode is what makes it work.
-	out, err = sdk(map[string]string{})
+	out, err = sdk()
 	if err == nil {
 		t.Fatalf("the SDK worked without HERALD_COMPAT; the spec's spelling should fail its schemas:\n%s", out)
 	}
