@@ -77,7 +77,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
-	workflows.AddRoutes(mux, workflowStore, integrationStore, messaging.ParseTemplate)
+	workflows.AddRoutes(mux, workflowStore, integrationStore)
 	messaging.AddRoutes(mux, messageStore)
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
 	return &App{Integrations: integrationStore, Workflows: workflowStore, Subscribers: subscriberStore,

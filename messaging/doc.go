@@ -13,11 +13,12 @@
 // primary active integration, chat and push through every active integration
 // for which the subscriber has channel credentials.
 //
-// Rendering. In an email's HTML every interpolated value is HTML-escaped
-// unless the step's disableOutputSanitization is true (spec §2.14.2);
-// subjects and the text of sms, chat, push and in_app are never escaped.
-// Each render is bounded: 100,000 loop iterations, 4 MiB of output or of any
-// captured or assigned string, no include; a template past a limit, or a
+// Rendering, through package templates. In an email's HTML every
+// interpolated value is HTML-escaped unless the step's
+// disableOutputSanitization is true; subjects and the text of sms, chat,
+// push and in_app are never escaped. Each render is bounded: 100,000 loop
+// iterations, 4 MiB of output or of any captured or assigned string, one
+// second for a step's templates, no include; a template past a limit, or a
 // filter that fails on its arguments, fails the step with the reason.
 //
 // Providers: nodemailer (SMTP: secure is implicit TLS, requireTls demands

@@ -229,7 +229,7 @@ func TestConformance_WorkflowSummaries(t *testing.T) {
 				t.Fatalf("seed: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, nil, nil)
+		workflows.AddRoutes(mux, store, nil)
 	})
 	var ids []string
 	for _, body := range []string{`{"name":"All",` + allSteps + `}`, `{"name":"Gone","steps":[]}`} {
