@@ -20,8 +20,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, to age a test database's schema
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
@@ -264,11 +265,11 @@ func TestRun_PostgresStartErrors(t *testing.T) {
 }
 
 func TestRun_PostgresNewerSchema(t *testing.T) {
-	if !platformtest.OnPostgres() {
+	if !sqldbtest.OnPostgres() {
 		t.Skip("needs TEST_DATABASE_URL")
 	}
 	is := is.New(t)
-	url := platformtest.NewPostgresURL(t)
+	url := sqldbtest.NewPostgresURL(t)
 	db, err := sql.Open("pgx", url)
 	is.NoErr(err)
 	defer db.Close()
@@ -365,9 +366,9 @@ func TestRun_BadOutboundAllow(t *testing.T) {
 			is := is.New(t)
 			err := run(t.Context(), []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"},
 				func(k string) string { return map[string]string{"HERALD_OUTBOUND_ALLOW": tc.allow}[k] }, &strings.Builder{}, &strings.Builder{})
-			is.True(err != nil)                                              // the start stops
-			is.True(strings.Contains(err.Error(), `"`+tc.named+`"`))         // naming the entry
-			is.True(strings.Contains(err.Error(), platform.OutboundSetting)) // and the setting
+			is.True(err != nil)                                      // the start stops
+			is.True(strings.Contains(err.Error(), `"`+tc.named+`"`)) // naming the entry
+			is.True(strings.Contains(err.Error(), outbound.Setting)) // and the setting
 		})
 	}
 }
@@ -433,4 +434,37 @@ func TestCompat_UnknownModeStopsTheStart(t *testing.T) {
 	}
 	err := run(context.Background(), []string{"herald", "-compat", "x"}, func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{})
 	is.True(err != nil && strings.Contains(err.Error(), "novu")) // the flag too
+}
+
+func TestParseRetention(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"30", 30 * 24 * time.Hour, true},
+		{"365d", 365 * 24 * time.Hour, true},
+		{"0", 0, true},
+		{"0d", 0, true},
+		{"36h", 36 * time.Hour, true},
+		{" 7d ", 7 * 24 * time.Hour, true},
+		{"-1", 0, false},
+		{"-1h", 0, false},
+		{"forever", 0, false},
+		{"", 0, false},
+		{"NaN", 0, false},
+		{"1e309", 0, false},
+		{"99999999d", 0, false},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			is := is.New(t)
+			got, err := parseRetention("-x (HERALD_X)", tc.value)
+			is.Equal(err == nil, tc.ok) // accepted or refused
+			if tc.ok {
+				is.Equal(got, tc.want) // the duration meant
+			} else {
+				is.True(err.Error()[:15] == "-x (HERALD_X): ") // the message names the setting
+			}
+		})
+	}
 }

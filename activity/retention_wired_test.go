@@ -9,9 +9,9 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/app/apptest"
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -19,7 +19,7 @@ const day = 24 * time.Hour
 
 // retentionServer is the wired application with the given retention, on
 // the test clock, and its sweeper, which the test runs by hand.
-func retentionServer(t *testing.T, keep app.Retention) (*apptest.Server, *platform.Sweeper) {
+func retentionServer(t *testing.T, keep app.Retention) (*apptest.Server, *activity.Sweeper) {
 	t.Helper()
 	srv := apptest.NewServer(t, apptest.Retention(keep))
 	return srv, srv.Herald.Sweeper
@@ -153,7 +153,7 @@ func TestRetention_SweepRemovesTopicEntries(t *testing.T) {
 	tx := apptest.Trigger(t, srv, `{"name":"hello","to":[{"type":"Topic","topicKey":"news"}]}`)
 	apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
 	entries := func() (n int) {
-		is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM notification_topics`).Scan(&n))
+		is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM notification_topics`).Scan(&n))
 		return n
 	}
 	is.Equal(entries(), 1) // the topic's notification is indexed
@@ -176,7 +176,7 @@ func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 	c, _, n := inboxMessage(t, srv)
 	count := func(query string) (n int) {
 		t.Helper()
-		is.NoErr(srv.App.DB.R.QueryRow(query).Scan(&n))
+		is.NoErr(srv.App.DB.QueryRowContext(context.Background(), query).Scan(&n))
 		return n
 	}
 

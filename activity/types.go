@@ -1,7 +1,8 @@
 // Package activity triggers workflows and delivers them: the trigger
-// endpoints, the durable job queue in SQLite and the worker that runs it, and
-// the activity records (notifications, jobs, execution details) that explain
-// what happened (spec §2.12, §4.10, §4.11; contract §7–§8).
+// endpoints, the durable job queue and the worker that runs it, the
+// activity records (notifications, jobs, execution details) that explain
+// what happened, and the retention sweeper that deletes expired records,
+// its own and other domains', in batches that yield to the writer.
 package activity
 
 import (

@@ -16,20 +16,22 @@ import (
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
 
 // Deps is what the domains are built from and started with.
 type Deps struct {
-	DB           *platform.DB
+	DB           *sqldb.DB
 	Logger       *slog.Logger
 	Secret       []byte                   // encrypts integration credentials
 	Now          func() time.Time         // injected so tests can move time
 	Environments []platform.Environment   // what Start seeds, and what the sweeper sweeps
 	Workers      int                      // delivery workers; 0 means the default
-	Outbound     *platform.Outbound       // where sends and checks may connect; nil refuses private addresses
+	Outbound     *outbound.Guard          // where sends and checks may connect; nil refuses private addresses
 	Retention    Retention                // how long records are kept; zero keeps them forever
 	Metrics      *platform.Metrics        // what the domains report to; nil reports nothing
 	Inbox        *platform.SubscriberAuth // the inbox's subscriber tokens; nil serves no inbox
@@ -45,7 +47,7 @@ type App struct {
 	Messages     *messaging.Store
 	Activity     *activity.Store
 	Worker       *activity.Worker
-	Sweeper      *platform.Sweeper // runs on its own when Retention.Every is set; a test may call Sweep
+	Sweeper      *activity.Sweeper // runs on its own when Retention.Every is set; a test may call Sweep
 
 	stopOnce sync.Once
 	stoppers []func(context.Context)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/messaging"
-	"github.com/herald-notify/herald/platform"
 )
 
 // Retention is how long records are kept (docs/retention.md); 0 keeps
@@ -21,19 +20,19 @@ type Retention struct {
 // newSweeper builds the retention sweeper: activity deletes its own
 // records and messaging its own, each environment apart, since every
 // index they read starts with the environment.
-func newSweeper(d Deps, activityStore *activity.Store, messageStore *messaging.Store) *platform.Sweeper {
-	sw := &platform.Sweeper{DB: d.DB, Now: d.Now, Every: d.Retention.Every, Logger: d.Logger}
+func newSweeper(d Deps, activityStore *activity.Store, messageStore *messaging.Store) *activity.Sweeper {
+	sw := &activity.Sweeper{DB: d.DB, Now: d.Now, Every: d.Retention.Every, Logger: d.Logger}
 	for _, env := range d.Environments {
 		sw.Tasks = append(sw.Tasks,
-			platform.SweepTask{Name: "notifications", Keep: d.Retention.Activity,
+			activity.SweepTask{Name: "notifications", Keep: d.Retention.Activity,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return activityStore.SweepFinished(ctx, env.ID, before, cursor, limit)
 				}},
-			platform.SweepTask{Name: "in-app messages", Keep: d.Retention.InApp,
+			activity.SweepTask{Name: "in-app messages", Keep: d.Retention.InApp,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return messageStore.SweepMessages(ctx, env.ID, true, before, cursor, limit)
 				}},
-			platform.SweepTask{Name: "messages", Keep: d.Retention.Messages,
+			activity.SweepTask{Name: "messages", Keep: d.Retention.Messages,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return messageStore.SweepMessages(ctx, env.ID, false, before, cursor, limit)
 				}},

@@ -65,15 +65,13 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	}).WithClock(d.Now)
 	activityStore := activity.NewStore(d.DB, d.Now)
 	activityStore.Observe(d.Metrics)
-	d.Metrics.Queue(activityStore.QueueStats)
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),
 		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore})
 	if d.Inbox != nil {
 		d.Inbox.UseSubscribers(subscriberStore)
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.Inbox, Subscribers: subscriberStore,
 			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
-			Live: messaging.NewLiveBus(d.DB, d.Logger), MaxSnooze: d.MaxSnooze, Closing: closing})
-		d.Metrics.Gauge("herald_inbox_sockets", "Live inbox sockets open on this process.", messageStore.OpenSockets)
+			Live: messaging.NewLiveBus(d.DB, d.Logger), MaxSnooze: d.MaxSnooze, Closing: closing, Metrics: d.Metrics})
 	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)

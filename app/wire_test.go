@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,8 +12,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app/apptest"
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 func TestWire_EnvironmentsAreIsolated(t *testing.T) {
@@ -142,8 +143,8 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	// What the dead process committed: the first batch ("a") and, in the
 	// same transaction, the transactionId claim and the broadcast's row.
 	apptest.Trigger(t, srv, `{"name":"news","to":"a","payload":{"n":7},"transactionId":"cut"}`)
-	ts := platform.FormatTime(srv.App.Clock.Now())
-	_, err := srv.App.DB.W.Exec(`INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
+	ts := sqldb.FormatTime(srv.App.Clock.Now())
+	_, err := srv.App.DB.ExecContext(context.Background(), `INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
 		request, actor, last_subscriber_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		srv.App.Development.ID, "cut", srv.App.Development.OrganizationID,
 		`{"name":"news","payload":{"n":7},"transactionId":"cut"}`, `{"type":"none","data":null}`, "a", ts, ts)
@@ -169,6 +170,6 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	}, "the broadcast to reach b and c")
 	is.Equal(feeds, map[string][]string{"a": {"News 7"}, "b": {"News 7"}, "c": {"News 7"}}) // each subscriber once
 	var left int
-	is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM activity_broadcasts`).Scan(&left)) // counted
-	is.Equal(left, 0)                                                                       // finished
+	is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM activity_broadcasts`).Scan(&left)) // counted
+	is.Equal(left, 0)                                                                                                  // finished
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/messaging"
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // wired is the whole application, whose stores a test reaches to deliver
@@ -54,7 +54,7 @@ func (w *wired) send(t *testing.T, workflowID string, index int, controls map[st
 	}
 	rawPayload, _ := json.Marshal(payload)
 	d := &messaging.Delivery{
-		JobID: platform.NewID(), NotificationID: platform.NewID(), EnvironmentID: env.ID,
+		JobID: sqldb.NewID(), NotificationID: sqldb.NewID(), EnvironmentID: env.ID,
 		OrganizationID: env.OrganizationID, TransactionID: transactionID, Channel: st.Type,
 		StepID: st.StepID, StepDatabaseID: st.ID, WorkflowDatabaseID: wf.ID, WorkflowID: workflowID,
 		Subscriber: sub, Controls: values, Payload: rawPayload,

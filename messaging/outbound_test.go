@@ -10,12 +10,12 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app/apptest"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 )
 
-func mustAllow(t *testing.T, list string) *platform.Outbound {
+func mustAllow(t *testing.T, list string) *outbound.Guard {
 	t.Helper()
-	o, err := platform.ParseOutboundAllow(list)
+	o, err := outbound.ParseAllow(list)
 	if err != nil {
 		t.Fatalf("allow list %q: %v", list, err)
 	}

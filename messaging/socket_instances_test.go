@@ -10,7 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app/apptest"
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestSocket_EventsFromAnotherInstance: with two instances on one
@@ -18,7 +18,7 @@ import (
 // inbox through the other — a delivery, inbox actions, the server API's
 // mark-as and deletes — in order, with the counts as they stand.
 func TestSocket_EventsFromAnotherInstance(t *testing.T) {
-	if !platformtest.OnPostgres() {
+	if !sqldbtest.OnPostgres() {
 		t.Skip("several instances share a PostgreSQL database only; on SQLite one process holds every socket")
 	}
 	is := is.New(t)
@@ -70,8 +70,8 @@ func TestSocket_EventsFromAnotherInstance(t *testing.T) {
 	// Every connection to the database dropped: a's listener, back, may
 	// have missed events, and sends its sockets their counts again.
 	var database string
-	is.NoErr(a.App.DB.R.QueryRow(`SELECT current_database()`).Scan(&database)) // the instances' database
-	u, err := url.Parse(platformtest.DatabaseURL)
+	is.NoErr(a.App.DB.QueryRowContext(context.Background(), `SELECT current_database()`).Scan(&database)) // the instances' database
+	u, err := url.Parse(sqldbtest.DatabaseURL)
 	is.NoErr(err) // TEST_DATABASE_URL
 	u.Path = "/" + database
 	admin, err := sql.Open("pgx", u.String())

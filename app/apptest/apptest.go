@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/app"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -43,7 +44,7 @@ func (s *Server) Stop() { s.stop() }
 type Option func(*settings)
 
 type settings struct {
-	outbound  *platform.Outbound
+	outbound  *outbound.Guard
 	retention app.Retention
 	compat    string
 	logs      io.Writer
@@ -52,7 +53,7 @@ type settings struct {
 // Outbound sets where sends may connect, as HERALD_OUTBOUND_ALLOW does;
 // nil is the default guard, which refuses loopback. Without it, sends
 // may reach loopback (platformtest.Loopback), where tests run receivers.
-func Outbound(o *platform.Outbound) Option { return func(s *settings) { s.outbound = o } }
+func Outbound(o *outbound.Guard) Option { return func(s *settings) { s.outbound = o } }
 
 // Retention sets how long records are kept. Unless r.Every is set, the
 // sweeper runs only when the test calls Herald.Sweeper.Sweep.

@@ -18,6 +18,7 @@ import (
 	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // benchKey is the Development key of a Bench.
@@ -28,7 +29,7 @@ const benchKey = "bench-development-key-000000000000000"
 // profile shows what the server itself spends. It holds bench/'s one-step
 // in-app workflow "bench-inbox".
 type Bench struct {
-	DB      *platform.DB
+	DB      *sqldb.DB
 	handler http.Handler
 }
 
@@ -37,11 +38,11 @@ type Bench struct {
 func StartBench(b *testing.B) *Bench {
 	ServerGC(b)
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := platform.Open(ctx, filepath.Join(b.TempDir(), "trigger.db"))
+	db, err := sqldb.Open(ctx, filepath.Join(b.TempDir(), "trigger.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		b.Fatal(err)
 	}
 	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: benchKey}, io.Discard)
@@ -104,19 +105,19 @@ func (bench *Bench) Count(b *testing.B, query string) int64 {
 
 // Scan reads the one row query answers into dest.
 func (bench *Bench) Scan(b *testing.B, query string, dest ...any) {
-	if err := bench.DB.R.QueryRow(query).Scan(dest...); err != nil {
+	if err := bench.DB.QueryRowContext(context.Background(), query).Scan(dest...); err != nil {
 		b.Fatal(err)
 	}
 }
 
 // ServerGC runs b under the collector settings herald serve sets
-// (platform.TuneGC). At Go's default the collector runs about three times
+// (app.TuneGC). At Go's default the collector runs about three times
 // as often, and an in-process profile would overstate its share.
 func ServerGC(b testing.TB) {
 	percent := debug.SetGCPercent(-1) // reads the setting, restored at once
 	debug.SetGCPercent(percent)
 	limit := debug.SetMemoryLimit(-1) // a negative limit only reads it
-	platform.TuneGC(os.Getenv)
+	app.TuneGC(os.Getenv)
 	b.Cleanup(func() {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
