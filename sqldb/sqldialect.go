@@ -15,8 +15,9 @@ import (
 // a hot query is built once, when its store is made, not per call.
 //
 // Expressions passed in (expr, doc, key, value…) are SQL: a column, a
-// placeholder, or a fragment of another method. The JSON columns are TEXT
-// on both engines.
+// placeholder, or a fragment of another method. A fragment may spell an
+// expression more than once, so a placeholder passed in is numbered ("?1").
+// The JSON columns are TEXT on both engines.
 type Dialect interface {
 	// IndexedBy is table, with an alias when it has one ("notifications
 	// n"), read through index: SQLite's planner takes the hint, where
