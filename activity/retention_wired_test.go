@@ -194,6 +194,12 @@ func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 		inbox, _ := c.List("limit=10&archived=false&snoozed=false")
 		return len(inbox) == 1
 	}, "the snooze to end")
+	// The message comes back in the unsnooze job's run, and the job is
+	// settled in a later commit; until then it is pending, and the sweep
+	// rightly keeps its notification.
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		return count(`SELECT count(*) FROM jobs WHERE type = 'unsnooze' AND status = 'completed' AND run_at IS NULL`) == 1
+	}, "the unsnooze job to settle")
 	srv.App.Clock.Advance(401 * day)
 	is.NoErr(sweeper.Sweep(context.Background()))       // a year after it came back
 	is.Equal(count(`SELECT count(*) FROM messages`), 0) // the message goes
