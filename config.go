@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
@@ -306,9 +307,6 @@ func (s *limitSettings) rateLimits() platform.RateLimits {
 		AuthFailure: off(s.authFailureRate), AuthFailureBurst: s.authFailureBurst}
 }
 
-// sweepEvery is how often a running Herald sweeps.
-const sweepEvery = time.Hour
-
 // retentionFlags declares the retention settings on fs, each falling back
 // to its HERALD_* variable through env; the returned function reads them
 // once fs is parsed, and fails naming the setting whose value is negative
@@ -325,6 +323,7 @@ func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() 
 	for _, s := range settings {
 		fs.StringVar(s.value, s.flag, env(s.variable, s.def), s.usage+"; days (30d) or a duration (36h), 0 keeps forever ("+s.variable+")")
 	}
+	every := fs.String("sweep-every", env("HERALD_SWEEP_EVERY", "0"), "how often expired records are swept, a duration (10m); 0 means a tenth of the shortest retention, between 1m and 1h (HERALD_SWEEP_EVERY)")
 	return func() (app.Retention, error) {
 		keep := make([]time.Duration, len(settings))
 		for i, s := range settings {
@@ -334,7 +333,13 @@ func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() 
 			}
 			keep[i] = d
 		}
-		return app.Retention{Activity: keep[0], InApp: keep[1], Messages: keep[2], Every: sweepEvery}, nil
+		r := app.Retention{Activity: keep[0], InApp: keep[1], Messages: keep[2], Every: activity.SweepEvery(keep...)}
+		if d, err := time.ParseDuration(strings.TrimSpace(*every)); err != nil || d < 0 {
+			return app.Retention{}, fmt.Errorf("-sweep-every (HERALD_SWEEP_EVERY): %q is not a duration (10m) of 0 or more; 0 sweeps at a tenth of the shortest retention", *every)
+		} else if d > 0 {
+			r.Every = d
+		}
+		return r, nil
 	}
 }
 

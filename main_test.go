@@ -388,6 +388,8 @@ func TestRun_BadStorageSettings(t *testing.T) {
 		{"ErrUnreadable", []string{"herald"}, map[string]string{"HERALD_IN_APP_RETENTION": "a year"}, "HERALD_IN_APP_RETENTION"},
 		{"ErrUnreadableDuration", []string{"herald", "-in-app-retention", "12x"}, nil, "-in-app-retention"},
 		{"ErrNaN", []string{"herald", "-message-retention", "NaN"}, nil, "-message-retention"},
+		{"ErrSweepEveryNegative", []string{"herald", "-sweep-every", "-1m"}, nil, "-sweep-every (HERALD_SWEEP_EVERY)"},
+		{"ErrSweepEveryUnreadable", []string{"herald"}, map[string]string{"HERALD_SWEEP_EVERY": "hourly"}, "HERALD_SWEEP_EVERY"},
 		{"ErrMmapUnreadable", []string{"herald"}, map[string]string{"HERALD_MMAP_SIZE": "lots"}, "HERALD_MMAP_SIZE"},
 		{"ErrMmapNegative", []string{"herald", "-mmap-size", "-1"}, nil, "-mmap-size"},
 	} {
@@ -465,6 +467,34 @@ func TestParseRetention(t *testing.T) {
 			} else {
 				is.True(err.Error()[:15] == "-x (HERALD_X): ") // the message names the setting
 			}
+		})
+	}
+}
+
+// TestParseConfig_SweepEvery: the sweep runs at a tenth of the shortest
+// retention, between a minute and an hour, unless -sweep-every or its
+// variable says otherwise.
+func TestParseConfig_SweepEvery(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want time.Duration
+	}{
+		{"OK defaults, an hour", nil, nil, time.Hour},
+		{"OK a tenth of the shortest", []string{"-message-retention", "2h"}, nil, 12 * time.Minute},
+		{"OK variables too", nil, map[string]string{"HERALD_IN_APP_RETENTION": "100m", "HERALD_ACTIVITY_RETENTION": "5h"}, 10 * time.Minute},
+		{"OK at least a minute", []string{"-activity-retention", "1m"}, nil, time.Minute},
+		{"OK forever is not the shortest", []string{"-activity-retention", "0", "-in-app-retention", "0", "-message-retention", "30m"}, nil, 3 * time.Minute},
+		{"OK every one forever, an hour", []string{"-activity-retention", "0", "-in-app-retention", "0", "-message-retention", "0"}, nil, time.Hour},
+		{"OK set by flag", []string{"-activity-retention", "1m", "-sweep-every", "30s"}, nil, 30 * time.Second},
+		{"OK set by variable", nil, map[string]string{"HERALD_SWEEP_EVERY": "2h"}, 2 * time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			cfg, err := parseConfig(tc.args, func(k string) string { return tc.env[k] })
+			is.NoErr(err)                          // accepted
+			is.Equal(cfg.retention.Every, tc.want) // the sweep's cadence
 		})
 	}
 }
