@@ -86,3 +86,25 @@ func columns(t *testing.T, db *sqldb.DB, query string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestPostgres_SweptTablesAutovacuum: every table retention deletes from
+// is vacuumed once 1% of it is dead, so the space a sweep frees is reused
+// within minutes instead of after a fifth of the table.
+func TestPostgres_SweptTablesAutovacuum(t *testing.T) {
+	if !sqldbtest.OnPostgres() {
+		t.Skip("needs TEST_DATABASE_URL")
+	}
+	pg := sqldbtest.NewDB(t)
+	for _, table := range []string{"notifications", "jobs", "execution_details", "notification_contexts",
+		"notification_topics", "activity_transactions", "messages", "message_payloads"} {
+		var options string
+		err := pg.QueryRowContext(context.Background(), `SELECT coalesce(array_to_string(reloptions, ','), '')
+			FROM pg_class WHERE oid = to_regclass(?)`, table).Scan(&options)
+		if err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		if !strings.Contains(options, "autovacuum_vacuum_scale_factor=0.01") {
+			t.Errorf("%s: reloptions %q, want autovacuum_vacuum_scale_factor=0.01", table, options)
+		}
+	}
+}
