@@ -4,7 +4,7 @@
 //
 //	go run ./bench          # the full run (several minutes)
 //	go run ./bench -quick   # a ~30 second version with smaller data, not judged
-//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8), inbox (9) or instances (10, with -db)
+//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8), inbox (9), retention (11) or instances (10, with -db)
 //	go run ./bench -db postgres://postgres@127.0.0.1:5432/postgres   # the server scenarios on SQLite and on PostgreSQL, and scenario 10
 package main
 
@@ -46,13 +46,16 @@ type sizes struct {
 	sockets           int     // scenario 9: inbox sockets open at once
 	inboxRate         float64 // scenario 9: triggers/s while they are open
 	instanceTriggers  int     // scenario 10: triggers for each count of instances
+	// retentionWindow is how long scenario 11 samples the database's size
+	// after its warm-up.
+	retentionWindow time.Duration
 }
 
 func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
 	expired := flag.Int("expired", 0, "expired notifications the sweeper deletes while scenario 1 runs again; 0 means 1,000,000 (20,000 with -quick)")
-	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9) or instances (10, needs -db)")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9), retention (11) or instances (10, needs -db)")
 	db := flag.String("db", "", "a postgres:// URL: run the server scenarios on that PostgreSQL server too (a fresh database each, created and dropped through this URL), printed beside SQLite's, and scenario 10 (1, 2 and 3 instances on one database)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -67,12 +70,12 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 	sz := sizes{clients: 64, triggers: 100_000, recipients: 1_000, latencyFor: 20 * time.Second, searchFor: 20 * time.Second,
 		subscribers: 100_000, messages: 1_000_000, smallRows: 10_000, largeRows: 1_000_000,
 		readRequests: 20_000, noopRequests: 50_000, floorDelivers: 50_000, footprintTriggers: 10_000, expired: 1_000_000, fanout: 100_000, sockets: 10_000, inboxRate: 1_000,
-		instanceTriggers: 30_000}
+		instanceTriggers: 30_000, retentionWindow: 15 * time.Minute}
 	if quick {
 		sz = sizes{clients: 64, triggers: 5_000, recipients: 200, latencyFor: 3 * time.Second,
 			subscribers: 5_000, messages: 20_000, smallRows: 1_000, largeRows: 20_000,
 			readRequests: 2_000, noopRequests: 5_000, floorDelivers: 5_000, footprintTriggers: 1_000, expired: 20_000, fanout: 5_000, sockets: 500, inboxRate: 200,
-			instanceTriggers: 2_000}
+			instanceTriggers: 2_000, retentionWindow: 2 * time.Minute}
 	}
 	if expired > 0 {
 		sz.expired = expired
@@ -97,21 +100,26 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 	// On PostgreSQL too, with -db: the scenarios that start a server. The
 	// footprint (SQLite's dbstat) and the sweeper run (rows seeded into the
 	// file) measure SQLite's file and are not repeated.
-	pgSteps := map[string]func(context.Context) error{"delivery": b.delivery, "reads": b.reads, "providers": b.providers, "fanout": b.fanout, "inbox": b.inbox}
+	pgSteps := map[string]func(context.Context) error{"delivery": b.delivery, "reads": b.reads, "providers": b.providers, "fanout": b.fanout, "inbox": b.inbox, "retention": b.retention}
 	var parts []string
 	switch only {
 	case "":
 		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox)
 		parts = []string{"delivery", "reads", "providers", "fanout", "inbox", "instances"}
+		// Scenario 11 runs for minutes at any size: the full run only.
+		if !quick {
+			steps = append(steps, b.retention)
+			parts = append(parts, "retention")
+		}
 	case "delivery":
 		steps = append(steps, b.delivery, b.footprint)
 		parts = []string{"delivery"}
 	case "fanout", "reads", "providers":
 		steps = append(steps, pgSteps[only])
 		parts = []string{only}
-	case "inbox": // measured against its targets, not a floor
-		steps = []func(context.Context) error{b.build, b.inbox}
-		parts = []string{"inbox"}
+	case "inbox", "retention": // measured against their targets, not a floor
+		steps = []func(context.Context) error{b.build, pgSteps[only]}
+		parts = []string{only}
 	case "instances":
 		if pgURL == "" {
 			return fmt.Errorf("-only instances needs -db postgres://…")
@@ -119,7 +127,7 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 		steps = []func(context.Context) error{b.build}
 		parts = []string{"instances"}
 	default:
-		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox or instances", only)
+		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox, retention or instances", only)
 	}
 	if pgURL != "" {
 		for _, part := range parts {
