@@ -224,7 +224,7 @@ func (s *Store) storedWhereIn(ctx context.Context, environmentID, column string,
 		if err != nil {
 			return nil, err
 		}
-		subs, err := scanAll(rows)
+		subs, err := s.scanAll(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -332,7 +332,7 @@ func (s *Store) SubscribersAfter(ctx context.Context, environmentID, after strin
 	if err != nil {
 		return nil, err
 	}
-	subs, err := scanAll(rows)
+	subs, err := s.scanAll(rows)
 	if err != nil {
 		return nil, err
 	}
@@ -385,11 +385,11 @@ func prefixFields(err error, prefix string) error {
 	return err
 }
 
-func scanAll(rows *sql.Rows) ([]*subscriber, error) {
+func (s *Store) scanAll(rows *sql.Rows) ([]*subscriber, error) {
 	defer rows.Close()
 	var out []*subscriber
 	for rows.Next() {
-		sub, err := scanSubscriber(rows)
+		sub, err := s.scanSubscriber(rows)
 		if err != nil {
 			return nil, err
 		}

@@ -378,7 +378,7 @@ func (s *Store) fetchKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, whe
 	if err != nil {
 		return nil, false, err
 	}
-	found, err := scanAll(rows)
+	found, err := s.scanAll(rows)
 	if err != nil {
 		return nil, false, err
 	}

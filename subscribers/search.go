@@ -318,7 +318,7 @@ func (s *Store) searchSnapshot(ctx context.Context, environmentID string, q sear
 	if err != nil {
 		return page, err
 	}
-	subs, err := scanAll(rows)
+	subs, err := s.scanAll(rows)
 	if err != nil {
 		return page, err
 	}

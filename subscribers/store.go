@@ -32,7 +32,8 @@ type IntegrationResolver interface {
 type Store struct {
 	db           *sqldb.DB
 	integrations IntegrationResolver
-	workflows    WorkflowSource // for preferences; nil knows no workflow (WithWorkflows)
+	workflows    WorkflowSource   // for preferences; nil knows no workflow (WithWorkflows)
+	sealer       *platform.Sealer // seals channels at rest; nil keeps them plain (WithSecret)
 	now          func() time.Time
 }
 
@@ -60,12 +61,12 @@ const subscriberColumns = `id, organization_id, environment_id, subscriber_id, f
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanSubscriber(row scanner) (*subscriber, error) {
-	var s subscriber
+func (s *Store) scanSubscriber(row scanner) (*subscriber, error) {
+	var sub subscriber
 	var data *string
 	var chans string
-	err := row.Scan(&s.ID, &s.OrganizationID, &s.EnvironmentID, &s.SubscriberID, &s.FirstName, &s.LastName,
-		&s.Email, &s.Phone, &s.Avatar, &s.Locale, &s.Timezone, &data, &chans, &s.Version, &s.CreatedAt, &s.UpdatedAt)
+	err := row.Scan(&sub.ID, &sub.OrganizationID, &sub.EnvironmentID, &sub.SubscriberID, &sub.FirstName, &sub.LastName,
+		&sub.Email, &sub.Phone, &sub.Avatar, &sub.Locale, &sub.Timezone, &data, &chans, &sub.Version, &sub.CreatedAt, &sub.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, platform.ErrNotFound
 	}
@@ -73,12 +74,12 @@ func scanSubscriber(row scanner) (*subscriber, error) {
 		return nil, err
 	}
 	if data != nil {
-		s.Data = json.RawMessage(*data)
+		sub.Data = json.RawMessage(*data)
 	}
-	if err := json.Unmarshal([]byte(chans), &s.Channels); err != nil {
-		return nil, fmt.Errorf("subscriber %s channels: %w", s.ID, err)
+	if sub.Channels, err = s.decodeChannels(sub.ID, chans); err != nil {
+		return nil, err
 	}
-	return &s, nil
+	return &sub, nil
 }
 
 // get reads one subscriber by subscriberId, with _integrationId resolved.
@@ -96,7 +97,7 @@ func (s *Store) get(ctx context.Context, environmentID, subscriberID string) (*s
 func (s *Store) getStored(ctx context.Context, environmentID, subscriberID string) (*subscriber, error) {
 	row := s.db.QueryRow(ctx, `SELECT `+subscriberColumns+`
 		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
-	return scanSubscriber(row)
+	return s.scanSubscriber(row)
 }
 
 // allStored reports whether every channel has its _integrationId stored,
@@ -196,7 +197,7 @@ func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, tenant platform.Tenant
 	defer platform.Wrap(&err, "write subscriber")
 	row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
 		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, tenant.EnvironmentID, subscriberID)
-	sub, err = scanSubscriber(row)
+	sub, err = s.scanSubscriber(row)
 	switch {
 	case errors.Is(err, platform.ErrNotFound) && mode == updateOnly:
 		return nil, false, platform.NotFound("Subscriber %q not found", subscriberID)
@@ -242,7 +243,7 @@ func (b *subscriberBody) apply(sub *subscriber) {
 }
 
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error {
-	chans, err := json.Marshal(sub.Channels)
+	chans, err := s.encodeChannels(sub.ID, sub.Channels)
 	if err != nil {
 		return err
 	}
@@ -252,7 +253,7 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error
 			email, phone, avatar, locale, timezone, data, channels, version, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
 		sub.ID, sub.OrganizationID, sub.EnvironmentID, sub.SubscriberID, sub.FirstName, sub.LastName,
-		sub.Email, sub.Phone, sub.Avatar, sub.Locale, sub.Timezone, nullJSON(sub.Data), string(chans),
+		sub.Email, sub.Phone, sub.Avatar, sub.Locale, sub.Timezone, nullJSON(sub.Data), chans,
 		sub.CreatedAt, sub.UpdatedAt)
 	if sqldb.IsUniqueViolation(err) {
 		return platform.Conflict("Subscriber with id %q already exists", sub.SubscriberID)
@@ -262,7 +263,7 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error
 
 // saveTx writes every mutable column of sub back, bumping __v and updatedAt.
 func (s *Store) saveTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error {
-	chans, err := json.Marshal(sub.Channels)
+	chans, err := s.encodeChannels(sub.ID, sub.Channels)
 	if err != nil {
 		return err
 	}
@@ -273,7 +274,7 @@ func (s *Store) saveTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error {
 			timezone = ?, data = ?, channels = ?, version = ?, updated_at = ?
 		WHERE id = ?`,
 		sub.FirstName, sub.LastName, sub.Email, sub.Phone, sub.Avatar, sub.Locale,
-		sub.Timezone, nullJSON(sub.Data), string(chans), sub.Version, sub.UpdatedAt, sub.ID)
+		sub.Timezone, nullJSON(sub.Data), chans, sub.Version, sub.UpdatedAt, sub.ID)
 	return err
 }
 
@@ -365,7 +366,7 @@ func (s *Store) modify(ctx context.Context, environmentID, subscriberID string, 
 		row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
 			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
 		var err error
-		sub, err = scanSubscriber(row)
+		sub, err = s.scanSubscriber(row)
 		if errors.Is(err, platform.ErrNotFound) {
 			return platform.NotFound("Subscriber %q not found", subscriberID)
 		}

@@ -64,7 +64,7 @@ func newServer(t testing.TB, resolver subscribers.IntegrationResolver) (*platfor
 	t.Helper()
 	var store *subscribers.Store
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		store = subscribers.NewStore(app.DB, resolver, app.Clock.Now)
+		store = subscribers.NewStore(app.DB, resolver, app.Clock.Now).WithSecret(app.Secret)
 		subscribers.AddRoutes(mux, store)
 	})
 	return srv, store

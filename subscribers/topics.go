@@ -320,7 +320,7 @@ func (s *Store) storedIn(ctx context.Context, q querier, environmentID string, i
 	if err != nil {
 		return nil, err
 	}
-	subs, err := scanAll(rows)
+	subs, err := s.scanAll(rows)
 	if err != nil {
 		return nil, err
 	}
