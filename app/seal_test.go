@@ -3,12 +3,14 @@ package app_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app/apptest"
+	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 // setUpChatWorkflow creates a chat-webhook integration and the workflow
@@ -52,4 +54,36 @@ func TestSeal_PlainChannelsDeliveredThenSealedAtStart(t *testing.T) {
 	tx = apptest.Trigger(t, srv, `{"name":"ping","to":"bob"}`)
 	apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:completed")
 	is.Equal(len(hook.Received()), 2) // and delivers to it sealed
+}
+
+// A provider that echoes the webhook URL, in its refusal or in a redirect,
+// does not put it in the log.
+func TestSeal_SendFailureLogsNoWebhookURL(t *testing.T) {
+	for name, answer := range map[string]http.HandlerFunc{
+		"refusal": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"message":"no hook at http://` + r.Host + r.URL.RequestURI() + ` (` + r.URL.Path + `)"}`))
+		},
+		"redirect": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://"+r.Host+r.URL.RequestURI(), http.StatusMovedPermanently)
+		},
+	} {
+		t.Run("OK "+name, func(t *testing.T) {
+			is := is.New(t)
+			echoing := httptest.NewServer(answer)
+			t.Cleanup(echoing.Close)
+			logs := &platformtest.SyncBuffer{}
+			srv := apptest.NewServer(t, apptest.Logs(logs))
+			setUpChatWorkflow(t, srv)
+			apptest.SetUpChat(t, srv, "bob", echoing.URL+"/services/T0SECRET/xoxSecretPath?token=qSecretQuery")
+
+			tx := apptest.Trigger(t, srv, `{"name":"ping","to":"bob"}`)
+			apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:failed")
+			log := logs.String()
+			is.True(strings.Contains(log, `"send failed"`))  // the failure is logged
+			is.True(!strings.Contains(log, "xoxSecretPath")) // without the webhook's path
+			is.True(!strings.Contains(log, "qSecretQuery"))  // nor its query
+		})
+	}
 }

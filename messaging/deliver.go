@@ -128,7 +128,7 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 		t.msg.ID = m.ID
 		start := time.Now()
 		res, err := t.provider.Send(ctx, t.msg)
-		e.obs.sent(ctx, d, t.in.ProviderID, time.Since(start), err)
+		e.obs.sent(ctx, d, t.in.ProviderID, t.msg, time.Since(start), err)
 		got := classify(t.in.ProviderID, res, err)
 		out.Details = append(out.Details, got.detail)
 		if len(got.dead) > 0 {
