@@ -2,7 +2,10 @@ package subscribers_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -131,6 +134,29 @@ func TestSeal_PlainRowWrittenBefore(t *testing.T) {
 		n, err = store.SealStoredChannels(ctx)
 		is.NoErr(err)  // run again
 		is.Equal(n, 0) // it finds nothing to seal
+	})
+	t.Run("OK two instances at once seal each row once", func(t *testing.T) {
+		is := is.New(t)
+		ids := make([]string, 30)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("s%02d", i)
+		}
+		srv, store := setup(t, ids...)
+		other := subscribers.NewStore(srv.App.DB, nil, srv.App.Clock.Now).WithSecret(srv.App.Secret)
+		var wg sync.WaitGroup
+		counts := make([]int, 2)
+		errs := make([]error, 2)
+		for i, s := range []*subscribers.Store{store, other} {
+			wg.Go(func() { counts[i], errs[i] = s.SealStoredChannels(ctx) })
+		}
+		wg.Wait()
+		is.NoErr(errors.Join(errs...))          // neither failed
+		is.Equal(counts[0]+counts[1], len(ids)) // each row sealed once
+		for _, id := range ids {
+			is.Equal(plainSecrets(rawChannels(t, srv, id)), nil) // sealed
+			hook, _ := credentialsOf(t, srv, id)
+			is.Equal(hook, secretHook) // and read back
+		}
 	})
 }
 
