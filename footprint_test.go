@@ -44,10 +44,10 @@ func dbstat(t testing.TB, db *platform.DB, column string) (map[string]int64, int
 }
 
 // maxFootprint is the most a single-step in-app notification may add: a
-// guard against growth. (Issue 42 aims at 3 KB; docs/retention.md says
-// where the bytes still go.) The inbox's message states (archived,
-// snoozed, first seen) added about 40 bytes of record to each message,
-// which the messages table's page fill turns into about 340 B of pages.
+// guard against growth; docs/retention.md says where the bytes go. The
+// inbox's message states (archived, snoozed, first seen) add some 40 bytes
+// to each message's record, which the messages table's page fill makes
+// about 340 B of pages.
 const maxFootprint = 5400
 
 // TestFootprint_InAppNotification measures the bytes on disk that one

@@ -280,9 +280,8 @@ func (app *benchApp) reportFanOut(b *testing.B, subscribers int, cpu0 time.Durat
 
 // serverGC runs b under the collector settings `herald serve` sets
 // (platform.TuneGC). At Go's default the collector runs about three times
-// as often, and an in-process profile would overstate its share: at GOGC
-// 100, BenchmarkTrigger spent 191–194 µs of CPU per trigger against 160–164
-// under these settings (three alternated runs of 40,000).
+// as often, and an in-process profile would overstate its share (set
+// GOGC=100 to compare).
 func serverGC(b *testing.B) {
 	percent := debug.SetGCPercent(-1) // reads the setting, restored at once
 	debug.SetGCPercent(percent)

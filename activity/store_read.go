@@ -119,9 +119,9 @@ func listNotifications(ctx context.Context, q querier, envID string, f listFilte
 // notifications, so that filter is read through its own index and the page
 // sorted. One subscriber's, one context key's, one workflow's or one
 // severity's (other than none) are read through theirs, newest first in the
-// index's order, so a page costs the same however rare they are: a
-// subscriber triggered once took 10 ms to find at 20,000 notifications
-// without its index, and 0.12 ms through it (BenchmarkNotificationsList).
+// index's order, so a page costs the same however rare they are
+// (BenchmarkNotificationsList times a subscriber triggered once among many
+// notifications).
 // Any other page reads notifications_list, the environment newest first,
 // which SQLite would also pick without statistics; it carries severity,
 // channels, workflow and subscriber, so that those filters are tested on

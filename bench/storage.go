@@ -216,8 +216,8 @@ func seedExpired(ctx context.Context, path string, n int) error {
 // notifications into its database and runs scenario 1's triggers twice
 // more, each on a server started afresh: first with retention off, then
 // with the sweeper deleting them. A restarted server on a larger file is
-// slower than scenario 1's warm one with or without a sweep (0.49 of it
-// both ways in a quick run), so the sweep is judged against the first.
+// slower than scenario 1's warm one with or without a sweep, so the sweep
+// is judged against the first.
 func (b *bench) sweepDuringScenario1(ctx context.Context, srv *server, path string, base int) error {
 	srv.stop()
 	n := b.sz.expired

@@ -228,7 +228,8 @@ func inAppCTA(c map[string]any, vars map[string]any, clean func(string) string) 
 // newMessage is the row for a delivery about to be sent. withSummary keeps
 // the subscriber's feed summary in it, for a feed read without a
 // subscriber source; with one, the feed embeds the subscriber as it is
-// now, and the copy was 7% of an in-app notification's bytes (issue 42).
+// now, and the copy would only add to an in-app notification's bytes on
+// disk (TestFootprint_InAppNotification).
 func newMessage(d *Delivery, r *rendered, targets []target, now time.Time, withSummary bool) *message {
 	at := platform.FormatTime(now)
 	sum := []byte("{}")

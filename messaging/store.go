@@ -223,8 +223,7 @@ func isEmptyObject(raw []byte) bool {
 // when it is an in-app message, and NULL for every other channel, whose
 // messages the feed never shows (an email's would carry its HTML again).
 // Reading the item stored at delivery instead of building it from a dozen
-// columns took a feed request from 32.2 to 25.3 µs in-process
-// (BenchmarkReads/feed).
+// columns makes a feed request cheaper (BenchmarkReads/feed measures it).
 func (m *message) storedFeedItem() any {
 	if m.Channel != "in_app" {
 		return nil
@@ -437,8 +436,8 @@ type listFilter struct {
 // reads a newest-first page through messages_list, every message of the
 // environment in time order, and tests each against the filters, since
 // that index gives the order: a page of one transaction's or one
-// subscriber's messages read the whole environment (12 ms at 20,000
-// messages, and growing with them). A transaction has a few messages and a
+// subscriber's messages would read the whole environment, and grow with it
+// (BenchmarkMessagesList times both filters). A transaction has a few messages and a
 // subscriber's are in messages_feed, so those filters are read through
 // their own index, and the page sorted.
 func listQuery(env string, f listFilter) (from, cond string, args []any) {

@@ -130,8 +130,8 @@ func (s *Store) SubscriberIdentity(ctx context.Context, environmentID, subscribe
 // under "subscribers.<i>" when paths is nil. The writes share one
 // transaction, and a body that would change nothing is not written; when
 // none would, no transaction is begun. A trigger names its subscribers this
-// way, up to 100 of them, and a transaction for each was most of the time
-// such a trigger took (BenchmarkTriggerMulticast).
+// way, up to 100 of them, and a transaction for each would be most of such
+// a trigger's time (BenchmarkTriggerMulticast).
 func (s *Store) UpsertSubscribers(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) (out []Subscriber, err error) {
 	defer platform.Wrap(&err, "upsert %d subscribers", len(bodies))
 	env := tenant.EnvironmentID

@@ -127,8 +127,7 @@ const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name
 // help: it is matched with instr() alone on the rows the other terms leave,
 // a scan of the environment's rows cut short by the LIMIT of the page query
 // (such needles match many rows, so a page fills quickly) and by countCap
-// for the count. At 100,000 subscribers that is tens of milliseconds
-// (BenchmarkSearch/email_short_needle). So is a needle holding a NUL:
+// for the count (BenchmarkSearch/email_short_needle times it). So is a needle holding a NUL:
 // SQLite's text functions stop at one, so the index holds no suffix past it.
 //
 // PostgreSQL has no suffix table: its pg_trgm GIN indexes on the same three
