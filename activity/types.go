@@ -1,7 +1,10 @@
-// Package activity triggers workflows and delivers them: the trigger
-// endpoints, the durable job queue in SQLite and the worker that runs it, and
-// the activity records (notifications, jobs, execution details) that explain
-// what happened (spec §2.12, §4.10, §4.11; contract §7–§8).
+// Package activity triggers workflows and runs them: the trigger, bulk,
+// broadcast and cancel endpoints, the fan-out to topics and broadcasts, the
+// durable job queue in the database (SQLite or PostgreSQL) and the worker
+// that runs it, and the records that explain what happened, notifications
+// with their jobs and execution details, served by /v1/notifications and kept
+// only as long as retention says (docs/delivery.md; docs/api.md,
+// "Notifications").
 package activity
 
 import (

@@ -1,7 +1,8 @@
-// Package integrations serves the integrations API (spec §2.5–§2.8, §4.3,
-// §4.5, §4.6; contract §7): configured connections to providers, one channel
-// each, with credentials encrypted at rest. Other domains read active
-// integrations through the Store's exported methods (provided.go).
+// Package integrations owns the configured connections to providers, one
+// channel each, with their credentials encrypted at rest, and serves
+// /v1/integrations (docs/api.md, "Integrations"); the other domains learn
+// which integration serves a channel through the Store's exported methods
+// (provided.go).
 package integrations
 
 import (

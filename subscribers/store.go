@@ -1,6 +1,9 @@
-// Package subscribers owns subscribers and their channel credentials: create,
-// read, update, delete, the credential upserts of spec §4.1 and the cursor
-// search of spec §4.2 (contract §6–§7).
+// Package subscribers owns subscribers and what belongs to each of them:
+// channel credentials, the search index, preferences and topics. It serves
+// /v1/subscribers and /v2/subscribers with its cursor search, the preference
+// routes and the topics of /v1 and /v2 (docs/api.md, "Subscribers";
+// docs/preferences-and-topics.md), and answers the other domains' lookups in
+// typed values (contract.go).
 package subscribers
 
 import (

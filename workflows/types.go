@@ -1,8 +1,9 @@
-// Package workflows serves the v2 workflow API (spec §2.14, §4.9, contract §7):
-// create, read, update, delete and sync between environments, with control
-// values validated per step kind and issues computed on every read and write.
-// It also owns notification groups and provides workflow summaries (spec
-// §2.10.1) and trigger lookups to the other domains.
+// Package workflows owns workflows, their steps and notification groups: it
+// serves /v2/workflows (create, read, update, patch, delete, and sync between
+// environments), validates each step kind's control values, computes step
+// issues on every read and write, and gives the other domains workflow
+// summaries, preferences and trigger lookups (docs/api.md, "Workflows";
+// docs/workflows.md).
 package workflows
 
 import (
