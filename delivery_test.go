@@ -136,7 +136,7 @@ func TestDelivery_InAppReachesTheFeed(t *testing.T) {
 	for _, d := range n.Jobs[1].ExecutionDetails {
 		details = append(details, d.Detail)
 	}
-	is.Equal(details, []string{"Step queued", "Message created", "Message sent"}) // contract §8's in_app sequence
+	is.Equal(details, []string{"Step queued", "Message created", "Message sent"}) // the in_app sequence (docs/api.md, "Delivery")
 
 	var feed struct {
 		Data []struct {
@@ -371,7 +371,7 @@ func TestDelivery_RefusedTriggerChangesNoSubscriber(t *testing.T) {
 	res.Decode(t, &body)
 	e, ok := body.Errors["to.2.email"]
 	is.True(ok)                   // named by its path in the request
-	is.Equal(e.Value, float64(5)) // with the value sent (contract §4)
+	is.Equal(e.Value, float64(5)) // with the value sent (docs/api.md, "Errors")
 
 	for _, id := range []string{"newcomer", "boss", "bad"} {
 		is.Equal(srv.Dev.Do(t, "GET", "/v1/subscribers/"+id, "").Status, 404) // not created

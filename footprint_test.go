@@ -52,7 +52,7 @@ const maxFootprint = 5400
 
 // TestFootprint_InAppNotification measures the bytes on disk that one
 // single-step in-app notification adds, table by table and index by
-// index (issue 42 asks for at most 3 KB), and logs the breakdown.
+// index, and logs the breakdown.
 func TestFootprint_InAppNotification(t *testing.T) {
 	platformtest.SQLiteOnly(t, "SQLite's dbstat measures the pages")
 	is := is.New(t)

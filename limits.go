@@ -9,7 +9,7 @@ import (
 )
 
 // limitSettings are the settings that bound what one client can make the
-// server do (issue 37, docs/security.md).
+// server do (docs/security.md).
 type limitSettings struct {
 	writeRate, authFailureRate   float64
 	writeBurst, authFailureBurst int

@@ -31,7 +31,8 @@ func main() {
 }
 
 // config is every setting of `herald serve`; each flag falls back to its
-// HERALD_* variable, and a flag given on the command line wins (contract §1).
+// HERALD_* variable, and a flag given on the command line wins (docs/api.md,
+// "Running it").
 type config struct {
 	addr       string
 	db         string

@@ -15,10 +15,11 @@ import (
 // TestBroadcast_LargePayloadStoredOncePerNotification broadcasts a large
 // payload to a few subscribers through an in-app and an email step (two
 // messages per notification) and checks that the database grows by the
-// notification's copy and one copy for its messages, no more (issue 37:
-// it held one in each message's row and another in its feed item), while
-// the feed, its payload filter and the messages list still show it. The
-// payload is 400 KB, under the trigger's payload limit.
+// notification's copy and one copy for its messages, no more
+// (docs/retention.md, "What a reader sees": it held one in each message's
+// row and another in its feed item), while the feed, its payload filter and
+// the messages list still show it. The payload is 400 KB, under the
+// trigger's payload limit.
 func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)

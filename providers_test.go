@@ -86,7 +86,7 @@ func TestDelivery_ChatWebhookFallsBackToTheIntegration(t *testing.T) {
 	tx := trigger(t, srv, `{"name":"one","to":"new","payload":{"name":"Bea"}}`)
 	waitJobs(t, srv, tx, "trigger:completed", "chat:completed")
 	got := hook.received()
-	is.Equal(len(got), 1)                 // the integration's webhook got it (contract §9)
+	is.Equal(len(got), 1)                 // the integration's webhook got it (docs/api.md, "What strict clients check")
 	is.Equal(got[0]["content"], "Hi Bea") // rendered
 }
 

@@ -14,9 +14,10 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// startAttrs is what the start line says (issue 41): the build, the store,
-// the address and every setting that differs from its default, so one line
-// of a log tells which binary ran with what. Secrets are named, never shown.
+// startAttrs is what the start line says (docs/operations.md, "Logs"): the
+// build, the store, the address and every setting that differs from its
+// default, so one line of a log tells which binary ran with what. Secrets
+// are named, never shown.
 func startAttrs(cfg config, addr string) []any {
 	b := platform.BuildInfo()
 	attrs := []any{"version", b.Version, "commit", b.Commit, "addr", addr}

@@ -7,8 +7,8 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// Observer learns what triggers and the queue do, for metrics (issue 41).
-// *platform.Metrics is one.
+// Observer learns what triggers and the queue do, for metrics
+// (docs/operations.md, "Metrics"). *platform.Metrics is one.
 type Observer interface {
 	TriggerAnswered(status string)
 	JobFinished(lane, status string)

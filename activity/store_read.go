@@ -224,7 +224,7 @@ func getNotification(ctx context.Context, q querier, envID, id string) (notifica
 	return n, nil
 }
 
-// Wire shapes of spec §2.12.
+// Wire shapes of the "Notifications" section of docs/api.md.
 type (
 	notificationResponse struct {
 		ID                     string          `json:"_id"`

@@ -15,7 +15,7 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// The storage figures of issue 42: the bytes on disk a notification costs
+// The storage figures: the bytes on disk a notification costs
 // by the steps it runs, and the retention sweeper deleting expired
 // notifications while scenario 1 runs.
 

@@ -53,11 +53,11 @@ func escapeHTML(v any) any {
 // prepareTemplate rewrites a template before Liquid parses it: every tag
 // and output keeps to the limits of guard.go (guardTag, guardOutput) and,
 // when escape is set, every {{ expression }} becomes {{ expression | herald_html_escape }},
-// so interpolated values cannot inject markup into HTML (spec §2.14.2
-// disableOutputSanitization, false by default). Literal text is left as it
-// is; raw and comment bodies are copied untouched. The template is cut as
-// workflows.ScanLiquid cuts it, so a {{ or {% that never closes is an error
-// here too rather than text in a message.
+// so interpolated values cannot inject markup into HTML (docs/api.md,
+// "Step controls": disableOutputSanitization, false by default). Literal
+// text is left as it is; raw and comment bodies are copied untouched. The
+// template is cut as workflows.ScanLiquid cuts it, so a {{ or {% that never
+// closes is an error here too rather than text in a message.
 func prepareTemplate(src string, escape bool) (string, error) {
 	segs, err := workflows.ScanLiquid(src)
 	if err != nil {
@@ -110,11 +110,11 @@ func guardOutput(expr string, escape bool) string {
 }
 
 // inAppPolicy sanitizes in-app text that holds markup, unless the step
-// sets disableOutputSanitization (spec §2.14.2), as the reference platform
-// sanitizes in-app output: an inbox may render it as HTML, and a payload
-// must not put a script there. Formatting, links and images stay; scripts,
-// event handlers and javascript: URLs go. bluemonday's policies may be
-// used from many goroutines.
+// sets disableOutputSanitization (docs/api.md, "Step controls"), as the
+// reference platform sanitizes in-app output: an inbox may render it as
+// HTML, and a payload must not put a script there. Formatting, links and
+// images stay; scripts, event handlers and javascript: URLs go. bluemonday's
+// policies may be used from many goroutines.
 var inAppPolicy = bluemonday.UGCPolicy()
 
 // markupStart is where HTML markup begins: a tag, an end tag, a comment or

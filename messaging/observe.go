@@ -9,8 +9,8 @@ import (
 	"github.com/herald-notify/herald/integrations/provider"
 )
 
-// SendMetrics counts sends through providers (issue 41); *platform.Metrics
-// is one.
+// SendMetrics counts sends through providers (docs/operations.md,
+// "Metrics"); *platform.Metrics is one.
 type SendMetrics interface {
 	SendDone(provider, outcome string, d time.Duration)
 }

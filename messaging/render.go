@@ -15,8 +15,9 @@ import (
 )
 
 // liquidEngine renders every template. Liquid is what the reference platform
-// and its users write ({{ payload.name | upcase }}, contract §8); a missing
-// variable renders empty rather than failing, as in liquidjs.
+// and its users write ({{ payload.name | upcase }}, docs/api.md,
+// "Delivery"); a missing variable renders empty rather than failing, as in
+// liquidjs.
 var liquidEngine = liquid.NewEngine()
 
 // renderText renders one Liquid template against vars.
@@ -275,7 +276,7 @@ func emailBody(body any, editorType string) (htmlSrc string, blocks []emailBlock
 		}
 		for i := range blocks {
 			if blocks[i].Type != "button" {
-				blocks[i].Type = "text" // spec §2.10: an EmailBlock is a button or text
+				blocks[i].Type = "text" // docs/api.md, "Messages": an EmailBlock is a button or text
 			}
 		}
 		return "", blocks, nil
@@ -297,7 +298,7 @@ func emailBody(body any, editorType string) (htmlSrc string, blocks []emailBlock
 	}
 }
 
-// emailBlock is spec §2.10's EmailBlock.
+// emailBlock is the EmailBlock (docs/api.md, "Messages").
 type emailBlock struct {
 	Type    string `json:"type"`
 	Content string `json:"content"`
@@ -327,7 +328,7 @@ func blocksHTML(blocks []emailBlock) string {
 
 // useLayout reports whether the default layout wraps the email: always,
 // unless layoutId is explicitly null in the step's controls or in the
-// trigger's overrides (spec §2.14.2: null means no layout).
+// trigger's overrides (docs/api.md, "Step controls": null means no layout).
 func useLayout(controls map[string]any, overrides map[string]any, stepID string) bool {
 	if v, ok := controls["layoutId"]; ok && v == nil {
 		return false

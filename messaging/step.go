@@ -60,7 +60,8 @@ func decodeNormalized(raw []byte) (any, error) {
 	return normalize(v), nil
 }
 
-// renderStep renders the step's controls for its channel (spec §2.14.2).
+// renderStep renders the step's controls for its channel (docs/api.md,
+// "Step controls").
 func renderStep(d *Delivery) (*rendered, error) {
 	vars, err := bindings(d)
 	if err != nil {
@@ -139,7 +140,8 @@ func renderStep(d *Delivery) (*rendered, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Values are escaped in the HTML unless the step opts out (spec §2.14.2).
+		// Values are escaped in the HTML unless the step opts out (docs/api.md,
+		// "Step controls").
 		raw, _ := c["disableOutputSanitization"].(bool)
 		if blocks != nil {
 			for i := range blocks {
@@ -181,9 +183,9 @@ func renderStep(d *Delivery) (*rendered, error) {
 	return r, nil
 }
 
-// inAppCTA builds spec §2.11's MessageCTA from the in_app controls:
-// redirect.url is the redirect, primaryAction and secondaryAction the buttons.
-// Each rendered string passes through clean.
+// inAppCTA builds the MessageCTA (docs/api.md, "Calls to action") from the
+// in_app controls: redirect.url is the redirect, primaryAction and
+// secondaryAction the buttons. Each rendered string passes through clean.
 func inAppCTA(c map[string]any, vars map[string]any, clean func(string) string) ([]byte, error) {
 	render := func(tmpl string) (string, error) {
 		out, err := renderText(tmpl, vars)
@@ -270,7 +272,8 @@ func newMessage(d *Delivery, r *rendered, targets []target, now time.Time, withS
 	return m
 }
 
-// actorJSON is the spec §2.9 actor: {type, data}, "none" when not given.
+// actorJSON is the actor (docs/api.md, "The feed"): {type, data}, "none"
+// when not given.
 func actorJSON(raw json.RawMessage) []byte {
 	var a struct {
 		Type string  `json:"type"`

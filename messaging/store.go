@@ -67,7 +67,7 @@ type message struct {
 
 // payloadColumn reads a message's payload, which is stored once per
 // notification in message_payloads (an empty one not at all), not in each
-// message row (issue 37).
+// message row (docs/retention.md, "What a reader sees").
 const payloadColumn = `coalesce((SELECT p.payload FROM message_payloads p
 	WHERE p.notification_id = messages.notification_id), '{}')`
 
@@ -489,7 +489,7 @@ func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message,
 // markAs changes the read/seen state of the subscriber's messages among ids
 // and returns those messages, re-read after the update. Ids of other
 // subscribers or environments are not touched and not returned. As the
-// reference platform does (platform-behavior §8), read and unread both mark
+// reference platform does (docs/api.md, "Mark-as"), read and unread both mark
 // the message seen; the dates of the states set are stamped.
 func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []string, mark string, at time.Time) ([]*message, error) {
 	set := map[string]string{

@@ -8,10 +8,11 @@ import (
 	"time"
 )
 
-// Ids follow the MongoDB ObjectId layout (contract §3): 4 bytes of Unix
-// seconds, 5 random bytes chosen once per process, and a 3-byte counter that
-// starts at a random value. They are unique, roughly time-ordered, and valid
-// wherever a client expects a "database object id".
+// Ids follow the MongoDB ObjectId layout (docs/api.md,
+// "Identifiers and timestamps"): 4 bytes of Unix seconds, 5 random bytes
+// chosen once per process, and a 3-byte counter that starts at a random
+// value. They are unique, roughly time-ordered, and valid wherever a client
+// expects a "database object id".
 var (
 	idProcess [5]byte
 	idCounter atomic.Uint32

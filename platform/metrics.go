@@ -12,10 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Metrics is Herald's Prometheus registry (issue 41): what the HTTP stack,
-// the queue and the providers did, and the database pools. Domains report
-// to it through interfaces they declare, with plain strings for labels; a
-// nil *Metrics ignores every report, so tests and tools need none.
+// Metrics is Herald's Prometheus registry (docs/operations.md, "Metrics"):
+// what the HTTP stack, the queue and the providers did, and the database
+// pools. Domains report to it through interfaces they declare, with plain
+// strings for labels; a nil *Metrics ignores every report, so tests and
+// tools need none.
 type Metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.HistogramVec

@@ -20,11 +20,12 @@ const OutboundSetting = "HERALD_OUTBOUND_ALLOW"
 // Outbound guards every connection Herald opens on a user's behalf (a
 // provider send, a webhook, an integration check). A user who can set a
 // webhook URL must not make Herald reach inside the network it runs in
-// (issue 37): loopback, private, link-local (the cloud metadata address),
-// shared, unspecified and multicast addresses are refused unless the
-// operator allows them. The check runs on the address actually dialled,
-// after DNS resolution, so a name that resolves inside is refused too, and
-// a name that resolves differently the second time cannot slip past.
+// (docs/security.md, "Outbound connections: the guard"): loopback, private,
+// link-local (the cloud metadata address), shared, unspecified and multicast
+// addresses are refused unless the operator allows them. The check runs on
+// the address actually dialled, after DNS resolution, so a name that
+// resolves inside is refused too, and a name that resolves differently the
+// second time cannot slip past.
 //
 // A nil *Outbound is the default guard: it allows nothing extra.
 type Outbound struct {

@@ -9,7 +9,7 @@ import (
 
 // ServerConfig holds what the HTTP stack needs beyond the routes.
 type ServerConfig struct {
-	MaxBody int64            // request body limit in bytes (contract §4: 413 past it)
+	MaxBody int64            // request body limit in bytes (docs/api.md, "Errors": 413 past it)
 	Now     func() time.Time // clock for idempotency expiry; time.Now when nil
 	Secret  []byte           // seals stored idempotent responses (see LoadSecret)
 	// MaxPayload bounds a trigger's payload in bytes (PayloadProblem);

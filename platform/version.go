@@ -7,8 +7,9 @@ import (
 )
 
 // Build describes the running binary, read from the build information the
-// Go toolchain embeds (issue 41): no -ldflags step is needed, so a plain
-// `go build` or `go install` reports the same as a release build.
+// Go toolchain embeds (docs/operations.md, "Version"): no -ldflags step is
+// needed, so a plain `go build` or `go install` reports the same as a
+// release build.
 type Build struct {
 	Version    string `json:"version"`    // the module version: a tag, a pseudo-version, or "(devel)"
 	Commit     string `json:"commit"`     // vcs.revision; "" when built outside a checkout

@@ -17,8 +17,9 @@ import (
 // declare (wire.go checks them at compile time). They answer in this
 // package's exported types: Subscriber, Identity.
 
-// SubscribersByID returns spec §2.1 subscribers keyed by their database _id (ids not found are
-// absent). channels[] omits providerId service-slack and appio (the search/messages-list variant).
+// SubscribersByID returns subscribers (docs/api.md, "Subscribers") keyed by
+// their database _id (ids not found are absent). channels[] omits providerId
+// service-slack and appio (the search/messages-list variant).
 func (s *Store) SubscribersByID(ctx context.Context, environmentID string, ids []string) (out map[string]Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers by id")
 	subs, err := s.storedWhereIn(ctx, environmentID, "id", ids)
@@ -35,7 +36,8 @@ func (s *Store) SubscribersByID(ctx context.Context, environmentID string, ids [
 	return out, nil
 }
 
-// Subscriber returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
+// Subscriber returns one subscriber (docs/api.md, "Subscribers") by
+// subscriberId, or platform.ErrNotFound.
 func (s *Store) Subscriber(ctx context.Context, environmentID, subscriberID string) (Subscriber, error) {
 	subs, err := s.SubscribersBySubscriberID(ctx, environmentID, []string{subscriberID})
 	if err != nil {
@@ -48,10 +50,10 @@ func (s *Store) Subscriber(ctx context.Context, environmentID, subscriberID stri
 	return sub, nil
 }
 
-// SubscribersBySubscriberID returns spec §2.1 subscribers keyed by
-// subscriberId, as Subscriber answers each (subscriberIds not found are
-// absent). A trigger reads its recipients this way on every request: from
-// the cache, and those it misses in one query, not one each.
+// SubscribersBySubscriberID returns subscribers (docs/api.md, "Subscribers")
+// keyed by subscriberId, as Subscriber answers each (subscriberIds not found
+// are absent). A trigger reads its recipients this way on every request:
+// from the cache, and those it misses in one query, not one each.
 func (s *Store) SubscribersBySubscriberID(ctx context.Context, environmentID string, subscriberIDs []string) (out map[string]Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers by subscriberId")
 	keys := make([]string, len(subscriberIDs))
@@ -94,13 +96,13 @@ func (s *Store) SubscribersBySubscriberID(ctx context.Context, environmentID str
 	return out, nil
 }
 
-// SubscriberIdentity returns, by subscriberId, the spec §2.1 fields that
-// name one subscriber: _id, subscriberId, firstName, lastName and avatar; or
-// platform.ErrNotFound. A feed embeds them in every item on every request,
-// so they are read on their own: five columns of one row, without the
-// channels, their integrations and the rest of a whole subscriber. They are
-// cached as JSON (a ByteCache: two heap objects however many it holds, for
-// the collector to mark) and decoded per call.
+// SubscriberIdentity returns, by subscriberId, the fields (docs/api.md,
+// "Subscribers") that name one subscriber: _id, subscriberId, firstName,
+// lastName and avatar; or platform.ErrNotFound. A feed embeds them in every
+// item on every request, so they are read on their own: five columns of one
+// row, without the channels, their integrations and the rest of a whole
+// subscriber. They are cached as JSON (a ByteCache: two heap objects however
+// many it holds, for the collector to mark) and decoded per call.
 func (s *Store) SubscriberIdentity(ctx context.Context, environmentID, subscriberID string) (Identity, error) {
 	raw, err := cacheFor(s.db).identities.Get(subscriberKey(environmentID, subscriberID), func() ([]byte, error) {
 		var id Identity
@@ -319,10 +321,10 @@ func jsonValues(postgres bool) string {
 	return `SELECT value FROM json_each(?)`
 }
 
-// SubscribersAfter returns up to limit spec §2.1 subscribers whose
-// subscriberId is greater than after, in subscriberId order, as
-// Subscriber returns each: a broadcast reads its recipients a batch at a
-// time, in one query, rather than one by one.
+// SubscribersAfter returns up to limit subscribers (docs/api.md,
+// "Subscribers") whose subscriberId is greater than after, in subscriberId
+// order, as Subscriber returns each: a broadcast reads its recipients a
+// batch at a time, in one query, rather than one by one.
 func (s *Store) SubscribersAfter(ctx context.Context, environmentID, after string, limit int) (out []Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers after %q", after)
 	rows, err := s.db.R.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers

@@ -16,11 +16,13 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// countCap is where totalCount stops counting (contract §9): it reads at most
-// this many rows, then reports totalCount 50,000 with totalCountCapped true.
+// countCap is where totalCount stops counting (docs/api.md,
+// "What strict clients check"): it reads at most this many rows, then
+// reports totalCount 50,000 with totalCountCapped true.
 const countCap = 50_000
 
-// searchQuery is a parsed GET /v2/subscribers request (spec §4.2, contract §6).
+// searchQuery is a parsed GET /v2/subscribers request (docs/api.md,
+// "Subscriber search" and "Lists and paging").
 type searchQuery struct {
 	SubscriberID, Email, Phone, Name string
 	Limit                            int

@@ -306,10 +306,11 @@ func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) 
 	})
 }
 
-// setChannel upserts one channel entry (spec §4.1): replace swaps the whole
-// entry (PUT), otherwise the credentials merge and a supplied deviceTokens
-// replaces the stored one (PATCH). Credentials that leave the entry as it
-// was are not written, as the platform skips them: __v and updatedAt stay.
+// setChannel upserts one channel entry (docs/api.md, "Channel credentials"):
+// replace swaps the whole entry (PUT), otherwise the credentials merge and a
+// supplied deviceTokens replaces the stored one (PATCH). Credentials that
+// leave the entry as it was are not written, as the platform skips them: __v
+// and updatedAt stay.
 func (s *Store) setChannel(ctx context.Context, environmentID, subscriberID string, req channelRequest, replace bool) (*subscriber, error) {
 	ids, err := s.resolveRequests(ctx, environmentID, []channelRequest{req})
 	if err != nil {

@@ -7,11 +7,11 @@ import (
 )
 
 // This file finds the variables and filter arguments of Liquid templates
-// (contract §8) so step issues can name what a template uses wrongly. It is a
-// small scanner rather than a Liquid library: rendering is messaging's job,
-// and what we need here, each variable path and each filter's arguments, is
-// not exposed by the parsed template of the usual Go library
-// (osteele/liquid keeps its AST internal).
+// (docs/api.md, "Delivery") so step issues can name what a template uses
+// wrongly. It is a small scanner rather than a Liquid library: rendering is
+// messaging's job, and what we need here, each variable path and each
+// filter's arguments, is not exposed by the parsed template of the usual Go
+// library (osteele/liquid keeps its AST internal).
 
 // templateIssue is one problem in a template, keyed later by control path.
 type templateIssue struct {

@@ -2,9 +2,10 @@ package workflows
 
 import "net/http"
 
-// AddRoutes registers the workflow API (spec §2.14, §4.9; contract §7).
-// checker may be nil: workflows then carry no MISSING_INTEGRATION issues;
-// parser may be nil: templates are then not parsed for issues.
+// AddRoutes registers the workflow API (docs/api.md, "Workflows",
+// "Workflow sync" and "The write side"). checker may be nil: workflows then
+// carry no MISSING_INTEGRATION issues; parser may be nil: templates are then
+// not parsed for issues.
 func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker, parser TemplateParser) {
 	checks := checkers{integrations: checker, templates: parser}
 	mux.Handle("POST /v2/workflows", handleWorkflowCreate(store, checks))
