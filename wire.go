@@ -109,7 +109,7 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
-	workflows.AddRoutes(mux, workflowStore, integrationStore, messaging.ParseTemplate)
+	workflows.AddRoutes(mux, workflowStore, integrationStore)
 	messaging.AddRoutes(mux, messageStore)
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
 	return &wired{integrations: integrationStore, workflows: workflowStore, subscribers: subscriberStore,

@@ -305,7 +305,7 @@ func newHarness(t *testing.T, options ...func(*Store)) *harness {
 		h.store = NewStore(app.DB, app.Clock.Now)
 		h.subs = &listedSubscribers{Store: subscribers.NewStore(app.DB, nil, app.Clock.Now)}
 		h.wf.Store = workflows.NewStore(app.DB)
-		workflows.AddRoutes(mux, h.wf.Store, nil, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, h.wf.Store, nil)
 		for _, o := range options {
 			o(h.store)
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
@@ -22,7 +21,7 @@ func TestTrigger_WakesWorkerOnlyForQueuedWork(t *testing.T) {
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		store = NewStore(app.DB, app.Clock.Now)
 		wf.Store = workflows.NewStore(app.DB)
-		workflows.AddRoutes(mux, wf.Store, nil, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, wf.Store, nil)
 		subs := subscribers.NewStore(app.DB, nil, app.Clock.Now)
 		// Not started: a wake stays in the channel for the test to see.
 		w := NewWorker(store, subs, newFakeMessenger(), WorkerConfig{Logger: app.Logger})

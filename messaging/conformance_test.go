@@ -49,7 +49,7 @@ func newWired(t *testing.T) *wired {
 		}
 		integrations.AddRoutes(mux, ints)
 		subscribers.AddRoutes(mux, w.subs)
-		workflows.AddRoutes(mux, w.flows, ints, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, w.flows, ints)
 		messaging.AddRoutes(mux, w.messages)
 	})
 	return w

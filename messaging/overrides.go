@@ -64,3 +64,35 @@ func addresses(v any) []string {
 	}
 	return nil
 }
+
+// useLayout reports whether the default layout wraps the email: always,
+// unless layoutId is explicitly null (no layout) in the step's controls or
+// in the trigger's overrides.
+func useLayout(controls map[string]any, overrides map[string]any, stepID string) bool {
+	if v, ok := controls["layoutId"]; ok && v == nil {
+		return false
+	}
+	if step := obj(obj(overrides, "steps"), stepID); step != nil {
+		if v, ok := step["layoutId"]; ok && v == nil {
+			return false
+		}
+	}
+	if email := obj(obj(overrides, "channels"), "email"); email != nil {
+		if v, ok := email["layoutId"]; ok && v == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// str returns m[key] when it is a string.
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// obj returns m[key] when it is an object.
+func obj(m map[string]any, key string) map[string]any {
+	o, _ := m[key].(map[string]any)
+	return o
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/templates"
 )
 
 // rendered is a step's controls after Liquid, ready to store and send.
@@ -31,7 +32,7 @@ func (r *rendered) message(m Message) Message {
 // bindings are the variables templates see: subscriber, payload and steps,
 // and the step's render budget.
 func bindings(d *Delivery) (map[string]any, error) {
-	vars := map[string]any{"subscriber": normalize(d.Subscriber.Fields())}
+	vars := map[string]any{"subscriber": templates.Normalize(d.Subscriber.Fields())}
 	if len(d.Payload) > 0 {
 		p, err := decodeNormalized(d.Payload)
 		if err != nil {
@@ -41,13 +42,10 @@ func bindings(d *Delivery) (map[string]any, error) {
 	}
 	steps := map[string]any{}
 	if d.Steps != nil {
-		steps = normalize(d.Steps).(map[string]any)
+		steps = templates.Normalize(d.Steps).(map[string]any)
 	}
 	vars["steps"] = steps
-	// Every template of the step draws on one budget, so that a step of
-	// many templates (a data object of a thousand strings, say) is held to
-	// the limits of one.
-	vars[loopBudgetVar] = newRenderBudget()
+	templates.ShareBudget(vars) // every template of the step draws on one budget
 	return vars, nil
 }
 
@@ -57,7 +55,7 @@ func decodeNormalized(raw []byte) (any, error) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, err
 	}
-	return normalize(v), nil
+	return templates.Normalize(v), nil
 }
 
 // renderStep renders the step's controls for its channel (docs/api.md,
@@ -81,7 +79,7 @@ func renderStep(d *Delivery) (*rendered, error) {
 		if !ok {
 			return "", fmt.Errorf("%s must be a string", key)
 		}
-		out, err := renderText(s, vars)
+		out, err := templates.RenderText(s, vars)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", key, err)
 		}
@@ -105,7 +103,7 @@ func renderStep(d *Delivery) (*rendered, error) {
 		}
 		// Every rendered output but data is sanitized unless the step opts
 		// out, as the reference platform's in-app renderer does.
-		clean := sanitizeInApp
+		clean := templates.SanitizeInApp
 		if raw, _ := c["disableOutputSanitization"].(bool); raw {
 			clean = func(s string) string { return s }
 		}
@@ -123,7 +121,7 @@ func renderStep(d *Delivery) (*rendered, error) {
 			return nil, err
 		}
 		if data, ok := c["data"].(map[string]any); ok {
-			out, err := renderAny(data, vars)
+			out, err := templates.RenderValue(data, vars)
 			if err != nil {
 				return nil, fmt.Errorf("data: %w", err)
 			}
@@ -136,33 +134,18 @@ func renderStep(d *Delivery) (*rendered, error) {
 		}
 		r.subject = &subject
 		editor, _ := c["editorType"].(string)
-		src, blocks, err := emailBody(c["body"], editor)
-		if err != nil {
-			return nil, err
-		}
-		// Values are escaped in the HTML unless the step opts out (docs/api.md,
-		// "Step controls").
+		// Values are escaped in the HTML unless the step opts out.
 		raw, _ := c["disableOutputSanitization"].(bool)
-		if blocks != nil {
-			for i := range blocks {
-				// a text block's content is HTML; a button's is text, escaped whole by blocksHTML
-				if blocks[i].Content, err = renderHTML(blocks[i].Content, vars, raw || blocks[i].Type == "button"); err != nil {
-					return nil, fmt.Errorf("body.%d.content: %w", i, err)
-				}
-				if blocks[i].URL, err = renderText(blocks[i].URL, vars); err != nil {
-					return nil, fmt.Errorf("body.%d.url: %w", i, err)
-				}
-			}
-			r.html = blocksHTML(blocks)
-		} else if r.html, err = renderHTML(src, vars, raw); err != nil {
-			return nil, fmt.Errorf("body: %w", err)
+		var blocks []templates.EmailBlock
+		if r.html, blocks, err = templates.RenderEmail(c["body"], editor, vars, raw); err != nil {
+			return nil, err
 		}
 		var overrides map[string]any
 		json.Unmarshal(d.Overrides, &overrides)
 		if useLayout(c, overrides, d.StepID) {
-			r.html = withLayout(subject, r.html)
+			r.html = templates.WithLayout(subject, r.html)
 		}
-		r.text = htmlToText(r.html)
+		r.text = templates.PlainText(r.html)
 		if blocks != nil {
 			r.content, _ = json.Marshal(blocks)
 		} else {
@@ -188,7 +171,7 @@ func renderStep(d *Delivery) (*rendered, error) {
 // secondaryAction the buttons. Each rendered string passes through clean.
 func inAppCTA(c map[string]any, vars map[string]any, clean func(string) string) ([]byte, error) {
 	render := func(tmpl string) (string, error) {
-		out, err := renderText(tmpl, vars)
+		out, err := templates.RenderText(tmpl, vars)
 		return clean(out), err
 	}
 	cta := map[string]any{"type": "redirect", "data": map[string]any{}}

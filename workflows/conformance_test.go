@@ -9,7 +9,6 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/integrations"
-	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/workflows"
@@ -33,7 +32,7 @@ func newConformanceServer(t *testing.T) *platformtest.Server {
 				t.Fatalf("seed workflows: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, ints, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, store, ints)
 	})
 }
 
@@ -254,7 +253,7 @@ func TestConformance_WorkflowSummaries(t *testing.T) {
 				t.Fatalf("seed: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, nil, nil)
+		workflows.AddRoutes(mux, store, nil)
 	})
 	var ids []string
 	for _, body := range []string{`{"name":"All",` + allSteps + `}`, `{"name":"Gone","steps":[]}`} {

@@ -11,8 +11,8 @@ import (
 // respond writes w as the response (docs/api.md, "Workflows"), with issues
 // checked against the integrations of w's environment, the template engine
 // and the cron parser.
-func respond(w http.ResponseWriter, r *http.Request, status int, wf *workflow, checks checkers) error {
-	res, err := toResponse(r.Context(), wf, &integrationLookup{checkers: checks, envID: wf.EnvironmentID})
+func respond(w http.ResponseWriter, r *http.Request, status int, wf *workflow, integrations IntegrationChecker) error {
+	res, err := toResponse(r.Context(), wf, &integrationLookup{integrations: integrations, envID: wf.EnvironmentID})
 	if err != nil {
 		return err
 	}
@@ -20,7 +20,7 @@ func respond(w http.ResponseWriter, r *http.Request, status int, wf *workflow, c
 }
 
 // handleWorkflowCreate serves POST /v2/workflows.
-func handleWorkflowCreate(store *Store, checks checkers) http.Handler {
+func handleWorkflowCreate(store *Store, integrations IntegrationChecker) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[workflowRequest](r)
 		if err != nil {
@@ -30,7 +30,7 @@ func handleWorkflowCreate(store *Store, checks checkers) http.Handler {
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusCreated, wf, checks)
+		return respond(w, r, http.StatusCreated, wf, integrations)
 	})
 }
 
@@ -41,7 +41,7 @@ var listOrder = map[string]string{
 
 // handleWorkflowList serves GET /v2/workflows: newest first, paged by
 // offset (or page) and limit, filtered by query on name and workflowId.
-func handleWorkflowList(store *Store, checks checkers) http.Handler {
+func handleWorkflowList(store *Store, integrations IntegrationChecker) http.Handler {
 	type listResponse struct {
 		Workflows  []workflowResponse `json:"workflows"`
 		TotalCount int                `json:"totalCount"`
@@ -70,7 +70,7 @@ func handleWorkflowList(store *Store, checks checkers) http.Handler {
 		if err != nil {
 			return err
 		}
-		lookup := &integrationLookup{checkers: checks, envID: tenant.EnvironmentID}
+		lookup := &integrationLookup{integrations: integrations, envID: tenant.EnvironmentID}
 		out := listResponse{Workflows: make([]workflowResponse, 0, len(list)), TotalCount: total}
 		for _, wf := range list {
 			res, err := toResponse(ctx, wf, lookup)
@@ -84,19 +84,19 @@ func handleWorkflowList(store *Store, checks checkers) http.Handler {
 }
 
 // handleWorkflowGet serves GET /v2/workflows/{workflowId} (workflowId or _id).
-func handleWorkflowGet(store *Store, checks checkers) http.Handler {
+func handleWorkflowGet(store *Store, integrations IntegrationChecker) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		wf, err := store.get(r.Context(), platform.TenantFrom(r.Context()).EnvironmentID, r.PathValue("workflowId"))
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusOK, wf, checks)
+		return respond(w, r, http.StatusOK, wf, integrations)
 	})
 }
 
 // handleWorkflowUpdate serves PUT /v2/workflows/{workflowId}: the create
 // body; steps matched by _id or stepId keep their _id.
-func handleWorkflowUpdate(store *Store, checks checkers) http.Handler {
+func handleWorkflowUpdate(store *Store, integrations IntegrationChecker) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[workflowRequest](r)
 		if err != nil {
@@ -106,14 +106,14 @@ func handleWorkflowUpdate(store *Store, checks checkers) http.Handler {
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusOK, wf, checks)
+		return respond(w, r, http.StatusOK, wf, integrations)
 	})
 }
 
 // handleWorkflowPatch serves PATCH /v2/workflows/{workflowId}: the fields
 // the body names change (active, name, description, tags, validatePayload,
 // payloadSchema, isTranslationEnabled), the others and the steps stay.
-func handleWorkflowPatch(store *Store, checks checkers) http.Handler {
+func handleWorkflowPatch(store *Store, integrations IntegrationChecker) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[patchRequest](r)
 		if err != nil {
@@ -123,7 +123,7 @@ func handleWorkflowPatch(store *Store, checks checkers) http.Handler {
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusOK, wf, checks)
+		return respond(w, r, http.StatusOK, wf, integrations)
 	})
 }
 
@@ -141,7 +141,7 @@ func handleWorkflowDelete(store *Store) http.Handler {
 // handleWorkflowSync serves PUT /v2/workflows/{workflowId}/sync
 // (docs/api.md, "Workflow sync"): the target must be another environment of
 // the caller's organization.
-func handleWorkflowSync(store *Store, checks checkers) http.Handler {
+func handleWorkflowSync(store *Store, integrations IntegrationChecker) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[syncRequest](r)
 		if err != nil {
@@ -163,6 +163,6 @@ func handleWorkflowSync(store *Store, checks checkers) http.Handler {
 		if err != nil {
 			return err
 		}
-		return respond(w, r, http.StatusOK, wf, checks)
+		return respond(w, r, http.StatusOK, wf, integrations)
 	})
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -24,7 +23,7 @@ func newInstances(t *testing.T, n int) ([]*platformtest.Server, []*workflows.Sto
 		if err := store.SeedEnvironment(context.Background(), app.Development); err != nil {
 			t.Fatalf("seed: %v", err)
 		}
-		workflows.AddRoutes(mux, store, nil, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, store, nil)
 		stores = append(stores, store)
 	})
 	return srv, stores

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-notify/herald/templates"
 )
 
 // IntegrationChecker tells whether an environment can deliver on a channel.
@@ -15,18 +18,6 @@ import (
 type IntegrationChecker interface {
 	// HasActiveIntegration reports whether the environment has an active integration for channel.
 	HasActiveIntegration(ctx context.Context, environmentID, channel string) (bool, error)
-}
-
-// TemplateParser parses a template as deliveries will render it, with the
-// same engine, filters and tags: messaging.ParseTemplate. A nil parser means
-// templates are not parsed for issues.
-type TemplateParser func(src string) error
-
-// checkers are what a workflow's issues are checked against: its
-// environment's integrations and the template engine. Either may be nil.
-type checkers struct {
-	integrations IntegrationChecker
-	templates    TemplateParser
 }
 
 // subscriberVariables are the subscriber fields a template may use.
@@ -128,6 +119,12 @@ func schemaAllows(node any, path []string) bool {
 	return !hasProps && (len(types) == 0 || slices.Contains(types, "object"))
 }
 
+// isIndex reports whether a path segment is an array index.
+func isIndex(seg string) bool {
+	_, err := strconv.Atoi(seg)
+	return err == nil
+}
+
 func schemaTypes(n map[string]any) []string {
 	switch t := n["type"].(type) {
 	case string:
@@ -147,7 +144,7 @@ func schemaTypes(n map[string]any) []string {
 }
 
 // contentIssues returns the control issues of step i, keyed by control path.
-func contentIssues(w *workflow, i int, variables schema, checks checkers) map[string][]runtimeIssue {
+func contentIssues(w *workflow, i int, variables schema) map[string][]runtimeIssue {
 	st := w.Steps[i]
 	out := map[string][]runtimeIssue{}
 	add := func(path string, issue runtimeIssue) { out[path] = append(out[path], issue) }
@@ -200,15 +197,20 @@ func contentIssues(w *workflow, i int, variables schema, checks checkers) map[st
 	}
 	allowed := func(path []string) bool { return schemaAllows(variables, path) }
 	check := func(path, s string) {
-		found := checkTemplate(s, allowed)
-		for _, ti := range found {
-			add(path, runtimeIssue{IssueType: ti.issueType, VariableName: ti.variable, Message: ti.message})
+		found := templates.Check(s, allowed)
+		for _, p := range found {
+			issueType := issueIllegalVariable
+			if p.BadFilter {
+				issueType = issueInvalidFilterArg
+			}
+			add(path, runtimeIssue{IssueType: issueType, VariableName: p.Variable, Message: p.Message})
 		}
 		// What the checker above names precisely (a variable, a filter's
 		// arguments) it reports itself; any other template that would
-		// fail to parse at every trigger is an issue too.
-		if len(found) == 0 && checks.templates != nil {
-			if err := checks.templates(s); err != nil {
+		// fail to parse at every trigger is an issue too: Parse parses as
+		// deliveries render, with the same engine, filters and tags.
+		if len(found) == 0 {
+			if err := templates.Parse(s); err != nil {
 				add(path, runtimeIssue{IssueType: issueIllegalVariable, Message: "The template cannot be parsed: " + err.Error()})
 			}
 		}
@@ -272,19 +274,11 @@ func walkStrings(v any, path string, fn func(path, s string)) {
 }
 
 // integrationLookup answers HasActiveIntegration once per channel per
-// response, and carries the other checkers the response checks with.
+// response.
 type integrationLookup struct {
-	checkers
-	envID string
-	cache map[string]bool
-}
-
-// checks are the lookup's checkers; none when l is nil.
-func (l *integrationLookup) checks() checkers {
-	if l == nil {
-		return checkers{}
-	}
-	return l.checkers
+	integrations IntegrationChecker
+	envID        string
+	cache        map[string]bool
 }
 
 // missing reports whether the channel certainly has no active integration.

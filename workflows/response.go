@@ -72,7 +72,7 @@ func toResponse(ctx context.Context, w *workflow, lookup *integrationLookup) (wo
 			Type:               st.Type,
 			Origin:             w.Origin,
 		}
-		issues := stepIssues{Controls: contentIssues(w, i, vars, lookup.checks())}
+		issues := stepIssues{Controls: contentIssues(w, i, vars)}
 		if slices.Contains(channels, st.Type) {
 			missing, err := lookup.missing(ctx, st.Type)
 			if err != nil {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -120,7 +119,7 @@ func newServer(t *testing.T, checker workflows.IntegrationChecker) (*platformtes
 				t.Fatalf("seed: %v", err)
 			}
 		}
-		workflows.AddRoutes(mux, store, checker, messaging.ParseTemplate)
+		workflows.AddRoutes(mux, store, checker)
 	})
 	return srv, store
 }

@@ -1,4 +1,4 @@
-package messaging
+package templates
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package messaging
+package templates
 
 import (
 	"fmt"
@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/microcosm-cc/bluemonday"
-
-	"github.com/herald-notify/herald/workflows"
 )
 
 // htmlEscapeFilter is the filter prepareTemplate appends to every output of an
@@ -53,25 +51,25 @@ func escapeHTML(v any) any {
 // prepareTemplate rewrites a template before Liquid parses it: every tag
 // and output keeps to the limits of guard.go (guardTag, guardOutput) and,
 // when escape is set, every {{ expression }} becomes {{ expression | herald_html_escape }},
-// so interpolated values cannot inject markup into HTML (docs/api.md,
-// "Step controls": disableOutputSanitization, false by default). Literal
-// text is left as it is; raw and comment bodies are copied untouched. The
-// template is cut as workflows.ScanLiquid cuts it, so a {{ or {% that never
-// closes is an error here too rather than text in a message.
+// so interpolated values cannot inject markup into HTML (a step opts out
+// with disableOutputSanitization, false by default). Literal text is left
+// as it is; raw and comment bodies are copied untouched. The template is
+// cut as Check cuts it (scan), so a {{ or {% that never closes is an error
+// here too rather than text in a message.
 func prepareTemplate(src string, escape bool) (string, error) {
-	segs, err := workflows.ScanLiquid(src)
+	segs, err := scan(src)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	for _, seg := range segs {
-		switch seg.Kind {
-		case workflows.LiquidTag:
-			b.WriteString("{%" + guardTag(seg.Body) + "%}")
-		case workflows.LiquidOutput:
-			b.WriteString(guardOutput(guardRanges(seg.Body), escape))
+		switch seg.kind {
+		case segTag:
+			b.WriteString("{%" + guardTag(seg.body) + "%}")
+		case segOutput:
+			b.WriteString(guardOutput(guardRanges(seg.body), escape))
 		default:
-			b.WriteString(seg.Src)
+			b.WriteString(seg.src)
 		}
 	}
 	return b.String(), nil
@@ -110,21 +108,21 @@ func guardOutput(expr string, escape bool) string {
 }
 
 // inAppPolicy sanitizes in-app text that holds markup, unless the step
-// sets disableOutputSanitization (docs/api.md, "Step controls"), as the
-// reference platform sanitizes in-app output: an inbox may render it as
-// HTML, and a payload must not put a script there. Formatting, links and
-// images stay; scripts, event handlers and javascript: URLs go. bluemonday's
-// policies may be used from many goroutines.
+// sets disableOutputSanitization, as the reference platform sanitizes
+// in-app output: an inbox may render it as HTML, and a payload must not
+// put a script there. Formatting, links and images stay; scripts,
+// event handlers and javascript: URLs go. bluemonday's policies may be
+// used from many goroutines.
 var inAppPolicy = bluemonday.UGCPolicy()
 
 // markupStart is where HTML markup begins: a tag, an end tag, a comment or
 // a declaration.
 var markupStart = regexp.MustCompile(`<[a-zA-Z!/?]`)
 
-// sanitizeInApp is s with its markup sanitized. Text without markup is
-// left as written, so "Tom & Jerry <3" stays as it is rather than become
-// entities that an inbox showing text would print.
-func sanitizeInApp(s string) string {
+// SanitizeInApp is in-app text s with its markup sanitized. Text without
+// markup is left as written, so "Tom & Jerry <3" stays as it is rather
+// than become entities that an inbox showing text would print.
+func SanitizeInApp(s string) string {
 	if !markupStart.MatchString(s) {
 		return s
 	}

@@ -1,4 +1,4 @@
-package messaging
+package templates
 
 import (
 	"encoding/json"
@@ -210,6 +210,13 @@ func newRenderBudget() *renderBudget {
 }
 
 func (b *renderBudget) late() bool { return time.Now().After(b.deadline) }
+
+// ShareBudget gives vars a budget of its own, which every template rendered
+// with vars then draws on, so that many templates (a step's data object of
+// a thousand strings, say) are held to the limits of one.
+func ShareBudget(vars map[string]any) {
+	vars[loopBudgetVar] = newRenderBudget()
+}
 
 // iterable is what Liquid's for and tablerow tags iterate over.
 type iterable interface {

@@ -1,23 +1,25 @@
-package workflows
+package templates
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
-// This file finds the variables and filter arguments of Liquid templates
-// (docs/api.md, "Delivery") so step issues can name what a template uses
-// wrongly. It is a small scanner rather than a Liquid library: rendering is
-// messaging's job, and what we need here, each variable path and each
-// filter's arguments, is not exposed by the parsed template of the usual Go
-// library (osteele/liquid keeps its AST internal).
+// This file finds the variables and filter arguments of Liquid templates so
+// that a workflow's issues can name what a template uses wrongly. It reads
+// the template itself rather than Liquid's parse of it: what it needs, each
+// variable path and each filter's arguments, is not exposed by the parsed
+// template of osteele/liquid, which keeps its AST internal.
 
-// templateIssue is one problem in a template, keyed later by control path.
-type templateIssue struct {
-	issueType string
-	variable  string
-	message   string
+// Problem is one thing wrong with a template, as Check finds it.
+type Problem struct {
+	// Variable is what the problem is about: a variable that is not
+	// allowed, or the value a filter is misused on ("" for none).
+	Variable string
+	// BadFilter is set when a filter's arguments are wrong; otherwise the
+	// variable is not allowed.
+	BadFilter bool
+	Message   string
 }
 
 // liquidBlock is the inside of one {{ … }} (output) or {% … %} (tag).
@@ -30,12 +32,12 @@ type liquidBlock struct {
 // of whitespace and trim markers. A block that never closes ends the list:
 // the template parser reports it.
 func liquidBlocks(s string) []liquidBlock {
-	segs, _ := ScanLiquid(s)
+	segs, _ := scan(s)
 	var out []liquidBlock
 	for _, seg := range segs {
-		if seg.Kind == LiquidOutput || seg.Kind == LiquidTag {
-			body := strings.TrimSpace(strings.Trim(strings.TrimSpace(seg.Body), "-"))
-			out = append(out, liquidBlock{tag: seg.Kind == LiquidTag, body: body})
+		if seg.kind == segOutput || seg.kind == segTag {
+			body := strings.TrimSpace(strings.Trim(strings.TrimSpace(seg.body), "-"))
+			out = append(out, liquidBlock{tag: seg.kind == segTag, body: body})
 		}
 	}
 	return out
@@ -117,7 +119,7 @@ type exprParser struct {
 	toks    []token
 	pos     int
 	check   func(path []string, raw string)
-	issues  []templateIssue
+	issues  []Problem
 	subject string // the output's leading variable, named in filter issues
 }
 
@@ -257,10 +259,10 @@ func (p *exprParser) subjectName() string {
 }
 
 func (p *exprParser) fail(format string, args ...any) {
-	p.issues = append(p.issues, templateIssue{
-		issueType: issueInvalidFilterArg,
-		variable:  p.subject,
-		message:   fmt.Sprintf(format, args...),
+	p.issues = append(p.issues, Problem{
+		Variable:  p.subject,
+		BadFilter: true,
+		Message:   fmt.Sprintf(format, args...),
 	})
 }
 
@@ -315,9 +317,11 @@ var tagKeywords = map[string]bool{
 	"limit": true, "offset": true, "with": true, "as": true, "by": true, "cols": true,
 }
 
-// checkTemplate returns the problems of template s: variables that allowed
-// rejects, and malformed filter arguments.
-func checkTemplate(s string, allowed func(path []string) bool) []templateIssue {
+// Check returns the problems of template s: variables that allowed rejects
+// (each path as its segments, an index or a key in brackets as "*" unless
+// it is a literal), and malformed filter arguments. Variables the template
+// defines itself (loop variables, assigns, captures) are allowed.
+func Check(s string, allowed func(path []string) bool) []Problem {
 	if !strings.Contains(s, "{") {
 		return nil
 	}
@@ -335,17 +339,16 @@ func checkTemplate(s string, allowed func(path []string) bool) []templateIssue {
 			}
 		}
 	}
-	var issues []templateIssue
+	var issues []Problem
 	seen := map[string]bool{}
 	check := func(path []string, raw string) {
 		if locals[path[0]] || allowed(path) || seen[raw] {
 			return
 		}
 		seen[raw] = true
-		issues = append(issues, templateIssue{
-			issueType: issueIllegalVariable,
-			variable:  raw,
-			message:   fmt.Sprintf("Variable %s is not supported", raw),
+		issues = append(issues, Problem{
+			Variable: raw,
+			Message:  fmt.Sprintf("Variable %s is not supported", raw),
 		})
 	}
 	for _, b := range blocks {
@@ -383,7 +386,7 @@ func checkTemplate(s string, allowed func(path []string) bool) []templateIssue {
 }
 
 // checkOutput checks one output expression: value (| filter[: args])*.
-func checkOutput(expr string, check func(path []string, raw string)) []templateIssue {
+func checkOutput(expr string, check func(path []string, raw string)) []Problem {
 	p := &exprParser{toks: tokenize(expr), check: check}
 	if t := p.peek(); t != nil && t.kind == tIdent && !literals[t.text] {
 		end := p.pos + 1
@@ -407,10 +410,4 @@ func checkOutput(expr string, check func(path []string, raw string)) []templateI
 	}
 	p.filters()
 	return p.issues
-}
-
-// isIndex reports whether a path segment is an array index.
-func isIndex(seg string) bool {
-	_, err := strconv.Atoi(seg)
-	return err == nil
 }

@@ -1,4 +1,4 @@
-package messaging
+package templates
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ func TestRenderText(t *testing.T) {
 	var vars map[string]any
 	json.Unmarshal([]byte(`{"subscriber":{"firstName":"ada"},"payload":{"n":3,"price":2.5,"items":["a","b"],"user":{"name":"Bea"}},
 		"steps":{"digest":{"eventCount":2,"events":[{"payload":{"x":1}},{"payload":{"x":2}}]}}}`), &vars)
-	vars = normalize(vars).(map[string]any)
+	vars = Normalize(vars).(map[string]any)
 	for _, tc := range []struct {
 		name, src, want string
 	}{
@@ -33,14 +33,14 @@ func TestRenderText(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			got, err := renderText(tc.src, vars)
+			got, err := RenderText(tc.src, vars)
 			is.NoErr(err)          // renders
 			is.Equal(got, tc.want) // as Liquid does
 		})
 	}
 	t.Run("ErrSyntax", func(t *testing.T) {
 		is := is.New(t)
-		_, err := renderText("{% if %}", vars)
+		_, err := RenderText("{% if %}", vars)
 		is.True(err != nil) // a broken tag is an error, not a silent empty string
 	})
 	for _, src := range []string{
@@ -52,7 +52,7 @@ func TestRenderText(t *testing.T) {
 	} {
 		t.Run("ErrNamesTheTemplateAsWritten "+src, func(t *testing.T) {
 			is := is.New(t)
-			_, err := renderHTML(src, vars, false)
+			_, err := RenderHTML(src, vars, false)
 			is.True(err != nil)                                    // an unknown filter fails the step
 			is.True(strings.Contains(err.Error(), "nosuchfilter")) // naming it
 			is.True(!strings.Contains(err.Error(), "herald"))      // in the author's words, not the guards'
@@ -60,76 +60,10 @@ func TestRenderText(t *testing.T) {
 	}
 }
 
-func TestMailyHTML(t *testing.T) {
-	doc := `{"type":"doc","content":[
-		{"type":"heading","attrs":{"level":1,"textAlign":"center"},"content":[{"type":"text","text":"Hello "},{"type":"variable","attrs":{"id":"subscriber.firstName","fallback":"friend"}}]},
-		{"type":"paragraph","content":[
-			{"type":"text","text":"Bold","marks":[{"type":"bold"}]},
-			{"type":"text","text":" & "},
-			{"type":"text","text":"link","marks":[{"type":"link","attrs":{"href":"https://acme.test/?a=1&b=2"}}]},
-			{"type":"hardBreak"},
-			{"type":"text","text":"<script>{{ payload.title | default: \"x\" }}"}]},
-		{"type":"bulletList","content":[{"type":"listItem","content":[{"type":"paragraph","content":[{"type":"text","text":"one"}]}]}]},
-		{"type":"horizontalRule"},
-		{"type":"spacer","attrs":{"height":"lg"}},
-		{"type":"image","attrs":{"src":"https://acme.test/logo.png","alt":"Logo","width":100}},
-		{"type":"button","attrs":{"text":"Go","url":"payload.url","isUrlVariable":true,"alignment":"center"}},
-		{"type":"repeat","attrs":{"each":"payload.items"},"content":[{"type":"paragraph","content":[{"type":"variable","attrs":{"id":"payload.items.name"}}]}]}
-	]}`
-	var m map[string]any
-	is := is.New(t)
-	is.NoErr(json.Unmarshal([]byte(doc), &m)) // a valid document
-	want := `<h1 style="margin:0 0 12px 0;text-align:center;">Hello {{ subscriber.firstName | default: "friend" }}</h1>` +
-		`<p style="margin:0 0 16px 0;"><strong>Bold</strong> &amp; <a href="https://acme.test/?a=1&amp;b=2" target="_blank">link</a><br>` +
-		`&lt;script&gt;{{ payload.title | default: "x" }}</p>` +
-		`<ul><li><p style="margin:0 0 16px 0;">one</p></li></ul>` +
-		`<hr style="border:none;border-top:1px solid #e4e4e7;margin:24px 0;">` +
-		`<div style="height:32px;line-height:32px;">&nbsp;</div>` +
-		`<p style="margin:0 0 16px 0;"><img src="https://acme.test/logo.png" alt="Logo" width="100" style="max-width:100%;height:auto;border:0;"></p>` +
-		`<p style="margin:0 0 16px 0;text-align:center;"><a href="{{ payload.url }}" target="_blank" style="` + buttonStyle + `">Go</a></p>` +
-		`{% for item in payload.items %}<p style="margin:0 0 16px 0;">{{ item.name }}</p>{% endfor %}`
-	got := mailyHTML(m)
-	is.Equal(got, want) // the document as HTML with its Liquid intact
-
-	var vars map[string]any
-	json.Unmarshal([]byte(`{"subscriber":{},"payload":{"url":"https://acme.test/go","items":[{"name":"A"},{"name":"B"}]}}`), &vars)
-	html, err := renderText(got, vars)
-	is.NoErr(err) // the Liquid in it renders
-	for _, part := range []string{"Hello friend</h1>", `href="https://acme.test/go"`, ">A</p>", ">B</p>", `&lt;script&gt;x</p>`} {
-		is.True(strings.Contains(html, part)) // rendered part present
-	}
-}
-
-func TestEmailBody(t *testing.T) {
-	is := is.New(t)
-	src, blocks, err := emailBody("<p>{{ x }}</p>", "html")
-	is.NoErr(err)                   // an HTML string
-	is.Equal(src, "<p>{{ x }}</p>") // kept as it is
-	is.Equal(blocks, nil)           // not blocks
-	src, _, err = emailBody(`{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"hi"}]}]}`, "")
-	is.NoErr(err)                                         // a Maily document in a string
-	is.Equal(src, `<p style="margin:0 0 16px 0;">hi</p>`) // converted
-	_, blocks, err = emailBody([]any{map[string]any{"type": "text", "content": "hi"}, map[string]any{"type": "button", "content": "Go", "url": "https://a.test"}}, "")
-	is.NoErr(err)            // EmailBlocks
-	is.Equal(len(blocks), 2) // both kept
-	_, blocks, _ = emailBody([]any{map[string]any{"type": "image", "content": "x"}}, "")
-	is.Equal(blocks[0].Type, "text") // only button and text exist
-	src, _, err = emailBody("<p>hi</p>", "block")
-	is.NoErr(err)              // an HTML body with the default editorType
-	is.Equal(src, "<p>hi</p>") // is HTML
-	_, _, err = emailBody("{not json", "block")
-	is.True(err != nil)                                                                                                       // the block editor needs a document
-	is.True(useLayout(map[string]any{}, nil, "s"))                                                                            // layout by default
-	is.True(!useLayout(map[string]any{"layoutId": nil}, nil, "s"))                                                            // null means none
-	is.True(!useLayout(map[string]any{}, map[string]any{"steps": map[string]any{"s": map[string]any{"layoutId": nil}}}, "s")) // overridden per step
-	is.Equal(htmlToText(`<html><head><title>T</title></head><body><h1>Hi</h1><p>a &amp; b</p></body></html>`), "Hi\na & b")   // text alternative
-	is.Equal(htmlToText("a<>b< >c"), "abc")                                                                                   // empty tags do not break it
-}
-
 func TestRenderHTML(t *testing.T) {
 	var vars map[string]any
 	json.Unmarshal([]byte(`{"payload":{"name":"<script>alert('x')</script>","q":"a\"b","n":3,"items":["<b>","ok"],"html":"<b>hi</b>"}}`), &vars)
-	vars = normalize(vars).(map[string]any)
+	vars = Normalize(vars).(map[string]any)
 	for _, tc := range []struct {
 		name, src, want string
 	}{
@@ -153,20 +87,20 @@ func TestRenderHTML(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			got, err := renderHTML(tc.src, vars, false)
+			got, err := RenderHTML(tc.src, vars, false)
 			is.NoErr(err)          // renders
 			is.Equal(got, tc.want) // values escaped, markup kept
 		})
 	}
 	t.Run("OK disableOutputSanitization keeps values raw", func(t *testing.T) {
 		is := is.New(t)
-		got, err := renderHTML("<p>{{ payload.html }}</p>", vars, true)
+		got, err := RenderHTML("<p>{{ payload.html }}</p>", vars, true)
 		is.NoErr(err)                     // renders
 		is.Equal(got, "<p><b>hi</b></p>") // as written by the payload
 	})
 	t.Run("OK plain text is never escaped", func(t *testing.T) {
 		is := is.New(t)
-		got, err := renderText("{{ payload.html }}", vars)
+		got, err := RenderText("{{ payload.html }}", vars)
 		is.NoErr(err)              // renders
 		is.Equal(got, "<b>hi</b>") // text channels carry the value as it is
 	})
@@ -175,7 +109,7 @@ func TestRenderHTML(t *testing.T) {
 func TestRenderLimits(t *testing.T) {
 	var vars map[string]any
 	json.Unmarshal([]byte(`{"payload":{"s":"hello","n":-1,"big":100000000,"three":3,"items":["a","b","c"],"holes":[null,"a"],"m":{"x":1,"y":2}}}`), &vars)
-	vars = normalize(vars).(map[string]any)
+	vars = Normalize(vars).(map[string]any)
 	for _, tc := range []struct {
 		name, src, want string
 	}{
@@ -195,7 +129,7 @@ func TestRenderLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			got, err := renderText(tc.src, vars)
+			got, err := RenderText(tc.src, vars)
 			is.NoErr(err)          // renders
 			is.Equal(got, tc.want) // as Liquid does, limits aside
 		})
@@ -225,7 +159,7 @@ func TestRenderLimits(t *testing.T) {
 			if tc.want != "took longer" {
 				liftRenderTime(t)
 			}
-			_, err := renderText(tc.src, vars)
+			_, err := RenderText(tc.src, vars)
 			is.True(err != nil)                             // refused, quickly, without crashing the worker
 			is.True(strings.Contains(err.Error(), tc.want)) // saying why
 		})
@@ -236,14 +170,14 @@ func TestRenderLimits(t *testing.T) {
 		big := map[string]any{"payload": map[string]any{"ms": []any{map[string]any{"k": strings.Repeat("x", 1000)}}}}
 		src := `{% assign a = payload.ms %}{% for i in (1..19) %}{% assign a = a | concat: a %}{% endfor %}`
 		for _, out := range []string{"{{ a }}", "{{ a | size }}{{ a | first }}{{ a }}"} {
-			_, err := renderHTML(src+out, big, false)
+			_, err := RenderHTML(src+out, big, false)
 			is.True(err != nil)                              // half a million 1 KB objects are never all printed
 			is.True(strings.Contains(err.Error(), "larger")) // saying why
 		}
 	})
 }
 
-// A step's templates share one budget (bindings), and once its time is
+// A step's templates share one budget (ShareBudget), and once its time is
 // spent every way a template can go on doing work fails.
 func TestRenderTimeLimit(t *testing.T) {
 	spent := func() map[string]any {
@@ -261,30 +195,30 @@ func TestRenderTimeLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			_, err := renderText(tc.src, spent())
+			_, err := RenderText(tc.src, spent())
 			is.True(err != nil)                                        // refused
 			is.True(strings.Contains(err.Error(), errTooSlow.Error())) // for the time
 		})
 	}
 	t.Run("plain text needs no time", func(t *testing.T) {
 		is := is.New(t)
-		out, err := renderText("no Liquid here", spent())
+		out, err := RenderText("no Liquid here", spent())
 		is.NoErr(err)
 		is.Equal(out, "no Liquid here")
 	})
 	t.Run("a step's templates share it", func(t *testing.T) {
 		is := is.New(t)
-		vars, err := bindings(&Delivery{Payload: []byte(`{"s":"hi"}`)})
-		is.NoErr(err)
-		_, err = renderText("{{ payload.s }}", vars)
+		vars := map[string]any{"payload": map[string]any{"s": "hi"}}
+		ShareBudget(vars)
+		_, err := RenderText("{{ payload.s }}", vars)
 		is.NoErr(err) // in time
 		vars[loopBudgetVar].(*renderBudget).deadline = time.Now().Add(-time.Millisecond)
-		_, err = renderText("{{ payload.s }}", vars)
+		_, err = RenderText("{{ payload.s }}", vars)
 		is.True(err != nil && strings.Contains(err.Error(), errTooSlow.Error())) // the next template draws on the same budget
 	})
 }
 
-func TestParseTemplate(t *testing.T) {
+func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		name, src string
 		ok        bool
@@ -300,22 +234,22 @@ func TestParseTemplate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			err := ParseTemplate(tc.src)
+			err := Parse(tc.src)
 			is.Equal(err == nil, tc.ok) // parses, or says why not
 		})
 	}
 }
 
-// FuzzParseTemplate checks that no template makes ParseTemplate panic:
-// workflow handlers call it on every control value a client sends.
-func FuzzParseTemplate(f *testing.F) {
+// FuzzParse checks that no template makes Parse panic: workflow handlers
+// call it on every control value a client sends.
+func FuzzParse(f *testing.F) {
 	for _, src := range []string{"{{ payload.x }}", "{% for i in (1..3) %}{{ i }}{% endfor %}",
 		"{% case a %}{% when 1 %}x{% endcase %}", "{% raw %}{{ x }}{% endraw %}", "{{10000000000000000000}}",
 		"{% assign x = a | split: ',' %}", "{% cycle 'a', 'b' %}", "{{ a[0].b | default: 'c' }}"} {
 		f.Add(src)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		_ = ParseTemplate(src)
+		_ = Parse(src)
 	})
 }
 
