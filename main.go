@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -30,114 +29,6 @@ func main() {
 	}
 }
 
-// config is every setting of `herald serve`; each flag falls back to its
-// HERALD_* variable, and a flag given on the command line wins (docs/api.md,
-// "Running it").
-type config struct {
-	addr       string
-	db         string
-	apiKey     string
-	prodAPIKey string
-	secret     string
-	maxBody    int64
-	logFormat  string
-	logLevel   string
-	workers    int
-	outbound   *platform.Outbound // HERALD_OUTBOUND_ALLOW, parsed
-	limits     *limitSettings
-	retention  retention
-	mmapSize   int64
-	metrics    string // where /metrics is served: "" beside the API
-	compat     string // the wire of another platform's clients; "" for the spec's
-	version    bool
-	flags      *flag.FlagSet // every setting, for the start line's list of those changed (settings.go)
-	maxSnooze  time.Duration
-}
-
-func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
-	var cfg config
-	fs := flag.NewFlagSet("herald serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.addr, "addr", env("HERALD_ADDR", "127.0.0.1:3000"), "listen address (HERALD_ADDR)")
-	fs.StringVar(&cfg.db, "db", env("HERALD_DB", "herald.db"), "SQLite database file, :memory:, or a postgres:// URL (HERALD_DB)")
-	fs.StringVar(&cfg.apiKey, "api-key", env("HERALD_API_KEY", ""), "Development API key, created if missing (HERALD_API_KEY)")
-	fs.StringVar(&cfg.prodAPIKey, "prod-api-key", env("HERALD_PROD_API_KEY", ""), "Production API key, created if missing (HERALD_PROD_API_KEY)")
-	fs.StringVar(&cfg.secret, "secret", env("HERALD_SECRET", ""), "32+ byte secret that encrypts integration credentials (HERALD_SECRET)")
-	maxBody, err := strconv.ParseInt(env("HERALD_MAX_BODY", strconv.Itoa(platform.DefaultMaxBody)), 10, 64)
-	if err != nil {
-		return cfg, fmt.Errorf("HERALD_MAX_BODY: %w", err)
-	}
-	fs.Int64Var(&cfg.maxBody, "max-body", maxBody, "request body limit in bytes (HERALD_MAX_BODY)")
-	workers, err := strconv.Atoi(env("HERALD_WORKERS", "0"))
-	if err != nil {
-		return cfg, fmt.Errorf("HERALD_WORKERS: %w", err)
-	}
-	fs.IntVar(&cfg.workers, "workers", workers, "goroutines in each of the delivery worker's pools, one per lane; 0 means 32 for in-app and scheduled steps and 256 for each provider channel (HERALD_WORKERS)")
-	snoozeHours, err := strconv.Atoi(env("HERALD_MAX_SNOOZE_HOURS", "24"))
-	if err != nil || snoozeHours < 1 {
-		return cfg, fmt.Errorf("HERALD_MAX_SNOOZE_HOURS: want a whole number of hours, at least 1")
-	}
-	fs.DurationVar(&cfg.maxSnooze, "max-snooze", time.Duration(snoozeHours)*time.Hour, "the longest an inbox may snooze a notification (HERALD_MAX_SNOOZE_HOURS, in hours)")
-	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
-	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
-	if cfg.limits, err = addLimitFlags(fs, env); err != nil {
-		return cfg, err
-	}
-	outbound := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
-	keep := retentionFlags(fs, env)
-	mmapSize, err := strconv.ParseInt(env("HERALD_MMAP_SIZE", strconv.Itoa(platform.DefaultMmapSize)), 10, 64)
-	if err != nil || mmapSize < 0 {
-		return cfg, fmt.Errorf("HERALD_MMAP_SIZE: %q is not a number of bytes", env("HERALD_MMAP_SIZE", ""))
-	}
-	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
-	fs.StringVar(&cfg.metrics, "metrics-addr", env("HERALD_METRICS_ADDR", ""), "serve /metrics on this address instead of beside the API (HERALD_METRICS_ADDR)")
-	fs.StringVar(&cfg.compat, "compat", env("HERALD_COMPAT", ""), "speak the reference platform's wire for its SDKs: novu (HERALD_COMPAT)")
-	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
-	cfg.flags = fs
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if cfg.outbound, err = platform.ParseOutboundAllow(*outbound); err != nil {
-		return cfg, err
-	}
-	if err := platform.CheckConfiguredKeys(cfg.apiKey, cfg.prodAPIKey); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if cfg.mmapSize < 0 {
-		return cfg, fmt.Errorf("-mmap-size: %d is negative", cfg.mmapSize)
-	}
-	if err := platform.CheckCompat(cfg.compat); err != nil {
-		return cfg, err
-	}
-	cfg.retention, err = keep()
-	return cfg, err
-}
-
-func newLogger(cfg config, stderr io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
-		return nil, fmt.Errorf("log level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	switch cfg.logFormat {
-	case "text":
-		return slog.New(slog.NewTextHandler(stderr, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
-	default:
-		return nil, fmt.Errorf("log format %q: want text or json", cfg.logFormat)
-	}
-}
-
 // run is the whole program; main only calls it, so tests can too.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -145,20 +36,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	platform.TuneGC(getenv)
 
 	args = args[1:]
+	if done, err := runCommand(ctx, args, getenv, stdout); done {
+		return err
+	}
+	var topic []string // what -h explains: serve if named, else everything
 	if len(args) > 0 && args[0] == "serve" {
-		args = args[1:]
+		args, topic = args[1:], args[:1]
 	}
-	if len(args) > 0 && args[0] == "keys" {
-		return runKeys(ctx, args[1:], getenv, stdout)
+	cfg, err := parseConfig(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return help(stdout, topic)
 	}
-	if len(args) > 0 && args[0] == "version" {
-		fmt.Fprintln(stdout, platform.BuildInfo())
-		return nil
-	}
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		return fmt.Errorf("unknown command %q (the commands are serve, keys and version)", args[0])
-	}
-	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -198,6 +86,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// The addresses are taken before Bootstrap creates the first start's
+	// keys: a start that cannot listen stops with no key printed or stored.
+	ln, metricsLn, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if metricsLn != nil {
+		defer metricsLn.Close()
+	}
 	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{
 		DevelopmentKey: cfg.apiKey,
 		ProductionKey:  cfg.prodAPIKey,
@@ -235,18 +133,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
 	logger.Info("herald listening", startAttrs(cfg, ln.Addr().String())...)
-	if cfg.metrics != "" {
-		stopMetrics, err := serveMetrics(cfg.metrics, metrics, logger)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		defer stopMetrics()
+	if metricsLn != nil {
+		defer serveMetrics(metricsLn, metrics, logger)()
 	}
 
 	served := make(chan error, 1)
@@ -272,6 +161,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	return nil
+}
+
+// listen takes the API's address and, when it has one of its own, the
+// metrics address.
+func listen(cfg config) (api, metrics net.Listener, err error) {
+	api, err = net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("HERALD_ADDR (-addr): %w", err)
+	}
+	if cfg.metrics == "" {
+		return api, nil, nil
+	}
+	metrics, err = net.Listen("tcp", cfg.metrics)
+	if err != nil {
+		api.Close()
+		return nil, nil, fmt.Errorf("HERALD_METRICS_ADDR (-metrics-addr), the metrics address: %w", err)
+	}
+	return api, metrics, nil
+}
+
+// serveMetrics serves /metrics alone on ln (HERALD_METRICS_ADDR), for a
+// deployment that keeps it off the API's port. The returned func stops it.
+func serveMetrics(ln net.Listener, metrics *platform.Metrics, logger *slog.Logger) func() {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go srv.Serve(ln)
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { srv.Close() }
 }
 
 // environmentSeeder creates what a domain needs in every environment from the

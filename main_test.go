@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -144,26 +148,63 @@ func TestRun_FlagsBeatEnv(t *testing.T) {
 }
 
 func TestRun_BadSettings(t *testing.T) {
+	missingDir := filepath.Join(t.TempDir(), "no-such-dir", "herald.db")
 	for _, tc := range []struct {
 		name string
 		args []string
 		env  map[string]string
+		says []string // each in the error
 	}{
-		{"ErrUnknownCommand", []string{"herald", "launch"}, nil},
-		{"ErrUnknownFlag", []string{"herald", "-nope"}, nil},
-		{"ErrLogFormat", []string{"herald", "-log-format", "xml"}, nil},
-		{"ErrShortSecret", []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"}, map[string]string{"HERALD_SECRET": "short"}},
-		{"ErrMaxBody", []string{"herald"}, map[string]string{"HERALD_MAX_BODY": "lots"}},
-		{"ErrMaxPayload", []string{"herald"}, map[string]string{"HERALD_MAX_PAYLOAD": "-1"}},
-		{"ErrWriteRateFlag", []string{"herald", "-write-rate", "fast"}, nil},
-		{"ErrKeys", []string{"herald", "keys", "rotate"}, nil},
+		{"ErrUnknownCommand", []string{"herald", "launch"}, nil, []string{`unknown command "launch"`, "herald help"}},
+		{"ErrUnknownFlag", []string{"herald", "-nope"}, nil, []string{"-nope", "herald help serve"}},
+		{"ErrArgument", []string{"herald", "serve", "-db", ":memory:", "extra"}, nil, []string{`"extra"`}},
+		{"ErrLogFormat", []string{"herald", "-log-format", "xml"}, nil, []string{"HERALD_LOG_FORMAT", "text or json"}},
+		{"ErrLogLevel", []string{"herald"}, map[string]string{"HERALD_LOG_LEVEL": "loud"}, []string{"HERALD_LOG_LEVEL", `"loud"`, "debug, info, warn or error"}},
+		{"ErrLogLevelFlag", []string{"herald", "-log-level", "loud"}, nil, []string{"-log-level", "debug, info, warn or error"}},
+		{"ErrWorkers", []string{"herald"}, map[string]string{"HERALD_WORKERS": "many"}, []string{"HERALD_WORKERS", `"many"`, "0 or more", "0 means 32"}},
+		{"ErrNegativeWorkers", []string{"herald"}, map[string]string{"HERALD_WORKERS": "-4"}, []string{"HERALD_WORKERS", "0 or more"}},
+		{"ErrNegativeWorkersFlag", []string{"herald", "-workers", "-4"}, nil, []string{"-workers", "0 or more"}},
+		{"ErrMissingDatabaseDirectory", []string{"herald", "-db", missingDir}, nil,
+			[]string{"HERALD_DB", filepath.Dir(missingDir), "does not exist", ":memory:", "postgres://"}},
+		{"ErrShortSecret", []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"}, map[string]string{"HERALD_SECRET": "short"}, []string{"HERALD_SECRET"}},
+		{"ErrMaxBody", []string{"herald"}, map[string]string{"HERALD_MAX_BODY": "lots"}, []string{"HERALD_MAX_BODY"}},
+		{"ErrMaxPayload", []string{"herald"}, map[string]string{"HERALD_MAX_PAYLOAD": "-1"}, []string{"HERALD_MAX_PAYLOAD", "0 or more"}},
+		{"ErrWriteRateFlag", []string{"herald", "-write-rate", "fast"}, nil, []string{"-write-rate", "0 or more"}},
+		{"ErrKeys", []string{"herald", "keys", "rotate"}, nil, []string{`"rotate"`, "list, create or revoke"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
 			err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
 			is.True(err != nil) // refused before serving
+			for _, want := range tc.says {
+				is.True(strings.Contains(err.Error(), want)) // the error names the setting and what it takes
+			}
+			t.Logf("herald: %v", err)
 		})
 	}
+	_, err := os.Stat(filepath.Dir(missingDir))
+	is.New(t).True(errors.Is(err, fs.ErrNotExist)) // the missing directory is not created
+}
+
+// TestRun_PortTakenPrintsNoKey: a first start whose address is taken
+// stops before it creates the keys, so it neither prints nor stores one,
+// and the next start prints them.
+func TestRun_PortTakenPrintsNoKey(t *testing.T) {
+	is := is.New(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err) // an address another process holds
+	defer taken.Close()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	env := map[string]string{"HERALD_DB": path, "HERALD_ADDR": taken.Addr().String()}
+	var stderr bytes.Buffer
+	err = run(t.Context(), []string{"herald"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &stderr)
+	is.True(err != nil && strings.Contains(err.Error(), "HERALD_ADDR"))        // the start stops, naming the setting
+	is.True(strings.Contains(err.Error(), "address already in use"))           // and why
+	is.Equal(len(printedKey.FindAllString(stderr.String(), -1)), 0)            // no key printed
+	is.Equal(strings.Count(strings.TrimSpace(keys(t, path, "list")), "\n"), 0) // none stored: the list is its header alone
+
+	_, stderr2, _ := startRun(t, map[string]string{"HERALD_DB": path})
+	is.Equal(len(printedKey.FindAllString(stderr2.String(), -1)), 2) // the next start prints both keys
 }
 
 // runRefused runs the program on env, which must fail at start, and
@@ -243,4 +284,70 @@ func TestRun_PostgresNewerSchema(t *testing.T) {
 	var after int
 	is.NoErr(db.QueryRow(`SELECT version FROM schema_migrations`).Scan(&after))
 	is.Equal(after, version) // the schema left as it was
+}
+
+func TestRun_Version(t *testing.T) {
+	for _, args := range [][]string{{"herald", "version"}, {"herald", "-version"}, {"herald", "serve", "-version"}} {
+		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
+			is := is.New(t)
+			var stdout bytes.Buffer
+			err := run(context.Background(), args, func(string) string { return "" }, &stdout, &bytes.Buffer{})
+			is.NoErr(err)                                           // printing the version is not an error
+			is.True(strings.HasPrefix(stdout.String(), "herald "))  // names the program
+			is.True(strings.Contains(stdout.String(), "go1."))      // and the toolchain that built it
+			is.True(strings.Count(stdout.String(), "\n") == 1)      // one line
+			is.True(!strings.Contains(stdout.String(), "herald  ")) // the version is not empty
+			is.True(strings.Fields(stdout.String())[1] != "")       // a version follows the name
+		})
+	}
+}
+
+func TestRun_StartLineAndHealthzNameTheBuild(t *testing.T) {
+	is := is.New(t)
+	env := map[string]string{
+		"HERALD_DB":         ":memory:",
+		"HERALD_LOG_FORMAT": "json",
+		"HERALD_SECRET":     "a-secret-of-at-least-thirty-two-bytes",
+		"HERALD_API_KEY":    "dev-key-from-env-at-least-32-chars",
+	}
+	base, stderr, _ := startRun(t, env, "-workers", "3")
+
+	var start map[string]any
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, `"herald listening"`) {
+			is.NoErr(json.Unmarshal([]byte(line), &start)) // the start line is JSON
+		}
+	}
+	is.True(start != nil)                                                                // one start line
+	is.True(start["version"] != "")                                                      // it names the version
+	is.Equal(start["store"], "sqlite")                                                   // and the store
+	is.Equal(start["db"], ":memory:")                                                    // and where
+	is.True(start["addr"] != "")                                                         // and the address
+	is.Equal(start["workers"], "3")                                                      // a changed setting from a flag
+	is.Equal(start["log-format"], "json")                                                // a changed setting from the environment
+	is.Equal(start["secret"], "(set)")                                                   // a secret is named, not shown
+	is.Equal(start["api-key"], "(set)")                                                  // so is a key
+	is.True(start["log-level"] == nil)                                                   // a default setting is not listed
+	is.True(!strings.Contains(stderr.String(), "a-secret-of-at-least-thirty-two-bytes")) // the secret is never logged
+	is.True(!strings.Contains(stderr.String(), "dev-key-from-env-at-least-32-chars"))    // nor the key
+
+	res, err := http.Get(base + "/healthz")
+	is.NoErr(err) // healthz answers
+	defer res.Body.Close()
+	var health struct {
+		Status  string  `json:"status"`
+		Version string  `json:"version"`
+		Commit  *string `json:"commit"`
+	}
+	is.NoErr(json.NewDecoder(res.Body).Decode(&health)) // healthz is JSON
+	is.Equal(health.Status, "ok")                       // still says ok
+	is.Equal(health.Version, start["version"])          // the same version as the start line
+	is.True(health.Commit != nil)                       // the commit is always present, "" outside a checkout
+}
+
+func TestRedactURL(t *testing.T) {
+	is := is.New(t)
+	got := redactURL("postgres://herald:hunter2@db:5432/herald")
+	is.True(!strings.Contains(got, "hunter2")) // the password is hidden
+	is.True(strings.Contains(got, "db:5432"))  // the host is shown
 }

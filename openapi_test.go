@@ -196,9 +196,12 @@ func TestOpenAPI_ServedAndShown(t *testing.T) {
 	is.NoErr(err)                                          // the source's description
 	is.True(bytes.Equal(bytes.TrimSpace(body), spec.JSON)) // the served document is the source's
 	status, page := call(t, "GET", base+"/docs", "", "")
-	is.Equal(status, 200)                                           // the page, without a key
-	is.True(bytes.Contains(page, []byte(`fetch("/openapi.json")`))) // reads the document from this origin
-	is.True(!bytes.Contains(page, []byte("https://")))              // and nothing from elsewhere
+	is.Equal(status, 200)                                                    // the page, without a key
+	is.True(bytes.Contains(page, []byte(`spec-url="/openapi.json"`)))        // reads the document from this origin
+	is.True(bytes.Contains(page, []byte(`src="/docs/redoc.standalone.js"`))) // with the renderer of this origin
+	is.True(!bytes.Contains(page, []byte("https://")))                       // and nothing from elsewhere
+	status, _ = call(t, "GET", base+"/docs/redoc.standalone.js", "", "")
+	is.Equal(status, 200) // the renderer, without a key
 }
 
 // TestOpenAPI_IdempotencyKeyOnlyWhereServed: the idempotency-key header is

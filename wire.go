@@ -115,3 +115,27 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	return &wired{integrations: integrationStore, workflows: workflowStore, subscribers: subscriberStore,
 		messages: messageStore, activity: activityStore, worker: worker}, nil
 }
+
+// newSweeper builds the retention sweeper: activity deletes its own
+// records and messaging its own, each environment apart, since every
+// index they read starts with the environment.
+func newSweeper(d deps, activityStore *activity.Store, messageStore *messaging.Store) *platform.Sweeper {
+	sw := &platform.Sweeper{DB: d.db, Now: d.now, Every: d.retention.every, Logger: d.logger}
+	for _, env := range d.environments {
+		sw.Tasks = append(sw.Tasks,
+			platform.SweepTask{Name: "notifications", Keep: d.retention.activity,
+				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
+					return activityStore.SweepFinished(ctx, env.ID, before, cursor, limit)
+				}},
+			platform.SweepTask{Name: "in-app messages", Keep: d.retention.inApp,
+				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
+					return messageStore.SweepMessages(ctx, env.ID, true, before, cursor, limit)
+				}},
+			platform.SweepTask{Name: "messages", Keep: d.retention.messages,
+				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
+					return messageStore.SweepMessages(ctx, env.ID, false, before, cursor, limit)
+				}},
+		)
+	}
+	return sw
+}

@@ -70,6 +70,7 @@ func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfi
 	if cfg.OpenAPI != nil {
 		root.Handle("GET /openapi.json", withPattern("GET /openapi.json", handleOpenAPI(cfg.OpenAPI)))
 		root.Handle("GET /docs", withPattern("GET /docs", handleDocs()))
+		root.Handle("GET /docs/redoc.standalone.js", withPattern("GET /docs/redoc.standalone.js", handleRedoc()))
 	}
 	root.Handle("/", limitBody(cfg.MaxBody, cfg.MaxPayload, api))
 	if cfg.Inbox != nil {

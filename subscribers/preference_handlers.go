@@ -59,11 +59,12 @@ func v1Templates(st preferenceState, all bool) []map[string]any {
 }
 
 // handlePreferencesByLevel serves GET
-// /v1/subscribers/{subscriberId}/preferences/{level}: level global answers
-// the global preferences, template the list with every channel by default.
+// /v1/subscribers/{subscriberId}/preferences/{parameter}, the parameter a
+// level: global answers the global preferences, template the list with
+// every channel by default.
 func handlePreferencesByLevel(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		level := r.PathValue("level")
+		level := r.PathValue("parameter")
 		q := platform.NewQuery(r)
 		inactive := q.Bool("includeInactiveChannels")
 		if level != "global" && level != "template" {
@@ -85,9 +86,10 @@ func handlePreferencesByLevel(store *Store) http.Handler {
 }
 
 // handlePreferenceUpdateV1 serves PATCH
-// /v1/subscribers/{subscriberId}/preferences/{workflowId}: it sets one
-// channel of the subscriber's preferences for the workflow. The body's
-// enabled is accepted and, as in the reference, not applied.
+// /v1/subscribers/{subscriberId}/preferences/{parameter}, the parameter a
+// workflow's _id, workflowId or slug: it sets one channel of the
+// subscriber's preferences for the workflow. The body's enabled is accepted
+// and, as in the reference, not applied.
 func handlePreferenceUpdateV1(store *Store) http.Handler {
 	type body struct {
 		Channel *struct {
@@ -102,7 +104,7 @@ func handlePreferenceUpdateV1(store *Store) http.Handler {
 			return err
 		}
 		ctx, env, req := pw.ctx, pw.env, pw.body
-		wf, err := store.preferenceWorkflow(ctx, env, r.PathValue("workflowId"))
+		wf, err := store.preferenceWorkflow(ctx, env, r.PathValue("parameter"))
 		if err != nil {
 			return err
 		}

@@ -22,9 +22,9 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("DELETE /v2/subscribers/{subscriberId}", handleSubscriberDelete(store))
 
 	mux.Handle("GET /v1/subscribers/{subscriberId}/preferences", handlePreferencesList(store))
-	mux.Handle("GET /v1/subscribers/{subscriberId}/preferences/{level}", handlePreferencesByLevel(store))
+	mux.Handle("GET /v1/subscribers/{subscriberId}/preferences/{parameter}", handlePreferencesByLevel(store))
 	mux.Handle("PATCH /v1/subscribers/{subscriberId}/preferences", handleGlobalPreferenceUpdateV1(store))
-	mux.Handle("PATCH /v1/subscribers/{subscriberId}/preferences/{workflowId}", handlePreferenceUpdateV1(store))
+	mux.Handle("PATCH /v1/subscribers/{subscriberId}/preferences/{parameter}", handlePreferenceUpdateV1(store))
 	mux.Handle("GET /v2/subscribers/{subscriberId}/preferences", handlePreferencesV2(store))
 	mux.Handle("GET /v2/subscribers/{subscriberId}/preferences/global", handleGlobalPreferencesV2(store))
 	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences", handlePreferenceUpdateV2(store))

@@ -5,30 +5,25 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	cron "github.com/netresearch/go-cron"
 )
 
 // cronParser reads five-field cron expressions (and an optional seconds field
-// in front), plus descriptors such as @daily.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+// in front), plus descriptors such as @daily. DowOrDom keeps the classic
+// cron reading of a day of month and a day of week both given: either day
+// fires ("0 0 15 * FRI" is the 15th and every Friday).
+var cronParser = cron.MustNewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow |
+	cron.Descriptor | cron.DowOrDom)
 
 // NextCron returns the first time after t that expr names, in UTC: when a
 // timed delay or digest fires. A step's cron is valid when NextCron finds a
 // time for it (the workflow's issues check so).
-func NextCron(expr string, t time.Time) (next time.Time, err error) {
-	// robfig/cron v3.0.1 slices past the end of a time zone with no
-	// schedule after it ("TZ=UTC") and panics: that expression is invalid
-	// like any other, and the step's configuration fails with it.
-	defer func() {
-		if r := recover(); r != nil {
-			next, err = t, fmt.Errorf("cron %q: not a schedule", expr)
-		}
-	}()
+func NextCron(expr string, t time.Time) (time.Time, error) {
 	sched, err := cronParser.Parse(strings.TrimSpace(expr))
 	if err != nil {
 		return t, fmt.Errorf("cron %q: %w", expr, err)
 	}
-	next = sched.Next(t.UTC())
+	next := sched.Next(t.UTC())
 	if next.IsZero() {
 		return t, fmt.Errorf("cron %q never fires", expr)
 	}

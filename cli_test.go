@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"flag"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +96,10 @@ func TestKeys_ConfiguredKeyRotates(t *testing.T) {
 
 func TestKeys_Errors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "herald.db")
-	keys(t, path, "list") // migrates the database
+	_, _, stop := startRun(t, map[string]string{"HERALD_DB": path})
+	if err := stop(); err != nil { // the database, made by a start
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -110,6 +116,94 @@ func TestKeys_Errors(t *testing.T) {
 				return map[string]string{"HERALD_DB": path}[k]
 			}, &bytes.Buffer{}, &bytes.Buffer{})
 			is.True(err != nil) // refused with a message
+		})
+	}
+}
+
+// TestRun_Help: every way of asking for help succeeds and shows the
+// commands asked about, each with every flag it reads.
+func TestRun_Help(t *testing.T) {
+	every := []string{"serve", "keys list", "keys create", "keys revoke", "version", "help"}
+	for _, tc := range []struct {
+		args  []string
+		shows []string // the commands whose usage and flags it shows
+	}{
+		{[]string{"-h"}, every},
+		{[]string{"--help"}, every},
+		{[]string{"help"}, every},
+		{[]string{"help", "-h"}, every},
+		{[]string{"-db", ":memory:", "-h"}, every},
+		{[]string{"help", "serve"}, []string{"serve"}},
+		{[]string{"serve", "-h"}, []string{"serve"}},
+		{[]string{"serve", "-db", ":memory:", "-help"}, []string{"serve"}},
+		{[]string{"help", "keys"}, []string{"keys list", "keys create", "keys revoke"}},
+		{[]string{"keys", "-h"}, []string{"keys list", "keys create", "keys revoke"}},
+		{[]string{"help", "keys", "revoke"}, []string{"keys revoke"}},
+		{[]string{"keys", "list", "-h"}, []string{"keys list"}},
+		{[]string{"keys", "create", "-h"}, []string{"keys create"}},
+		{[]string{"keys", "revoke", "3f9a", "-h"}, []string{"keys revoke"}},
+		{[]string{"help", "version"}, []string{"version"}},
+		{[]string{"version", "-h"}, []string{"version"}},
+		{[]string{"help", "help"}, []string{"help"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			is := is.New(t)
+			var stdout bytes.Buffer
+			err := run(t.Context(), append([]string{"herald"}, tc.args...), func(string) string { return "" }, &stdout, &bytes.Buffer{})
+			is.NoErr(err) // help is not an error: the exit status is 0
+			out := stdout.String()
+			for _, c := range commands {
+				shown := slices.Contains(tc.shows, c.name)
+				is.Equal(strings.Contains(out, usage(c.name)+"\n"), shown) // the usage of each command asked about, and no other
+				if c.flags == nil || !shown {
+					continue
+				}
+				c.flags(func(string) string { return "" }).VisitAll(func(f *flag.Flag) {
+					is.True(regexp.MustCompile(`(?m)^  -` + f.Name + `\b`).MatchString(out)) // each of its flags
+				})
+			}
+		})
+	}
+}
+
+func TestRun_HelpOnUnknownCommand(t *testing.T) {
+	is := is.New(t)
+	err := run(t.Context(), []string{"herald", "help", "launch"}, func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{})
+	is.True(err != nil && strings.Contains(err.Error(), `"launch"`)) // an unknown topic is an error, named
+}
+
+// TestKeys_FlagsAfterArguments: flags work before or after a keys
+// command's arguments, and "--" ends the flags.
+func TestKeys_FlagsAfterArguments(t *testing.T) {
+	is := is.New(t)
+	path := filepath.Join(t.TempDir(), "herald.db")
+	configured := "configured-development-key-00000000"
+	_, _, stop := startRun(t, map[string]string{"HERALD_DB": path, "HERALD_API_KEY": configured})
+	is.NoErr(stop()) // the database exists, with its keys
+
+	noEnv := func(string) string { return "" }
+	var out bytes.Buffer
+	is.NoErr(run(t.Context(), []string{"herald", "keys", "create", "-env", "Development", "-db", path}, noEnv, &out, &bytes.Buffer{}))          // flags only
+	is.NoErr(run(t.Context(), []string{"herald", "keys", "revoke", configured[len(configured)-4:], "-db", path}, noEnv, &out, &bytes.Buffer{})) // -db after the argument
+	is.True(strings.Contains(out.String(), "Revoked Development API key"))                                                                      // revoked in the database -db names
+	err := run(t.Context(), []string{"herald", "keys", "revoke", "-db", path, "--", "-db"}, noEnv, &out, &bytes.Buffer{})
+	is.True(err != nil && strings.Contains(err.Error(), `"-db"`)) // after --, -db is the key to revoke
+	err = run(t.Context(), []string{"herald", "keys", "revoke", "a", "b", "-db", path}, noEnv, &out, &bytes.Buffer{})
+	is.True(err != nil && strings.Contains(err.Error(), "usage: herald keys revoke")) // one argument, not two
+}
+
+// TestKeys_MissingDatabase: keys on a SQLite path where no database is
+// says so and creates nothing, whichever the command.
+func TestKeys_MissingDatabase(t *testing.T) {
+	for _, args := range [][]string{{"list"}, {"create", "-env", "Development"}, {"revoke", "3f9a"}} {
+		t.Run(args[0], func(t *testing.T) {
+			is := is.New(t)
+			path := filepath.Join(t.TempDir(), "typo.db")
+			err := run(t.Context(), append([]string{"herald", "keys"}, append(args, "-db", path)...), func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{})
+			is.True(err != nil && strings.Contains(err.Error(), "no database at "+path)) // says so
+			entries, err := os.ReadDir(filepath.Dir(path))
+			is.NoErr(err)             // the directory is there
+			is.Equal(len(entries), 0) // and holds nothing new: no database, no journal
 		})
 	}
 }
