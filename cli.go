@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // A command is one of herald's commands, as help lists it.
@@ -182,7 +183,7 @@ func keysFlagsOf(sub string) func(getenv func(string) string) *flag.FlagSet {
 // takes, and what it does on the open database.
 type keysCommand struct {
 	args int
-	run  func(ctx context.Context, db *platform.DB, o *keysOptions, args []string, getenv func(string) string, stdout io.Writer) error
+	run  func(ctx context.Context, db *sqldb.DB, o *keysOptions, args []string, getenv func(string) string, stdout io.Writer) error
 }
 
 var keysCommands = map[string]keysCommand{
@@ -221,14 +222,14 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	if err := checkKeysDB(o.db); err != nil {
 		return err
 	}
-	db, err := platform.Open(ctx, o.db)
+	db, err := sqldb.Open(ctx, o.db)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	// An installation upgraded while stopped may not have the key columns
 	// yet; migrating is what the server's next start would do first.
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		return err
 	}
 	return cmd.run(ctx, db, o, positional, getenv, stdout)
@@ -237,7 +238,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 // checkKeysDB refuses a SQLite file that does not exist: keys works on the
 // server's database, and opening a mistyped path would create a new one.
 func checkKeysDB(path string) error {
-	if platform.IsPostgresURL(path) || path == platform.MemoryPath {
+	if sqldb.IsPostgresURL(path) || path == sqldb.MemoryPath {
 		return nil
 	}
 	if _, err := os.Stat(sqlitePath(path)); errors.Is(err, fs.ErrNotExist) {
@@ -246,7 +247,7 @@ func checkKeysDB(path string) error {
 	return nil
 }
 
-func listKeys(ctx context.Context, db *platform.DB, _ *keysOptions, _ []string, _ func(string) string, stdout io.Writer) error {
+func listKeys(ctx context.Context, db *sqldb.DB, _ *keysOptions, _ []string, _ func(string) string, stdout io.Writer) error {
 	keys, err := platform.ListAPIKeys(ctx, db)
 	if err != nil {
 		return err
@@ -259,7 +260,7 @@ func listKeys(ctx context.Context, db *platform.DB, _ *keysOptions, _ []string, 
 	return w.Flush()
 }
 
-func createKey(ctx context.Context, db *platform.DB, o *keysOptions, _ []string, getenv func(string) string, stdout io.Writer) error {
+func createKey(ctx context.Context, db *sqldb.DB, o *keysOptions, _ []string, getenv func(string) string, stdout io.Writer) error {
 	// The key is sealed with the server's secret too, so the inbox can
 	// check a subscriberHash made with it.
 	secret, err := platform.LoadSecret(ctx, db, getenv("HERALD_SECRET"), nil)
@@ -274,7 +275,7 @@ func createKey(ctx context.Context, db *platform.DB, o *keysOptions, _ []string,
 	return nil
 }
 
-func revokeKey(ctx context.Context, db *platform.DB, _ *keysOptions, args []string, _ func(string) string, stdout io.Writer) error {
+func revokeKey(ctx context.Context, db *sqldb.DB, _ *keysOptions, args []string, _ func(string) string, stdout io.Writer) error {
 	k, err := platform.RevokeAPIKey(ctx, db, args[0], time.Now())
 	if err != nil {
 		return err

@@ -8,14 +8,18 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // config is every setting of `herald serve`; each flag falls back to its
@@ -30,7 +34,7 @@ type config struct {
 	logFormat  string
 	logLevel   string
 	workers    int
-	outbound   *platform.Outbound // HERALD_OUTBOUND_ALLOW, parsed
+	outbound   *outbound.Guard // HERALD_OUTBOUND_ALLOW, parsed
 	limits     *limitSettings
 	retention  retention
 	mmapSize   int64
@@ -95,9 +99,9 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 	if cfg.limits, err = addLimitFlags(fs, env); err != nil {
 		return nil, err
 	}
-	outbound := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
+	allow := fs.String("outbound-allow", env("HERALD_OUTBOUND_ALLOW", ""), "CIDRs and host names that sends may reach although private or loopback (HERALD_OUTBOUND_ALLOW)")
 	keep := retentionFlags(fs, env)
-	mmapSize, err := strconv.ParseInt(env("HERALD_MMAP_SIZE", strconv.Itoa(platform.DefaultMmapSize)), 10, 64)
+	mmapSize, err := strconv.ParseInt(env("HERALD_MMAP_SIZE", strconv.Itoa(sqldb.DefaultMmapSize)), 10, 64)
 	if err != nil || mmapSize < 0 {
 		return nil, fmt.Errorf("HERALD_MMAP_SIZE: %q is not a number of bytes", env("HERALD_MMAP_SIZE", ""))
 	}
@@ -106,7 +110,7 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 	fs.StringVar(&cfg.compat, "compat", env("HERALD_COMPAT", ""), "speak the reference platform's wire for its SDKs: novu (HERALD_COMPAT)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	return func() (err error) {
-		if cfg.outbound, err = platform.ParseOutboundAllow(*outbound); err != nil {
+		if cfg.outbound, err = outbound.ParseAllow(*allow); err != nil {
 			return err
 		}
 		cfg.retention, err = keep()
@@ -157,7 +161,7 @@ func logLevel(s string) (slog.Level, error) {
 // checkDBDir refuses a SQLite file in a directory that does not exist,
 // which SQLite would only report as "unable to open database file".
 func checkDBDir(path string) error {
-	if platform.IsPostgresURL(path) || path == platform.MemoryPath {
+	if sqldb.IsPostgresURL(path) || path == sqldb.MemoryPath {
 		return nil
 	}
 	dir := filepath.Dir(sqlitePath(path))
@@ -193,7 +197,7 @@ func startAttrs(cfg config, addr string) []any {
 	b := platform.BuildInfo()
 	attrs := []any{"version", b.Version, "commit", b.Commit, "addr", addr}
 	store, where := "sqlite", cfg.db
-	if platform.IsPostgresURL(cfg.db) {
+	if sqldb.IsPostgresURL(cfg.db) {
 		store, where = "postgresql", redactURL(cfg.db)
 	}
 	attrs = append(attrs, "store", store, "db", where)
@@ -333,12 +337,60 @@ func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() 
 	return func() (retention, error) {
 		keep := make([]time.Duration, len(settings))
 		for i, s := range settings {
-			d, err := platform.ParseRetention("-"+s.flag+" ("+s.variable+")", *s.value)
+			d, err := parseRetention("-"+s.flag+" ("+s.variable+")", *s.value)
 			if err != nil {
 				return retention{}, err
 			}
 			keep[i] = d
 		}
 		return retention{activity: keep[0], inApp: keep[1], messages: keep[2], every: sweepEvery}, nil
+	}
+}
+
+// parseRetention reads a retention setting: a number of days ("30" or
+// "30d") or a Go duration ("36h"); 0 keeps records forever. A negative or
+// unreadable value is an error that names the setting, which stops the
+// start (docs/retention.md).
+func parseRetention(name, value string) (time.Duration, error) {
+	v := strings.TrimSpace(value)
+	var d time.Duration
+	days, err := strconv.ParseFloat(strings.TrimSuffix(v, "d"), 64)
+	switch {
+	case err != nil:
+		d, err = time.ParseDuration(v)
+	case math.IsNaN(days) || math.Abs(days) > maxRetentionDays:
+		err = errors.New("out of range")
+	default:
+		d = time.Duration(days * float64(24*time.Hour))
+	}
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%s: %q is not a number of days (30, 30d) or a duration (36h)", name, value)
+	case d < 0:
+		return 0, fmt.Errorf("%s: %q is negative; 0 keeps records forever", name, value)
+	}
+	return d, nil
+}
+
+// maxRetentionDays bounds a setting in days well inside time.Duration.
+const maxRetentionDays = 100 * 366
+
+// serverMemoryLimit is the heap size past which the collector works as hard
+// as it must, whatever GOGC says.
+const serverMemoryLimit = 200 << 20
+
+// tuneGC sets the garbage collector for a server: collect when the heap has
+// grown to 4x what the last collection kept (GOGC 300; Go defaults to 2x),
+// but never let it pass serverMemoryLimit. Requests allocate much and keep
+// little, so at the default the collector takes a large share of the CPU
+// of a request under load (BenchmarkTrigger with GOGC=100 shows it).
+// getenv is consulted so that GOGC or GOMEMLIMIT, when set, win as they
+// always do.
+func tuneGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(300)
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(serverMemoryLimit)
 	}
 }

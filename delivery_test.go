@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // These tests drive a trigger through the real wiring: workflows stores the
@@ -441,7 +443,7 @@ func TestDelivery_LastTriggeredAt(t *testing.T) {
 	}
 	is.Equal(last(), nil) // never triggered
 
-	first := platform.FormatTime(srv.App.Clock.Now())
+	first := sqldb.FormatTime(srv.App.Clock.Now())
 	trigger(t, srv, `{"name":"hello","to":"ada"}`)
 	is.Equal(last(), first) // the trigger's time
 	srv.App.Clock.Advance(500 * time.Millisecond)
@@ -449,7 +451,7 @@ func TestDelivery_LastTriggeredAt(t *testing.T) {
 	is.Equal(last(), first) // within the second: not written again
 	srv.App.Clock.Advance(time.Second)
 	trigger(t, srv, `{"name":"hello","to":"ada"}`)
-	is.Equal(last(), platform.FormatTime(srv.App.Clock.Now())) // later: written
+	is.Equal(last(), sqldb.FormatTime(srv.App.Clock.Now())) // later: written
 }
 
 // A feed item embeds its subscriber as the subscriber is at the time of
@@ -671,7 +673,7 @@ func jobQueueState(t *testing.T, srv *platformtest.Server, id any) string {
 	var status, stage, groupKey, merged, owner, until string
 	var digest, runAt sql.NullString
 	var attempts int
-	err := srv.App.DB.R.QueryRow(`SELECT status, stage, digest, group_key, merged_digest_id, run_at,
+	err := srv.App.DB.QueryRowContext(context.Background(), `SELECT status, stage, digest, group_key, merged_digest_id, run_at,
 		lease_owner, lease_until, attempts FROM jobs WHERE id = ?`, id).Scan(&status, &stage, &digest, &groupKey, &merged, &runAt,
 		&owner, &until, &attempts)
 	if err != nil {

@@ -10,23 +10,24 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // footprint is the bytes each table and index of db holds, by name, as
 // SQLite's dbstat virtual table counts them (pages in use, headers and
 // free space within them included), and their sum.
-func footprint(t testing.TB, db *platform.DB) (map[string]int64, int64) {
+func footprint(t testing.TB, db *sqldb.DB) (map[string]int64, int64) {
 	return dbstat(t, db, "pgsize")
 }
 
 // dbstat sums a column of SQLite's dbstat virtual table by table or index
 // name: pgsize for the pages held, payload for the bytes of the records.
-func dbstat(t testing.TB, db *platform.DB, column string) (map[string]int64, int64) {
+func dbstat(t testing.TB, db *sqldb.DB, column string) (map[string]int64, int64) {
 	t.Helper()
-	platformtest.SQLiteOnly(t, "measures pages through SQLite's dbstat table")
-	rows, err := db.W.QueryContext(context.Background(), `SELECT name, sum(`+column+`) FROM dbstat GROUP BY name`)
+	sqldbtest.SQLiteOnly(t, "measures pages through SQLite's dbstat table")
+	rows, err := db.QueryContext(context.Background(), `SELECT name, sum(`+column+`) FROM dbstat GROUP BY name`)
 	if err != nil {
 		t.Fatalf("dbstat: %v", err)
 	}
@@ -54,7 +55,7 @@ const maxFootprint = 5400
 // single-step in-app notification adds, table by table and index by
 // index, and logs the breakdown.
 func TestFootprint_InAppNotification(t *testing.T) {
-	platformtest.SQLiteOnly(t, "SQLite's dbstat measures the pages")
+	sqldbtest.SQLiteOnly(t, "SQLite's dbstat measures the pages")
 	is := is.New(t)
 	srv := newWiredServer(t)
 	createHello(t, srv, "Hello {{ payload.name }}, your order {{ payload.orderId }} has shipped.")
@@ -73,7 +74,7 @@ func TestFootprint_InAppNotification(t *testing.T) {
 	}
 	platformtest.Eventually(t, 30*time.Second, func() bool {
 		var c int
-		srv.App.DB.R.QueryRow(`SELECT count(*) FROM messages`).Scan(&c)
+		srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM messages`).Scan(&c)
 		return c == n
 	}, "every message delivered")
 	after, afterTotal := footprint(t, srv.App.DB)

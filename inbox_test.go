@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -264,7 +265,7 @@ func TestInbox_HMACWithoutASealedKey(t *testing.T) {
 	is := is.New(t)
 	srv := newWiredServer(t)
 	// A key made before keys were sealed exists only as its digest.
-	_, err := srv.App.DB.W.Exec(`UPDATE api_keys SET sealed = NULL`)
+	_, err := srv.App.DB.ExecContext(context.Background(), `UPDATE api_keys SET sealed = NULL`)
 	is.NoErr(err)
 	srv.Dev.Do(t, "PUT", "/v1/integrations/"+inAppIntegration(t, srv), `{"credentials":{"hmac":true}}`)
 	c := &inboxClient{t: t, srv: srv}
@@ -649,7 +650,7 @@ func TestInbox_Snooze(t *testing.T) {
 	status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/unsnooze", "")
 	is.Equal(status, 200) // unsnoozed
 	var jobs int
-	is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM jobs WHERE type = 'unsnooze' AND status = 'queued'`).Scan(&jobs))
+	is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM jobs WHERE type = 'unsnooze' AND status = 'queued'`).Scan(&jobs))
 	is.Equal(jobs, 0) // no job left to bring it back
 	status, _, _ = c.do("PATCH", "/v1/inbox/notifications/"+n.ID+"/unsnooze", "")
 	is.Equal(status, 404) // unsnoozing what is not snoozed

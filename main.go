@@ -20,6 +20,7 @@ import (
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	platform.TuneGC(getenv)
+	tuneGC(getenv)
 
 	args = args[1:]
 	if done, err := runCommand(ctx, args, getenv, stdout); done {
@@ -73,12 +74,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer pprof.StopCPUProfile()
 	}
 
-	db, err := platform.Open(ctx, cfg.db, platform.WithMmapSize(cfg.mmapSize))
+	db, err := sqldb.Open(ctx, cfg.db, sqldb.WithMmapSize(cfg.mmapSize))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		return err
 	}
 	// The secret comes first: Bootstrap seals the keys it stores with it.

@@ -21,6 +21,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
@@ -263,11 +264,11 @@ func TestRun_PostgresStartErrors(t *testing.T) {
 }
 
 func TestRun_PostgresNewerSchema(t *testing.T) {
-	if !platformtest.OnPostgres() {
+	if !sqldbtest.OnPostgres() {
 		t.Skip("needs TEST_DATABASE_URL")
 	}
 	is := is.New(t)
-	url := platformtest.NewPostgresURL(t)
+	url := sqldbtest.NewPostgresURL(t)
 	db, err := sql.Open("pgx", url)
 	is.NoErr(err)
 	defer db.Close()
@@ -350,4 +351,37 @@ func TestRedactURL(t *testing.T) {
 	got := redactURL("postgres://herald:hunter2@db:5432/herald")
 	is.True(!strings.Contains(got, "hunter2")) // the password is hidden
 	is.True(strings.Contains(got, "db:5432"))  // the host is shown
+}
+
+func TestParseRetention(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"30", 30 * 24 * time.Hour, true},
+		{"365d", 365 * 24 * time.Hour, true},
+		{"0", 0, true},
+		{"0d", 0, true},
+		{"36h", 36 * time.Hour, true},
+		{" 7d ", 7 * 24 * time.Hour, true},
+		{"-1", 0, false},
+		{"-1h", 0, false},
+		{"forever", 0, false},
+		{"", 0, false},
+		{"NaN", 0, false},
+		{"1e309", 0, false},
+		{"99999999d", 0, false},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			is := is.New(t)
+			got, err := parseRetention("-x (HERALD_X)", tc.value)
+			is.Equal(err == nil, tc.ok) // accepted or refused
+			if tc.ok {
+				is.Equal(got, tc.want) // the duration meant
+			} else {
+				is.True(err.Error()[:15] == "-x (HERALD_X): ") // the message names the setting
+			}
+		})
+	}
 }

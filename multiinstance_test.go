@@ -14,7 +14,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestMultiInstance runs three Herald processes, real binaries, on one
@@ -23,7 +23,7 @@ import (
 // writes the others must see, what one claims the others must not run, and
 // what a killed one held must be run again once, by another.
 func TestMultiInstance(t *testing.T) {
-	if !platformtest.OnPostgres() {
+	if !sqldbtest.OnPostgres() {
 		t.Skip("needs TEST_DATABASE_URL: three Herald processes share one PostgreSQL database")
 	}
 	if testing.Short() {
@@ -33,7 +33,7 @@ func TestMultiInstance(t *testing.T) {
 	bin := buildHeraldBinary(t, t.TempDir())
 	t.Logf("built herald in %s", time.Since(began).Round(time.Millisecond))
 
-	c := newHeraldCluster(t, bin, platformtest.NewPostgresURL(t), 3)
+	c := newHeraldCluster(t, bin, sqldbtest.NewPostgresURL(t), 3)
 	hook := newChatReceiver(t, 20*time.Millisecond, c.everyPid)
 	// The first start bootstraps the organization and its keys; the other
 	// two start together, as a scaled-out deployment does.

@@ -9,13 +9,13 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
-func mustAllow(t *testing.T, list string) *platform.Outbound {
+func mustAllow(t *testing.T, list string) *outbound.Guard {
 	t.Helper()
-	o, err := platform.ParseOutboundAllow(list)
+	o, err := outbound.ParseAllow(list)
 	if err != nil {
 		t.Fatalf("allow list %q: %v", list, err)
 	}
@@ -111,9 +111,9 @@ func TestRun_BadOutboundAllow(t *testing.T) {
 			is := is.New(t)
 			err := run(t.Context(), []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"},
 				func(k string) string { return map[string]string{"HERALD_OUTBOUND_ALLOW": tc.allow}[k] }, &strings.Builder{}, &strings.Builder{})
-			is.True(err != nil)                                              // the start stops
-			is.True(strings.Contains(err.Error(), `"`+tc.named+`"`))         // naming the entry
-			is.True(strings.Contains(err.Error(), platform.OutboundSetting)) // and the setting
+			is.True(err != nil)                                      // the start stops
+			is.True(strings.Contains(err.Error(), `"`+tc.named+`"`)) // naming the entry
+			is.True(strings.Contains(err.Error(), outbound.Setting)) // and the setting
 		})
 	}
 }

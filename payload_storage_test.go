@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestBroadcast_LargePayloadStoredOncePerNotification broadcasts a large
@@ -35,7 +37,7 @@ func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 	blob := strings.Repeat("x", 400<<10)
 	// SQLite's dbstat says what the file grew by; PostgreSQL, which
 	// compresses the blob, has its rows checked below only.
-	measure := !platformtest.OnPostgres()
+	measure := !sqldbtest.OnPostgres()
 	var before int64
 	if measure {
 		_, before = footprint(t, srv.App.DB)
@@ -45,7 +47,7 @@ func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 	is.Equal(res.Status, 200) // broadcast accepted
 	platformtest.Eventually(t, 10*time.Second, func() bool {
 		var n int
-		srv.App.DB.R.QueryRow(`SELECT count(*) FROM messages`).Scan(&n)
+		srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM messages`).Scan(&n)
 		return n == 2*subscribers
 	}, "every message stored")
 
@@ -57,11 +59,11 @@ func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
 	}
 
 	var stored, rows int
-	is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*), coalesce(sum(length(payload)), 0) FROM message_payloads`).Scan(&rows, &stored))
+	is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*), coalesce(sum(length(payload)), 0) FROM message_payloads`).Scan(&rows, &stored))
 	is.Equal(rows, subscribers)             // one payload per notification, not per message
 	is.True(stored > subscribers*len(blob)) // each the whole payload
 	var inMessages int
-	is.NoErr(srv.App.DB.R.QueryRow(`SELECT coalesce(sum(length(feed_item)), 0) FROM messages`).Scan(&inMessages))
+	is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT coalesce(sum(length(feed_item)), 0) FROM messages`).Scan(&inMessages))
 	is.True(inMessages < len(blob)) // no message's feed item holds it
 
 	var feed struct {
@@ -116,7 +118,7 @@ func TestInbox_DeleteDropsPayloads(t *testing.T) {
 			triggerTo(t, srv, "hello", "ada", `{"name":"Ada"}`)
 			n := c.waitInbox(1)[0]
 			payloads := func() (n int) {
-				is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM message_payloads`).Scan(&n))
+				is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM message_payloads`).Scan(&n))
 				return n
 			}
 			is.Equal(payloads(), 1) // the message's payload is stored apart

@@ -22,6 +22,7 @@ import (
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 )
 
@@ -83,11 +84,11 @@ func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error)
 		seeded = true
 	}
 	// HERALD_MMAP_SIZE compares the readers' mapping caps (docs/memory.md).
-	db, err := platform.Open(ctx, path, platform.WithMmapSize(int64(benchEnvInt("HERALD_MMAP_SIZE", platform.DefaultMmapSize))))
+	db, err := sqldb.Open(ctx, path, sqldb.WithMmapSize(int64(benchEnvInt("HERALD_MMAP_SIZE", sqldb.DefaultMmapSize))))
 	if err != nil {
 		return nil, err
 	}
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		return nil, err
 	}
 	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: readBenchKey}, io.Discard)
@@ -247,7 +248,7 @@ func BenchmarkNotificationsList(b *testing.B) {
 		{"workflow_rare", "&templates=" + rareWorkflow}, {"email_rare", "&emails=lone@example.com"},
 		{"search_rare", "&search=lone@"}, {"severity_rare", "&severity=high"}, {"channel_rare", "&channels=chat"},
 		{"subscribers_rare", "&subscriberIds=lone&subscriberIds=lone2"},
-		{"workflows_rare", "&templates=" + rareWorkflow + "&templates=" + platform.NewID()},
+		{"workflows_rare", "&templates=" + rareWorkflow + "&templates=" + sqldb.NewID()},
 		{"context_rare", "&contextKeys=tenant:rare"},
 	})
 }
@@ -281,7 +282,7 @@ func (app *benchApp) benchPages(b *testing.B, path string, pages []benchPage) {
 
 // seedReadData creates nSubs subscribers and delivers nMessages in-app
 // messages to random ones of them, through the stores the server uses.
-func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, nSubs, nMessages int) error {
+func seedReadData(ctx context.Context, db *sqldb.DB, tenant platform.Tenant, nSubs, nMessages int) error {
 	subs := subscribers.NewStore(db, nil, nil)
 	var docs []subscribers.Subscriber
 	for start := 0; start < nSubs; start += 1000 {
@@ -301,11 +302,11 @@ func seedReadData(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 	rng := rand.New(rand.NewPCG(1, 42))
 	for i := range nMessages {
 		_, write, err := engine.Deliver(ctx, &messaging.Delivery{
-			JobID: platform.NewID(), NotificationID: platform.NewID(),
+			JobID: sqldb.NewID(), NotificationID: sqldb.NewID(),
 			EnvironmentID: tenant.EnvironmentID, OrganizationID: tenant.OrganizationID,
 			TransactionID: fmt.Sprintf("seed-%d", i), Channel: "in_app",
-			StepID: "inbox", StepDatabaseID: platform.NewID(),
-			WorkflowDatabaseID: platform.NewID(), WorkflowID: "bench-inbox",
+			StepID: "inbox", StepDatabaseID: sqldb.NewID(),
+			WorkflowDatabaseID: sqldb.NewID(), WorkflowID: "bench-inbox",
 			Subscriber: docs[rng.IntN(len(docs))],
 			Controls:   map[string]any{"subject": "Order {{payload.n}}", "body": "Your order {{payload.n}} has shipped."},
 			Payload:    fmt.Appendf(nil, `{"n":%d,"kind":%q}`, i, []string{"a", "b", "c"}[i%3]),

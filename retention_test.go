@@ -10,7 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -18,9 +18,9 @@ const day = 24 * time.Hour
 
 // retentionServer is the wired application with the given retention, on
 // the test clock, and its sweeper, which the test runs by hand.
-func retentionServer(t *testing.T, keep retention) (*platformtest.Server, *platform.Sweeper) {
+func retentionServer(t *testing.T, keep retention) (*platformtest.Server, *activity.Sweeper) {
 	t.Helper()
-	var sweeper *platform.Sweeper
+	var sweeper *activity.Sweeper
 	srv, _ := startWired(t, func(d *deps) { d.retention, d.sweeper = keep, &sweeper })
 	return srv, sweeper
 }
@@ -184,7 +184,7 @@ func TestRetention_SweepRemovesTopicEntries(t *testing.T) {
 	tx := trigger(t, srv, `{"name":"hello","to":[{"type":"Topic","topicKey":"news"}]}`)
 	waitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
 	entries := func() (n int) {
-		is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM notification_topics`).Scan(&n))
+		is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM notification_topics`).Scan(&n))
 		return n
 	}
 	is.Equal(entries(), 1) // the topic's notification is indexed
@@ -207,7 +207,7 @@ func TestRetention_SweepKeepsSnoozedMessages(t *testing.T) {
 	c, _, n := inboxMessage(t, srv)
 	count := func(query string) (n int) {
 		t.Helper()
-		is.NoErr(srv.App.DB.R.QueryRow(query).Scan(&n))
+		is.NoErr(srv.App.DB.QueryRowContext(context.Background(), query).Scan(&n))
 		return n
 	}
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // wiredInstance is one Herald process of several on one PostgreSQL
@@ -24,7 +26,7 @@ import (
 func wiredInstance(t *testing.T, url string, noWorker bool) *platformtest.Server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := platform.Open(ctx, url)
+	db, err := sqldb.Open(ctx, url)
 	if err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
@@ -75,11 +77,11 @@ func wiredInstance(t *testing.T, url string, noWorker bool) *platformtest.Server
 // inbox through the other — a delivery, inbox actions, the server API's
 // mark-as and deletes — in order, with the counts as they stand.
 func TestSocket_EventsFromAnotherInstance(t *testing.T) {
-	if !platformtest.OnPostgres() {
+	if !sqldbtest.OnPostgres() {
 		t.Skip("several instances share a PostgreSQL database only; on SQLite one process holds every socket")
 	}
 	is := is.New(t)
-	url := platformtest.NewPostgresURL(t)
+	url := sqldbtest.NewPostgresURL(t)
 	a := wiredInstance(t, url, true) // holds the socket, runs no jobs
 	b := wiredInstance(t, url, false)
 	createHello(t, b, "Hello {{ payload.n }}")

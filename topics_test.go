@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,8 +13,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // mustStatus sends a request and fails the test unless it answers status.
@@ -37,7 +38,7 @@ func TestTopics_V1(t *testing.T) {
 		Key string `json:"key"`
 	}
 	mustCreate(t, srv.Dev, "/v1/topics", `{"key":"news","name":"News"}`).Decode(t, &created)
-	is.True(platform.IsID(created.ID) && created.Key == "news") // {_id, key}
+	is.True(sqldb.IsID(created.ID) && created.Key == "news") // {_id, key}
 
 	var added struct {
 		Succeeded []string `json:"succeeded"`
@@ -349,8 +350,8 @@ func TestTopics_FanOutResumesAtStart(t *testing.T) {
 	// 500 members, here reached through a topic of just them) and, in the
 	// same transaction, the transactionId claim and the fan-out's row.
 	mustCreate(t, srv.Dev, "/v1/events/trigger", `{"name":"hello","to":{"type":"Topic","topicKey":"head"},"transactionId":"cut"}`)
-	ts := platform.FormatTime(srv.App.Clock.Now())
-	_, err := srv.App.DB.W.Exec(`INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
+	ts := sqldb.FormatTime(srv.App.Clock.Now())
+	_, err := srv.App.DB.ExecContext(context.Background(), `INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
 		request, actor, last_subscriber_id, kind, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		srv.App.Development.ID, "cut", srv.App.Development.OrganizationID,
 		`{"name":"hello","to":[{"type":"Topic","topicKey":"big"}],"transactionId":"cut"}`, `{"type":"none","data":null}`,
@@ -361,13 +362,13 @@ func TestTopics_FanOutResumesAtStart(t *testing.T) {
 	startAgain(t, srv) // …and Herald starts again
 	platformtest.Eventually(t, time.Minute, func() bool {
 		var left int
-		srv.App.DB.R.QueryRow(`SELECT count(*) FROM activity_broadcasts`).Scan(&left)
+		srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM activity_broadcasts`).Scan(&left)
 		return left == 0
 	}, "the fan-out to finish")
 
 	// Counted in the database: 5,000 notifications are a hundred pages of
 	// the activity list.
-	rows, err := srv.App.DB.R.Query(`SELECT s.subscriber_id, count(*) FROM notifications n
+	rows, err := srv.App.DB.QueryContext(context.Background(), `SELECT s.subscriber_id, count(*) FROM notifications n
 		JOIN subscribers s ON s.id = n.subscriber_id WHERE n.transaction_id = 'cut' GROUP BY s.subscriber_id`)
 	is.NoErr(err) // counted
 	defer rows.Close()

@@ -20,12 +20,13 @@ import (
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // benchApp is Herald in-process on a file database, as bench/ runs it,
 // with the one-step in-app workflow "bench-inbox" of scenario 1.
 type benchApp struct {
-	db   *platform.DB
+	db   *sqldb.DB
 	post func(path string, body []byte) int // answers the status
 	get  func(path string) int              // answers the status
 }
@@ -34,11 +35,11 @@ func startBenchApp(b *testing.B) *benchApp {
 	serverGC(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	dir := b.TempDir()
-	db, err := platform.Open(ctx, filepath.Join(dir, "trigger.db"))
+	db, err := sqldb.Open(ctx, filepath.Join(dir, "trigger.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		b.Fatal(err)
 	}
 	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: readBenchKey}, io.Discard)
@@ -101,7 +102,7 @@ func (app *benchApp) count(b *testing.B, query string) int64 {
 
 // scan reads the one row query answers into dest.
 func (app *benchApp) scan(b *testing.B, query string, dest ...any) {
-	if err := app.db.R.QueryRow(query).Scan(dest...); err != nil {
+	if err := app.db.QueryRowContext(context.Background(), query).Scan(dest...); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -279,14 +280,14 @@ func (app *benchApp) reportFanOut(b *testing.B, subscribers int, cpu0 time.Durat
 }
 
 // serverGC runs b under the collector settings `herald serve` sets
-// (platform.TuneGC). At Go's default the collector runs about three times
+// (tuneGC). At Go's default the collector runs about three times
 // as often, and an in-process profile would overstate its share (set
 // GOGC=100 to compare).
 func serverGC(b *testing.B) {
 	percent := debug.SetGCPercent(-1) // reads the setting, restored at once
 	debug.SetGCPercent(percent)
 	limit := debug.SetMemoryLimit(-1) // a negative limit only reads it
-	platform.TuneGC(os.Getenv)
+	tuneGC(os.Getenv)
 	b.Cleanup(func() {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)

@@ -9,23 +9,25 @@ import (
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
 
 // deps is what the domains are built from, and what start starts them with.
 type deps struct {
-	db           *platform.DB
+	db           *sqldb.DB
 	logger       *slog.Logger
 	secret       []byte                       // encrypts integration credentials
 	now          func() time.Time             // injected so tests can move time
 	environments []platform.Environment       // what start seeds
 	workers      int                          // delivery workers; 0 means the default
-	outbound     *platform.Outbound           // where sends and checks may connect; nil refuses private addresses
+	outbound     *outbound.Guard              // where sends and checks may connect; nil refuses private addresses
 	stoppers     *[]func(ctx context.Context) // where start registers how to stop background work; nil in tests that do not stop it
 	retention    retention                    // how long records are kept; zero keeps them forever
-	sweeper      **platform.Sweeper           // where start leaves the retention sweeper, when not nil
+	sweeper      **activity.Sweeper           // where start leaves the retention sweeper, when not nil
 	metrics      *platform.Metrics            // what the domains report to; nil in tests that read none
 	inbox        *platform.SubscriberAuth     // the inbox's subscriber tokens; nil serves no inbox
 	maxSnooze    time.Duration                // the inbox's longest snooze; 0 means messaging's default
@@ -97,15 +99,13 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 	}).WithClock(d.now)
 	activityStore := activity.NewStore(d.db, d.now)
 	activityStore.Observe(d.metrics)
-	d.metrics.Queue(activityStore.QueueStats)
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.outbound).Observe(d.logger, d.metrics),
 		activity.WorkerConfig{Size: d.workers, Logger: d.logger, Unsnoozer: messageStore})
 	if d.inbox != nil {
 		d.inbox.UseSubscribers(subscriberStore)
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.inbox, Subscribers: subscriberStore,
 			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
-			Live: messaging.NewLiveBus(d.db, d.logger), MaxSnooze: d.maxSnooze, Closing: d.closing})
-		d.metrics.Gauge("herald_inbox_sockets", "Live inbox sockets open on this process.", messageStore.OpenSockets)
+			Live: messaging.NewLiveBus(d.db, d.logger), MaxSnooze: d.maxSnooze, Closing: d.closing, Metrics: d.metrics})
 	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)
@@ -119,19 +119,19 @@ func wire(mux *http.ServeMux, d deps) (*wired, error) {
 // newSweeper builds the retention sweeper: activity deletes its own
 // records and messaging its own, each environment apart, since every
 // index they read starts with the environment.
-func newSweeper(d deps, activityStore *activity.Store, messageStore *messaging.Store) *platform.Sweeper {
-	sw := &platform.Sweeper{DB: d.db, Now: d.now, Every: d.retention.every, Logger: d.logger}
+func newSweeper(d deps, activityStore *activity.Store, messageStore *messaging.Store) *activity.Sweeper {
+	sw := &activity.Sweeper{DB: d.db, Now: d.now, Every: d.retention.every, Logger: d.logger}
 	for _, env := range d.environments {
 		sw.Tasks = append(sw.Tasks,
-			platform.SweepTask{Name: "notifications", Keep: d.retention.activity,
+			activity.SweepTask{Name: "notifications", Keep: d.retention.activity,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return activityStore.SweepFinished(ctx, env.ID, before, cursor, limit)
 				}},
-			platform.SweepTask{Name: "in-app messages", Keep: d.retention.inApp,
+			activity.SweepTask{Name: "in-app messages", Keep: d.retention.inApp,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return messageStore.SweepMessages(ctx, env.ID, true, before, cursor, limit)
 				}},
-			platform.SweepTask{Name: "messages", Keep: d.retention.messages,
+			activity.SweepTask{Name: "messages", Keep: d.retention.messages,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return messageStore.SweepMessages(ctx, env.ID, false, before, cursor, limit)
 				}},

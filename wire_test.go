@@ -11,8 +11,10 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // newWiredServer boots the whole application, wired exactly as run wires it,
@@ -34,7 +36,7 @@ func startWired(t testing.TB, options ...func(*deps)) (*platformtest.Server, fun
 
 // startWiredWith is startWired with the given outbound guard (nil: the
 // default, which refuses loopback receivers).
-func startWiredWith(t testing.TB, outbound *platform.Outbound, options ...func(*deps)) (*platformtest.Server, func()) {
+func startWiredWith(t testing.TB, outbound *outbound.Guard, options ...func(*deps)) (*platformtest.Server, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stoppers []func(context.Context)
@@ -218,8 +220,8 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	// What the dead process committed: the first batch ("a") and, in the
 	// same transaction, the transactionId claim and the broadcast's row.
 	trigger(t, srv, `{"name":"news","to":"a","payload":{"n":7},"transactionId":"cut"}`)
-	ts := platform.FormatTime(srv.App.Clock.Now())
-	_, err := srv.App.DB.W.Exec(`INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
+	ts := sqldb.FormatTime(srv.App.Clock.Now())
+	_, err := srv.App.DB.ExecContext(context.Background(), `INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id,
 		request, actor, last_subscriber_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		srv.App.Development.ID, "cut", srv.App.Development.OrganizationID,
 		`{"name":"news","payload":{"n":7},"transactionId":"cut"}`, `{"type":"none","data":null}`, "a", ts, ts)
@@ -245,6 +247,6 @@ func TestWire_ResumesBroadcastAtStart(t *testing.T) {
 	}, "the broadcast to reach b and c")
 	is.Equal(feeds, map[string][]string{"a": {"News 7"}, "b": {"News 7"}, "c": {"News 7"}}) // each subscriber once
 	var left int
-	is.NoErr(srv.App.DB.R.QueryRow(`SELECT count(*) FROM activity_broadcasts`).Scan(&left)) // counted
-	is.Equal(left, 0)                                                                       // finished
+	is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM activity_broadcasts`).Scan(&left)) // counted
+	is.Equal(left, 0)                                                                                                  // finished
 }

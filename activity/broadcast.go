@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // broadcast is one broadcast being fanned out: its plan, the body that
@@ -101,12 +102,12 @@ func (s *Store) broadcastProgress(b *broadcast, next string, last bool) write {
 		org, request, actor, kind := p.tenant.OrganizationID, string(b.request), string(p.actor), firstNonEmpty(b.kind, "broadcast")
 		return func(ctx context.Context, tx *sql.Tx) error {
 			now := s.now()
-			ts := platform.FormatTime(now)
+			ts := sqldb.FormatTime(now)
 			return exactlyOne(tx.ExecContext(ctx, `
 				INSERT INTO activity_broadcasts (environment_id, transaction_id, organization_id, request, actor,
 					last_subscriber_id, kind, created_at, updated_at, owner, lease_until)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, env, txID, org, request, actor, next, kind, ts, ts,
-				owner, platform.FormatTime(now.Add(broadcastLease))))
+				owner, sqldb.FormatTime(now.Add(broadcastLease))))
 		}
 	case last:
 		return func(ctx context.Context, tx *sql.Tx) error {
@@ -121,7 +122,7 @@ func (s *Store) broadcastProgress(b *broadcast, next string, last bool) write {
 			return exactlyOne(tx.ExecContext(ctx, `
 				UPDATE activity_broadcasts SET last_subscriber_id = ?, updated_at = ?, lease_until = ?
 				WHERE environment_id = ? AND transaction_id = ? AND last_subscriber_id = ? AND owner = ?`,
-				next, platform.FormatTime(now), platform.FormatTime(now.Add(broadcastLease)), env, txID, after, owner))
+				next, sqldb.FormatTime(now), sqldb.FormatTime(now.Add(broadcastLease)), env, txID, after, owner))
 		}
 	}
 }
@@ -154,14 +155,14 @@ func (s *Store) unfinishedBroadcasts(ctx context.Context, periodic bool) (_ []un
 	var args []any
 	if s.db.Shared() {
 		now := s.now()
-		free := `NOT ` + platform.OwnerAliveSQL("owner") + ` OR lease_until <= ?`
-		args = []any{platform.LiveSince(now), platform.FormatTime(now), s.db.Instance()}
+		free := `NOT ` + sqldb.OwnerAliveSQL("owner") + ` OR lease_until <= ?`
+		args = []any{sqldb.LiveSince(now), sqldb.FormatTime(now), s.db.Instance()}
 		where = ` WHERE (` + free + `) AND owner <> ?`
 		if !periodic {
 			where = ` WHERE ` + free + ` OR owner = ?`
 		}
 	}
-	rows, err := s.db.R.QueryContext(ctx, `
+	rows, err := s.db.QueryContext(ctx, `
 		SELECT environment_id, organization_id, transaction_id, request, actor, last_subscriber_id, kind, owner, lease_until
 		FROM activity_broadcasts`+where+` ORDER BY created_at`, args...)
 	if err != nil {
@@ -186,10 +187,10 @@ func (s *Store) unfinishedBroadcasts(ctx context.Context, periodic bool) (_ []un
 // since it was read (another instance took it, or its owner wrote a
 // batch), and reports whether it did.
 func (s *Store) takeBroadcast(ctx context.Context, u unfinishedBroadcast) (bool, error) {
-	res, err := s.db.W.ExecContext(ctx, `
+	res, err := s.db.ExecContext(ctx, `
 		UPDATE activity_broadcasts SET owner = ?, lease_until = ?
 		WHERE environment_id = ? AND transaction_id = ? AND owner = ? AND lease_until = ? AND last_subscriber_id = ?`,
-		s.db.Instance(), platform.FormatTime(s.now().Add(broadcastLease)), u.tenant.EnvironmentID, u.transactionID,
+		s.db.Instance(), sqldb.FormatTime(s.now().Add(broadcastLease)), u.tenant.EnvironmentID, u.transactionID,
 		u.owner, u.lease, u.after)
 	if err != nil {
 		return false, fmt.Errorf("take over broadcast %s: %w", u.transactionID, err)
@@ -200,7 +201,7 @@ func (s *Store) takeBroadcast(ctx context.Context, u unfinishedBroadcast) (bool,
 
 // finishBroadcast deletes a broadcast's row without writing the rest of it.
 func (s *Store) finishBroadcast(ctx context.Context, envID, transactionID string) error {
-	_, err := s.db.W.ExecContext(ctx, `DELETE FROM activity_broadcasts WHERE environment_id = ? AND transaction_id = ?`,
+	_, err := s.db.ExecContext(ctx, `DELETE FROM activity_broadcasts WHERE environment_id = ? AND transaction_id = ?`,
 		envID, transactionID)
 	if err != nil {
 		return fmt.Errorf("finish broadcast %s: %w", transactionID, err)

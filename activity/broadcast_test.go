@@ -35,7 +35,7 @@ func (h *harness) addSubscribers(t *testing.T, ids ...string) {
 // subscriberId".
 func (h *harness) unfinished(t *testing.T) []string {
 	t.Helper()
-	rows, err := h.App.DB.R.Query(`SELECT transaction_id, last_subscriber_id FROM activity_broadcasts ORDER BY transaction_id`)
+	rows, err := h.App.DB.QueryContext(context.Background(), `SELECT transaction_id, last_subscriber_id FROM activity_broadcasts ORDER BY transaction_id`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -76,7 +76,7 @@ func chainSteps(wf *workflows.Workflow) []chainStep {
 // the workflow's own creation seconds, then a hash.
 func triggerStepID(workflowID string) string {
 	seconds := "00000000"
-	if platform.IsID(workflowID) {
+	if sqldb.IsID(workflowID) {
 		seconds = workflowID[:8]
 	}
 	sum := sha256.Sum256([]byte("herald/trigger-step/" + workflowID))
@@ -90,12 +90,12 @@ func triggerStepID(workflowID string) string {
 // notification.
 func (p *plan) planChain(r *recipient, now time.Time) {
 	r.at = now
-	r.nid = platform.NewIDAt(now)
-	ts := platform.FormatTime(now)
+	r.nid = sqldb.NewIDAt(now)
+	ts := sqldb.FormatTime(now)
 	var payload map[string]any // read only when a step groups by it
 	r.jobs = make([]jobRow, len(p.chain))
 	for i, c := range p.chain {
-		row := jobRow{id: platform.NewIDAt(now), position: i, step: c.step, snapshot: c.snapshot, values: c.values,
+		row := jobRow{id: sqldb.NewIDAt(now), position: i, step: c.step, snapshot: c.snapshot, values: c.values,
 			provider: c.provider, status: statusPending, digest: c.digest}
 		if i > 0 {
 			row.parent = r.jobs[i-1].id

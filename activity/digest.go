@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Stages of a job that runs more than once.
@@ -49,7 +49,7 @@ func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload js
 			return fmt.Errorf("find digest master: %w", err)
 		}
 		if w, ok := cfg.backoff(); ok {
-			created, err := platform.ParseTime(j.CreatedAt)
+			created, err := sqldb.ParseTime(j.CreatedAt)
 			if err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload js
 			err = tx.QueryRowContext(ctx, `
 				SELECT count(*) FROM jobs
 				WHERE group_key = ? AND group_key <> '' AND type = 'digest' AND id <> ? AND created_at >= ? AND created_at <= ?`,
-				j.GroupKey, j.ID, platform.FormatTime(since), j.CreatedAt).Scan(&recent)
+				j.GroupKey, j.ID, sqldb.FormatTime(since), j.CreatedAt).Scan(&recent)
 			if err != nil {
 				return fmt.Errorf("count backoff events: %w", err)
 			}
@@ -71,7 +71,7 @@ func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload js
 					details: append(details, detail{Status: detailSuccess, Detail: "Digest was skipped, first backoff event", Source: sourceInternal})})
 			}
 		}
-		raw, _ := json.Marshal(map[string]string{"digestUntil": platform.FormatTime(until)})
+		raw, _ := json.Marshal(map[string]string{"digestUntil": sqldb.FormatTime(until)})
 		return s.settleTx(ctx, tx, j, settlement{status: statusDelayed, stage: stageDigesting, runAt: until,
 			details: append(details, detail{Status: detailPending, Detail: "Step digested", Source: sourceInternal, Raw: raw})})
 	}
@@ -84,7 +84,7 @@ func (s *Store) mergeDigest(ctx context.Context, tx *sql.Tx, j *job, masterID, m
 		return fmt.Errorf("merge digest: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE notifications SET digested_notification_id = ?, updated_at = ? WHERE id = ?`,
-		masterNotification, platform.FormatTime(s.now()), j.NotificationID); err != nil {
+		masterNotification, sqldb.FormatTime(s.now()), j.NotificationID); err != nil {
 		return fmt.Errorf("mark notification digested: %w", err)
 	}
 	raw, _ := json.Marshal(map[string]string{"mergedDigestId": masterID, "digestedNotificationId": masterNotification})
@@ -177,7 +177,7 @@ func (s *Store) throttle(j *job, cfg throttleConfig, details []detail) write {
 		err := tx.QueryRowContext(ctx, `
 			SELECT count(*) FROM jobs
 			WHERE group_key = ? AND group_key <> '' AND type = 'throttle' AND status = 'completed' AND updated_at > ?`,
-			j.GroupKey, platform.FormatTime(since)).Scan(&passed)
+			j.GroupKey, sqldb.FormatTime(since)).Scan(&passed)
 		if err != nil {
 			return fmt.Errorf("count throttle: %w", err)
 		}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/messaging"
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -46,12 +46,12 @@ func (f *apiWorkflows) TriggerWorkflow(ctx context.Context, environmentID, workf
 func (f *apiWorkflows) inject(t testing.TB, workflowID string, extra map[string]any, steps ...map[string]any) {
 	t.Helper()
 	for _, s := range steps {
-		s["_id"] = platform.NewID()
+		s["_id"] = sqldb.NewID()
 		if s["name"] == nil {
 			s["name"] = s["stepId"]
 		}
 	}
-	doc := map[string]any{"_id": platform.NewID(), "workflowId": workflowID, "name": "Workflow " + workflowID, "active": true,
+	doc := map[string]any{"_id": sqldb.NewID(), "workflowId": workflowID, "name": "Workflow " + workflowID, "active": true,
 		"origin": "service-cloud", "severity": "none", "tags": []string{"t1"}, "steps": steps,
 		"preferences": map[string]any{"default": map[string]any{"all": map[string]any{"enabled": true}}}}
 	for k, v := range extra {

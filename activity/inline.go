@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 )
 
@@ -46,7 +46,7 @@ func (t *triggerer) runFirst(ctx context.Context, p *plan, until time.Time) {
 		j := &job{ID: row.id, EnvironmentID: p.tenant.EnvironmentID, OrganizationID: p.tenant.OrganizationID,
 			NotificationID: rc.nid, TransactionID: p.transactionID, SubscriberID: rc.id, TemplateID: p.wf.ID,
 			Position: row.position, Type: row.step.Type, StepID: row.step.StepID, Step: row.snapshot, Controls: row.values,
-			ProviderID: row.provider, Attempts: 1, CreatedAt: platform.FormatTime(rc.at),
+			ProviderID: row.provider, Attempts: 1, CreatedAt: sqldb.FormatTime(rc.at),
 			keep: func(st settlement) { result = &st }}
 		sub := rc.sub
 		wr, err := t.run.runStep(ctx, j, n, func(context.Context) (*subscribers.Subscriber, error) { return sub, nil })
@@ -69,7 +69,7 @@ func (r *recipient) settleFirst(st settlement) []detailRow {
 	first.status, first.stage, first.attempts, first.deliveredBy = st.status, st.stage, 1, st.providerID
 	first.runAt = nil
 	if !st.runAt.IsZero() {
-		first.runAt = platform.FormatTime(st.runAt)
+		first.runAt = sqldb.FormatTime(st.runAt)
 	}
 	if st.digest != nil {
 		first.digest = string(st.digest)
@@ -82,7 +82,7 @@ func (r *recipient) settleFirst(st settlement) []detailRow {
 	switch st.then {
 	case thenRelease:
 		if len(rest) > 0 {
-			rest[0].status, rest[0].runAt = statusQueued, platform.FormatTime(r.at)
+			rest[0].status, rest[0].runAt = statusQueued, sqldb.FormatTime(r.at)
 		}
 	case thenCancel, thenSkip:
 		ended := statusCanceled

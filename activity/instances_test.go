@@ -16,12 +16,14 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
 
 // Tests of several Herald instances on one PostgreSQL database: each
-// instance is a *platform.DB of its own on the same database URL, so it has
+// instance is a *sqldb.DB of its own on the same database URL, so it has
 // its own writer connection and instance ID, as a process would.
 
 // newInstances opens n instances on one fresh PostgreSQL database, each
@@ -30,7 +32,7 @@ func newInstances(t *testing.T, n int) ([]*Store, *platformtest.Clock) {
 	t.Helper()
 	clock := platformtest.NewClock(t0)
 	stores := make([]*Store, n)
-	for i, db := range platformtest.NewSharedDBs(t, n) {
+	for i, db := range sqldbtest.NewSharedDBs(t, n) {
 		if err := db.Beat(context.Background(), clock.Now()); err != nil {
 			t.Fatalf("beat: %v", err)
 		}
@@ -43,13 +45,13 @@ func newInstances(t *testing.T, n int) ([]*Store, *platformtest.Clock) {
 // n jobs due in the local lane. It returns the plan's tenant.
 func queueJobs(t *testing.T, s *Store, txID string, n int) platform.Tenant {
 	t.Helper()
-	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
-	wf := &workflows.Workflow{ID: platform.NewID(), WorkflowID: "w", Active: true,
-		Steps: []workflows.Step{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}}}
+	tenant := platform.Tenant{OrganizationID: sqldb.NewID(), EnvironmentID: sqldb.NewID()}
+	wf := &workflows.Workflow{ID: sqldb.NewID(), WorkflowID: "w", Active: true,
+		Steps: []workflows.Step{{ID: sqldb.NewID(), StepID: "inbox", Type: "in_app"}}}
 	p := &plan{tenant: tenant, transactionID: txID, payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
 		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), preferences: json.RawMessage(`{}`), chain: chainSteps(wf)}
 	for i := range n {
-		p.recipients = append(p.recipients, recipient{id: platform.NewID(), subscriberID: fmt.Sprintf("s%04d", i),
+		p.recipients = append(p.recipients, recipient{id: sqldb.NewID(), subscriberID: fmt.Sprintf("s%04d", i),
 			snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)})
 		p.planChain(&p.recipients[i], s.now())
 	}
@@ -141,7 +143,7 @@ func TestQueue_RecoverLeasesSparesLiveInstances(t *testing.T) {
 	is.Equal(n, 0) // never takes what its own worker runs
 
 	// a stops beating (SIGKILL); b goes on.
-	clock.Advance(platform.InstanceTTL + time.Second)
+	clock.Advance(sqldb.InstanceTTL + time.Second)
 	beatAll(t, clock, b)
 	n, err = b.recoverLeases(ctx, true)
 	is.NoErr(err)
@@ -197,12 +199,12 @@ func TestWorker_SurvivorRescuesADeadInstancesJobs(t *testing.T) {
 	}()
 	interruptions := func() int {
 		var n int
-		is.NoErr(b.db.R.QueryRowContext(ctx, `SELECT interruptions FROM jobs WHERE id = ?`, held[0].ID).Scan(&n))
+		is.NoErr(b.db.QueryRowContext(ctx, `SELECT interruptions FROM jobs WHERE id = ?`, held[0].ID).Scan(&n))
 		return n
 	}
 	is.Equal(interruptions(), 0) // a is alive yet
 
-	clock.Advance(platform.InstanceTTL + time.Second)
+	clock.Advance(sqldb.InstanceTTL + time.Second)
 	beatAll(t, clock, b)
 	platformtest.Eventually(t, 5*time.Second, func() bool { return interruptions() == 1 },
 		"the survivor to requeue the dead instance's job within its lease")
@@ -262,7 +264,7 @@ func decideAtOnce(t *testing.T, stores []*Store, decide func(s *Store, j *job) w
 	}
 	wg.Wait()
 	statuses := map[string]int{}
-	rows, err := stores[0].db.R.QueryContext(ctx, `SELECT status FROM jobs WHERE type IN ('digest', 'throttle')`)
+	rows, err := stores[0].db.QueryContext(ctx, `SELECT status FROM jobs WHERE type IN ('digest', 'throttle')`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,11 +282,11 @@ func decideAtOnce(t *testing.T, stores []*Store, decide func(s *Store, j *job) w
 func TestDigest_ConcurrentInstancesMakeOneMaster(t *testing.T) {
 	is := is.New(t)
 	stores, clock := newInstances(t, 3)
-	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
-	wf := &workflows.Workflow{ID: platform.NewID(), WorkflowID: "w", Active: true, Steps: []workflows.Step{
-		{ID: platform.NewID(), StepID: "d", Type: stepDigest, ControlValues: map[string]any{"amount": 5, "unit": "minutes"}},
-		{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}}}
-	subscriber := platform.NewID()
+	tenant := platform.Tenant{OrganizationID: sqldb.NewID(), EnvironmentID: sqldb.NewID()}
+	wf := &workflows.Workflow{ID: sqldb.NewID(), WorkflowID: "w", Active: true, Steps: []workflows.Step{
+		{ID: sqldb.NewID(), StepID: "d", Type: stepDigest, ControlValues: map[string]any{"amount": 5, "unit": "minutes"}},
+		{ID: sqldb.NewID(), StepID: "inbox", Type: "in_app"}}}
+	subscriber := sqldb.NewID()
 	for i, s := range stores {
 		triggerOnce(t, s, tenant, wf, fmt.Sprintf("event-%d", i), subscriber)
 	}
@@ -300,11 +302,11 @@ func TestDigest_ConcurrentInstancesMakeOneMaster(t *testing.T) {
 func TestThrottle_ConcurrentInstancesKeepTheLimit(t *testing.T) {
 	is := is.New(t)
 	stores, _ := newInstances(t, 3)
-	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
-	wf := &workflows.Workflow{ID: platform.NewID(), WorkflowID: "w", Active: true, Steps: []workflows.Step{
-		{ID: platform.NewID(), StepID: "t", Type: stepThrottle, ControlValues: map[string]any{"amount": 1, "unit": "hours", "threshold": 1}},
-		{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}}}
-	subscriber := platform.NewID()
+	tenant := platform.Tenant{OrganizationID: sqldb.NewID(), EnvironmentID: sqldb.NewID()}
+	wf := &workflows.Workflow{ID: sqldb.NewID(), WorkflowID: "w", Active: true, Steps: []workflows.Step{
+		{ID: sqldb.NewID(), StepID: "t", Type: stepThrottle, ControlValues: map[string]any{"amount": 1, "unit": "hours", "threshold": 1}},
+		{ID: sqldb.NewID(), StepID: "inbox", Type: "in_app"}}}
+	subscriber := sqldb.NewID()
 	for i, s := range stores {
 		triggerOnce(t, s, tenant, wf, fmt.Sprintf("event-%d", i), subscriber)
 	}
@@ -320,15 +322,15 @@ func TestThrottle_ConcurrentInstancesKeepTheLimit(t *testing.T) {
 func (h *harness) secondInstance(t *testing.T) *Store {
 	t.Helper()
 	var name string
-	if err := h.App.DB.R.QueryRow(`SELECT current_database()`).Scan(&name); err != nil {
+	if err := h.App.DB.QueryRowContext(context.Background(), `SELECT current_database()`).Scan(&name); err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(platformtest.DatabaseURL)
+	u, err := url.Parse(sqldbtest.DatabaseURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.Path = "/" + name
-	db, err := platform.Open(context.Background(), u.String())
+	db, err := sqldb.Open(context.Background(), u.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +341,7 @@ func (h *harness) secondInstance(t *testing.T) *Store {
 }
 
 func TestBroadcast_SurvivorTakesOverOnlyADeadOwnersFanOut(t *testing.T) {
-	platformtest.SkipUnlessShared(t)
+	sqldbtest.SkipUnlessShared(t)
 	is := is.New(t)
 	h := newBroadcastHarness(t)
 	b := h.secondInstance(t)
@@ -358,18 +360,18 @@ func TestBroadcast_SurvivorTakesOverOnlyADeadOwnersFanOut(t *testing.T) {
 	wait(ctx)
 	is.Equal(h.unfinished(t), []string{"cut after s2"}) // b left it alone
 	var owner string
-	is.NoErr(h.App.DB.R.QueryRow(`SELECT owner FROM activity_broadcasts`).Scan(&owner))
+	is.NoErr(h.App.DB.QueryRowContext(context.Background(), `SELECT owner FROM activity_broadcasts`).Scan(&owner))
 	is.Equal(owner, h.store.db.Instance()) // still a's
 
 	// a dies; b's rescue finishes the fan-out without a restart.
-	_, err := b.db.W.Exec(`DELETE FROM instances WHERE id = ?`, h.store.db.Instance())
+	_, err := b.db.ExecContext(context.Background(), `DELETE FROM instances WHERE id = ?`, h.store.db.Instance())
 	is.NoErr(err)
 	platformtest.Eventually(t, 5*time.Second, func() bool { return len(h.unfinished(t)) == 0 }, "b to finish a's fan-out")
 	is.Equal(perSubscriber(h.notifications(t, "transactionId=cut")), everyone) // each subscriber written once
 }
 
 func TestBroadcast_ExpiredLeaseIsTakenOver(t *testing.T) {
-	platformtest.SkipUnlessShared(t)
+	sqldbtest.SkipUnlessShared(t)
 	is := is.New(t)
 	h := newBroadcastHarness(t)
 	b := h.secondInstance(t)
@@ -389,7 +391,7 @@ func TestBroadcast_ExpiredLeaseIsTakenOver(t *testing.T) {
 }
 
 func TestWorker_TwoInstancesDeliverEachJobOnce(t *testing.T) {
-	platformtest.SkipUnlessShared(t)
+	sqldbtest.SkipUnlessShared(t)
 	is := is.New(t)
 	h := newHarness(t)
 	b := h.secondInstance(t)

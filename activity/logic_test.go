@@ -12,6 +12,8 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -261,13 +263,13 @@ func newQueue(t *testing.T) (*Store, *platformtest.Clock, *plan) {
 	is := is.New(t)
 	ctx := context.Background()
 	clock := platformtest.NewClock(t0)
-	s := NewStore(platformtest.NewDB(t), clock.Now)
-	tenant := platform.Tenant{OrganizationID: platform.NewID(), EnvironmentID: platform.NewID()}
-	wf := &workflows.Workflow{ID: platform.NewID(), WorkflowID: "w", Active: true,
-		Steps: []workflows.Step{{ID: platform.NewID(), StepID: "inbox", Type: "in_app"}, {ID: platform.NewID(), StepID: "mail", Type: "email"}}}
+	s := NewStore(sqldbtest.NewDB(t), clock.Now)
+	tenant := platform.Tenant{OrganizationID: sqldb.NewID(), EnvironmentID: sqldb.NewID()}
+	wf := &workflows.Workflow{ID: sqldb.NewID(), WorkflowID: "w", Active: true,
+		Steps: []workflows.Step{{ID: sqldb.NewID(), StepID: "inbox", Type: "in_app"}, {ID: sqldb.NewID(), StepID: "mail", Type: "email"}}}
 	p := &plan{tenant: tenant, transactionID: "tx", payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
 		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), preferences: json.RawMessage(`{}`), chain: chainSteps(wf),
-		recipients: []recipient{{id: platform.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
+		recipients: []recipient{{id: sqldb.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
 	p.planChain(&p.recipients[0], clock.Now())
 	is.NoErr(s.insertTrigger(ctx, p, true))
 	return s, clock, p
@@ -332,7 +334,7 @@ func TestLaneOf_AgreesWithLaneSQL(t *testing.T) {
 	s, _, _ := newQueue(t)
 	for _, typ := range []string{stepTrigger, "in_app", "email", "sms", "chat", "push", stepDelay, stepDigest, stepThrottle, stepCustom} {
 		var lane int
-		is.NoErr(s.db.R.QueryRow(`SELECT `+laneSQL+` FROM (SELECT CAST(? AS text) AS type) AS j`, typ).Scan(&lane))
+		is.NoErr(s.db.QueryRowContext(context.Background(), `SELECT `+laneSQL+` FROM (SELECT CAST(? AS text) AS type) AS j`, typ).Scan(&lane))
 		is.Equal(laneOf(typ), lane) // the lane a wake names is the lane the claim reads
 	}
 }
@@ -380,7 +382,7 @@ func TestInsertTrigger_RecordsItsAnswerWithIt(t *testing.T) {
 	p.transactionID = "tx2"
 	is.NoErr(s.insertTrigger(ctx, p, true))
 	var n int
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM idempotency_keys WHERE key = 'k'`).Scan(&n))
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT count(*) FROM idempotency_keys WHERE key = 'k'`).Scan(&n))
 	is.Equal(n, 1) // written with the trigger
 }
 
@@ -409,10 +411,10 @@ func TestQueue_RecoverLeases(t *testing.T) {
 	is.NoErr(err)
 	is.NoErr(s.db.Tx(ctx, func(tx *sql.Tx) error { return wr(ctx, tx) }))
 	var status string
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, claimed[0].ID).Scan(&status))
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, claimed[0].ID).Scan(&status))
 	is.Equal(status, statusFailed)
 	var warned int
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM execution_details WHERE job_id = ? AND detail = ?`,
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT count(*) FROM execution_details WHERE job_id = ? AND detail = ?`,
 		claimed[0].ID, interruptedDetail).Scan(&warned))
 	is.Equal(warned, maxInterruptions) // each interruption is on the record
 }
@@ -458,10 +460,10 @@ func (s *Store) settle(ctx context.Context, j *job, st settlement) error {
 
 func TestTriggerStepID(t *testing.T) {
 	is := is.New(t)
-	wf := platform.NewID()
+	wf := sqldb.NewID()
 	id := triggerStepID(wf)
-	is.True(platform.IsID(id))                     // an _id like any other
-	is.Equal(id[:8], wf[:8])                       // whose seconds are the workflow's (docs/api.md, "Identifiers and timestamps")
-	is.Equal(triggerStepID(wf), id)                // the same for every trigger of the workflow
-	is.True(triggerStepID(platform.NewID()) != id) // and another for another workflow
+	is.True(sqldb.IsID(id))                     // an _id like any other
+	is.Equal(id[:8], wf[:8])                    // whose seconds are the workflow's (docs/api.md, "Identifiers and timestamps")
+	is.Equal(triggerStepID(wf), id)             // the same for every trigger of the workflow
+	is.True(triggerStepID(sqldb.NewID()) != id) // and another for another workflow
 }

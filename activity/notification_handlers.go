@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // handleNotificationList serves GET /v1/notifications: the environment's
@@ -39,7 +40,7 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 			}
 		}
 		for _, id := range f.templates {
-			if !platform.IsID(id) {
+			if !sqldb.IsID(id) {
 				q.Fail("templates", id, "must be a 24-character hex id")
 			}
 		}
@@ -55,7 +56,7 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 		}
 		if !f.after.IsZero() && !f.before.IsZero() && f.after.After(f.before) {
 			return platform.BadRequest("Invalid date range: after (%s) is later than before (%s)",
-				platform.FormatTime(f.after), platform.FormatTime(f.before))
+				sqldb.FormatTime(f.after), sqldb.FormatTime(f.before))
 		}
 		ctx := r.Context()
 		env := platform.TenantFrom(ctx).EnvironmentID
@@ -96,7 +97,7 @@ func handleNotificationGet(s *Store, subscribers Subscribers) http.Handler {
 		env := platform.TenantFrom(ctx).EnvironmentID
 		notFound := &platform.Error{Status: http.StatusNotFound, Message: "Notification not found",
 			Extra: map[string]any{"cause": "Notification with id " + id + " not found"}}
-		if !platform.IsID(id) {
+		if !sqldb.IsID(id) {
 			return notFound
 		}
 		rows, jobs, err := s.readNotifications(ctx, false, func(q querier) ([]notificationRow, error) {
@@ -123,7 +124,7 @@ func queryTime(s, name string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	t, err := platform.ParseTime(s)
+	t, err := sqldb.ParseTime(s)
 	if err != nil {
 		if d, derr := time.Parse("2006-01-02", s); derr == nil {
 			return d, nil

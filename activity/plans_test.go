@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestNotificationsQuery_ReadsTheFiltersIndex checks GET /v1/notifications
@@ -16,7 +16,7 @@ import (
 // number, so its index gives the order, as a context key's entries do.
 // Other filters read notifications_list in its order.
 func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
-	platformtest.SQLiteOnly(t, "reads SQLite's query plans")
+	sqldbtest.SQLiteOnly(t, "reads SQLite's query plans")
 	for _, c := range []struct {
 		f       listFilter
 		index   string
@@ -44,7 +44,7 @@ func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 		{listFilter{topicKey: "t", templates: []string{"w"}}, "notification_topics", true},
 	} {
 		query, args := notificationsQuery("e", c.f, false)
-		plan := platformtest.QueryPlan(t, query+` LIMIT 10`, args...)
+		plan := sqldbtest.QueryPlan(t, query+` LIMIT 10`, args...)
 		if !strings.Contains(plan, "INDEX "+c.index+" ") && !strings.Contains(plan, "SEARCH "+c.index+" USING PRIMARY KEY") {
 			t.Errorf("%s: plan %q, want it read through %s", query, plan, c.index)
 		}

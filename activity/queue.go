@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 var (
@@ -82,7 +83,7 @@ func laneOf(stepType string) int {
 // anyDue reports, from the read pool, whether some job of the lane is due,
 // so idle workers poll without taking the writer.
 func (s *Store) anyDue(ctx context.Context, lane int) (bool, error) {
-	ts := platform.FormatTime(s.now())
+	ts := sqldb.FormatTime(s.now())
 	var one int
 	err := s.db.QueryRow(ctx, `
 		SELECT 1 FROM jobs WHERE `+laneSQL+` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ? LIMIT 1`,
@@ -134,7 +135,7 @@ const controlsColumnPostgres = `coalesce(nullif(CAST(CAST(step AS json) -> 'cont
 func (s *Store) claim(ctx context.Context, lease time.Duration, n, lane int) (_ []*job, err error) {
 	defer platform.Wrap(&err, "claim jobs")
 	now := s.now()
-	ts := platform.FormatTime(now)
+	ts := sqldb.FormatTime(now)
 	token := s.leaseToken(now)
 	until := now.Add(lease)
 	query := claimSQL
@@ -145,7 +146,7 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n, lane int) (_ 
 		return nil, err
 	}
 	rows, err := s.db.WriteQuery(ctx, query,
-		token, platform.FormatTime(until), ts, lane, ts, ts, n)
+		token, sqldb.FormatTime(until), ts, lane, ts, ts, n)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +182,7 @@ const unclaimSQL = `
 // back, so a stop does not use up the attempts of jobs it never ran.
 func (s *Store) unclaimed(j *job) write {
 	return func(ctx context.Context, tx *sql.Tx) error {
-		res, err := s.db.WriteExec(ctx, tx, unclaimSQL, platform.FormatTime(s.now()), j.ID, j.Lease)
+		res, err := s.db.WriteExec(ctx, tx, unclaimSQL, sqldb.FormatTime(s.now()), j.ID, j.Lease)
 		if err != nil {
 			return fmt.Errorf("give back job %s: %w", j.ID, err)
 		}
@@ -196,7 +197,7 @@ func (s *Store) unclaimed(j *job) write {
 // ID, then a part of its own, so that a shared database can tell which
 // process holds a job (recoverLeases).
 func (s *Store) leaseToken(now time.Time) string {
-	return s.db.Instance() + ":" + platform.NewIDAt(now)
+	return s.db.Instance() + ":" + sqldb.NewIDAt(now)
 }
 
 // leaseInstance is the instance ID inside a job's lease_owner (leaseToken).
@@ -208,7 +209,7 @@ const leaseInstance = `split_part(lease_owner, ':', 1)`
 // uses a database, so when its worker starts, every claim it finds was made
 // by a process that has died (a crash, or a stop that abandoned running
 // jobs). On a shared database (PostgreSQL) it takes only the claims of
-// instances whose heartbeat is stale (platform.LiveSince), and this
+// instances whose heartbeat is stale (sqldb.LiveSince), and this
 // process's own when starting (its claims from before a worker restart);
 // never those of another live instance, which is running them. Periodic
 // (the worker's rescuer) leaves this process's own claims alone: its
@@ -222,16 +223,16 @@ const leaseInstance = `split_part(lease_owner, ':', 1)`
 func (s *Store) recoverLeases(ctx context.Context, periodic bool) (n int, err error) {
 	defer platform.Wrap(&err, "recover job leases")
 	now := s.now()
-	ts := platform.FormatTime(now)
+	ts := sqldb.FormatTime(now)
 	where, args := "", []any{ts, ts}
 	if s.db.Shared() {
-		dead := `NOT ` + platform.OwnerAliveSQL(leaseInstance)
+		dead := `NOT ` + sqldb.OwnerAliveSQL(leaseInstance)
 		if periodic {
 			where = ` AND ` + dead + ` AND ` + leaseInstance + ` <> ?`
-			args = append(args, platform.LiveSince(now), s.db.Instance())
+			args = append(args, sqldb.LiveSince(now), s.db.Instance())
 		} else {
 			where = ` AND (` + leaseInstance + ` = ? OR ` + dead + `)`
-			args = append(args, s.db.Instance(), platform.LiveSince(now))
+			args = append(args, s.db.Instance(), sqldb.LiveSince(now))
 		}
 	}
 	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
@@ -308,10 +309,10 @@ var settleStatements = append([]string{settleSQL, releaseChildSQL}, insertDetail
 
 func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement) error {
 	now := s.now()
-	ts := platform.FormatTime(now)
+	ts := sqldb.FormatTime(now)
 	var runAt any
 	if !st.runAt.IsZero() {
-		runAt = platform.FormatTime(st.runAt)
+		runAt = sqldb.FormatTime(st.runAt)
 	}
 	var digest any
 	if st.digest != nil {
@@ -360,7 +361,7 @@ func (s *Store) endRest(ctx context.Context, tx *sql.Tx, notificationID string, 
 	_, err := s.updateJobs(ctx, tx, now, endedDetail(why), `
 		UPDATE jobs SET status = ?, run_at = NULL, updated_at = ?
 		WHERE notification_id = ? AND position > ? AND status IN ('pending', 'queued', 'delayed')
-		RETURNING `+jobRefColumns, status, platform.FormatTime(now), notificationID, position)
+		RETURNING `+jobRefColumns, status, sqldb.FormatTime(now), notificationID, position)
 	if err != nil {
 		return fmt.Errorf("end following jobs: %w", err)
 	}
@@ -417,7 +418,7 @@ const cancelableSQL = `status IN ('pending', 'queued', 'delayed')
 func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID string) (ok bool, err error) {
 	defer platform.Wrap(&err, "cancel transaction %s", transactionID)
 	now := s.now()
-	ts := platform.FormatTime(now)
+	ts := sqldb.FormatTime(now)
 	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
 		// Digest masters hand their merged events on first, while their
 		// run_at still says when they would have fired.
@@ -547,7 +548,7 @@ func (s *Store) promote(ctx context.Context, tx *sql.Tx, envID, masterID, runAt 
 	if err != nil {
 		return err
 	}
-	ts := platform.FormatTime(now)
+	ts := sqldb.FormatTime(now)
 	if _, err := tx.ExecContext(ctx, `
 		UPDATE jobs SET status = 'delayed', stage = ?, run_at = ?, merged_digest_id = '', updated_at = ?
 		WHERE id = ?`, stageDigesting, runAt, ts, heir); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // pendingJob is true of a job whose work is not over: it is due or
@@ -31,7 +32,7 @@ const pendingJob = `(j.run_at IS NOT NULL OR j.status IN ('pending', 'queued', '
 // at.
 func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error) {
 	defer platform.Wrap(&err, "sweep notifications of %s", env)
-	after, err := platform.ParseSweepCursor(cursor)
+	after, err := sqldb.ParseSweepCursor(cursor)
 	if err != nil {
 		return "", nil, err
 	}
@@ -46,7 +47,7 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 			FROM notifications n INDEXED BY notifications_list
 			WHERE n.environment_id = ? AND n.created_at < ? AND (n.created_at, n.id) > (?, ?)
 			ORDER BY n.created_at, n.id LIMIT ?`,
-			env, platform.FormatTime(before), after.CreatedAt, after.ID, limit)
+			env, sqldb.FormatTime(before), after.CreatedAt, after.ID, limit)
 		if err != nil {
 			return err
 		}

@@ -86,7 +86,7 @@ func TestSweepFinished_CancelledMidBatchResumes(t *testing.T) {
 	h.waitStatuses(t, newer, "trigger:completed", "in_app:completed")
 	count := func(table string) int {
 		var n int
-		is.NoErr(h.App.DB.R.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n)) // counted
+		is.NoErr(h.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM `+table).Scan(&n)) // counted
 		return n
 	}
 	details := count("execution_details")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // An inbox snooze ends through the job queue, so that it ends even when
@@ -35,11 +36,11 @@ func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err 
 	defer platform.Wrap(&err, "schedule unsnooze of %s", sn.MessageID)
 	// The end of the snooze rides in the step snapshot's controlVariables,
 	// where every job's control values are read from (controlsColumn).
-	step, err := json.Marshal(map[string]any{"controlVariables": map[string]string{"until": platform.FormatTime(sn.Until)}})
+	step, err := json.Marshal(map[string]any{"controlVariables": map[string]string{"until": sqldb.FormatTime(sn.Until)}})
 	if err != nil {
 		return err
 	}
-	now := platform.FormatTime(s.now())
+	now := sqldb.FormatTime(s.now())
 	err = s.db.RetryTx(ctx, func(txn *sql.Tx) error {
 		// A job belongs to a notification; an in-app message is kept
 		// longer than its notification (docs/retention.md).
@@ -64,9 +65,9 @@ func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err 
 			transaction_id, subscriber_id, template_id, position, type, step_id, step, provider_id,
 			status, run_at, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, -1, ?, ?, ?, '', 'queued', ?, ?, ?)`,
-			platform.NewIDAt(s.now()), sn.EnvironmentID, sn.OrganizationID, sn.NotificationID, sn.TransactionID,
+			sqldb.NewIDAt(s.now()), sn.EnvironmentID, sn.OrganizationID, sn.NotificationID, sn.TransactionID,
 			sn.SubscriberID, sn.TemplateID, stepUnsnooze, sn.MessageID, string(step),
-			platform.FormatTime(sn.Until), now, now)
+			sqldb.FormatTime(sn.Until), now, now)
 		return err
 	})
 	if err != nil {
@@ -79,7 +80,7 @@ func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err 
 // CancelUnsnooze drops the job that would end the message's snooze
 // (messaging.SnoozeTimer): it was unsnoozed by hand.
 func (s *Store) CancelUnsnooze(ctx context.Context, environmentID, messageID string) error {
-	_, err := s.db.W.ExecContext(ctx, `DELETE FROM jobs WHERE environment_id = ? AND type = ? AND step_id = ? AND lease_owner = ''`,
+	_, err := s.db.ExecContext(ctx, `DELETE FROM jobs WHERE environment_id = ? AND type = ? AND step_id = ? AND lease_owner = ''`,
 		environmentID, stepUnsnooze, messageID)
 	if err != nil {
 		return fmt.Errorf("cancel unsnooze of %s: %w", messageID, err)
@@ -98,7 +99,7 @@ func (w *Worker) runUnsnooze(ctx context.Context, j *job) (write, error) {
 		Until string `json:"until"`
 	}
 	json.Unmarshal(j.Controls, &c)
-	until, err := platform.ParseTime(c.Until)
+	until, err := sqldb.ParseTime(c.Until)
 	if err != nil {
 		until = w.store.now()
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/messaging"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 )
 
@@ -43,7 +43,7 @@ func (s *Store) notificationContext(ctx context.Context, id string) (notificatio
 // digestVars returns steps.<stepId>.{events, eventCount} for every digest
 // that ran before position in the notification's chain.
 func (s *Store) digestVars(ctx context.Context, notificationID string, position int) (map[string]any, error) {
-	rows, err := s.db.R.QueryContext(ctx, `
+	rows, err := s.db.QueryContext(ctx, `
 		SELECT step_id, digest FROM jobs
 		WHERE notification_id = ? AND type = 'digest' AND position < ? AND digest IS NOT NULL
 		ORDER BY position`, notificationID, position)
@@ -170,7 +170,7 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 		if err != nil {
 			return w.fail(j, []detail{{Status: detailFailed, Detail: "Invalid delay configuration: " + err.Error(), Source: sourcePayload}})
 		}
-		raw, _ := json.Marshal(map[string]string{"untilDate": platform.FormatTime(until)})
+		raw, _ := json.Marshal(map[string]string{"untilDate": sqldb.FormatTime(until)})
 		return w.store.settled(j, settlement{status: statusDelayed, stage: stageDelaying, runAt: until,
 			details: []detail{{Status: detailPending, Detail: "Step delayed", Source: sourceInternal, Raw: raw}}}), nil
 	case stepDigest:
@@ -322,7 +322,7 @@ func (w *runner) retryAfter(j *job, providerID string, details []detail, wait ti
 	}
 	at := w.store.now().Add(max(retryDelay(w.cfg.RetryBackoff, j.Attempts), wait))
 	details = append(details, detail{Status: detailPending, Source: sourceInternal, IsRetry: j.Attempts > 1,
-		Detail: fmt.Sprintf("Attempt %d of %d failed; retrying at %s", j.Attempts, w.cfg.MaxAttempts, platform.FormatTime(at))})
+		Detail: fmt.Sprintf("Attempt %d of %d failed; retrying at %s", j.Attempts, w.cfg.MaxAttempts, sqldb.FormatTime(at))})
 	return w.store.settled(j, settlement{status: statusQueued, runAt: at, providerID: providerID, details: details})
 }
 

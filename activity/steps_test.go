@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 func TestDelay_RunsAfterItsTime(t *testing.T) {
@@ -515,7 +516,7 @@ func TestInsertTriggers_AllOrNone(t *testing.T) {
 	ctx := context.Background()
 	s, _, taken := newQueue(t) // its trigger has transactionId "tx"
 	fresh := *taken
-	fresh.transactionID, fresh.recipients = "fresh", []recipient{{id: platform.NewID(), subscriberID: "bob",
+	fresh.transactionID, fresh.recipients = "fresh", []recipient{{id: sqldb.NewID(), subscriberID: "bob",
 		snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}
 	fresh.planChain(&fresh.recipients[0], t0)
 	taken.planChain(&taken.recipients[0], t0) // planned afresh
@@ -527,7 +528,7 @@ func TestInsertTriggers_AllOrNone(t *testing.T) {
 	is.NoErr(err)
 	is.True(!used) // so the first's claim was undone, and nothing of it written
 	var n int
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
 	is.Equal(n, 0)
 
 	// A bulk request meets that race by writing each event on its own.
@@ -535,7 +536,7 @@ func TestInsertTriggers_AllOrNone(t *testing.T) {
 	is.NoErr(writeBulk(ctx, s, []*plan{&fresh, taken}, []int{0, 1}, out))
 	is.Equal(out[0].Status, triggerProcessed) // the free one is written
 	is.Equal(out[1].Status, "error")          // the taken one is refused
-	is.NoErr(s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
+	is.NoErr(s.db.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE transaction_id = 'fresh'`).Scan(&n))
 	is.Equal(n, 1)
 }
 

@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/workflows"
 )
 
 // Store owns the activity tables: notifications, jobs (the queue) and
 // execution details.
 type Store struct {
-	db    *platform.DB
+	db    *sqldb.DB
 	now   func() time.Time
 	woken [laneCount]chan struct{} // per lane, signalled after a write that made its work due
 
@@ -36,16 +37,16 @@ type Store struct {
 	// deletes from, inside its transaction; tests stop a sweep there.
 	swept func(table string)
 
-	observer Observer // metrics; nil reports nothing (observe.go)
+	metrics *metrics // nil counts nothing (observe.go)
 }
 
 // NewStore returns the activity store on db. now is the clock every record and
 // every schedule is read from; nil means time.Now.
-func NewStore(db *platform.DB, now func() time.Time) *Store {
+func NewStore(db *sqldb.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: platform.InstanceTTL}
+	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: sqldb.InstanceTTL}
 	for i := range s.woken {
 		s.woken[i] = make(chan struct{}, 1)
 	}
@@ -105,7 +106,7 @@ type detailRow struct {
 // insertDetailRows records details of a notification's jobs, in order:
 // seq follows the order of the VALUES rows.
 func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notificationID string, now time.Time, rows []detailRow) error {
-	ts := platform.FormatTime(now)
+	ts := sqldb.FormatTime(now)
 	for len(rows) > 0 {
 		chunk := rows[:min(len(rows), maxDetailRows)]
 		rows = rows[len(chunk):]
@@ -120,7 +121,7 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 					raw = string(r.Raw)
 				}
 			}
-			args = append(args, platform.NewIDAt(now), envID, notificationID, r.jobID, r.Status, r.Detail,
+			args = append(args, sqldb.NewIDAt(now), envID, notificationID, r.jobID, r.Status, r.Detail,
 				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, r.IsRetry, ts)
 		}
 		if _, err := s.db.WriteExec(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
@@ -286,7 +287,7 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 
 // claimTransactions claims the transactionId of each of r's triggers.
 func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
-	ts := platform.FormatTime(r.now)
+	ts := sqldb.FormatTime(r.now)
 	for i, p := range r.plans {
 		env := p.tenant.EnvironmentID
 		res, err := s.db.WriteExec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
@@ -317,7 +318,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 	prefs := p.preferences
 	for i := range p.recipients {
 		rc := &p.recipients[i]
-		at := platform.FormatTime(rc.at)
+		at := sqldb.FormatTime(rc.at)
 		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
@@ -396,7 +397,7 @@ type jobRow struct {
 // queued" ones in the same statement, and the rest of the result, r.first,
 // is written last, as the worker would record it.
 func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) error {
-	ts := platform.FormatTime(r.at)
+	ts := sqldb.FormatTime(r.at)
 	env := p.tenant.EnvironmentID
 	details := make([]detailRow, 0, len(r.jobs)+len(r.later))
 	for _, row := range r.jobs {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // listFilter is the query of GET /v1/notifications. Its subscriber filters
@@ -54,7 +55,7 @@ func in(where []string, args []any, expr string, vals []string) ([]string, []any
 	if len(vals) == 0 {
 		return where, args
 	}
-	where = append(where, expr+" IN ("+platform.Placeholders(len(vals))+")")
+	where = append(where, expr+" IN ("+sqldb.Placeholders(len(vals))+")")
 	for _, v := range vals {
 		args = append(args, v)
 	}
@@ -186,7 +187,7 @@ func notificationsQuery(envID string, f listFilter, pg bool) (query string, args
 		var anyOf []string
 		for _, ch := range f.channels {
 			quoted, _ := json.Marshal(ch)
-			anyOf, args = append(anyOf, platform.Instr(pg, "channels", "?")+" > 0"), append(args, string(quoted))
+			anyOf, args = append(anyOf, sqldb.Instr(pg, "channels", "?")+" > 0"), append(args, string(quoted))
 		}
 		where = append(where, "("+strings.Join(anyOf, " OR ")+")")
 	}
@@ -201,11 +202,11 @@ func notificationsQuery(envID string, f listFilter, pg bool) (query string, args
 	}
 	if !f.after.IsZero() {
 		where = append(where, "created_at >= ?")
-		args = append(args, platform.FormatTime(f.after))
+		args = append(args, sqldb.FormatTime(f.after))
 	}
 	if !f.before.IsZero() {
 		where = append(where, "created_at <= ?")
-		args = append(args, platform.FormatTime(f.before))
+		args = append(args, sqldb.FormatTime(f.before))
 	}
 	return `SELECT ` + notificationColumns + ` FROM ` + from + ` WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY ` + order, args
@@ -329,7 +330,7 @@ func render(ctx context.Context, envID string, rows []notificationRow, jobs map[
 // jobsOf returns the jobs of the notifications, keyed by notification, each
 // in chain order with its details in the order they were written.
 func jobsOf(ctx context.Context, q querier, notificationIDs []string, list bool) (map[string][]jobResponse, error) {
-	marks := platform.Placeholders(len(notificationIDs))
+	marks := sqldb.Placeholders(len(notificationIDs))
 	args := make([]any, len(notificationIDs))
 	for i, id := range notificationIDs {
 		args[i] = id

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -27,7 +27,7 @@ type WorkerConfig struct {
 	MaxAttempts  int           // attempts before a delivery is Failed; default 3
 	// Rescue is how often, on a shared database, the worker requeues the
 	// jobs of instances that died holding them (recoverLeases); default
-	// platform.InstanceTTL. Not used on SQLite.
+	// sqldb.InstanceTTL. Not used on SQLite.
 	Rescue time.Duration
 	Logger *slog.Logger
 	// Unsnoozer brings an inbox's snoozed message back when its unsnooze
@@ -106,7 +106,7 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 		cfg.MaxAttempts = 3
 	}
 	if cfg.Rescue <= 0 {
-		cfg.Rescue = platform.InstanceTTL
+		cfg.Rescue = sqldb.InstanceTTL
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -126,11 +126,11 @@ type runner struct {
 	subscribers Subscribers
 	messenger   Messenger
 	cfg         WorkerConfig
-	steps       platform.ParseCache[jobStep]         // parsed step snapshots, by workflow and step
-	skips       platform.ParseCache[json.RawMessage] // skip conditions of step controls, the same way
+	steps       sqldb.ParseCache[jobStep]         // parsed step snapshots, by workflow and step
+	skips       sqldb.ParseCache[json.RawMessage] // skip conditions of step controls, the same way
 
-	preferences   Preferences                                // subscribers' preferences; nil reads only the workflow's
-	workflowPrefs platform.ParseCache[workflows.Preferences] // the workflow's preferences, by workflow
+	preferences   Preferences                             // subscribers' preferences; nil reads only the workflow's
+	workflowPrefs sqldb.ParseCache[workflows.Preferences] // the workflow's preferences, by workflow
 }
 
 // result is a run job's write, on its way to the committer.
@@ -331,7 +331,7 @@ func (w *Worker) execute(stopping, ctx context.Context, jobs <-chan *job, result
 func (w *Worker) runRecovered(ctx context.Context, j *job) (wr write, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			id := platform.NewID()
+			id := sqldb.NewID()
 			w.cfg.Logger.Error("job panicked; its step fails", "job_id", j.ID, "type", j.Type, "error_id", id,
 				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			wr, err = w.fail(j, []detail{{Status: detailFailed, Source: sourceInternal,
@@ -386,7 +386,7 @@ func (w *Worker) record(ctx context.Context, batch []result) {
 	if err == nil {
 		return
 	}
-	if len(batch) == 1 && !platform.IsRetryable(err) {
+	if len(batch) == 1 && !sqldb.IsRetryable(err) {
 		w.logWrite(batch[0].j, err)
 		return
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // noopFloor measures what the HTTP stack alone allows: bench/noopserver, a
@@ -42,7 +42,7 @@ func noopFloor(ctx context.Context, dir string, clients, n int) (_ loadResult, c
 // 1,000 subscribers, whose feed entries land in the middle of the index,
 // and with those keys the floor would measure lower.
 func sqliteFloor(ctx context.Context, dir string, deliveries, batch int) (float64, error) {
-	db, err := platform.Open(ctx, filepath.Join(dir, "floor.db"))
+	db, err := sqldb.Open(ctx, filepath.Join(dir, "floor.db"))
 	if err != nil {
 		return 0, err
 	}
@@ -57,7 +57,7 @@ func sqliteFloor(ctx context.Context, dir string, deliveries, batch int) (float6
 		`CREATE TABLE m (id TEXT PRIMARY KEY, env TEXT, sub TEXT, j TEXT UNIQUE, content TEXT, payload TEXT, created TEXT)`,
 		`CREATE INDEX m_feed ON m (env, sub, created DESC, id DESC)`,
 	} {
-		if _, err := db.W.ExecContext(ctx, ddl); err != nil {
+		if _, err := db.ExecContext(ctx, ddl); err != nil {
 			return 0, fmt.Errorf("floor schema: %w", err)
 		}
 	}
@@ -80,9 +80,9 @@ func sqliteFloor(ctx context.Context, dir string, deliveries, batch int) (float6
 }
 
 func insertDelivery(ctx context.Context, tx *sql.Tx, doc string) error {
-	now := platform.FormatTime(time.Now())
-	env, sub, n := platform.NewID(), platform.NewID(), platform.NewID()
-	j1, j2 := platform.NewID(), platform.NewID()
+	now := sqldb.FormatTime(time.Now())
+	env, sub, n := sqldb.NewID(), sqldb.NewID(), sqldb.NewID()
+	j1, j2 := sqldb.NewID(), sqldb.NewID()
 	stmts := []struct {
 		q    string
 		args []any
@@ -90,13 +90,13 @@ func insertDelivery(ctx context.Context, tx *sql.Tx, doc string) error {
 		{`INSERT INTO n VALUES (?, ?, ?, ?, ?, ?)`, []any{n, env, sub, n, doc, now}},
 		{`INSERT INTO j VALUES (?, ?, ?, '', 'completed', NULL, ?)`, []any{j1, env, n, doc}},
 		{`INSERT INTO j VALUES (?, ?, ?, ?, 'completed', NULL, ?)`, []any{j2, env, n, j1, doc}},
-		{`INSERT INTO m VALUES (?, ?, ?, ?, 'Hello there', ?, ?)`, []any{platform.NewID(), env, sub, j2, doc, now}},
+		{`INSERT INTO m VALUES (?, ?, ?, ?, 'Hello there', ?, ?)`, []any{sqldb.NewID(), env, sub, j2, doc, now}},
 	}
 	for _, d := range []string{"Step queued", "Step queued", "Message created", "Message sent"} {
 		stmts = append(stmts, struct {
 			q    string
 			args []any
-		}{`INSERT INTO d VALUES (?, ?, 'Success', ?, ?)`, []any{platform.NewID(), j2, d, now}})
+		}{`INSERT INTO d VALUES (?, ?, 'Success', ?, ?)`, []any{sqldb.NewID(), j2, d, now}})
 	}
 	for _, s := range stmts {
 		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {

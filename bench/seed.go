@@ -12,6 +12,7 @@ import (
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 )
 
@@ -39,12 +40,12 @@ func subscriberBody(i int) json.RawMessage {
 
 // seed creates or grows a dataset to the given sizes.
 func seed(ctx context.Context, path string, from, nSubscribers, nMessages int) (*dataset, error) {
-	db, err := platform.Open(ctx, path)
+	db, err := sqldb.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		return nil, err
 	}
 	envs, err := platform.Bootstrap(ctx, db, platform.BootstrapConfig{DevelopmentKey: benchKey}, io.Discard)
@@ -80,7 +81,7 @@ func seed(ctx context.Context, path string, from, nSubscribers, nMessages int) (
 // seedMessages delivers n in-app messages to random subscribers of subs through
 // messaging's own Deliver, so the rows are exactly what a real delivery
 // stores.
-func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, subs []subscribers.Subscriber, n int) error {
+func seedMessages(ctx context.Context, db *sqldb.DB, tenant platform.Tenant, subs []subscribers.Subscriber, n int) error {
 	engine := messaging.NewDeliverer(messaging.NewStore(db, messaging.Sources{}), nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
@@ -103,7 +104,7 @@ func seedMessages(ctx context.Context, db *platform.DB, tenant platform.Tenant, 
 }
 
 // deliver delivers d and stores its message, as the worker does.
-func deliver(ctx context.Context, db *platform.DB, engine *messaging.Deliverer, d *messaging.Delivery) error {
+func deliver(ctx context.Context, db *sqldb.DB, engine *messaging.Deliverer, d *messaging.Delivery) error {
 	_, write, err := engine.Deliver(ctx, d)
 	if err != nil || write == nil {
 		return err
@@ -113,11 +114,11 @@ func deliver(ctx context.Context, db *platform.DB, engine *messaging.Deliverer, 
 
 func delivery(t platform.Tenant, sub subscribers.Subscriber, i int) *messaging.Delivery {
 	return &messaging.Delivery{
-		JobID: platform.NewID(), NotificationID: platform.NewID(),
+		JobID: sqldb.NewID(), NotificationID: sqldb.NewID(),
 		EnvironmentID: t.EnvironmentID, OrganizationID: t.OrganizationID,
 		TransactionID: fmt.Sprintf("seed-%d", i), Channel: "in_app",
-		StepID: "inbox", StepDatabaseID: platform.NewID(),
-		WorkflowDatabaseID: platform.NewID(), WorkflowID: "bench-inbox",
+		StepID: "inbox", StepDatabaseID: sqldb.NewID(),
+		WorkflowDatabaseID: sqldb.NewID(), WorkflowID: "bench-inbox",
 		Subscriber: sub,
 		Controls:   map[string]any{"subject": "Order {{payload.n}}", "body": "Your order {{payload.n}} has shipped."},
 		Payload:    fmt.Appendf(nil, `{"n":%d,"kind":%q}`, i, []string{"a", "b", "c"}[i%3]),

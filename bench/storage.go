@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // The storage figures: the bytes on disk a notification costs
@@ -129,13 +129,13 @@ func dbBytes(ctx context.Context, path string) (int64, error) {
 
 // queryInt answers a query of one integer on the database at path.
 func queryInt(ctx context.Context, path, query string) (int64, error) {
-	db, err := platform.Open(ctx, path)
+	db, err := sqldb.Open(ctx, path)
 	if err != nil {
 		return 0, err
 	}
 	defer db.Close()
 	var n int64
-	err = db.R.QueryRowContext(ctx, query).Scan(&n)
+	err = db.QueryRowContext(ctx, query).Scan(&n)
 	return n, err
 }
 
@@ -166,12 +166,12 @@ func (b *bench) memoryRows(srv *server, scenario, when string) {
 // server started on path deletes at once. (Their messages are not
 // seeded: scenario 1 counts in-app messages as it runs.)
 func seedExpired(ctx context.Context, path string, n int) error {
-	db, err := platform.Open(ctx, path)
+	db, err := sqldb.Open(ctx, path)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	at := platform.FormatTime(time.Now().AddDate(0, 0, -400))
+	at := sqldb.FormatTime(time.Now().AddDate(0, 0, -400))
 	const batch = 50_000
 	for from := 0; from < n; from += batch {
 		to := min(from+batch, n)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/integrations/provider"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
 )
 
@@ -63,7 +64,7 @@ func (s *Store) checkProvider(ctx context.Context, providerID string, creds Cred
 // waiting out the check's time, so neither the words nor the moment of the
 // answer tell a closed port from an open one.
 func unreachable(ctx context.Context, err error, field string, shown any) error {
-	var refused *platform.OutboundRefusedError
+	var refused *outbound.RefusedError
 	var dns *net.DNSError
 	var pe *provider.Error
 	switch {
@@ -88,7 +89,7 @@ func unreachable(ctx context.Context, err error, field string, shown any) error 
 // newCheckClient returns the client of HTTP checks: through guard, and
 // following redirects only within the same scheme and host (at most 3), so
 // a check cannot be bounced to a host the URL does not name.
-func newCheckClient(guard *platform.Outbound) *http.Client {
+func newCheckClient(guard *outbound.Guard) *http.Client {
 	return &http.Client{
 		Transport: guard.Transport(checkTimeout),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {

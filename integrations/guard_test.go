@@ -11,7 +11,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -82,7 +82,7 @@ func checkWebhook(t *testing.T, srv *platformtest.Server, url string) *platformt
 // newServerAllowing is newServer whose checks may reach what list allows.
 func newServerAllowing(t *testing.T, list string) *platformtest.Server {
 	t.Helper()
-	guard, err := platform.ParseOutboundAllow(list)
+	guard, err := outbound.ParseAllow(list)
 	if err != nil {
 		t.Fatalf("allow list %q: %v", list, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // handleIntegrationCreate serves POST /v1/integrations (docs/api.md,
@@ -29,7 +30,7 @@ func handleIntegrationCreate(store *Store) http.Handler {
 			return err
 		}
 		in := integration{
-			ID:             platform.NewIDAt(store.now()),
+			ID:             sqldb.NewIDAt(store.now()),
 			OrganizationID: tenant.OrganizationID,
 			EnvironmentID:  envID,
 			Name:           displayName(strings.TrimSpace(req.ProviderID)),
@@ -231,7 +232,7 @@ func handleIntegrationDelete(store *Store) http.Handler {
 // that names it (a malformed id is a 404 too, docs/api.md,
 // "Identifiers and timestamps").
 func findIntegration(ctx context.Context, store *Store, organizationID, id string) (integration, error) {
-	if !platform.IsID(id) {
+	if !sqldb.IsID(id) {
 		return integration{}, platform.NotFound("Integration %s not found", id)
 	}
 	in, err := store.find(ctx, organizationID, id)

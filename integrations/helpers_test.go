@@ -8,7 +8,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/integrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -50,7 +50,7 @@ func newServer(t *testing.T) (*platformtest.Server, *integrations.Store) {
 }
 
 // newServerWith is newServer whose checks connect where outbound allows.
-func newServerWith(t *testing.T, outbound *platform.Outbound) (*platformtest.Server, *integrations.Store) {
+func newServerWith(t *testing.T, outbound *outbound.Guard) (*platformtest.Server, *integrations.Store) {
 	t.Helper()
 	var store *integrations.Store
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {

@@ -315,7 +315,7 @@ func TestIntegration_CredentialsEncrypted(t *testing.T) {
 	is := is.New(t)
 	const secret = "super-secret-api-key-7f3a9c"
 	in := mustCreate(t, srv.Dev, `{"providerId":"sendgrid","channel":"email","credentials":{"apiKey":"`+secret+`","from":"a@b.c"}}`)
-	rows, err := srv.App.DB.R.QueryContext(t.Context(), `SELECT credentials FROM integrations`)
+	rows, err := srv.App.DB.QueryContext(t.Context(), `SELECT credentials FROM integrations`)
 	is.NoErr(err) // read the raw column
 	defer rows.Close()
 	n := 0

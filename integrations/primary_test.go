@@ -133,7 +133,7 @@ func TestIntegration_Delete(t *testing.T) {
 	is.Equal(res.Status, http.StatusNotFound) // a deleted integration cannot be updated
 
 	var deletedBy, deletedAt string
-	err := srv.App.DB.R.QueryRowContext(t.Context(),
+	err := srv.App.DB.QueryRowContext(t.Context(),
 		`SELECT deleted_by, deleted_at FROM integrations WHERE id = ? AND deleted = 1`, gone.ID).Scan(&deletedBy, &deletedAt)
 	is.NoErr(err)                                         // the row is kept, soft-deleted
 	is.Equal(deletedBy, srv.App.Development.SystemUserID) // deletedBy is the key's user

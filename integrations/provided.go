@@ -7,6 +7,7 @@ import (
 
 	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // This file holds what other domains call, through the interfaces they
@@ -17,13 +18,13 @@ import (
 // setup (docs/api.md, "The write side"). Running it again changes nothing.
 func (s *Store) SeedEnvironment(ctx context.Context, env platform.Environment) (err error) {
 	defer platform.Wrap(&err, "seed integrations of %s", env.Name)
-	exists, err := hasService(ctx, s.db.R, env.ID)
+	exists, err := hasService(ctx, s.db, env.ID)
 	if err != nil || exists {
 		return err
 	}
 	name := displayName("service")
 	_, err = s.insert(ctx, integration{
-		ID:             platform.NewIDAt(s.now()),
+		ID:             sqldb.NewIDAt(s.now()),
 		OrganizationID: env.OrganizationID,
 		EnvironmentID:  env.ID,
 		Name:           name,
@@ -55,7 +56,7 @@ func (s *Store) ResolveIntegrationID(ctx context.Context, environmentID, provide
 			WHERE environment_id = ? AND provider_id = ? AND identifier = ? AND deleted = 0 AND active = 1`
 		args = append(args, identifier)
 	}
-	err = s.db.R.QueryRowContext(ctx, query, args...).Scan(&id)
+	err = s.db.QueryRowContext(ctx, query, args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -79,7 +80,7 @@ type Integration struct {
 func (s *Store) ActiveIntegrations(ctx context.Context, environmentID, channel string) (out []Integration, err error) {
 	defer platform.Wrap(&err, "active %s integrations", channel)
 	return s.active.Get(environmentID+"\x00"+channel, func() ([]Integration, error) {
-		list, err := s.query(ctx, s.db.R, `WHERE environment_id = ? AND channel = ? AND deleted = 0 AND active = 1
+		list, err := s.query(ctx, s.db, `WHERE environment_id = ? AND channel = ? AND deleted = 0 AND active = 1
 			ORDER BY is_primary DESC, created_at, id`, environmentID, channel)
 		if err != nil {
 			return nil, err
@@ -97,7 +98,7 @@ func (s *Store) ActiveIntegrations(ctx context.Context, environmentID, channel s
 // integration for channel.
 func (s *Store) HasActiveIntegration(ctx context.Context, environmentID, channel string) (ok bool, err error) {
 	defer platform.Wrap(&err, "has active %s integration", channel)
-	err = s.db.R.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM integrations
+	err = s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM integrations
 		WHERE environment_id = ? AND channel = ? AND deleted = 0 AND active = 1)`, environmentID, channel).Scan(&ok)
 	return ok, err
 }

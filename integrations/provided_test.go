@@ -7,7 +7,7 @@ import (
 
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // These tests call what other domains use (provided.go) on the store itself,
@@ -120,19 +120,19 @@ func TestStore_ActiveIntegrationsJSON(t *testing.T) {
 
 func TestNewStore_ErrEmptySecret(t *testing.T) {
 	is := is.New(t)
-	_, err := integrations.NewStore(&platform.DB{}, nil)
+	_, err := integrations.NewStore(&sqldb.DB{}, nil)
 	is.True(err != nil) // a store without a secret cannot encrypt
 }
 
 func TestMigration_UpDown(t *testing.T) {
 	is := is.New(t)
-	db, err := platform.Open(t.Context(), platform.MemoryPath)
+	db, err := sqldb.Open(t.Context(), sqldb.MemoryPath)
 	is.NoErr(err) // open a fresh database
 	defer db.Close()
-	is.NoErr(platform.Migrate(db, migrations.FS))     // up
-	is.NoErr(platform.MigrateDown(db, migrations.FS)) // down undoes it
+	is.NoErr(sqldb.Migrate(db, migrations.FS))     // up
+	is.NoErr(sqldb.MigrateDown(db, migrations.FS)) // down undoes it
 	var n int
-	is.NoErr(db.R.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_master WHERE name LIKE 'integrations%'`).Scan(&n)) // schema read
-	is.Equal(n, 0)                                                                                                             // the table and its indexes are gone
-	is.NoErr(platform.Migrate(db, migrations.FS))                                                                              // and up again works
+	is.NoErr(db.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_master WHERE name LIKE 'integrations%'`).Scan(&n)) // schema read
+	is.Equal(n, 0)                                                                                                           // the table and its indexes are gone
+	is.NoErr(sqldb.Migrate(db, migrations.FS))                                                                               // and up again works
 }

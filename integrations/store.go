@@ -15,12 +15,14 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/integrations/provider"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Store keeps integrations in SQLite.
 type Store struct {
-	db   *platform.DB
+	db   *sqldb.DB
 	aead cipher.AEAD
 	now  func() time.Time
 
@@ -30,8 +32,8 @@ type Store struct {
 	// the answer is cached until the next integration write through this
 	// store, or through another process on the same database (peers).
 	// Keyed by environment + "\x00" + channel.
-	active platform.WriteCache[[]Integration]
-	peers  platform.Invalidations
+	active sqldb.WriteCache[[]Integration]
+	peers  sqldb.Invalidations
 
 	// outbound is how check: true reaches providers: through the outbound
 	// guard, following redirects only within one host.
@@ -44,7 +46,7 @@ func (s *Store) changed() { s.active.Invalidate() }
 
 // NewStore returns a Store on db whose credentials are encrypted with a key
 // derived from secret (platform.LoadSecret).
-func NewStore(db *platform.DB, secret []byte) (*Store, error) {
+func NewStore(db *sqldb.DB, secret []byte) (*Store, error) {
 	aead, err := newAEAD(secret)
 	if err != nil {
 		return nil, err
@@ -70,7 +72,7 @@ func (s *Store) writing(ctx context.Context, tx *sql.Tx, organizationID string) 
 
 // WithOutbound makes checks connect only where guard allows (nil: the
 // default guard, which refuses private addresses); it returns s.
-func (s *Store) WithOutbound(guard *platform.Outbound) *Store {
+func (s *Store) WithOutbound(guard *outbound.Guard) *Store {
 	s.outbound = provider.Deps{Client: newCheckClient(guard), Dial: guard.DialContext}
 	return s
 }
@@ -136,19 +138,19 @@ func (s *Store) one(ctx context.Context, q querier, rest string, args ...any) (i
 // delete work across the organization's environments, docs/api.md,
 // "Keys and environments").
 func (s *Store) find(ctx context.Context, organizationID, id string) (integration, error) {
-	return s.one(ctx, s.db.R, `WHERE id = ? AND organization_id = ? AND deleted = 0`, id, organizationID)
+	return s.one(ctx, s.db, `WHERE id = ? AND organization_id = ? AND deleted = 0`, id, organizationID)
 }
 
 // listOrganization returns every live integration of the organization, oldest
 // first: the reference platform's natural order (docs/api.md, "Integrations").
 func (s *Store) listOrganization(ctx context.Context, organizationID string) ([]integration, error) {
-	return s.query(ctx, s.db.R, `WHERE organization_id = ? AND deleted = 0 ORDER BY created_at, id`, organizationID)
+	return s.query(ctx, s.db, `WHERE organization_id = ? AND deleted = 0 ORDER BY created_at, id`, organizationID)
 }
 
 // listEnvironment returns the environment's live integrations, oldest first,
 // only the active ones when activeOnly.
 func (s *Store) listEnvironment(ctx context.Context, environmentID string, activeOnly bool) ([]integration, error) {
-	return s.query(ctx, s.db.R, `WHERE environment_id = ? AND deleted = 0 AND (active = 1 OR ? = 0)
+	return s.query(ctx, s.db, `WHERE environment_id = ? AND deleted = 0 AND (active = 1 OR ? = 0)
 		ORDER BY created_at, id`, environmentID, activeOnly)
 }
 
@@ -177,7 +179,7 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 	if err != nil {
 		return integration{}, err
 	}
-	ts := platform.FormatTime(s.now())
+	ts := sqldb.FormatTime(s.now())
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
 			return err
@@ -197,7 +199,7 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
 			in.ID, in.OrganizationID, in.EnvironmentID, in.Name, in.Identifier, in.ProviderID, in.Channel,
 			s.seal(in.ID, creds), cfg, conds, in.Active, ts, ts)
-		if platform.IsUniqueViolation(err) {
+		if sqldb.IsUniqueViolation(err) {
 			return errIdentifierTaken
 		}
 		if err != nil {
@@ -259,8 +261,8 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 				is_primary = CASE WHEN ? = 1 THEN 0 ELSE is_primary END
 			WHERE id = ? AND deleted = 0`,
 			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, in.Active,
-			platform.FormatTime(s.now()), moved, in.ID)
-		if platform.IsUniqueViolation(err) {
+			sqldb.FormatTime(s.now()), moved, in.ID)
+		if sqldb.IsUniqueViolation(err) {
 			return errIdentifierTaken
 		}
 		if err != nil {
@@ -299,7 +301,7 @@ func (s *Store) setPrimary(ctx context.Context, in integration) (out integration
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE integrations SET is_primary = 1, active = 1, conditions = '[]', updated_at = ?
-			WHERE id = ? AND deleted = 0`, platform.FormatTime(s.now()), in.ID)
+			WHERE id = ? AND deleted = 0`, sqldb.FormatTime(s.now()), in.ID)
 		if err != nil {
 			return err
 		}
@@ -318,7 +320,7 @@ func (s *Store) softDelete(ctx context.Context, in integration, userID string) (
 		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
 			return err
 		}
-		ts := platform.FormatTime(s.now())
+		ts := sqldb.FormatTime(s.now())
 		res, err := tx.ExecContext(ctx, `UPDATE integrations
 			SET deleted = 1, deleted_at = ?, deleted_by = ?, is_primary = 0, updated_at = ?
 			WHERE id = ? AND deleted = 0`, ts, userID, ts, in.ID)

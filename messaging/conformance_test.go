@@ -15,6 +15,7 @@ import (
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -81,7 +82,7 @@ func (w *wired) send(t *testing.T, workflowID string, index int, controls map[st
 	}
 	rawPayload, _ := json.Marshal(payload)
 	d := &messaging.Delivery{
-		JobID: platform.NewID(), NotificationID: platform.NewID(), EnvironmentID: env.ID,
+		JobID: sqldb.NewID(), NotificationID: sqldb.NewID(), EnvironmentID: env.ID,
 		OrganizationID: env.OrganizationID, TransactionID: transactionID, Channel: st.Type,
 		StepID: st.StepID, StepDatabaseID: st.ID, WorkflowDatabaseID: wf.ID, WorkflowID: workflowID,
 		Subscriber: sub, Controls: values, Payload: rawPayload,

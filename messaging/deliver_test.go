@@ -1,6 +1,7 @@
 package messaging_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"database/sql"
@@ -16,8 +17,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/messaging"
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // hook is an httptest.Server that records what providers post to it.
@@ -339,7 +340,7 @@ func TestDeliver_Idempotent(t *testing.T) {
 
 	// An attempt that stopped before recording its outcome (a crash while
 	// sending) is sent again, into the same message.
-	_, err := h.srv.App.DB.W.Exec(`UPDATE messages SET outcome = '{}' WHERE id = ?`, first.MessageID)
+	_, err := h.srv.App.DB.ExecContext(context.Background(), `UPDATE messages SET outcome = '{}' WHERE id = ?`, first.MessageID)
 	is.NoErr(err) // simulate the interrupted attempt
 	third := h.deliver(t, j)
 	is.Equal(third.MessageID, first.MessageID) // the same message
@@ -378,12 +379,12 @@ func TestDeliver_RepeatReplaysTheOutcome(t *testing.T) {
 					"credentials": map[string]any{"webhookUrl": srv.URL + "/chat"}}}
 			}
 			ada := h.src.addSubscriber(dev, "ada", fields)
-			j := job{subscriber: ada, channel: tc.channel, jobID: platform.NewID(), controls: map[string]any{"body": "once"}}
+			j := job{subscriber: ada, channel: tc.channel, jobID: sqldb.NewID(), controls: map[string]any{"body": "once"}}
 			first := h.deliver(t, j)
 			is.Equal(first.Status, "sent")            // delivered
 			is.Equal(first.ProviderID, tc.providerID) // through the integration
 			var column string
-			is.NoErr(h.srv.App.DB.W.QueryRow(`SELECT outcome FROM messages WHERE id = ?`, first.MessageID).Scan(&column))
+			is.NoErr(h.srv.App.DB.QueryRowContext(context.Background(), `SELECT outcome FROM messages WHERE id = ?`, first.MessageID).Scan(&column))
 			is.Equal(column != "", tc.stored) // kept only when the row does not imply it
 
 			second := h.deliver(t, j)
@@ -402,7 +403,7 @@ func TestDeliverInApp_RepeatReplaysTheOutcome(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)
 	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
-	j := job{subscriber: ada, jobID: platform.NewID(), controls: map[string]any{"body": "once"}, attempt: 1}
+	j := job{subscriber: ada, jobID: sqldb.NewID(), controls: map[string]any{"body": "once"}, attempt: 1}
 	first, write, err := h.engine.Deliver(t.Context(), h.delivery(j))
 	is.NoErr(err)
 	is.True(write != nil) // the caller stores the message
@@ -465,7 +466,7 @@ func TestDeliver_FeedItemOnlyForInApp(t *testing.T) {
 
 	stored := func(id string) bool {
 		var has bool
-		is.NoErr(h.srv.App.DB.W.QueryRow(`SELECT feed_item IS NOT NULL FROM messages WHERE id = ?`, id).Scan(&has))
+		is.NoErr(h.srv.App.DB.QueryRowContext(context.Background(), `SELECT feed_item IS NOT NULL FROM messages WHERE id = ?`, id).Scan(&has))
 		return has
 	}
 	is.True(!stored(email.MessageID)) // no feed item for an email
@@ -591,7 +592,7 @@ func TestDeliver_InAppSanitization(t *testing.T) {
 			id := h.mustDeliver(t, job{subscriber: ada, controls: tc.controls, payload: payload})
 			var content, contentJSON string
 			var subject *string
-			is.NoErr(h.srv.App.DB.R.QueryRow(`SELECT content, subject FROM messages WHERE id = ?`, id).Scan(&contentJSON, &subject))
+			is.NoErr(h.srv.App.DB.QueryRowContext(context.Background(), `SELECT content, subject FROM messages WHERE id = ?`, id).Scan(&contentJSON, &subject))
 			is.NoErr(json.Unmarshal([]byte(contentJSON), &content))
 			is.Equal(content, tc.body) // the body
 			if tc.name == "OK text without markup as written" {
@@ -600,7 +601,7 @@ func TestDeliver_InAppSanitization(t *testing.T) {
 			}
 			is.Equal(*subject, tc.body) // the subject is sanitized alike
 			var avatar, ctaJSON string
-			is.NoErr(h.srv.App.DB.R.QueryRow(`SELECT avatar, cta FROM messages WHERE id = ?`, id).Scan(&avatar, &ctaJSON))
+			is.NoErr(h.srv.App.DB.QueryRowContext(context.Background(), `SELECT avatar, cta FROM messages WHERE id = ?`, id).Scan(&avatar, &ctaJSON))
 			var cta struct {
 				Action struct {
 					Buttons []struct{ Content string }

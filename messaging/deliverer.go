@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/integrations/provider"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 )
 
 // Deliverer is the delivery engine: it picks the integrations a channel step
@@ -19,6 +19,6 @@ type Deliverer struct {
 // NewDeliverer returns the engine that delivers into messages, reading the
 // integrations through the store's Sources, and connecting only where
 // guard allows (nil refuses private and loopback addresses).
-func NewDeliverer(messages *Store, guard *platform.Outbound) *Deliverer {
+func NewDeliverer(messages *Store, guard *outbound.Guard) *Deliverer {
 	return &Deliverer{messages: messages, out: provider.Deps{Client: provider.NewHTTPClient(guard, 15*time.Second), Dial: guard.DialContext}}
 }

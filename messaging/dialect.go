@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // dialect spells the few SQL fragments of this package whose structure
 // differs between the databases: SQLite's JSON1 functions (json_each,
 // json_extract, json_insert, json_set) have no namesakes on PostgreSQL,
 // where the JSON columns, TEXT on both, are cast to json or jsonb.
-// platform/dialect.go translates what differs only in spelling.
+// sqldb/dialect.go translates what differs only in spelling.
 type dialect struct{ pg bool }
 
 // sql returns the dialect of s's database.
@@ -49,7 +49,7 @@ func (d dialect) anyTag(n int) string {
 	if d.pg {
 		each = `json_array_elements_text(CAST(messages.tags AS json)) AS tags(value)`
 	}
-	return `EXISTS (SELECT 1 FROM ` + each + ` WHERE value IN (` + platform.Placeholders(n) + `))`
+	return `EXISTS (SELECT 1 FROM ` + each + ` WHERE value IN (` + sqldb.Placeholders(n) + `))`
 }
 
 // appendTime is the JSON array of times in col with the time bound to

@@ -1,6 +1,7 @@
 package messaging_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -316,7 +317,7 @@ func TestFeed_RowsWithoutStoredItem(t *testing.T) {
 		return page
 	}
 	stored := read()
-	_, err := h.srv.App.DB.W.Exec(`UPDATE messages SET feed_item = NULL WHERE id = (SELECT min(id) FROM messages)`)
+	_, err := h.srv.App.DB.ExecContext(context.Background(), `UPDATE messages SET feed_item = NULL WHERE id = (SELECT min(id) FROM messages)`)
 	is.NoErr(err)
 	is.Equal(read(), stored) // the same page, one item built from its columns
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -93,7 +94,7 @@ func (f *fakeSources) ActiveIntegrations(_ context.Context, env, channel string)
 func (f *fakeSources) addSubscriber(env platform.Environment, subscriberID string, fields map[string]any) map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	sub := map[string]any{"_id": platform.NewID(), "subscriberId": subscriberID, "firstName": "Ada",
+	sub := map[string]any{"_id": sqldb.NewID(), "subscriberId": subscriberID, "firstName": "Ada",
 		"lastName": "Lovelace", "email": subscriberID + "@example.com", "phone": "+15550100",
 		"avatar": "https://example.com/" + subscriberID + ".png", "channels": []any{}, "topics": []any{},
 		"_environmentId": env.ID, "_organizationId": env.OrganizationID, "deleted": false}
@@ -120,7 +121,7 @@ func (f *fakeSources) addIntegration(env platform.Environment, channel, provider
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	key := env.ID + "/" + channel
-	f.integrations[key] = append(f.integrations[key], map[string]any{"_id": platform.NewID(),
+	f.integrations[key] = append(f.integrations[key], map[string]any{"_id": sqldb.NewID(),
 		"identifier": providerID + "-1", "providerId": providerID, "channel": channel,
 		"primary": len(f.integrations[key]) == 0, "active": true, "name": providerID, "credentials": creds})
 }
@@ -196,7 +197,7 @@ func (h *harness) delivery(j job) *messaging.Delivery {
 		j.channel = "in_app"
 	}
 	if j.jobID == "" {
-		j.jobID = platform.NewID()
+		j.jobID = sqldb.NewID()
 	}
 	if j.transactionID == "" {
 		j.transactionID = "tx-" + j.jobID
@@ -213,7 +214,7 @@ func (h *harness) delivery(j job) *messaging.Delivery {
 	payload, _ := json.Marshal(j.payload)
 	overrides, _ := json.Marshal(j.overrides)
 	return &messaging.Delivery{
-		JobID: j.jobID, NotificationID: platform.NewID(), EnvironmentID: j.env.ID,
+		JobID: j.jobID, NotificationID: sqldb.NewID(), EnvironmentID: j.env.ID,
 		OrganizationID: j.env.OrganizationID, TransactionID: j.transactionID, Channel: j.channel,
 		StepID: "step-1", StepDatabaseID: "5f0000000000000000000001", WorkflowDatabaseID: j.workflowID,
 		WorkflowID: "welcome", Subscriber: asSubscriber(j.subscriber), Controls: j.controls,

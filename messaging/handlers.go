@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // handleFeed serves GET /v1/subscribers/{subscriberId}/notifications/feed:
@@ -95,7 +96,7 @@ func (m *markAsRequest) Valid(context.Context) map[string]string {
 	}
 	var one string
 	if json.Unmarshal(m.MessageID, &one) == nil {
-		if !platform.IsID(one) {
+		if !sqldb.IsID(one) {
 			return map[string]string{"messageId": "must be a 24-character hex id"}
 		}
 		m.ids = []string{one}
@@ -113,7 +114,7 @@ func (m *markAsRequest) Valid(context.Context) map[string]string {
 	problems := map[string]string{}
 	for i, raw := range many {
 		var id string
-		if json.Unmarshal(raw, &id) != nil || !platform.IsID(id) {
+		if json.Unmarshal(raw, &id) != nil || !sqldb.IsID(id) {
 			problems[fmt.Sprintf("messageId.%d", i)] = "must be a 24-character hex id"
 			continue
 		}
@@ -164,7 +165,7 @@ func handleMessageList(s *Store) http.Handler {
 func handleMessageDelete(s *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		env, id := platform.TenantFrom(r.Context()).EnvironmentID, r.PathValue("messageId")
-		if !platform.IsID(id) {
+		if !sqldb.IsID(id) {
 			return platform.NotFound("Message %s not found", id)
 		}
 		subID, err := s.deleteMessage(r.Context(), env, id)

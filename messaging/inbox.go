@@ -65,6 +65,8 @@ type InboxConfig struct {
 	MaxSnooze time.Duration
 	// Closing is closed when Herald stops; open sockets close then.
 	Closing <-chan struct{}
+	// Metrics is where the live sockets are counted; nil counts none.
+	Metrics *platform.Metrics
 }
 
 // DefaultMaxSnooze is the reference platform's limit for its free tier,
@@ -78,6 +80,7 @@ func (s *Store) UseInbox(cfg InboxConfig) *Store {
 	}
 	s.inbox = &cfg
 	s.live = cfg.Live
+	cfg.Metrics.Gauge("herald_inbox_sockets", "Live inbox sockets open on this process.", s.openSockets)
 	return s
 }
 

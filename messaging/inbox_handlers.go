@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -181,7 +182,7 @@ func inboxQuery(q *platform.Query, values url.Values) *inboxFilter {
 				q.Fail(name, v, "must be a Unix time in milliseconds")
 				continue
 			}
-			*dst = platform.FormatTime(time.UnixMilli(ms))
+			*dst = sqldb.FormatTime(time.UnixMilli(ms))
 		}
 	}
 	return f
@@ -282,7 +283,7 @@ func handleInboxNotifications(s *Store) http.Handler {
 		limit := q.Int("limit", 10, 1, 100)
 		offset := q.Int("offset", 0, 0, math.MaxInt32)
 		after := q.String("after")
-		if after != "" && !platform.IsID(after) {
+		if after != "" && !sqldb.IsID(after) {
 			q.Fail("after", after, "must be a notification id")
 		}
 		f := inboxQuery(q, values)
@@ -447,7 +448,7 @@ func (cf inboxCountFilter) filter() (*inboxFilter, error) {
 // message id is one the subscriber does not have.
 func notificationID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
-	if !platform.IsID(id) {
+	if !sqldb.IsID(id) {
 		return "", notificationNotFound(id)
 	}
 	return id, nil
@@ -552,7 +553,7 @@ func handleInboxSnooze(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		m, err = s.inboxMark(ctx, who.EnvironmentID, who.ID, id, actionSnooze, platform.FormatTime(until))
+		m, err = s.inboxMark(ctx, who.EnvironmentID, who.ID, id, actionSnooze, sqldb.FormatTime(until))
 		if errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id) // deleted meanwhile: its job finds nothing to bring back
 		}
@@ -663,7 +664,7 @@ func handleInboxBulk(s *Store, route string) http.Handler {
 			_, err = s.inboxDeleteAll(ctx, env, sub, f, nil)
 		case "seen":
 			for i, id := range req.NotificationIDs {
-				if !platform.IsID(id) {
+				if !sqldb.IsID(id) {
 					return platform.InvalidField(fmt.Sprintf("notificationIds.%d", i), id, "must be a notification id")
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // inboxMessage is a message as the inbox reads it: the columns a
@@ -117,13 +118,13 @@ func (f *inboxFilter) more(d dialect, where []string, args []any, severities map
 		none = slices.Contains(f.severity, "none")
 		var ors []string
 		if len(in) > 0 {
-			ors, args = append(ors, "template_id IN ("+platform.Placeholders(len(in))+")"), append(args, in...)
+			ors, args = append(ors, "template_id IN ("+sqldb.Placeholders(len(in))+")"), append(args, in...)
 		}
 		if none {
 			if len(others) == 0 {
 				ors = append(ors, "1 = 1")
 			} else {
-				ors, args = append(ors, "template_id NOT IN ("+platform.Placeholders(len(others))+")"), append(args, others...)
+				ors, args = append(ors, "template_id NOT IN ("+sqldb.Placeholders(len(others))+")"), append(args, others...)
 			}
 		}
 		if len(ors) == 0 {
@@ -287,7 +288,7 @@ func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, act
 		if action == actionUnsnooze {
 			cond += ` AND snoozed_until IS NOT NULL` // unsnoozing what is not snoozed is a 404 (docs/inbox.md, "Filters")
 		}
-		args := []any{platform.FormatTime(s.now()), env, subscriberID, id}
+		args := []any{sqldb.FormatTime(s.now()), env, subscriberID, id}
 		if action == actionSnooze {
 			args = append(args, until)
 		}
@@ -323,12 +324,12 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 	// Numbered parameters for the SET clause come first, so the WHERE
 	// clause's plain ones are numbered after them.
 	set := strings.NewReplacer("?1", "?", "?5", "?").Replace(inboxSets[action])
-	now := platform.FormatTime(s.now())
+	now := sqldb.FormatTime(s.now())
 	var setArgs []any
 	for range strings.Count(set, "?") {
 		setArgs = append(setArgs, now)
 	}
-	res, err := s.db.W.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ? WHERE `+cond,
+	res, err := s.db.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ? WHERE `+cond,
 		append(append(setArgs, now), args...)...)
 	if err != nil {
 		return 0, fmt.Errorf("mark all %s: %w", action, err)
@@ -338,7 +339,7 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 
 // inboxMessage reads one of the subscriber's in-app messages.
 func (s *Store) inboxMessage(ctx context.Context, env, subscriberID, id string) (*inboxMessage, error) {
-	m, err := scanInboxMessage(s.db.R.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages
+	m, err := scanInboxMessage(s.db.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages
 		WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND channel = 'in_app'`, env, subscriberID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, platform.ErrNotFound
@@ -378,7 +379,7 @@ func (s *Store) inboxAct(ctx context.Context, env, subscriberID, id, button, sta
 		if !hasButton(m.CTA, button) {
 			return errNoButton
 		}
-		now := platform.FormatTime(s.now())
+		now := sqldb.FormatTime(s.now())
 		_, err = tx.ExecContext(ctx, `UPDATE messages SET
 			cta = `+s.sql().setAction()+`,
 			first_seen_date = CASE WHEN read = 0 THEN coalesce(first_seen_date, ?3) ELSE first_seen_date END,
@@ -434,12 +435,12 @@ func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) e
 // message no longer snoozed until then (unsnoozed by hand, snoozed again
 // for longer, deleted) is left alone. activity's job queue calls it.
 func (s *Store) EndSnooze(ctx context.Context, environmentID, messageID string, until time.Time) error {
-	now := platform.FormatTime(s.now())
+	now := sqldb.FormatTime(s.now())
 	var subscriberID string
-	err := s.db.W.QueryRowContext(ctx, `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
+	err := s.db.QueryRowContext(ctx, `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
 		created_at = ?1, delivered_at = `+s.sql().appendTime("delivered_at", "?1")+`, feed_item = NULL, updated_at = ?1
 		WHERE environment_id = ?2 AND id = ?3 AND snoozed_until IS NOT NULL AND snoozed_until <= ?4
-		RETURNING subscriber_id`, now, environmentID, messageID, platform.FormatTime(until)).Scan(&subscriberID)
+		RETURNING subscriber_id`, now, environmentID, messageID, sqldb.FormatTime(until)).Scan(&subscriberID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // deliverInApp is Deliver for an in_app step: it renders the message and
@@ -50,7 +51,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 		return Outcome{}, nil, err
 	}
 	m.Outcome = []byte(stored)
-	m.DeliveredAt, _ = json.Marshal([]string{platform.FormatTime(now)})
+	m.DeliveredAt, _ = json.Marshal([]string{sqldb.FormatTime(now)})
 	// The row is built here, not in the write: the caller's transaction
 	// holds the one writer, and every other write waits while it runs.
 	insert, values := insertMessageSQL, m.values()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // The routes older clients of the reference platform call
@@ -156,9 +157,9 @@ func (s *Store) markAll(ctx context.Context, env, subscriberID, mark string) (in
 		return 0, fmt.Errorf("mark all as %q", mark)
 	}
 	set, unlike := op.set, op.unlike
-	res, err := s.db.W.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
+	res, err := s.db.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
 		WHERE environment_id = ?2 AND subscriber_id = ?3 AND channel = 'in_app' AND `+unlike,
-		platform.FormatTime(s.now()), env, subscriberID)
+		sqldb.FormatTime(s.now()), env, subscriberID)
 	if err != nil {
 		return 0, fmt.Errorf("mark all messages %s: %w", mark, err)
 	}
@@ -185,7 +186,7 @@ func handleUnseenCount(s *Store) http.Handler {
 			return err
 		}
 		var n int
-		err = s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
+		err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
 			WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND seen = ? LIMIT ?) AS page`,
 			env, subID, *seen, limit).Scan(&n)
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // liveChannel is the PostgreSQL channel that carries live events between
@@ -18,7 +18,7 @@ const liveChannel = "herald_inbox"
 // NewLiveBus returns the LiveBus for db: a MemoryBus on SQLite, where one
 // process holds every socket, and a SharedBus on PostgreSQL, where a
 // subscriber's socket may be held by any of several processes.
-func NewLiveBus(db *platform.DB, logger *slog.Logger) LiveBus {
+func NewLiveBus(db *sqldb.DB, logger *slog.Logger) LiveBus {
 	if !db.Postgres {
 		return NewMemoryBus()
 	}
@@ -37,7 +37,7 @@ func NewLiveBus(db *platform.DB, logger *slog.Logger) LiveBus {
 // the same database.
 type SharedBus struct {
 	local  *MemoryBus
-	db     *platform.DB
+	db     *sqldb.DB
 	logger *slog.Logger
 
 	mu      sync.Mutex
@@ -47,12 +47,12 @@ type SharedBus struct {
 
 // NewSharedBus returns a SharedBus on db, listening for the other
 // processes' events; logger hears of events that could not be sent.
-func NewSharedBus(db *platform.DB, logger *slog.Logger) *SharedBus {
+func NewSharedBus(db *sqldb.DB, logger *slog.Logger) *SharedBus {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	b := &SharedBus{local: NewMemoryBus(), db: db, logger: logger}
-	db.Listen(liveChannel, platform.Listener{Notified: b.received, Reset: b.resync})
+	db.Listen(liveChannel, sqldb.Listener{Notified: b.received, Reset: b.resync})
 	return b
 }
 
@@ -147,17 +147,17 @@ type liveWire struct {
 	K LiveKind `json:"k"`
 }
 
-// packLive encodes evs as JSON arrays of at most platform.NotifyLimit
+// packLive encodes evs as JSON arrays of at most sqldb.NotifyLimit
 // bytes each.
 func packLive(evs []LiveEvent) []string {
 	var out []string
 	b := []byte{'['}
 	for _, ev := range evs {
 		one, err := json.Marshal(liveWire{E: ev.EnvironmentID, S: ev.SubscriberID, M: ev.MessageID, K: ev.Kind})
-		if err != nil || len(one)+2 > platform.NotifyLimit {
+		if err != nil || len(one)+2 > sqldb.NotifyLimit {
 			continue
 		}
-		if len(b)+len(one)+1 > platform.NotifyLimit {
+		if len(b)+len(one)+1 > sqldb.NotifyLimit {
 			out = append(out, string(append(b[:len(b)-1], ']')))
 			b = []byte{'['}
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestPackLive: the events waiting to be notified go in as few payloads
@@ -24,7 +24,7 @@ func TestPackLive(t *testing.T) {
 	is.True(len(payloads) > 1) // 500 events take more than one notification
 	var got []LiveEvent
 	for _, p := range payloads {
-		is.True(len(p) <= platform.NotifyLimit) // each fits
+		is.True(len(p) <= sqldb.NotifyLimit) // each fits
 		var wire []liveWire
 		is.NoErr(json.Unmarshal([]byte(p), &wire)) // a JSON array
 		for _, w := range wire {

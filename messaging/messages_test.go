@@ -9,7 +9,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // wireMessage is a message (docs/api.md, "Messages") as a strict client
@@ -101,12 +101,12 @@ func TestMarkAs(t *testing.T) {
 	t.Run("OK lastReadDate is the mark time", func(t *testing.T) {
 		is := is.New(t)
 		_, out := markAs(t, h, "ada", ids[4], "read")
-		now := platform.FormatTime(h.srv.App.Clock.Now())
+		now := sqldb.FormatTime(h.srv.App.Clock.Now())
 		is.Equal(*out[0].LastReadDate, now) // stamped with the clock
 		is.Equal(*out[0].LastSeenDate, now) // read also sees
 		h.srv.App.Clock.Advance(time.Second)
 		_, out = markAs(t, h, "ada", ids[4], "unread")
-		now = platform.FormatTime(h.srv.App.Clock.Now())
+		now = sqldb.FormatTime(h.srv.App.Clock.Now())
 		is.Equal(*out[0].LastReadDate, now) // unread stamps both dates
 		is.Equal(*out[0].LastSeenDate, now)
 	})

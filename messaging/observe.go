@@ -6,26 +6,31 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/herald-notify/herald/integrations/provider"
+	"github.com/herald-notify/herald/platform"
 )
 
-// SendMetrics counts sends through providers (docs/operations.md,
-// "Metrics"); *platform.Metrics is one.
-type SendMetrics interface {
-	SendDone(provider, outcome string, d time.Duration)
-}
-
-// Observe makes the engine count each send in metrics and log each failed
-// one on logger at warn. Either may be nil. Call it before the engine runs.
-func (e *Deliverer) Observe(logger *slog.Logger, metrics SendMetrics) *Deliverer {
-	e.obs = sendObserver{logger: logger, metrics: metrics}
+// Observe makes the engine count each send in m, by provider and outcome,
+// and log each failed one on logger at warn. Either may be nil. Call it
+// before the engine runs.
+func (e *Deliverer) Observe(logger *slog.Logger, m *platform.Metrics) *Deliverer {
+	e.obs = sendObserver{logger: logger}
+	if m != nil {
+		e.obs.sends = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "herald_sends_duration_seconds",
+			Help: "Sends through a provider, by provider and outcome (sent, partial, failed), and how long they took.",
+		}, []string{"provider", "outcome"})
+		m.MustRegister(e.obs.sends)
+	}
 	return e
 }
 
 // sendObserver is what Observe set.
 type sendObserver struct {
-	logger  *slog.Logger
-	metrics SendMetrics
+	logger *slog.Logger
+	sends  *prometheus.HistogramVec // nil counts nothing
 }
 
 // sent reports one send through providerID that took d and ended in err:
@@ -43,8 +48,8 @@ func (o sendObserver) sent(ctx context.Context, d *Delivery, providerID string, 
 	case err != nil:
 		outcome = "failed"
 	}
-	if o.metrics != nil {
-		o.metrics.SendDone(providerID, outcome, took)
+	if o.sends != nil {
+		o.sends.WithLabelValues(providerID, outcome).Observe(took.Seconds())
 	}
 	if err == nil || o.logger == nil {
 		return

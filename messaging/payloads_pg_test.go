@@ -8,8 +8,9 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestDropPayloads_ConcurrentDeletes: two processes on one PostgreSQL
@@ -19,9 +20,9 @@ import (
 func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	dbs := platformtest.NewSharedDBs(t, 2)
+	dbs := sqldbtest.NewSharedDBs(t, 2)
 	a, b := NewStore(dbs[0], Sources{}), NewStore(dbs[1], Sources{})
-	at := platform.FormatTime(time.Now())
+	at := sqldb.FormatTime(time.Now())
 	for _, id := range []string{"m1", "m2"} {
 		inserted, err := a.insertMessage(ctx, &message{ID: id, EnvironmentID: "e", OrganizationID: "o", JobID: "job-" + id,
 			NotificationID: "n", SubscriberID: "s", ExternalSubscriber: "s", TransactionID: "t", Channel: "in_app",
@@ -32,10 +33,8 @@ func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
 		is.True(inserted) // a new message
 	}
 
-	txA, err := a.db.W.BeginTx(ctx, nil)
-	is.NoErr(err)
-	defer txA.Rollback()
-	_, _, err = a.deleteMessages(ctx, txA, `id = ?`, "m1")
+	txA, endA := sqldbtest.WriteTx(t, a.db)
+	_, _, err := a.deleteMessages(ctx, txA, `id = ?`, "m1")
 	is.NoErr(err) // a deletes m1 and has not committed
 	done := make(chan error, 1)
 	go func() {
@@ -46,13 +45,13 @@ func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
 	}()
 	platformtest.Eventually(t, 5*time.Second, func() bool {
 		var waiting int
-		a.db.R.QueryRow(`SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'`).Scan(&waiting)
+		a.db.QueryRowContext(context.Background(), `SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'`).Scan(&waiting)
 		return waiting == 1
 	}, "b's delete to wait for a's")
-	is.NoErr(txA.Commit()) // a commits
-	is.NoErr(<-done)       // then b
+	is.NoErr(endA(true)) // a commits
+	is.NoErr(<-done)     // then b
 	var left int
-	is.NoErr(a.db.R.QueryRow(`SELECT count(*) FROM message_payloads`).Scan(&left))
+	is.NoErr(a.db.QueryRowContext(context.Background(), `SELECT count(*) FROM message_payloads`).Scan(&left))
 	is.Equal(left, 0) // the payload went with the notification's last message
 }
 
@@ -63,9 +62,9 @@ func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
 func TestDropPayloads_DeleteBesideAnInsert(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	dbs := platformtest.NewSharedDBs(t, 2)
+	dbs := sqldbtest.NewSharedDBs(t, 2)
 	a, b := NewStore(dbs[0], Sources{}), NewStore(dbs[1], Sources{})
-	at := platform.FormatTime(time.Now())
+	at := sqldb.FormatTime(time.Now())
 	msg := func(id string) *message {
 		return &message{ID: id, EnvironmentID: "e", OrganizationID: "o", JobID: "job-" + id,
 			NotificationID: "n", SubscriberID: "s", ExternalSubscriber: "s", TransactionID: "t", Channel: "in_app",
@@ -78,9 +77,7 @@ func TestDropPayloads_DeleteBesideAnInsert(t *testing.T) {
 	is.True(inserted)
 
 	// b stores a second message of the notification and has not committed.
-	txB, err := b.db.W.BeginTx(ctx, nil)
-	is.NoErr(err)
-	defer txB.Rollback()
+	txB, endB := sqldbtest.WriteTx(t, b.db)
 	m2 := msg("m2")
 	_, err = txB.ExecContext(ctx, insertMessageSQL, m2.values()...)
 	is.NoErr(err)
@@ -96,12 +93,12 @@ func TestDropPayloads_DeleteBesideAnInsert(t *testing.T) {
 	}()
 	platformtest.Eventually(t, 5*time.Second, func() bool {
 		var waiting int
-		a.db.R.QueryRow(`SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'`).Scan(&waiting)
+		a.db.QueryRowContext(context.Background(), `SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'`).Scan(&waiting)
 		return waiting == 1
 	}, "a's delete to wait for b's insert")
-	is.NoErr(txB.Commit())
+	is.NoErr(endB(true))
 	is.NoErr(<-done)
 	var left int
-	is.NoErr(a.db.R.QueryRow(`SELECT count(*) FROM message_payloads WHERE notification_id = 'n'`).Scan(&left))
+	is.NoErr(a.db.QueryRowContext(context.Background(), `SELECT count(*) FROM message_payloads WHERE notification_id = 'n'`).Scan(&left))
 	is.Equal(left, 1) // m2 still reads its payload
 }

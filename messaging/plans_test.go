@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // The tests here check which index SQLite reads a hot query through
-// (platformtest.QueryPlan); each names the migration or code that fixed the
+// (sqldbtest.QueryPlan); each names the migration or code that fixed the
 // plan it guards.
 
 // TestFeedCond_CountsOnTheIndex checks that a feed's count, filtered by
@@ -16,7 +16,7 @@ import (
 // index alone. Before 000016 those columns were only in the table, and
 // counting an inbox of 20,000 messages sought every one of them there.
 func TestFeedCond_CountsOnTheIndex(t *testing.T) {
-	platformtest.SQLiteOnly(t, "a SQLite query plan")
+	sqldbtest.SQLiteOnly(t, "a SQLite query plan")
 	yes, no := true, false
 	for _, f := range []feedFilter{
 		{subscriberID: "s"},
@@ -26,7 +26,7 @@ func TestFeedCond_CountsOnTheIndex(t *testing.T) {
 	} {
 		cond, args := feedCond(dialect{}, "e", f)
 		// countPage's query.
-		if plan := platformtest.QueryPlan(t, `SELECT count(*) FROM messages WHERE `+cond, args...); !strings.Contains(plan, "USING COVERING INDEX messages_feed") {
+		if plan := sqldbtest.QueryPlan(t, `SELECT count(*) FROM messages WHERE `+cond, args...); !strings.Contains(plan, "USING COVERING INDEX messages_feed") {
 			t.Errorf("count of %s: plan %q, want it covered by messages_feed", cond, plan)
 		}
 	}
@@ -39,7 +39,7 @@ func TestFeedCond_CountsOnTheIndex(t *testing.T) {
 // the channel since 000017 so that it is tested there; a plan does not show
 // that, BenchmarkMessagesList does.)
 func TestListQuery_ReadsTheFiltersIndex(t *testing.T) {
-	platformtest.SQLiteOnly(t, "a SQLite query plan")
+	sqldbtest.SQLiteOnly(t, "a SQLite query plan")
 	for _, tc := range []struct {
 		name  string
 		f     listFilter
@@ -51,7 +51,7 @@ func TestListQuery_ReadsTheFiltersIndex(t *testing.T) {
 		{"subscriber and channel", listFilter{subscriberID: "s", channel: "in_app"}, "messages_feed"},
 	} {
 		from, cond, args := listQuery("e", tc.f)
-		plan := platformtest.QueryPlan(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)
+		plan := sqldbtest.QueryPlan(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)
 		if !strings.Contains(plan, "INDEX "+tc.index) {
 			t.Errorf("%s: plan %q, want it read through %s", tc.name, plan, tc.index)
 		}

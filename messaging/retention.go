@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // pendingMessage is true of a message that retention must keep whatever
@@ -20,7 +21,7 @@ const pendingMessage = `snoozed_until IS NOT NULL`
 // is "" when no older message is left to look at.
 func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, before time.Time, cursor string, limit int) (next string, removed map[string]int64, err error) {
 	defer platform.Wrap(&err, "sweep messages of %s", env)
-	after, err := platform.ParseSweepCursor(cursor)
+	after, err := sqldb.ParseSweepCursor(cursor)
 	if err != nil {
 		return "", nil, err
 	}
@@ -36,7 +37,7 @@ func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, befor
 			FROM messages INDEXED BY messages_list
 			WHERE environment_id = ? AND created_at < ? AND (created_at, id) > (?, ?) AND `+channel+`
 			ORDER BY created_at, id LIMIT ?`,
-			env, platform.FormatTime(before), after.CreatedAt, after.ID, limit)
+			env, sqldb.FormatTime(before), after.CreatedAt, after.ID, limit)
 		if err != nil {
 			return err
 		}

@@ -492,10 +492,10 @@ func (s *Store) liveWorkflow(ctx context.Context, env, id string) *workflows.Inb
 	return wf
 }
 
-// OpenSockets is how many live inbox sockets this process holds, for the
+// openSockets is how many live inbox sockets this process holds, for the
 // herald_inbox_sockets gauge. A scrape before the first socket starts no
 // socket workers: there is nothing to count.
-func (s *Store) OpenSockets() float64 {
+func (s *Store) openSockets() float64 {
 	ls := s.registry.Load()
 	if ls == nil {
 		return 0

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/templates"
 )
 
@@ -216,7 +216,7 @@ func inAppCTA(c map[string]any, vars map[string]any, clean func(string) string) 
 // now, and the copy would only add to an in-app notification's bytes on
 // disk (TestFootprint_InAppNotification).
 func newMessage(d *Delivery, r *rendered, targets []target, now time.Time, withSummary bool) *message {
-	at := platform.FormatTime(now)
+	at := sqldb.FormatTime(now)
 	sum := []byte("{}")
 	if withSummary {
 		sum, _ = json.Marshal(summaryOf(d.Subscriber))
@@ -227,7 +227,7 @@ func newMessage(d *Delivery, r *rendered, targets []target, now time.Time, withS
 	}
 	tagsJSON, _ := json.Marshal(tags)
 	m := &message{
-		ID: platform.NewIDAt(now), EnvironmentID: d.EnvironmentID, OrganizationID: d.OrganizationID,
+		ID: sqldb.NewIDAt(now), EnvironmentID: d.EnvironmentID, OrganizationID: d.OrganizationID,
 		JobID: d.JobID, NotificationID: d.NotificationID, SubscriberID: d.Subscriber.ID,
 		ExternalSubscriber: d.Subscriber.SubscriberID, TemplateID: d.WorkflowDatabaseID,
 		MessageTemplateID: d.StepDatabaseID, TemplateIdentifier: d.WorkflowID, StepID: d.StepID,

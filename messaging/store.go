@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Store is the messaging domain's storage: messages, the feed, read and
 // seen state. Deliverer, the delivery engine, stores what it sends here.
 type Store struct {
-	db  *platform.DB
+	db  *sqldb.DB
 	src Sources
 	now func() time.Time
 
@@ -31,7 +32,7 @@ type Store struct {
 }
 
 // NewStore returns a Store on db that reads other domains through src.
-func NewStore(db *platform.DB, src Sources) *Store {
+func NewStore(db *sqldb.DB, src Sources) *Store {
 	return &Store{db: db, src: src, now: time.Now}
 }
 
@@ -185,14 +186,14 @@ const insertPayloadSQL = `INSERT INTO message_payloads (notification_id, payload
 // transaction and sees its message. Unlocked, the delete could not see the
 // message not yet committed and dropped the payload it needs.
 const insertPayloadSharedSQL = `INSERT INTO message_payloads (notification_id, payload)
-	SELECT ?, ? FROM (SELECT pg_advisory_xact_lock_shared(` + platform.LockKeySQL + `)) AS locked
+	SELECT ?, ? FROM (SELECT pg_advisory_xact_lock_shared(` + sqldb.LockKeySQL + `)) AS locked
 	ON CONFLICT (notification_id) DO NOTHING`
 
 // payloadLock is the key of the lock on a notification's payload.
 func payloadLock(notificationID string) string { return "message_payloads:" + notificationID }
 
 // payloadSQL is the statement that stores a payload on db.
-func payloadSQL(db *platform.DB) string {
+func payloadSQL(db *sqldb.DB) string {
 	if db.Postgres {
 		return insertPayloadSharedSQL
 	}
@@ -201,7 +202,7 @@ func payloadSQL(db *platform.DB) string {
 
 // storePayload stores m's payload for its notification, in tx, through
 // the prepared stmt when there is one; an empty payload is not stored.
-func (m *message) storePayload(ctx context.Context, tx *sql.Tx, db *platform.DB) error {
+func (m *message) storePayload(ctx context.Context, tx *sql.Tx, db *sqldb.DB) error {
 	if isEmptyObject(m.Payload) {
 		return nil
 	}
@@ -232,7 +233,7 @@ func (m *message) storedFeedItem() any {
 }
 
 func (s *Store) redeliver(ctx context.Context, m *message) error {
-	_, err := s.db.W.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
+	_, err := s.db.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
 		data = ?, updated_at = ?, feed_item = NULL WHERE id = ?`,
 		m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone, m.DirectWebhookURL, m.Avatar,
@@ -253,16 +254,16 @@ func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText st
 	if out.Status == "error" {
 		// A provider's reply may be cut inside a character, and
 		// PostgreSQL refuses text that is not UTF-8 (22021).
-		errID, errText = platform.NewIDAt(at), strings.ToValidUTF8(errorText, "")
+		errID, errText = sqldb.NewIDAt(at), strings.ToValidUTF8(errorText, "")
 	}
 	// A flag's parameter is compared with 1: PostgreSQL takes no integer
 	// (a Go bool is bound as one) as a condition.
-	_, err = s.db.W.ExecContext(ctx, `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
+	_, err = s.db.ExecContext(ctx, `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
 		provider_id = ?, outcome = ?, updated_at = ?,
 		delivered_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN `+s.sql().appendTime("delivered_at", "?")+` ELSE delivered_at END
 		WHERE id = ?`,
-		out.Status, errID, errText, out.ProviderID, doc, platform.FormatTime(at),
-		out.Status != "error", platform.FormatTime(at), id)
+		out.Status, errID, errText, out.ProviderID, doc, sqldb.FormatTime(at),
+		out.Status != "error", sqldb.FormatTime(at), id)
 	if err != nil {
 		return fmt.Errorf("finish message %s: %w", id, err)
 	}
@@ -451,7 +452,7 @@ func listQuery(env string, f listFilter) (from, cond string, args []any) {
 		from = "messages INDEXED BY messages_feed"
 	}
 	if len(f.transactionIDs) > 0 {
-		where = append(where, "transaction_id IN ("+platform.Placeholders(len(f.transactionIDs))+")")
+		where = append(where, "transaction_id IN ("+sqldb.Placeholders(len(f.transactionIDs))+")")
 		for _, id := range f.transactionIDs {
 			args = append(args, id)
 		}
@@ -506,7 +507,7 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
 			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+s.sql().idsIn("id", "?4"),
-			platform.FormatTime(at), env, subscriberID, list)
+			sqldb.FormatTime(at), env, subscriberID, list)
 		if err != nil {
 			return err
 		}

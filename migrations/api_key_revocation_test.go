@@ -1,13 +1,14 @@
 package migrations_test
 
 import (
+	"context"
 	"regexp"
 	"testing"
 
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestAPIKeyRevocation checks that 000023 gives the keys a database already
@@ -16,7 +17,7 @@ import (
 func TestAPIKeyRevocation(t *testing.T) {
 	is := is.New(t)
 	db := openAt(t, "000022")
-	_, err := db.W.Exec(`
+	_, err := db.ExecContext(context.Background(), `
 		INSERT INTO organizations (id, name, created_at) VALUES ('o', 'Herald', '2026-01-01T00:00:00.000Z');
 		INSERT INTO users (id, organization_id, first_name, last_name, email, created_at) VALUES ('u', 'o', 'H', 'S', 's@h', '2026-01-01T00:00:00.000Z');
 		INSERT INTO environments (id, organization_id, name, identifier, created_at) VALUES ('e', 'o', 'Development', 'dev', '2026-01-01T00:00:00.000Z');
@@ -24,7 +25,7 @@ func TestAPIKeyRevocation(t *testing.T) {
 		INSERT INTO api_keys (hash, environment_id, user_id, hint, created_at) VALUES ('h2', 'e', 'u', 'efgh', '2026-11-21T10:04:05.123Z')`)
 	is.NoErr(err) // keys of release 22
 
-	is.NoErr(platform.Migrate(db, migrations.FS)) // up to revocable keys
+	is.NoErr(sqldb.Migrate(db, migrations.FS)) // up to revocable keys
 	ids := column(t, db, `SELECT id FROM api_keys ORDER BY hash`)
 	is.Equal(len(ids), 2)                                                                                      // both keys kept
 	objectID := regexp.MustCompile(`^6b016c95[0-9a-f]{16}$`)                                                   // 2026-11-21T10:04:05Z

@@ -7,7 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestDropNotificationEmail checks that 000018 keeps every notification and
@@ -16,7 +16,7 @@ func TestDropNotificationEmail(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, "000017")
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.ExecContext(ctx, `
 		WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99)
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_email,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient,
@@ -26,7 +26,7 @@ func TestDropNotificationEmail(t *testing.T) {
 		FROM n`)
 	is.NoErr(err) // notifications at 000017
 
-	is.NoErr(platform.Migrate(db, upTo{migrations.FS, "000018"}))
+	is.NoErr(sqldb.Migrate(db, upTo{migrations.FS, "000018"}))
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications`), 100) // every row kept
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
 		WHERE environment_id = 'e' AND subscriber_ref = 'sub3'`), 14) // and found through the indexes

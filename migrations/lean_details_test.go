@@ -9,7 +9,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // upTo is the migrations up to and including version, so a test can stand
@@ -34,14 +34,14 @@ func (u upTo) ReadDir(name string) ([]fs.DirEntry, error) {
 const every = "999999"
 
 // openAt opens an in-memory database migrated as release version left it.
-func openAt(t *testing.T, version string) *platform.DB {
+func openAt(t *testing.T, version string) *sqldb.DB {
 	t.Helper()
-	db, err := platform.Open(context.Background(), platform.MemoryPath)
+	db, err := sqldb.Open(context.Background(), sqldb.MemoryPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := platform.Migrate(db, upTo{migrations.FS, version}); err != nil {
+	if err := sqldb.Migrate(db, upTo{migrations.FS, version}); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -55,7 +55,7 @@ func TestLeanDetails_KeepsRows(t *testing.T) {
 	ctx := context.Background()
 	db := openAt(t, "000008")
 
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.ExecContext(ctx, `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref, subscriber_snapshot,
 			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
 			critical, preferences, actor, created_at, updated_at)
@@ -68,13 +68,13 @@ func TestLeanDetails_KeepsRows(t *testing.T) {
 		       ('d2', 'e', 'n1', 'j1', 'Success', 'Step done', 'Internal', 'service', 'now');`)
 	is.NoErr(err) // rows of release 8
 
-	is.NoErr(platform.Migrate(db, migrations.FS)) // up to the lean table
-	_, err = db.W.ExecContext(ctx, `
+	is.NoErr(sqldb.Migrate(db, migrations.FS)) // up to the lean table
+	_, err = db.ExecContext(ctx, `
 		INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, created_at)
 		VALUES ('d3', 'e', 'n1', 'j1', 'Success', 'Later', 'Internal', 'service', 'now')`)
 	is.NoErr(err) // a detail written after the rebuild
 
-	rows, err := db.R.QueryContext(ctx, `SELECT id FROM execution_details WHERE notification_id = 'n1' ORDER BY seq`)
+	rows, err := db.QueryContext(ctx, `SELECT id FROM execution_details WHERE notification_id = 'n1' ORDER BY seq`)
 	is.NoErr(err) // read back
 	defer rows.Close()
 	var ids []string

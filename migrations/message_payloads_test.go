@@ -7,7 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestMessagePayloads checks that 000024 keeps each notification's payload
@@ -17,7 +17,7 @@ func TestMessagePayloads(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, "000023")
-	_, err := db.W.ExecContext(ctx, `INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id,
+	_, err := db.ExecContext(ctx, `INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id,
 		subscriber_id, external_subscriber, transaction_id, channel, payload, status, created_at, updated_at, feed_item)
 		VALUES ('m1', 'e', 'o', 'j1', 'n1', 's', 'ada', 'tx1', 'in_app', '{"name":"Ada"}', 'sent', 'c', 'u',
 			'{"_id":"m1","_environmentId":"e","content":"\u003cb\u003e","payload":{"name":"Ada"},"data":null}'),
@@ -25,12 +25,12 @@ func TestMessagePayloads(t *testing.T) {
 		('m3', 'e', 'o', 'j3', 'n2', 's', 'ada', 'tx2', 'in_app', '{}', 'sent', 'c', 'u', '{"_id":"m3","payload":{}}')`)
 	is.NoErr(err) // messages at 000023
 
-	is.NoErr(platform.Migrate(db, upTo{migrations.FS, "000024"}))
+	is.NoErr(sqldb.Migrate(db, upTo{migrations.FS, "000024"}))
 	var payload, item string
-	is.NoErr(db.R.QueryRow(`SELECT payload FROM message_payloads WHERE notification_id = 'n1'`).Scan(&payload))
-	is.Equal(payload, `{"name":"Ada"}`)                                                                    // kept once for n1's two messages
-	is.Equal(count(t, db, `SELECT count(*) FROM message_payloads`), 1)                                     // n2's empty payload not kept
-	is.NoErr(db.R.QueryRow(`SELECT feed_item FROM messages WHERE id = 'm1'`).Scan(&item))                  // the stored item
-	is.Equal(item, `{"_id":"m1","content":"\u003cb\u003e","data":null}`)                                   // without the payload and the environment, escapes as written
-	is.Equal(count(t, db, `SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'payload'`), 0) // the column gone
+	is.NoErr(db.QueryRowContext(context.Background(), `SELECT payload FROM message_payloads WHERE notification_id = 'n1'`).Scan(&payload))
+	is.Equal(payload, `{"name":"Ada"}`)                                                                              // kept once for n1's two messages
+	is.Equal(count(t, db, `SELECT count(*) FROM message_payloads`), 1)                                               // n2's empty payload not kept
+	is.NoErr(db.QueryRowContext(context.Background(), `SELECT feed_item FROM messages WHERE id = 'm1'`).Scan(&item)) // the stored item
+	is.Equal(item, `{"_id":"m1","content":"\u003cb\u003e","data":null}`)                                             // without the payload and the environment, escapes as written
+	is.Equal(count(t, db, `SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'payload'`), 0)           // the column gone
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestMigrations runs every migration up, every one down, and up again, so a
@@ -15,18 +15,18 @@ import (
 func TestMigrations(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db, err := platform.Open(ctx, platform.MemoryPath)
+	db, err := sqldb.Open(ctx, sqldb.MemoryPath)
 	is.NoErr(err) // open
 	defer db.Close()
 
-	is.NoErr(platform.Migrate(db, migrations.FS))     // all up
-	is.True(tableCount(t, db) > 0)                    // tables exist
-	is.NoErr(platform.MigrateDown(db, migrations.FS)) // all down
-	is.Equal(tableCount(t, db), 0)                    // nothing left but golang-migrate's version table
-	is.NoErr(platform.Migrate(db, migrations.FS))     // up again from scratch
+	is.NoErr(sqldb.Migrate(db, migrations.FS))     // all up
+	is.True(tableCount(t, db) > 0)                 // tables exist
+	is.NoErr(sqldb.MigrateDown(db, migrations.FS)) // all down
+	is.Equal(tableCount(t, db), 0)                 // nothing left but golang-migrate's version table
+	is.NoErr(sqldb.Migrate(db, migrations.FS))     // up again from scratch
 }
 
-func tableCount(t *testing.T, db *platform.DB) int {
+func tableCount(t *testing.T, db *sqldb.DB) int {
 	t.Helper()
 	return count(t, db, `SELECT count(*) FROM sqlite_schema
 		WHERE type IN ('table', 'index', 'trigger', 'view') AND name NOT LIKE 'sqlite_%' AND tbl_name != 'schema_migrations'`)

@@ -7,7 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestNotificationContexts checks that 000021 gives every context key of
@@ -16,7 +16,7 @@ func TestNotificationContexts(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, "000020")
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.ExecContext(ctx, `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot, template_id,
 			workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity, critical,
 			preferences, actor, context_keys, created_at, updated_at)
@@ -29,7 +29,7 @@ func TestNotificationContexts(t *testing.T) {
 				'["tenant:acme"]', '2026-11-25T00:00:03.000Z', 'now')`)
 	is.NoErr(err) // notifications at 000020
 
-	is.NoErr(platform.Migrate(db, migrations.FS)) // up to the latest
+	is.NoErr(sqldb.Migrate(db, migrations.FS)) // up to the latest
 	is.Equal(column(t, db, `SELECT notification_id FROM notification_contexts
 		WHERE environment_id = 'e' AND context_key = 'tenant:acme' ORDER BY created_at DESC`), []string{"n3", "n1"})
 	is.Equal(column(t, db, `SELECT context_key || '/' || notification_id FROM notification_contexts

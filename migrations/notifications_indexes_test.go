@@ -8,7 +8,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TestNotificationsIndexes checks that 000019 keeps every notification and
@@ -19,7 +19,7 @@ func TestNotificationsIndexes(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, "000018")
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.ExecContext(ctx, `
 		WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99)
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_ref,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient,
@@ -30,7 +30,7 @@ func TestNotificationsIndexes(t *testing.T) {
 		FROM n`)
 	is.NoErr(err) // notifications at 000018
 
-	is.NoErr(platform.Migrate(db, migrations.FS))                     // up to the latest
+	is.NoErr(sqldb.Migrate(db, migrations.FS))                        // up to the latest
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications`), 100) // every row kept
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber
 		WHERE environment_id = 'e' AND subscriber_id = 'id3'`), 14) // found by _id through the index
@@ -41,7 +41,7 @@ func TestNotificationsIndexes(t *testing.T) {
 	for _, name := range []string{"000020_notifications_list_filters.down.sql", "000019_notifications_by_subscriber_id.down.sql"} {
 		down, err := fs.ReadFile(migrations.FS, name)
 		is.NoErr(err)
-		_, err = db.W.ExecContext(ctx, string(down))
+		_, err = db.ExecContext(ctx, string(down))
 		is.NoErr(err) // down, newest first
 	}
 	is.Equal(count(t, db, `SELECT count(*) FROM notifications INDEXED BY notifications_subscriber

@@ -2,7 +2,6 @@ package migrations_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -10,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestPostgres_SameVersion fails when a migration was added for one
@@ -39,23 +38,23 @@ var siteOnly = map[string]bool{"subscriber_suffixes": true, "suffix_positions": 
 // TestPostgres_SameTables checks that the PostgreSQL migrations build the
 // tables and columns the SQLite ones do, so one set of SQL serves both.
 func TestPostgres_SameTables(t *testing.T) {
-	if !platformtest.OnPostgres() {
+	if !sqldbtest.OnPostgres() {
 		t.Skip("needs TEST_DATABASE_URL")
 	}
 	ctx := context.Background()
-	lite, err := platform.Open(ctx, platform.MemoryPath)
+	lite, err := sqldb.Open(ctx, sqldb.MemoryPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lite.Close()
-	if err := platform.Migrate(lite, migrations.FS); err != nil {
+	if err := sqldb.Migrate(lite, migrations.FS); err != nil {
 		t.Fatal(err)
 	}
-	pg := platformtest.NewDB(t)
+	pg := sqldbtest.NewDB(t)
 
-	want := columns(t, lite.R, `SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
+	want := columns(t, lite, `SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
 		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'`)
-	got := columns(t, pg.R, `SELECT table_name, column_name FROM information_schema.columns
+	got := columns(t, pg, `SELECT table_name, column_name FROM information_schema.columns
 		WHERE table_schema = current_schema()`)
 	if !slices.Equal(got, want) {
 		t.Errorf("PostgreSQL's tables differ from SQLite's\n got %v\nwant %v", got, want)
@@ -64,9 +63,9 @@ func TestPostgres_SameTables(t *testing.T) {
 
 // columns is "table.column" for each row of query, sorted, site-only tables
 // left out.
-func columns(t *testing.T, db *sql.DB, query string) []string {
+func columns(t *testing.T, db *sqldb.DB, query string) []string {
 	t.Helper()
-	rows, err := db.Query(query)
+	rows, err := db.QueryContext(context.Background(), query)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 var update = flag.Bool("update", false, "rewrite schema.sql from the migrations")
@@ -20,12 +20,12 @@ var update = flag.Bool("update", false, "rewrite schema.sql from the migrations"
 //	go test ./migrations -run TestSchema -update
 func TestSchema(t *testing.T) {
 	ctx := context.Background()
-	db, err := platform.Open(ctx, platform.MemoryPath)
+	db, err := sqldb.Open(ctx, sqldb.MemoryPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		t.Fatal(err)
 	}
 	got := currentSchema(t, db)
@@ -48,9 +48,9 @@ func TestSchema(t *testing.T) {
 // stores its statement, grouped by table, the table first, in name order:
 // an order that does not change when a migration rebuilds a table.
 // golang-migrate's version table and SQLite's own are left out.
-func currentSchema(t *testing.T, db *platform.DB) string {
+func currentSchema(t *testing.T, db *sqldb.DB) string {
 	t.Helper()
-	rows, err := db.R.Query(`SELECT sql FROM sqlite_schema
+	rows, err := db.QueryContext(context.Background(), `SELECT sql FROM sqlite_schema
 		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND tbl_name != 'schema_migrations'
 		ORDER BY tbl_name, type != 'table', type, name`)
 	if err != nil {

@@ -8,31 +8,31 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // suffixRows lists a subscriber's rows of subscriber_suffixes as
 // "field:suffix", in index order.
-func suffixRows(t *testing.T, db *platform.DB, seq int) string {
+func suffixRows(t *testing.T, db *sqldb.DB, seq int) string {
 	t.Helper()
 	return strings.Join(column(t, db, `SELECT field || ':' || suffix FROM subscriber_suffixes
 		WHERE seq = ? ORDER BY field, suffix`, seq), " ")
 }
 
 // count answers a query that selects one integer, count(*) most often.
-func count(t *testing.T, db *platform.DB, query string) int {
+func count(t *testing.T, db *sqldb.DB, query string) int {
 	t.Helper()
 	var n int
-	if err := db.R.QueryRow(query).Scan(&n); err != nil {
+	if err := db.QueryRowContext(context.Background(), query).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
 // column returns the one text column that query selects, row by row.
-func column(t *testing.T, db *platform.DB, query string, args ...any) []string {
+func column(t *testing.T, db *sqldb.DB, query string, args ...any) []string {
 	t.Helper()
-	rows, err := db.R.Query(query, args...)
+	rows, err := db.QueryContext(context.Background(), query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,28 +63,28 @@ func TestSubscriberSuffixes(t *testing.T) {
 
 	insert := `INSERT INTO subscribers (seq, id, organization_id, environment_id, subscriber_id, first_name, last_name, email, phone, created_at, updated_at)
 		VALUES (?, ?, 'o', 'e', ?, ?, ?, ?, ?, 'now', 'now')`
-	_, err := db.W.ExecContext(ctx, insert, 1, "id1", "s1", "Al", nil, "a@b", nil)
+	_, err := db.ExecContext(ctx, insert, 1, "id1", "s1", "Al", nil, "a@b", nil)
 	is.NoErr(err) // a subscriber of release 9
 
-	is.NoErr(platform.Migrate(db, migrations.FS))             // up to the suffix index
+	is.NoErr(sqldb.Migrate(db, migrations.FS))                // up to the suffix index
 	is.Equal(suffixRows(t, db, 1), "1:@b 1:a@b 1:b 3:Al 3:l") // indexed by the migration
-	_, err = db.W.ExecContext(ctx, insert, 2, "id2", "s2", "Zoë", "Ng", nil, "+12")
+	_, err = db.ExecContext(ctx, insert, 2, "id2", "s2", "Zoë", "Ng", nil, "+12")
 	is.NoErr(err)                                                                           // inserted
 	is.Equal(suffixRows(t, db, 2), "2:+12 2:12 2:2 3: Ng 3:Ng 3:Zoë Ng 3:g 3:oë Ng 3:ë Ng") // by character, not byte
 
-	_, err = db.W.ExecContext(ctx, `UPDATE subscribers SET email = 'c@d', updated_at = 'later' WHERE seq = 1`)
+	_, err = db.ExecContext(ctx, `UPDATE subscribers SET email = 'c@d', updated_at = 'later' WHERE seq = 1`)
 	is.NoErr(err)                                             // email changed
 	is.Equal(suffixRows(t, db, 1), "1:@d 1:c@d 1:d 3:Al 3:l") // the old suffixes gone
-	_, err = db.W.ExecContext(ctx, `UPDATE subscribers SET data = '{}' WHERE seq = 1`)
+	_, err = db.ExecContext(ctx, `UPDATE subscribers SET data = '{}' WHERE seq = 1`)
 	is.NoErr(err) // no indexed column changed
 	is.Equal(suffixRows(t, db, 1), "1:@d 1:c@d 1:d 3:Al 3:l")
 
 	long := strings.Repeat("a", 40)
-	_, err = db.W.ExecContext(ctx, insert, 3, "id3", "s3", long, nil, nil, nil)
+	_, err = db.ExecContext(ctx, insert, 3, "id3", "s3", long, nil, nil, nil)
 	is.NoErr(err) // nine suffixes of 40 a's cut to the same 32 characters: one row
 	is.Equal(strings.Count(suffixRows(t, db, 3), " ")+1, 32)
 
-	_, err = db.W.ExecContext(ctx, `DELETE FROM subscribers WHERE seq IN (1, 2, 3)`)
+	_, err = db.ExecContext(ctx, `DELETE FROM subscribers WHERE seq IN (1, 2, 3)`)
 	is.NoErr(err)                                                         // deleted
 	is.Equal(count(t, db, `SELECT count(*) FROM subscriber_suffixes`), 0) // nothing left behind
 }

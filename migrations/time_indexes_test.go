@@ -18,7 +18,7 @@ func TestTimeIndexes_StayDenseAsRowsArrive(t *testing.T) {
 	ctx := context.Background()
 	db := openAt(t, every)
 
-	_, err := db.W.ExecContext(ctx, `
+	_, err := db.ExecContext(ctx, `
 		WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 4999)
 		INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id, subscriber_id,
 			external_subscriber, transaction_id, channel, status, created_at, updated_at)
@@ -38,7 +38,7 @@ func TestTimeIndexes_StayDenseAsRowsArrive(t *testing.T) {
 		"notifications_subscriber", "notifications_template"} {
 		var pages int
 		var unused float64
-		err := db.R.QueryRowContext(ctx, `SELECT count(*), sum(unused) * 1.0 / sum(pgsize) FROM dbstat
+		err := db.QueryRowContext(ctx, `SELECT count(*), sum(unused) * 1.0 / sum(pgsize) FROM dbstat
 			WHERE name = ? AND pagetype = 'leaf'`, index).Scan(&pages, &unused)
 		is.NoErr(err)       // dbstat
 		is.True(pages > 10) // enough entries to split leaves

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Tenant is who a request acts for: the environment its API key belongs to,
@@ -50,7 +52,7 @@ func HashAPIKey(key string) string {
 // every revocationPoll and drops its cache when it has moved: a revoked
 // key stops working within that interval on every server.
 type keyring struct {
-	db    *DB
+	db    *sqldb.DB
 	cache atomic.Pointer[sync.Map] // key hash → Tenant
 	poll  time.Duration
 
@@ -63,7 +65,7 @@ type keyring struct {
 // has the figures); once per interval, by one request, it is free.
 const revocationPoll = 100 * time.Millisecond
 
-func newKeyring(db *DB, poll time.Duration) *keyring {
+func newKeyring(db *sqldb.DB, poll time.Duration) *keyring {
 	k := &keyring{db: db, poll: poll}
 	k.cache.Store(&sync.Map{})
 	k.revocations.Store(-1) // unknown: the first check clears nothing that matters
@@ -80,7 +82,7 @@ func (k *keyring) fresh(ctx context.Context) {
 		return
 	}
 	var n int64
-	err := k.db.R.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM settings WHERE name = 'api_keys_revoked'`).Scan(&n)
+	err := k.db.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM settings WHERE name = 'api_keys_revoked'`).Scan(&n)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		// The next request tries again; meanwhile the cache stands, as it
 		// did before keys could be revoked.
@@ -101,7 +103,7 @@ func (k *keyring) lookup(ctx context.Context, hash string) (Tenant, error) {
 	}
 	var t Tenant
 	var stored string
-	err := k.db.R.QueryRowContext(ctx, `
+	err := k.db.QueryRowContext(ctx, `
 		SELECT k.hash, e.organization_id, e.id, k.user_id
 		FROM api_keys k JOIN environments e ON e.id = k.environment_id
 		WHERE k.hash = ? AND k.revoked_at IS NULL`, hash).Scan(&stored, &t.OrganizationID, &t.EnvironmentID, &t.UserID)

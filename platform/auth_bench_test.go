@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -20,7 +21,7 @@ func BenchmarkAuth_RevocationCheck(b *testing.B) {
 	b.Run("RevocationCountQuery", func(b *testing.B) {
 		for b.Loop() {
 			var n int64
-			if err := db.R.QueryRow(`SELECT CAST(value AS INTEGER) FROM settings WHERE name = 'api_keys_revoked'`).Scan(&n); err != nil {
+			if err := db.QueryRowContext(context.Background(), `SELECT CAST(value AS INTEGER) FROM settings WHERE name = 'api_keys_revoked'`).Scan(&n); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -28,7 +29,7 @@ func BenchmarkAuth_RevocationCheck(b *testing.B) {
 	b.Run("KeyQueryPerRequest", func(b *testing.B) {
 		for b.Loop() {
 			var ok bool
-			if err := db.R.QueryRow(`SELECT revoked_at IS NULL FROM api_keys WHERE hash = ?`, hash).Scan(&ok); err != nil {
+			if err := db.QueryRowContext(context.Background(), `SELECT revoked_at IS NULL FROM api_keys WHERE hash = ?`, hash).Scan(&ok); err != nil {
 				b.Fatal(err)
 			}
 		}

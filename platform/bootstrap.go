@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Environment is one environment of the organization.
@@ -49,7 +51,7 @@ const (
 // environments. A key it generates is written to out once, at creation; only
 // its hash is kept. Running it again changes nothing unless a configured key
 // is new, which is then added beside the existing ones.
-func Bootstrap(ctx context.Context, db *DB, cfg BootstrapConfig, out io.Writer) (envs []Environment, err error) {
+func Bootstrap(ctx context.Context, db *sqldb.DB, cfg BootstrapConfig, out io.Writer) (envs []Environment, err error) {
 	defer Wrap(&err, "bootstrap")
 	if err := CheckConfiguredKeys(cfg.DevelopmentKey, cfg.ProductionKey); err != nil {
 		return nil, err
@@ -67,7 +69,7 @@ func Bootstrap(ctx context.Context, db *DB, cfg BootstrapConfig, out io.Writer) 
 		if err := db.LockKey(ctx, tx, "herald/bootstrap"); err != nil {
 			return err
 		}
-		ts := FormatTime(now())
+		ts := sqldb.FormatTime(now())
 		orgID, userID, err := ensureOrganization(ctx, tx, ts)
 		if err != nil {
 			return err
@@ -113,7 +115,7 @@ func ensureOrganization(ctx context.Context, tx *sql.Tx, ts string) (orgID, user
 	if err == nil || !errors.Is(err, sql.ErrNoRows) {
 		return orgID, userID, err
 	}
-	orgID, userID = NewID(), NewID()
+	orgID, userID = sqldb.NewID(), sqldb.NewID()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO organizations (id, name, created_at) VALUES (?, 'Herald', ?)`, orgID, ts); err != nil {
 		return "", "", err
 	}
@@ -135,7 +137,7 @@ func ensureEnvironment(ctx context.Context, tx *sql.Tx, orgID, name, parentID, t
 	if !errors.Is(err, sql.ErrNoRows) {
 		return env, err
 	}
-	env.ID, env.Identifier = NewID(), randomHex(6)
+	env.ID, env.Identifier = sqldb.NewID(), randomHex(6)
 	_, err = tx.ExecContext(ctx, `
 		INSERT INTO environments (id, organization_id, name, identifier, parent_id, created_at)
 		VALUES (?, ?, ?, ?, NULLIF(?, ''), ?)`, env.ID, orgID, name, env.Identifier, parentID, ts)
@@ -219,7 +221,7 @@ func keyHint(key string) string {
 // configured one (at least 32 bytes), or one generated on first boot and kept
 // in the database, with a warning, since a secret stored beside the data it
 // protects guards only against a leak of that data without the database.
-func LoadSecret(ctx context.Context, db *DB, configured string, warn func(msg string)) ([]byte, error) {
+func LoadSecret(ctx context.Context, db *sqldb.DB, configured string, warn func(msg string)) ([]byte, error) {
 	if configured != "" {
 		if len(configured) < 32 {
 			return nil, errors.New("HERALD_SECRET must be at least 32 bytes")
@@ -229,12 +231,12 @@ func LoadSecret(ctx context.Context, db *DB, configured string, warn func(msg st
 	b := make([]byte, 32)
 	rand.Read(b)
 	generated := hex.EncodeToString(b)
-	_, err := db.W.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('secret', ?) ON CONFLICT (name) DO NOTHING`, generated)
+	_, err := db.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('secret', ?) ON CONFLICT (name) DO NOTHING`, generated)
 	if err != nil {
 		return nil, fmt.Errorf("store generated secret: %w", err)
 	}
 	var secret string
-	if err := db.W.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'secret'`).Scan(&secret); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'secret'`).Scan(&secret); err != nil {
 		return nil, fmt.Errorf("read secret: %w", err)
 	}
 	if warn != nil {
@@ -245,10 +247,10 @@ func LoadSecret(ctx context.Context, db *DB, configured string, warn func(msg st
 
 // FindEnvironment returns the environment id of organization organizationID,
 // or ErrNotFound when it does not exist or belongs to another organization.
-func FindEnvironment(ctx context.Context, db *DB, organizationID, id string) (Environment, error) {
+func FindEnvironment(ctx context.Context, db *sqldb.DB, organizationID, id string) (Environment, error) {
 	env := Environment{ID: id, OrganizationID: organizationID}
 	var parent sql.NullString
-	err := db.R.QueryRowContext(ctx, `
+	err := db.QueryRowContext(ctx, `
 		SELECT e.name, e.identifier, e.parent_id, (SELECT u.id FROM users u WHERE u.organization_id = e.organization_id ORDER BY u.created_at LIMIT 1)
 		FROM environments e WHERE e.id = ? AND e.organization_id = ?`, id, organizationID).
 		Scan(&env.Name, &env.Identifier, &parent, &env.SystemUserID)

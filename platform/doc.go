@@ -1,8 +1,9 @@
-// Package platform is the floor every domain stands on: the organization,
-// its environments and their API keys; authentication; decoding and
-// validating requests, and the JSON errors of the "Errors" section of
-// docs/api.md; ids and times as the API writes them; idempotency keys; and
-// the database, SQLite or PostgreSQL, its two pools (one writer, many
-// readers), its prepared-statement caches and its migrations. It serves
-// /healthz, /readyz and GET /v1/environments, and imports no domain.
+// Package platform is Herald's HTTP edge and who a request acts for: the
+// organization, its environments and their API keys, bootstrapped at the
+// first start; authentication by API key or by an inbox subscriber's
+// token, with rate limits; decoding and validating requests, and the JSON
+// errors every route answers; idempotency keys; request logging and the
+// metrics registry; the compat wire for other platforms' clients; and the
+// server that wraps the domains' routes and serves /healthz, /readyz,
+// /openapi.json, /docs and GET /v1/environments. It imports no domain.
 package platform

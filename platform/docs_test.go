@@ -12,14 +12,14 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestDocs_RendererByAcceptEncoding: the renderer's bundle, stored gzipped,
 // reaches a client that takes gzip as it is and one that does not
 // inflated, the same script both ways.
 func TestDocs_RendererByAcceptEncoding(t *testing.T) {
-	db := platformtest.NewDB(t)
+	db := sqldbtest.NewDB(t)
 	hs := httptest.NewServer(platform.NewHandler(slog.New(slog.DiscardHandler), db, http.NewServeMux(),
 		platform.ServerConfig{OpenAPI: []byte(`{}`)}))
 	defer hs.Close()

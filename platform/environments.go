@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // handleEnvironmentList serves GET /v1/environments: every environment of the
@@ -11,7 +13,7 @@ import (
 // can find the targetEnvironmentId for workflow sync. Keys are stored
 // hashed, so each key shows only its last four characters; revoked keys are
 // left out.
-func handleEnvironmentList(db *DB) http.Handler {
+func handleEnvironmentList(db *sqldb.DB) http.Handler {
 	type apiKey struct {
 		Key    string `json:"key"`
 		UserID string `json:"_userId"`
@@ -27,7 +29,7 @@ func handleEnvironmentList(db *DB) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
 		defer Wrap(&err, "list environments")
 		ctx := r.Context()
-		rows, err := db.R.QueryContext(ctx, `
+		rows, err := db.QueryContext(ctx, `
 			SELECT e.id, e.name, e.identifier, e.organization_id, coalesce(e.parent_id, ''),
 			       coalesce(k.hint, ''), coalesce(k.user_id, '')
 			FROM environments e LEFT JOIN api_keys k ON k.environment_id = e.id AND k.revoked_at IS NULL
@@ -61,4 +63,9 @@ func handleEnvironmentList(db *DB) http.Handler {
 		}
 		return JSON(w, http.StatusOK, out)
 	})
+}
+
+// AddRoutes registers the platform's own API routes.
+func AddRoutes(mux *http.ServeMux, db *sqldb.DB) {
+	mux.Handle("GET /v1/environments", handleEnvironmentList(db))
 }

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 const (
@@ -32,7 +34,7 @@ const (
 // one runs: on SQLite they queue on the single writer connection, on
 // PostgreSQL on the key's row.
 type idempotency struct {
-	db        *DB
+	db        *sqldb.DB
 	sealer    *sealer // stored bodies may hold decrypted credentials
 	now       func() time.Time
 	started   time.Time    // a key still running from before this was made belongs to a dead process
@@ -160,7 +162,7 @@ func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, 
 	var res sql.Result
 	var err error
 	if s.db.Shared() {
-		res, err = s.db.W.ExecContext(ctx, `
+		res, err = s.db.ExecContext(ctx, `
 		INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at, owner)
 		VALUES (?, ?, ?, 'running', ?, ?, ?)
 		ON CONFLICT (environment_id, key) DO UPDATE SET
@@ -168,10 +170,10 @@ func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, 
 			body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at, owner = excluded.owner
 		WHERE idempotency_keys.expires_at <= excluded.created_at
 		   OR (idempotency_keys.state = 'running' AND idempotency_keys.owner <> excluded.owner
-		       AND NOT `+OwnerAliveSQL("idempotency_keys.owner")+`)`,
-			env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), s.db.Instance(), LiveSince(now))
+		       AND NOT `+sqldb.OwnerAliveSQL("idempotency_keys.owner")+`)`,
+			env, key, print, sqldb.FormatTime(now), sqldb.FormatTime(now.Add(idempotencyTTL)), s.db.Instance(), sqldb.LiveSince(now))
 	} else {
-		res, err = s.db.W.ExecContext(ctx, `
+		res, err = s.db.ExecContext(ctx, `
 		INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at)
 		VALUES (?, ?, ?, 'running', ?, ?)
 		ON CONFLICT (environment_id, key) DO UPDATE SET
@@ -179,8 +181,8 @@ func (s *idempotency) claim(ctx context.Context, env, key, print string) (bool, 
 			body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at
 		WHERE idempotency_keys.expires_at <= excluded.created_at
 		   OR (idempotency_keys.state = 'running' AND (idempotency_keys.created_at <= ? OR idempotency_keys.created_at < ?))`,
-			env, key, print, FormatTime(now), FormatTime(now.Add(idempotencyTTL)), FormatTime(now.Add(-idempotencyStale)),
-			FormatTime(s.started))
+			env, key, print, sqldb.FormatTime(now), sqldb.FormatTime(now.Add(idempotencyTTL)), sqldb.FormatTime(now.Add(-idempotencyStale)),
+			sqldb.FormatTime(s.started))
 	}
 	if err != nil {
 		return false, fmt.Errorf("claim idempotency key: %w", err)
@@ -193,7 +195,7 @@ func (s *idempotency) replay(ctx context.Context, w http.ResponseWriter, env, ke
 	var stored, state, contentType string
 	var status int
 	var body []byte
-	err := s.db.W.QueryRowContext(ctx, `
+	err := s.db.QueryRowContext(ctx, `
 		SELECT fingerprint, state, status, content_type, body FROM idempotency_keys
 		WHERE environment_id = ? AND key = ?`, env, key).Scan(&stored, &state, &status, &contentType, &body)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -237,11 +239,11 @@ func (s *idempotency) busy(key string) error {
 }
 
 func (s *idempotency) store(ctx context.Context, env, key string, rec *recorder) error {
-	_, err := s.db.W.ExecContext(ctx, storeAnswerSQL,
+	_, err := s.db.ExecContext(ctx, storeAnswerSQL,
 		rec.status, rec.Header().Get("Content-Type"), s.sealer.seal(rec.body.Bytes(), []byte(env+"\x00"+key)), env, key)
 	if err != nil {
 		// The answer has been sent; failing to keep it only costs a replay.
-		noteFailure(ctx, NewID(), fmt.Errorf("store idempotent response: %w", err))
+		noteFailure(ctx, sqldb.NewID(), fmt.Errorf("store idempotent response: %w", err))
 	}
 	return nil
 }
@@ -250,11 +252,11 @@ func (s *idempotency) release(ctx context.Context, env, key string) {
 	if s.db.Shared() {
 		// Only this instance's claim: another may have taken the key over
 		// while this one was thought dead.
-		s.db.W.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE environment_id = ? AND key = ? AND state = 'running' AND owner = ?`,
+		s.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE environment_id = ? AND key = ? AND state = 'running' AND owner = ?`,
 			env, key, s.db.Instance())
 		return
 	}
-	s.db.W.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE environment_id = ? AND key = ? AND state = 'running'`, env, key)
+	s.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE environment_id = ? AND key = ? AND state = 'running'`, env, key)
 }
 
 // sweep deletes expired keys, at most once a minute, so the table stays the
@@ -265,7 +267,7 @@ func (s *idempotency) sweep(ctx context.Context) {
 	if now.Unix()-last < 60 || !s.lastSweep.CompareAndSwap(last, now.Unix()) {
 		return
 	}
-	s.db.W.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= ?`, FormatTime(now))
+	s.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= ?`, sqldb.FormatTime(now))
 }
 
 // recorder passes a response through while keeping a copy to store.

@@ -2,11 +2,18 @@ package platform
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // MinKeyLength is the shortest API key Herald accepts from its settings: 32
@@ -33,9 +40,9 @@ type APIKey struct {
 }
 
 // ListAPIKeys returns every key, working and revoked, oldest first.
-func ListAPIKeys(ctx context.Context, db *DB) (keys []APIKey, err error) {
+func ListAPIKeys(ctx context.Context, db *sqldb.DB) (keys []APIKey, err error) {
 	defer Wrap(&err, "list api keys")
-	rows, err := db.R.QueryContext(ctx, `
+	rows, err := db.QueryContext(ctx, `
 		SELECT k.id, e.name, k.hint, k.source, k.created_at, coalesce(k.revoked_at, '')
 		FROM api_keys k JOIN environments e ON e.id = k.environment_id
 		ORDER BY k.created_at, k.id`)
@@ -56,7 +63,7 @@ func ListAPIKeys(ctx context.Context, db *DB) (keys []APIKey, err error) {
 // CreateAPIKey adds a generated key to the environment named envName and
 // returns it; only its hash (and, with a secret, a sealed copy for the
 // inbox's HMAC) is stored, so this is the one time it is seen.
-func CreateAPIKey(ctx context.Context, db *DB, envName string, secret []byte, now time.Time) (key string, k APIKey, err error) {
+func CreateAPIKey(ctx context.Context, db *sqldb.DB, envName string, secret []byte, now time.Time) (key string, k APIKey, err error) {
 	defer Wrap(&err, "create api key")
 	key = randomHex(16)
 	err = db.Tx(ctx, func(tx *sql.Tx) error {
@@ -70,7 +77,7 @@ func CreateAPIKey(ctx context.Context, db *DB, envName string, secret []byte, no
 		if err != nil {
 			return err
 		}
-		k, err = insertAPIKey(ctx, tx, envID, userID, key, KeyCreated, FormatTime(now), secret)
+		k, err = insertAPIKey(ctx, tx, envID, userID, key, KeyCreated, sqldb.FormatTime(now), secret)
 		return err
 	})
 	k.Environment = envName
@@ -80,7 +87,7 @@ func CreateAPIKey(ctx context.Context, db *DB, envName string, secret []byte, no
 // insertAPIKey stores key's hash in the environment, and a copy sealed
 // with secret when there is one (SealAPIKey).
 func insertAPIKey(ctx context.Context, tx *sql.Tx, envID, userID, key, source, ts string, secret []byte) (APIKey, error) {
-	k := APIKey{ID: NewID(), LastFour: keyHint(key), Source: source, CreatedAt: ts}
+	k := APIKey{ID: sqldb.NewID(), LastFour: keyHint(key), Source: source, CreatedAt: ts}
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO api_keys (id, hash, environment_id, user_id, hint, source, created_at, sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, HashAPIKey(key), envID, userID, k.LastFour, source, ts, SealAPIKey(secret, key))
@@ -91,7 +98,7 @@ func insertAPIKey(ctx context.Context, tx *sql.Tx, envID, userID, key, source, t
 // are ref. A last four that more than one working key shares is refused
 // with their ids, so the caller can name one. Running servers refuse the
 // key from their next request on (see keyring).
-func RevokeAPIKey(ctx context.Context, db *DB, ref string, now time.Time) (k APIKey, err error) {
+func RevokeAPIKey(ctx context.Context, db *sqldb.DB, ref string, now time.Time) (k APIKey, err error) {
 	defer Wrap(&err, "revoke api key %s", ref)
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
@@ -131,7 +138,7 @@ func RevokeAPIKey(ctx context.Context, db *DB, ref string, now time.Time) (k API
 			return fmt.Errorf("%d working keys end in %q; name one by its id: %s", len(found), ref, strings.Join(ids, ", "))
 		}
 		k = found[0]
-		k.RevokedAt = FormatTime(now)
+		k.RevokedAt = sqldb.FormatTime(now)
 		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ?`, k.RevokedAt, k.ID); err != nil {
 			return err
 		}
@@ -171,4 +178,48 @@ func flagOf(setting string) string {
 		return "prod-api-key"
 	}
 	return "api-key"
+}
+
+// randomHex is n random bytes in hex, for keys and identifiers no one may
+// guess.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// sealer encrypts data Herald keeps at rest that may carry secrets, such as
+// stored idempotent responses, which can hold an integration's decrypted
+// credentials.
+type sealer struct{ aead cipher.AEAD }
+
+// newSealer derives an AES-256-GCM key for one purpose from the secret, so
+// each purpose's ciphertext is useless under another's key.
+func newSealer(secret []byte, purpose string) *sealer {
+	if len(secret) == 0 {
+		// Only a caller that forgot the secret gets here; a per-process key
+		// keeps data sealed, at the cost of not reading it after a restart.
+		secret = make([]byte, 32)
+		rand.Read(secret)
+	}
+	key := sha256.Sum256(append([]byte(purpose+"\x00"), secret...))
+	block, _ := aes.NewCipher(key[:]) // a 32-byte key cannot fail
+	aead, _ := cipher.NewGCM(block)
+	return &sealer{aead: aead}
+}
+
+// seal encrypts plain, binding it to context (a row's key) so a sealed value
+// copied to another row does not open.
+func (s *sealer) seal(plain, context []byte) []byte {
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
+	rand.Read(nonce)
+	return s.aead.Seal(nonce, nonce, plain, context)
+}
+
+func (s *sealer) open(sealed, context []byte) ([]byte, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n {
+		return nil, errors.New("sealed value too short")
+	}
+	return s.aead.Open(nil, sealed[:n], sealed[n:], context)
 }

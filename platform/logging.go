@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // requestInfo collects what the one log line of a request reports, filled in
@@ -82,7 +84,7 @@ func logRequests(logger *slog.Logger, metrics *Metrics, next http.Handler) http.
 				if sw.status == 0 {
 					WriteError(sw, r, panicError{v})
 				} else {
-					noteFailure(r.Context(), NewID(), panicError{v})
+					noteFailure(r.Context(), sqldb.NewID(), panicError{v})
 				}
 			}
 			attrs := []slog.Attr{

@@ -2,10 +2,13 @@ package platform_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,9 +16,11 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // errorBody is the error shape (docs/api.md, "Errors"), declared here so a
@@ -68,7 +73,7 @@ func newNotesServer(t *testing.T) (*platformtest.Server, *notes) {
 			if req.Title == "panic" {
 				panic("handler bug")
 			}
-			id := platform.NewID()
+			id := sqldb.NewID()
 			if req.Title == "crash" {
 				// The note's effect commits with its answer, and then the
 				// process dies before the middleware records the answer.
@@ -167,7 +172,7 @@ func TestEnvironments_List(t *testing.T) {
 	is.Equal(len(envs[1].APIKeys), 1)                                                                      // one key each
 	is.True(!strings.Contains(string(res.Body), platformtest.ProdKey))                                     // keys are never shown
 	is.True(strings.HasSuffix(envs[1].APIKeys[0].Key, platformtest.ProdKey[len(platformtest.ProdKey)-4:])) // last four shown
-	is.True(platform.IsID(envs[1].APIKeys[0].UserID))                                                      // owned by the system user
+	is.True(sqldb.IsID(envs[1].APIKeys[0].UserID))                                                         // owned by the system user
 }
 
 func TestTenant_Isolation(t *testing.T) {
@@ -275,7 +280,7 @@ func TestInternalErrors(t *testing.T) {
 			is.Equal(res.Status, 500) // a bug is a 500
 			var body errorBody
 			res.Decode(t, &body)
-			is.True(platform.IsID(body.ErrorID))                         // with an errorId to quote
+			is.True(sqldb.IsID(body.ErrorID))                            // with an errorId to quote
 			is.True(!strings.Contains(string(res.Body), "disk on fire")) // the cause is not sent
 		})
 	}
@@ -295,7 +300,7 @@ func TestIdempotency(t *testing.T) {
 		is.Equal(again.Header.Get("Idempotency-Replay"), "true") // marked as replay
 		is.Equal(n.runs.Load(), int32(1))                        // handler ran once
 		var stored []byte
-		err := srv.App.DB.R.QueryRow(`SELECT body FROM idempotency_keys WHERE key = 'k1'`).Scan(&stored)
+		err := srv.App.DB.QueryRowContext(context.Background(), `SELECT body FROM idempotency_keys WHERE key = 'k1'`).Scan(&stored)
 		is.NoErr(err)                                      // the response is kept
 		is.True(!bytes.Contains(stored, []byte(`"once"`))) // sealed, not plaintext
 	})
@@ -336,10 +341,10 @@ func TestIdempotency(t *testing.T) {
 		is := is.New(t)
 		srv, n := newNotesServer(t)
 		body := `{"title":"again"}`
-		_, err := srv.App.DB.W.Exec(`
+		_, err := srv.App.DB.ExecContext(context.Background(), `
 			INSERT INTO idempotency_keys (environment_id, key, fingerprint, state, created_at, expires_at)
 			VALUES (?, 'k7', 'x', 'running', ?, ?)`, srv.App.Development.ID,
-			platform.FormatTime(srv.App.Clock.Now().Add(-time.Second)), platform.FormatTime(srv.App.Clock.Now().Add(time.Hour)))
+			sqldb.FormatTime(srv.App.Clock.Now().Add(-time.Second)), sqldb.FormatTime(srv.App.Clock.Now().Add(time.Hour)))
 		is.NoErr(err)
 		res := srv.Dev.Do(t, "POST", "/v1/notes", body, "Idempotency-Key", "k7")
 		is.Equal(res.Status, 201)         // a key claimed before the server started is not waited for
@@ -369,7 +374,7 @@ func TestIdempotency(t *testing.T) {
 		is.Equal(srv.Dev.Do(t, "GET", "/v1/environments", "", "Idempotency-Key", "g").Status, 200)        // GET runs
 		is.Equal(srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"a"}`, "Idempotency-Key", "g").Status, 201) // key still free for a write
 		var n int
-		err := srv.App.DB.R.QueryRow(`SELECT count(*) FROM idempotency_keys`).Scan(&n)
+		err := srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM idempotency_keys`).Scan(&n)
 		is.NoErr(err)  // count stored keys
 		is.Equal(n, 1) // only the POST was stored
 	})
@@ -414,4 +419,22 @@ func TestIdempotency_Concurrent(t *testing.T) {
 	}
 	is.NoErr(json.Unmarshal(res.Body, &note)) // replayed body is the note
 	is.Equal(note.Title, "race")              // of the one execution
+}
+
+func TestMetrics_Gauge(t *testing.T) {
+	is := is.New(t)
+	m := platform.NewMetrics(nil)
+	sockets := 0.0
+	is.NoErr(m.Gauge("herald_inbox_sockets", "Live inbox sockets.", func() float64 { return sockets })) // a part registers its level
+	is.True(m.Gauge("herald_inbox_sockets", "again", func() float64 { return 0 }) != nil)               // a name is registered once
+	sockets = 3
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	is.True(strings.Contains(string(body), "herald_inbox_sockets 3")) // read at the scrape
+
+	var none *platform.Metrics
+	none.ObserveRequest("GET /x", "GET", 200, 0)                // a nil registry ignores reports
+	is.NoErr(none.Gauge("x", "y", func() float64 { return 0 })) // and registrations
+	none.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "x", Help: "y"}))
 }

@@ -2,14 +2,19 @@ package platform
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // ServerConfig holds what the HTTP stack needs beyond the routes.
 type ServerConfig struct {
-	MaxBody int64            // request body limit in bytes (docs/api.md, "Errors": 413 past it)
+	MaxBody int64            // request body limit in bytes; past it, a 413
 	Now     func() time.Time // clock for idempotency expiry; time.Now when nil
 	Secret  []byte           // seals stored idempotent responses (see LoadSecret)
 	// MaxPayload bounds a trigger's payload in bytes (PayloadProblem);
@@ -40,7 +45,7 @@ const DefaultMaxBody = 1 << 20
 // which need no key; the body limit; API-key auth with its rate limits;
 // idempotency; and JSON
 // 404/405 answers for paths and methods mux does not serve.
-func NewHandler(logger *slog.Logger, db *DB, mux *http.ServeMux, cfg ServerConfig) http.Handler {
+func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg ServerConfig) http.Handler {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
@@ -152,7 +157,7 @@ func handleHealthz() http.Handler {
 }
 
 // handleReadyz serves GET /readyz: the database answers.
-func handleReadyz(db *DB) http.Handler {
+func handleReadyz(db *sqldb.DB) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -161,4 +166,53 @@ func handleReadyz(db *DB) http.Handler {
 		}
 		return JSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
+}
+
+// Build describes the running binary, read from the build information the
+// Go toolchain embeds: no -ldflags step is needed, so a plain `go build` or
+// `go install` reports the same as a release build.
+type Build struct {
+	Version    string `json:"version"`    // the module version: a tag, a pseudo-version, or "(devel)"
+	Commit     string `json:"commit"`     // vcs.revision; "" when built outside a checkout
+	CommitTime string `json:"commitTime"` // vcs.time, the commit's time: a reproducible build has no clock of its own
+	Modified   bool   `json:"modified"`   // the checkout had uncommitted changes
+	GoVersion  string `json:"goVersion"`
+}
+
+// BuildInfo returns what the binary knows about its own build.
+func BuildInfo() Build {
+	b := Build{Version: "(devel)", GoVersion: runtime.Version()}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	if info.Main.Version != "" {
+		b.Version = info.Main.Version
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = s.Value
+		case "vcs.time":
+			b.CommitTime = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// String is the one line `herald version` prints.
+func (b Build) String() string {
+	s := "herald " + b.Version
+	if b.Commit != "" {
+		s += " commit " + b.Commit
+		if b.Modified {
+			s += " (modified)"
+		}
+	}
+	if b.CommitTime != "" {
+		s += " committed " + b.CommitTime
+	}
+	return fmt.Sprintf("%s %s %s/%s", s, b.GoVersion, runtime.GOOS, runtime.GOARCH)
 }

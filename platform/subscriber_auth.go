@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // The inbox (/v1/inbox/*, /socket.io/) is called from browsers, which must
@@ -52,7 +54,7 @@ type SubscriberLookup interface {
 
 // SubscriberAuth issues and checks subscriber tokens and session hashes.
 type SubscriberAuth struct {
-	db       *DB
+	db       *sqldb.DB
 	keys     *sealer // opens api_keys.sealed
 	tokenKey []byte  // signs tokens
 	now      func() time.Time
@@ -61,7 +63,7 @@ type SubscriberAuth struct {
 
 // NewSubscriberAuth returns the inbox's authority on db. Tokens are signed
 // and API keys sealed with keys derived from secret, each for its purpose.
-func NewSubscriberAuth(db *DB, secret []byte, now func() time.Time) *SubscriberAuth {
+func NewSubscriberAuth(db *sqldb.DB, secret []byte, now func() time.Time) *SubscriberAuth {
 	if now == nil {
 		now = time.Now
 	}
@@ -91,7 +93,7 @@ var ErrNoSealedKey = errors.New("no API key of the environment is kept sealed")
 // HMAC-SHA256 of message keyed with one of the environment's API keys, or
 // ErrNoSealedKey when no key can be used.
 func (a *SubscriberAuth) CheckSubscriberHash(ctx context.Context, environmentID, message, hash string) (bool, error) {
-	rows, err := a.db.R.QueryContext(ctx, `SELECT hash, sealed FROM api_keys
+	rows, err := a.db.QueryContext(ctx, `SELECT hash, sealed FROM api_keys
 		WHERE environment_id = ? AND sealed IS NOT NULL AND revoked_at IS NULL ORDER BY created_at`, environmentID)
 	if err != nil {
 		return false, fmt.Errorf("read api keys: %w", err)
@@ -136,7 +138,7 @@ func SubscriberHash(apiKey, subscriberID string) string {
 func (a *SubscriberAuth) EnvironmentByIdentifier(ctx context.Context, identifier string) (Environment, error) {
 	env := Environment{Identifier: identifier}
 	var parent sql.NullString
-	err := a.db.R.QueryRowContext(ctx, `SELECT id, organization_id, name, parent_id FROM environments WHERE identifier = ?`,
+	err := a.db.QueryRowContext(ctx, `SELECT id, organization_id, name, parent_id FROM environments WHERE identifier = ?`,
 		identifier).Scan(&env.ID, &env.OrganizationID, &env.Name, &parent)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Environment{}, ErrNotFound

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // This file holds the methods other domains call, through the interfaces they
@@ -60,7 +61,7 @@ func (s *Store) SubscribersBySubscriberID(ctx context.Context, environmentID str
 	for i, id := range subscriberIDs {
 		keys[i] = subscriberKey(environmentID, id)
 	}
-	subs, err := cacheFor(s.db).docs.GetMany(keys, func(missing []string) (map[string]platform.Loaded[Subscriber], error) {
+	subs, err := cacheFor(s.db).docs.GetMany(keys, func(missing []string) (map[string]sqldb.Loaded[Subscriber], error) {
 		ids := make([]string, len(missing))
 		for i, key := range missing {
 			ids[i] = subscriberIDOf(environmentID, key)
@@ -80,9 +81,9 @@ func (s *Store) SubscribersBySubscriberID(ctx context.Context, environmentID str
 		if err != nil {
 			return nil, err
 		}
-		loaded := make(map[string]platform.Loaded[Subscriber], len(subs))
+		loaded := make(map[string]sqldb.Loaded[Subscriber], len(subs))
 		for i, sub := range subs {
-			loaded[subscriberKey(environmentID, sub.SubscriberID)] = platform.Loaded[Subscriber]{Value: found[i], Keep: keep[i]}
+			loaded[subscriberKey(environmentID, sub.SubscriberID)] = sqldb.Loaded[Subscriber]{Value: found[i], Keep: keep[i]}
 		}
 		return loaded, nil
 	})
@@ -221,7 +222,7 @@ func (s *Store) storedWhereIn(ctx context.Context, environmentID, column string,
 			args = append(args, chunk[min(i, len(chunk)-1)])
 		}
 		rows, err := s.db.Query(ctx, `SELECT `+subscriberColumns+` FROM subscribers
-			WHERE environment_id = ? AND `+column+` IN (`+platform.Placeholders(inListSizes[n])+`)`, args...)
+			WHERE environment_id = ? AND `+column+` IN (`+sqldb.Placeholders(inListSizes[n])+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -327,7 +328,7 @@ func jsonValues(postgres bool) string {
 // batch at a time, in one query, rather than one by one.
 func (s *Store) SubscribersAfter(ctx context.Context, environmentID, after string, limit int) (out []Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers after %q", after)
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
+	rows, err := s.db.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
 		WHERE environment_id = ? AND subscriber_id > ?
 		ORDER BY subscriber_id LIMIT ?`, environmentID, after, limit)
 	if err != nil {

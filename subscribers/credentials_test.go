@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 	"github.com/herald-notify/herald/subscribers"
 )
 
@@ -220,7 +221,7 @@ func TestCredentials_EntryBoundStoredPast(t *testing.T) {
 	for i := range entries {
 		entries[i] = fmt.Sprintf(`{"providerId":"slack","integrationIdentifier":"team-%d","_integrationId":"","credentials":{"webhookUrl":"https://a.io"}}`, i)
 	}
-	_, err := srv.App.DB.W.ExecContext(context.Background(), `UPDATE subscribers SET channels = ? WHERE subscriber_id = 'ada'`,
+	_, err := srv.App.DB.ExecContext(context.Background(), `UPDATE subscribers SET channels = ? WHERE subscriber_id = 'ada'`,
 		"["+strings.Join(entries, ",")+"]")
 	is.NoErr(err)
 	patch := func(identifier, url string) *platformtest.Response {
@@ -363,7 +364,7 @@ func TestStore_Contract(t *testing.T) {
 	})
 	t.Run("Batch", func(t *testing.T) {
 		is := is.New(t)
-		db := platformtest.NewFileDB(t)
+		db := sqldbtest.NewFileDB(t)
 		clock := platformtest.NewClock(time.Now())
 		store := subscribers.NewStore(db, nil, clock.Now)
 		tenant := platform.Tenant{OrganizationID: "org", EnvironmentID: "env"}
@@ -381,12 +382,11 @@ func TestStore_Contract(t *testing.T) {
 
 		// With the writer held, only a batch that changes nothing finishes;
 		// one that waits for the writer fails when its context ends.
-		held, err := db.W.BeginTx(ctx, nil)
-		is.NoErr(err)
+		_, release := sqldbtest.WriteTx(t, db)
 		short, cancel := context.WithTimeout(ctx, 5*time.Second)
 		same := upsert(short, `{"subscriberId":"bob","firstName":"Bob"}`, `{"subscriberId":"ada"}`)
 		cancel()
-		is.NoErr(held.Rollback())
+		is.NoErr(release(false))                          // the writer is free again
 		is.Equal(same[0].UpdatedAt, created[1].UpdatedAt) // nothing written
 		is.Equal(*same[1].Version, 0)
 
@@ -403,7 +403,7 @@ func TestStore_Contract(t *testing.T) {
 	})
 	t.Run("ManyByID", func(t *testing.T) {
 		is := is.New(t)
-		db := platformtest.NewDB(t)
+		db := sqldbtest.NewDB(t)
 		store := subscribers.NewStore(db, nil, nil)
 		tenant := platform.Tenant{OrganizationID: "org", EnvironmentID: "env"}
 		bodies := make([]json.RawMessage, 600)
@@ -427,7 +427,7 @@ func TestStore_Contract(t *testing.T) {
 	})
 	t.Run("Matching", func(t *testing.T) {
 		is := is.New(t)
-		db := platformtest.NewDB(t)
+		db := sqldbtest.NewDB(t)
 		store := subscribers.NewStore(db, nil, nil)
 		dev := platform.Tenant{OrganizationID: "org", EnvironmentID: "dev"}
 		long := strings.Repeat("x", 40) + "@example.com" // past the 32 characters a suffix keeps

@@ -9,6 +9,7 @@ import (
 	"maps"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -171,7 +172,7 @@ func (s *Store) readSubscribed(ctx context.Context, environmentID, subscriberRef
 // and one per workflow _id.
 func (s *Store) allSubscribed(ctx context.Context, environmentID, subscriberRef string) (global Set, byWorkflow map[string]Subscribed, err error) {
 	defer platform.Wrap(&err, "read preferences")
-	rows, err := s.db.R.QueryContext(ctx, `SELECT workflow_id, channels, updated_at FROM subscriber_preferences
+	rows, err := s.db.QueryContext(ctx, `SELECT workflow_id, channels, updated_at FROM subscriber_preferences
 		WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberRef)
 	if err != nil {
 		return nil, nil, err
@@ -205,7 +206,7 @@ func (s *Store) setPreferences(ctx context.Context, tx *sql.Tx, environmentID, s
 	if len(change) == 0 {
 		return nil
 	}
-	now := platform.FormatTime(s.now())
+	now := sqldb.FormatTime(s.now())
 	if workflowID == "" {
 		if err := s.unsetWorkflowChannels(ctx, tx, environmentID, subscriberRef, change, now); err != nil {
 			return err

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // A substring search that matches hundreds of subscribers costs the same
@@ -42,21 +42,21 @@ type resultCache struct {
 	// docs are subscribers by environment and subscriberId, as
 	// Subscriber answers them: a trigger reads its recipient on every
 	// request.
-	docs platform.WriteCache[Subscriber]
+	docs sqldb.WriteCache[Subscriber]
 	// preferences are what each subscriber set that bears on a workflow,
 	// by environment, subscriber _id and workflow _id: every channel step
 	// reads them (subscribed), and most subscribers never set any.
-	preferences platform.WriteCache[Subscribed]
+	preferences sqldb.WriteCache[Subscribed]
 	// identities are what SubscriberIdentity answers, for feeds: small,
 	// and as many as the inboxes being read, so kept where the collector
 	// does not walk them one by one.
-	identities platform.ByteCache
+	identities sqldb.ByteCache
 
 	// written and preferencesWritten tell the other processes sharing a
 	// PostgreSQL database which subscribers a write changed, and that
 	// preferences did, and bring their writes here (see listen).
-	written            platform.Invalidations
-	preferencesWritten platform.Invalidations
+	written            sqldb.Invalidations
+	preferencesWritten sqldb.Invalidations
 }
 
 // keysCall is one read of a search's keys that concurrent misses of the
@@ -109,11 +109,11 @@ const maxCachedIdentities = 100_000
 // resultCaches holds one resultCache per database, so that every Store on
 // the same database sees the others' writes; resultCachesMu makes one.
 var (
-	resultCaches   sync.Map // *platform.DB → *resultCache
+	resultCaches   sync.Map // *sqldb.DB → *resultCache
 	resultCachesMu sync.Mutex
 )
 
-func cacheFor(db *platform.DB) *resultCache {
+func cacheFor(db *sqldb.DB) *resultCache {
 	if c, ok := resultCaches.Load(db); ok {
 		return c.(*resultCache)
 	}
@@ -123,9 +123,9 @@ func cacheFor(db *platform.DB) *resultCache {
 		return c.(*resultCache)
 	}
 	c := &resultCache{
-		docs:        platform.WriteCache[Subscriber]{Limit: maxCachedDocs},
-		preferences: platform.WriteCache[Subscribed]{Limit: maxCachedPreferences},
-		identities:  platform.ByteCache{Limit: maxCachedIdentities},
+		docs:        sqldb.WriteCache[Subscriber]{Limit: maxCachedDocs},
+		preferences: sqldb.WriteCache[Subscribed]{Limit: maxCachedPreferences},
+		identities:  sqldb.ByteCache{Limit: maxCachedIdentities},
 	}
 	c.listen(db)
 	resultCaches.Store(db, c)
@@ -136,7 +136,7 @@ func cacheFor(db *platform.DB) *resultCache {
 // sharing the database: a subscriber another one wrote is forgotten as a
 // local write forgets it, and every cached search is read again; a
 // preference write, or a lost listener connection, drops everything.
-func (c *resultCache) listen(db *platform.DB) {
+func (c *resultCache) listen(db *sqldb.DB) {
 	c.written = db.Invalidations("herald_subscribers", func(key string) {
 		c.gen.Add(1)
 		c.docs.Forget(key)
@@ -374,7 +374,7 @@ func (s *Store) fetchKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, whe
 	// NOT INDEXED keeps the planner on rowid lookups: with an index on
 	// environment_id at hand it would walk the environment instead.
 	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+searchColumns+` FROM subscribers s NOT INDEXED
-		WHERE s.seq IN (`+platform.Placeholders(len(keys))+`) AND `+strings.Join(where, " AND "), in...)
+		WHERE s.seq IN (`+sqldb.Placeholders(len(keys))+`) AND `+strings.Join(where, " AND "), in...)
 	if err != nil {
 		return nil, false, err
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // countCap is where totalCount stops counting (docs/api.md,
@@ -78,14 +79,14 @@ func decodeCursor(s, orderBy string) (*cursor, string) {
 		return nil, "is not a valid cursor"
 	}
 	var c cursor
-	if err := json.Unmarshal(payload, &c); err != nil || !platform.IsID(c.ID) {
+	if err := json.Unmarshal(payload, &c); err != nil || !sqldb.IsID(c.ID) {
 		return nil, "is not a valid cursor"
 	}
 	if c.OrderBy != orderBy {
 		return nil, "was issued for orderBy " + c.OrderBy + ", not " + orderBy
 	}
 	if orderBy != "_id" {
-		if _, err := time.Parse(platform.TimeLayout, c.Value); err != nil {
+		if _, err := time.Parse(sqldb.TimeLayout, c.Value); err != nil {
 			return nil, "is not a valid cursor"
 		}
 	}

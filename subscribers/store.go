@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // IntegrationResolver finds the integration a channel entry belongs to. It is
@@ -32,7 +33,7 @@ type IntegrationResolver interface {
 
 // Store keeps subscribers in SQLite.
 type Store struct {
-	db           *platform.DB
+	db           *sqldb.DB
 	integrations IntegrationResolver
 	workflows    WorkflowSource // for preferences; nil knows no workflow (WithWorkflows)
 	now          func() time.Time
@@ -40,7 +41,7 @@ type Store struct {
 
 // NewStore returns a store on db. integrations may be nil (no integrations
 // known yet); now may be nil for time.Now.
-func NewStore(db *platform.DB, integrations IntegrationResolver, now func() time.Time) *Store {
+func NewStore(db *sqldb.DB, integrations IntegrationResolver, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
@@ -205,8 +206,8 @@ func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, tenant platform.Tenant
 	case errors.Is(err, platform.ErrNotFound):
 		now := s.now()
 		sub = &subscriber{
-			ID: platform.NewIDAt(now), OrganizationID: tenant.OrganizationID, EnvironmentID: tenant.EnvironmentID,
-			SubscriberID: subscriberID, Channels: []Channel{}, CreatedAt: platform.FormatTime(now),
+			ID: sqldb.NewIDAt(now), OrganizationID: tenant.OrganizationID, EnvironmentID: tenant.EnvironmentID,
+			SubscriberID: subscriberID, Channels: []Channel{}, CreatedAt: sqldb.FormatTime(now),
 		}
 		created = true
 	case err != nil:
@@ -256,7 +257,7 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error
 		sub.ID, sub.OrganizationID, sub.EnvironmentID, sub.SubscriberID, sub.FirstName, sub.LastName,
 		sub.Email, sub.Phone, sub.Avatar, sub.Locale, sub.Timezone, nullJSON(sub.Data), string(chans),
 		sub.CreatedAt, sub.UpdatedAt)
-	if platform.IsUniqueViolation(err) {
+	if sqldb.IsUniqueViolation(err) {
 		return platform.Conflict("Subscriber with id %q already exists", sub.SubscriberID)
 	}
 	return err
@@ -269,7 +270,7 @@ func (s *Store) saveTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error {
 		return err
 	}
 	sub.Version++
-	sub.UpdatedAt = platform.FormatTime(s.now())
+	sub.UpdatedAt = sqldb.FormatTime(s.now())
 	_, err = tx.ExecContext(ctx, `
 		UPDATE subscribers SET first_name = ?, last_name = ?, email = ?, phone = ?, avatar = ?, locale = ?,
 			timezone = ?, data = ?, channels = ?, version = ?, updated_at = ?

@@ -12,6 +12,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 )
 
@@ -103,7 +104,7 @@ func TestSubscriber_Create(t *testing.T) {
 			var s subscriberJSON
 			mustDo(t, srv.Dev, "GET", path, "", 200, &s)
 			is.Equal(s.ID, created.ID)                                                     // same subscriber
-			is.True(platform.IsID(s.ID))                                                   // _id is a database id
+			is.True(sqldb.IsID(s.ID))                                                      // _id is a database id
 			is.True(s.ID != "ada")                                                         // _id is not the subscriberId
 			is.Equal(s.SubscriberID, "ada")                                                // subscriberId
 			is.Equal(*s.FirstName, "Ada")                                                  // firstName

@@ -117,7 +117,7 @@ func handleTopicGet(store *Store, v2 bool) http.Handler {
 			return err
 		}
 		ctx := r.Context()
-		t, err := store.topic(ctx, store.db.R, platform.TenantFrom(ctx).EnvironmentID, key)
+		t, err := store.topic(ctx, store.db, platform.TenantFrom(ctx).EnvironmentID, key)
 		if err != nil {
 			return err
 		}
@@ -251,15 +251,15 @@ func handleTopicSubscriberV1(store *Store) http.Handler {
 
 // subscription reads one subscriber's membership of a topic, or a 404.
 func (s *Store) subscription(ctx context.Context, environmentID, key, subscriberID string) (Subscription, error) {
-	t, err := s.topic(ctx, s.db.R, environmentID, key)
+	t, err := s.topic(ctx, s.db, environmentID, key)
 	if err != nil {
 		return Subscription{}, err
 	}
-	found, err := s.storedIn(ctx, s.db.R, environmentID, []string{subscriberID})
+	found, err := s.storedIn(ctx, s.db, environmentID, []string{subscriberID})
 	if err != nil {
 		return Subscription{}, err
 	}
-	subs, err := s.subscriptions(ctx, s.db.R, *t, found, []string{subscriberID})
+	subs, err := s.subscriptions(ctx, s.db, *t, found, []string{subscriberID})
 	if err != nil {
 		return Subscription{}, err
 	}

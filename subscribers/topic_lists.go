@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // subscriptionPage reads a cursor page of a topic's subscriptions,
@@ -21,7 +22,7 @@ func (s *Store) subscriptionPage(ctx context.Context, t Topic, subscriberID stri
 	if subscriberID != "" {
 		where, args = append(where, "ts.subscriber_id = ?"), append(args, subscriberID)
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT ts.id, ts.subscriber_id, ts.created_at, `+prefixed("s.", subscriberColumns)+`
+	rows, err := s.db.QueryContext(ctx, `SELECT ts.id, ts.subscriber_id, ts.created_at, `+prefixed("s.", subscriberColumns)+`
 		FROM topic_subscribers ts JOIN subscribers s ON s.id = ts.subscriber_ref
 		WHERE `+strings.Join(where, " AND ")+tail, args...)
 	if err != nil {
@@ -61,10 +62,10 @@ func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, 
 	defer tx.Rollback()
 	where, args := []string{"environment_id = ?"}, []any{environmentID}
 	if key != "" {
-		where, args = append(where, platform.Instr(s.db.Postgres, "lower(key)", "lower(?)")+" > 0"), append(args, key)
+		where, args = append(where, sqldb.Instr(s.db.Postgres, "lower(key)", "lower(?)")+" > 0"), append(args, key)
 	}
 	if name != "" {
-		where, args = append(where, platform.Instr(s.db.Postgres, "lower(name)", "lower(?)")+" > 0"), append(args, name)
+		where, args = append(where, sqldb.Instr(s.db.Postgres, "lower(name)", "lower(?)")+" > 0"), append(args, name)
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM topics WHERE `+strings.Join(where, " AND ")+
 		` LIMIT ?) AS m`, append(args, countCap)...).Scan(&total); err != nil {

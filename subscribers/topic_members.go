@@ -54,7 +54,7 @@ func (s *Store) TopicMembersAfter(ctx context.Context, environmentID string, top
 		next = ids[len(ids)-1]
 	}
 	ids = slices.DeleteFunc(ids, func(id string) bool { return slices.Contains(exclude, id) })
-	subs, err := s.storedIn(ctx, s.db.R, environmentID, ids)
+	subs, err := s.storedIn(ctx, s.db, environmentID, ids)
 	if err != nil {
 		return nil, "", false, err
 	}

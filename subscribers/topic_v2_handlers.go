@@ -120,7 +120,7 @@ func handleSubscriptionListV2(store *Store) http.Handler {
 			return err
 		}
 		ctx := r.Context()
-		t, err := store.topic(ctx, store.db.R, platform.TenantFrom(ctx).EnvironmentID, key)
+		t, err := store.topic(ctx, store.db, platform.TenantFrom(ctx).EnvironmentID, key)
 		if err != nil {
 			return err
 		}

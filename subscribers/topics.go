@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // topicKeyPattern is what a topic key must match: the pattern of a
@@ -60,8 +61,8 @@ func (s *Store) TopicsByKey(ctx context.Context, environmentID string, keys []st
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics
-		WHERE environment_id = ? AND key IN (`+platform.Placeholders(len(keys))+`)`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+topicColumns+` FROM topics
+		WHERE environment_id = ? AND key IN (`+sqldb.Placeholders(len(keys))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +114,8 @@ func (s *Store) upsertTopic(ctx context.Context, tx *sql.Tx, tenant platform.Ten
 	var nf *platform.Error
 	switch {
 	case errors.As(err, &nf) && nf.Status == 404:
-		now := platform.FormatTime(s.now())
-		t = &Topic{ID: platform.NewIDAt(s.now()), OrganizationID: tenant.OrganizationID, EnvironmentID: tenant.EnvironmentID,
+		now := sqldb.FormatTime(s.now())
+		t = &Topic{ID: sqldb.NewIDAt(s.now()), OrganizationID: tenant.OrganizationID, EnvironmentID: tenant.EnvironmentID,
 			Key: key, Name: name, CreatedAt: now, UpdatedAt: now}
 		_, err = tx.ExecContext(ctx, `INSERT INTO topics (`+topicColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			t.ID, t.OrganizationID, t.EnvironmentID, t.Key, t.Name, t.CreatedAt, t.UpdatedAt)
@@ -130,7 +131,7 @@ func (s *Store) upsertTopic(ctx context.Context, tx *sql.Tx, tenant platform.Ten
 }
 
 func (s *Store) renameTopic(ctx context.Context, q querier, t *Topic, name string) (*Topic, bool, error) {
-	t.Name, t.UpdatedAt = name, platform.FormatTime(s.now())
+	t.Name, t.UpdatedAt = name, sqldb.FormatTime(s.now())
 	_, err := q.ExecContext(ctx, `UPDATE topics SET name = ?, updated_at = ? WHERE id = ?`, t.Name, t.UpdatedAt, t.ID)
 	return t, false, err
 }
@@ -204,7 +205,7 @@ func (s *Store) deleteTopic(ctx context.Context, environmentID, key string, forc
 // memberIDs returns the subscriberIds of a topic's members, in order.
 func (s *Store) memberIDs(ctx context.Context, topicID string) (out []string, err error) {
 	defer platform.Wrap(&err, "topic members")
-	rows, err := s.db.R.QueryContext(ctx, `SELECT subscriber_id FROM topic_subscribers WHERE topic_id = ? ORDER BY subscriber_id`, topicID)
+	rows, err := s.db.QueryContext(ctx, `SELECT subscriber_id FROM topic_subscribers WHERE topic_id = ? ORDER BY subscriber_id`, topicID)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +251,7 @@ func (s *Store) subscribe(ctx context.Context, tenant platform.Tenant, key, name
 		if err != nil {
 			return err
 		}
-		now := platform.FormatTime(s.now())
+		now := sqldb.FormatTime(s.now())
 		for _, id := range dedupe(subscriberIDs) {
 			sub, ok := found[id]
 			if !ok {
@@ -259,7 +260,7 @@ func (s *Store) subscribe(ctx context.Context, tenant platform.Tenant, key, name
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO topic_subscribers (topic_id, subscriber_id, id, environment_id, subscriber_ref, created_at)
 				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (topic_id, subscriber_id) DO NOTHING`,
-				t.ID, id, platform.NewIDAt(s.now()), tenant.EnvironmentID, sub.ID, now)
+				t.ID, id, sqldb.NewIDAt(s.now()), tenant.EnvironmentID, sub.ID, now)
 			if err != nil {
 				return err
 			}
@@ -299,7 +300,7 @@ func (s *Store) unsubscribe(ctx context.Context, environmentID, key string, subs
 			args = append(args, id)
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM topic_subscribers WHERE topic_id = ? AND subscriber_id IN (`+
-			platform.Placeholders(len(subscriberIDs))+`)`, args...)
+			sqldb.Placeholders(len(subscriberIDs))+`)`, args...)
 		return err
 	})
 	return removed, missing, notSubscribed, err
@@ -316,7 +317,7 @@ func (s *Store) storedIn(ctx context.Context, q querier, environmentID string, i
 		args = append(args, id)
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
-		WHERE environment_id = ? AND subscriber_id IN (`+platform.Placeholders(len(ids))+`)`, args...)
+		WHERE environment_id = ? AND subscriber_id IN (`+sqldb.Placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +343,7 @@ func (s *Store) subscriptions(ctx context.Context, q querier, t Topic, found map
 		args = append(args, id)
 	}
 	rows, err := q.QueryContext(ctx, `SELECT id, subscriber_id, created_at FROM topic_subscribers
-		WHERE topic_id = ? AND subscriber_id IN (`+platform.Placeholders(len(subscriberIDs))+`)`, args...)
+		WHERE topic_id = ? AND subscriber_id IN (`+sqldb.Placeholders(len(subscriberIDs))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

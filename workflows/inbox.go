@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // InboxWorkflow is the workflow an inbox notification names.
@@ -41,8 +42,8 @@ func (s *Store) workflowsByID(ctx context.Context, environmentID string, ids []s
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
-		WHERE environment_id = ? AND id IN (`+platform.Placeholders(len(ids))+`)`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
+		WHERE environment_id = ? AND id IN (`+sqldb.Placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func inboxWorkflow(w *workflow) InboxWorkflow {
 // filters its messages by their workflow's severity.
 func (s *Store) WorkflowSeverities(ctx context.Context, environmentID string) (out map[string]string, err error) {
 	defer platform.Wrap(&err, "workflow severities")
-	rows, err := s.db.R.QueryContext(ctx, `SELECT id, severity FROM workflows
+	rows, err := s.db.QueryContext(ctx, `SELECT id, severity FROM workflows
 		WHERE environment_id = ? AND severity NOT IN ('', 'none')`, environmentID)
 	if err != nil {
 		return nil, err

@@ -76,7 +76,7 @@ func TestWorkflow_PayloadSchemaInvalid(t *testing.T) {
 	t.Run("ErrSyncStoredSchema", func(t *testing.T) {
 		is := is.New(t)
 		// A schema stored before writes were checked: sync refuses to copy it.
-		_, err := srv.App.DB.W.ExecContext(context.Background(),
+		_, err := srv.App.DB.ExecContext(context.Background(),
 			`UPDATE workflows SET payload_schema = '{"type":12}' WHERE workflow_id = 'kept' AND environment_id = ?`, srv.App.Development.ID)
 		is.NoErr(err) // stored the old way
 		res := srv.Dev.Do(t, "PUT", "/v2/workflows/kept/sync", `{"targetEnvironmentId":"`+srv.App.Production.ID+`"}`)

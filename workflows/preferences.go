@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // PreferenceWorkflow is what subscriber preferences need to know of a
@@ -26,7 +27,7 @@ type PreferenceWorkflow struct {
 // workflowId, _id or slug is key, or platform.ErrNotFound.
 func (s *Store) PreferenceWorkflow(ctx context.Context, environmentID, key string) (_ PreferenceWorkflow, err error) {
 	defer platform.Wrap(&err, "preference workflow %s", key)
-	w, err := find(ctx, s.db.R, environmentID, idOfSlug(key))
+	w, err := find(ctx, s.db, environmentID, idOfSlug(key))
 	if err != nil {
 		return PreferenceWorkflow{}, err
 	}
@@ -37,7 +38,7 @@ func (s *Store) PreferenceWorkflow(ctx context.Context, environmentID, key strin
 // oldest first, as the reference lists preferences.
 func (s *Store) PreferenceWorkflows(ctx context.Context, environmentID string) (out []PreferenceWorkflow, err error) {
 	defer platform.Wrap(&err, "preference workflows")
-	rows, err := s.db.R.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
+	rows, err := s.db.QueryContext(ctx, `SELECT `+workflowColumns+` FROM workflows
 		WHERE environment_id = ? AND deleted = 0 ORDER BY created_at, id`, environmentID)
 	if err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func idOfSlug(key string) string {
 	const sep = "_wf_"
 	for i := len(key) - len(sep); i >= 0; i-- {
 		if key[i:i+len(sep)] == sep {
-			if id := key[i+len(sep):]; platform.IsID(id) {
+			if id := key[i+len(sep):]; sqldb.IsID(id) {
 				return id
 			}
 			break

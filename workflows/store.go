@@ -12,19 +12,20 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Store keeps workflows and notification groups in SQLite.
 type Store struct {
-	db  *platform.DB
+	db  *sqldb.DB
 	now func() time.Time
 
 	// Triggers read their workflow on every request; it is cached until
 	// the next workflow write through this store, or through another
 	// process on the same database (peers). Keyed by environment + "\x00" +
 	// workflowId.
-	triggers platform.WriteCache[*Workflow]
-	peers    platform.Invalidations
+	triggers sqldb.WriteCache[*Workflow]
+	peers    sqldb.Invalidations
 
 	// lastTriggered is when each workflow's lastTriggeredAt was last
 	// written, by _id (Triggered).
@@ -38,7 +39,7 @@ type Store struct {
 func (s *Store) changed() { s.triggers.Invalidate() }
 
 // NewStore returns a Store on db.
-func NewStore(db *platform.DB) *Store {
+func NewStore(db *sqldb.DB) *Store {
 	s := &Store{db: db, now: time.Now, lastTriggered: map[string]time.Time{}}
 	s.peers = db.Invalidations("herald_workflows", nil, s.changed)
 	return s
@@ -84,9 +85,9 @@ func (s *Store) Triggered(ctx context.Context, environmentID, id string, at time
 	s.triggeredMu.Unlock()
 	// Only a later time: two writes a second apart may reach the writer in
 	// either order.
-	_, err := s.db.W.ExecContext(ctx, `UPDATE workflows SET last_triggered_at = ?1
+	_, err := s.db.ExecContext(ctx, `UPDATE workflows SET last_triggered_at = ?1
 		WHERE environment_id = ?2 AND id = ?3 AND (last_triggered_at IS NULL OR last_triggered_at < ?1)`,
-		platform.FormatTime(at), environmentID, id)
+		sqldb.FormatTime(at), environmentID, id)
 	if err != nil {
 		s.triggeredMu.Lock()
 		delete(s.lastTriggered, id) // so the next trigger writes it
@@ -113,7 +114,7 @@ func (s *Store) defaultGroup(ctx context.Context, tx *sql.Tx, orgID, envID strin
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO notification_groups (id, organization_id, environment_id, name, created_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (environment_id, name) DO NOTHING`,
-		platform.NewIDAt(s.now()), orgID, envID, defaultGroupName, platform.FormatTime(s.now()))
+		sqldb.NewIDAt(s.now()), orgID, envID, defaultGroupName, sqldb.FormatTime(s.now()))
 	if err != nil {
 		return "", err
 	}
@@ -202,11 +203,11 @@ func (s *Store) list(ctx context.Context, envID string, f listFilter) (out []*wo
 		elements = "jsonb_array_elements_text(CAST(tags AS jsonb)) AS t(value)"
 	}
 	if f.query != "" {
-		where = append(where, "("+platform.Instr(s.db.Postgres, "lower(name)", "lower(?)")+" > 0 OR "+platform.Instr(s.db.Postgres, "lower(workflow_id)", "lower(?)")+" > 0)")
+		where = append(where, "("+sqldb.Instr(s.db.Postgres, "lower(name)", "lower(?)")+" > 0 OR "+sqldb.Instr(s.db.Postgres, "lower(workflow_id)", "lower(?)")+" > 0)")
 		args = append(args, f.query, f.query)
 	}
 	if len(f.tags) > 0 {
-		where = append(where, "EXISTS (SELECT 1 FROM "+elements+" WHERE value IN ("+platform.Placeholders(len(f.tags))+"))")
+		where = append(where, "EXISTS (SELECT 1 FROM "+elements+" WHERE value IN ("+sqldb.Placeholders(len(f.tags))+"))")
 		for _, t := range f.tags {
 			args = append(args, t)
 		}
@@ -271,7 +272,7 @@ func update(ctx context.Context, tx *sql.Tx, w *workflow) error {
 }
 
 func conflictOn(err error, workflowID string) error {
-	if platform.IsUniqueViolation(err) {
+	if sqldb.IsUniqueViolation(err) {
 		return platform.Conflict("Workflow with workflowId %q already exists", workflowID)
 	}
 	return err
@@ -321,7 +322,7 @@ func identifierTaken(ctx context.Context, tx *sql.Tx, envID, workflowID, exceptI
 
 // groupsByID returns notification groups keyed by id.
 func (s *Store) groupsByID(ctx context.Context, envID string) (map[string]string, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT id, name FROM notification_groups WHERE environment_id = ?`, envID)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name FROM notification_groups WHERE environment_id = ?`, envID)
 	if err != nil {
 		return nil, err
 	}

@@ -187,7 +187,7 @@ type Workflow struct {
 func (s *Store) TriggerWorkflow(ctx context.Context, environmentID, workflowID string) (out *Workflow, err error) {
 	defer platform.Wrap(&err, "trigger workflow %s", workflowID)
 	return s.triggers.Get(environmentID+"\x00"+workflowID, func() (*Workflow, error) {
-		w, err := scanWorkflow(s.db.R.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows
+		w, err := scanWorkflow(s.db.QueryRowContext(ctx, `SELECT `+workflowColumns+` FROM workflows
 			WHERE environment_id = ? AND workflow_id = ? AND deleted = 0`, environmentID, workflowID))
 		if err != nil {
 			return nil, err

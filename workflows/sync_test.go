@@ -10,6 +10,7 @@ import (
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 func TestWorkflow_Sync(t *testing.T) {
@@ -98,9 +99,9 @@ func TestWorkflow_Sync(t *testing.T) {
 		is := is.New(t)
 		// An environment of another organization is invisible: 404.
 		ctx := context.Background()
-		_, err := srv.App.DB.W.ExecContext(ctx, `INSERT INTO organizations (id, name, created_at) VALUES ('aaaaaaaaaaaaaaaaaaaaaaaa', 'Other', '2026-01-01T00:00:00.000Z')`)
+		_, err := srv.App.DB.ExecContext(ctx, `INSERT INTO organizations (id, name, created_at) VALUES ('aaaaaaaaaaaaaaaaaaaaaaaa', 'Other', '2026-01-01T00:00:00.000Z')`)
 		is.NoErr(err) // other organization
-		_, err = srv.App.DB.W.ExecContext(ctx, `INSERT INTO environments (id, organization_id, name, identifier, created_at)
+		_, err = srv.App.DB.ExecContext(ctx, `INSERT INTO environments (id, organization_id, name, identifier, created_at)
 			VALUES ('bbbbbbbbbbbbbbbbbbbbbbbb', 'aaaaaaaaaaaaaaaaaaaaaaaa', 'Development', 'other', '2026-01-01T00:00:00.000Z')`)
 		is.NoErr(err) // its environment
 		res := srv.Dev.Do(t, "PUT", "/v2/workflows/promote/sync", `{"targetEnvironmentId":"bbbbbbbbbbbbbbbbbbbbbbbb"}`)
@@ -187,13 +188,13 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 func TestMigrations_UpDown(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db, err := platform.Open(ctx, platform.MemoryPath)
+	db, err := sqldb.Open(ctx, sqldb.MemoryPath)
 	is.NoErr(err) // open
 	defer db.Close()
-	is.NoErr(platform.Migrate(db, migrations.FS))     // up
-	is.NoErr(platform.MigrateDown(db, migrations.FS)) // down undoes every table
+	is.NoErr(sqldb.Migrate(db, migrations.FS))     // up
+	is.NoErr(sqldb.MigrateDown(db, migrations.FS)) // down undoes every table
 	var n int
-	is.NoErr(db.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'workflows%' OR name = 'notification_groups'`).Scan(&n)) // schema readable
-	is.Equal(n, 0)                                                                                                                                  // nothing of ours left
-	is.NoErr(platform.Migrate(db, migrations.FS))                                                                                                   // and up again
+	is.NoErr(db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'workflows%' OR name = 'notification_groups'`).Scan(&n)) // schema readable
+	is.Equal(n, 0)                                                                                                                                // nothing of ours left
+	is.NoErr(sqldb.Migrate(db, migrations.FS))                                                                                                    // and up again
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/workflows"
 	"github.com/matryer/is"
 )
@@ -23,5 +23,5 @@ func TestTriggered_KeepsTheLaterTime(t *testing.T) {
 		LastTriggeredAt string `json:"lastTriggeredAt"`
 	}
 	srv.Dev.Do(t, "GET", "/v2/workflows/t", "").Decode(t, &got)
-	is.Equal(got.LastTriggeredAt, platform.FormatTime(later)) // the later time stays
+	is.Equal(got.LastTriggeredAt, sqldb.FormatTime(later)) // the later time stays
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // defaultPreferences is every channel on, nothing read-only (docs/api.md,
@@ -220,7 +221,7 @@ func resolveSteps(existing []Step, reqs []stepRequest, fields map[string]platfor
 				used[st.StepID] = true
 			}
 		} else {
-			st.ID = platform.NewID()
+			st.ID = sqldb.NewID()
 		}
 		if st.StepID == "" {
 			base := slugify(r.Name, "step")
@@ -243,9 +244,9 @@ func resolveSteps(existing []Step, reqs []stepRequest, fields map[string]platfor
 func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflowRequest, origin string) (w *workflow, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "create workflow")
-	ts := platform.FormatTime(s.now())
+	ts := sqldb.FormatTime(s.now())
 	w = &workflow{
-		ID:             platform.NewIDAt(s.now()),
+		ID:             sqldb.NewIDAt(s.now()),
 		OrganizationID: tenant.OrganizationID,
 		EnvironmentID:  tenant.EnvironmentID,
 		CreatorID:      tenant.UserID,
@@ -337,7 +338,7 @@ func (s *Store) change(ctx context.Context, tenant platform.Tenant, key string, 
 		if err := edit(tx, w); err != nil {
 			return err
 		}
-		ts := platform.FormatTime(s.now())
+		ts := sqldb.FormatTime(s.now())
 		w.UpdatedAt, w.UpdatedBy, w.LastPublishedAt, w.LastPublishedBy = ts, tenant.UserID, ts, tenant.UserID
 		return update(ctx, tx, w)
 	})
@@ -356,13 +357,13 @@ func (s *Store) remove(ctx context.Context, tenant platform.Tenant, key string) 
 		if err != nil {
 			return notFound(err, key)
 		}
-		return softDelete(ctx, tx, w.ID, tenant.UserID, platform.FormatTime(s.now()))
+		return softDelete(ctx, tx, w.ID, tenant.UserID, sqldb.FormatTime(s.now()))
 	})
 }
 
 // get returns the live workflow named by key.
 func (s *Store) get(ctx context.Context, envID, key string) (*workflow, error) {
-	w, err := find(ctx, s.db.R, envID, key)
+	w, err := find(ctx, s.db, envID, key)
 	return w, notFound(err, key)
 }
 
@@ -407,12 +408,12 @@ func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, ta
 			}
 			req.Steps = append(req.Steps, stepRequest{StepID: st.StepID, Name: st.Name, Type: st.Type, ControlValues: values})
 		}
-		ts := platform.FormatTime(s.now())
+		ts := sqldb.FormatTime(s.now())
 		tgt, err = find(ctx, tx, target.ID, src.WorkflowID)
 		switch {
 		case errors.Is(err, platform.ErrNotFound):
 			tgt = &workflow{
-				ID: platform.NewIDAt(s.now()), OrganizationID: target.OrganizationID, EnvironmentID: target.ID,
+				ID: sqldb.NewIDAt(s.now()), OrganizationID: target.OrganizationID, EnvironmentID: target.ID,
 				WorkflowID: src.WorkflowID, CreatorID: tenant.UserID, Origin: src.Origin, CreatedAt: ts,
 			}
 			if tgt.NotificationGroupID, err = s.defaultGroup(ctx, tx, target.OrganizationID, target.ID); err != nil {

@@ -15,11 +15,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 func main() {
@@ -32,13 +34,13 @@ func main() {
 func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	platform.TuneGC(os.Getenv) // as Herald's run does
-	db, err := platform.Open(ctx, os.Getenv("HERALD_DB"))
+	tuneGC()
+	db, err := sqldb.Open(ctx, os.Getenv("HERALD_DB"))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := platform.Migrate(db, migrations.FS); err != nil {
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		return err
 	}
 	cfg := platform.BootstrapConfig{DevelopmentKey: os.Getenv("HERALD_API_KEY")}
@@ -63,4 +65,16 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// tuneGC sets the collector as Herald's tuneGC does (package main's
+// settings.go), which a separate command cannot import: the floor and
+// Herald must pay the same for garbage collection to compare.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(300)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(200 << 20)
+	}
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 )
 
 // MaxReply bounds how much of a provider's answer is read and recorded.
@@ -87,7 +87,7 @@ func do(ctx context.Context, client *http.Client, c *call) (*reply, error) {
 		}
 	}
 	res, err := client.Do(req)
-	var refused *platform.OutboundRefusedError
+	var refused *outbound.RefusedError
 	if errors.As(err, &refused) {
 		// A private target stays private: trying again cannot help.
 		return nil, Permanent("%s", refused.Error())

@@ -13,7 +13,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 )
 
 // Message is one rendered message handed to a provider.
@@ -65,7 +65,7 @@ func (d Deps) dial() func(ctx context.Context, network, addr string) (net.Conn, 
 	if d.Dial != nil {
 		return d.Dial
 	}
-	return (*platform.Outbound)(nil).DialContext
+	return (*outbound.Guard)(nil).DialContext
 }
 
 func (d Deps) now() time.Time {
@@ -130,7 +130,7 @@ func New(providerID string, creds Credentials, deps Deps) (Sender, error) {
 // private and loopback addresses), and following no redirect, so an
 // integration URL cannot bounce a signed body somewhere else. HTTP/2 is
 // attempted, as APNs requires.
-func NewHTTPClient(guard *platform.Outbound, timeout time.Duration) *http.Client {
+func NewHTTPClient(guard *outbound.Guard, timeout time.Duration) *http.Client {
 	t := guard.Transport(timeout)
 	t.ForceAttemptHTTP2 = true
 	t.MaxIdleConnsPerHost = 256 // a lane sends to one host from up to 256 goroutines

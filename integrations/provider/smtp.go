@@ -14,7 +14,7 @@ import (
 
 	mail "github.com/wneessen/go-mail"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/outbound"
 )
 
 // smtpProviders send through an SMTP server with go-mail, which handles
@@ -174,7 +174,7 @@ func addressed(msg *mail.Msg, m Message) error {
 // smtpError classifies an SMTP failure: a refused connection, a timeout or a
 // 4xx reply may pass later; a 5xx reply will not.
 func smtpError(err error) error {
-	var refused *platform.OutboundRefusedError
+	var refused *outbound.RefusedError
 	if errors.As(err, &refused) {
 		return Permanent("SMTP: %s", refused.Error())
 	}
@@ -199,7 +199,7 @@ func checkSMTP(ctx context.Context, c Credentials, d Deps) error {
 	host := val(c.Host)
 	addr := net.JoinHostPort(host, val(c.Port))
 	conn, err := d.dial()(ctx, "tcp", addr)
-	var refused *platform.OutboundRefusedError
+	var refused *outbound.RefusedError
 	if errors.As(err, &refused) {
 		return refused
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // These helpers check responses the way a strict client does: each
@@ -66,7 +66,7 @@ func Conform(t testing.TB, where string, obj any, fields []Field) map[string]any
 			bad = !ok
 		case "id":
 			s, ok := v.(string)
-			bad = !ok || !platform.IsID(s)
+			bad = !ok || !sqldb.IsID(s)
 		case "time":
 			s, ok := v.(string)
 			bad = !ok || !TimeFormat.MatchString(s)

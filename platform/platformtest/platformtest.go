@@ -17,14 +17,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // The API keys every test server accepts.
@@ -38,7 +39,7 @@ const Secret = "platformtest-secret-0123456789abcdef"
 
 // App is what a test's register function gets to build its routes from.
 type App struct {
-	DB          *platform.DB
+	DB          *sqldb.DB
 	Logger      *slog.Logger
 	Clock       *Clock
 	Secret      []byte
@@ -46,7 +47,7 @@ type App struct {
 	Production  platform.Environment
 	// Outbound lets sends reach loopback, where tests run their httptest
 	// and SMTP receivers (the default guard refuses it).
-	Outbound *platform.Outbound
+	Outbound *outbound.Guard
 	// Inbox serves /v1/inbox/* and /socket.io/ apart from the API-key API;
 	// wire hands it the subscribers it checks tokens against.
 	Inbox *platform.SubscriberAuth
@@ -56,8 +57,8 @@ type App struct {
 // HERALD_OUTBOUND_ALLOW=127.0.0.0/8,::1 allows it.
 var Loopback = mustAllow("127.0.0.0/8,::1")
 
-func mustAllow(list string) *platform.Outbound {
-	o, err := platform.ParseOutboundAllow(list)
+func mustAllow(list string) *outbound.Guard {
+	o, err := outbound.ParseAllow(list)
 	if err != nil {
 		panic(err)
 	}
@@ -78,7 +79,7 @@ type Server struct {
 // serves them behind the real middleware. Everything is closed by t.Cleanup.
 func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Server {
 	t.Helper()
-	db := NewDB(t)
+	db := sqldbtest.NewDB(t)
 	logs := &testWriter{t: t}
 	t.Cleanup(logs.stop) // registered first, so it runs after every other cleanup
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -87,7 +88,7 @@ func NewServer(t testing.TB, register func(mux *http.ServeMux, app *App)) *Serve
 
 // serve bootstraps both environments on db with DevKey and ProdKey, lets
 // register add routes and serves them behind the real middleware.
-func serve(t testing.TB, db *platform.DB, logger *slog.Logger, clock *Clock, register func(mux *http.ServeMux, app *App)) *Server {
+func serve(t testing.TB, db *sqldb.DB, logger *slog.Logger, clock *Clock, register func(mux *http.ServeMux, app *App)) *Server {
 	t.Helper()
 	envs, err := platform.Bootstrap(context.Background(), db, platform.BootstrapConfig{DevelopmentKey: DevKey, ProductionKey: ProdKey, Secret: []byte(Secret)}, io.Discard)
 	if err != nil {
@@ -120,41 +121,6 @@ func serve(t testing.TB, db *platform.DB, logger *slog.Logger, clock *Clock, reg
 		Dev:    Client{base: hs.URL, key: DevKey, client: hs.Client()},
 		Prod:   Client{base: hs.URL, key: ProdKey, client: hs.Client()},
 	}
-}
-
-// NewDB opens a fresh in-memory database migrated to the latest schema,
-// closed by t.Cleanup; a fresh PostgreSQL database when TEST_DATABASE_URL
-// is set.
-func NewDB(t testing.TB) *platform.DB {
-	t.Helper()
-	if OnPostgres() {
-		return openDB(t, NewPostgresURL(t))
-	}
-	return openDB(t, platform.MemoryPath)
-}
-
-// NewFileDB is NewDB on a file in t.TempDir(), in WAL mode as Herald runs:
-// there readers go on beside an open write transaction, where an in-memory
-// database blocks them.
-func NewFileDB(t testing.TB) *platform.DB {
-	t.Helper()
-	if OnPostgres() {
-		return NewDB(t) // PostgreSQL's readers never wait on a writer
-	}
-	return openDB(t, filepath.Join(t.TempDir(), "herald.db"))
-}
-
-func openDB(t testing.TB, path string) *platform.DB {
-	t.Helper()
-	db, err := platform.Open(context.Background(), path)
-	if err != nil {
-		t.Fatalf("open database: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := platform.Migrate(db, migrations.FS); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return db
 }
 
 // Client sends requests to a test server with one API key.
