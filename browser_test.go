@@ -16,6 +16,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -65,9 +66,9 @@ func browserTools(t *testing.T) (node, chromium, dir string) {
 func TestBrowser_NovuInbox(t *testing.T) {
 	node, chromium, dir := browserTools(t)
 	is := is.New(t)
-	srv := newWiredServer(t)
-	createHello(t, srv, "{{ payload.text }}")
-	trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Ada"},"payload":{"text":"First"}}`)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "{{ payload.text }}")
+	apptest.Trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Ada"},"payload":{"text":"First"}}`)
 
 	// The bundle of the page's script, as a team's build would make it.
 	out := t.TempDir()

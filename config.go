@@ -12,11 +12,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
@@ -36,7 +36,7 @@ type config struct {
 	workers    int
 	outbound   *outbound.Guard // HERALD_OUTBOUND_ALLOW, parsed
 	limits     *limitSettings
-	retention  retention
+	retention  app.Retention
 	mmapSize   int64
 	metrics    string // where /metrics is served: "" beside the API
 	compat     string // the wire of another platform's clients; "" for the spec's
@@ -306,15 +306,6 @@ func (s *limitSettings) rateLimits() platform.RateLimits {
 		AuthFailure: off(s.authFailureRate), AuthFailureBurst: s.authFailureBurst}
 }
 
-// retention is how long records are kept (docs/retention.md); 0 keeps
-// them forever.
-type retention struct {
-	activity time.Duration // a finished notification, its jobs and execution details
-	inApp    time.Duration // in-app messages
-	messages time.Duration // every other channel's messages
-	every    time.Duration // between sweeps; 0 starts none (tests sweep by hand)
-}
-
 // sweepEvery is how often a running Herald sweeps.
 const sweepEvery = time.Hour
 
@@ -322,7 +313,7 @@ const sweepEvery = time.Hour
 // to its HERALD_* variable through env; the returned function reads them
 // once fs is parsed, and fails naming the setting whose value is negative
 // or unreadable.
-func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() (retention, error) {
+func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() (app.Retention, error) {
 	settings := []struct {
 		flag, variable, def, usage string
 		value                      *string
@@ -334,16 +325,16 @@ func retentionFlags(fs *flag.FlagSet, env func(name, def string) string) func() 
 	for _, s := range settings {
 		fs.StringVar(s.value, s.flag, env(s.variable, s.def), s.usage+"; days (30d) or a duration (36h), 0 keeps forever ("+s.variable+")")
 	}
-	return func() (retention, error) {
+	return func() (app.Retention, error) {
 		keep := make([]time.Duration, len(settings))
 		for i, s := range settings {
 			d, err := parseRetention("-"+s.flag+" ("+s.variable+")", *s.value)
 			if err != nil {
-				return retention{}, err
+				return app.Retention{}, err
 			}
 			keep[i] = d
 		}
-		return retention{activity: keep[0], inApp: keep[1], messages: keep[2], every: sweepEvery}, nil
+		return app.Retention{Activity: keep[0], InApp: keep[1], Messages: keep[2], Every: sweepEvery}, nil
 	}
 }
 
@@ -374,23 +365,3 @@ func parseRetention(name, value string) (time.Duration, error) {
 
 // maxRetentionDays bounds a setting in days well inside time.Duration.
 const maxRetentionDays = 100 * 366
-
-// serverMemoryLimit is the heap size past which the collector works as hard
-// as it must, whatever GOGC says.
-const serverMemoryLimit = 200 << 20
-
-// tuneGC sets the garbage collector for a server: collect when the heap has
-// grown to 4x what the last collection kept (GOGC 300; Go defaults to 2x),
-// but never let it pass serverMemoryLimit. Requests allocate much and keep
-// little, so at the default the collector takes a large share of the CPU
-// of a request under load (BenchmarkTrigger with GOGC=100 shows it).
-// getenv is consulted so that GOGC or GOMEMLIMIT, when set, win as they
-// always do.
-func tuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(300)
-	}
-	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(serverMemoryLimit)
-	}
-}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/herald-notify/herald/app/apptest"
 )
 
 // The pages a reader follows links between: the README and docs/.
@@ -186,7 +188,7 @@ func TestDocs_ExamplesSucceed(t *testing.T) {
 	if len(examples) < 10 {
 		t.Fatalf("docs/examples.md: only %d examples found; the page or its reading is broken", len(examples))
 	}
-	srv := newWiredServer(t)
+	srv := apptest.NewServer(t)
 	for _, ex := range examples {
 		where := fmt.Sprintf("docs/examples.md:%d: %s %s", ex.line, ex.method, ex.path)
 		var want any

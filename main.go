@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/herald-notify/herald/activity"
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
@@ -34,7 +34,7 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tuneGC(getenv)
+	app.TuneGC(getenv)
 
 	args = args[1:]
 	if done, err := runCommand(ctx, args, getenv, stdout); done {
@@ -107,19 +107,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	inbox := platform.NewSubscriberAuth(db, secret, time.Now)
 
-	doc, err := platform.MergeOpenAPI(openAPI...)
+	doc, err := platform.MergeOpenAPI(app.OpenAPI...)
 	if err != nil {
 		return err
 	}
 	metrics := platform.NewMetrics(db)
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
-	// Background work (the delivery worker) stops claiming when ctx is done
-	// and registers here how to wait for what it is still running.
-	var stoppers []func(context.Context)
-	err = start(ctx, mux, deps{db: db, logger: logger, secret: secret, now: time.Now, environments: envs,
-		workers: cfg.workers, stoppers: &stoppers, outbound: cfg.outbound, retention: cfg.retention, metrics: metrics,
-		inbox: inbox, maxSnooze: cfg.maxSnooze})
+	// Background work (the delivery worker) stops claiming when ctx is done;
+	// herald.Stop waits for what it is still running.
+	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: logger, Secret: secret, Now: time.Now, Environments: envs,
+		Workers: cfg.workers, Outbound: cfg.outbound, Retention: cfg.retention, Metrics: metrics,
+		Inbox: inbox, MaxSnooze: cfg.maxSnooze})
 	if err != nil {
 		return err
 	}
@@ -152,9 +151,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	shutdownErr := srv.Shutdown(shutdownCtx)
 	// Running jobs finish within the same bound; past it they are abandoned
 	// and their leases let the next start run them again.
-	for _, stop := range stoppers {
-		stop(shutdownCtx)
-	}
+	herald.Stop(shutdownCtx)
 	if shutdownErr != nil {
 		return fmt.Errorf("shutdown: %w", shutdownErr)
 	}
@@ -192,66 +189,4 @@ func serveMetrics(ln net.Listener, metrics *platform.Metrics, logger *slog.Logge
 	go srv.Serve(ln)
 	logger.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { srv.Close() }
-}
-
-// environmentSeeder creates what a domain needs in every environment from the
-// first start on: the in-app integration, the default notification group.
-type environmentSeeder interface {
-	SeedEnvironment(ctx context.Context, env platform.Environment) error
-}
-
-// start wires the domains onto mux (wire) and starts what runs beside the
-// server: it seeds each environment, starts the delivery worker, and goes
-// on with the broadcasts an earlier process left half sent. The worker runs
-// until ctx is done; what waits for it is registered in d.stoppers. run and
-// the end-to-end tests both call it, so the tests start Herald as run does.
-func start(ctx context.Context, mux *http.ServeMux, d deps) error {
-	d.closing = ctx.Done()
-	w, err := wire(mux, d)
-	if err != nil {
-		return err
-	}
-	// On a shared database this instance is alive to the others before it
-	// claims anything, and until what it runs has stopped (the last
-	// stopper): gone sooner, others would take over jobs still running here.
-	if err := d.db.Beat(ctx, d.now()); err != nil {
-		return err
-	}
-	stopBeat := d.db.StartHeartbeat(d.now)
-	d.db.SetLogger(d.logger)
-	for _, s := range []environmentSeeder{w.integrations, w.workflows} {
-		for _, env := range d.environments {
-			if err := s.SeedEnvironment(ctx, env); err != nil {
-				return err
-			}
-		}
-	}
-	w.worker.Start(ctx)
-	// ResumeBroadcasts reads which broadcasts to go on with before the
-	// server takes requests, so none begun by this process is taken for one
-	// of those.
-	resumed := activity.ResumeBroadcasts(ctx, w.activity, w.workflows, w.subscribers, d.logger)
-	if d.stoppers != nil {
-		*d.stoppers = append(*d.stoppers, w.worker.Stop, resumed)
-	}
-	sweeper := newSweeper(d, w.activity, w.messages)
-	if d.sweeper != nil {
-		*d.sweeper = sweeper
-	}
-	d.metrics.Gauge("herald_retention_removed_rows", "Rows the retention sweeper deleted since the process started.", func() float64 {
-		var n int64
-		for _, removed := range sweeper.Removed() {
-			n += removed
-		}
-		return float64(n)
-	})
-	if d.retention.every > 0 && d.stoppers != nil {
-		*d.stoppers = append(*d.stoppers, sweeper.Start(ctx))
-	}
-	if d.stoppers != nil {
-		*d.stoppers = append(*d.stoppers, stopBeat)
-	} else {
-		context.AfterFunc(ctx, func() { stopBeat(context.Background()) })
-	}
-	return nil
 }

@@ -12,10 +12,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -41,6 +43,19 @@ func buildHeraldBinary(t *testing.T, dir string) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// dieWithTest has the kernel SIGKILL cmd when the test process dies: a
+// test that times out, panics or is killed leaves no Herald running on a
+// database its cleanup would have dropped. Only Linux has a parent-death
+// signal, so the field is set by name where it exists; elsewhere the
+// test's cleanup still kills what it started.
+func dieWithTest(cmd *exec.Cmd) {
+	attr := &syscall.SysProcAttr{}
+	if f := reflect.ValueOf(attr).Elem().FieldByName("Pdeathsig"); f.IsValid() {
+		f.Set(reflect.ValueOf(syscall.SIGKILL))
+	}
+	cmd.SysProcAttr = attr
 }
 
 // heraldProcess is one running Herald.

@@ -28,7 +28,7 @@ func TestReadme_ListsEveryRoute(t *testing.T) {
 	}
 	listed := listedRoutes(string(readme))
 	var registered []string
-	for pattern := range registeredRoutes(t) { // openapi_test.go
+	for pattern := range platformtest.RegisteredRoutes(t) {
 		registered = append(registered, pattern)
 	}
 	if len(registered) == 0 {

@@ -10,7 +10,7 @@ import (
 )
 
 // Preferences resolves a subscriber's channel preferences for a workflow
-// (subscribers.Store.Preferences; checked in wire.go). A channel step the
+// (subscribers.Store.Preferences; checked in app/wire.go). A channel step the
 // answer turns off is skipped at delivery.
 type Preferences interface {
 	Preferences(ctx context.Context, environmentID, subscriberRef, workflowID string, wf workflows.Preferences) (subscribers.Resolved, error)

@@ -14,7 +14,7 @@ import (
 )
 
 // Topics is what a trigger to topics needs from the subscribers domain
-// (subscribers.Store; checked in wire.go).
+// (subscribers.Store; checked in app/wire.go).
 type Topics interface {
 	// TopicsByKey returns the environment's topics among keys, by key.
 	TopicsByKey(ctx context.Context, environmentID string, keys []string) (map[string]subscribers.Topic, error)
@@ -235,7 +235,7 @@ func (s *Store) insertNotificationTopics(ctx context.Context, tx *sql.Tx, env, a
 
 // newTriggerer returns a triggerer that finds workflows and subscribers
 // through the given domains, and topics through subscribers when it serves
-// them (subscribers.Store does; wire.go checks it).
+// them (subscribers.Store does; app/wire.go checks it).
 func newTriggerer(store *Store, workflows Workflows, subscribers Subscribers) *triggerer {
 	t := &triggerer{store: store, workflows: workflows, subscribers: subscribers}
 	t.topics, _ = subscribers.(Topics)

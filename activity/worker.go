@@ -112,7 +112,7 @@ func NewWorker(store *Store, subscribers Subscribers, messenger Messenger, cfg W
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Worker{runner: runner{store: store, subscribers: subscribers, messenger: messenger, cfg: cfg}}
-	w.preferences, _ = subscribers.(Preferences) // subscribers.Store resolves them (wire.go checks it)
+	w.preferences, _ = subscribers.(Preferences) // subscribers.Store resolves them (app/wire.go checks it)
 	for i := range w.lanes {
 		w.lanes[i] = &lane{id: i, freed: make(chan struct{}, 1)}
 	}

@@ -1,15 +1,13 @@
 package integrations_test
 
 import (
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/integrations"
-	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -99,25 +97,9 @@ func orEmpty(v any) any {
 	return v
 }
 
-func newConformanceServer(t *testing.T) *platformtest.Server {
-	t.Helper()
-	return platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		store, err := integrations.NewStore(app.DB, app.Secret)
-		if err != nil {
-			t.Fatalf("store: %v", err)
-		}
-		for _, env := range []platform.Environment{app.Development, app.Production} {
-			if err := store.SeedEnvironment(t.Context(), env); err != nil {
-				t.Fatalf("seed: %v", err)
-			}
-		}
-		integrations.AddRoutes(mux, store)
-	})
-}
-
 func TestConformance_IntegrationResponses(t *testing.T) {
 	is := is.New(t)
-	srv := newConformanceServer(t)
+	srv := apptest.NewServer(t)
 
 	res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"twilio","channel":"sms","name":"Twilio",
 		"credentials":{"accountSid":"AC1","token":"t","from":"+15550100","appSid":"app-1","senderId":"HERALD","AppIOBaseUrl":"https://appio.example.com"},
@@ -159,7 +141,7 @@ func TestConformance_IntegrationResponses(t *testing.T) {
 }
 
 func TestConformance_IntegrationBadInput(t *testing.T) {
-	srv := newConformanceServer(t)
+	srv := apptest.NewServer(t)
 	res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"sendgrid","channel":"email"}`)
 	if res.Status != 201 {
 		t.Fatalf("create: %d %s", res.Status, res.Body)

@@ -3,7 +3,6 @@ package messaging_test
 import (
 	"database/sql"
 	"encoding/json"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -11,49 +10,22 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/messaging"
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/sqldb"
-	"github.com/herald-notify/herald/subscribers"
-	"github.com/herald-notify/herald/workflows"
 )
 
-// wired is a test server with the four domains wired as wire.go wires them,
-// so messages embed real subscribers and workflow summaries.
+// wired is the whole application, whose stores a test reaches to deliver
+// a step directly, so messages embed real subscribers and workflow
+// summaries.
 type wired struct {
-	srv      *platformtest.Server
-	messages *messaging.Store
-	flows    *workflows.Store
-	subs     *subscribers.Store
+	srv *apptest.Server
 }
 
 func newWired(t *testing.T) *wired {
 	t.Helper()
-	w := &wired{}
-	w.srv = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		ints, err := integrations.NewStore(app.DB, app.Secret)
-		if err != nil {
-			t.Fatalf("integrations store: %v", err)
-		}
-		w.flows = workflows.NewStore(app.DB)
-		w.subs = subscribers.NewStore(app.DB, ints, app.Clock.Now)
-		w.messages = messaging.NewStore(app.DB, messaging.Sources{Subscribers: w.subs, Workflows: w.flows, Integrations: ints}).WithClock(app.Clock.Now)
-		for _, env := range []platform.Environment{app.Development, app.Production} {
-			if err := ints.SeedEnvironment(t.Context(), env); err != nil {
-				t.Fatalf("seed integrations: %v", err)
-			}
-			if err := w.flows.SeedEnvironment(t.Context(), env); err != nil {
-				t.Fatalf("seed workflows: %v", err)
-			}
-		}
-		integrations.AddRoutes(mux, ints)
-		subscribers.AddRoutes(mux, w.subs)
-		workflows.AddRoutes(mux, w.flows, ints)
-		messaging.AddRoutes(mux, w.messages)
-	})
-	return w
+	return &wired{srv: apptest.NewServer(t)}
 }
 
 // sendStep delivers the step at index of the workflow named workflowID.
@@ -67,7 +39,7 @@ func (w *wired) sendStep(t *testing.T, workflowID string, index int, subscriberI
 func (w *wired) send(t *testing.T, workflowID string, index int, controls map[string]any, subscriberID, transactionID string, payload any) map[string]any {
 	t.Helper()
 	env := w.srv.App.Development
-	wf, err := w.flows.TriggerWorkflow(t.Context(), env.ID, workflowID)
+	wf, err := w.srv.Herald.Workflows.TriggerWorkflow(t.Context(), env.ID, workflowID)
 	if err != nil {
 		t.Fatalf("workflow %s: %v", workflowID, err)
 	}
@@ -76,7 +48,7 @@ func (w *wired) send(t *testing.T, workflowID string, index int, controls map[st
 	if controls != nil {
 		values = controls
 	}
-	sub, err := w.subs.Subscriber(t.Context(), env.ID, subscriberID)
+	sub, err := w.srv.Herald.Subscribers.Subscriber(t.Context(), env.ID, subscriberID)
 	if err != nil {
 		t.Fatalf("subscriber %s: %v", subscriberID, err)
 	}
@@ -88,7 +60,7 @@ func (w *wired) send(t *testing.T, workflowID string, index int, controls map[st
 		Subscriber: sub, Controls: values, Payload: rawPayload,
 		Overrides: json.RawMessage(`{}`), Tags: []string{"news"}, Actor: json.RawMessage(`{"type":"none","data":null}`),
 	}
-	res, write, err := messaging.NewDeliverer(w.messages, platformtest.Loopback).Deliver(t.Context(), d)
+	res, write, err := messaging.NewDeliverer(w.srv.Herald.Messages, platformtest.Loopback).Deliver(t.Context(), d)
 	if err == nil && write != nil {
 		err = w.srv.App.DB.Tx(t.Context(), func(tx *sql.Tx) error { return write(t.Context(), tx) })
 	}

@@ -505,7 +505,7 @@ func TestDeliver_EmailBlocks(t *testing.T) {
 	is.Equal(blocks[1]["url"], "https://acme.test/Bea")  // and its rendered URL
 }
 
-// TestDeliver_WithoutSources is the store as wire.go builds it before the
+// TestDeliver_WithoutSources is the store as app/wire.go builds it before the
 // other domains are merged: in_app works, subscribers are found through
 // their messages, and other channels fail for want of an integration.
 func TestDeliver_WithoutSources(t *testing.T) {

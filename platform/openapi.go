@@ -19,7 +19,7 @@ import (
 // OpenAPI is the platform's fragment of the API description: the
 // document's head (info, security, the shared error schemas) and the
 // platform's own routes. Each domain package embeds a fragment of its own,
-// openapi.yaml beside its routes.go, with its paths and schemas; wire.go
+// openapi.yaml beside its routes.go, with its paths and schemas; app/wire.go
 // lists them and MergeOpenAPI joins them into the document served at
 // /openapi.json.
 //

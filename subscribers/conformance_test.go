@@ -1,31 +1,15 @@
 package subscribers_test
 
 import (
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform/platformtest"
-	"github.com/herald-notify/herald/subscribers"
 )
-
-// newConformanceServer wires subscribers to the real integrations store, as
-// wire.go does, so channel entries carry real _integrationIds.
-func newConformanceServer(t *testing.T) *platformtest.Server {
-	t.Helper()
-	return platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		ints, err := integrations.NewStore(app.DB, app.Secret)
-		if err != nil {
-			t.Fatalf("integrations store: %v", err)
-		}
-		integrations.AddRoutes(mux, ints)
-		subscribers.AddRoutes(mux, subscribers.NewStore(app.DB, ints, app.Clock.Now))
-	})
-}
 
 var (
 	chatPushProviders = []string{"slack", "discord", "msteams", "mattermost", "ryver", "zulip", "grafana-on-call",
@@ -89,7 +73,7 @@ func conformSubscriber(t *testing.T, where string, v any, providers []string) ma
 
 func TestConformance_SubscriberResponses(t *testing.T) {
 	is := is.New(t)
-	srv := newConformanceServer(t)
+	srv := apptest.NewServer(t)
 	res := srv.Dev.Do(t, "POST", "/v1/integrations", `{"providerId":"slack","channel":"chat","active":true,"credentials":{"webhookUrl":"https://hooks.example.com/i"}}`)
 	is.Equal(res.Status, 201) // slack integration created
 
@@ -171,7 +155,7 @@ func TestConformance_SubscriberResponses(t *testing.T) {
 
 // platformtest.ErrorFields is the error body (docs/api.md, "Errors").
 func TestConformance_SubscriberBadInput(t *testing.T) {
-	srv := newConformanceServer(t)
+	srv := apptest.NewServer(t)
 	if res := srv.Dev.Do(t, "POST", "/v1/subscribers", `{"subscriberId":"ada"}`); res.Status != 201 {
 		t.Fatalf("create: %d %s", res.Status, res.Body)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // This file holds the methods other domains call, through the interfaces they
-// declare (wire.go checks them at compile time). They answer in this
+// declare (app/wire.go checks them at compile time). They answer in this
 // package's exported types: Subscriber, Identity.
 
 // SubscribersByID returns subscribers (docs/api.md, "Subscribers") keyed by

@@ -9,7 +9,7 @@ import (
 )
 
 // WorkflowSource finds the workflows subscriber preferences are about. It
-// is satisfied by workflows.Store (checked in wire.go).
+// is satisfied by workflows.Store (checked in app/wire.go).
 type WorkflowSource interface {
 	// PreferenceWorkflow returns the live workflow whose workflowId, _id
 	// or slug is key, or platform.ErrNotFound.

@@ -21,7 +21,7 @@ import (
 )
 
 // IntegrationResolver finds the integration a channel entry belongs to. It is
-// satisfied by integrations.Store (checked in wire.go); a nil one means no
+// satisfied by integrations.Store (checked in app/wire.go); a nil one means no
 // integrations are known, and every _integrationId stays "".
 type IntegrationResolver interface {
 	// ResolveIntegrationID returns the _id of the environment's integration

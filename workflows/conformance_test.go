@@ -8,33 +8,11 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/workflows"
 )
-
-// newConformanceServer wires workflows to the real integrations store, as
-// wire.go does, and seeds both environments.
-func newConformanceServer(t *testing.T) *platformtest.Server {
-	t.Helper()
-	return platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		ints, err := integrations.NewStore(app.DB, app.Secret)
-		if err != nil {
-			t.Fatalf("integrations store: %v", err)
-		}
-		store := workflows.NewStore(app.DB)
-		for _, env := range []platform.Environment{app.Development, app.Production} {
-			if err := ints.SeedEnvironment(t.Context(), env); err != nil {
-				t.Fatalf("seed integrations: %v", err)
-			}
-			if err := store.SeedEnvironment(t.Context(), env); err != nil {
-				t.Fatalf("seed workflows: %v", err)
-			}
-		}
-		workflows.AddRoutes(mux, store, ints)
-	})
-}
 
 var (
 	origins   = []string{"service-cloud", "service-cloud-v1", "external"}
@@ -189,7 +167,7 @@ const allSteps = `"steps":[
 
 func TestConformance_WorkflowResponses(t *testing.T) {
 	is := is.New(t)
-	srv := newConformanceServer(t)
+	srv := apptest.NewServer(t)
 
 	res := srv.Dev.Do(t, "POST", "/v2/workflows", `{"name":"Everything","workflowId":"everything","tags":["a"],
 		"payloadSchema":{"type":"object","properties":{"name":{"type":"string"}}},`+allSteps+`}`)
@@ -325,7 +303,7 @@ func conformMetadata(t *testing.T, where string, v any) {
 }
 
 func TestConformance_WorkflowBadInput(t *testing.T) {
-	srv := newConformanceServer(t)
+	srv := apptest.NewServer(t)
 	if res := srv.Dev.Do(t, "POST", "/v2/workflows", `{"name":"One","workflowId":"one","steps":[{"name":"a","type":"sms","controlValues":{"body":"x"}}]}`); res.Status != 201 {
 		t.Fatalf("create: %d %s", res.Status, res.Body)
 	}

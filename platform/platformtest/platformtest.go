@@ -49,8 +49,12 @@ type App struct {
 	// and SMTP receivers (the default guard refuses it).
 	Outbound *outbound.Guard
 	// Inbox serves /v1/inbox/* and /socket.io/ apart from the API-key API;
-	// wire hands it the subscribers it checks tokens against.
+	// the wiring hands it the subscribers it checks tokens against.
 	Inbox *platform.SubscriberAuth
+	// Edge is how the middleware serves the routes; register may add to it
+	// (the API description, metrics, a compatibility mode) and may replace
+	// Logger before the server starts.
+	Edge platform.ServerConfig
 }
 
 // Loopback is the outbound guard of test servers: loopback allowed, as
@@ -104,15 +108,16 @@ func serve(t testing.TB, db *sqldb.DB, logger *slog.Logger, clock *Clock, regist
 		Outbound:    Loopback,
 		Inbox:       platform.NewSubscriberAuth(db, []byte(Secret), clock.Now),
 	}
+	app.Edge = platform.ServerConfig{Secret: app.Secret, Inbox: app.Inbox,
+		// Tests write faster than any client should: the per-key write
+		// limit has tests of its own (platform/ratelimit_test.go).
+		Limits: platform.RateLimits{Write: -1}}
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db)
 	if register != nil {
 		register(mux, app)
 	}
-	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, platform.ServerConfig{Secret: app.Secret, Inbox: app.Inbox,
-		// Tests write faster than any client should: the per-key write
-		// limit has tests of its own (platform/ratelimit_test.go).
-		Limits: platform.RateLimits{Write: -1}}))
+	hs := httptest.NewServer(platform.NewHandler(app.Logger, db, mux, app.Edge))
 	t.Cleanup(hs.Close)
 	return &Server{
 		Server: hs,

@@ -1,0 +1,130 @@
+package activity_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/app/apptest"
+	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
+)
+
+// TestBroadcast_LargePayloadStoredOncePerNotification broadcasts a large
+// payload to a few subscribers through an in-app and an email step (two
+// messages per notification) and checks that the database grows by the
+// notification's copy and one copy for its messages, no more (not one in
+// each message's row and another in its feed item), while
+// the feed, its payload filter and the messages list still show it. The
+// payload is 400 KB, under the trigger's payload limit.
+func TestBroadcast_LargePayloadStoredOncePerNotification(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"email-webhook","channel":"email","active":true,"primary":true,
+		"credentials":{"webhookUrl":"http://127.0.0.1:1/mail"}}`)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Big","workflowId":"big","active":true,"steps":[
+		{"name":"Inbox","type":"in_app","controlValues":{"body":"Hello {{ payload.name }}"}},
+		{"name":"Mail","type":"email","controlValues":{"subject":"Hi","body":"Hello {{ payload.name }}"}}]}`)
+	const subscribers = 4
+	for i := range subscribers {
+		apptest.MustCreate(t, srv.Dev, "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"big-%d","email":"big-%d@example.com"}`, i, i))
+	}
+	blob := strings.Repeat("x", 400<<10)
+	// SQLite's dbstat says what the file grew by; PostgreSQL, which
+	// compresses the blob, has its rows checked below only.
+	measure := !sqldbtest.OnPostgres()
+	var before int64
+	if measure {
+		_, before = footprint(t, srv.App.DB)
+	}
+
+	res := srv.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"big","payload":{"name":"Ada","blob":"`+blob+`"}}`)
+	is.Equal(res.Status, 200) // broadcast accepted
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		var n int
+		srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM messages`).Scan(&n)
+		return n == 2*subscribers
+	}, "every message stored")
+
+	if measure {
+		_, after := footprint(t, srv.App.DB)
+		copies := float64(after-before) / float64(len(blob)) / subscribers
+		t.Logf("database grew %d KB, %.2f payload copies per notification", (after-before)>>10, copies)
+		is.True(copies < 2.2) // the notification's copy and one for its messages, no more
+	}
+
+	var stored, rows int
+	is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*), coalesce(sum(length(payload)), 0) FROM message_payloads`).Scan(&rows, &stored))
+	is.Equal(rows, subscribers)             // one payload per notification, not per message
+	is.True(stored > subscribers*len(blob)) // each the whole payload
+	var inMessages int
+	is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT coalesce(sum(length(feed_item)), 0) FROM messages`).Scan(&inMessages))
+	is.True(inMessages < len(blob)) // no message's feed item holds it
+
+	var feed struct {
+		Data []struct {
+			Payload struct {
+				Name string `json:"name"`
+				Blob string `json:"blob"`
+			} `json:"payload"`
+		} `json:"data"`
+	}
+	filter := base64.StdEncoding.EncodeToString([]byte(`{"name":"Ada"}`))
+	srv.Dev.Do(t, "GET", "/v1/subscribers/big-1/notifications/feed?payload="+filter, "").Decode(t, &feed)
+	is.Equal(len(feed.Data), 1)                // the payload filter reads the payload kept apart
+	is.Equal(feed.Data[0].Payload.Blob, blob)  // the feed shows the whole payload
+	is.Equal(feed.Data[0].Payload.Name, "Ada") // and its fields
+	var list struct {
+		Data []struct {
+			Channel string         `json:"channel"`
+			Payload map[string]any `json:"payload"`
+		} `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/messages?limit=100", "").Decode(t, &list)
+	is.Equal(len(list.Data), 2*subscribers) // every message listed
+	for _, m := range list.Data {
+		is.Equal(m.Payload["blob"], blob) // each with the payload of its notification
+	}
+}
+
+// TestInbox_DeleteDropsPayloads: a message deleted from the inbox, alone
+// or in bulk, takes its notification's stored payload with it once no
+// message is left to read it, as every other way a message is deleted
+// does; the sweeper would never find those payloads again.
+func TestInbox_DeleteDropsPayloads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		del  func(c *apptest.Inbox, id string) int
+	}{
+		{"OK one", func(c *apptest.Inbox, id string) int {
+			status, _, _ := c.Do("DELETE", "/v1/inbox/notifications/"+id+"/delete", "")
+			return status
+		}},
+		{"OK bulk", func(c *apptest.Inbox, id string) int {
+			status, _, _ := c.Do("POST", "/v1/inbox/notifications/delete", `{}`)
+			return status
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			srv := apptest.NewServer(t)
+			apptest.CreateHello(t, srv, "Hello {{ payload.name }}")
+			c, _ := apptest.OpenInbox(t, srv, "ada", "")
+			apptest.TriggerTo(t, srv, "hello", "ada", `{"name":"Ada"}`)
+			n := c.Wait(1)[0]
+			payloads := func() (n int) {
+				is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM message_payloads`).Scan(&n))
+				return n
+			}
+			is.Equal(payloads(), 1) // the message's payload is stored apart
+
+			is.Equal(tc.del(c, n.ID), 204) // deleted
+			is.Equal(payloads(), 0)        // and its payload with it
+		})
+	}
+}

@@ -1,0 +1,42 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/herald-notify/herald/activity"
+	"github.com/herald-notify/herald/messaging"
+)
+
+// Retention is how long records are kept (docs/retention.md); 0 keeps
+// them forever.
+type Retention struct {
+	Activity time.Duration // a finished notification, its jobs and execution details
+	InApp    time.Duration // in-app messages
+	Messages time.Duration // every other channel's messages
+	Every    time.Duration // between sweeps; 0 starts none (tests sweep by hand)
+}
+
+// newSweeper builds the retention sweeper: activity deletes its own
+// records and messaging its own, each environment apart, since every
+// index they read starts with the environment.
+func newSweeper(d Deps, activityStore *activity.Store, messageStore *messaging.Store) *activity.Sweeper {
+	sw := &activity.Sweeper{DB: d.DB, Now: d.Now, Every: d.Retention.Every, Logger: d.Logger}
+	for _, env := range d.Environments {
+		sw.Tasks = append(sw.Tasks,
+			activity.SweepTask{Name: "notifications", Keep: d.Retention.Activity,
+				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
+					return activityStore.SweepFinished(ctx, env.ID, before, cursor, limit)
+				}},
+			activity.SweepTask{Name: "in-app messages", Keep: d.Retention.InApp,
+				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
+					return messageStore.SweepMessages(ctx, env.ID, true, before, cursor, limit)
+				}},
+			activity.SweepTask{Name: "messages", Keep: d.Retention.Messages,
+				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
+					return messageStore.SweepMessages(ctx, env.ID, false, before, cursor, limit)
+				}},
+		)
+	}
+	return sw
+}

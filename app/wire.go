@@ -1,0 +1,83 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/herald-notify/herald/activity"
+	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
+)
+
+// The domains call each other only through interfaces they declare; these
+// lines prove at compile time that the concrete stores satisfy them.
+var (
+	_ subscribers.IntegrationResolver = (*integrations.Store)(nil)
+	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
+	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
+	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
+	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
+	_ messaging.TokenRemover          = (*subscribers.Store)(nil)
+	_ activity.Workflows              = (*workflows.Store)(nil)
+	_ activity.Subscribers            = (*subscribers.Store)(nil)
+	_ activity.Messenger              = (*messaging.Deliverer)(nil)
+	_ activity.Unsnoozer              = (*messaging.Store)(nil)
+	_ messaging.InboxSubscribers      = (*subscribers.Store)(nil)
+	_ messaging.InboxWorkflows        = (*workflows.Store)(nil)
+	_ messaging.SnoozeTimer           = (*activity.Store)(nil)
+	_ messaging.InboxPreferenceStore  = (*subscribers.Store)(nil)
+	_ platform.SubscriberLookup       = (*subscribers.Store)(nil)
+	_ activity.Preferences            = (*subscribers.Store)(nil)
+	_ activity.Topics                 = (*subscribers.Store)(nil)
+	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
+)
+
+// OpenAPI lists each package's part of the API description, the
+// platform's (the document's head) first; the server serves them merged
+// at /openapi.json. A package with routes adds its openapi.yaml here.
+var OpenAPI = []platform.Fragment{
+	{Name: "platform/openapi.yaml", YAML: platform.OpenAPI},
+	{Name: "activity/openapi.yaml", YAML: activity.OpenAPI},
+	{Name: "integrations/openapi.yaml", YAML: integrations.OpenAPI},
+	{Name: "messaging/openapi.yaml", YAML: messaging.OpenAPI},
+	{Name: "subscribers/openapi.yaml", YAML: subscribers.OpenAPI},
+	{Name: "workflows/openapi.yaml", YAML: workflows.OpenAPI},
+}
+
+// wire builds every domain's store, connects the domains through the small
+// interfaces each declares, and registers every route on mux. It starts
+// nothing: Start does. The inbox's sockets close when closing is closed.
+func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
+	integrationStore, err := integrations.NewStore(d.DB, d.Secret)
+	if err != nil {
+		return nil, err
+	}
+	integrationStore.WithOutbound(d.Outbound)
+	workflowStore := workflows.NewStore(d.DB)
+	subscriberStore := subscribers.NewStore(d.DB, integrationStore, d.Now).WithWorkflows(workflowStore)
+	messageStore := messaging.NewStore(d.DB, messaging.Sources{
+		Subscribers:  subscriberStore,
+		Workflows:    workflowStore,
+		Integrations: integrationStore,
+		Tokens:       subscriberStore,
+	}).WithClock(d.Now)
+	activityStore := activity.NewStore(d.DB, d.Now)
+	activityStore.Observe(d.Metrics)
+	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),
+		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore})
+	if d.Inbox != nil {
+		d.Inbox.UseSubscribers(subscriberStore)
+		messageStore.UseInbox(messaging.InboxConfig{Auth: d.Inbox, Subscribers: subscriberStore,
+			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
+			Live: messaging.NewLiveBus(d.DB, d.Logger), MaxSnooze: d.MaxSnooze, Closing: closing, Metrics: d.Metrics})
+	}
+	integrations.AddRoutes(mux, integrationStore)
+	subscribers.AddRoutes(mux, subscriberStore)
+	workflows.AddRoutes(mux, workflowStore, integrationStore)
+	messaging.AddRoutes(mux, messageStore)
+	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
+	return &App{Integrations: integrationStore, Workflows: workflowStore, Subscribers: subscriberStore,
+		Messages: messageStore, Activity: activityStore, Worker: worker}, nil
+}
