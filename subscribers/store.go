@@ -1,6 +1,9 @@
-// Package subscribers owns subscribers and their channel credentials: create,
-// read, update, delete, the credential upserts of spec §4.1 and the cursor
-// search of spec §4.2 (contract §6–§7).
+// Package subscribers owns subscribers and what belongs to each of them:
+// channel credentials, the search index, preferences and topics. It serves
+// /v1/subscribers and /v2/subscribers with its cursor search, the preference
+// routes and the topics of /v1 and /v2 (docs/api.md, "Subscribers";
+// docs/preferences-and-topics.md), and answers the other domains' lookups in
+// typed values (contract.go).
 package subscribers
 
 import (
@@ -308,10 +311,11 @@ func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) 
 	})
 }
 
-// setChannel upserts one channel entry (spec §4.1): replace swaps the whole
-// entry (PUT), otherwise the credentials merge and a supplied deviceTokens
-// replaces the stored one (PATCH). Credentials that leave the entry as it
-// was are not written, as the platform skips them: __v and updatedAt stay.
+// setChannel upserts one channel entry (docs/api.md, "Channel credentials"):
+// replace swaps the whole entry (PUT), otherwise the credentials merge and a
+// supplied deviceTokens replaces the stored one (PATCH). Credentials that
+// leave the entry as it was are not written, as the platform skips them: __v
+// and updatedAt stay.
 func (s *Store) setChannel(ctx context.Context, environmentID, subscriberID string, req channelRequest, replace bool) (*subscriber, error) {
 	ids, err := s.resolveRequests(ctx, environmentID, []channelRequest{req})
 	if err != nil {
