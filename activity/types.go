@@ -1,11 +1,10 @@
 // Package activity triggers workflows and runs them: the trigger, bulk,
 // broadcast and cancel endpoints, the fan-out to topics and broadcasts, the
-// durable job queue in the database (SQLite or PostgreSQL) and the worker
-// that runs it, the records that explain what happened (notifications with
-// their jobs and execution details, served by /v1/notifications), and the
-// retention sweeper that deletes expired records, its own and other
-// domains', in batches that yield to the writer (docs/delivery.md;
-// docs/retention.md).
+// durable job queue and the worker that runs it, the records that explain
+// what happened (notifications with their jobs and execution details,
+// served by /v1/notifications), and the retention sweeper that deletes
+// expired records, its own and other domains', in batches that yield to the
+// writer (docs/delivery.md; docs/retention.md).
 package activity
 
 import (
