@@ -1,6 +1,9 @@
-// Package subscribers owns subscribers and their channel credentials: create,
-// read, update, delete, the credential upserts of spec §4.1 and the cursor
-// search of spec §4.2 (contract §6–§7).
+// Package subscribers owns subscribers and what belongs to each of them:
+// channel credentials, the search index, preferences and topics. It serves
+// /v1/subscribers and /v2/subscribers with its cursor search, the preference
+// routes and the topics of /v1 and /v2 (docs/api.md, "Subscribers";
+// docs/preferences-and-topics.md), and answers the other domains' lookups in
+// typed values (contract.go).
 package subscribers
 
 import (
@@ -28,13 +31,14 @@ type IntegrationResolver interface {
 	ResolveIntegrationID(ctx context.Context, environmentID, providerID, identifier string) (string, error)
 }
 
-// Store keeps subscribers in SQLite.
+// Store keeps subscribers in the database.
 type Store struct {
 	db           *sqldb.DB
 	integrations IntegrationResolver
 	workflows    WorkflowSource   // for preferences; nil knows no workflow (WithWorkflows)
 	sealer       *platform.Sealer // seals channels at rest; nil keeps them plain (WithSecret)
 	now          func() time.Time
+	fetchByKeys  string // fetchKeys's SELECT up to its list of keys, in db's dialect
 }
 
 // NewStore returns a store on db. integrations may be nil (no integrations
@@ -43,7 +47,10 @@ func NewStore(db *sqldb.DB, integrations IntegrationResolver, now func() time.Ti
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, integrations: integrations, now: now}
+	// NotIndexed keeps the planner on rowid lookups: with an index on
+	// environment_id at hand it would walk the environment instead.
+	fetchByKeys := `SELECT ` + searchColumns + ` FROM ` + db.Dialect().NotIndexed("subscribers s") + ` WHERE s.seq IN (`
+	return &Store{db: db, integrations: integrations, now: now, fetchByKeys: fetchByKeys}
 }
 
 // writeMode says what a subscriber write may do.
@@ -305,10 +312,11 @@ func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) 
 	})
 }
 
-// setChannel upserts one channel entry (spec §4.1): replace swaps the whole
-// entry (PUT), otherwise the credentials merge and a supplied deviceTokens
-// replaces the stored one (PATCH). Credentials that leave the entry as it
-// was are not written, as the platform skips them: __v and updatedAt stay.
+// setChannel upserts one channel entry (docs/api.md, "Channel credentials"):
+// replace swaps the whole entry (PUT), otherwise the credentials merge and a
+// supplied deviceTokens replaces the stored one (PATCH). Credentials that
+// leave the entry as it was are not written, as the platform skips them: __v
+// and updatedAt stay.
 func (s *Store) setChannel(ctx context.Context, environmentID, subscriberID string, req channelRequest, replace bool) (*subscriber, error) {
 	ids, err := s.resolveRequests(ctx, environmentID, []channelRequest{req})
 	if err != nil {

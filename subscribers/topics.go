@@ -12,7 +12,8 @@ import (
 )
 
 // topicKeyPattern is what a topic key must match: the pattern of a
-// workflowId (contract §7; issue 38), at most maxTopicKey characters.
+// workflowId (docs/api.md, "The write side"; docs/preferences-and-topics.md,
+// "Topics"), at most maxTopicKey characters.
 var topicKeyPattern = regexp.MustCompile(`^[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*$`)
 
 const maxTopicKey = 100

@@ -203,7 +203,8 @@ func pickAny(doc any, path string) any {
 }
 
 // origin is the credentials' baseUrl without its trailing slash when set,
-// else def: how every HTTP provider's API origin is replaced (issue 36).
+// else def: how every HTTP provider's API origin is replaced
+// (docs/providers.md, "Rules that hold for every provider").
 func origin(c Credentials, def string) string {
 	if b := strings.TrimRight(val(c.BaseURL), "/"); b != "" {
 		return b
