@@ -85,8 +85,9 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 			}
 		}
 	}
-	// Channels an earlier version stored plain are sealed at every start
-	// (reads take them either way, so several instances may race here).
+	// Channels an earlier version stored plain are sealed at every start;
+	// reads take either form, and instances starting at once seal each row
+	// once.
 	if err := sealStoredChannels(ctx, a.Subscribers, d.Logger); err != nil {
 		stopBeat(ctx)
 		return nil, err

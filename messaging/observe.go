@@ -40,7 +40,8 @@ type sendObserver struct {
 // operator needs to find it (the workflow, step, provider and
 // transactionId) and the provider's reason. The reason is the error's text,
 // which providers build from the provider's answer, never from the
-// integration's credentials.
+// integration's credentials; the send's own webhook URL and device tokens,
+// which that answer may echo, are masked (withoutSecrets).
 func (o sendObserver) sent(ctx context.Context, d *Delivery, providerID string, m provider.Message, took time.Duration, err error) {
 	outcome := "sent"
 	var some *provider.Partial
