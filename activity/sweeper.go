@@ -119,12 +119,13 @@ func (s *Sweeper) every() time.Duration {
 	return s.Every
 }
 
-// Sweep runs every task once to the end, logs what it removed, and gives
-// back to the file system the pages that were free when it began: no
-// write reused them since the sweep before, while the pages it frees now
-// are kept for the writes until the next, so that a database at a steady
-// rate keeps a steady size instead of shrinking at each sweep and growing
-// back.
+// Sweep runs every task once to the end, logs what it removed, and has
+// the space of the rows it deleted reused (sqldb.DB.Vacuum): on SQLite it
+// gives back to the file system only the pages that were free when it
+// began, which no write reused since the sweep before, while the pages it
+// frees now are kept for the writes until the next, so that a database at
+// a steady rate keeps a steady size instead of shrinking at each sweep and
+// growing back.
 func (s *Sweeper) Sweep(ctx context.Context) error {
 	unused, err := s.DB.FreePages(ctx)
 	if err != nil {
@@ -147,14 +148,15 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 			break
 		}
 	}
-	if len(p.removed) > 0 {
+	tables := slices.Sorted(maps.Keys(p.removed))
+	if len(tables) > 0 {
 		args := []any{}
-		for _, table := range slices.Sorted(maps.Keys(p.removed)) {
+		for _, table := range tables {
 			args = append(args, table, p.removed[table])
 		}
 		s.logger().Info("retention sweep removed expired records", args...)
 	}
-	if err := s.DB.Vacuum(ctx, unused); err != nil {
+	if err := s.DB.Vacuum(ctx, unused, tables); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

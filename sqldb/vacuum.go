@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // vacuumStep is how many free pages one incremental_vacuum gives back:
@@ -28,17 +29,30 @@ func (db *DB) FreePages(ctx context.Context) (int, error) {
 	return free, nil
 }
 
-// Vacuum gives up to pages of the file's free pages back to the file
-// system, in steps of vacuumStep, each a write of its own; a retention
-// sweep calls it with the pages no write reused since the sweep before.
-// PostgreSQL has no such step: its autovacuum makes the dead rows' space
-// reusable.
-func (db *DB) Vacuum(ctx context.Context, pages int) error {
+// Vacuum follows a retention sweep that deleted rows of tables. On SQLite
+// a deleted row's page is free at once, and Vacuum gives up to unused of
+// the file's free pages back to the file system, in steps of vacuumStep,
+// each a write of its own; the sweep passes the pages no write reused
+// since the sweep before. On PostgreSQL a deleted row's space is reused
+// only once a vacuum has passed, so Vacuum vacuums tables: autovacuum
+// would too, but only when the server runs it, and up to its naptime
+// later.
+func (db *DB) Vacuum(ctx context.Context, unused int, tables []string) error {
+	if db.Postgres {
+		if len(tables) == 0 {
+			return nil
+		}
+		// Names, not values: the sweep's own tables, never a request's.
+		if _, err := db.r.ExecContext(ctx, `VACUUM `+strings.Join(tables, ", ")); err != nil {
+			return fmt.Errorf("vacuum %s: %w", strings.Join(tables, ", "), err)
+		}
+		return nil
+	}
 	free, err := db.FreePages(ctx)
 	if err != nil {
 		return err
 	}
-	for left := min(pages, free); left > 0 && ctx.Err() == nil; left -= vacuumStep {
+	for left := min(unused, free); left > 0 && ctx.Err() == nil; left -= vacuumStep {
 		if _, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, min(left, vacuumStep))); err != nil {
 			return fmt.Errorf("incremental vacuum: %w", err)
 		}
