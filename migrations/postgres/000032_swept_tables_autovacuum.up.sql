@@ -1,12 +1,11 @@
 -- Retention deletes the oldest rows of these tables at every sweep, and the
 -- worker updates jobs as they run: their dead rows' space is reused only
--- once a vacuum has passed. By default autovacuum waits for a fifth of a
--- table to be dead, which on a table holding a month of notifications is
--- days of traffic left as bloat; here it comes once 1% (and at least 1,000
--- rows) is, so the space a sweep frees is written again within a minute or
--- two (autovacuum's naptime) and a database at a steady rate keeps a
--- steady size (docs/retention.md). The dead rows' pages stay the table's,
--- for its new rows; only VACUUM FULL gives them back to the file system.
+-- once a vacuum has passed. The sweep vacuums the tables it deleted from;
+-- between sweeps, autovacuum by default waits for a fifth of a table to be
+-- dead, which on a table holding a month of notifications is days of
+-- traffic left as bloat. Here it comes once 1% (and at least 1,000 rows)
+-- is (docs/retention.md). The dead rows' pages stay the table's, for its
+-- new rows; only VACUUM FULL gives them back to the file system.
 ALTER TABLE notifications SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
 ALTER TABLE jobs SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
 ALTER TABLE execution_details SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
