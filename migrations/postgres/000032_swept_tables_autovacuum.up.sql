@@ -4,13 +4,16 @@
 -- between sweeps, autovacuum by default waits for a fifth of a table to be
 -- dead, which on a table holding a month of notifications is days of
 -- traffic left as bloat. Here it comes once 1% (and at least 1,000 rows)
--- is (docs/retention.md). The dead rows' pages stay the table's, for its
--- new rows; only VACUUM FULL gives them back to the file system.
-ALTER TABLE notifications SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
-ALTER TABLE jobs SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
-ALTER TABLE execution_details SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
-ALTER TABLE notification_contexts SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
-ALTER TABLE notification_topics SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
-ALTER TABLE activity_transactions SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
-ALTER TABLE messages SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
-ALTER TABLE message_payloads SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
+-- is (docs/retention.md). A vacuum does not cut the table's empty pages
+-- off its end either (vacuum_truncate): the next rows would need them
+-- again, and cutting them takes a lock that stops every read and write of
+-- the table for a moment. Only VACUUM FULL gives pages back to the file
+-- system.
+ALTER TABLE notifications SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
+ALTER TABLE jobs SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
+ALTER TABLE execution_details SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
+ALTER TABLE notification_contexts SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
+ALTER TABLE notification_topics SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
+ALTER TABLE activity_transactions SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
+ALTER TABLE messages SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
+ALTER TABLE message_payloads SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
