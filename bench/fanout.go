@@ -30,6 +30,12 @@ func (b *bench) serverWith(ctx context.Context, file string, workflows ...string
 	if err != nil {
 		return nil, nil, err
 	}
+	return b.serverOn(ctx, db, workflows...)
+}
+
+// serverOn starts the server on the database db, with the given workflows
+// created, and a load client for it.
+func (b *bench) serverOn(ctx context.Context, db string, workflows ...string) (*server, *loadClient, error) {
 	srv, err := startServer(ctx, b.bin, db)
 	if err != nil {
 		return nil, nil, err
