@@ -30,7 +30,8 @@ func (s *Store) notificationContext(ctx context.Context, id string) (notificatio
 	var n notificationCtx
 	var payload, overrides, tags, prefs, actor string
 	err := s.db.QueryRow(ctx, `
-		SELECT template_id, workflow_id, payload, overrides, tags, preferences, actor, channels, critical
+		SELECT template_id, workflow_id, `+sqldb.ValueColumn("payload")+`, `+sqldb.ValueColumn("overrides")+`,
+			tags, preferences, actor, channels, critical
 		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor, &n.Channels, &n.Critical)
 	if err != nil {
 		return n, fmt.Errorf("read notification %s: %w", id, err)
