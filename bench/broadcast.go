@@ -72,8 +72,10 @@ func (b *bench) broadcastGrowth(ctx context.Context, name, body string, n, size 
 		body: []byte(`{"name":"big","payload":` + payload + `}`)}); err != nil || status != 200 {
 		return 0, fmt.Errorf("broadcast: %d %.300s %v", status, res, err)
 	}
-	if _, _, err := waitDelivered(ctx, c, n, 0); err != nil {
-		return 0, err
+	// A message whose rendering fails is not stored: the growth is measured
+	// once the count stops moving, and the shortfall logged.
+	if got, _, err := waitDelivered(ctx, c, n, 0); err != nil {
+		b.logf("scenario 11: %d of %d messages stored: %v", got, n, err)
 	}
 	after, err := b.databaseBytes(ctx, db)
 	return after - before, err
