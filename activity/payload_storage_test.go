@@ -175,3 +175,45 @@ func TestRetention_StoredValueGoesWithItsLastReference(t *testing.T) {
 	is.Equal(len(feed.Data), 1)                  // the newer message alone
 	is.Equal(feed.Data[0].Payload["blob"], kept) // with its payload
 }
+
+// TestBroadcast_RenderedContentStoredOncePerMessage: an in-app template
+// that renders a large payload makes each message's content large; the
+// database grows by that content once per message and the payload once,
+// not by the content again in each message's stored feed item, and the
+// feed still shows it.
+func TestBroadcast_RenderedContentStoredOncePerMessage(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "{{ payload.blob }}")
+	const subscribers = 4
+	for i := range subscribers {
+		apptest.MustCreate(t, srv.Dev, "/v1/subscribers", fmt.Sprintf(`{"subscriberId":"big-%d"}`, i))
+	}
+	blob := strings.Repeat("x", 100<<10)
+	measure := !sqldbtest.OnPostgres()
+	var before int64
+	if measure {
+		_, before = footprint(t, srv.App.DB)
+	}
+	res := srv.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"hello","payload":{"blob":"`+blob+`"}}`)
+	is.Equal(res.Status, 200) // broadcast accepted
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		var n int
+		srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM messages`).Scan(&n)
+		return n == subscribers
+	}, "every message stored")
+	if measure {
+		_, after := footprint(t, srv.App.DB)
+		copies := float64(after-before) / float64(len(blob))
+		t.Logf("database grew %d KB, %.2f copies of the rendered content", (after-before)>>10, copies)
+		is.True(copies < subscribers+1.5) // each message's content and the payload, once each
+	}
+	var feed struct {
+		Data []struct {
+			Content string `json:"content"`
+		} `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/subscribers/big-1/notifications/feed", "").Decode(t, &feed)
+	is.Equal(len(feed.Data), 1)          // the subscriber's message
+	is.Equal(feed.Data[0].Content, blob) // with its whole content
+}
