@@ -255,6 +255,7 @@ type limitSettings struct {
 	writeRate, authFailureRate   float64
 	writeBurst, authFailureBurst int
 	maxPayload                   int64
+	maxRequestStorage            int64
 }
 
 // addLimitFlags registers the limits' flags on fs, each defaulting to its
@@ -276,6 +277,8 @@ func addLimitFlags(fs *flag.FlagSet, env func(name, def string) string) (*limitS
 			platform.DefaultAuthFailureBurst, func(v float64) { s.authFailureBurst = int(v) }},
 		{"max-payload", "HERALD_MAX_PAYLOAD", "largest trigger payload in bytes",
 			platform.DefaultMaxPayload, func(v float64) { s.maxPayload = int64(v) }},
+		{"max-request-storage", "HERALD_MAX_REQUEST_STORAGE", "most bytes one request may cause to be stored",
+			platform.DefaultMaxRequestStorage, func(v float64) { s.maxRequestStorage = int64(v) }},
 	} {
 		v, err := strconv.ParseFloat(env(f.variable, strconv.FormatFloat(f.def, 'f', -1, 64)), 64)
 		if err != nil || v < 0 {

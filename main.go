@@ -124,7 +124,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == "",
-		OpenAPI: doc, Compat: cfg.compat, MaxPayload: cfg.limits.maxPayload, Limits: cfg.limits.rateLimits(), Inbox: inbox}
+		OpenAPI: doc, Compat: cfg.compat, MaxPayload: cfg.limits.maxPayload, MaxRequestStorage: cfg.limits.maxRequestStorage,
+		Limits: cfg.limits.rateLimits(), Inbox: inbox}
 	srv := &http.Server{
 		Handler:           platform.NewHandler(logger, db, mux, serverConfig),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -230,6 +230,9 @@ func (t *triggerer) accept(ctx context.Context, tenant platform.Tenant, req trig
 	if p.actor, p.recipients, err = t.resolve(ctx, tenant, req); err != nil {
 		return nil, nil, err
 	}
+	if err := t.checkStorage(ctx, p, func() (int64, error) { return int64(len(p.recipients)), nil }); err != nil {
+		return nil, nil, err
+	}
 	now := t.store.now()
 	// Before the write, so that a failure here leaves the trigger
 	// unaccepted rather than accepted and answered with an error.

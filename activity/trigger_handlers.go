@@ -193,6 +193,9 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if p.actor, err = t.resolveActor(ctx, tenant, req.Actor); err != nil {
 			return err
 		}
+		if err := t.checkBroadcastStorage(ctx, p); err != nil {
+			return err
+		}
 		if err := t.workflows.Triggered(ctx, tenant.EnvironmentID, p.wf.ID, t.store.now()); err != nil {
 			return err
 		}

@@ -48,6 +48,8 @@ type Subscribers interface {
 	// SubscribersAfter returns up to limit spec §2.1 subscribers whose
 	// subscriberId is greater than after, in subscriberId order.
 	SubscribersAfter(ctx context.Context, environmentID, after string, limit int) ([]subscribers.Subscriber, error)
+	// CountSubscribers answers how many subscribers the environment has.
+	CountSubscribers(ctx context.Context, environmentID string) (int64, error)
 }
 
 // Messenger renders and delivers one channel step (the messaging domain).
@@ -151,11 +153,12 @@ type parsedWorkflow struct {
 	template    json.RawMessage
 	chain       []chainStep
 	preferences json.RawMessage
+	rendered    [][]string // renderedPaths
 }
 
 func parseWorkflow(wf *workflows.Workflow) *parsedWorkflow {
 	prefs, _ := json.Marshal(wf.Preferences)
-	return &parsedWorkflow{wf: wf, template: templateSummary(wf), chain: chainSteps(wf), preferences: prefs}
+	return &parsedWorkflow{wf: wf, template: templateSummary(wf), chain: chainSteps(wf), preferences: prefs, rendered: renderedPaths(wf)}
 }
 
 // parsedWorkflows keeps each parsedWorkflow while workflows answers the same

@@ -48,6 +48,7 @@ type settings struct {
 	retention app.Retention
 	compat    string
 	logs      io.Writer
+	storage   int64
 }
 
 // Outbound sets where sends may connect, as HERALD_OUTBOUND_ALLOW does;
@@ -58,6 +59,10 @@ func Outbound(o *outbound.Guard) Option { return func(s *settings) { s.outbound 
 // Retention sets how long records are kept. Unless r.Every is set, the
 // sweeper runs only when the test calls Herald.Sweeper.Sweep.
 func Retention(r app.Retention) Option { return func(s *settings) { s.retention = r } }
+
+// MaxRequestStorage sets the most bytes one request may cause to be
+// stored, as HERALD_MAX_REQUEST_STORAGE does.
+func MaxRequestStorage(n int64) Option { return func(s *settings) { s.storage = n } }
 
 // Compat speaks another platform's wire, as HERALD_COMPAT does.
 func Compat(wire string) Option { return func(s *settings) { s.compat = wire } }
@@ -112,6 +117,7 @@ func (s *Server) starter(t testing.TB, options []Option) func(*http.ServeMux, *p
 		}
 		metrics := platform.NewMetrics(a.DB)
 		a.Edge.OpenAPI, a.Edge.Metrics, a.Edge.MetricsRoute, a.Edge.Compat = doc, metrics, true, set.compat
+		a.Edge.MaxRequestStorage = set.storage
 		ctx, cancel := context.WithCancel(context.Background())
 		herald, err := app.Start(ctx, mux, app.Deps{DB: a.DB, Logger: a.Logger, Secret: a.Secret, Now: a.Clock.Now,
 			Environments: []platform.Environment{a.Development, a.Production}, Outbound: set.outbound,
