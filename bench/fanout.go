@@ -30,13 +30,13 @@ func (b *bench) serverWith(ctx context.Context, file string, workflows ...string
 	if err != nil {
 		return nil, nil, err
 	}
-	return b.serverOn(ctx, db, workflows...)
+	return b.serverOn(ctx, db, nil, workflows...)
 }
 
-// serverOn starts the server on the database db, with the given workflows
-// created, and a load client for it.
-func (b *bench) serverOn(ctx context.Context, db string, workflows ...string) (*server, *loadClient, error) {
-	srv, err := startServer(ctx, b.bin, db)
+// serverOn starts the server on the database db with flags, with the given
+// workflows created, and a load client for it.
+func (b *bench) serverOn(ctx context.Context, db string, flags []string, workflows ...string) (*server, *loadClient, error) {
+	srv, err := startServer(ctx, b.bin, db, flags...)
 	if err != nil {
 		return nil, nil, err
 	}
