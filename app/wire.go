@@ -65,6 +65,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	}).WithClock(d.Now)
 	activityStore := activity.NewStore(d.DB, d.Now)
 	activityStore.Observe(d.Metrics)
+	d.Metrics.MustRegister(newStorageGauge(d.DB, d.Logger))
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),
 		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore})
 	if d.Inbox != nil {

@@ -127,3 +127,15 @@ func (db *DB) SweepValues(ctx context.Context, env string, refs []ValueRef, befo
 	})
 	return next, removed, err
 }
+
+// Size is the bytes the database holds: PostgreSQL's size of it, or the
+// SQLite file's pages in use.
+func (db *DB) Size(ctx context.Context) (int64, error) {
+	var n int64
+	q := `SELECT (page_count - freelist_count) * page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()`
+	if db.Postgres {
+		q = `SELECT pg_database_size(current_database())`
+	}
+	err := db.QueryRowContext(ctx, q).Scan(&n)
+	return n, err
+}
