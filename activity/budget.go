@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/templates"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -18,7 +19,7 @@ import (
 // with them is what each message's templates render from the payload.
 // That is estimated before anything is written from the payload fields the
 // workflow's message steps name, each counted whole, once per step and
-// recipient. A value under sqldb.ValueThreshold kept in each notification
+// recipient, and the overrides, which each message keeps. A value under sqldb.ValueThreshold kept in each notification
 // is part of a notification's fixed cost, not of the estimate.
 
 // messageSteps are the step types that store a message.
@@ -26,13 +27,13 @@ var messageSteps = map[string]bool{"in_app": true, "email": true, "sms": true, "
 
 // renderedPaths lists, for each message step of wf, the payload fields its
 // control values name, as paths under payload (empty for the whole of it):
-// once per step that names one.
-func renderedPaths(wf *workflows.Workflow) [][]string {
-	var out [][]string
+// once per step that names one; and it counts those steps.
+func renderedPaths(wf *workflows.Workflow) (paths [][]string, steps int) {
 	for _, st := range wf.Steps {
 		if !messageSteps[st.Type] {
 			continue
 		}
+		steps++
 		seen := map[string]bool{}
 		eachString(st.ControlValues, func(s string) {
 			templates.Check(s, func(path []string) bool {
@@ -45,13 +46,13 @@ func renderedPaths(wf *workflows.Workflow) [][]string {
 				}
 				if key := strings.Join(p, "."); !seen[key] {
 					seen[key] = true
-					out = append(out, p)
+					paths = append(paths, p)
 				}
 				return true
 			})
 		})
 	}
-	return out
+	return paths, steps
 }
 
 // eachString calls fn with every string in v, a decoded JSON value.
@@ -89,8 +90,12 @@ func sizeAt(payload json.RawMessage, path []string) int64 {
 // only when the workflow's templates render some of the payload.
 func (t *triggerer) checkStorage(ctx context.Context, p *plan, recipients func() (int64, error)) error {
 	var perRecipient, n int64
-	for _, path := range t.workflowParses.get(p.wf).rendered {
+	parsed := t.workflowParses.get(p.wf)
+	for _, path := range parsed.rendered {
 		perRecipient += sizeAt(p.payload, path)
+	}
+	if len(p.overrides) >= sqldb.ValueThreshold {
+		perRecipient += int64(len(p.overrides) * parsed.messageSteps)
 	}
 	if perRecipient > 0 {
 		var err error
@@ -99,8 +104,8 @@ func (t *triggerer) checkStorage(ctx context.Context, p *plan, recipients func()
 		}
 	}
 	once := int64(len(p.payload) + len(p.overrides))
-	what := fmt.Sprintf("the payload and overrides once, %d bytes, and the %d bytes of the payload its templates render for each of %d subscribers",
-		once, perRecipient, n)
+	what := fmt.Sprintf("the payload and overrides once, %d bytes, and for each of its %d subscribers' messages the %d bytes its templates render and its overrides",
+		once, n, perRecipient)
 	return platform.StorageProblem(ctx, once+perRecipient*n, what)
 }
 

@@ -153,12 +153,16 @@ type parsedWorkflow struct {
 	template    json.RawMessage
 	chain       []chainStep
 	preferences json.RawMessage
-	rendered    [][]string // renderedPaths
+	// rendered and messageSteps are renderedPaths' answers.
+	rendered     [][]string
+	messageSteps int
 }
 
 func parseWorkflow(wf *workflows.Workflow) *parsedWorkflow {
 	prefs, _ := json.Marshal(wf.Preferences)
-	return &parsedWorkflow{wf: wf, template: templateSummary(wf), chain: chainSteps(wf), preferences: prefs, rendered: renderedPaths(wf)}
+	p := &parsedWorkflow{wf: wf, template: templateSummary(wf), chain: chainSteps(wf), preferences: prefs}
+	p.rendered, p.messageSteps = renderedPaths(wf)
+	return p
 }
 
 // parsedWorkflows keeps each parsedWorkflow while workflows answers the same
