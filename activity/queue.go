@@ -276,7 +276,7 @@ const (
 			digest = coalesce(?, digest), lease_owner = '', lease_until = '', updated_at = ?
 		WHERE id = ? AND lease_owner = ?`
 	// The child is the next position of the same notification: the chain's
-	// _parentId link (contract §8) always points one position back, and
+	// _parentId link (docs/api.md, "Delivery") always points one position back, and
 	// jobs_notification finds it, so parent_id needs no index of its own.
 	// Its type says which lane to wake.
 	releaseChildSQL = `
@@ -316,7 +316,8 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	}
 	switch st.then {
 	case thenRelease:
-		// The chain is the _parentId link (contract §8): the child is due now.
+		// The chain is the _parentId link (docs/api.md, "Delivery"): the child is
+		// due now.
 		var childType string
 		err = s.db.WriteQueryRow(ctx, tx, releaseChildSQL, ts, ts, j.NotificationID, j.Position+1).Scan(&childType)
 		switch {
@@ -432,7 +433,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 
 // undigest clears _digestedNotificationId of the transaction's
 // notifications whose merged digest job was just canceled: their event is
-// no longer in the master's digest (contract §8).
+// no longer in the master's digest (docs/api.md, "Delivery").
 func undigest(ctx context.Context, tx *sql.Tx, envID, transactionID, ts string) error {
 	_, err := tx.ExecContext(ctx, `
 		UPDATE notifications SET digested_notification_id = '', updated_at = ?

@@ -386,7 +386,7 @@ type jobRow struct {
 	parent   string // the parent job's id, "" for the trigger job
 	position int
 	step     workflows.Step
-	snapshot json.RawMessage // the job's copy of its step (contract §8)
+	snapshot json.RawMessage // the job's copy of its step (docs/api.md, "Delivery")
 	values   json.RawMessage
 	provider string
 	status   string

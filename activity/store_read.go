@@ -157,9 +157,9 @@ func newNotificationsSQL(d sqldb.Dialect) *notificationsSQL {
 // notifications, so that filter is read through its own index and the page
 // sorted. One subscriber's, one context key's, one workflow's or one
 // severity's (other than none) are read through theirs, newest first in the
-// index's order, so a page costs the same however rare they are: a
-// subscriber triggered once took 10 ms to find at 20,000 notifications
-// without its index, and 0.12 ms through it (BenchmarkNotificationsList).
+// index's order, so a page costs the same however rare they are
+// (BenchmarkNotificationsList times a subscriber triggered once among many
+// notifications).
 // Any other page reads notifications_list, the environment newest first,
 // which SQLite would also pick without statistics; it carries severity,
 // channels, workflow and subscriber, so that those filters are tested on
@@ -250,7 +250,7 @@ func getNotification(ctx context.Context, q querier, envID, id string) (notifica
 	return n, nil
 }
 
-// Wire shapes of spec §2.12.
+// Wire shapes of the "Notifications" section of docs/api.md.
 type (
 	notificationResponse struct {
 		ID                     string          `json:"_id"`

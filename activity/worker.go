@@ -48,7 +48,7 @@ const defaultSize = 32
 // at 100 ms, 32 goroutines cap a lane near 300 sends a second, 256 near
 // 2,500. A goroutine costs a few KiB, and a lane claims at most two jobs a
 // goroutine, so memory stays bounded; one slow or failing provider fills
-// only its own lane (issue 36).
+// only its own lane (docs/delivery.md, "The job queue").
 const defaultIOSize = 256
 
 // Worker runs the job queue. SQLite has one writer, so the worker spends it

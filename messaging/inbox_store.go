@@ -15,7 +15,8 @@ import (
 )
 
 // inboxMessage is a message as the inbox reads it: the columns a
-// notification (reference A7) and a live event show.
+// notification (docs/inbox.md, "The notification object") and a live event
+// show.
 type inboxMessage struct {
 	ID, OrganizationID, NotificationID               string
 	SubscriberID, TemplateID, TransactionID, Channel string
@@ -43,13 +44,14 @@ func scanInboxMessage(row scanner) (*inboxMessage, error) {
 	return &m, err
 }
 
-// inboxFilter selects a subscriber's inbox messages (reference A5, A6).
+// inboxFilter selects a subscriber's inbox messages (docs/inbox.md,
+// "Filters" and "What the routes do").
 type inboxFilter struct {
 	read, archived, snoozed, seen *bool
 	tags                          [][]string // groups ANDed, each group's tags ORed
 	data                          map[string]any
 	severity                      []string
-	createdGte, createdLte        string // contract §3 times; "" for none
+	createdGte, createdLte        string // times (docs/api.md, "Identifiers and timestamps"); "" for none
 }
 
 // cond is the WHERE condition of f for one subscriber's in_app messages.
@@ -224,7 +226,8 @@ func (s *Store) unreadBySeverity(ctx context.Context, env, subscriberID string, 
 	return out, rows.Err()
 }
 
-// inboxAction is one way an inbox changes a message (reference A8).
+// inboxAction is one way an inbox changes a message (docs/inbox.md,
+// "What each action changes").
 type inboxAction string
 
 const (
@@ -263,7 +266,7 @@ func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, act
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		cond := `environment_id = ?2 AND subscriber_id = ?3 AND id = ?4 AND channel = 'in_app'`
 		if action == actionUnsnooze {
-			cond += ` AND snoozed_until IS NOT NULL` // unsnoozing what is not snoozed is a 404 (reference A4)
+			cond += ` AND snoozed_until IS NOT NULL` // unsnoozing what is not snoozed is a 404 (docs/inbox.md, "Filters")
 		}
 		args := []any{sqldb.FormatTime(s.now()), env, subscriberID, id}
 		if action == actionSnooze {

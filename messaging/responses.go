@@ -36,8 +36,8 @@ func (s *Store) resolveSubscriber(ctx context.Context, env, subscriberID string)
 	return id.ID, sum, err
 }
 
-// messageResponses turns rows into spec §2.10 messages, embedding each
-// subscriber and workflow, read in one batch per source.
+// messageResponses turns rows into messages (docs/api.md, "Messages"),
+// embedding each subscriber and workflow, read in one batch per source.
 func (s *Store) messageResponses(ctx context.Context, env string, rows []*message) ([]messageResponse, error) {
 	var subs map[string]subscribers.Subscriber
 	var templates map[string]workflows.Summary
@@ -179,7 +179,7 @@ const maxPayloadDepth = 8
 const maxPayloadMatches = 100
 
 // errPayloadEncoding is a feed payload filter that cannot be read at all,
-// which the reference platform answers with a 400 (contract §4).
+// which the reference platform answers with a 400 (docs/api.md, "Errors").
 var errPayloadEncoding = errors.New("must be the Base64 encoding of a JSON object")
 
 // parsePayloadFilter decodes the feed's payload parameter: Base64 of a JSON

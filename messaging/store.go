@@ -70,7 +70,8 @@ type message struct {
 
 // payloadColumn reads a message's payload, which is stored once per
 // notification in message_payloads (an empty one not at all), not in each
-// message row, and a large one once for all (sqldb.StoreValue).
+// message row (docs/retention.md, "What a reader sees"), and a large one
+// once for all (sqldb.StoreValue).
 var payloadColumn = `coalesce((SELECT ` + sqldb.ValueColumn("p.payload") + ` FROM message_payloads p
 	WHERE p.notification_id = messages.notification_id), '{}')`
 
@@ -217,8 +218,7 @@ func isEmptyObject(raw []byte) bool {
 // when it is an in-app message, and NULL for every other channel, whose
 // messages the feed never shows (an email's would carry its HTML again).
 // Reading the item stored at delivery instead of building it from a dozen
-// columns took a feed request from 32.2 to 25.3 µs in-process
-// (BenchmarkReads/feed).
+// columns makes a feed request cheaper (BenchmarkReads/feed measures it).
 //
 // A message whose content is large has none either: its content is stored
 // once, in its column, and its feed item is built from the columns.
@@ -430,8 +430,8 @@ type listFilter struct {
 // reads a newest-first page through messages_list, every message of the
 // environment in time order, and tests each against the filters, since
 // that index gives the order: a page of one transaction's or one
-// subscriber's messages read the whole environment (12 ms at 20,000
-// messages, and growing with them). A transaction has a few messages and a
+// subscriber's messages would read the whole environment, and grow with it
+// (BenchmarkMessagesList times both filters). A transaction has a few messages and a
 // subscriber's are in messages_feed, so those filters are read through
 // their own index, and the page sorted.
 func (q *queries) listQuery(env string, f listFilter) (from, cond string, args []any) {
@@ -483,7 +483,7 @@ func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message,
 // markAs changes the read/seen state of the subscriber's messages among ids
 // and returns those messages, re-read after the update. Ids of other
 // subscribers or environments are not touched and not returned. As the
-// reference platform does (platform-behavior §8), read and unread both mark
+// reference platform does (docs/api.md, "Mark-as"), read and unread both mark
 // the message seen; the dates of the states set are stamped.
 func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []string, mark string, at time.Time) ([]*message, error) {
 	set := map[string]string{

@@ -128,8 +128,9 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 
 	// Readers map the file instead of copying each page they touch out of
 	// it with a read system call: a feed page at a million messages reads
-	// a dozen pages scattered over the file, and as system calls they made
-	// a feed request dearer (BenchmarkReads/feed). Each reader connection
+	// a dozen pages scattered over the file, and read by system calls they
+	// cost a feed request more CPU (BenchmarkReads/feed with
+	// HERALD_MMAP_SIZE=0 measures it). Each reader connection
 	// maps the file apart, and an operator's VmRSS counts a page once per
 	// mapping that touched it, so the size is capped (docs/memory.md).
 	r, err := sql.Open("sqlite", common+fmt.Sprintf("&_pragma=query_only(1)&_pragma=mmap_size(%d)", o.mmapSize))

@@ -97,12 +97,12 @@ const maxCachedPreferences = 20_000
 // maxCachedIdentities bounds the identities kept, about 18 MB of them in a
 // ByteCache (an identity is about 110 bytes of JSON). Every feed request
 // reads one, and the cache starts over when full: sized like the documents',
-// it missed most requests once more than 10,000 inboxes were read, and each
-// miss is a query on the read pool (12% of a feed request's CPU at 100,000
-// subscribers read at random). Held as a WriteCache, a full cache was 24 MB
-// in 200,000 heap objects the collector marked on every cycle, and under
-// load the p99 of searches, which never read it, rose with it; a ByteCache
-// is two (bench/README.md).
+// it would miss most requests once more than 10,000 inboxes are read, and
+// each miss is a query on the read pool (BenchmarkReads/feed reads inboxes
+// at random). Held as a WriteCache, a full cache would be some 200,000 heap
+// objects for the collector to mark on every cycle, which slows even the
+// searches that never read it under load (scenario 4 of bench/README.md);
+// a ByteCache is two.
 const maxCachedIdentities = 100_000
 
 // resultCaches holds one resultCache per database, so that every Store on
@@ -369,7 +369,7 @@ func (s *Store) fetchKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, whe
 	if err != nil {
 		return nil, false, err
 	}
-	found, err := scanAll(rows)
+	found, err := s.scanAll(rows)
 	if err != nil {
 		return nil, false, err
 	}

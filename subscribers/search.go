@@ -17,11 +17,13 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// countCap is where totalCount stops counting (contract §9): it reads at most
-// this many rows, then reports totalCount 50,000 with totalCountCapped true.
+// countCap is where totalCount stops counting (docs/api.md,
+// "What strict clients check"): it reads at most this many rows, then
+// reports totalCount 50,000 with totalCountCapped true.
 const countCap = 50_000
 
-// searchQuery is a parsed GET /v2/subscribers request (spec §4.2, contract §6).
+// searchQuery is a parsed GET /v2/subscribers request (docs/api.md,
+// "Subscriber search" and "Lists and paging").
 type searchQuery struct {
 	SubscriberID, Email, Phone, Name string
 	Limit                            int
@@ -128,10 +130,9 @@ const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name
 // rows that its range of the index is no help: it is matched with instr()
 // alone on the rows the other terms leave, a scan of the environment's rows
 // cut short by the LIMIT of the page query (such needles match many rows,
-// so a page fills quickly) and by countCap for the count. At 100,000
-// subscribers that is tens of milliseconds
-// (BenchmarkSearch/email_short_needle). So is a needle holding a NUL:
-// SQLite's text functions stop at one, so the index holds no suffix past it.
+// so a page fills quickly) and by countCap for the count
+// (BenchmarkSearch/email_short_needle times it). So is a needle holding a
+// NUL: SQLite's text functions stop at one, so the index holds no suffix past it.
 //
 // Where the dialect keeps no suffix table, its Substring is served by an
 // index of its own, and filters returns no needles.
@@ -305,7 +306,7 @@ func (s *Store) searchSnapshot(ctx context.Context, environmentID string, q sear
 	if err != nil {
 		return page, err
 	}
-	subs, err := scanAll(rows)
+	subs, err := s.scanAll(rows)
 	if err != nil {
 		return page, err
 	}

@@ -31,7 +31,7 @@ func (s *Store) subscriptionPage(ctx context.Context, t Topic, subscriberID stri
 	var all []Subscription
 	for rows.Next() {
 		sub := Subscription{Topic: t}
-		if sub.Subscriber, err = scanSubscriber(prefixScanner{rows, []any{&sub.ID, &sub.SubscriberID, &sub.CreatedAt}}); err != nil {
+		if sub.Subscriber, err = s.scanSubscriber(prefixScanner{rows, []any{&sub.ID, &sub.SubscriberID, &sub.CreatedAt}}); err != nil {
 			return nil, nil, nil, err
 		}
 		all = append(all, sub)
