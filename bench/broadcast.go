@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"time"
