@@ -29,7 +29,7 @@ func (b *bench) broadcastStorage(ctx context.Context) error {
 	// What the rendered broadcast stores is past the default request
 	// storage limit, which would refuse it: the server is given room.
 	rendered, err := b.broadcastGrowth(ctx, "brendered", `{{payload.name}} {{payload.blob}}`, subscribers, large,
-		"-max-request-storage", strconv.Itoa(2<<30))
+		"HERALD_MAX_REQUEST_STORAGE="+strconv.Itoa(2<<30))
 	if err != nil {
 		return err
 	}
@@ -47,15 +47,16 @@ func (b *bench) broadcastStorage(ctx context.Context) error {
 
 // broadcastGrowth starts a server on a fresh database, creates n
 // subscribers and an in-app workflow whose body is body, broadcasts a
-// payload of about size bytes (the server started with flags), waits until every message is stored and
+// payload of about size bytes (the server started with the HERALD_*
+// variables env), waits until every message is stored and
 // answers the bytes the database grew by.
-func (b *bench) broadcastGrowth(ctx context.Context, name, body string, n, size int, flags ...string) (int64, error) {
+func (b *bench) broadcastGrowth(ctx context.Context, name, body string, n, size int, env ...string) (int64, error) {
 	wf := `{"name":"Big","workflowId":"big","active":true,"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hello ` + body + `"}}]}`
 	db, err := b.database(ctx, name)
 	if err != nil {
 		return 0, err
 	}
-	srv, c, err := b.serverOn(ctx, db, flags, wf)
+	srv, c, err := b.serverOn(ctx, db, env, wf)
 	if err != nil {
 		return 0, err
 	}
