@@ -85,10 +85,10 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 			}
 		}
 	}
-	// Channels an earlier version stored plain are sealed at every start;
+	// Secrets an earlier version stored plain are sealed at every start;
 	// reads take either form, and instances starting at once seal each row
 	// once.
-	if err := sealStoredChannels(ctx, a.Subscribers, d.Logger); err != nil {
+	if err := sealStored(ctx, a, d.Logger); err != nil {
 		stopBeat(ctx)
 		return nil, err
 	}
@@ -125,12 +125,16 @@ func (a *App) Stop(ctx context.Context) {
 	})
 }
 
-// sealStoredChannels seals the subscribers' channels an earlier version
-// stored plain, and says how many it sealed.
-func sealStoredChannels(ctx context.Context, subs *subscribers.Store, logger *slog.Logger) error {
-	n, err := subs.SealStoredChannels(ctx)
-	if n > 0 && logger != nil {
-		logger.Info("sealed the channel credentials of subscribers stored plain", "subscribers", n)
+// sealStored seals the subscribers' channels and the messages' targets an
+// earlier version stored plain, and says how many rows it sealed.
+func sealStored(ctx context.Context, a *App, logger *slog.Logger) error {
+	subs, err := a.Subscribers.SealStoredChannels(ctx)
+	if err != nil {
+		return err
+	}
+	msgs, err := a.Messages.SealStoredTargets(ctx)
+	if (subs > 0 || msgs > 0) && logger != nil {
+		logger.Info("sealed the channel credentials stored plain", "subscribers", subs, "messages", msgs)
 	}
 	return err
 }

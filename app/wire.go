@@ -62,7 +62,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Workflows:    workflowStore,
 		Integrations: integrationStore,
 		Tokens:       subscriberStore,
-	}).WithClock(d.Now)
+	}).WithClock(d.Now).WithSecret(d.Secret)
 	activityStore := activity.NewStore(d.DB, d.Now)
 	activityStore.Observe(d.Metrics)
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),
