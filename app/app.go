@@ -126,15 +126,21 @@ func (a *App) Stop(ctx context.Context) {
 }
 
 // sealStored seals the subscribers' channels and the messages' targets an
-// earlier version stored plain, and says how many rows it sealed.
+// earlier version stored plain, drops the channels its notifications kept,
+// and says how many rows it changed.
 func sealStored(ctx context.Context, a *App, logger *slog.Logger) error {
 	subs, err := a.Subscribers.SealStoredChannels(ctx)
 	if err != nil {
 		return err
 	}
 	msgs, err := a.Messages.SealStoredTargets(ctx)
-	if (subs > 0 || msgs > 0) && logger != nil {
-		logger.Info("sealed the channel credentials stored plain", "subscribers", subs, "messages", msgs)
+	if err != nil {
+		return err
+	}
+	notes, err := a.Activity.DropStoredChannels(ctx)
+	if (subs > 0 || msgs > 0 || notes > 0) && logger != nil {
+		logger.Info("sealed the channel credentials stored plain", "subscribers", subs, "messages", msgs,
+			"notifications_dropped", notes)
 	}
 	return err
 }
