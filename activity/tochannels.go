@@ -29,6 +29,28 @@ func withoutChannels(object json.RawMessage) (_ json.RawMessage, ok bool) {
 	return b, true
 }
 
+// toWithoutChannels is a trigger's `to` as a fan-out keeps it to resume:
+// each subscriber object without its channels. A resumed fan-out needs
+// only the subscriberIds, which it leaves out of the topics' members.
+func toWithoutChannels(to json.RawMessage) json.RawMessage {
+	var list []json.RawMessage
+	if json.Unmarshal(to, &list) != nil {
+		out, _ := withoutChannels(to)
+		return out
+	}
+	changed := false
+	for i := range list {
+		var ok bool
+		list[i], ok = withoutChannels(list[i])
+		changed = changed || ok
+	}
+	if !changed {
+		return to
+	}
+	b, _ := json.Marshal(list)
+	return b
+}
+
 // DropStoredChannels removes the channels an earlier version kept in the
 // subscriber object its notifications were sent to (sqldb.RewriteRows),
 // and returns how many notifications it changed.

@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -78,4 +79,36 @@ func TestTrigger_StoredChannelsDropped(t *testing.T) {
 	n, err = h.store.DropStoredChannels(ctx)
 	is.NoErr(err)  // run again
 	is.Equal(n, 0) // it finds nothing to drop
+}
+
+// A broadcast kept to resume keeps its actor without its channels.
+func TestBroadcast_KeptWithoutActorChannels(t *testing.T) {
+	is := is.New(t)
+	h := newBroadcastHarness(t)
+	h.subs.onList(func(_ context.Context, after string) error {
+		if after != "" {
+			return errors.New("subscribers unavailable") // after the first batch
+		}
+		return nil
+	})
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"news","transactionId":"cut",
+		"actor":{"subscriberId":"boss","channels":[{"providerId":"slack","credentials":{"webhookUrl":"`+secretHook+`"}}]}}`)
+	is.Equal(res.Status, http.StatusInternalServerError) // cut short, kept to resume
+	var request string
+	is.NoErr(h.App.DB.QueryRowContext(context.Background(), `SELECT request FROM activity_broadcasts`).Scan(&request)) // read
+	is.True(strings.Contains(request, `"subscriberId":"boss"`))                                                        // the actor is kept
+	is.True(!strings.Contains(request, "xoxSecretPath"))                                                               // without its webhook URL
+}
+
+func TestToWithoutChannels(t *testing.T) {
+	is := is.New(t)
+	hook := `"channels":[{"providerId":"slack","credentials":{"webhookUrl":"` + secretHook + `"}}]`
+	for in, want := range map[string]string{
+		`"ada"`:                               `"ada"`,
+		`{"subscriberId":"ada",` + hook + `}`: `{"subscriberId":"ada"}`,
+		`["ada",{"subscriberId":"bob",` + hook + `},{"type":"Topic","topicKey":"t"}]`: `["ada",{"subscriberId":"bob"},{"type":"Topic","topicKey":"t"}]`,
+		`[{"type":"Topic","topicKey":"t"}]`:                                           `[{"type":"Topic","topicKey":"t"}]`,
+	} {
+		is.Equal(string(toWithoutChannels([]byte(in))), want) // each subscriber object loses its channels, the rest is kept
+	}
 }
