@@ -255,6 +255,7 @@ type limitSettings struct {
 	writeRate, authFailureRate   float64
 	writeBurst, authFailureBurst int
 	maxPayload                   int64
+	sessions, newSessions        float64
 }
 
 // addLimitFlags registers the limits' flags on fs, each defaulting to its
@@ -276,6 +277,10 @@ func addLimitFlags(fs *flag.FlagSet, env func(name, def string) string) (*limitS
 			platform.DefaultAuthFailureBurst, func(v float64) { s.authFailureBurst = int(v) }},
 		{"max-payload", "HERALD_MAX_PAYLOAD", "largest trigger payload in bytes",
 			platform.DefaultMaxPayload, func(v float64) { s.maxPayload = int64(v) }},
+		{"inbox-sessions", "HERALD_INBOX_SESSIONS", "inbox sessions of existing subscribers a minute per client address; 0 turns the limit off",
+			platform.DefaultSessionRate, func(v float64) { s.sessions = v }},
+		{"inbox-new-sessions", "HERALD_INBOX_NEW_SESSIONS", "inbox sessions naming a subscriber that does not exist, a minute per client address; 0 turns the limit off",
+			platform.DefaultNewSessionRate, func(v float64) { s.newSessions = v }},
 	} {
 		v, err := strconv.ParseFloat(env(f.variable, strconv.FormatFloat(f.def, 'f', -1, 64)), 64)
 		if err != nil || v < 0 {
@@ -303,7 +308,8 @@ func (s *limitSettings) rateLimits() platform.RateLimits {
 		return v
 	}
 	return platform.RateLimits{Write: off(s.writeRate), WriteBurst: s.writeBurst,
-		AuthFailure: off(s.authFailureRate), AuthFailureBurst: s.authFailureBurst}
+		AuthFailure: off(s.authFailureRate), AuthFailureBurst: s.authFailureBurst,
+		Sessions: off(s.sessions), NewSessions: off(s.newSessions)}
 }
 
 // sweepEvery is how often a running Herald sweeps.

@@ -15,9 +15,11 @@ import (
 // component (@novu/js) calls from a browser: /v1/inbox/* with a subscriber
 // token (platform.SubscriberAuth), and live updates on /socket.io/.
 
-// InboxSubscribers creates or updates a session's subscriber;
+// InboxSubscribers finds, creates or updates a session's subscriber;
 // subscribers.Store satisfies it.
 type InboxSubscribers interface {
+	// SubscriberDatabaseID returns the subscriber's _id, or platform.ErrNotFound.
+	SubscriberDatabaseID(ctx context.Context, environmentID, subscriberID string) (string, error)
 	EnsureInboxSubscriber(ctx context.Context, tenant platform.Tenant, p subscribers.InboxProfile, update bool) (subscribers.InboxIdentity, error)
 }
 

@@ -84,24 +84,16 @@ func handleInboxSession(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		hmacOn := app.Credentials.HMAC != nil && *app.Credentials.HMAC
-		hashValid := false
-		if req.SubscriberHash != "" {
-			hashValid, err = in.Auth.CheckSubscriberHash(ctx, env.ID, p.SubscriberID, req.SubscriberHash)
-			if errors.Is(err, platform.ErrNoSealedKey) {
-				if hmacOn {
-					return platform.BadRequest("Please provide a valid HMAC hash: every API key of this environment was " +
-						"made before Herald kept keys sealed and exists only as a digest, so no HMAC can be checked; " +
-						"configure a key again (HERALD_API_KEY) or make a new one (docs/inbox.md)")
-				}
-				err = nil
-			}
-			if err != nil {
-				return err
-			}
+		exists, err := subscriberExists(ctx, in.Subscribers, env.ID, p.SubscriberID)
+		if err != nil {
+			return err
 		}
-		if hmacOn && !hashValid {
-			return platform.BadRequest("Please provide a valid HMAC hash")
+		if err := platform.AdmitSession(ctx, !exists); err != nil {
+			return err
+		}
+		hashValid, err := checkSessionHash(ctx, in.Auth, env.ID, app, p.SubscriberID, req.SubscriberHash)
+		if err != nil {
+			return err
 		}
 		tenant := env.Tenant()
 		who, err := in.Subscribers.EnsureInboxSubscriber(ctx, tenant, p, hashValid)
@@ -132,6 +124,43 @@ func handleInboxSession(s *Store) http.Handler {
 			ContextKeys: []string{},
 		}})
 	})
+}
+
+// subscriberExists reports whether the environment has the subscriber a
+// session names.
+func subscriberExists(ctx context.Context, subs InboxSubscribers, env, subscriberID string) (bool, error) {
+	_, err := subs.SubscriberDatabaseID(ctx, env, subscriberID)
+	if errors.Is(err, platform.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// checkSessionHash checks a session's subscriberHash: whether it is valid,
+// and the reference platform's 400 when the integration asks for one and
+// it is not.
+func checkSessionHash(ctx context.Context, auth *platform.SubscriberAuth, env string, app integration, subscriberID, hash string) (bool, error) {
+	hmacOn := app.Credentials.HMAC != nil && *app.Credentials.HMAC
+	valid := false
+	if hash != "" {
+		var err error
+		valid, err = auth.CheckSubscriberHash(ctx, env, subscriberID, hash)
+		if errors.Is(err, platform.ErrNoSealedKey) {
+			if hmacOn {
+				return false, platform.BadRequest("Please provide a valid HMAC hash: every API key of this environment was " +
+					"made before Herald kept keys sealed and exists only as a digest, so no HMAC can be checked; " +
+					"configure a key again (HERALD_API_KEY) or make a new one (docs/inbox.md)")
+			}
+			err = nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	if hmacOn && !valid {
+		return false, platform.BadRequest("Please provide a valid HMAC hash")
+	}
+	return valid, nil
 }
 
 // inAppIntegration is the environment's active in_app integration, or the

@@ -261,15 +261,16 @@ const InboxSessionPath = "/v1/inbox/session"
 // failures, the one API keys use (RateLimits): a refused session (a wrong
 // HMAC, an unknown application) and a refused token alike, so neither
 // hashes nor tokens can be guessed faster than keys.
-func requireSubscriber(a *SubscriberAuth, failures *buckets, next http.Handler) http.Handler {
+func requireSubscriber(a *SubscriberAuth, failures *buckets, sessions sessionGate, next http.Handler) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		addr := clientAddress(r)
 		if wait, empty := failures.empty(addr); empty {
 			return tooMany(wait)
 		}
 		if r.URL.Path == InboxSessionPath {
+			sessions.addr = addr
 			sw := &statusWriter{ResponseWriter: w}
-			next.ServeHTTP(sw, r)
+			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), sessionGateKey{}, sessions)))
 			if sw.status == http.StatusBadRequest || sw.status == http.StatusUnauthorized {
 				failures.take(addr)
 			}
@@ -293,6 +294,31 @@ func requireSubscriber(a *SubscriberAuth, failures *buckets, next http.Handler) 
 		next.ServeHTTP(w, r.WithContext(ctx))
 		return nil
 	})
+}
+
+// sessionGate is what requireSubscriber hands the session route: the
+// buckets of sessions per client address (RateLimits), and the address.
+type sessionGate struct {
+	existing, created *buckets
+	addr              string
+}
+
+type sessionGateKey struct{}
+
+// AdmitSession spends one of the client address's inbox sessions: one of
+// a subscriber that exists, or, when newSubscriber, of one that does not.
+// Past that limit it returns the 429 to answer. The session route calls it
+// once it knows which the session is, before it creates anything; outside
+// the inbox's middleware every session is admitted.
+func AdmitSession(ctx context.Context, newSubscriber bool) error {
+	g, ok := ctx.Value(sessionGateKey{}).(sessionGate)
+	if !ok {
+		return nil
+	}
+	if newSubscriber {
+		return g.created.take(g.addr)
+	}
+	return g.existing.take(g.addr)
 }
 
 // inboxCORS answers the inbox's cross-origin requests as the reference
