@@ -3,6 +3,7 @@ package messaging_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -74,4 +75,71 @@ func TestInboxDoor_SessionLimitsOff(t *testing.T) {
 		status, _, _ := openSession(t, srv, srv.App.Development, fmt.Sprint("s-", i))
 		is.Equal(status, 201) // never 429
 	}
+}
+
+// inAppOf returns the _id of env's in-app integration.
+func inAppOf(t *testing.T, srv *apptest.Server, env platform.Environment) string {
+	t.Helper()
+	var list []struct {
+		ID            string `json:"_id"`
+		EnvironmentID string `json:"_environmentId"`
+		Channel       string `json:"channel"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/integrations", "").Decode(t, &list)
+	for _, in := range list {
+		if in.Channel == "in_app" && in.EnvironmentID == env.ID {
+			return in.ID
+		}
+	}
+	t.Fatal("no in-app integration")
+	return ""
+}
+
+// setCredentials replaces the credentials of env's in-app integration.
+func setCredentials(t *testing.T, srv *apptest.Server, env platform.Environment, creds string) {
+	t.Helper()
+	if res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+inAppOf(t, srv, env), `{"credentials":`+creds+`}`); res.Status != 200 {
+		t.Fatalf("set credentials: %d %s", res.Status, res.Body)
+	}
+}
+
+func TestInboxDoor_WhoMayCreateSubscribers(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	dev, prod := srv.App.Development, srv.App.Production
+
+	status, body, _ := openSession(t, srv, prod, "ada")
+	is.Equal(status, 404)                                                        // Production creates no subscriber by default
+	is.True(strings.Contains(string(body), "autoCreateSubscribers"))             // and says which setting would
+	is.Equal(srv.Prod.Do(t, "GET", "/v1/subscribers/ada", "").Status, 404)       // nothing created
+	apptest.MustCreate(t, srv.Prod, "/v1/subscribers", `{"subscriberId":"ada"}`) // the team's backend creates it
+	status, _, _ = openSession(t, srv, prod, "ada")
+	is.Equal(status, 201) // then its inbox opens
+
+	status, _, _ = openSession(t, srv, dev, "ada")
+	is.Equal(status, 201)                                                 // Development creates by default
+	is.Equal(srv.Dev.Do(t, "GET", "/v1/subscribers/ada", "").Status, 200) // created
+
+	// The setting is the in-app integration's, read and changed through the integrations API.
+	setCredentials(t, srv, dev, `{"autoCreateSubscribers":false}`)
+	status, _, _ = openSession(t, srv, dev, "grace")
+	is.Equal(status, 404) // turned off in Development
+	setCredentials(t, srv, prod, `{"autoCreateSubscribers":true}`)
+	status, _, _ = openSession(t, srv, prod, "grace")
+	is.Equal(status, 201) // and on in Production
+	var list []struct {
+		ID          string `json:"_id"`
+		Credentials struct {
+			AutoCreateSubscribers *bool `json:"autoCreateSubscribers"`
+		} `json:"credentials"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/integrations", "").Decode(t, &list)
+	seen := 0
+	for _, in := range list {
+		if in.ID == inAppOf(t, srv, prod) {
+			is.True(in.Credentials.AutoCreateSubscribers != nil && *in.Credentials.AutoCreateSubscribers) // listed as set
+			seen++
+		}
+	}
+	is.Equal(seen, 1) // the integration is listed
 }

@@ -28,8 +28,9 @@ type data[T any] struct {
 }
 
 // handleInboxSession serves POST /v1/inbox/session: the environment named
-// by its public identifier, the subscriber (created, or updated when the
-// hash is valid), and a token for the rest of the inbox (reference A3).
+// by its public identifier, the subscriber (created when the in-app
+// integration allows it, updated when the hash is valid), and a token for
+// the rest of the inbox (reference A3).
 func handleInboxSession(s *Store) http.Handler {
 	type request struct {
 		ApplicationIdentifier string          `json:"applicationIdentifier" validate:"max=256"`
@@ -95,6 +96,10 @@ func handleInboxSession(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
+		if !exists && !createsSubscribers(app, env) {
+			return platform.NotFound("Subscriber %s does not exist, and this environment's in-app integration does not let "+
+				"an inbox session create it (credentials.autoCreateSubscribers)", p.SubscriberID)
+		}
 		tenant := env.Tenant()
 		who, err := in.Subscribers.EnsureInboxSubscriber(ctx, tenant, p, hashValid)
 		if err != nil {
@@ -134,6 +139,16 @@ func subscriberExists(ctx context.Context, subs InboxSubscribers, env, subscribe
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// createsSubscribers reports whether a session may create the subscriber
+// it names: as the in-app integration says, and unless it says, everywhere
+// but in Production.
+func createsSubscribers(app integration, env platform.Environment) bool {
+	if c := app.Credentials.AutoCreateSubscribers; c != nil {
+		return *c
+	}
+	return !strings.EqualFold(env.Name, platform.Production)
 }
 
 // checkSessionHash checks a session's subscriberHash: whether it is valid,
