@@ -26,6 +26,7 @@ var (
 	_ activity.Unsnoozer              = (*messaging.Store)(nil)
 	_ messaging.InboxSubscribers      = (*subscribers.Store)(nil)
 	_ messaging.InboxWorkflows        = (*workflows.Store)(nil)
+	_ messaging.InboxIntegrations     = (*integrations.Store)(nil)
 	_ messaging.SnoozeTimer           = (*activity.Store)(nil)
 	_ messaging.InboxPreferenceStore  = (*subscribers.Store)(nil)
 	_ platform.SubscriberLookup       = (*subscribers.Store)(nil)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
@@ -21,6 +22,15 @@ type InboxSubscribers interface {
 	// SubscriberDatabaseID returns the subscriber's _id, or platform.ErrNotFound.
 	SubscriberDatabaseID(ctx context.Context, environmentID, subscriberID string) (string, error)
 	EnsureInboxSubscriber(ctx context.Context, tenant platform.Tenant, p subscribers.InboxProfile, update bool) (subscribers.InboxIdentity, error)
+}
+
+// InboxIntegrations finds the in-app integration an environment's inbox
+// sessions go by (its hmac, whether a session may create its subscriber),
+// or platform.ErrNotFound; integrations.Store satisfies it. It reads no
+// cache: a session must see HMAC turned on as soon as it is
+// (platform.SubscriberAuth.TokenGeneration).
+type InboxIntegrations interface {
+	InboxIntegration(ctx context.Context, environmentID string) (integrations.Integration, error)
 }
 
 // InboxWorkflows names the workflows of inbox notifications and their
@@ -57,7 +67,7 @@ type Snooze struct {
 type InboxConfig struct {
 	Auth         *platform.SubscriberAuth
 	Subscribers  InboxSubscribers
-	Integrations IntegrationSource
+	Integrations InboxIntegrations
 	Workflows    InboxWorkflows
 	Preferences  InboxPreferenceStore // nil: no /v1/inbox/preferences routes
 	Snoozes      SnoozeTimer          // nil: snoozes cannot be offered

@@ -10,6 +10,7 @@ import (
 
 	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/platform/platformtest"
 )
 
 // These tests hold the inbox's public door: what a page that knows only
@@ -142,4 +143,47 @@ func TestInboxDoor_WhoMayCreateSubscribers(t *testing.T) {
 		}
 	}
 	is.Equal(seen, 1) // the integration is listed
+}
+
+func TestInboxDoor_HMACOnRevokesEarlierTokens(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	before, _ := apptest.OpenInbox(t, srv, "ada", "") // bought without a hash
+	status, _, _ := before.Do("GET", "/v1/inbox/notifications?limit=10", "")
+	is.Equal(status, 200) // good while HMAC is off
+	prod := openProductionInbox(t, srv, "ada")
+
+	setCredentials(t, srv, srv.App.Development, `{"hmac":true}`)
+	status, _, _ = before.Do("GET", "/v1/inbox/notifications?limit=10", "")
+	is.Equal(status, 401) // refused once HMAC is on
+
+	after, _ := apptest.OpenInbox(t, srv, "ada", `},"subscriberHash":"`+platform.SubscriberHash(platformtest.DevKey, "ada")+`","x":{"a":1`)
+	status, _, _ = after.Do("GET", "/v1/inbox/notifications?limit=10", "")
+	is.Equal(status, 200) // a token bought with the hash works
+	status, _, _ = prod.Do("GET", "/v1/inbox/notifications?limit=10", "")
+	is.Equal(status, 200) // and another environment's tokens are not touched
+
+	// Saving HMAC on again, or turning it off, revokes nothing more.
+	setCredentials(t, srv, srv.App.Development, `{"hmac":true,"autoCreateSubscribers":true}`)
+	setCredentials(t, srv, srv.App.Development, `{}`)
+	status, _, _ = after.Do("GET", "/v1/inbox/notifications?limit=10", "")
+	is.Equal(status, 200) // still good
+}
+
+// openProductionInbox opens a session of a Production subscriber, created
+// first through the API.
+func openProductionInbox(t *testing.T, srv *apptest.Server, subscriberID string) *apptest.Inbox {
+	t.Helper()
+	apptest.MustCreate(t, srv.Prod, "/v1/subscribers", `{"subscriberId":"`+subscriberID+`"}`)
+	status, body, _ := openSession(t, srv, srv.App.Production, subscriberID)
+	if status != 201 {
+		t.Fatalf("session: %d %s", status, body)
+	}
+	var out struct {
+		Data apptest.Session `json:"data"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatal(err)
+	}
+	return apptest.NewInbox(t, srv, out.Data.Token)
 }

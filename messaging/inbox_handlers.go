@@ -81,6 +81,10 @@ func handleInboxSession(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
+		generation, err := in.Auth.TokenGeneration(ctx, env.ID)
+		if err != nil {
+			return err
+		}
 		app, err := s.inAppIntegration(ctx, env.ID)
 		if err != nil {
 			return err
@@ -107,7 +111,7 @@ func handleInboxSession(s *Store) http.Handler {
 		}
 		token, err := in.Auth.IssueToken(platform.Subscriber{ID: who.ID, SubscriberID: who.SubscriberID,
 			EnvironmentID: env.ID, OrganizationID: env.OrganizationID, FirstName: who.FirstName, LastName: who.LastName,
-			Email: who.Email})
+			Email: who.Email}, generation)
 		if err != nil {
 			return err
 		}
@@ -181,14 +185,11 @@ func checkSessionHash(ctx context.Context, auth *platform.SubscriberAuth, env st
 // inAppIntegration is the environment's active in_app integration, or the
 // reference platform's 404.
 func (s *Store) inAppIntegration(ctx context.Context, env string) (integration, error) {
-	active, err := s.inbox.Integrations.ActiveIntegrations(ctx, env, "in_app")
-	if err != nil {
-		return integration{}, err
-	}
-	if len(active) == 0 {
+	app, err := s.inbox.Integrations.InboxIntegration(ctx, env)
+	if errors.Is(err, platform.ErrNotFound) {
 		return integration{}, platform.NotFound("The active in-app integration could not be found")
 	}
-	return active[0], nil
+	return app, err
 }
 
 // inboxQuery reads the filters of the inbox list and its bulk routes from

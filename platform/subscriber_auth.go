@@ -165,13 +165,15 @@ type tokenClaims struct {
 	Issuer         string   `json:"iss"`
 	IssuedAt       int64    `json:"iat"`
 	Expires        int64    `json:"exp"`
+	Generation     int64    `json:"gen,omitempty"` // the environment's TokenGeneration at the session
 }
 
 // tokenHeader is the only JWT header Herald issues and accepts.
 var tokenHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 
-// IssueToken returns a token for s, valid for SubscriberTokenTTL.
-func (a *SubscriberAuth) IssueToken(s Subscriber) (string, error) {
+// IssueToken returns a token for s, valid for SubscriberTokenTTL while
+// the environment's token generation stays generation.
+func (a *SubscriberAuth) IssueToken(s Subscriber, generation int64) (string, error) {
 	now := a.now()
 	keys := s.ContextKeys
 	if keys == nil {
@@ -181,6 +183,7 @@ func (a *SubscriberAuth) IssueToken(s Subscriber) (string, error) {
 		ID: s.ID, SubscriberID: s.SubscriberID, EnvironmentID: s.EnvironmentID, OrganizationID: s.OrganizationID,
 		FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, ContextKeys: keys,
 		Audience: tokenAudience, Issuer: "herald", IssuedAt: now.Unix(), Expires: now.Add(SubscriberTokenTTL).Unix(),
+		Generation: generation,
 	})
 	if err != nil {
 		return "", err
@@ -198,8 +201,9 @@ func (a *SubscriberAuth) sign(signed string) string {
 // errBadToken is every reason a token is refused; the client is told no more.
 var errBadToken = Unauthorized("Unauthorized")
 
-// Authenticate checks token (signature, audience, expiry) and that its
-// subscriber still exists, and returns who it names. Any failure is a 401.
+// Authenticate checks token (signature, audience, expiry, generation) and
+// that its subscriber still exists, and returns who it names. Any failure
+// is a 401.
 func (a *SubscriberAuth) Authenticate(ctx context.Context, token string) (Subscriber, error) {
 	// The header is compared whole: only HS256 tokens of Herald's are
 	// accepted, so "alg":"none" and key-confusion tricks have nothing to work on.
@@ -222,6 +226,13 @@ func (a *SubscriberAuth) Authenticate(ctx context.Context, token string) (Subscr
 	if a.now().Unix() >= c.Expires {
 		return Subscriber{}, errBadToken
 	}
+	generation, err := a.TokenGeneration(ctx, c.EnvironmentID)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	if c.Generation != generation {
+		return Subscriber{}, errBadToken
+	}
 	if a.lookup == nil {
 		return Subscriber{}, errBadToken
 	}
@@ -235,6 +246,42 @@ func (a *SubscriberAuth) Authenticate(ctx context.Context, token string) (Subscr
 	return Subscriber{ID: c.ID, SubscriberID: c.SubscriberID, EnvironmentID: c.EnvironmentID,
 		OrganizationID: c.OrganizationID, FirstName: c.FirstName, LastName: c.LastName, Email: c.Email,
 		ContextKeys: c.ContextKeys}, nil
+}
+
+// An environment's subscriber tokens carry its token generation at their
+// session, and are refused once it has moved on: RevokeSubscriberTokens
+// moves it when the environment's sessions start to need an HMAC, so that
+// the tokens sessions bought without one stop working. It is kept in
+// settings, under tokenGenerationPrefix + the environment's _id; none
+// stored is generation 0.
+const tokenGenerationPrefix = "inbox_token_generation/"
+
+// TokenGeneration returns the environment's token generation. A session
+// reads it before it reads whether it needs an HMAC, so that a token bought
+// while HMAC was being turned on carries the generation before.
+func (a *SubscriberAuth) TokenGeneration(ctx context.Context, environmentID string) (int64, error) {
+	var n int64
+	err := a.db.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM settings WHERE name = ?`,
+		tokenGenerationPrefix+environmentID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read token generation: %w", err)
+	}
+	return n, nil
+}
+
+// RevokeSubscriberTokens refuses, from when tx commits, every subscriber
+// token the environment has issued.
+func RevokeSubscriberTokens(ctx context.Context, tx *sql.Tx, environmentID string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES (?, '1')
+		ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(settings.value AS INTEGER) + 1 AS TEXT)`,
+		tokenGenerationPrefix+environmentID)
+	if err != nil {
+		return fmt.Errorf("revoke subscriber tokens: %w", err)
+	}
+	return nil
 }
 
 type subscriberKey struct{}
