@@ -187,3 +187,16 @@ func openProductionInbox(t *testing.T, srv *apptest.Server, subscriberID string)
 	}
 	return apptest.NewInbox(t, srv, out.Data.Token)
 }
+
+func TestInboxDoor_HMACOnDisconnectsEarlierSockets(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hello")
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	sock := dialSocket(t, srv, c.Token)
+	is.True(strings.HasPrefix(sock.next(), `40{"sid":"`)) // connected while HMAC is off
+
+	setCredentials(t, srv, srv.App.Development, `{"hmac":true}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada"}`)
+	is.Equal(sock.next(), "41") // disconnected instead of hearing the notification
+}

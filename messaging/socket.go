@@ -286,7 +286,7 @@ func (ls *liveSockets) targets(key string) (platform.Subscriber, []*socket) {
 }
 
 // work turns each event of its shard into frames and writes them to every
-// socket of the event's subscriber.
+// socket of the event's subscriber whose token is still good.
 func (ls *liveSockets) work(q chan liveJob) {
 	ctx := context.Background()
 	for job := range q {
@@ -294,8 +294,16 @@ func (ls *liveSockets) work(q chan liveJob) {
 		if len(targets) == 0 {
 			continue
 		}
+		generation, err := ls.store.inbox.Auth.TokenGeneration(ctx, who.EnvironmentID)
+		if err != nil {
+			continue // as a failed read of the frames: the client reads again on its next action
+		}
 		frames := ls.store.liveFrames(ctx, who, job.ev)
 		for _, k := range targets {
+			if k.who.Generation != generation {
+				ls.revoked(ctx, k)
+				continue
+			}
 			k.wmu.Lock()
 			for _, f := range frames {
 				if k.write(ctx, f) != nil {
@@ -306,6 +314,16 @@ func (ls *liveSockets) work(q chan liveJob) {
 			k.wmu.Unlock()
 		}
 	}
+}
+
+// revoked disconnects a socket whose token was revoked after it opened
+// (platform.RevokeSubscriberTokens), before it hears another event; the
+// client does not reconnect after a DISCONNECT.
+func (ls *liveSockets) revoked(ctx context.Context, k *socket) {
+	k.wmu.Lock()
+	k.write(ctx, "41")
+	k.wmu.Unlock()
+	k.conn.CloseNow() // its reader sees the close and unregisters it
 }
 
 // ping writes Engine.IO's ping to every socket each pingInterval, closes

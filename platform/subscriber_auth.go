@@ -42,6 +42,7 @@ type Subscriber struct {
 	LastName       string   //
 	Email          string   //
 	ContextKeys    []string // the session's context; empty without one
+	Generation     int64    // the environment's token generation the token was issued in
 }
 
 // SubscriberLookup finds a subscriber's _id by its subscriberId, or
@@ -245,7 +246,7 @@ func (a *SubscriberAuth) Authenticate(ctx context.Context, token string) (Subscr
 	}
 	return Subscriber{ID: c.ID, SubscriberID: c.SubscriberID, EnvironmentID: c.EnvironmentID,
 		OrganizationID: c.OrganizationID, FirstName: c.FirstName, LastName: c.LastName, Email: c.Email,
-		ContextKeys: c.ContextKeys}, nil
+		ContextKeys: c.ContextKeys, Generation: c.Generation}, nil
 }
 
 // An environment's subscriber tokens carry its token generation at their
