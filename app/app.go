@@ -36,6 +36,9 @@ type Deps struct {
 	Metrics      *platform.Metrics        // what the domains report to; nil reports nothing
 	Inbox        *platform.SubscriberAuth // the inbox's subscriber tokens; nil serves no inbox
 	MaxSnooze    time.Duration            // the inbox's longest snooze; 0 means messaging's default
+	// SocketsPerToken is how many live inbox sockets one token may hold
+	// open; 0 means messaging's default, negative no limit.
+	SocketsPerToken int
 }
 
 // App is a started Herald: each domain's store, connected to the others,

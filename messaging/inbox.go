@@ -79,7 +79,16 @@ type InboxConfig struct {
 	Closing <-chan struct{}
 	// Metrics is where the live sockets are counted; nil counts none.
 	Metrics *platform.Metrics
+	// SocketsPerToken is how many sockets one token may hold open on this
+	// process; 0 means DefaultSocketsPerToken, and a negative number no
+	// limit.
+	SocketsPerToken int
 }
+
+// DefaultSocketsPerToken lets one page open a few tabs, and one token no
+// more than that: a socket costs the process memory and a goroutine for as
+// long as it is open.
+const DefaultSocketsPerToken = 10
 
 // DefaultMaxSnooze is the reference platform's limit for its free tier,
 // which applies to self-hosted installations too.
@@ -89,6 +98,9 @@ const DefaultMaxSnooze = 24 * time.Hour
 func (s *Store) UseInbox(cfg InboxConfig) *Store {
 	if cfg.MaxSnooze <= 0 {
 		cfg.MaxSnooze = DefaultMaxSnooze
+	}
+	if cfg.SocketsPerToken == 0 {
+		cfg.SocketsPerToken = DefaultSocketsPerToken
 	}
 	s.inbox = &cfg
 	s.live = cfg.Live

@@ -1,14 +1,18 @@
 package messaging_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/coder/websocket"
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app/apptest"
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -199,4 +203,33 @@ func TestInboxDoor_HMACOnDisconnectsEarlierSockets(t *testing.T) {
 	setCredentials(t, srv, srv.App.Development, `{"hmac":true}`)
 	apptest.Trigger(t, srv, `{"name":"hello","to":"ada"}`)
 	is.Equal(sock.next(), "41") // disconnected instead of hearing the notification
+}
+
+func TestInboxDoor_SocketsPerToken(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	var open []*socketClient
+	for range messaging.DefaultSocketsPerToken {
+		sock := dialSocket(t, srv, c.Token)
+		is.True(strings.HasPrefix(sock.next(), `40{"sid":"`)) // connected, within the limit
+		open = append(open, sock)
+	}
+	refused := dialSocket(t, srv, c.Token)
+	answer := refused.next()
+	is.True(strings.HasPrefix(answer, `44{"message":"Too many sockets`)) // a CONNECT_ERROR: the client's connect_error says why
+	_, _, err := refused.conn.Read(context.Background())
+	is.True(err != nil) // and the socket is closed
+
+	srv.App.Clock.Advance(time.Second) // a session in the same second buys the same token
+	other, _ := apptest.OpenInbox(t, srv, "ada", "")
+	sock := dialSocket(t, srv, other.Token)
+	is.True(strings.HasPrefix(sock.next(), `40{"sid":"`)) // another token has a limit of its own
+
+	is.NoErr(open[0].conn.Close(websocket.StatusNormalClosure, "")) // one closes
+	platformtest.Eventually(t, 5*time.Second, func() bool {
+		sock := dialSocket(t, srv, c.Token)
+		defer sock.conn.CloseNow()
+		return strings.HasPrefix(sock.next(), `40{"sid":"`)
+	}, "a socket of the token opens again once one has closed")
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,10 +125,11 @@ func (k *socket) write(ctx context.Context, frame string) error {
 // a few workers, chosen by subscriber so that its events keep their order,
 // and one goroutine pings every socket.
 type liveSockets struct {
-	store  *Store
-	mu     sync.Mutex
-	bySub  map[string]*subscriberSockets
-	shards []chan liveJob
+	store   *Store
+	mu      sync.Mutex
+	bySub   map[string]*subscriberSockets
+	byToken map[string]int // open sockets by token signature (admit)
+	shards  []chan liveJob
 }
 
 type subscriberSockets struct {
@@ -152,7 +154,7 @@ const (
 // sockets returns the store's socket registry, starting its workers on first use.
 func (s *Store) sockets() *liveSockets {
 	s.socketsOnce.Do(func() {
-		ls := &liveSockets{store: s, bySub: map[string]*subscriberSockets{}}
+		ls := &liveSockets{store: s, bySub: map[string]*subscriberSockets{}, byToken: map[string]int{}}
 		for range liveWorkers {
 			q := make(chan liveJob, liveQueue)
 			ls.shards = append(ls.shards, q)
@@ -198,6 +200,13 @@ func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) 
 		k.conn.Close(websocket.StatusNormalClosure, "unauthorized")
 		return
 	}
+	key, ok := ls.admit(token)
+	if !ok {
+		k.write(ctx, `44{"message":"Too many sockets are open with this token: at most `+strconv.Itoa(s.inbox.SocketsPerToken)+`"}`)
+		k.conn.Close(websocket.StatusPolicyViolation, "too many sockets for this token")
+		return
+	}
+	defer ls.release(key)
 	k.who = who
 	k.lastPong.Store(time.Now().UnixNano())
 	// Listening before the CONNECT is answered, and answering it before
