@@ -88,6 +88,10 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 			}
 		}
 	}
+	if err := warnWithoutHMAC(ctx, d); err != nil {
+		stopBeat(ctx)
+		return nil, err
+	}
 	a.Worker.Start(ctx)
 	// ResumeBroadcasts reads which broadcasts to go on with before the
 	// server takes requests, so none begun by this process is taken for one
@@ -107,6 +111,21 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 	}
 	a.stoppers = append(a.stoppers, stopBeat)
 	return a, nil
+}
+
+// warnWithoutHMAC logs the warning of each Production environment whose
+// inbox takes sessions without an HMAC, where an operator reads it at start.
+func warnWithoutHMAC(ctx context.Context, d Deps) error {
+	for _, env := range d.Environments {
+		warning, err := d.Inbox.WarnWithoutHMAC(ctx, env)
+		if err != nil {
+			return err
+		}
+		if warning != "" {
+			d.Logger.Warn(warning, "environment", env.ID)
+		}
+	}
+	return nil
 }
 
 // Stop waits, within ctx, for the background work Start began, once the

@@ -3,6 +3,7 @@ package integrations
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/herald-notify/herald/platform"
 )
@@ -30,6 +31,20 @@ func (s *Store) InboxIntegration(ctx context.Context, environmentID string) (out
 	}
 	return Integration{ID: in.ID, Identifier: in.Identifier, ProviderID: in.ProviderID, Channel: in.Channel,
 		Primary: in.Primary, Credentials: in.Credentials}, nil
+}
+
+// InboxOpenWithoutHMAC reports whether the environment's inbox takes
+// sessions without an HMAC: it has an in-app integration sessions go by,
+// and hmac is off on it.
+func (s *Store) InboxOpenWithoutHMAC(ctx context.Context, environmentID string) (bool, error) {
+	in, err := s.InboxIntegration(ctx, environmentID)
+	if errors.Is(err, platform.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return in.Credentials.HMAC == nil || !*in.Credentials.HMAC, nil
 }
 
 // inboxHMAC reports whether the environment's inbox sessions need an HMAC.

@@ -233,3 +233,20 @@ func TestInboxDoor_SocketsPerToken(t *testing.T) {
 		return strings.HasPrefix(sock.next(), `40{"sid":"`)
 	}, "a socket of the token opens again once one has closed")
 }
+
+func TestInboxDoor_ProductionWithoutHMACIsWarnedOf(t *testing.T) {
+	is := is.New(t)
+	logs := &platformtest.SyncBuffer{}
+	srv := apptest.NewServer(t, apptest.Logs(logs))
+	is.True(strings.Contains(logs.String(), `"level":"WARN","msg":"the inbox of Production takes sessions without an HMAC`)) // said at start
+	is.True(strings.Contains(logs.String(), srv.App.Production.ID))                                                          // naming the environment
+
+	res := srv.Dev.Do(t, "GET", "/v1/environments", "")
+	is.Equal(res.Status, 200)                                                                    // the list, in the contract's shape (Do checks it)
+	is.Equal(len(res.Header.Values("Warning")), 1)                                               // one warning: Production's
+	is.True(strings.HasPrefix(res.Header.Get("Warning"), `299 herald "the inbox of Production`)) // a miscellaneous persistent warning (299)
+
+	setCredentials(t, srv, srv.App.Production, `{"hmac":true}`)
+	res = srv.Dev.Do(t, "GET", "/v1/environments", "")
+	is.Equal(res.Header.Values("Warning"), nil) // none once Production's inbox needs an HMAC
+}

@@ -53,6 +53,13 @@ type SubscriberLookup interface {
 	SubscriberDatabaseID(ctx context.Context, environmentID, subscriberID string) (string, error)
 }
 
+// InboxHMACs tells whether an environment's inbox is open without an HMAC:
+// it has an active in-app integration, and hmac is off on the one sessions
+// go by; integrations.Store satisfies it.
+type InboxHMACs interface {
+	InboxOpenWithoutHMAC(ctx context.Context, environmentID string) (bool, error)
+}
+
 // SubscriberAuth issues and checks subscriber tokens and session hashes.
 type SubscriberAuth struct {
 	db       *sqldb.DB
@@ -60,6 +67,7 @@ type SubscriberAuth struct {
 	tokenKey []byte  // signs tokens
 	now      func() time.Time
 	lookup   SubscriberLookup
+	hmacs    InboxHMACs
 }
 
 // NewSubscriberAuth returns the inbox's authority on db. Tokens are signed
@@ -75,6 +83,25 @@ func NewSubscriberAuth(db *sqldb.DB, secret []byte, now func() time.Time) *Subsc
 // UseSubscribers sets where tokens' subscribers are checked; until it is
 // called, every token is refused.
 func (a *SubscriberAuth) UseSubscribers(l SubscriberLookup) { a.lookup = l }
+
+// UseIntegrations sets where whether an inbox needs an HMAC is read; until
+// it is called, WarnWithoutHMAC warns of nothing.
+func (a *SubscriberAuth) UseIntegrations(h InboxHMACs) { a.hmacs = h }
+
+// WarnWithoutHMAC returns the warning an operator should see when env is
+// Production and its inbox takes sessions without an HMAC, or "". Herald
+// says it at start and on GET /v1/environments.
+func (a *SubscriberAuth) WarnWithoutHMAC(ctx context.Context, env Environment) (string, error) {
+	if a == nil || a.hmacs == nil || !strings.EqualFold(env.Name, Production) {
+		return "", nil
+	}
+	open, err := a.hmacs.InboxOpenWithoutHMAC(ctx, env.ID)
+	if err != nil || !open {
+		return "", err
+	}
+	return "the inbox of " + env.Name + " takes sessions without an HMAC: anyone who knows its public identifier " +
+		"can open the inbox of any subscriber whose id they guess; turn hmac on in its in-app integration (docs/inbox.md)", nil
+}
 
 // SealAPIKey returns key sealed for api_keys.sealed, bound to the key's
 // hash, or nil without a secret.
