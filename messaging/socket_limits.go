@@ -1,6 +1,12 @@
 package messaging
 
-import "strings"
+// What bounds a subscriber token's sockets: how many one token may hold
+// open, and that none outlives its token's revocation.
+
+import (
+	"context"
+	"strings"
+)
 
 // admit counts one more socket of token, which Authenticate accepted, and
 // returns the key to release it by; false when the token has as many
@@ -26,4 +32,14 @@ func (ls *liveSockets) release(key string) {
 	if ls.byToken[key]--; ls.byToken[key] <= 0 {
 		delete(ls.byToken, key)
 	}
+}
+
+// revoked disconnects a socket whose token was revoked after it opened
+// (platform.RevokeSubscriberTokens), before it hears another event; the
+// client does not reconnect after a DISCONNECT.
+func (ls *liveSockets) revoked(ctx context.Context, k *socket) {
+	k.wmu.Lock()
+	k.write(ctx, "41")
+	k.wmu.Unlock()
+	k.conn.CloseNow() // its reader sees the close and unregisters it
 }
