@@ -15,7 +15,7 @@ import (
 // handleInboxSession serves POST /v1/inbox/session: the environment named
 // by its public identifier, the subscriber (created when the in-app
 // integration allows it, updated when the hash is valid), and a token for
-// the rest of the inbox, as the reference platform answers it.
+// the rest of the inbox (docs/inbox.md, "What the routes do").
 func handleInboxSession(s *Store) http.Handler {
 	type request struct {
 		ApplicationIdentifier string          `json:"applicationIdentifier" validate:"max=256"`

@@ -9,11 +9,11 @@ import (
 )
 
 // handleEnvironmentList serves GET /v1/environments: every environment of the
-// caller's organization (contract §2), so a client can find the
-// targetEnvironmentId for workflow sync. Keys are stored hashed, so each key
-// shows only its last four characters; revoked keys are left out. A
-// Production inbox open without an HMAC adds a Warning header: the body's
-// shape is the contract's, and has no place for it.
+// caller's organization (docs/api.md, "Keys and environments"), so a client
+// can find the targetEnvironmentId for workflow sync. Keys are stored
+// hashed, so each key shows only its last four characters; revoked keys are
+// left out. A Production inbox open without an HMAC adds a Warning header:
+// the body's shape is the API's, and has no place for it.
 func handleEnvironmentList(db *sqldb.DB, inbox *SubscriberAuth) http.Handler {
 	type apiKey struct {
 		Key    string `json:"key"`
