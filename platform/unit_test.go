@@ -158,7 +158,8 @@ func TestJSONDepth(t *testing.T) {
 }
 
 // encoding/json would keep invalid UTF-8 inside a json.RawMessage byte for
-// byte, and every later answer holding it would be invalid JSON: a 400.
+// byte, and every later answer holding it would be invalid JSON: a 422
+// naming where it is.
 func TestDecodeJSON_InvalidUTF8(t *testing.T) {
 	is := is.New(t)
 	var v struct {
@@ -166,7 +167,9 @@ func TestDecodeJSON_InvalidUTF8(t *testing.T) {
 	}
 	err := decodeJSON([]byte("{\"data\":{\"k\":\"a\xffb\"}}"), &v)
 	e, ok := err.(*Error)
-	is.True(ok)                                                // a client error
-	is.Equal(e.Status, 400)                                    // the body cannot be read as JSON text
+	is.True(ok)             // a client error
+	is.Equal(e.Status, 422) // a validation error
+	_, named := e.Fields["data.k"]
+	is.True(named)                                             // naming the string by its path
 	is.NoErr(decodeJSON([]byte(`{"data":{"k":"añb ✓"}}`), &v)) // valid UTF-8 still is
 }
