@@ -56,7 +56,7 @@ func checkRequestText(r *http.Request, pattern string) error {
 		name := strings.ToValidUTF8(key, "\uFFFD")
 		if p := textProblem(key); p != "" {
 			fields[name] = FieldError{Messages: []string{"name " + p}, Value: nil}
-		} else if p := textProblem(value); p != "" {
+		} else if p := queryValueProblem(value); p != "" {
 			fields[name] = FieldError{Messages: []string{p}, Value: strings.ToValidUTF8(value, "\uFFFD")}
 		}
 	}
@@ -66,6 +66,23 @@ func checkRequestText(r *http.Request, pattern string) error {
 	e := Invalid(fields)
 	e.Status = http.StatusBadRequest
 	return e
+}
+
+// queryValueProblem says what is wrong with a query value as text, or "".
+// A value that is JSON (the inbox's filters, say) is read as JSON, so an
+// escape in it counts as the character it stands for.
+func queryValueProblem(v string) string {
+	if p := textProblem(v); p != "" {
+		return p
+	}
+	if t := strings.TrimSpace(v); t == "" || (t[0] != '{' && t[0] != '[') || !json.Valid([]byte(t)) {
+		return ""
+	}
+	path, p := jsonTextProblem([]byte(v))
+	if p == "" {
+		return ""
+	}
+	return "holds JSON whose " + cmp.Or(path, "value") + " " + p
 }
 
 // pathValues returns each segment of r's path, unescaped, by the name its
@@ -106,6 +123,16 @@ func pathValues(r *http.Request, pattern string) map[string]string {
 // body, a key or a value, that is not storable text; body has already
 // parsed as one JSON value.
 func checkBodyText(body []byte) error {
+	if path, problem := jsonTextProblem(body); problem != "" {
+		return InvalidField(cmp.Or(path, "body"), nil, "%s", problem)
+	}
+	return nil
+}
+
+// jsonTextProblem returns the JSON path of the first string of the JSON
+// text b that is not storable text, and what is wrong with it, or "".
+func jsonTextProblem(b []byte) (path, problem string) {
+	body := b
 	var stack []*textFrame
 	for i := 0; i < len(body); i++ {
 		switch c := body[i]; c {
@@ -128,7 +155,7 @@ func checkBodyText(body []byte) error {
 				if isKey {
 					problem = "key " + problem
 				}
-				return InvalidField(cmp.Or(framePath(stack), "body"), nil, "%s", problem)
+				return framePath(stack), problem
 			}
 			if !isKey {
 				advanceFrame(stack)
@@ -141,7 +168,7 @@ func checkBodyText(body []byte) error {
 			advanceFrame(stack)
 		}
 	}
-	return nil
+	return "", ""
 }
 
 // textFrame is an object or array checkBodyText is inside.

@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -56,6 +57,8 @@ func TestRouting_UnstorableText(t *testing.T) {
 		{"ErrPathInvalidUTF8", "GET", "/v1/notes/%ff", "id"},
 		{"ErrQueryNUL", "GET", "/v1/notes/x?tags=a%00b", "tags"},
 		{"ErrQueryInvalidUTF8", "POST", "/v1/notes?q=%ff", "q"},
+		{"ErrQueryJSON", "GET", "/v1/notes/x?filters=" + url.QueryEscape(`[{"tags":["a\u0000b"]}]`), "filters"},
+		{"ErrQueryJSONSurrogate", "GET", "/v1/notes/x?data=" + url.QueryEscape(`{"k":"\udc00"}`), "data"},
 		{"ErrQueryName", "GET", "/v2/nowhere?a%00=1", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,8 +76,8 @@ func TestRouting_UnstorableText(t *testing.T) {
 		})
 	}
 	is := is.New(t)
-	is.Equal(n.runs.Load(), int32(0))                                                  // no handler ran
-	is.Equal(srv.Dev.Do(t, "GET", "/v1/notes/%F0%9F%98%80?q=%25_%27", "").Status, 404) // valid text goes through
+	is.Equal(n.runs.Load(), int32(0))                                                                                      // no handler ran
+	is.Equal(srv.Dev.Do(t, "GET", "/v1/notes/%F0%9F%98%80?q=%25_%27&j=%7B%22k%22%3A%22%5C%5Cu0000%22%7D", "").Status, 404) // valid text goes through
 	res := srv.Dev.Do(t, "POST", "/v1/notes", `{"title":"t"}`, "Idempotency-Key", "k\xff")
 	is.Equal(res.Status, 400)                                          // an idempotency key is stored, so it is text too
 	is.True(strings.Contains(string(res.Body), "idempotencyKey must")) // saying which
