@@ -86,33 +86,26 @@ func queryValueProblem(v string) string {
 }
 
 // pathValues returns each segment of r's path, unescaped, by the name its
-// wildcard has in pattern ("GET /v1/subscribers/{subscriberId}"). What a
-// {name...} wildcard or a pattern's trailing slash matches, however many
-// segments, is one value, named name or "path".
+// wildcard has in pattern ("GET /v1/subscribers/{subscriberId}"); what a
+// pattern's trailing slash matches is named "path".
 func pathValues(r *http.Request, pattern string) map[string]string {
 	_, route, _ := strings.Cut(pattern, "/")
 	want := strings.Split(route, "/")
-	tail := want[len(want)-1]
-	tailName := "path"
-	if strings.HasSuffix(tail, "...}") {
-		tailName = strings.TrimSuffix(strings.TrimPrefix(tail, "{"), "...}")
-	}
 	values := map[string]string{}
 	for i, seg := range strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/") {
-		name := tailName
-		if i < len(want)-1 || (i == len(want)-1 && tailName == "path" && tail != "") {
-			w := want[i]
-			if !strings.HasPrefix(w, "{") {
+		name := "path"
+		if i < len(want) && want[i] != "" {
+			if !strings.HasPrefix(want[i], "{") {
 				continue // a literal segment, matched as written
 			}
-			name = strings.TrimSuffix(strings.Trim(w, "{}"), "...")
+			name = strings.Trim(want[i], "{}.")
 		}
 		v, err := url.PathUnescape(seg)
 		if err != nil {
 			continue
 		}
-		if old, ok := values[name]; ok {
-			v = old + "/" + v
+		if prev, ok := values[name]; ok {
+			v = prev + "/" + v
 		}
 		values[name] = v
 	}
@@ -131,8 +124,7 @@ func checkBodyText(body []byte) error {
 
 // jsonTextProblem returns the JSON path of the first string of the JSON
 // text b that is not storable text, and what is wrong with it, or "".
-func jsonTextProblem(b []byte) (path, problem string) {
-	body := b
+func jsonTextProblem(body []byte) (path, problem string) {
 	var stack []*textFrame
 	for i := 0; i < len(body); i++ {
 		switch c := body[i]; c {
@@ -142,8 +134,8 @@ func jsonTextProblem(b []byte) (path, problem string) {
 			stack = stack[:len(stack)-1]
 			advanceFrame(stack)
 		case '"':
-			end, problem := scanString(body, i)
-			top := (*textFrame)(nil)
+			end, bad := scanString(body, i)
+			var top *textFrame
 			if n := len(stack); n > 0 {
 				top = stack[n-1]
 			}
@@ -151,11 +143,11 @@ func jsonTextProblem(b []byte) (path, problem string) {
 			if isKey {
 				top.key, top.wantKey = body[i:end+1], false
 			}
-			if problem != "" {
+			if bad != "" {
 				if isKey {
-					problem = "key " + problem
+					bad = "key " + bad
 				}
-				return framePath(stack), problem
+				return framePath(stack), bad
 			}
 			if !isKey {
 				advanceFrame(stack)
@@ -171,7 +163,7 @@ func jsonTextProblem(b []byte) (path, problem string) {
 	return "", ""
 }
 
-// textFrame is an object or array checkBodyText is inside.
+// textFrame is an object or array jsonTextProblem is inside.
 type textFrame struct {
 	array   bool
 	index   int    // arrays: index of the current element
@@ -216,9 +208,9 @@ func scanString(body []byte, start int) (end int, problem string) {
 		case c == '"':
 			return i, problem
 		case c == '\\' && i+1 < len(body) && body[i+1] == 'u':
-			r, n := unicodeEscape(body[i:])
+			bad, n := unicodeEscape(body[i:])
 			if problem == "" {
-				problem = r
+				problem = bad
 			}
 			i += n
 		case c == '\\':
