@@ -147,11 +147,8 @@ func FuzzAPI(f *testing.F) {
 			path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(real))
 			body = strings.ReplaceAll(body, "{"+name+"}", real)
 		}
-		if strings.IndexFunc(query, func(c rune) bool { return c <= ' ' || c >= 0x7f }) >= 0 {
-			t.Skip("a request line holds visible ASCII only; net/http refuses the rest before any handler")
-		}
 		if query != "" {
-			path += "?" + query
+			path += "?" + sendable(query)
 		}
 		if _, err := http.NewRequest(r.method, srv.URL+path, nil); err != nil {
 			t.Skip("not a request a client can send:", err)
@@ -165,6 +162,21 @@ func FuzzAPI(f *testing.F) {
 			t.Fatalf("%s %s with %q: %d with a body that is not a JSON object: %q", r.method, path, body, status, answer)
 		}
 	})
+}
+
+// sendable percent-encodes each byte of query that a request line cannot
+// hold (net/http refuses it before any handler), so that the fuzzer's
+// bytes reach the handlers as the escapes a client would send.
+func sendable(query string) string {
+	var b strings.Builder
+	for i := range len(query) {
+		if c := query[i]; c <= ' ' || c >= 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // fuzzSend sends the request with the API key, or to the inbox's routes
