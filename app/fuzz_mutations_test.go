@@ -14,7 +14,7 @@ import (
 type fuzzCase struct{ id, query, body string }
 
 // mutations are the seeds FuzzAPI derives from a route's own: the kinds of
-// input that once made a route answer 500 on one store or the other (text
+// input that can make a route answer 500 on one store or the other (text
 // PostgreSQL cannot hold, numbers past float64, nesting past the limit,
 // strings past every limit, wrong types, duplicate keys), in its ids, its
 // query and, when it takes one, at every string and number of its body.

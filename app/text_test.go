@@ -50,8 +50,9 @@ func TestOddText_StoredAndReadBack(t *testing.T) {
 	}
 }
 
-// A tag holding a NUL is refused, where PostgreSQL stored nothing and
-// SQLite stored what then failed every tag filter on PostgreSQL.
+// A NUL is refused on both stores, in a tag, a path, a payload's key and a
+// filter: PostgreSQL cannot store it, and a tag SQLite kept would fail
+// every later tag filter on PostgreSQL.
 func TestOddText_NULRefused(t *testing.T) {
 	is := is.New(t)
 	srv := apptest.NewServer(t)
