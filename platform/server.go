@@ -105,12 +105,16 @@ func limitBody(limit, payload int64, next http.Handler) http.Handler {
 }
 
 // routeJSON serves r through mux, but answers unknown paths and methods with
-// the JSON error body instead of ServeMux's plain text.
+// the JSON error body instead of ServeMux's plain text, and a path or query
+// value no store can hold with a 400 (checkRequestText).
 func routeJSON(mux *http.ServeMux) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
 			notePattern(r.Context(), pattern)
+			if err := checkRequestText(r, pattern); err != nil {
+				return err
+			}
 			mux.ServeHTTP(w, r)
 			return nil
 		}
