@@ -69,4 +69,20 @@ const feed = await step("list the subscriber's messages", () =>
   novu.messages.retrieve({ subscriberId: "sdk-ada", channel: "in_app" }),
 );
 check(feed.result.data.length === 1 && feed.result.data[0].content === "Hi Ada", "the message is rendered", feed.result.data);
+const subscribed = await step("subscribe to a topic", () =>
+  novu.topics.subscriptions.create({ subscriptions: ["sdk-ada"], name: "SDK news" }, "sdk-news"),
+);
+check(subscribed.result.data.length === 1 && subscribed.result.data[0].subscriber?.subscriberId === "sdk-ada",
+  "the subscription is answered with its subscriber", subscribed.result);
+check(subscribed.result.data[0].topic.key === "sdk-news", "and its topic", subscribed.result.data[0].topic);
+
+const listed = await step("list the topic's subscriptions", () => novu.topics.subscriptions.list({ topicKey: "sdk-news" }));
+check(listed.result.data.length === 1 && listed.result.data[0].id === subscribed.result.data[0].id,
+  "the subscription is listed", listed.result.data);
+
+const unsubscribed = await step("unsubscribe from the topic", () =>
+  novu.topics.subscriptions.delete({ subscriptions: ["sdk-ada"] }, "sdk-news"),
+);
+check(unsubscribed.result.data.length === 1 && unsubscribed.result.meta.successful === 1,
+  "the removed subscription is answered", unsubscribed.result);
 console.log("sdk: all ok");
