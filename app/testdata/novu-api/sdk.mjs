@@ -69,6 +69,21 @@ const feed = await step("list the subscriber's messages", () =>
   novu.messages.retrieve({ subscriberId: "sdk-ada", channel: "in_app" }),
 );
 check(feed.result.data.length === 1 && feed.result.data[0].content === "Hi Ada", "the message is rendered", feed.result.data);
+await step("create an inactive workflow", () =>
+  novu.workflows.create({
+    name: "SDK paused",
+    workflowId: "sdk-paused",
+    active: false,
+    steps: [{ name: "Text", type: "sms", controlValues: { body: "Hi" } }],
+  }),
+);
+const prefs = await step("list the subscriber's preferences", () =>
+  novu.subscribers.preferences.list({ subscriberId: "sdk-ada", criticality: "all" }),
+);
+check(prefs.result.workflows.map((w) => w.workflow.identifier).join() === "sdk-hello",
+  "only the active workflow's preferences are listed", prefs.result.workflows.map((w) => w.workflow.identifier));
+check(prefs.result.global.channels.sms === undefined, "and only its channels globally", prefs.result.global.channels);
+
 const subscribed = await step("subscribe to a topic", () =>
   novu.topics.subscriptions.create({ subscriptions: ["sdk-ada"], name: "SDK news" }, "sdk-news"),
 );
