@@ -100,4 +100,25 @@ const unsubscribed = await step("unsubscribe from the topic", () =>
 );
 check(unsubscribed.result.data.length === 1 && unsubscribed.result.meta.successful === 1,
   "the removed subscription is answered", unsubscribed.result);
+const liked = await step("create a workflow that reads the actor", () =>
+  novu.workflows.create({
+    name: "SDK liked",
+    workflowId: "sdk-liked",
+    active: true,
+    steps: [{ name: "Inbox", type: "in_app", controlValues: { body: "{{ actor.firstName }} liked it" } }],
+  }),
+);
+check(liked.result.status === "ACTIVE", "actor.* is a known variable", liked.result.steps?.[0]?.issues);
+await step("trigger it with an actor", () =>
+  novu.trigger({ workflowId: "sdk-liked", to: "sdk-ada", actor: { subscriberId: "sdk-bo", firstName: "Bo" } }),
+);
+let likedMessage;
+for (let i = 0; i < 200 && !likedMessage; i++) {
+  const msgs = await step("list the subscriber's messages", () =>
+    novu.messages.retrieve({ subscriberId: "sdk-ada", channel: "in_app" }),
+  );
+  likedMessage = msgs.result.data.find((m) => m.content !== "Hi Ada");
+  if (!likedMessage) await new Promise((r) => setTimeout(r, 50));
+}
+check(likedMessage?.content === "Bo liked it", "the actor's fields are rendered", likedMessage);
 console.log("sdk: all ok");
