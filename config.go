@@ -78,7 +78,7 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 	fs.StringVar(&cfg.db, "db", env("HERALD_DB", "herald.db"), "SQLite database file, :memory:, or a postgres:// URL (HERALD_DB)")
 	fs.StringVar(&cfg.apiKey, "api-key", env("HERALD_API_KEY", ""), "Development API key, created if missing (HERALD_API_KEY)")
 	fs.StringVar(&cfg.prodAPIKey, "prod-api-key", env("HERALD_PROD_API_KEY", ""), "Production API key, created if missing (HERALD_PROD_API_KEY)")
-	fs.StringVar(&cfg.secret, "secret", env("HERALD_SECRET", ""), "32+ byte secret that encrypts integration credentials (HERALD_SECRET)")
+	fs.StringVar(&cfg.secret, "secret", env("HERALD_SECRET", ""), "32+ byte secret that encrypts integration and subscriber channel credentials (HERALD_SECRET)")
 	maxBody, err := strconv.ParseInt(env("HERALD_MAX_BODY", strconv.Itoa(platform.DefaultMaxBody)), 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("HERALD_MAX_BODY: %w", err)

@@ -1,5 +1,5 @@
-// Command herald is a self-hosted notification service: one binary with an
-// embedded SQLite database. See README.md.
+// Command herald is a self-hosted notification service: one binary with
+// SQLite embedded, or several sharing one PostgreSQL database. See README.md.
 package main
 
 import (

@@ -171,7 +171,7 @@ func TestTrigger_InvalidPayloadSchema(t *testing.T) {
 				} `json:"errors"`
 			}
 			res.Decode(t, &e)
-			is.Equal(e.Type, "PAYLOAD_VALIDATION_ERROR")                                   // contract §9 type
+			is.Equal(e.Type, "PAYLOAD_VALIDATION_ERROR")                                   // type (docs/api.md, "What strict clients check")
 			is.Equal(e.Message, "The workflow's payloadSchema is not a valid JSON Schema") // says what is wrong
 			is.Equal(len(e.Errors), 1)                                                     // one entry
 			is.Equal(e.Errors[0].Field, "payloadSchema")                                   // names the schema

@@ -146,7 +146,7 @@ const broadcastLease = time.Minute
 // unfinishedBroadcasts returns the broadcasts whose fan-out has not
 // finished and is free to take over, oldest first. On SQLite one process
 // uses the database, so at its start every one is: the process writing it
-// is gone. On a shared database (PostgreSQL) one is free when its owner's
+// is gone. On a shared database one is free when its owner's
 // heartbeat is stale or its lease ran out, and, at this process's start
 // (periodic false), when it is this instance's own.
 func (s *Store) unfinishedBroadcasts(ctx context.Context, periodic bool) (_ []unfinishedBroadcast, err error) {
@@ -219,7 +219,7 @@ func (s *Store) finishBroadcast(ctx context.Context, envID, transactionID string
 // the server takes requests: on SQLite one Herald process uses the
 // database, so each broadcast recorded then belongs to a process that is
 // gone, while one begun later belongs to the request running it. On a
-// shared database (PostgreSQL) it takes only those whose owner is dead or
+// shared database it takes only those whose owner is dead or
 // whose lease ran out (unfinishedBroadcasts), each made its own first
 // (takeBroadcast), and it goes on looking for such every
 // store.broadcastRescue until ctx is done: the survivors of an instance

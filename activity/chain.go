@@ -17,7 +17,7 @@ import (
 // tenth of a trigger's work before the write.
 type chainStep struct {
 	step     workflows.Step
-	snapshot json.RawMessage // the job's copy of its step (contract §8)
+	snapshot json.RawMessage // the job's copy of its step (docs/api.md, "Delivery")
 	values   json.RawMessage
 	provider string
 	digest   any    // the digest metadata, as stored; nil for other steps
@@ -72,8 +72,8 @@ func chainSteps(wf *workflows.Workflow) []chainStep {
 // workflow itself does not store. It is derived from the workflow's _id,
 // so every trigger job of a workflow names the same step, as the jobs of
 // its other steps do, and their snapshots stay the same bytes. It has the
-// ObjectId layout of every _id (contract §3): the workflow's own creation
-// seconds, then a hash.
+// ObjectId layout of every _id (docs/api.md, "Identifiers and timestamps"):
+// the workflow's own creation seconds, then a hash.
 func triggerStepID(workflowID string) string {
 	seconds := "00000000"
 	if sqldb.IsID(workflowID) {

@@ -11,7 +11,8 @@ import (
 
 // A step's `skip` control is a JSON Logic condition over {subscriber,
 // payload} (the reference's v2 editor writes them); `filters` are the older
-// StepFilter groups of spec §2.8. evalSkip and passFilters decide both.
+// StepFilter groups of the "Step filters" section of docs/api.md. evalSkip
+// and passFilters decide both.
 
 // evalSkip reports whether a skip condition holds. An empty object or null
 // never skips.
@@ -233,7 +234,7 @@ func compare(op string, a, b any) bool {
 	}
 }
 
-// stepFilter is spec §2.8's StepFilter.
+// stepFilter is the StepFilter (docs/api.md, "Step filters").
 type stepFilter struct {
 	IsNegated bool `json:"isNegated"`
 	Type      string

@@ -132,8 +132,8 @@ func (s *Store) fireDigest(j *job, payload json.RawMessage) write {
 
 // lockGroup serialises, until tx ends, the read-then-write decisions of
 // kind (a digest's master, a throttle's count) on j's group across
-// processes sharing the database: on PostgreSQL two workers deciding one
-// key at once would both find no master, or both count under the limit.
+// processes sharing the database: there two workers deciding one key at
+// once would both find no master, or both count under the limit.
 // SQLite's one writer serialises them already; there it does nothing.
 func (s *Store) lockGroup(ctx context.Context, tx *sql.Tx, kind string, j *job) error {
 	if j.GroupKey == "" {

@@ -463,7 +463,7 @@ func TestTriggerStepID(t *testing.T) {
 	wf := sqldb.NewID()
 	id := triggerStepID(wf)
 	is.True(sqldb.IsID(id))                     // an _id like any other
-	is.Equal(id[:8], wf[:8])                    // whose seconds are the workflow's (contract §3)
+	is.Equal(id[:8], wf[:8])                    // whose seconds are the workflow's (docs/api.md, "Identifiers and timestamps")
 	is.Equal(triggerStepID(wf), id)             // the same for every trigger of the workflow
 	is.True(triggerStepID(sqldb.NewID()) != id) // and another for another workflow
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // handleNotificationList serves GET /v1/notifications: the environment's
-// triggered events, newest first, filtered by spec §4.11's query.
+// triggered events, newest first, filtered by the query (docs/api.md,
+// "Notifications").
 func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		q := platform.NewQuery(r)
@@ -71,7 +72,7 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 		}
 		var hasMore bool
 		rows, jobs, err := s.readNotifications(ctx, true, func(q querier) (rows []notificationRow, err error) {
-			rows, hasMore, err = listNotifications(ctx, q, env, f, s.db.Postgres)
+			rows, hasMore, err = listNotifications(ctx, q, s.notificationsSQL, env, f)
 			return rows, err
 		})
 		if err != nil {

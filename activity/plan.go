@@ -31,7 +31,8 @@ type recipient struct {
 	topics []topicSummary // the trigger's topics that reached it; none for a direct recipient (topics.go)
 }
 
-// subscriberSummary is the part of a spec §2.1 subscriber activity keeps.
+// subscriberSummary is the part of a subscriber (docs/api.md, "Subscribers")
+// activity keeps.
 type subscriberSummary struct {
 	ID           string  `json:"_id"`
 	SubscriberID string  `json:"subscriberId"`
@@ -80,7 +81,7 @@ type plan struct {
 	answer   write
 }
 
-// noActor is the spec §2.9 actor of a trigger that names none.
+// noActor is the actor (docs/api.md, "The feed") of a trigger that names none.
 var noActor = json.RawMessage(`{"type":"none","data":null}`)
 
 // named is a subscriber a trigger names, as its actor or a recipient.
@@ -91,10 +92,10 @@ type named struct {
 	body json.RawMessage         // what to upsert: its object, or a new subscriberId
 }
 
-// actorJSON is the spec §2.9 actor of a subscriber: a user, whose data is
-// its avatar, which inboxes show beside the message. It keeps the
-// subscriber's _id as well, so that a step's templates can read the actor's
-// fields as actor.*; a message shows only the type and the data.
+// actorJSON is the actor (docs/api.md, "The feed") of a subscriber: a user,
+// whose data is its avatar, which inboxes show beside the message. It keeps
+// the subscriber's _id as well, so that a step's templates can read the
+// actor's fields as actor.*; a message shows only the type and the data.
 func actorJSON(sub *subscribers.Subscriber) (json.RawMessage, error) {
 	return json.Marshal(struct {
 		Type         string  `json:"type"`

@@ -10,13 +10,14 @@ import (
 
 // TestNotificationsQuery_ReadsTheFiltersIndex checks GET /v1/notifications
 // filtered by transactionId, by one subscriber or by one workflow: the page
-// is read through that filter's index (notificationsQuery), not through
+// is read through that filter's index (notificationsSQL.query), not through
 // notifications_list, which holds the whole environment. A transaction has
 // a few notifications, sorted; a subscriber or a workflow may have any
 // number, so its index gives the order, as a context key's entries do.
 // Other filters read notifications_list in its order.
 func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 	sqldbtest.SQLiteOnly(t, "reads SQLite's query plans")
+	n := newNotificationsSQL(sqldbtest.NewDB(t).Dialect())
 	for _, c := range []struct {
 		f       listFilter
 		index   string
@@ -43,7 +44,7 @@ func TestNotificationsQuery_ReadsTheFiltersIndex(t *testing.T) {
 		{listFilter{topicKey: "t", contextKeys: []string{"k1", "k2"}}, "notification_topics", true},
 		{listFilter{topicKey: "t", templates: []string{"w"}}, "notification_topics", true},
 	} {
-		query, args := notificationsQuery("e", c.f, false)
+		query, args := n.query("e", c.f)
 		plan := sqldbtest.QueryPlan(t, query+` LIMIT 10`, args...)
 		if !strings.Contains(plan, "INDEX "+c.index+" ") && !strings.Contains(plan, "SEARCH "+c.index+" USING PRIMARY KEY") {
 			t.Errorf("%s: plan %q, want it read through %s", query, plan, c.index)

@@ -2,8 +2,8 @@ package activity
 
 import "strings"
 
-// singleEventProviders is spec §2.13's providerId set for jobs and execution
-// details of GET /v1/notifications/{id}.
+// singleEventProviders is the providerId set (docs/api.md, "Provider ids")
+// for jobs and execution details of GET /v1/notifications/{id}.
 var singleEventProviders = set(`
 	emailjs mailgun mailjet mandrill nodemailer postmark sendgrid sendinblue ses netcore infobip-email resend
 	plunk mailersend mailtrap clickatell outlook365 service-email sparkpost email-webhook braze

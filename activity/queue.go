@@ -94,40 +94,27 @@ func (s *Store) anyDue(ctx context.Context, lane int) (bool, error) {
 	return err == nil, err
 }
 
-// claimSQL leases a lane's due jobs, those due longest first, on SQLite:
-// its one writer runs one claim at a time.
-var claimSQL = claimQuery(``, controlsColumn)
-
-// claimSQLPostgres is claimSQL for several processes at once, as River
-// claims: the subquery locks the rows it picks and skips rows another
-// claim holds locked, so two claims never pick one job. A row another claim
-// changed meanwhile is read again as it now is, and dropped once its lease
-// is no longer expired.
-var claimSQLPostgres = claimQuery(` FOR UPDATE SKIP LOCKED`, controlsColumnPostgres)
-
-func claimQuery(lock, controls string) string {
+// claimQuery leases a lane's due jobs, those due longest first. The
+// subquery skips the rows another claim holds locked where the database is
+// shared (the dialect's SkipLocked), so two claims never pick one job.
+// The job's control values are read from its step snapshot, which holds
+// them as controlVariables: a column of their own (dropped by 000028)
+// stored every step's template twice per job.
+func claimQuery(d sqldb.Dialect) string {
 	return `
 		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
 		WHERE id IN (
 			SELECT id FROM jobs
 			WHERE ` + laneSQL + ` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
-			ORDER BY run_at, id LIMIT ?` + lock + `)
+			ORDER BY run_at, id LIMIT ?` + d.SkipLocked() + `)
 		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			position, type, step_id, step, ` + controls + `, provider_id, stage, digest, group_key, attempts, interruptions, created_at`
+			position, type, step_id, step, coalesce(` + d.JSONGet("step", "controlVariables") + `, '{}'),
+			provider_id, stage, digest, group_key, attempts, interruptions, created_at`
 }
 
-// controlsColumn reads a job's control values from its step snapshot,
-// which holds them as controlVariables: a column of their own (dropped by
-// 000028) stored every step's template twice per job.
-const controlsColumn = `coalesce(json_extract(step, '$.controlVariables'), '{}')`
-
-// controlsColumnPostgres is controlsColumn in PostgreSQL's JSON functions,
-// where a JSON null is not SQL's NULL.
-const controlsColumnPostgres = `coalesce(nullif(CAST(CAST(step AS json) -> 'controlVariables' AS text), 'null'), '{}')`
-
 // claim leases up to n due jobs of a lane, those due longest first: one UPDATE …
-// RETURNING on the writer, so two workers never get the same job (on
-// PostgreSQL, two instances neither: claimSQLPostgres). A job
+// RETURNING on the writer, so two workers never get the same job (on a
+// shared database, two instances neither: claimQuery). A job
 // whose lease expired is due again. A claim counts as an attempt; a worker
 // that gives a job back without starting it takes the attempt back
 // (unclaimed), and so does the next start for a job a dead process held,
@@ -138,10 +125,7 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n, lane int) (_ 
 	ts := sqldb.FormatTime(now)
 	token := s.leaseToken(now)
 	until := now.Add(lease)
-	query := claimSQL
-	if s.db.Postgres {
-		query = claimSQLPostgres
-	}
+	query := s.claimSQL
 	if err := s.db.PrepareWrites(ctx, query); err != nil {
 		return nil, err
 	}
@@ -208,9 +192,9 @@ const leaseInstance = `split_part(lease_owner, ':', 1)`
 // once, rather than when their lease runs out. On SQLite one Herald process
 // uses a database, so when its worker starts, every claim it finds was made
 // by a process that has died (a crash, or a stop that abandoned running
-// jobs). On a shared database (PostgreSQL) it takes only the claims of
-// instances whose heartbeat is stale (sqldb.LiveSince), and this
-// process's own when starting (its claims from before a worker restart);
+// jobs). On a shared database it takes only the claims of instances whose
+// heartbeat is stale (sqldb.LiveSince), and this process's own when
+// starting (its claims from before a worker restart);
 // never those of another live instance, which is running them. Periodic
 // (the worker's rescuer) leaves this process's own claims alone: its
 // worker is running them.
@@ -292,7 +276,7 @@ const (
 			digest = coalesce(?, digest), lease_owner = '', lease_until = '', updated_at = ?
 		WHERE id = ? AND lease_owner = ?`
 	// The child is the next position of the same notification: the chain's
-	// _parentId link (contract §8) always points one position back, and
+	// _parentId link (docs/api.md, "Delivery") always points one position back, and
 	// jobs_notification finds it, so parent_id needs no index of its own.
 	// Its type says which lane to wake.
 	releaseChildSQL = `
@@ -332,7 +316,8 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	}
 	switch st.then {
 	case thenRelease:
-		// The chain is the _parentId link (contract §8): the child is due now.
+		// The chain is the _parentId link (docs/api.md, "Delivery"): the child is
+		// due now.
 		var childType string
 		err = s.db.WriteQueryRow(ctx, tx, releaseChildSQL, ts, ts, j.NotificationID, j.Position+1).Scan(&childType)
 		switch {
@@ -448,7 +433,7 @@ func (s *Store) cancelTransaction(ctx context.Context, envID, transactionID stri
 
 // undigest clears _digestedNotificationId of the transaction's
 // notifications whose merged digest job was just canceled: their event is
-// no longer in the master's digest (contract §8).
+// no longer in the master's digest (docs/api.md, "Delivery").
 func undigest(ctx context.Context, tx *sql.Tx, envID, transactionID, ts string) error {
 	_, err := tx.ExecContext(ctx, `
 		UPDATE notifications SET digested_notification_id = '', updated_at = ?

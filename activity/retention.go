@@ -37,6 +37,7 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 		return "", nil, err
 	}
 	removed = map[string]int64{}
+	d := s.db.Dialect()
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		// Read through notifications_list, the environment oldest first:
 		// the page stops at before, and the cursor steps past the kept.
@@ -44,7 +45,7 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 				EXISTS (SELECT 1 FROM jobs j WHERE j.notification_id = n.id AND `+pendingJob+`)
 				OR EXISTS (SELECT 1 FROM activity_broadcasts b
 					WHERE b.environment_id = n.environment_id AND b.transaction_id = n.transaction_id)
-			FROM notifications n INDEXED BY notifications_list
+			FROM `+d.IndexedBy("notifications n", "notifications_list")+`
 			WHERE n.environment_id = ? AND n.created_at < ? AND (n.created_at, n.id) > (?, ?)
 			ORDER BY n.created_at, n.id LIMIT ?`,
 			env, sqldb.FormatTime(before), after.CreatedAt, after.ID, limit)
@@ -86,23 +87,18 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 			return nil
 		}
 		list, _ := json.Marshal(ids)
-		pg := s.db.Postgres
-		in := `(SELECT value FROM ` + jsonTexts(pg, "?", "") + `)`
-		topicKey := `t.value ->> '$.topicKey'`
-		if pg {
-			topicKey = `t.value ->> 'topicKey'`
-		}
+		in := `(SELECT value FROM ` + d.JSONTexts("?", "") + `)`
 		for _, del := range []struct{ table, query string }{
 			{"execution_details", `DELETE FROM execution_details WHERE notification_id IN ` + in},
 			{"jobs", `DELETE FROM jobs WHERE notification_id IN ` + in},
 			{"notification_contexts", `DELETE FROM notification_contexts WHERE environment_id = ?1
 				AND (context_key, created_at, notification_id) IN (SELECT k.value, n.created_at, n.id
-					FROM notifications n, ` + jsonTexts(pg, "n.context_keys", "k") + `
-					WHERE n.id IN (SELECT value FROM ` + jsonTexts(pg, "?2", "") + `))`},
+					FROM notifications n, ` + d.JSONTexts("n.context_keys", "k") + `
+					WHERE n.id IN (SELECT value FROM ` + d.JSONTexts("?2", "") + `))`},
 			{"notification_topics", `DELETE FROM notification_topics WHERE environment_id = ?1
-				AND (topic_key, created_at, notification_id) IN (SELECT ` + topicKey + `, n.created_at, n.id
-					FROM notifications n, ` + jsonElements(pg, "n.topics", "t") + `
-					WHERE n.id IN (SELECT value FROM ` + jsonTexts(pg, "?2", "") + `))`},
+				AND (topic_key, created_at, notification_id) IN (SELECT ` + d.JSONField("t.value", "topicKey") + `, n.created_at, n.id
+					FROM notifications n, ` + d.JSONElements("n.topics", "t") + `
+					WHERE n.id IN (SELECT value FROM ` + d.JSONTexts("?2", "") + `))`},
 			{"notifications", `DELETE FROM notifications WHERE id IN ` + in},
 		} {
 			args := []any{string(list)}
@@ -125,8 +121,8 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 		}
 		claims, _ := json.Marshal(txs)
 		res, err := tx.ExecContext(ctx, `DELETE FROM activity_transactions
-			WHERE environment_id = ?1 AND transaction_id IN (SELECT value FROM `+jsonTexts(s.db.Postgres, "?2", "")+`)
-			AND NOT EXISTS (SELECT 1 FROM notifications n INDEXED BY notifications_transaction
+			WHERE environment_id = ?1 AND transaction_id IN (SELECT value FROM `+d.JSONTexts("?2", "")+`)
+			AND NOT EXISTS (SELECT 1 FROM `+d.IndexedBy("notifications n", "notifications_transaction")+`
 				WHERE n.environment_id = ?1 AND n.transaction_id = activity_transactions.transaction_id)`,
 			env, string(claims))
 		if err != nil {

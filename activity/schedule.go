@@ -96,8 +96,9 @@ type delayConfig struct {
 	DelayPath string `json:"delayPath"`
 }
 
-// metadata is the step's delay metadata (spec §2.10.1): regular with amount
-// and unit, scheduled with delayPath, or timed with a cron.
+// metadata is the step's delay metadata (docs/api.md, "Workflow summaries"):
+// regular with amount and unit, scheduled with delayPath, or timed with a
+// cron.
 func (c delayConfig) metadata() map[string]any {
 	m := map[string]any{"type": firstNonEmpty(c.Type, "regular")}
 	switch {
@@ -193,7 +194,8 @@ func (c digestConfig) until(now time.Time) (time.Time, error) {
 	return window{Amount: c.Amount, Unit: c.Unit}.after(now)
 }
 
-// metadata is the job's digest metadata of spec §2.12.
+// metadata is the job's digest metadata of the "Notifications" section of
+// docs/api.md.
 func (c digestConfig) metadata() map[string]any {
 	m := map[string]any{"type": firstNonEmpty(c.Type, "regular")}
 	if c.cron() != "" {

@@ -35,7 +35,7 @@ var _ messaging.SnoozeTimer = (*Store)(nil)
 func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err error) {
 	defer platform.Wrap(&err, "schedule unsnooze of %s", sn.MessageID)
 	// The end of the snooze rides in the step snapshot's controlVariables,
-	// where every job's control values are read from (controlsColumn).
+	// where every job's control values are read from (claimQuery).
 	step, err := json.Marshal(map[string]any{"controlVariables": map[string]string{"until": sqldb.FormatTime(sn.Until)}})
 	if err != nil {
 		return err

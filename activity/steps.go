@@ -351,8 +351,8 @@ func (w *runner) fail(j *job, details []detail) (write, error) {
 	return w.failWith(j, "", details), nil
 }
 
-// failWith marks the step failed and cancels the steps after it (contract
-// §8).
+// failWith marks the step failed and cancels the steps after it
+// (docs/api.md, "Delivery").
 func (w *runner) failWith(j *job, providerID string, details []detail) write {
 	return w.store.settled(j, settlement{status: statusFailed, providerID: providerID, details: details, then: thenCancel,
 		thenDetail: fmt.Sprintf("Step canceled because step %q failed", j.StepID)})

@@ -38,6 +38,10 @@ type Store struct {
 	swept func(table string)
 
 	metrics *metrics // nil counts nothing (observe.go)
+
+	// Queries in db's dialect.
+	claimSQL         string
+	notificationsSQL *notificationsSQL
 }
 
 // NewStore returns the activity store on db. now is the clock every record and
@@ -46,7 +50,8 @@ func NewStore(db *sqldb.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: sqldb.InstanceTTL}
+	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: sqldb.InstanceTTL,
+		claimSQL: claimQuery(db.Dialect()), notificationsSQL: newNotificationsSQL(db.Dialect())}
 	for i := range s.woken {
 		s.woken[i] = make(chan struct{}, 1)
 	}
@@ -122,7 +127,7 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 				}
 			}
 			args = append(args, sqldb.NewIDAt(now), envID, notificationID, r.jobID, r.Status, r.Detail,
-				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, r.IsRetry, ts)
+				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, sqldb.Flag(r.IsRetry), ts)
 		}
 		if _, err := s.db.WriteExec(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert execution details: %w", err)
@@ -132,9 +137,9 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 }
 
 const (
-	// A taken transactionId inserts nothing, rather than failing: PostgreSQL
-	// would abort the whole group commit on a failed statement (25P02),
-	// where SQLite undoes the statement alone.
+	// A taken transactionId inserts nothing, rather than failing: a shared
+	// database would abort the whole group commit on a failed statement
+	// (25P02), where SQLite undoes the statement alone.
 	claimTransactionSQL = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)
 		ON CONFLICT (environment_id, transaction_id) DO NOTHING`
 	insertNotificationSQL = `
@@ -237,8 +242,8 @@ func (s *Store) commitInserts(ctx context.Context) {
 // worker then cost a claim on the writer after every group commit.
 func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 	errs := make([]error, len(batch))
-	// RetryTx: on PostgreSQL two instances' batches may deadlock on the
-	// rows they insert (one transactionId each way, say).
+	// RetryTx: on a shared database two instances' batches may deadlock
+	// on the rows they insert (one transactionId each way, say).
 	err := s.db.RetryTx(ctx, func(tx *sql.Tx) error {
 		for i, r := range batch {
 			errs[i] = s.insertTx(ctx, tx, r)
@@ -322,7 +327,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
-			string(rc.to), string(tags), p.severity, p.critical, string(prefs), string(p.actor), string(keys), rc.topicsJSON(), at, at)
+			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), string(prefs), string(p.actor), string(keys), rc.topicsJSON(), at, at)
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
 		}
@@ -377,7 +382,7 @@ type jobRow struct {
 	parent   string // the parent job's id, "" for the trigger job
 	position int
 	step     workflows.Step
-	snapshot json.RawMessage // the job's copy of its step (contract §8)
+	snapshot json.RawMessage // the job's copy of its step (docs/api.md, "Delivery")
 	values   json.RawMessage
 	provider string
 	status   string

@@ -91,9 +91,9 @@ func (s *Store) readNotifications(ctx context.Context, list bool, page func(q qu
 
 // listNotifications returns one page, newest first, and whether a later page
 // has items (it reads one row past the page to know).
-func listNotifications(ctx context.Context, q querier, envID string, f listFilter, pg bool) (out []notificationRow, hasMore bool, err error) {
+func listNotifications(ctx context.Context, q querier, n *notificationsSQL, envID string, f listFilter) (out []notificationRow, hasMore bool, err error) {
 	defer platform.Wrap(&err, "list notifications")
-	query, args := notificationsQuery(envID, f, pg)
+	query, args := n.query(envID, f)
 	rows, err := q.QueryContext(ctx, query+` LIMIT ? OFFSET ?`, append(args, f.limit+1, f.page*f.limit)...)
 	if err != nil {
 		return nil, false, err
@@ -115,55 +115,78 @@ func listNotifications(ctx context.Context, q querier, envID string, f listFilte
 	return out, false, nil
 }
 
-// notificationsQuery is the SELECT of f's notifications, newest first,
+// notificationsSQL are the fragments of the notifications list that
+// depend on the dialect alone, spelled once per store.
+type notificationsSQL struct {
+	// The FROM items through each index, and through a context key's or a
+	// topic's entries.
+	byList, byTransaction, bySubscriber, byTemplate, bySeverity string
+	byContext, byTopic                                          string
+	// Conditions.
+	subscribersIn, hasChannel, inContextKeys, hasTopic string
+}
+
+func newNotificationsSQL(d sqldb.Dialect) *notificationsSQL {
+	// The entries hold the notification's created_at and id, in the list's
+	// order; the subquery names them apart from the notification's own
+	// columns.
+	entries := func(table, at, key, alias string) string {
+		return `(SELECT notification_id, created_at AS ` + at + ` FROM ` + table + `
+			WHERE environment_id = ? AND ` + key + ` = ?) ` + alias + ` ` + d.OrderedJoin() + ` notifications ON id = notification_id`
+	}
+	return &notificationsSQL{
+		byList:        d.IndexedBy("notifications", "notifications_list"),
+		byTransaction: d.IndexedBy("notifications", "notifications_transaction"),
+		bySubscriber:  d.IndexedBy("notifications", "notifications_subscriber"),
+		byTemplate:    d.IndexedBy("notifications", "notifications_template"),
+		bySeverity:    d.IndexedBy("notifications", "notifications_severity"),
+		byContext:     entries("notification_contexts", "context_at", "context_key", "c"),
+		byTopic:       entries("notification_topics", "topic_at", "topic_key", "t"), // migration 000025
+		subscribersIn: "subscriber_id IN (SELECT value FROM " + d.JSONTexts("?", "") + ")",
+		hasChannel:    d.Instr("channels", "?") + " > 0",
+		inContextKeys: "EXISTS (SELECT 1 FROM " + d.JSONTexts("notifications.context_keys", "") + " WHERE ",
+		hasTopic: "EXISTS (SELECT 1 FROM " + d.JSONElements("notifications.topics", "e") +
+			" WHERE " + d.JSONField("e.value", "topicKey") + " = ?)",
+	}
+}
+
+// query is the SELECT of f's notifications, newest first,
 // without its LIMIT, and its arguments. A transaction has a few
 // notifications, so that filter is read through its own index and the page
 // sorted. One subscriber's, one context key's, one workflow's or one
 // severity's (other than none) are read through theirs, newest first in the
-// index's order, so a page costs the same however rare they are: a
-// subscriber triggered once took 10 ms to find at 20,000 notifications
-// without its index, and 0.12 ms through it (BenchmarkNotificationsList).
+// index's order, so a page costs the same however rare they are
+// (BenchmarkNotificationsList times a subscriber triggered once among many
+// notifications).
 // Any other page reads notifications_list, the environment newest first,
 // which SQLite would also pick without statistics; it carries severity,
 // channels, workflow and subscriber, so that those filters are tested on
 // the index and only a page's matches are sought in the table (migration
 // 000020). Several subscribers, workflows, context keys or severities would
 // each need a sort of all their notifications through their own index, so
-// they are tested that way too.
-//
-// On PostgreSQL (pg) the index hints are dropped (platform's dialect), the
-// entries' subquery is joined with a plain JOIN, which takes no hint of
-// order there, and JSON is read with PostgreSQL's functions.
-func notificationsQuery(envID string, f listFilter, pg bool) (query string, args []any) {
-	from, order := "notifications INDEXED BY notifications_list", "created_at DESC, id DESC"
+// they are tested that way too. The index is a hint of the dialect's
+// (IndexedBy), as is the order of the entries' join (OrderedJoin).
+func (n *notificationsSQL) query(envID string, f listFilter) (query string, args []any) {
+	from, order := n.byList, "created_at DESC, id DESC"
 	var where []string
 	byContext, byTopic := false, false
 	switch {
 	case len(f.transactionID) > 0:
-		from = "notifications INDEXED BY notifications_transaction"
+		from = n.byTransaction
 	case len(f.subscribers) == 1:
-		from = "notifications INDEXED BY notifications_subscriber"
+		from = n.bySubscriber
 	case len(f.contextKeys) == 1:
-		// The key's entries hold the notification's created_at and id, in
-		// the list's order; the subquery names them apart from the
-		// notification's own columns.
-		from = `(SELECT notification_id, created_at AS context_at FROM notification_contexts
-			WHERE environment_id = ? AND context_key = ?) c ` + crossJoin(pg) + ` notifications ON id = notification_id`
-		order, byContext = "context_at DESC, notification_id DESC", true
+		from, order, byContext = n.byContext, "context_at DESC, notification_id DESC", true
 		args = append(args, envID, f.contextKeys[0])
 	case f.topicKey != "":
-		// A topic's notifications are read through its entries the same way
-		// (migration 000025).
-		from = `(SELECT notification_id, created_at AS topic_at FROM notification_topics
-			WHERE environment_id = ? AND topic_key = ?) t ` + crossJoin(pg) + ` notifications ON id = notification_id`
-		order, byTopic = "topic_at DESC, notification_id DESC", true
+		from, order, byTopic = n.byTopic, "topic_at DESC, notification_id DESC", true
 		args = append(args, envID, f.topicKey)
 	case len(f.templates) == 1:
-		from = "notifications INDEXED BY notifications_template"
+		from = n.byTemplate
 	case len(f.severity) == 1 && f.severity[0] != "none":
 		// The index holds only notifications whose severity is not none;
 		// SQLite reads it only for a query that repeats that condition.
-		from = "notifications INDEXED BY notifications_severity"
+		from = n.bySeverity
 		where = append(where, "severity <> 'none'")
 	}
 	where, args = append(where, "environment_id = ?"), append(args, envID)
@@ -176,7 +199,7 @@ func notificationsQuery(envID string, f listFilter, pg bool) (query string, args
 		// A search may resolve to any number of subscribers: one parameter
 		// holds them all, where a parameter each could pass SQLite's limit.
 		ids, _ := json.Marshal(f.subscribers)
-		where, args = append(where, "subscriber_id IN (SELECT value FROM "+jsonTexts(pg, "?", "")+")"), append(args, string(ids))
+		where, args = append(where, n.subscribersIn), append(args, string(ids))
 	}
 	where, args = in(where, args, "severity", f.severity)
 	where, args = in(where, args, "transaction_id", f.transactionID)
@@ -187,17 +210,17 @@ func notificationsQuery(envID string, f listFilter, pg bool) (query string, args
 		var anyOf []string
 		for _, ch := range f.channels {
 			quoted, _ := json.Marshal(ch)
-			anyOf, args = append(anyOf, sqldb.Instr(pg, "channels", "?")+" > 0"), append(args, string(quoted))
+			anyOf, args = append(anyOf, n.hasChannel), append(args, string(quoted))
 		}
 		where = append(where, "("+strings.Join(anyOf, " OR ")+")")
 	}
 	if len(f.contextKeys) > 0 && !byContext {
 		var w []string
 		w, args = in(nil, args, "value", f.contextKeys)
-		where = append(where, "EXISTS (SELECT 1 FROM "+jsonTexts(pg, "notifications.context_keys", "")+" WHERE "+w[0]+")")
+		where = append(where, n.inContextKeys+w[0]+")")
 	}
 	if f.topicKey != "" && !byTopic {
-		where = append(where, hasTopicKey(pg, "notifications.topics"))
+		where = append(where, n.hasTopic)
 		args = append(args, f.topicKey)
 	}
 	if !f.after.IsZero() {
@@ -225,7 +248,7 @@ func getNotification(ctx context.Context, q querier, envID, id string) (notifica
 	return n, nil
 }
 
-// Wire shapes of spec §2.12.
+// Wire shapes of the "Notifications" section of docs/api.md.
 type (
 	notificationResponse struct {
 		ID                     string          `json:"_id"`

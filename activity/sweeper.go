@@ -149,7 +149,7 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 			args = append(args, table, pass[table])
 		}
 		s.logger().Info("retention sweep removed expired records", args...)
-		if err := s.vacuum(ctx); err != nil {
+		if err := s.DB.Vacuum(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -173,38 +173,6 @@ func (s *Sweeper) count(pass, removed map[string]int64) {
 // sweepYield is how many times a batch's duration the sweep waits after
 // it when other writes waited for the writer meanwhile.
 const sweepYield = 9
-
-// vacuumStep is how many free pages one incremental_vacuum gives back:
-// 4 MB at 4 KB pages, a few milliseconds of the writer at a time.
-const vacuumStep = 1024
-
-// vacuum gives the file's free pages back in steps of vacuumStep, each a
-// write of its own, when the database was created with
-// auto_vacuum=INCREMENTAL (Open sets it for a new file). A database
-// created before keeps its free pages for new rows; docs/retention.md says
-// how to convert it. PostgreSQL has no such step: its autovacuum makes the
-// dead rows' space reusable.
-func (s *Sweeper) vacuum(ctx context.Context) error {
-	if s.DB.Postgres {
-		return nil
-	}
-	var mode int
-	if err := s.DB.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
-		return err
-	}
-	var free int
-	if err := s.DB.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
-		return fmt.Errorf("free pages: %w", err)
-	}
-	// As many steps as the pages free now need: pages freed meanwhile wait
-	// for the next sweep, and a step that frees nothing cannot loop.
-	for steps := (free + vacuumStep - 1) / vacuumStep; steps > 0 && ctx.Err() == nil; steps-- {
-		if _, err := s.DB.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, vacuumStep)); err != nil {
-			return fmt.Errorf("incremental vacuum: %w", err)
-		}
-	}
-	return nil
-}
 
 func (s *Sweeper) logger() *slog.Logger {
 	if s.Logger == nil {

@@ -35,7 +35,8 @@ type topicRef struct {
 	Exclude  []string `json:"exclude"`
 }
 
-// topicSummary is an entry of a notification's topics (spec §2.12).
+// topicSummary is an entry of a notification's topics (docs/api.md,
+// "Notifications").
 type topicSummary struct {
 	ID  string `json:"_topicId"`
 	Key string `json:"topicKey"`

@@ -76,7 +76,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 		json.Unmarshal(p.overrides, &ov)
 	}
 	p.severity = firstNonEmpty(ov.Severity, wf.Severity, "none")
-	p.critical = wf.Preferences.Default.All.ReadOnly // contract §9
+	p.critical = wf.Preferences.Default.All.ReadOnly // docs/api.md, "What strict clients check"
 	p.actor = noActor
 	if p.contextKeys, err = contextKeys(req.Context); err != nil {
 		return nil, nil, platform.InvalidField("context", nil, "%s", err.Error())

@@ -12,7 +12,8 @@ import (
 )
 
 // decodeTrigger decodes a trigger-endpoint body. A 400 there is written in the
-// PAYLOAD_VALIDATION_ERROR shape (contract §9), as the reference's pipe does.
+// PAYLOAD_VALIDATION_ERROR shape (docs/api.md, "What strict clients check"),
+// as the reference's pipe does.
 func decodeTrigger[T any](r *http.Request) (T, error) {
 	v, err := platform.Decode[T](r)
 	var e *platform.Error
@@ -170,8 +171,8 @@ func (b broadcastRequest) Valid(ctx context.Context) map[string]string {
 // workflow for every subscriber of the environment, in batches of
 // Store.broadcastBatch, each batch one transaction (the first also claims
 // the transactionId and records the broadcast, so that a broadcast cut short
-// goes on at the next start: fanOut). It answers 200 (contract §9) once
-// every batch is written.
+// goes on at the next start: fanOut). It answers 200 (docs/api.md,
+// "What strict clients check") once every batch is written.
 func handleTriggerBroadcast(t *triggerer) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decodeTrigger[broadcastRequest](r)

@@ -15,7 +15,8 @@ import (
 // This file reads a trigger request: its body, its recipients and actor,
 // its context. trigger.go runs it; plan.go holds what it decides.
 
-// maxRecipients is the most subscribers one trigger's `to` may name (contract §7).
+// maxRecipients is the most subscribers one trigger's `to` may name
+// (docs/api.md, "The write side").
 const maxRecipients = 100
 
 // Trigger statuses of the 201 answer (reference: packages/shared events.ts).

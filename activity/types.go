@@ -1,8 +1,10 @@
-// Package activity triggers workflows and delivers them: the trigger
-// endpoints, the durable job queue and the worker that runs it, the
-// activity records (notifications, jobs, execution details) that explain
-// what happened, and the retention sweeper that deletes expired records,
-// its own and other domains', in batches that yield to the writer.
+// Package activity triggers workflows and runs them: the trigger, bulk,
+// broadcast and cancel endpoints, the fan-out to topics and broadcasts, the
+// durable job queue and the worker that runs it, the records that explain
+// what happened (notifications with their jobs and execution details,
+// served by /v1/notifications), and the retention sweeper that deletes
+// expired records, its own and other domains', in batches that yield to the
+// writer (docs/delivery.md; docs/retention.md).
 package activity
 
 import (
@@ -30,10 +32,11 @@ type Workflows interface {
 
 // Subscribers is what activity needs from the subscribers domain.
 type Subscribers interface {
-	// SubscribersBySubscriberID returns spec §2.1 subscribers keyed by
-	// subscriberId; subscriberIds not found are absent.
+	// SubscribersBySubscriberID returns subscribers (docs/api.md, "Subscribers")
+	// keyed by subscriberId; subscriberIds not found are absent.
 	SubscribersBySubscriberID(ctx context.Context, environmentID string, subscriberIDs []string) (map[string]subscribers.Subscriber, error)
-	// SubscribersByID returns spec §2.1 subscribers keyed by their database _id.
+	// SubscribersByID returns subscribers (docs/api.md, "Subscribers") keyed by
+	// their database _id.
 	SubscribersByID(ctx context.Context, environmentID string, ids []string) (map[string]subscribers.Subscriber, error)
 	// UpsertSubscribers creates or updates subscribers from POST
 	// /v1/subscribers bodies, as the trigger's client sent them, and returns
@@ -45,8 +48,9 @@ type Subscribers interface {
 	// subscribers with one of subscriberIDs, one of emails, or an email
 	// containing search in any case or a subscriberId equal to it.
 	SubscribersMatching(ctx context.Context, environmentID string, subscriberIDs, emails []string, search string) ([]string, error)
-	// SubscribersAfter returns up to limit spec §2.1 subscribers whose
-	// subscriberId is greater than after, in subscriberId order.
+	// SubscribersAfter returns up to limit subscribers (docs/api.md,
+	// "Subscribers") whose subscriberId is greater than after, in subscriberId
+	// order.
 	SubscribersAfter(ctx context.Context, environmentID, after string, limit int) ([]subscribers.Subscriber, error)
 }
 
@@ -58,7 +62,7 @@ type Messenger interface {
 	Deliver(ctx context.Context, d *messaging.Delivery) (messaging.Outcome, func(context.Context, *sql.Tx) error, error)
 }
 
-// Job statuses (contract §8).
+// Job statuses (docs/api.md, "Delivery").
 const (
 	statusPending   = "pending"
 	statusQueued    = "queued"
@@ -71,7 +75,7 @@ const (
 	statusDelayed   = "delayed"
 )
 
-// Execution detail statuses and sources (spec §2.12).
+// Execution detail statuses and sources (docs/api.md, "Notifications").
 const (
 	detailSuccess = "Success"
 	detailWarning = "Warning"
@@ -95,7 +99,8 @@ const (
 var channelSteps = map[string]bool{"in_app": true, "email": true, "sms": true, "chat": true, "push": true}
 
 // defaultProviders is the providerId a delivery job carries until messaging
-// reports the one it used (contract §9: every job has a providerId).
+// reports the one it used (docs/api.md, "What strict clients check": every
+// job has a providerId).
 var defaultProviders = map[string]string{
 	"in_app": "service",
 	"email":  "service-email",
@@ -105,8 +110,9 @@ var defaultProviders = map[string]string{
 }
 
 // preferencesDoc is a notification's preferences column: the workflow's
-// preferences (contract §9) as the trigger stored them. Every field is
-// optional, so a row stored with fewer of them reads as what it says.
+// preferences (docs/api.md, "What strict clients check") as the trigger
+// stored them. Every field is optional, so a row stored with fewer of them
+// reads as what it says.
 type preferencesDoc struct {
 	Default *preferenceSet `json:"default"`
 	User    *preferenceSet `json:"user"`
@@ -123,8 +129,9 @@ type preferenceSet struct {
 }
 
 // critical reports whether the workflow's preferences mark it critical: the
-// flag is preferences.default.all.readOnly (contract §9 gives the shape;
-// platform-behavior's worker pipeline reads critical from the preferences).
+// flag is preferences.default.all.readOnly (the "What strict clients check"
+// section of docs/api.md gives the shape; the reference platform's worker
+// reads critical from them too).
 func (p preferencesDoc) critical() bool {
 	return p.Default != nil && p.Default.All != nil && p.Default.All.ReadOnly
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// payloadValidationType is the `type` of the trigger's 400 (contract §9).
+// payloadValidationType is the `type` of the trigger's 400 (docs/api.md,
+// "What strict clients check").
 const payloadValidationType = "PAYLOAD_VALIDATION_ERROR"
 
 // schemaCache keeps compiled payload schemas by their bytes: compiling is far
@@ -99,7 +100,8 @@ func fillDefaults(sch map[string]any, doc map[string]any) (changed bool) {
 }
 
 // validatePayload checks payload against the workflow's payloadSchema and
-// returns the 400 of contract §9 listing every failure.
+// returns the 400 of the "What strict clients check" section of docs/api.md
+// listing every failure.
 func validatePayload(schema, payload json.RawMessage) error {
 	sch, err := compileSchema(schema)
 	if err != nil {

@@ -48,7 +48,7 @@ const defaultSize = 32
 // at 100 ms, 32 goroutines cap a lane near 300 sends a second, 256 near
 // 2,500. A goroutine costs a few KiB, and a lane claims at most two jobs a
 // goroutine, so memory stays bounded; one slow or failing provider fills
-// only its own lane (issue 36).
+// only its own lane (docs/delivery.md, "The job queue").
 const defaultIOSize = 256
 
 // Worker runs the job queue. SQLite has one writer, so the worker spends it
@@ -369,8 +369,8 @@ func (w *Worker) commit(ctx context.Context, results <-chan result) {
 // lease, mostly), so they are written without a savepoint each: when one
 // fails, the transaction is abandoned and each result is tried in a
 // transaction of its own, where a failure drops that result alone. That
-// serves PostgreSQL too, which aborts the whole transaction at a failed
-// statement.
+// serves a shared database too, which aborts the whole transaction at a
+// failed statement.
 func (w *Worker) record(ctx context.Context, batch []result) {
 	if err := w.store.db.PrepareWrites(ctx, settleStatements...); err != nil {
 		w.cfg.Logger.Error("prepare statements", "error", err)
@@ -390,9 +390,9 @@ func (w *Worker) record(ctx context.Context, batch []result) {
 		w.logWrite(batch[0].j, err)
 		return
 	}
-	// On PostgreSQL a batch may also be rolled back to break a deadlock
-	// with another instance's (their digests' locks taken in another
-	// order, say): alone, each result is tried again.
+	// On a shared database a batch may also be rolled back to break a
+	// deadlock with another instance's (their digests' locks taken in
+	// another order, say): alone, each result is tried again.
 	for _, r := range batch {
 		if err := w.store.db.RetryTx(ctx, func(tx *sql.Tx) error { return r.write(ctx, tx) }); err != nil {
 			w.logWrite(r.j, err)

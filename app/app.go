@@ -27,7 +27,7 @@ import (
 type Deps struct {
 	DB           *sqldb.DB
 	Logger       *slog.Logger
-	Secret       []byte                   // encrypts integration credentials
+	Secret       []byte                   // encrypts integration credentials and subscribers' channels
 	Now          func() time.Time         // injected so tests can move time
 	Environments []platform.Environment   // what Start seeds, and what the sweeper sweeps
 	Workers      int                      // delivery workers; 0 means the default
@@ -85,6 +85,13 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 			}
 		}
 	}
+	// Channels an earlier version stored plain are sealed at every start;
+	// reads take either form, and instances starting at once seal each row
+	// once.
+	if err := sealStoredChannels(ctx, a.Subscribers, d.Logger); err != nil {
+		stopBeat(ctx)
+		return nil, err
+	}
 	a.Worker.Start(ctx)
 	// ResumeBroadcasts reads which broadcasts to go on with before the
 	// server takes requests, so none begun by this process is taken for one
@@ -116,4 +123,14 @@ func (a *App) Stop(ctx context.Context) {
 			stop(ctx)
 		}
 	})
+}
+
+// sealStoredChannels seals the subscribers' channels an earlier version
+// stored plain, and says how many it sealed.
+func sealStoredChannels(ctx context.Context, subs *subscribers.Store, logger *slog.Logger) error {
+	n, err := subs.SealStoredChannels(ctx)
+	if n > 0 && logger != nil {
+		logger.Info("sealed the channel credentials of subscribers stored plain", "subscribers", n)
+	}
+	return err
 }

@@ -9,9 +9,10 @@ const serverMemoryLimit = 200 << 20
 // TuneGC sets the garbage collector for a server: collect when the heap has
 // grown to 4x what the last collection kept (GOGC 300; Go defaults to 2x),
 // but never let it pass serverMemoryLimit. Requests allocate much and keep
-// little, so at the default the collector took a large share of a feed
-// read's CPU under load. getenv is consulted so that GOGC or GOMEMLIMIT,
-// when set, win as they always do. main and the in-process benchmarks
+// little, so at the default the collector takes a large share of the CPU
+// of a request under load (BenchmarkTrigger with GOGC=100 shows it).
+// getenv is consulted so that GOGC or GOMEMLIMIT, when set, win as they
+// always do. main and the in-process benchmarks
 // (apptest) both call it.
 func TuneGC(getenv func(string) string) {
 	if getenv("GOGC") == "" {

@@ -56,7 +56,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	}
 	integrationStore.WithOutbound(d.Outbound)
 	workflowStore := workflows.NewStore(d.DB)
-	subscriberStore := subscribers.NewStore(d.DB, integrationStore, d.Now).WithWorkflows(workflowStore)
+	subscriberStore := subscribers.NewStore(d.DB, integrationStore, d.Now).WithWorkflows(workflowStore).WithSecret(d.Secret)
 	messageStore := messaging.NewStore(d.DB, messaging.Sources{
 		Subscribers:  subscriberStore,
 		Workflows:    workflowStore,

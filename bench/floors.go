@@ -40,7 +40,7 @@ func noopFloor(ctx context.Context, dir string, clients, n int) (_ loadResult, c
 // delivery has an environment and subscriber of its own, so each index
 // grows at its end; scenario 1's deliveries share one environment and
 // 1,000 subscribers, whose feed entries land in the middle of the index,
-// and with those keys the floor measures about 15% lower.
+// and with those keys the floor would measure lower.
 func sqliteFloor(ctx context.Context, dir string, deliveries, batch int) (float64, error) {
 	db, err := sqldb.Open(ctx, filepath.Join(dir, "floor.db"))
 	if err != nil {

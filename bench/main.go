@@ -3,7 +3,7 @@
 // every figure beside the floor it is compared with and its target.
 //
 //	go run ./bench          # the full run (several minutes)
-//	go run ./bench -quick   # a ~30 second version with smaller data, not judged
+//	go run ./bench -quick   # about a minute on smaller data, not judged
 //	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8), inbox (9) or instances (10, with -db)
 //	go run ./bench -db postgres://postgres@127.0.0.1:5432/postgres   # the server scenarios on SQLite and on PostgreSQL, and scenario 10
 package main
@@ -215,8 +215,8 @@ func (b *bench) floors(ctx context.Context) error {
 
 // noopBeside measures the noop floor right before scenario 3's feed is
 // timed. The machine's speed drifts over a run: measured at the start,
-// minutes before the feed, the noop moved between 35,000 and 52,000 req/s
-// from one run to the next, and the feed's ratio with it.
+// minutes before the feed, the noop would move from one run to the next,
+// and the feed's ratio with it.
 func (b *bench) noopBeside(ctx context.Context) error {
 	b.logf("noop floor: %d requests", b.sz.noopRequests)
 	noop, cpu, err := noopFloor(ctx, b.dir, b.sz.clients, b.sz.noopRequests)

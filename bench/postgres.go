@@ -15,7 +15,7 @@ import (
 
 // With -db postgres://…, the scenarios that drive a server over HTTP run a
 // second time on PostgreSQL, each on a fresh database of that server, and
-// their figures are printed beside SQLite's from the same run (issue 40).
+// their figures are printed beside SQLite's from the same run.
 // Scenario 10 runs 1, 2 and 3 Herald processes on one database.
 
 // The stores a run measures; a row says which one it was measured on when

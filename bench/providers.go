@@ -76,7 +76,7 @@ func (d *providerDouble) close() { d.srv.Close() }
 
 // providers runs scenario 7: emails fanned out to a provider that answers
 // after 100 ms, then 500 ms, then 100 ms again while a second channel's
-// provider hangs (issue 36).
+// provider hangs.
 func (b *bench) providers(ctx context.Context) error {
 	n := 20_000
 	if b.rep.Quick {

@@ -189,7 +189,7 @@ func (b *bench) measureReads(ctx context.Context, ds *dataset) (readFigures, err
 
 // pacedCount is how many requests a search's paced run at rate sends: at
 // least least, and enough to last searchFor, as long as scenario 2's run.
-// At half of a search's maximum rate, least alone took one to two seconds,
+// At half of a search's maximum rate, least alone lasts a second or two,
 // and the p99 of so short a run is set by whichever single stall of the
 // shared machine falls into it: one of 20 ms delays a hundred of 10,000
 // requests.

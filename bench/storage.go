@@ -15,7 +15,7 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// The storage figures of issue 42: the bytes on disk a notification costs
+// The storage figures: the bytes on disk a notification costs
 // by the steps it runs, and the retention sweeper deleting expired
 // notifications while scenario 1 runs.
 
@@ -216,8 +216,8 @@ func seedExpired(ctx context.Context, path string, n int) error {
 // notifications into its database and runs scenario 1's triggers twice
 // more, each on a server started afresh: first with retention off, then
 // with the sweeper deleting them. A restarted server on a larger file is
-// slower than scenario 1's warm one with or without a sweep (0.49 of it
-// both ways in a quick run), so the sweep is judged against the first.
+// slower than scenario 1's warm one with or without a sweep, so the sweep
+// is judged against the first.
 func (b *bench) sweepDuringScenario1(ctx context.Context, srv *server, path string, base int) error {
 	srv.stop()
 	n := b.sz.expired

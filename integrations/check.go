@@ -24,12 +24,13 @@ const checkTimeout = 5 * time.Second
 // the credentials' form was checked (docs/providers.md).
 const CheckHeader = "Herald-Check"
 
-// checkProvider tries the provider with creds, as `check: true` asks (spec
-// §4.3): an SMTP greeting from nodemailer's host, the provider's cheapest
-// authenticated call (SendGrid scopes, the Twilio account, an FCM token
-// exchange, a HEAD to a webhook URL). A failure is a 422 naming the
-// credential and the provider's reason. dialed is false when the provider
-// has nothing to call and the required-credential rules were the check.
+// checkProvider tries the provider with creds, as `check: true` asks
+// (docs/api.md, "Integrations"): an SMTP greeting from nodemailer's host,
+// the provider's cheapest authenticated call (SendGrid scopes, the Twilio
+// account, an FCM token exchange, a HEAD to a webhook URL). A failure is a
+// 422 naming the credential and the provider's reason. dialed is false when
+// the provider has nothing to call and the required-credential rules were
+// the check.
 //
 // The check connects only where the outbound guard allows, and a target
 // that did not answer tells an attacker nothing about the port it names: a

@@ -11,7 +11,7 @@ import (
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
-// integrationFields is spec §2.5.
+// integrationFields follows docs/api.md, "Integrations".
 var integrationFields = []platformtest.Field{
 	{Name: "_id", Kind: "id"},
 	{Name: "_environmentId", Kind: "id", Required: true},
@@ -40,8 +40,9 @@ var (
 	updateOnly      = []string{"appSid", "senderId", "AppIOBaseUrl"}
 )
 
-// conformIntegration checks one spec §2.5 integration; update says whether
-// the update-only credentials (spec §2.6) may appear.
+// conformIntegration checks one integration (docs/api.md, "Integrations");
+// update says whether the update-only credentials (docs/api.md,
+// "Integrations") may appear.
 func conformIntegration(t *testing.T, where string, v any, update bool) map[string]any {
 	t.Helper()
 	in := platformtest.Conform(t, where, v, integrationFields)
@@ -115,7 +116,7 @@ func TestConformance_IntegrationResponses(t *testing.T) {
 	is.True(ok) // and configurations
 
 	res = srv.Dev.Do(t, "POST", "/v1/integrations/"+id+"/set-primary", "")
-	is.Equal(res.Status, 200) // set-primary: 200 (contract §9)
+	is.Equal(res.Status, 200) // set-primary: 200 (docs/api.md, "What strict clients check")
 	conformIntegration(t, "POST set-primary", platformtest.DecodeAny(t, res), false)
 
 	for _, path := range []string{"/v1/integrations", "/v1/integrations/active"} {
@@ -126,7 +127,7 @@ func TestConformance_IntegrationResponses(t *testing.T) {
 		for _, in := range list {
 			m := conformIntegration(t, "GET "+path, in, false)
 			_, hasConfigurations := m["configurations"]
-			is.True(!hasConfigurations) // the list omits configurations (spec §4.5)
+			is.True(!hasConfigurations) // the list omits configurations (docs/api.md, "Integrations")
 		}
 	}
 
@@ -179,10 +180,10 @@ func TestConformance_IntegrationBadInput(t *testing.T) {
 			body := platformtest.Conform(t, tc.name, platformtest.DecodeAny(t, res), platformtest.ErrorFields)
 			if res.Status == 422 {
 				_, ok := body["errors"].(map[string]any)
-				is.True(ok) // every 422 carries errors (contract §9)
+				is.True(ok) // every 422 carries errors (docs/api.md, "What strict clients check")
 			}
 		})
 	}
 }
 
-// platformtest.ErrorFields is contract §4's error body.
+// platformtest.ErrorFields is the error body (docs/api.md, "Errors").

@@ -12,9 +12,10 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// handleIntegrationCreate serves POST /v1/integrations (contract §7): a new
-// integration, inactive unless the body says otherwise, in the caller's
-// environment or the organization's environment named by _environmentId.
+// handleIntegrationCreate serves POST /v1/integrations (docs/api.md,
+// "The write side"): a new integration, inactive unless the body says
+// otherwise, in the caller's environment or the organization's environment
+// named by _environmentId.
 func handleIntegrationCreate(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
 		defer platform.Wrap(&err, "create integration")
@@ -71,7 +72,7 @@ func handleIntegrationCreate(store *Store) http.Handler {
 
 // handleIntegrationList serves GET /v1/integrations: the whole organization's
 // live integrations, each with its _environmentId, without configurations
-// (spec §4.5).
+// (docs/api.md, "Integrations").
 func handleIntegrationList(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
 		defer platform.Wrap(&err, "list integrations")
@@ -84,7 +85,7 @@ func handleIntegrationList(store *Store) http.Handler {
 }
 
 // handleIntegrationActiveList serves GET /v1/integrations/active: the caller's
-// environment's active integrations (contract §7).
+// environment's active integrations (docs/api.md, "The write side").
 func handleIntegrationActiveList(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
 		defer platform.Wrap(&err, "list active integrations")
@@ -96,11 +97,13 @@ func handleIntegrationActiveList(store *Store) http.Handler {
 	})
 }
 
-// handleIntegrationUpdate serves PUT /v1/integrations/{integrationId} (spec
-// §4.3): only the given fields change; credentials, when given, replace the
-// stored ones, as the reference platform does; `configurations: {}` changes
-// nothing (contract §9). The result, when active, must have the provider's
-// required credentials, and check: true tries the provider before saving.
+// handleIntegrationUpdate serves PUT /v1/integrations/{integrationId}
+// (docs/api.md, "Integrations"): only the given fields change; credentials,
+// when given, replace the stored ones, as the reference platform does;
+// `configurations: {}` changes nothing (docs/api.md,
+// "What strict clients check"). The result, when active, must have the
+// provider's required credentials, and check: true tries the provider before
+// saving.
 func handleIntegrationUpdate(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
 		id := r.PathValue("integrationId")
@@ -157,10 +160,10 @@ func handleIntegrationUpdate(store *Store) http.Handler {
 }
 
 // handleIntegrationSetPrimary serves POST
-// /v1/integrations/{integrationId}/set-primary (contract §7): the integration
-// becomes its channel's only primary in the caller's environment and, as in
-// the reference platform, is activated and loses its conditions. Only email
-// and sms have a primary.
+// /v1/integrations/{integrationId}/set-primary (docs/api.md,
+// "The write side"): the integration becomes its channel's only primary in
+// the caller's environment and, as in the reference platform, is activated
+// and loses its conditions. Only email and sms have a primary.
 func handleIntegrationSetPrimary(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
 		id := r.PathValue("integrationId")
@@ -172,7 +175,7 @@ func handleIntegrationSetPrimary(store *Store) http.Handler {
 			return err
 		}
 		if cur.EnvironmentID != tenant.EnvironmentID {
-			return platform.NotFound("Integration %s not found", id) // per environment (contract §2)
+			return platform.NotFound("Integration %s not found", id) // per environment (docs/api.md, "Keys and environments")
 		}
 		if !hasPrimary(cur.Channel) {
 			return platform.InvalidField("channel", cur.Channel, "Channel %s does not support primary", cur.Channel)
@@ -197,8 +200,9 @@ func handleIntegrationSetPrimary(store *Store) http.Handler {
 }
 
 // handleIntegrationDelete serves DELETE /v1/integrations/{integrationId}
-// (spec §4.6): an irreversible soft delete by the key's user, answered with
-// the caller's environment's remaining integrations, as the reference does.
+// (docs/api.md, "Integrations"): an irreversible soft delete by the key's
+// user, answered with the caller's environment's remaining integrations, as
+// the reference does.
 func handleIntegrationDelete(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
 		id := r.PathValue("integrationId")
@@ -225,7 +229,8 @@ func handleIntegrationDelete(store *Store) http.Handler {
 }
 
 // findIntegration returns the organization's live integration id, or a 404
-// that names it (a malformed id is a 404 too, contract §3).
+// that names it (a malformed id is a 404 too, docs/api.md,
+// "Identifiers and timestamps").
 func findIntegration(ctx context.Context, store *Store, organizationID, id string) (integration, error) {
 	if !sqldb.IsID(id) {
 		return integration{}, platform.NotFound("Integration %s not found", id)
@@ -296,7 +301,7 @@ func applyConfigurations(cur Configurations, patch *Configurations) Configuratio
 }
 
 // generateIdentifier is the slug of name plus a short random suffix, as the
-// reference platform builds identifiers (reference §6).
+// reference platform builds identifiers (docs/api.md, "Integrations").
 func generateIdentifier(name string) string {
 	var b strings.Builder
 	dash := false

@@ -12,7 +12,7 @@ import (
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
-// integrationBody is spec §2.5 as a client reads it.
+// integrationBody follows docs/api.md, "Integrations" as a client reads it.
 type integrationBody struct {
 	ID             string          `json:"_id"`
 	EnvironmentID  string          `json:"_environmentId"`

@@ -23,7 +23,7 @@ func TestIntegration_Create(t *testing.T) {
 		for _, key := range []string{"_id", "_environmentId", "_organizationId", "name", "identifier", "providerId",
 			"channel", "credentials", "configurations", "active", "deleted", "primary", "conditions"} {
 			_, ok := raw[key]
-			is.True(ok) // every spec §2.5 field is present
+			is.True(ok) // every field (docs/api.md, "Integrations") is present
 		}
 		_, hasDeletedAt := raw["deletedAt"]
 		is.True(!hasDeletedAt) // deletedAt is absent until a delete
@@ -124,7 +124,7 @@ func TestIntegration_List(t *testing.T) {
 	all := list(t, srv.Prod, "/v1/integrations")
 	is.Equal(len(all), 4) // both seeded service integrations and both created ones: the organization's list
 	_, ok := byID(all, dev.ID)
-	is.True(ok) // Production's key sees Development's integration (spec §4.5)
+	is.True(ok) // Production's key sees Development's integration (docs/api.md, "Integrations")
 	services := 0
 	for _, in := range all {
 		is.True(in.Configurations == nil) // the list has no configurations
@@ -186,7 +186,7 @@ func TestIntegration_Update(t *testing.T) {
 	t.Run("OKFromOtherEnvironment", func(t *testing.T) {
 		is := is.New(t)
 		res := srv.Prod.Do(t, "PUT", "/v1/integrations/"+in.ID, `{"name":"Renamed by prod"}`)
-		is.Equal(res.Status, http.StatusOK) // update by id works across the organization (contract §2)
+		is.Equal(res.Status, http.StatusOK) // update by id works across the organization (docs/api.md, "Keys and environments")
 	})
 
 	t.Run("OKMoveEnvironment", func(t *testing.T) {
@@ -220,7 +220,7 @@ func TestIntegration_Update(t *testing.T) {
 		mustCreate(t, srv.Prod, `{"providerId":"slack","channel":"chat","identifier":"pm-1"}`)
 		dev := mustCreate(t, srv.Dev, `{"providerId":"slack","channel":"chat","identifier":"dev-1"}`)
 		res := srv.Dev.Do(t, "PUT", "/v1/integrations/"+dev.ID, `{"identifier":"pm-1"}`)
-		is.Equal(res.Status, http.StatusConflict) // a changed identifier is free org-wide (reference §6)
+		is.Equal(res.Status, http.StatusConflict) // a changed identifier is free org-wide (docs/api.md, "Integrations")
 		res = srv.Dev.Do(t, "PUT", "/v1/integrations/"+dev.ID, `{"identifier":"dev-1","name":"Kept"}`)
 		is.Equal(res.Status, http.StatusOK) // an unchanged one is no conflict
 	})

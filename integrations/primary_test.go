@@ -143,7 +143,7 @@ func TestIntegration_Delete(t *testing.T) {
 	is.Equal(again.Identifier, "reuse-me") // a deleted integration's identifier is free again
 
 	res = srv.Prod.Do(t, "DELETE", "/v1/integrations/"+keep.ID, "")
-	is.Equal(res.Status, http.StatusOK) // delete by id works across the organization (contract §2)
+	is.Equal(res.Status, http.StatusOK) // delete by id works across the organization (docs/api.md, "Keys and environments")
 	res.Decode(t, &remaining)
 	_, ok = byID(remaining, other.ID)
 	is.True(ok) // the answer lists the caller's environment

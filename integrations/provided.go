@@ -15,7 +15,7 @@ import (
 
 // SeedEnvironment creates the active in_app integration with providerId
 // "service" when the environment has none, so the in-app inbox works with no
-// setup (contract §7). Running it again changes nothing.
+// setup (docs/api.md, "The write side"). Running it again changes nothing.
 func (s *Store) SeedEnvironment(ctx context.Context, env platform.Environment) (err error) {
 	defer platform.Wrap(&err, "seed integrations of %s", env.Name)
 	exists, err := hasService(ctx, s.db, env.ID)
@@ -44,7 +44,7 @@ func (s *Store) SeedEnvironment(ctx context.Context, env platform.Environment) (
 // integration for providerID: the one whose identifier is given when
 // identifier != "", else the primary one, else the oldest; "" with nil
 // error when there is none. As on the reference platform, an inactive
-// integration is not linked (platform-behavior §4).
+// integration is not linked (docs/api.md, "Channel credentials").
 func (s *Store) ResolveIntegrationID(ctx context.Context, environmentID, providerID, identifier string) (id string, err error) {
 	defer platform.Wrap(&err, "resolve integration %s", providerID)
 	query := `SELECT id FROM integrations

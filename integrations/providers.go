@@ -11,7 +11,8 @@ import (
 
 // providerProblem is why a create request's providerId cannot serve its
 // channel: a provider of another channel, or one Herald cannot deliver
-// through (contract §9: refused at create, naming the supported ones).
+// through (docs/api.md, "What strict clients check": refused at create,
+// naming the supported ones).
 func providerProblem(providerID, channel string) (field, problem string) {
 	info, ok := provider.Lookup(providerID)
 	switch {
@@ -53,7 +54,7 @@ func displayName(providerID string) string {
 // active. Chat providers that post to incoming webhooks (slack, discord,
 // msteams, mattermost) require nothing: delivery uses the subscriber's
 // webhookUrl for the provider and falls back to the integration's
-// (contract §9).
+// (docs/api.md, "What strict clients check").
 func credentialProblems(providerID string, creds Credentials, active bool) map[string]platform.FieldError {
 	problems := map[string]platform.FieldError{}
 	for name, why := range provider.Problems(providerID, creds) {

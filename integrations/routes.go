@@ -2,7 +2,8 @@ package integrations
 
 import "net/http"
 
-// AddRoutes registers the integrations API (spec §4.3, §4.5, §4.6; contract §7).
+// AddRoutes registers the integrations API (docs/api.md, "Integrations" and
+// "The write side").
 func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("POST /v1/integrations", handleIntegrationCreate(store))
 	mux.Handle("GET /v1/integrations", handleIntegrationList(store))

@@ -1,7 +1,8 @@
-// Package integrations serves the integrations API (spec §2.5–§2.8, §4.3,
-// §4.5, §4.6; contract §7): configured connections to providers, one channel
-// each, with credentials encrypted at rest. Other domains read active
-// integrations through the Store's exported methods (provided.go).
+// Package integrations owns the configured connections to providers, one
+// channel each, with their credentials encrypted at rest, and serves
+// /v1/integrations (docs/api.md, "Integrations"); the other domains learn
+// which integration serves a channel through the Store's exported methods
+// (provided.go).
 package integrations
 
 import (
@@ -134,13 +135,14 @@ func (s *Store) one(ctx context.Context, q querier, rest string, args ...any) (i
 }
 
 // find returns a live integration of the organization by id (update and
-// delete work across the organization's environments, contract §2).
+// delete work across the organization's environments, docs/api.md,
+// "Keys and environments").
 func (s *Store) find(ctx context.Context, organizationID, id string) (integration, error) {
 	return s.one(ctx, s.db, `WHERE id = ? AND organization_id = ? AND deleted = 0`, id, organizationID)
 }
 
 // listOrganization returns every live integration of the organization, oldest
-// first: the reference platform's natural order (reference §6).
+// first: the reference platform's natural order (docs/api.md, "Integrations").
 func (s *Store) listOrganization(ctx context.Context, organizationID string) ([]integration, error) {
 	return s.query(ctx, s.db, `WHERE organization_id = ? AND deleted = 0 ORDER BY created_at, id`, organizationID)
 }
@@ -149,11 +151,12 @@ func (s *Store) listOrganization(ctx context.Context, organizationID string) ([]
 // only the active ones when activeOnly.
 func (s *Store) listEnvironment(ctx context.Context, environmentID string, activeOnly bool) ([]integration, error) {
 	return s.query(ctx, s.db, `WHERE environment_id = ? AND deleted = 0 AND (active = 1 OR ? = 0)
-		ORDER BY created_at, id`, environmentID, activeOnly)
+		ORDER BY created_at, id`, environmentID, sqldb.Flag(activeOnly))
 }
 
 // hasService reports whether the environment has a live in_app integration of
-// the service provider, of which there can be one (reference §6).
+// the service provider, of which there can be one (docs/api.md,
+// "Integrations").
 func hasService(ctx context.Context, q querier, environmentID string) (bool, error) {
 	rows, err := q.QueryContext(ctx, `SELECT 1 FROM integrations
 		WHERE environment_id = ? AND channel = 'in_app' AND provider_id = 'service' AND deleted = 0 LIMIT 1`, environmentID)
@@ -195,7 +198,7 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 				credentials, configurations, conditions, active, is_primary, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
 			in.ID, in.OrganizationID, in.EnvironmentID, in.Name, in.Identifier, in.ProviderID, in.Channel,
-			s.seal(in.ID, creds), cfg, conds, in.Active, ts, ts)
+			s.seal(in.ID, creds), cfg, conds, sqldb.Flag(in.Active), ts, ts)
 		if sqldb.IsUniqueViolation(err) {
 			return errIdentifierTaken
 		}
@@ -214,8 +217,8 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 // update writes every mutable field of in over cur, the stored row, and
 // settles the primary of its channel in its environment and, when it moved,
 // in the one it left. A changed identifier must be free in the whole
-// organization (reference §6), where a new one need only be free in its
-// environment.
+// organization (docs/api.md, "Integrations"), where a new one need only be
+// free in its environment.
 func (s *Store) update(ctx context.Context, in, cur integration) (out integration, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "update integration %s", in.ID)
@@ -257,8 +260,8 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 				configurations = ?, conditions = ?, active = ?, updated_at = ?,
 				is_primary = CASE WHEN ? = 1 THEN 0 ELSE is_primary END
 			WHERE id = ? AND deleted = 0`,
-			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, in.Active,
-			sqldb.FormatTime(s.now()), moved, in.ID)
+			in.EnvironmentID, in.Name, in.Identifier, s.seal(in.ID, creds), cfg, conds, sqldb.Flag(in.Active),
+			sqldb.FormatTime(s.now()), sqldb.Flag(moved), in.ID)
 		if sqldb.IsUniqueViolation(err) {
 			return errIdentifierTaken
 		}
@@ -284,7 +287,7 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 
 // setPrimary makes the environment's integration id its channel's primary,
 // activating it and clearing its conditions, as the reference platform does
-// (reference §6).
+// (docs/api.md, "Integrations").
 func (s *Store) setPrimary(ctx context.Context, in integration) (out integration, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "set primary integration %s", in.ID)
@@ -331,7 +334,8 @@ func (s *Store) softDelete(ctx context.Context, in integration, userID string) (
 	})
 }
 
-// hasPrimary lists the channels that have a primary integration (contract §7).
+// hasPrimary lists the channels that have a primary integration
+// (docs/api.md, "The write side").
 func hasPrimary(channel string) bool { return channel == "email" || channel == "sms" }
 
 // settlePrimary keeps the invariant of an email or sms channel in one

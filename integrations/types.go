@@ -7,24 +7,26 @@ import (
 	"github.com/herald-notify/herald/integrations/provider"
 )
 
-// Credentials are a provider's credentials (spec §2.6): the provider
-// package declares them, since its senders read them.
+// Credentials are a provider's credentials (docs/api.md, "Integrations"):
+// the provider package declares them, since its senders read them.
 type Credentials = provider.Credentials
 
 // withoutUpdateOnly returns c without the three fields that only the update
-// response carries (spec §2.6: "the list and delete responses omit those").
+// response carries (docs/api.md, "Integrations": the list and delete answers
+// leave them out).
 func withoutUpdateOnly(c Credentials) Credentials {
 	c.AppSID, c.SenderID, c.AppIOBaseURL = nil, nil, nil
 	return c
 }
 
-// Configurations are an integration's inbound-webhook settings (spec §2.7).
+// Configurations are an integration's inbound-webhook settings (docs/api.md,
+// "Integrations").
 type Configurations struct {
 	InboundWebhookEnabled    *bool   `json:"inboundWebhookEnabled,omitempty"`
 	InboundWebhookSigningKey *string `json:"inboundWebhookSigningKey,omitempty"`
 }
 
-// StepFilter is one condition of an integration (spec §2.8).
+// StepFilter is one condition of an integration (docs/api.md, "Step filters").
 type StepFilter struct {
 	IsNegated *bool             `json:"isNegated" validate:"required"`
 	Type      string            `json:"type" validate:"required,oneof=BOOLEAN TEXT DATE NUMBER STATEMENT LIST MULTI_LIST GROUP"`
@@ -32,7 +34,8 @@ type StepFilter struct {
 	Children  []FieldFilterPart `json:"children" validate:"required,dive"`
 }
 
-// FieldFilterPart is one comparison inside a StepFilter (spec §2.8).
+// FieldFilterPart is one comparison inside a StepFilter (docs/api.md,
+// "Step filters").
 type FieldFilterPart struct {
 	Field    *string `json:"field" validate:"required"`
 	Value    *string `json:"value" validate:"required"`
@@ -40,8 +43,8 @@ type FieldFilterPart struct {
 	On       string  `json:"on" validate:"required,oneof=subscriber payload"`
 }
 
-// createRequest is the body of POST /v1/integrations (contract §7; the
-// reference platform's create DTO).
+// createRequest is the body of POST /v1/integrations (docs/api.md,
+// "The write side"; the reference platform's create DTO).
 type createRequest struct {
 	ProviderID     string          `json:"providerId" validate:"required,max=100"`
 	Channel        string          `json:"channel" validate:"required,oneof=in_app email sms chat push"`
@@ -67,8 +70,9 @@ func (r createRequest) Valid(context.Context) map[string]string {
 	return problems
 }
 
-// updateRequest is the body of PUT /v1/integrations/{integrationId} (spec
-// §4.3): every field optional, only the given ones change.
+// updateRequest is the body of PUT /v1/integrations/{integrationId}
+// (docs/api.md, "Integrations"): every field optional, only the given ones
+// change.
 type updateRequest struct {
 	Name           *string         `json:"name" validate:"omitempty,max=200"`
 	Identifier     *string         `json:"identifier" validate:"omitempty,max=200"`
@@ -99,9 +103,10 @@ func (r updateRequest) empty() bool {
 		r.Credentials == nil && r.Conditions == nil && r.Configurations == nil
 }
 
-// integrationResponse is an Integration as spec §2.5 shows it. deletedAt and
-// deletedBy are optional there, so they are absent until a soft delete;
-// configurations appear in the create and update responses only.
+// integrationResponse is an Integration as docs/api.md, "Integrations" shows
+// it. deletedAt and deletedBy are optional there, so they are absent until a
+// soft delete; configurations appear in the create and update responses
+// only.
 type integrationResponse struct {
 	ID             string          `json:"_id"`
 	EnvironmentID  string          `json:"_environmentId"`
@@ -142,7 +147,8 @@ type integration struct {
 
 // response shapes the row for the wire. withConfigurations adds the
 // configurations (create and update responses); withUpdateOnly keeps the
-// credentials that only the update response carries (spec §2.6).
+// credentials that only the update response carries (docs/api.md,
+// "Integrations").
 func (in integration) response(withConfigurations, withUpdateOnly bool) integrationResponse {
 	out := integrationResponse{
 		ID:             in.ID,

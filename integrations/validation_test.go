@@ -12,7 +12,8 @@ import (
 )
 
 // TestIntegration_CreateProviderRules: Herald refuses what it cannot send
-// through, with a 422 that names the field, and stores nothing (issue 36).
+// through, with a 422 that names the field, and stores nothing
+// (docs/providers.md, "Rules that hold for every provider").
 func TestIntegration_CreateProviderRules(t *testing.T) {
 	srv, _ := newServer(t)
 	for _, tc := range []struct {

@@ -82,7 +82,7 @@ var (
 	allProviders = append(slices.Clone(listedChats), "service-slack", "appio")
 )
 
-// conformCTA checks spec §2.11.
+// conformCTA checks against docs/api.md, "Calls to action".
 func conformCTA(t *testing.T, where string, v any) {
 	t.Helper()
 	cta := platformtest.Conform(t, where, v, []platformtest.Field{{Name: "type", Kind: "string", Enum: []string{"redirect"}},
@@ -103,8 +103,8 @@ func conformCTA(t *testing.T, where string, v any) {
 	}
 }
 
-// conformMessage checks spec §2.10; providers is the channel providerId
-// enumeration of the embedded subscriber.
+// conformMessage checks against docs/api.md, "Messages"; providers is the
+// channel providerId enumeration of the embedded subscriber.
 func conformMessage(t *testing.T, where string, v any, providers []string, markAs bool) map[string]any {
 	t.Helper()
 	m := platformtest.Conform(t, where, v, []platformtest.Field{
@@ -187,7 +187,8 @@ func conformMessage(t *testing.T, where string, v any, providers []string, markA
 	return m
 }
 
-// conformFeedItem checks spec §2.9 plus archived (contract §9).
+// conformFeedItem checks against docs/api.md, "The feed" plus archived
+// (docs/api.md, "What strict clients check").
 func conformFeedItem(t *testing.T, where string, v any) map[string]any {
 	t.Helper()
 	m := platformtest.Conform(t, where, v, []platformtest.Field{
@@ -480,13 +481,13 @@ func TestConformance_MessagingBadInput(t *testing.T) {
 			body := platformtest.Conform(t, tc.name, platformtest.DecodeAny(t, res), platformtest.ErrorFields)
 			if res.Status == 422 {
 				_, ok := body["errors"].(map[string]any)
-				is.True(ok) // every 422 carries errors (contract §9)
+				is.True(ok) // every 422 carries errors (docs/api.md, "What strict clients check")
 			}
 		})
 	}
 }
 
-// platformtest.ErrorFields is contract §4's error body.
+// platformtest.ErrorFields is the error body (docs/api.md, "Errors").
 func orEmpty(v any) any {
 	if v == nil {
 		return []any{}

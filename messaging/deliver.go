@@ -128,7 +128,7 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 		t.msg.ID = m.ID
 		start := time.Now()
 		res, err := t.provider.Send(ctx, t.msg)
-		e.obs.sent(ctx, d, t.in.ProviderID, time.Since(start), err)
+		e.obs.sent(ctx, d, t.in.ProviderID, t.msg, time.Since(start), err)
 		got := classify(t.in.ProviderID, res, err)
 		out.Details = append(out.Details, got.detail)
 		if len(got.dead) > 0 {
@@ -180,11 +180,12 @@ func fail(providerID, source, why string) *Outcome {
 	}}
 }
 
-// targets picks the integrations a step is delivered through (contract §7,
-// §9): in_app through the environment's in_app integration ("service");
-// email and sms through the active primary one; chat and push through every
-// active integration for which the subscriber has channel credentials. A
-// non-nil outcome explains why nothing can be sent.
+// targets picks the integrations a step is delivered through (docs/api.md,
+// "The write side" and "What strict clients check"): in_app through the
+// environment's in_app integration ("service"); email and sms through the
+// active primary one; chat and push through every active integration for
+// which the subscriber has channel credentials. A non-nil outcome explains
+// why nothing can be sent.
 func (e *Deliverer) targets(ctx context.Context, d *Delivery) ([]target, *Outcome, error) {
 	var active []integration
 	if e.messages.src.Integrations == nil {

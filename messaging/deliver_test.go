@@ -537,7 +537,8 @@ func TestDeliver_WithoutSources(t *testing.T) {
 }
 
 // The trigger's email overrides reach an email-webhook body too, and a
-// trigger without them leaves the body as contract §9 shapes it.
+// trigger without them leaves the body as the "What strict clients check"
+// section of docs/api.md shapes it.
 func TestDeliver_EmailWebhookOverrides(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)
@@ -566,8 +567,8 @@ func TestDeliver_EmailWebhookOverrides(t *testing.T) {
 }
 
 // In-app text that holds markup is sanitized unless the step opts out
-// (spec §2.14.2 disableOutputSanitization), and text without markup is
-// stored as written.
+// (docs/api.md, "Step controls": disableOutputSanitization), and text
+// without markup is stored as written.
 func TestDeliver_InAppSanitization(t *testing.T) {
 	h := newHarness(t)
 	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)

@@ -58,7 +58,7 @@ func TestFeed_Paging(t *testing.T) {
 		is.Equal(*p.Page, 0)                        // page echoed
 		is.Equal(p.Data[0].Content, "Message 999")  // newest first
 		is.Equal(p.Data[99].Content, "Message 900") // a full page
-		is.Equal(*p.Data[0].Archived, false)        // contract §9
+		is.Equal(*p.Data[0].Archived, false)        // docs/api.md, "What strict clients check"
 	})
 	t.Run("OK default limit", func(t *testing.T) {
 		is := is.New(t)
@@ -277,7 +277,7 @@ func TestFeed_ItemShape(t *testing.T) {
 	is.Equal(item["status"], "sent")                                            // delivered
 	is.Equal(item["read"], false)                                               // new
 	is.Equal(item["seen"], false)                                               // new
-	is.Equal(item["archived"], false)                                           // contract §9
+	is.Equal(item["archived"], false)                                           // docs/api.md, "What strict clients check"
 	is.Equal(item["_feedId"], nil)                                              // no feeds
 	is.Equal(item["providerId"], "service")                                     // in_app provider
 	is.Equal(item["templateIdentifier"], "welcome")                             // the workflowId

@@ -10,11 +10,10 @@ import (
 // written here field by field instead of through encoding/json, which
 // reflects over every item and re-validates each stored JSON column on
 // every request. The stored columns (payload, cta, actor, …) are JSON
-// Herald wrote at delivery and are copied as they are. The shape is spec
-// §2.9's, field for field; feedjson_test.go checks it against the
-// encoding/json rendering of the same rows. Measured in-process
-// (BenchmarkReads/feed), this writer took a feed request from 41.8 to
-// 32.2 µs.
+// Herald wrote at delivery and are copied as they are. The shape is that of
+// docs/api.md, "The feed", field for field; feedjson_test.go checks it
+// against the encoding/json rendering of the same rows, and
+// BenchmarkReads/feed measures what the writer saves.
 
 // appendFeedPage appends the feed's envelope around rows; sum is the
 // subscriber's current summary, or nil for the one each row stored.

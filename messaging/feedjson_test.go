@@ -11,10 +11,11 @@ import (
 )
 
 // The feed's hand-written encoding (feedjson.go) must say what encoding/json
-// says of the spec §2.9 feed item. feedItem and toFeedItem are that item as
-// a struct: the reference the encoder is checked against.
+// says of the feed item (docs/api.md, "The feed"). feedItem and toFeedItem
+// are that item as a struct: the reference the encoder is checked against.
 
-// feedItem is spec §2.9 plus archived (contract §9).
+// feedItem follows docs/api.md, "The feed" plus archived (docs/api.md,
+// "What strict clients check").
 type feedItem struct {
 	ID                 string          `json:"_id"`
 	TemplateID         string          `json:"_templateId"`
@@ -50,8 +51,9 @@ type feedItem struct {
 	Tags               json.RawMessage `json:"tags"`
 }
 
-// toFeedItem is a message as a spec §2.9 feed item; sum is the subscriber's
-// current summary, or nil to use the one stored at delivery.
+// toFeedItem is a message as a feed item (docs/api.md, "The feed"); sum is
+// the subscriber's current summary, or nil to use the one stored at
+// delivery.
 func toFeedItem(m *message, sum json.RawMessage) feedItem {
 	if sum == nil {
 		sum = m.SubscriberSummary

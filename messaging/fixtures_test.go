@@ -23,7 +23,7 @@ import (
 // in one line.
 type fakeSources struct {
 	mu           sync.Mutex
-	subscribers  map[string]map[string]map[string]any // environment → subscriberId → spec §2.1 subscriber
+	subscribers  map[string]map[string]map[string]any // environment → subscriberId → subscriber (docs/api.md, "Subscribers")
 	workflows    map[string]json.RawMessage
 	integrations map[string][]map[string]any // environment + "/" + channel → integrations, primary first
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // handleFeed serves GET /v1/subscribers/{subscriberId}/notifications/feed:
-// the subscriber's in_app messages, newest first (spec §4.4, contract §6).
+// the subscriber's in_app messages, newest first (docs/api.md, "The feed"
+// and "Lists and paging").
 func handleFeed(s *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
@@ -54,10 +55,10 @@ func handleFeed(s *Store) http.Handler {
 }
 
 // handleMarkAs serves POST /v1/subscribers/{subscriberId}/messages/mark-as
-// (spec §4.7). Only the subscriber's own messages of this environment are
-// changed and returned; other ids are ignored, as the reference platform
-// does (platform-behavior §8), so marking a message deleted a moment ago is
-// not an error.
+// (docs/api.md, "Mark-as"). Only the subscriber's own messages of this
+// environment are changed and returned; other ids are ignored, as the
+// reference platform does (docs/api.md, "Mark-as"), so marking a message
+// deleted a moment ago is not an error.
 func handleMarkAs(s *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
@@ -122,8 +123,8 @@ func (m *markAsRequest) Valid(context.Context) map[string]string {
 	return problems
 }
 
-// handleMessageList serves GET /v1/messages (spec §4.8): newest first, with
-// the subscriber and the workflow embedded.
+// handleMessageList serves GET /v1/messages (docs/api.md, "Messages"):
+// newest first, with the subscriber and the workflow embedded.
 func handleMessageList(s *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
@@ -179,7 +180,8 @@ func handleMessageDelete(s *Store) http.Handler {
 }
 
 // handleTransactionDelete serves DELETE /v1/messages/transaction/{transactionId}:
-// every message of the transaction, or of one channel of it; 204 (contract §9).
+// every message of the transaction, or of one channel of it; 204
+// (docs/api.md, "What strict clients check").
 func handleTransactionDelete(s *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		env, txID := platform.TenantFrom(r.Context()).EnvironmentID, r.PathValue("transactionId")

@@ -84,7 +84,7 @@ func (s *Store) UseInbox(cfg InboxConfig) *Store {
 	return s
 }
 
-// messageCTA is spec §2.11, as the inbox reads it.
+// messageCTA follows docs/api.md, "Calls to action", as the inbox reads it.
 type messageCTA struct {
 	Type string `json:"type"`
 	Data struct {
@@ -135,7 +135,7 @@ type inboxTo struct {
 }
 
 // inboxNotification is a notification as the inbox client reads it
-// (reference A7).
+// (docs/inbox.md, "The notification object").
 type inboxNotification struct {
 	ID              string          `json:"id"`
 	TransactionID   string          `json:"transactionId"`

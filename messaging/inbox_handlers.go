@@ -22,14 +22,16 @@ import (
 )
 
 // data wraps an inbox answer in the {data: …} envelope its client reads
-// from every answer but the list and the counts (reference A1).
+// from every answer but the list and the counts (docs/inbox.md,
+// "What the routes do").
 type data[T any] struct {
 	Data T `json:"data"`
 }
 
 // handleInboxSession serves POST /v1/inbox/session: the environment named
 // by its public identifier, the subscriber (created, or updated when the
-// hash is valid), and a token for the rest of the inbox (reference A3).
+// hash is valid), and a token for the rest of the inbox (docs/inbox.md,
+// "What the routes do").
 func handleInboxSession(s *Store) http.Handler {
 	type request struct {
 		ApplicationIdentifier string          `json:"applicationIdentifier" validate:"max=256"`
@@ -148,7 +150,7 @@ func (s *Store) inAppIntegration(ctx context.Context, env string) (integration, 
 }
 
 // inboxQuery reads the filters of the inbox list and its bulk routes from
-// a query string (reference A5).
+// a query string (docs/inbox.md, "Filters").
 func inboxQuery(q *platform.Query, values url.Values) *inboxFilter {
 	f := &inboxFilter{}
 	truth := func(name string) *bool {
@@ -214,7 +216,7 @@ func queryTags(values url.Values) [][]string {
 }
 
 // parseInboxData reads a data filter: a JSON object of scalars, at most two
-// levels deep, strings of at most 256 characters (reference A4).
+// levels deep, strings of at most 256 characters (docs/inbox.md, "Filters").
 func parseInboxData(raw []byte) (map[string]any, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
@@ -257,7 +259,8 @@ func (f *inboxFilter) checkUnreadArchived() error {
 }
 
 // handleInboxNotifications serves GET /v1/inbox/notifications: a page of
-// the subscriber's in_app notifications, newest first (reference A5).
+// the subscriber's in_app notifications, newest first (docs/inbox.md,
+// "Filters").
 func handleInboxNotifications(s *Store) http.Handler {
 	type filterEcho struct {
 		Tags     []string       `json:"tags,omitempty"`
@@ -346,7 +349,8 @@ type inboxCountFilter struct {
 }
 
 // handleInboxCount serves GET /v1/inbox/notifications/count: a count, up to
-// 100, for each filter of the filters JSON array, in its order (reference A6).
+// 100, for each filter of the filters JSON array, in its order
+// (docs/inbox.md, "What the routes do").
 func handleInboxCount(s *Store) http.Handler {
 	type count struct {
 		Count  int              `json:"count"`
@@ -665,7 +669,7 @@ func handleInboxBulk(s *Store, route string) http.Handler {
 				}
 			}
 			if len(req.NotificationIDs) == 0 && req.NotificationIDs != nil {
-				return platform.NoContent(w) // no ids: nothing to mark (reference A4)
+				return platform.NoContent(w) // no ids: nothing to mark (docs/inbox.md, "Filters")
 			}
 			kind = LiveSeen
 			_, err = s.inboxMarkAll(ctx, env, sub, f, req.NotificationIDs, actionSeen)

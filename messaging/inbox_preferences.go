@@ -16,7 +16,8 @@ type InboxPreferenceStore interface {
 	UpdateInboxPreferences(ctx context.Context, environmentID, subscriberID string, changes []subscribers.InboxPreferenceChange) ([]string, error)
 }
 
-// inboxPreference is a preference as the inbox client reads it (reference A9).
+// inboxPreference is a preference as the inbox client reads it
+// (docs/inbox.md, "What the routes do").
 type inboxPreference struct {
 	Level     string              `json:"level"` // global or template
 	Enabled   bool                `json:"enabled"`

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +15,8 @@ import (
 )
 
 // inboxMessage is a message as the inbox reads it: the columns a
-// notification (reference A7) and a live event show.
+// notification (docs/inbox.md, "The notification object") and a live event
+// show.
 type inboxMessage struct {
 	ID, OrganizationID, NotificationID               string
 	SubscriberID, TemplateID, TransactionID, Channel string
@@ -44,28 +44,30 @@ func scanInboxMessage(row scanner) (*inboxMessage, error) {
 	return &m, err
 }
 
-// inboxFilter selects a subscriber's inbox messages (reference A5, A6).
+// inboxFilter selects a subscriber's inbox messages (docs/inbox.md,
+// "Filters" and "What the routes do").
 type inboxFilter struct {
 	read, archived, snoozed, seen *bool
 	tags                          [][]string // groups ANDed, each group's tags ORed
 	data                          map[string]any
 	severity                      []string
-	createdGte, createdLte        string // contract §3 times; "" for none
+	createdGte, createdLte        string // times (docs/api.md, "Identifiers and timestamps"); "" for none
 }
 
 // cond is the WHERE condition of f for one subscriber's in_app messages.
 // severities are the workflows' severities other than none, by _id.
-func (f *inboxFilter) cond(d dialect, env, subscriberID string, severities map[string]string) (string, []any) {
+func (f *inboxFilter) cond(q *queries, env, subscriberID string, severities map[string]string) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
 	args := []any{env, subscriberID}
-	return f.more(d, where, args, severities)
+	return f.more(q, where, args, severities)
 }
 
-// more adds f's conditions to where.
-func (f *inboxFilter) more(d dialect, where []string, args []any, severities map[string]string) (string, []any) {
+// more adds f's conditions to where. A data filter's key may be nested
+// ("a.b") two levels deep.
+func (f *inboxFilter) more(q *queries, where []string, args []any, severities map[string]string) (string, []any) {
 	for col, v := range map[string]*bool{"read": f.read, "archived": f.archived, "seen": f.seen} {
 		if v != nil {
-			where, args = append(where, col+" = ?"), append(args, *v)
+			where, args = append(where, col+" = ?"), append(args, sqldb.Flag(*v))
 		}
 	}
 	if f.snoozed != nil {
@@ -79,7 +81,7 @@ func (f *inboxFilter) more(d dialect, where []string, args []any, severities map
 		if len(group) == 0 {
 			continue
 		}
-		where = append(where, d.anyTag(len(group)))
+		where = append(where, q.anyTag(len(group)))
 		for _, t := range group {
 			args = append(args, t)
 		}
@@ -90,19 +92,9 @@ func (f *inboxFilter) more(d dialect, where []string, args []any, severities map
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		v := f.data[k]
-		if d.pg {
-			w, a := pgJSONEquals("messages.data", strings.Split(k, "."), v)
-			where, args = append(where, w), append(args, a...)
-			continue
-		}
-		if b, ok := v.(bool); ok { // json_extract reads JSON true as 1
-			v = 0
-			if b {
-				v = 1
-			}
-		}
-		where, args = append(where, "json_extract(messages.data, ?) = ?"), append(args, dataPath(k), v)
+		var w string
+		w, args = q.d.JSONEquals(args, "messages.data", strings.Split(k, "."), f.data[k])
+		where = append(where, w)
 	}
 	if len(f.severity) > 0 {
 		var in, others []any
@@ -139,21 +131,11 @@ func (f *inboxFilter) more(d dialect, where []string, args []any, severities map
 	return strings.Join(where, " AND "), args
 }
 
-// dataPath is the JSON path of a data filter's key, which may be nested
-// ("a.b") two levels deep; each part is quoted, so no key breaks out.
-func dataPath(key string) string {
-	parts := strings.Split(key, ".")
-	for i, p := range parts {
-		parts[i] = strconv.Quote(p)
-	}
-	return "$." + strings.Join(parts, ".")
-}
-
 // inboxPage returns up to limit of f's messages, newest first, starting
 // after the message after (when set) or skipping offset, and whether more follow.
 func (s *Store) inboxPage(ctx context.Context, env, subscriberID string, f *inboxFilter, sev map[string]string,
 	after string, offset, limit int) ([]*inboxMessage, bool, error) {
-	cond, args := f.cond(s.sql(), env, subscriberID, sev)
+	cond, args := f.cond(s.queries, env, subscriberID, sev)
 	if after != "" {
 		var at string
 		err := s.db.QueryRow(ctx, `SELECT created_at FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?`,
@@ -200,7 +182,7 @@ const inboxCountLimit = 100
 
 // inboxCount counts f's messages, up to max.
 func (s *Store) inboxCount(ctx context.Context, env, subscriberID string, f *inboxFilter, sev map[string]string, max int) (int, error) {
-	cond, args := f.cond(s.sql(), env, subscriberID, sev)
+	cond, args := f.cond(s.queries, env, subscriberID, sev)
 	var n int
 	err := s.db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages WHERE `+cond+` LIMIT ?) AS page`,
 		append(args, max)...).Scan(&n)
@@ -244,7 +226,8 @@ func (s *Store) unreadBySeverity(ctx context.Context, env, subscriberID string, 
 	return out, rows.Err()
 }
 
-// inboxAction is one way an inbox changes a message (reference A8).
+// inboxAction is one way an inbox changes a message (docs/inbox.md,
+// "What each action changes").
 type inboxAction string
 
 const (
@@ -258,8 +241,8 @@ const (
 )
 
 // inboxSets are the columns each action writes; ?1 is now, ?5 a snooze's
-// end (bound by a snooze alone: PostgreSQL cannot type a parameter a
-// statement does not use).
+// end (bound by a snooze alone: a shared database cannot type a parameter
+// a statement does not use).
 var inboxSets = map[inboxAction]string{
 	actionRead: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1),
 		read = 1, last_read_date = ?1`,
@@ -283,7 +266,7 @@ func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, act
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		cond := `environment_id = ?2 AND subscriber_id = ?3 AND id = ?4 AND channel = 'in_app'`
 		if action == actionUnsnooze {
-			cond += ` AND snoozed_until IS NOT NULL` // unsnoozing what is not snoozed is a 404 (reference A4)
+			cond += ` AND snoozed_until IS NOT NULL` // unsnoozing what is not snoozed is a 404 (docs/inbox.md, "Filters")
 		}
 		args := []any{sqldb.FormatTime(s.now()), env, subscriberID, id}
 		if action == actionSnooze {
@@ -304,20 +287,20 @@ func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, act
 
 // bulkCond is the WHERE condition of a bulk route: the subscriber's
 // messages of every channel that f selects, among ids when given.
-func (f *inboxFilter) bulkCond(d dialect, env, subscriberID string, ids []string) (string, []any) {
+func (f *inboxFilter) bulkCond(q *queries, env, subscriberID string, ids []string) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?"}
 	args := []any{env, subscriberID}
 	if ids != nil {
-		where, args = append(where, d.idsIn("id", "?")), append(args, idList(ids))
+		where, args = append(where, q.idsIn), append(args, idList(ids))
 	}
-	return f.more(d, where, args, nil)
+	return f.more(q, where, args, nil)
 }
 
 // inboxMarkAll applies action to every message of the subscriber that f
 // selects (of any channel and any state f does not name, as the reference
 // platform's bulk updates), and ids when given; it returns how many changed.
 func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string, action inboxAction) (int64, error) {
-	cond, args := f.bulkCond(s.sql(), env, subscriberID, ids)
+	cond, args := f.bulkCond(s.queries, env, subscriberID, ids)
 	// Numbered parameters for the SET clause come first, so the WHERE
 	// clause's plain ones are numbered after them.
 	set := strings.NewReplacer("?1", "?", "?5", "?").Replace(inboxSets[action])
@@ -348,7 +331,7 @@ func (s *Store) inboxMessage(ctx context.Context, env, subscriberID, id string) 
 // ids when given, with the payloads no message is left to read (the
 // sweeper only finds payloads through their messages).
 func (s *Store) inboxDeleteAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string) (int64, error) {
-	cond, args := f.bulkCond(s.sql(), env, subscriberID, ids)
+	cond, args := f.bulkCond(s.queries, env, subscriberID, ids)
 	var n int64
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		gone, _, err := s.deleteMessages(ctx, tx, cond, args...)
@@ -378,7 +361,7 @@ func (s *Store) inboxAct(ctx context.Context, env, subscriberID, id, button, sta
 		}
 		now := sqldb.FormatTime(s.now())
 		_, err = tx.ExecContext(ctx, `UPDATE messages SET
-			cta = `+s.sql().setAction()+`,
+			cta = `+s.queries.act+`,
 			first_seen_date = CASE WHEN read = 0 THEN coalesce(first_seen_date, ?3) ELSE first_seen_date END,
 			last_seen_date = CASE WHEN read = 0 THEN ?3 ELSE last_seen_date END,
 			last_read_date = CASE WHEN read = 0 THEN ?3 ELSE last_read_date END,
@@ -434,10 +417,8 @@ func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) e
 func (s *Store) EndSnooze(ctx context.Context, environmentID, messageID string, until time.Time) error {
 	now := sqldb.FormatTime(s.now())
 	var subscriberID string
-	err := s.db.QueryRowContext(ctx, `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
-		created_at = ?1, delivered_at = `+s.sql().appendTime("delivered_at", "?1")+`, feed_item = NULL, updated_at = ?1
-		WHERE environment_id = ?2 AND id = ?3 AND snoozed_until IS NOT NULL AND snoozed_until <= ?4
-		RETURNING subscriber_id`, now, environmentID, messageID, sqldb.FormatTime(until)).Scan(&subscriberID)
+	err := s.db.QueryRowContext(ctx, s.queries.endSnooze,
+		now, environmentID, messageID, sqldb.FormatTime(until)).Scan(&subscriberID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}

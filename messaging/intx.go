@@ -63,7 +63,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	switch bus := e.messages.live.(type) {
 	case nil:
 	case *SharedBus:
-		insert, values = insertMessageNotifySQL, append(values, liveChannel, bus.wire(ev))
+		insert, values = e.messages.queries.insertNotify, append(values, liveChannel, bus.wire(ev))
 		announce = func() { bus.local.Publish(ev) }
 	default:
 		announce = func() { bus.Publish(ev) }
@@ -72,7 +72,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	// would wait on the writer connection that transaction holds. Parsing
 	// the 40-column INSERT cost more than running it.
 	db := e.messages.db
-	if err := db.PrepareWrites(ctx, insert, payloadSQL(db)); err != nil {
+	if err := db.PrepareWrites(ctx, insert, e.messages.queries.payload); err != nil {
 		return Outcome{}, nil, fmt.Errorf("prepare message insert: %w", err)
 	}
 	write := func(ctx context.Context, tx *sql.Tx) error {
@@ -86,7 +86,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 		if announce != nil {
 			db.AfterCommit(tx, announce)
 		}
-		return m.storePayload(ctx, tx, db)
+		return e.messages.storePayload(ctx, tx, m)
 	}
 	return out, write, nil
 }

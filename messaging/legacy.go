@@ -10,9 +10,10 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// The routes older clients of the reference platform call (issue 41),
-// served as aliases of what Herald already does: their bodies are read in
-// the old shape and answered as the modern route answers.
+// The routes older clients of the reference platform call
+// (docs/compatibility.md, "Legacy routes"), served as aliases of what Herald
+// already does: their bodies are read in the old shape and answered as the
+// modern route answers.
 
 // legacyMarkRequest is the body of POST …/messages/markAs: messageId as
 // mark-as takes it, and which flags to set.
@@ -81,7 +82,7 @@ func handleLegacyMarkAs(s *Store) http.Handler {
 
 // writeMarked announces a mark-as to the subscriber's live inbox and
 // answers it: the marked messages, each with the contextKeys only that
-// answer carries (spec §2.10), and 201.
+// answer carries (docs/api.md, "Messages"), and 201.
 func (s *Store) writeMarked(ctx context.Context, w http.ResponseWriter, env, subID string, rows []*message) error {
 	s.publish(LiveEvent{EnvironmentID: env, SubscriberID: subID, Kind: LiveChanged})
 	out, err := s.messageResponses(ctx, env, rows)
@@ -187,7 +188,7 @@ func handleUnseenCount(s *Store) http.Handler {
 		var n int
 		err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages
 			WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND seen = ? LIMIT ?) AS page`,
-			env, subID, *seen, limit).Scan(&n)
+			env, subID, sqldb.Flag(*seen), limit).Scan(&n)
 		if err != nil {
 			return fmt.Errorf("count unseen messages: %w", err)
 		}

@@ -21,7 +21,7 @@ const (
 // LiveEvent says that a subscriber's inbox changed. It is small on
 // purpose: the counts and the message an inbox socket is sent are read
 // where the socket is, so a bus that carries events between instances
-// (PostgreSQL's LISTEN/NOTIFY) has only this to carry.
+// (the shared database's notifications) has only this to carry.
 type LiveEvent struct {
 	EnvironmentID string
 	SubscriberID  string // the subscriber's _id

@@ -11,24 +11,24 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// liveChannel is the PostgreSQL channel that carries live events between
-// the Herald processes sharing a database.
+// liveChannel is the notification channel that carries live events
+// between the Herald processes sharing a database.
 const liveChannel = "herald_inbox"
 
 // NewLiveBus returns the LiveBus for db: a MemoryBus on SQLite, where one
-// process holds every socket, and a SharedBus on PostgreSQL, where a
+// process holds every socket, and a SharedBus on a shared database, where a
 // subscriber's socket may be held by any of several processes.
 func NewLiveBus(db *sqldb.DB, logger *slog.Logger) LiveBus {
-	if !db.Postgres {
+	if !db.Shared() {
 		return NewMemoryBus()
 	}
 	return NewSharedBus(db, logger)
 }
 
-// SharedBus is the LiveBus of several processes on one PostgreSQL
-// database. An event goes to this process's sockets as on a MemoryBus, and
-// to the others' with NOTIFY on liveChannel: a delivered message's in the
-// statement that stores it (insertMessageNotifySQL), so that they hear of
+// SharedBus is the LiveBus of several processes on one shared database.
+// An event goes to this process's sockets as on a MemoryBus, and to the
+// others' with NOTIFY on liveChannel: a delivered message's in the
+// statement that stores it (queries.insertNotify), so that they hear of
 // it when, and only if, its transaction commits; any other right after its
 // write, from a goroutine that packs the events waiting into as few
 // notifications as fit. Each process LISTENs and hands what the others
@@ -82,7 +82,7 @@ func (b *SharedBus) Publish(ev LiveEvent) {
 
 // wire is the payload of a NOTIFY on liveChannel that tells the other
 // processes of ev, for a statement that notifies itself
-// (insertMessageNotifySQL).
+// (queries.insertNotify).
 func (b *SharedBus) wire(ev LiveEvent) string {
 	return b.db.NotifyPayload(packLive([]LiveEvent{ev})[0])
 }

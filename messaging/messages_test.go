@@ -12,7 +12,8 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// wireMessage is a spec §2.10 message as a strict client reads it.
+// wireMessage is a message (docs/api.md, "Messages") as a strict client
+// reads it.
 type wireMessage struct {
 	ID             string          `json:"_id"`
 	SubscriberID   string          `json:"_subscriberId"`
@@ -190,7 +191,7 @@ func TestMarkAs(t *testing.T) {
 				} `json:"errors"`
 			}
 			res.Decode(t, &body)
-			is.Equal(string(body.Errors[tc.field].Value), tc.value) // what the client sent (contract §4)
+			is.Equal(string(body.Errors[tc.field].Value), tc.value) // what the client sent (docs/api.md, "Errors")
 		})
 	}
 	t.Run("OK other environment's ids are ignored", func(t *testing.T) {
@@ -344,7 +345,7 @@ func TestMessages_Delete(t *testing.T) {
 	})
 	t.Run("ErrMalformedId", func(t *testing.T) {
 		is := is.New(t)
-		is.Equal(h.srv.Dev.Do(t, "DELETE", "/v1/messages/nope", "").Status, 404) // contract §3: path ids
+		is.Equal(h.srv.Dev.Do(t, "DELETE", "/v1/messages/nope", "").Status, 404) // docs/api.md, "Identifiers and timestamps": path ids
 	})
 	t.Run("ErrChannel", func(t *testing.T) {
 		is := is.New(t)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,8 +40,9 @@ type sendObserver struct {
 // operator needs to find it (the workflow, step, provider and
 // transactionId) and the provider's reason. The reason is the error's text,
 // which providers build from the provider's answer, never from the
-// integration's credentials.
-func (o sendObserver) sent(ctx context.Context, d *Delivery, providerID string, took time.Duration, err error) {
+// integration's credentials; the send's own webhook URL and device tokens,
+// which that answer may echo, are masked (withoutSecrets).
+func (o sendObserver) sent(ctx context.Context, d *Delivery, providerID string, m provider.Message, took time.Duration, err error) {
 	outcome := "sent"
 	var some *provider.Partial
 	switch {
@@ -54,7 +57,7 @@ func (o sendObserver) sent(ctx context.Context, d *Delivery, providerID string, 
 	if err == nil || o.logger == nil {
 		return
 	}
-	o.warn(ctx, d, outcome, providerID, err.Error())
+	o.warn(ctx, d, outcome, providerID, withoutSecrets(err.Error(), m))
 }
 
 // notSent logs a delivery that reached no provider (no integration, no
@@ -79,4 +82,27 @@ func (o sendObserver) warn(ctx context.Context, d *Delivery, outcome, providerID
 		slog.String("job_id", d.JobID),
 		slog.Int("attempt", d.Attempt),
 		slog.String("reason", reason))
+}
+
+// withoutSecrets is reason with the send's own channel credentials masked:
+// its webhook URL, that URL's path (a chat webhook's secret is in it) and
+// its device tokens. A provider's answer may echo what it was sent, and
+// whoever reads the log is not meant to be able to post to the channel.
+func withoutSecrets(reason string, m provider.Message) string {
+	var pairs []string
+	if m.WebhookURL != "" {
+		pairs = append(pairs, m.WebhookURL, "[webhook URL]")
+		if u, err := url.Parse(m.WebhookURL); err == nil && len(u.Path) > 1 {
+			pairs = append(pairs, u.RequestURI(), "[webhook path]", u.EscapedPath(), "[webhook path]")
+		}
+	}
+	for _, token := range m.DeviceTokens {
+		if token != "" {
+			pairs = append(pairs, token, "[device token]")
+		}
+	}
+	if pairs == nil {
+		return reason
+	}
+	return strings.NewReplacer(pairs...).Replace(reason)
 }

@@ -81,7 +81,7 @@ func TestDropPayloads_DeleteBesideAnInsert(t *testing.T) {
 	m2 := msg("m2")
 	_, err = txB.ExecContext(ctx, insertMessageSQL, m2.values()...)
 	is.NoErr(err)
-	is.NoErr(m2.storePayload(ctx, txB, b.db))
+	is.NoErr(b.storePayload(ctx, txB, m2))
 
 	// a deletes the first, which it takes for the notification's last.
 	done := make(chan error, 1)

@@ -24,7 +24,7 @@ func TestFeedCond_CountsOnTheIndex(t *testing.T) {
 		{subscriberID: "s", seen: &yes},
 		{subscriberID: "s", read: &no, seen: &no},
 	} {
-		cond, args := feedCond(dialect{}, "e", f)
+		cond, args := feedCond(sqldbtest.NewDB(t).Dialect(), "e", f)
 		// countPage's query.
 		if plan := sqldbtest.QueryPlan(t, `SELECT count(*) FROM messages WHERE `+cond, args...); !strings.Contains(plan, "USING COVERING INDEX messages_feed") {
 			t.Errorf("count of %s: plan %q, want it covered by messages_feed", cond, plan)
@@ -34,7 +34,7 @@ func TestFeedCond_CountsOnTheIndex(t *testing.T) {
 
 // TestListQuery_ReadsTheFiltersIndex checks GET /v1/messages: a page of a
 // transaction's or a subscriber's messages is read through that filter's
-// index (listQuery), not through messages_list, which holds the whole
+// index (queries.listQuery), not through messages_list, which holds the whole
 // environment. (A page by channel does read messages_list, which carries
 // the channel since 000017 so that it is tested there; a plan does not show
 // that, BenchmarkMessagesList does.)
@@ -50,7 +50,7 @@ func TestListQuery_ReadsTheFiltersIndex(t *testing.T) {
 		{"subscriber", listFilter{subscriberID: "s"}, "messages_feed"},
 		{"subscriber and channel", listFilter{subscriberID: "s", channel: "in_app"}, "messages_feed"},
 	} {
-		from, cond, args := listQuery("e", tc.f)
+		from, cond, args := newQueries(sqldbtest.NewDB(t).Dialect()).listQuery("e", tc.f)
 		plan := sqldbtest.QueryPlan(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)
 		if !strings.Contains(plan, "INDEX "+tc.index) {
 			t.Errorf("%s: plan %q, want it read through %s", tc.name, plan, tc.index)

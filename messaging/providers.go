@@ -91,10 +91,10 @@ func classify(providerID string, res provider.Result, err error) sent {
 // channelTarget is in's target for sub on a chat or push step, and whether
 // there is one. Push goes to the subscriber's device tokens for the
 // provider. Chat posts to the subscriber's webhook URL for the provider,
-// else the integration's (contract §9), so a chat-webhook integration's
-// URL serves subscribers who have no chat credentials of their own;
-// whatsapp-business sends to the phone of a subscriber who has an entry
-// for it.
+// else the integration's (docs/api.md, "What strict clients check"), so a
+// chat-webhook integration's URL serves subscribers who have no chat
+// credentials of their own; whatsapp-business sends to the phone of a
+// subscriber who has an entry for it.
 func channelTarget(channel string, in integration, sub subscribers.Subscriber) (target, bool) {
 	t := target{in: in}
 	var entry *subscribers.Channel

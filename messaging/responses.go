@@ -36,8 +36,8 @@ func (s *Store) resolveSubscriber(ctx context.Context, env, subscriberID string)
 	return id.ID, sum, err
 }
 
-// messageResponses turns rows into spec §2.10 messages, embedding each
-// subscriber and workflow, read in one batch per source.
+// messageResponses turns rows into messages (docs/api.md, "Messages"),
+// embedding each subscriber and workflow, read in one batch per source.
 func (s *Store) messageResponses(ctx context.Context, env string, rows []*message) ([]messageResponse, error) {
 	var subs map[string]subscribers.Subscriber
 	var templates map[string]workflows.Summary
@@ -96,7 +96,7 @@ func (s *Store) snoozedUntil(ctx context.Context, rows []*message) (map[string]s
 		return nil, nil
 	}
 	res, err := s.db.Query(ctx, `SELECT id, snoozed_until FROM messages
-		WHERE `+s.sql().idsIn("id", "?")+` AND snoozed_until IS NOT NULL`, idList(ids))
+		WHERE `+s.queries.idsIn+` AND snoozed_until IS NOT NULL`, idList(ids))
 	if err != nil {
 		return nil, fmt.Errorf("read snoozes: %w", err)
 	}
@@ -160,7 +160,9 @@ func distinct(rows []*message, key func(*message) string) []string {
 }
 
 // payloadMatch is one leaf of the feed's payload filter: the stored payload
-// must hold value at path.
+// must hold value at path, the same JSON type and value (the dialect's
+// JSONEquals, which quotes the keys, so dots and spaces in them are taken
+// literally). An empty object is compared whole.
 type payloadMatch struct {
 	path  []string
 	value any
@@ -177,7 +179,7 @@ const maxPayloadDepth = 8
 const maxPayloadMatches = 100
 
 // errPayloadEncoding is a feed payload filter that cannot be read at all,
-// which the reference platform answers with a 400 (contract §4).
+// which the reference platform answers with a 400 (docs/api.md, "Errors").
 var errPayloadEncoding = errors.New("must be the Base64 encoding of a JSON object")
 
 // parsePayloadFilter decodes the feed's payload parameter: Base64 of a JSON
@@ -235,32 +237,4 @@ func parsePayloadFilter(p string) ([]payloadMatch, error) {
 		return nil, fmt.Errorf("must not hold more than %d values", maxPayloadMatches)
 	}
 	return out, nil
-}
-
-// sql is the condition for one match on p.payload, the payload's row of
-// message_payloads (feedCond). Keys are quoted
-// in the JSON path, so dots and spaces in them are taken literally.
-func (p payloadMatch) sql(d dialect) (string, []any) {
-	if d.pg {
-		return pgJSONEquals("p.payload", p.path, p.value)
-	}
-	var b strings.Builder
-	b.WriteString("$")
-	for _, k := range p.path {
-		b.WriteString(`."` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(k) + `"`)
-	}
-	path := b.String()
-	switch v := p.value.(type) {
-	case nil:
-		return "json_type(p.payload, ?) = 'null'", []any{path}
-	case bool:
-		return "json_type(p.payload, ?) = ?", []any{path, map[bool]string{true: "true", false: "false"}[v]}
-	case string:
-		return "(json_type(p.payload, ?) = 'text' AND json_extract(p.payload, ?) = ?)", []any{path, path, v}
-	case float64:
-		return "(json_type(p.payload, ?) IN ('integer', 'real') AND json_extract(p.payload, ?) = ?)", []any{path, path, v}
-	default: // arrays and empty objects compare as whole JSON values
-		b, _ := json.Marshal(v)
-		return "(json_type(p.payload, ?) IN ('array', 'object') AND json_extract(p.payload, ?) = json(?))", []any{path, path, string(b)}
-	}
 }

@@ -34,7 +34,7 @@ func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, befor
 		// messages_list holds the environment oldest first, the channel
 		// included, so the page is read and tested on the index.
 		rows, err := tx.QueryContext(ctx, `SELECT id, created_at, `+pendingMessage+`
-			FROM messages INDEXED BY messages_list
+			FROM `+s.queries.byList+`
 			WHERE environment_id = ? AND created_at < ? AND (created_at, id) > (?, ?) AND `+channel+`
 			ORDER BY created_at, id LIMIT ?`,
 			env, sqldb.FormatTime(before), after.CreatedAt, after.ID, limit)
@@ -64,7 +64,7 @@ func (s *Store) SweepMessages(ctx context.Context, env string, inApp bool, befor
 		if len(ids) == 0 {
 			return nil
 		}
-		gone, payloads, err := s.deleteMessages(ctx, tx, s.sql().idsIn("id", "?"), idList(ids))
+		gone, payloads, err := s.deleteMessages(ctx, tx, s.queries.idsIn, idList(ids))
 		removed["messages"], removed["message_payloads"] = int64(len(gone)), payloads
 		return err
 	})

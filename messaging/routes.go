@@ -3,7 +3,8 @@ package messaging
 import "net/http"
 
 // AddRoutes registers the messaging API: the in-app feed and its read/seen
-// state (spec §4.4, §4.7) and the messages list and deletes (spec §4.8).
+// state (docs/api.md, "The feed" and "Mark-as") and the messages list and
+// deletes (docs/api.md, "Messages").
 func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("GET /v1/subscribers/{subscriberId}/notifications/feed", handleFeed(store))
 	mux.Handle("POST /v1/subscribers/{subscriberId}/messages/mark-as", handleMarkAs(store))

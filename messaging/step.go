@@ -61,7 +61,8 @@ func decodeNormalized(raw []byte) (any, error) {
 	return templates.Normalize(v), nil
 }
 
-// renderStep renders the step's controls for its channel (spec §2.14.2).
+// renderStep renders the step's controls for its channel (docs/api.md,
+// "Step controls").
 func renderStep(d *Delivery) (*rendered, error) {
 	vars, err := bindings(d)
 	if err != nil {
@@ -168,9 +169,9 @@ func renderStep(d *Delivery) (*rendered, error) {
 	return r, nil
 }
 
-// inAppCTA builds spec §2.11's MessageCTA from the in_app controls:
-// redirect.url is the redirect, primaryAction and secondaryAction the buttons.
-// Each rendered string passes through clean.
+// inAppCTA builds the MessageCTA (docs/api.md, "Calls to action") from the
+// in_app controls: redirect.url is the redirect, primaryAction and
+// secondaryAction the buttons. Each rendered string passes through clean.
 func inAppCTA(c map[string]any, vars map[string]any, clean func(string) string) ([]byte, error) {
 	render := func(tmpl string) (string, error) {
 		out, err := templates.RenderText(tmpl, vars)
@@ -215,7 +216,8 @@ func inAppCTA(c map[string]any, vars map[string]any, clean func(string) string) 
 // newMessage is the row for a delivery about to be sent. withSummary keeps
 // the subscriber's feed summary in it, for a feed read without a
 // subscriber source; with one, the feed embeds the subscriber as it is
-// now, and the copy was 7% of an in-app notification's bytes (issue 42).
+// now, and the copy would only add to an in-app notification's bytes on
+// disk (TestFootprint_InAppNotification).
 func newMessage(d *Delivery, r *rendered, targets []target, now time.Time, withSummary bool) *message {
 	at := sqldb.FormatTime(now)
 	sum := []byte("{}")
@@ -256,7 +258,8 @@ func newMessage(d *Delivery, r *rendered, targets []target, now time.Time, withS
 	return m
 }
 
-// actorJSON is the spec §2.9 actor: {type, data}, "none" when not given.
+// actorJSON is the actor (docs/api.md, "The feed"): {type, data}, "none"
+// when not given.
 func actorJSON(raw json.RawMessage) []byte {
 	var a struct {
 		Type string  `json:"type"`

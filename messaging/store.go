@@ -29,11 +29,13 @@ type Store struct {
 	socketsOnce sync.Once
 	registry    atomic.Pointer[liveSockets] // this process's inbox sockets, once the first opens (socket.go)
 	liveCache   sync.Map                    // what live events read of workflows, briefly (socket.go)
+
+	queries *queries // in db's dialect
 }
 
 // NewStore returns a Store on db that reads other domains through src.
 func NewStore(db *sqldb.DB, src Sources) *Store {
-	return &Store{db: db, src: src, now: time.Now}
+	return &Store{db: db, src: src, now: time.Now, queries: newQueries(db.Dialect())}
 }
 
 // WithClock makes the store read the time from now, for tests; it returns s.
@@ -68,7 +70,7 @@ type message struct {
 
 // payloadColumn reads a message's payload, which is stored once per
 // notification in message_payloads (an empty one not at all), not in each
-// message row (issue 37).
+// message row (docs/retention.md, "What a reader sees").
 const payloadColumn = `coalesce((SELECT p.payload FROM message_payloads p
 	WHERE p.notification_id = messages.notification_id), '{}')`
 
@@ -133,7 +135,7 @@ func (s *Store) insertMessage(ctx context.Context, m *message) (inserted bool, e
 			return err
 		}
 		inserted = true
-		return m.storePayload(ctx, tx, s.db)
+		return s.storePayload(ctx, tx, m)
 	})
 	if err != nil {
 		return false, fmt.Errorf("insert message: %w", err)
@@ -152,15 +154,6 @@ const insertMessageSQL = `INSERT INTO messages (id, environment_id, organization
 	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?)
 	ON CONFLICT (job_id) DO NOTHING`
 
-// insertMessageNotifySQL is insertMessageSQL that also sends, on
-// PostgreSQL, a live event for the message when, and only if, it inserts
-// one (SharedBus.wire gives the last two parameters, the channel and the
-// payload): announced in the statement that stores the message, a
-// delivery costs the group commit no round trip of its own, where a
-// NOTIFY of its own doubled the statements of an in-app delivery.
-const insertMessageNotifySQL = `WITH inserted AS (` + insertMessageSQL + ` RETURNING 1)
-	SELECT pg_notify(?, ?) FROM inserted`
-
 // values are m's columns in insertMessageSQL's order.
 func (m *message) values() []any {
 	return []any{m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
@@ -168,7 +161,7 @@ func (m *message) values() []any {
 		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Overrides),
 		nullJSON(m.Data), string(m.Tags), string(m.Actor),
-		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, m.Read, m.Seen, m.LastReadDate, m.LastSeenDate,
+		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
 		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.storedFeedItem()}
 }
 
@@ -178,39 +171,35 @@ func (m *message) values() []any {
 const insertPayloadSQL = `INSERT INTO message_payloads (notification_id, payload) VALUES (?, ?)
 	ON CONFLICT (notification_id) DO NOTHING`
 
-// insertPayloadSharedSQL is insertPayloadSQL for PostgreSQL, where another
-// process may delete the notification's last message meanwhile: it also
-// takes the notification's payload lock in shared mode until its
-// transaction ends (dropPayloads takes it alone). That delete then either
-// committed first, and the payload is stored anew here, or waits for this
-// transaction and sees its message. Unlocked, the delete could not see the
-// message not yet committed and dropped the payload it needs.
-const insertPayloadSharedSQL = `INSERT INTO message_payloads (notification_id, payload)
-	SELECT ?, ? FROM (SELECT pg_advisory_xact_lock_shared(` + sqldb.LockKeySQL + `)) AS locked
+// insertPayloadSharedSQL is insertPayloadSQL on a shared database, where
+// another process may delete the notification's last message meanwhile:
+// it also takes the notification's payload lock in shared mode (lock, the
+// dialect's LockShared) until its transaction ends (dropPayloads takes it
+// alone). That delete then either committed first, and the payload is
+// stored anew here, or waits for this transaction and sees its message.
+// Unlocked, the delete could not see the message not yet committed and
+// dropped the payload it needs.
+func insertPayloadSharedSQL(lock string) string {
+	return `INSERT INTO message_payloads (notification_id, payload)
+	SELECT ?, ? FROM (SELECT ` + lock + `) AS locked
 	ON CONFLICT (notification_id) DO NOTHING`
+}
 
 // payloadLock is the key of the lock on a notification's payload.
 func payloadLock(notificationID string) string { return "message_payloads:" + notificationID }
 
-// payloadSQL is the statement that stores a payload on db.
-func payloadSQL(db *sqldb.DB) string {
-	if db.Postgres {
-		return insertPayloadSharedSQL
-	}
-	return insertPayloadSQL
-}
-
 // storePayload stores m's payload for its notification, in tx, through
-// the prepared stmt when there is one; an empty payload is not stored.
-func (m *message) storePayload(ctx context.Context, tx *sql.Tx, db *sqldb.DB) error {
+// the prepared statement when there is one; an empty payload is not
+// stored.
+func (s *Store) storePayload(ctx context.Context, tx *sql.Tx, m *message) error {
 	if isEmptyObject(m.Payload) {
 		return nil
 	}
 	args := []any{m.NotificationID, string(m.Payload)}
-	if db.Postgres {
+	if s.queries.payloadLocked {
 		args = append(args, payloadLock(m.NotificationID))
 	}
-	_, err := db.WriteExec(ctx, tx, payloadSQL(db), args...)
+	_, err := s.db.WriteExec(ctx, tx, s.queries.payload, args...)
 	return err
 }
 
@@ -224,8 +213,7 @@ func isEmptyObject(raw []byte) bool {
 // when it is an in-app message, and NULL for every other channel, whose
 // messages the feed never shows (an email's would carry its HTML again).
 // Reading the item stored at delivery instead of building it from a dozen
-// columns took a feed request from 32.2 to 25.3 µs in-process
-// (BenchmarkReads/feed).
+// columns makes a feed request cheaper (BenchmarkReads/feed measures it).
 func (m *message) storedFeedItem() any {
 	if m.Channel != "in_app" {
 		return nil
@@ -253,18 +241,13 @@ func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText st
 	}
 	var errID, errText any
 	if out.Status == "error" {
-		// A provider's reply may be cut inside a character, and
-		// PostgreSQL refuses text that is not UTF-8 (22021).
+		// A provider's reply may be cut inside a character, and a shared
+		// database refuses text that is not UTF-8 (22021).
 		errID, errText = sqldb.NewIDAt(at), strings.ToValidUTF8(errorText, "")
 	}
-	// A flag's parameter is compared with 1: PostgreSQL takes no integer
-	// (a Go bool is bound as one) as a condition.
-	_, err = s.db.ExecContext(ctx, `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
-		provider_id = ?, outcome = ?, updated_at = ?,
-		delivered_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN `+s.sql().appendTime("delivered_at", "?")+` ELSE delivered_at END
-		WHERE id = ?`,
+	_, err = s.db.ExecContext(ctx, s.queries.finish,
 		out.Status, errID, errText, out.ProviderID, doc, sqldb.FormatTime(at),
-		out.Status != "error", sqldb.FormatTime(at), id)
+		sqldb.Flag(out.Status != "error"), sqldb.FormatTime(at), id)
 	if err != nil {
 		return fmt.Errorf("finish message %s: %w", id, err)
 	}
@@ -309,7 +292,7 @@ type feedFilter struct {
 // and the number of all that match. The (environment, subscriber, channel,
 // created_at, id, read, seen) index serves both queries.
 func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message, int, error) {
-	cond, args := feedCond(s.sql(), env, f)
+	cond, args := feedCond(s.queries.d, env, f)
 	// The page and its count read one snapshot.
 	tx, err := s.db.BeginSnapshot(ctx)
 	if err != nil {
@@ -340,22 +323,23 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 // feedCond is the WHERE condition of f's messages, and its arguments.
 // Every column it tests but the payload is in the messages_feed index,
 // read and seen included, so that a filtered count reads the index alone.
-func feedCond(d dialect, env string, f feedFilter) (string, []any) {
+func feedCond(d sqldb.Dialect, env string, f feedFilter) (string, []any) {
 	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
 	args := []any{env, f.subscriberID}
 	if f.read != nil {
-		where, args = append(where, "read = ?"), append(args, *f.read)
+		where, args = append(where, "read = ?"), append(args, sqldb.Flag(*f.read))
 	}
 	if f.seen != nil {
-		where, args = append(where, "seen = ?"), append(args, *f.seen)
+		where, args = append(where, "seen = ?"), append(args, sqldb.Flag(*f.seen))
 	}
 	if len(f.payload) > 0 {
 		// The payload is kept once per notification (payloadColumn); an
 		// empty one is not stored, and matches no filter.
 		var match []string
 		for _, p := range f.payload {
-			w, a := p.sql(d)
-			match, args = append(match, w), append(args, a...)
+			var w string
+			w, args = d.JSONEquals(args, "p.payload", p.path, p.value)
+			match = append(match, w)
 		}
 		where = append(where, `EXISTS (SELECT 1 FROM message_payloads p
 			WHERE p.notification_id = messages.notification_id AND `+strings.Join(match, " AND ")+`)`)
@@ -438,11 +422,11 @@ type listFilter struct {
 // reads a newest-first page through messages_list, every message of the
 // environment in time order, and tests each against the filters, since
 // that index gives the order: a page of one transaction's or one
-// subscriber's messages read the whole environment (12 ms at 20,000
-// messages, and growing with them). A transaction has a few messages and a
+// subscriber's messages would read the whole environment, and grow with it
+// (BenchmarkMessagesList times both filters). A transaction has a few messages and a
 // subscriber's are in messages_feed, so those filters are read through
 // their own index, and the page sorted.
-func listQuery(env string, f listFilter) (from, cond string, args []any) {
+func (q *queries) listQuery(env string, f listFilter) (from, cond string, args []any) {
 	where, args := []string{"environment_id = ?"}, []any{env}
 	from = "messages"
 	if f.channel != "" {
@@ -450,14 +434,14 @@ func listQuery(env string, f listFilter) (from, cond string, args []any) {
 	}
 	if f.subscriberID != "" {
 		where, args = append(where, "subscriber_id = ?"), append(args, f.subscriberID)
-		from = "messages INDEXED BY messages_feed"
+		from = q.byFeed
 	}
 	if len(f.transactionIDs) > 0 {
 		where = append(where, "transaction_id IN ("+sqldb.Placeholders(len(f.transactionIDs))+")")
 		for _, id := range f.transactionIDs {
 			args = append(args, id)
 		}
-		from = "messages INDEXED BY messages_transaction"
+		from = q.byTransaction
 	}
 	return from, strings.Join(where, " AND "), args
 }
@@ -465,7 +449,7 @@ func listQuery(env string, f listFilter) (from, cond string, args []any) {
 // list returns one page of the environment's messages, newest first, and the
 // number of all that match.
 func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message, int, error) {
-	from, cond, args := listQuery(env, f)
+	from, cond, args := s.queries.listQuery(env, f)
 	// The page and its count read one snapshot.
 	tx, err := s.db.BeginSnapshot(ctx)
 	if err != nil {
@@ -491,7 +475,7 @@ func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message,
 // markAs changes the read/seen state of the subscriber's messages among ids
 // and returns those messages, re-read after the update. Ids of other
 // subscribers or environments are not touched and not returned. As the
-// reference platform does (platform-behavior §8), read and unread both mark
+// reference platform does (docs/api.md, "Mark-as"), read and unread both mark
 // the message seen; the dates of the states set are stamped.
 func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []string, mark string, at time.Time) ([]*message, error) {
 	set := map[string]string{
@@ -507,15 +491,15 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	var out []*message
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
-			WHERE environment_id = ?2 AND subscriber_id = ?3 AND `+s.sql().idsIn("id", "?4"),
+			WHERE environment_id = ?2 AND subscriber_id = ?3 AND id IN (SELECT value FROM `+s.queries.d.JSONTexts("?4", "ids")+`)`,
 			sqldb.FormatTime(at), env, subscriberID, list)
 		if err != nil {
 			return err
 		}
-		// Its own parameters: PostgreSQL cannot type one a statement
-		// does not use.
+		// Its own parameters: a shared database cannot type one a
+		// statement does not use.
 		out, err = queryMessages(ctx, tx, `SELECT `+messageColumns+` FROM messages
-			WHERE environment_id = ? AND subscriber_id = ? AND `+s.sql().idsIn("id", "?")+`
+			WHERE environment_id = ? AND subscriber_id = ? AND `+s.queries.idsIn+`
 			ORDER BY created_at DESC, id DESC`, env, subscriberID, list)
 		return err
 	})
@@ -613,9 +597,9 @@ func (s *Store) deleteMessages(ctx context.Context, tx *sql.Tx, where string, ar
 // dropPayloads deletes, in tx, the payloads of refs' notifications that no
 // message is left to read, and answers how many.
 //
-// On PostgreSQL two processes may each delete another message of one
-// notification at once, each still seeing the other's, and both keep the
-// payload, which nothing would find again. Each notification is locked
+// On a shared database two processes may each delete another message of
+// one notification at once, each still seeing the other's, and both keep
+// the payload, which nothing would find again. Each notification is locked
 // first, in id order so that two deletes cannot wait on each other; the
 // one that waited then sees the other's delete committed.
 func (s *Store) dropPayloads(ctx context.Context, tx *sql.Tx, refs []deleted) (int64, error) {

@@ -12,18 +12,20 @@ import (
 
 // SubscriberSource reads subscribers; subscribers.Store satisfies it.
 type SubscriberSource interface {
-	// SubscribersByID returns spec §2.1 subscribers keyed by their _id.
+	// SubscribersByID returns subscribers (docs/api.md, "Subscribers") keyed by
+	// their _id.
 	SubscribersByID(ctx context.Context, environmentID string, ids []string) (map[string]subscribers.Subscriber, error)
-	// SubscriberIdentity returns by subscriberId the spec §2.1 fields that
-	// name one subscriber (_id, subscriberId, firstName, lastName, avatar),
-	// or platform.ErrNotFound.
+	// SubscriberIdentity returns by subscriberId the fields (docs/api.md,
+	// "Subscribers") that name one subscriber (_id, subscriberId, firstName,
+	// lastName, avatar), or platform.ErrNotFound.
 	SubscriberIdentity(ctx context.Context, environmentID, subscriberID string) (subscribers.Identity, error)
 }
 
 // WorkflowSource reads the workflow summaries embedded in messages;
 // workflows.Store satisfies it.
 type WorkflowSource interface {
-	// WorkflowSummaries returns spec §2.10.1 summaries keyed by workflow _id.
+	// WorkflowSummaries returns summaries (docs/api.md, "Workflow summaries")
+	// keyed by workflow _id.
 	WorkflowSummaries(ctx context.Context, environmentID string, ids []string) (map[string]workflows.Summary, error)
 }
 
@@ -46,7 +48,7 @@ type Sources struct {
 	Tokens       TokenRemover // forgets dead device tokens; nil keeps them
 }
 
-// channels are the delivery channels (spec §1).
+// channels are the delivery channels (docs/api.md, "Channels").
 var channels = []string{"in_app", "email", "sms", "chat", "push"}
 
 // Delivery is one channel step for messaging to render and send: what
@@ -81,8 +83,8 @@ type Delivery struct {
 	Attempt int
 }
 
-// summary is the feed item's subscriber (spec §2.9): absent names are omitted,
-// since the spec types them as strings, not null.
+// summary is the feed item's subscriber (docs/api.md, "The feed"): absent
+// names are omitted, since the spec types them as strings, not null.
 type summary struct {
 	ID           string  `json:"_id,omitempty"`
 	FirstName    *string `json:"firstName,omitempty"`
@@ -114,7 +116,7 @@ type Outcome struct {
 	Details           []Detail `json:"details"`
 }
 
-// Detail is one execution detail of an Outcome (spec §2.12).
+// Detail is one execution detail of an Outcome (docs/api.md, "Notifications").
 type Detail struct {
 	Status     string  `json:"status"`
 	Detail     string  `json:"detail"`
@@ -125,7 +127,8 @@ type Detail struct {
 
 // maxRecordedRaw bounds a provider's answer as an execution detail records
 // it: enough to read what went wrong, not a way to copy a large reply from
-// wherever a webhook URL points into the activity views (issue 37).
+// wherever a webhook URL points into the activity views (docs/security.md,
+// "Bounded payloads").
 const maxRecordedRaw = 4 << 10
 
 // capped returns raw, cut to maxRecordedRaw bytes on a rune boundary.
@@ -140,9 +143,9 @@ func capped(raw string) *string {
 	return &raw
 }
 
-// messageResponse is spec §2.10, plus the fields the reference platform
-// returns beside them. Optional strings are omitted rather than null, since
-// strict clients type them as strings.
+// messageResponse follows docs/api.md, "Messages", plus the fields the
+// reference platform returns beside them. Optional strings are omitted
+// rather than null, since strict clients type them as strings.
 type messageResponse struct {
 	ID                 string                  `json:"_id"`
 	TemplateID         *string                 `json:"_templateId"`

@@ -1,12 +1,9 @@
-// Package migrations holds every schema change of Herald's SQLite database as
-// plain .sql files, embedded so the binary carries its own schema.
-//
-// Files are named NNNNNN_<what>.up.sql / .down.sql and are append-only: never
-// edit a migration that has shipped; add the next number instead.
-//
-// schema.sql is the schema all of them build, as SQLite reports it: read it
-// to see the tables and indexes as they are. TestSchema fails when it is out
-// of date; after adding a migration, regenerate it with
+// Package migrations holds every schema change of Herald's databases as plain
+// .sql files embedded in the binary, one sequence for SQLite and one for
+// PostgreSQL (postgres/), named NNNNNN_<what>.up.sql and .down.sql and
+// append-only: a shipped migration is never edited, the next number changes
+// what it did. schema.sql is the SQLite schema they build, kept current by
+// TestSchema, which regenerates it with:
 //
 //	go test ./migrations -run TestSchema -update
 package migrations

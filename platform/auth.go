@@ -114,7 +114,8 @@ func (k *keyring) lookup(ctx context.Context, hash string) (Tenant, error) {
 		return Tenant{}, fmt.Errorf("look up api key: %w", err)
 	}
 	// The lookup was by hash already; comparing the digests in constant time
-	// keeps timing from telling anything about near misses (contract §2).
+	// keeps timing from telling anything about near misses (docs/api.md,
+	// "Keys and environments").
 	if subtle.ConstantTimeCompare([]byte(stored), []byte(hash)) != 1 {
 		return Tenant{}, ErrNotFound
 	}

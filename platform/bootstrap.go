@@ -40,7 +40,7 @@ type BootstrapConfig struct {
 	Secret []byte
 }
 
-// The two environments every installation has (contract §1).
+// The two environments every installation has (docs/api.md, "Running it").
 const (
 	Development = "Development"
 	Production  = "Production"

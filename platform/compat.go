@@ -30,8 +30,8 @@ func CheckCompat(mode string) error {
 }
 
 // compat makes the API speak as the reference platform does on the wire
-// (HERALD_COMPAT=novu, issue 41), so its SDKs work unmodified. It is a layer
-// around the API, not a change to any handler:
+// (HERALD_COMPAT=novu, docs/compatibility.md), so its SDKs work unmodified.
+// It is a layer around the API, not a change to any handler:
 //
 //   - Requests: an enum value spelled novu… (novu, novu-cloud, novu-slack, …)
 //     is read as Herald's service… spelling, in the JSON body and in the

@@ -49,9 +49,9 @@ func Decode[T any](r *http.Request) (T, error) {
 }
 
 // WithRejectedValues fills in, for each field of a 422 that names no value,
-// the value the body holds at that field's path (contract §4). A Valid
-// method reports only paths and messages; the client should still see what
-// it sent.
+// the value the body holds at that field's path (docs/api.md, "Errors"). A
+// Valid method reports only paths and messages; the client should still see
+// what it sent.
 func WithRejectedValues(err error, body []byte) error {
 	var e *Error
 	if !errors.As(err, &e) || len(e.Fields) == 0 {
@@ -233,7 +233,8 @@ func article(kind string) string {
 
 var validate = newValidator()
 
-// idPattern is the shape of every _id (contract §3).
+// idPattern is the shape of every _id (docs/api.md,
+// "Identifiers and timestamps").
 var idPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
 
 func newValidator() *validator.Validate {

@@ -9,9 +9,10 @@ import (
 )
 
 // handleEnvironmentList serves GET /v1/environments: every environment of the
-// caller's organization (contract §2), so a client can find the
-// targetEnvironmentId for workflow sync. Keys are stored hashed, so each key
-// shows only its last four characters; revoked keys are left out.
+// caller's organization (docs/api.md, "Keys and environments"), so a client
+// can find the targetEnvironmentId for workflow sync. Keys are stored
+// hashed, so each key shows only its last four characters; revoked keys are
+// left out.
 func handleEnvironmentList(db *sqldb.DB) http.Handler {
 	type apiKey struct {
 		Key    string `json:"key"`

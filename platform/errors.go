@@ -20,7 +20,7 @@ var ErrNotFound = errors.New("not found")
 // Error is an error a client is meant to see: an HTTP status, a public
 // message and, for 422, the problem with each field keyed by its JSON path.
 // Any error that is not an *Error is a bug and is answered with a 500 whose
-// cause is logged, never sent (contract §4).
+// cause is logged, never sent (docs/api.md, "Errors").
 type Error struct {
 	Status  int
 	Message string
@@ -101,8 +101,8 @@ func Wrap(errp *error, format string, args ...any) {
 	}
 }
 
-// WriteError writes err as the JSON body of contract §4. It is the only code
-// that turns errors into responses.
+// WriteError writes err as the JSON body of the "Errors" section of
+// docs/api.md. It is the only code that turns errors into responses.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *Error
 	switch {

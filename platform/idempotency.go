@@ -27,11 +27,12 @@ const (
 	maxIdempotencyKey = 255
 )
 
-// idempotency implements contract §5: a POST, PUT, PATCH or DELETE carrying
-// an Idempotency-Key runs once per environment and key; repeats replay the
-// stored answer. The claim is one INSERT … ON CONFLICT, so of many
-// concurrent requests with one key exactly one runs: on SQLite they queue
-// on the single writer connection, on PostgreSQL on the key's row.
+// idempotency implements the "Idempotency keys" section of docs/api.md: a
+// POST, PUT, PATCH or DELETE carrying an Idempotency-Key runs once per
+// environment and key; repeats replay the stored answer. The claim is one
+// INSERT … ON CONFLICT, so of many concurrent requests with one key exactly
+// one runs: on SQLite they queue on the single writer connection, on
+// PostgreSQL on the key's row.
 type idempotency struct {
 	db        *sqldb.DB
 	sealer    *sealer // stored bodies may hold decrypted credentials
@@ -63,7 +64,7 @@ func (s *idempotency) middleware(next http.Handler) http.Handler {
 		switch r.Method {
 		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 		default:
-			return serve(next, w, r) // reads are never stored: they stay cheap (contract §9)
+			return serve(next, w, r) // reads are never stored: they stay cheap (docs/api.md, "What strict clients check")
 		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -102,8 +103,8 @@ func (s *idempotency) once(w http.ResponseWriter, r *http.Request, next http.Han
 	rec := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
 	completed := false
 	defer func() {
-		// Only completed answers are kept (contract §5): a 5xx or a panic
-		// frees the key so a retry can succeed.
+		// Only completed answers are kept (docs/api.md, "Idempotency keys"): a 5xx
+		// or a panic frees the key so a retry can succeed.
 		if !completed {
 			s.release(context.WithoutCancel(ctx), env, key)
 		}

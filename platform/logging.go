@@ -67,9 +67,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequests logs one line per request and turns a panic into a 500 with an
-// errorId, so no request can take the process down (contract §4). Bodies, keys
-// and credentials are never logged.
-// It also counts the request in metrics.
+// errorId, so no request can take the process down (docs/api.md, "Errors").
+// Bodies, keys and credentials are never logged. It also counts the request
+// in metrics.
 func logRequests(logger *slog.Logger, metrics *Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()

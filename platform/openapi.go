@@ -131,7 +131,7 @@ func mergeOpenAPI(fragments []Fragment) (map[string]any, map[string]string, erro
 
 // addIdempotencyKey lists the idempotency-key header among the parameters
 // of an operation that takes the API key: every API route accepts it
-// (contract §5), so no fragment repeats it.
+// (docs/api.md, "Idempotency keys"), so no fragment repeats it.
 func addIdempotencyKey(op any) {
 	m, ok := op.(map[string]any)
 	if !ok {

@@ -18,15 +18,16 @@ import (
 
 // DefaultMaxPayload is a trigger payload's limit when HERALD_MAX_PAYLOAD is
 // not set: far above what a notification's template reads, far below what
-// would let one request fill the disk through a broadcast (issue 37).
+// would let one request fill the disk through a broadcast (docs/security.md,
+// "Bounded payloads").
 const DefaultMaxPayload = 512 << 10
 
 type payloadLimitKey struct{}
 
 // PayloadProblem says what is wrong with a trigger's payload, raw JSON the
-// decoder has already accepted, for the 422 of the trigger (contract §4),
-// or "" when nothing is: larger than the server's payload limit, or a
-// number JSON can write but a float64 cannot hold (1e309), which would
+// decoder has already accepted, for the 422 of the trigger (docs/api.md,
+// "Errors"), or "" when nothing is: larger than the server's payload limit,
+// or a number JSON can write but a float64 cannot hold (1e309), which would
 // otherwise fail the steps that render it long after the trigger was
 // accepted.
 func PayloadProblem(ctx context.Context, raw []byte) string {

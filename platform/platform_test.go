@@ -23,7 +23,8 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// errorBody is the contract §4 error shape, declared here so a renamed field fails.
+// errorBody is the error shape (docs/api.md, "Errors"), declared here so a
+// renamed field fails.
 type errorBody struct {
 	StatusCode int    `json:"statusCode"`
 	Timestamp  string `json:"timestamp"`
@@ -225,7 +226,7 @@ func TestDecode(t *testing.T) {
 				is.True(ok)                                      // errors keyed by JSON path
 				is.True(len(body.Errors[tc.field].Messages) > 0) // with a message
 				if tc.field == "title" && strings.Contains(tc.body, "5") {
-					is.Equal(body.Errors[tc.field].Value, float64(5)) // and the value sent (contract §4)
+					is.Equal(body.Errors[tc.field].Value, float64(5)) // and the value sent (docs/api.md, "Errors")
 				}
 			}
 		})

@@ -12,7 +12,7 @@ import (
 // Query reads query-string parameters, collecting every problem so one
 // response can name them all. A value that cannot be parsed at all makes the
 // answer a 400; one that parses but breaks a rule (a limit out of range, an
-// unknown enum value) makes it a 422 (contract §4).
+// unknown enum value) makes it a 422 (docs/api.md, "Errors").
 type Query struct {
 	values   url.Values
 	fields   map[string]FieldError

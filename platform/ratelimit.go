@@ -12,9 +12,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// RateLimits are the request limits of one process (issue 37). Each limit
-// is a token bucket: Rate tokens a second, up to Burst at once. A zero Rate
-// takes the default; a negative one turns the limit off.
+// RateLimits are the request limits of one process (docs/security.md,
+// "Rate limits"). Each limit is a token bucket: Rate tokens a second, up to
+// Burst at once. A zero Rate takes the default; a negative one turns the
+// limit off.
 type RateLimits struct {
 	// Write limits POST, PUT, PATCH and DELETE per API key (so per
 	// environment): a runaway client slows down instead of filling the
@@ -99,8 +100,8 @@ func (b *buckets) get(key string, now time.Time) *rate.Limiter {
 	return lim
 }
 
-// take spends one of key's tokens, or answers the 429 of contract §4 with
-// how long until one is there.
+// take spends one of key's tokens, or answers the 429 of the "Errors"
+// section of docs/api.md with how long until one is there.
 func (b *buckets) take(key string) error {
 	if b == nil {
 		return nil

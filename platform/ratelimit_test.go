@@ -44,7 +44,7 @@ func TestRateLimit_FailedAuthentication(t *testing.T) {
 	is.True(secs >= 1 && secs <= 1000) // until the next token
 	var body errorBody
 	res.Decode(t, &body)
-	is.Equal(body.StatusCode, 429)                                       // the contract §4 body
+	is.Equal(body.StatusCode, 429)                                       // the body (docs/api.md, "Errors")
 	is.True(body.Message != "" && body.Timestamp != "")                  // with its message and time
 	is.Equal(dev.Do(t, "GET", "/v1/things", "").Status, 429)             // a right key from that address waits too, or guessing would go on
 	is.Equal(dev.WithKey("").Do(t, "GET", "/v1/things", "").Status, 429) // and so does no key

@@ -38,8 +38,8 @@ type DB struct {
 	r *sql.DB // read-only pool
 
 	// Postgres is true on PostgreSQL, where several Herald processes may
-	// share the database; the few statements whose structure differs
-	// between the two ask it (dialect.go translates the rest).
+	// share the database; the stores ask the Dialect (sqldialect.go), not
+	// it, for what differs.
 	Postgres bool
 	pgConfig *pgx.ConnConfig // how to reach it, for connections of its own
 	instance string          // this process's ID among those sharing it
@@ -94,8 +94,8 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 	// on disk, every page a savepoint first touches is also written to a
 	// temporary file, which the worker's per-job savepoints paid for.
 	// auto_vacuum(INCREMENTAL) lets retention give the pages it frees back
-	// to the file system (activity.Sweeper); it takes effect only on a new
-	// file, before its first table, so it comes first.
+	// to the file system (Vacuum); it takes effect only on a new file,
+	// before its first table, so it comes first.
 	common := base + sep + "_pragma=auto_vacuum(2)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
 	if !memory {
 		// WAL lets readers run while the writer commits; NORMAL sync is safe
@@ -128,8 +128,9 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 
 	// Readers map the file instead of copying each page they touch out of
 	// it with a read system call: a feed page at a million messages reads
-	// a dozen pages scattered over the file, and as system calls they made
-	// a feed request dearer (BenchmarkReads/feed). Each reader connection
+	// a dozen pages scattered over the file, and read by system calls they
+	// cost a feed request more CPU (BenchmarkReads/feed with
+	// HERALD_MMAP_SIZE=0 measures it). Each reader connection
 	// maps the file apart, and an operator's VmRSS counts a page once per
 	// mapping that touched it, so the size is capped (docs/memory.md).
 	r, err := sql.Open("sqlite", common+fmt.Sprintf("&_pragma=query_only(1)&_pragma=mmap_size(%d)", o.mmapSize))

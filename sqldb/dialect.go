@@ -12,18 +12,12 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// Herald's stores write one dialect of SQL, SQLite's, where it and
-// PostgreSQL agree; the few constructs where they differ in structure ask
-// DB.Postgres. What differs only in spelling is translated here, once per
-// distinct query text, by a database/sql connector wrapped around pgx's:
-//
-//   - "?" and "?N" placeholders become "$N";
-//   - SQLite's index hints ("INDEXED BY name", "NOT INDEXED") are dropped:
-//     PostgreSQL's planner takes none;
-//   - a Go bool argument is bound as 1 or 0, as SQLite stores it, since the
-//     flags are BIGINT columns on both databases.
-//
-// String literals, quoted identifiers and comments are copied untouched.
+// Herald's stores write SQL with "?" and "?N" placeholders, which SQLite
+// takes and PostgreSQL does not; everything else that differs between the
+// two is spelled by the Dialect (sqldialect.go). The placeholders become
+// "$N" here, once per distinct query text, by a database/sql connector
+// wrapped around pgx's. String literals, quoted identifiers and comments
+// are copied untouched.
 
 // pgConnector opens pgx connections that speak the translated SQL.
 type pgConnector struct{ driver.Connector }
@@ -55,19 +49,8 @@ func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.N
 	return c.Conn.QueryContext(ctx, translate(query), args)
 }
 
-func (c *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
-	if b, ok := nv.Value.(bool); ok {
-		nv.Value = int64(0)
-		if b {
-			nv.Value = int64(1)
-		}
-		return nil
-	}
-	return c.Conn.CheckNamedValue(nv)
-}
-
-// openPostgres returns a pool on cfg whose connections translate SQLite's
-// spelling.
+// openPostgres returns a pool on cfg whose connections number the
+// placeholders.
 func openPostgres(cfg *pgx.ConnConfig) *sql.DB {
 	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
 }
@@ -76,7 +59,7 @@ func openPostgres(cfg *pgx.ConnConfig) *sql.DB {
 // distinct query texts.
 var translations sync.Map // string → string
 
-// translate rewrites query from SQLite's spelling to PostgreSQL's.
+// translate numbers query's placeholders as PostgreSQL takes them.
 func translate(query string) string {
 	if t, ok := translations.Load(query); ok {
 		return t.(string)
@@ -115,13 +98,6 @@ func translateText(q string) string {
 				b.WriteString("$" + strconv.Itoa(n))
 			}
 			i = j
-		case isWordStart(q, i) && wordPrefix(q[i:], "INDEXED BY") > 0:
-			i = skipSpace(q, i+wordPrefix(q[i:], "INDEXED BY"))
-			for i < len(q) && isIdentByte(q[i]) {
-				i++
-			}
-		case isWordStart(q, i) && wordPrefix(q[i:], "NOT INDEXED") > 0:
-			i += wordPrefix(q[i:], "NOT INDEXED")
 		default:
 			b.WriteByte(c)
 			i++
@@ -143,47 +119,4 @@ func closing(q string, from int, quote byte) int {
 		}
 	}
 	return len(q)
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func isWordStart(q string, i int) bool { return i == 0 || !isIdentByte(q[i-1]) }
-
-// wordPrefix returns the length of the words of w at the start of s, in any
-// case, with any white space between them and a word boundary after them;
-// 0 when s does not start with them.
-func wordPrefix(s, w string) int {
-	i := 0
-	for k, word := range strings.Fields(w) {
-		if k > 0 {
-			i = skipSpace(s, i)
-		}
-		if len(s)-i < len(word) || !strings.EqualFold(s[i:i+len(word)], word) {
-			return 0
-		}
-		i += len(word)
-		if i < len(s) && isIdentByte(s[i]) {
-			return 0
-		}
-	}
-	return i
-}
-
-func skipSpace(q string, i int) int {
-	for i < len(q) && (q[i] == ' ' || q[i] == '\n' || q[i] == '\t' || q[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// Instr is SQLite's instr(haystack, needle), on PostgreSQL when postgres:
-// the 1-based position of needle in haystack, 0 when it is not there.
-// PostgreSQL's strpos takes the same arguments.
-func Instr(postgres bool, haystack, needle string) string {
-	if postgres {
-		return "strpos(" + haystack + ", " + needle + ")"
-	}
-	return "instr(" + haystack + ", " + needle + ")"
 }

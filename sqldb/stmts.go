@@ -187,14 +187,8 @@ func (db *DB) closeStmts() {
 }
 
 // BeginSnapshot begins a read-only transaction on the read pool whose every
-// statement sees the same committed state: a page and its count then agree.
-// SQLite's read transactions are snapshots already; PostgreSQL's default
-// isolation takes a new snapshot per statement, so there it asks for
-// REPEATABLE READ.
+// statement sees the same committed state (the dialect's SnapshotTx): a page
+// and its count then agree.
 func (db *DB) BeginSnapshot(ctx context.Context) (*sql.Tx, error) {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if db.Postgres {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
-	return db.r.BeginTx(ctx, opts)
+	return db.r.BeginTx(ctx, db.Dialect().SnapshotTx())
 }

@@ -15,11 +15,11 @@ var (
 	chatPushProviders = []string{"slack", "discord", "msteams", "mattermost", "ryver", "zulip", "grafana-on-call",
 		"getstream", "rocket-chat", "whatsapp-business", "chat-webhook", "service-slack", "fcm", "apns", "expo",
 		"one-signal", "pushpad", "push-webhook", "pusher-beams", "appio"}
-	// the search and messages-list variant (spec §2.3 note)
+	// the search and messages-list variant (docs/api.md, "Channel credentials")
 	listedProviders = slices.DeleteFunc(slices.Clone(chatPushProviders), func(p string) bool { return p == "service-slack" || p == "appio" })
 )
 
-// subscriberFields is spec §2.1.
+// subscriberFields follows docs/api.md, "Subscribers".
 var subscriberFields = []platformtest.Field{
 	{Name: "_id", Kind: "id"},
 	{Name: "firstName", Kind: "string", Nullable: true},
@@ -43,8 +43,8 @@ var subscriberFields = []platformtest.Field{
 	{Name: "updatedAt", Kind: "time", Required: true},
 }
 
-// conformSubscriber checks a spec §2.1 subscriber and its channels against
-// the providerId enumeration in force for the response.
+// conformSubscriber checks a subscriber (docs/api.md, "Subscribers") and its
+// channels against the providerId enumeration in force for the response.
 func conformSubscriber(t *testing.T, where string, v any, providers []string) map[string]any {
 	t.Helper()
 	sub := platformtest.Conform(t, where, v, subscriberFields)
@@ -153,7 +153,7 @@ func TestConformance_SubscriberResponses(t *testing.T) {
 	})
 }
 
-// platformtest.ErrorFields is contract §4's error body.
+// platformtest.ErrorFields is the error body (docs/api.md, "Errors").
 func TestConformance_SubscriberBadInput(t *testing.T) {
 	srv := apptest.NewServer(t)
 	if res := srv.Dev.Do(t, "POST", "/v1/subscribers", `{"subscriberId":"ada"}`); res.Status != 201 {
@@ -201,7 +201,7 @@ func TestConformance_SubscriberBadInput(t *testing.T) {
 			body := platformtest.Conform(t, tc.name, platformtest.DecodeAny(t, res), platformtest.ErrorFields)
 			if res.Status == 422 {
 				_, ok := body["errors"].(map[string]any)
-				is.True(ok) // every 422 carries errors (contract §9)
+				is.True(ok) // every 422 carries errors (docs/api.md, "What strict clients check")
 			}
 		})
 	}

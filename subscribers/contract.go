@@ -18,8 +18,9 @@ import (
 // declare (app/wire.go checks them at compile time). They answer in this
 // package's exported types: Subscriber, Identity.
 
-// SubscribersByID returns spec §2.1 subscribers keyed by their database _id (ids not found are
-// absent). channels[] omits providerId service-slack and appio (the search/messages-list variant).
+// SubscribersByID returns subscribers (docs/api.md, "Subscribers") keyed by
+// their database _id (ids not found are absent). channels[] omits providerId
+// service-slack and appio (the search/messages-list variant).
 func (s *Store) SubscribersByID(ctx context.Context, environmentID string, ids []string) (out map[string]Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers by id")
 	subs, err := s.storedWhereIn(ctx, environmentID, "id", ids)
@@ -36,7 +37,8 @@ func (s *Store) SubscribersByID(ctx context.Context, environmentID string, ids [
 	return out, nil
 }
 
-// Subscriber returns one spec §2.1 subscriber by subscriberId, or platform.ErrNotFound.
+// Subscriber returns one subscriber (docs/api.md, "Subscribers") by
+// subscriberId, or platform.ErrNotFound.
 func (s *Store) Subscriber(ctx context.Context, environmentID, subscriberID string) (Subscriber, error) {
 	subs, err := s.SubscribersBySubscriberID(ctx, environmentID, []string{subscriberID})
 	if err != nil {
@@ -49,10 +51,10 @@ func (s *Store) Subscriber(ctx context.Context, environmentID, subscriberID stri
 	return sub, nil
 }
 
-// SubscribersBySubscriberID returns spec §2.1 subscribers keyed by
-// subscriberId, as Subscriber answers each (subscriberIds not found are
-// absent). A trigger reads its recipients this way on every request: from
-// the cache, and those it misses in one query, not one each.
+// SubscribersBySubscriberID returns subscribers (docs/api.md, "Subscribers")
+// keyed by subscriberId, as Subscriber answers each (subscriberIds not found
+// are absent). A trigger reads its recipients this way on every request:
+// from the cache, and those it misses in one query, not one each.
 func (s *Store) SubscribersBySubscriberID(ctx context.Context, environmentID string, subscriberIDs []string) (out map[string]Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers by subscriberId")
 	keys := make([]string, len(subscriberIDs))
@@ -95,13 +97,13 @@ func (s *Store) SubscribersBySubscriberID(ctx context.Context, environmentID str
 	return out, nil
 }
 
-// SubscriberIdentity returns, by subscriberId, the spec §2.1 fields that
-// name one subscriber: _id, subscriberId, firstName, lastName and avatar; or
-// platform.ErrNotFound. A feed embeds them in every item on every request,
-// so they are read on their own: five columns of one row, without the
-// channels, their integrations and the rest of a whole subscriber. They are
-// cached as JSON (a ByteCache: two heap objects however many it holds, for
-// the collector to mark) and decoded per call.
+// SubscriberIdentity returns, by subscriberId, the fields (docs/api.md,
+// "Subscribers") that name one subscriber: _id, subscriberId, firstName,
+// lastName and avatar; or platform.ErrNotFound. A feed embeds them in every
+// item on every request, so they are read on their own: five columns of one
+// row, without the channels, their integrations and the rest of a whole
+// subscriber. They are cached as JSON (a ByteCache: two heap objects however
+// many it holds, for the collector to mark) and decoded per call.
 func (s *Store) SubscriberIdentity(ctx context.Context, environmentID, subscriberID string) (Identity, error) {
 	raw, err := cacheFor(s.db).identities.Get(subscriberKey(environmentID, subscriberID), func() ([]byte, error) {
 		var id Identity
@@ -131,8 +133,8 @@ func (s *Store) SubscriberIdentity(ctx context.Context, environmentID, subscribe
 // under "subscribers.<i>" when paths is nil. The writes share one
 // transaction, and a body that would change nothing is not written; when
 // none would, no transaction is begun. A trigger names its subscribers this
-// way, up to 100 of them, and a transaction for each was most of the time
-// such a trigger took (BenchmarkTriggerMulticast).
+// way, up to 100 of them, and a transaction for each would be most of such
+// a trigger's time (BenchmarkTriggerMulticast).
 func (s *Store) UpsertSubscribers(ctx context.Context, tenant platform.Tenant, bodies []json.RawMessage, paths []string) (out []Subscriber, err error) {
 	defer platform.Wrap(&err, "upsert %d subscribers", len(bodies))
 	env := tenant.EnvironmentID
@@ -224,7 +226,7 @@ func (s *Store) storedWhereIn(ctx context.Context, environmentID, column string,
 		if err != nil {
 			return nil, err
 		}
-		subs, err := scanAll(rows)
+		subs, err := s.scanAll(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +256,8 @@ func (s *Store) SubscribersMatching(ctx context.Context, environmentID string, s
 		args []any
 	}
 	var queries []query
-	values := jsonValues(s.db.Postgres)
+	d := s.db.Dialect()
+	values := `SELECT value FROM ` + d.JSONTexts("?", "j") // the strings of the JSON array bound to it
 	if len(subscriberIDs) > 0 {
 		ids, _ := json.Marshal(subscriberIDs)
 		queries = append(queries, query{`SELECT id FROM subscribers
@@ -263,30 +266,25 @@ func (s *Store) SubscribersMatching(ctx context.Context, environmentID string, s
 	}
 	if len(emails) > 0 {
 		addresses, _ := json.Marshal(emails)
-		if s.db.Postgres {
+		if d.SuffixTable() {
+			// The suffix range outermost (OrderedJoin).
+			queries = append(queries, query{`SELECT s.id FROM (SELECT DISTINCT seq FROM subscriber_suffixes
+					WHERE field = ? AND suffix IN (SELECT substr(value, 1, ?) FROM ` + d.JSONTexts("?", "a") + `)) f
+				` + d.OrderedJoin() + ` subscribers s ON s.seq = f.seq
+				WHERE s.environment_id = ? AND s.email IN (` + values + `)`,
+				[]any{fieldEmail, suffixKeep, string(addresses), environmentID, string(addresses)}})
+		} else {
 			// No suffix table: the (environment_id, …) indexes narrow it.
 			queries = append(queries, query{`SELECT id FROM subscribers
 				WHERE environment_id = ? AND email IN (` + values + `)`,
 				[]any{environmentID, string(addresses)}})
-		} else {
-			// CROSS JOIN keeps SQLite's suffix range outermost.
-			queries = append(queries, query{`SELECT s.id FROM (SELECT DISTINCT seq FROM subscriber_suffixes
-					WHERE field = ? AND suffix IN (SELECT substr(value, 1, ?) FROM json_each(?))) f
-				CROSS JOIN subscribers s ON s.seq = f.seq
-				WHERE s.environment_id = ? AND s.email IN (SELECT value FROM json_each(?))`,
-				[]any{fieldEmail, suffixKeep, string(addresses), environmentID, string(addresses)}})
 		}
 	}
 	if search != "" {
-		// SQLite's LIKE ignores ASCII case, PostgreSQL's does not: there
-		// ILIKE does what the filter means, "in any case".
-		like := "LIKE"
-		if s.db.Postgres {
-			like = "ILIKE"
-		}
-		pattern := "%" + likeEscaper.Replace(search) + "%"
+		// "In any case", as the filter means.
+		pattern := "%" + sqldb.LikeEscaper.Replace(search) + "%"
 		queries = append(queries, query{`SELECT id FROM subscribers
-			WHERE environment_id = ? AND (email ` + like + ` ? ESCAPE '\' OR subscriber_id = ?)`,
+			WHERE environment_id = ? AND (email ` + d.LikeAnyCase() + ` ? ESCAPE '\' OR subscriber_id = ?)`,
 			[]any{environmentID, pattern, search}})
 	}
 	out = []string{}
@@ -311,19 +309,10 @@ func (s *Store) SubscribersMatching(ctx context.Context, environmentID string, s
 	return slices.Compact(out), nil
 }
 
-// jsonValues is a subquery yielding, as the column value, the strings of
-// the JSON array bound to its one placeholder.
-func jsonValues(postgres bool) string {
-	if postgres {
-		return `SELECT value FROM jsonb_array_elements_text(CAST(? AS jsonb)) AS j(value)`
-	}
-	return `SELECT value FROM json_each(?)`
-}
-
-// SubscribersAfter returns up to limit spec §2.1 subscribers whose
-// subscriberId is greater than after, in subscriberId order, as
-// Subscriber returns each: a broadcast reads its recipients a batch at a
-// time, in one query, rather than one by one.
+// SubscribersAfter returns up to limit subscribers (docs/api.md,
+// "Subscribers") whose subscriberId is greater than after, in subscriberId
+// order, as Subscriber returns each: a broadcast reads its recipients a
+// batch at a time, in one query, rather than one by one.
 func (s *Store) SubscribersAfter(ctx context.Context, environmentID, after string, limit int) (out []Subscriber, err error) {
 	defer platform.Wrap(&err, "subscribers after %q", after)
 	rows, err := s.db.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers
@@ -332,7 +321,7 @@ func (s *Store) SubscribersAfter(ctx context.Context, environmentID, after strin
 	if err != nil {
 		return nil, err
 	}
-	subs, err := scanAll(rows)
+	subs, err := s.scanAll(rows)
 	if err != nil {
 		return nil, err
 	}
@@ -385,11 +374,11 @@ func prefixFields(err error, prefix string) error {
 	return err
 }
 
-func scanAll(rows *sql.Rows) ([]*subscriber, error) {
+func (s *Store) scanAll(rows *sql.Rows) ([]*subscriber, error) {
 	defer rows.Close()
 	var out []*subscriber
 	for rows.Next() {
-		sub, err := scanSubscriber(rows)
+		sub, err := s.scanSubscriber(rows)
 		if err != nil {
 			return nil, err
 		}

@@ -491,7 +491,8 @@ func TestStore_Contract(t *testing.T) {
 	})
 }
 
-// decodeSubscribers decodes the spec §2.1 documents a store call answers.
+// decodeSubscribers decodes the documents (docs/api.md, "Subscribers") a
+// store call answers.
 func decodeSubscribers(t *testing.T, docs []json.RawMessage) []subscriberJSON {
 	t.Helper()
 	out := make([]subscriberJSON, len(docs))

@@ -84,8 +84,9 @@ func handleSubscriberDelete(store *Store) http.Handler {
 }
 
 // handleCredentialsUpdate serves PATCH /v1/subscribers/{subscriberId}/credentials
-// (spec §4.1: upsert, credentials merge, a supplied deviceTokens replaces) and,
-// with replace, PUT on the same path (the whole channel entry is replaced).
+// (docs/api.md, "Channel credentials": upsert, credentials merge, a supplied
+// deviceTokens replaces) and, with replace, PUT on the same path (the whole
+// channel entry is replaced).
 func handleCredentialsUpdate(store *Store, replace bool) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		body, err := platform.Decode[channelRequest](r)
@@ -118,8 +119,9 @@ func handleCredentialsDelete(store *Store) http.Handler {
 	})
 }
 
-// handleSubscriberSearch serves GET /v2/subscribers (spec §4.2, contract §6
-// and §9): filters, keyset cursors in both directions, and a capped exact count.
+// handleSubscriberSearch serves GET /v2/subscribers (docs/api.md,
+// "Subscriber search", "Lists and paging" and "What strict clients check"):
+// filters, keyset cursors in both directions, and a capped exact count.
 func handleSubscriberSearch(store *Store) http.Handler {
 	type response struct {
 		Data             []Subscriber `json:"data"`

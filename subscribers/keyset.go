@@ -8,8 +8,8 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// pageQuery is a cursor page request of the v2 topic lists (contract §6):
-// the ordering, a cursor on either side, and the size.
+// pageQuery is a cursor page request of the v2 topic lists (docs/api.md,
+// "Lists and paging"): the ordering, a cursor on either side, and the size.
 type pageQuery struct {
 	orderBy       string // _id, createdAt or updatedAt
 	desc          bool

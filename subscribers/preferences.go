@@ -238,14 +238,11 @@ func (s *Store) setPreferences(ctx context.Context, tx *sql.Tx, environmentID, s
 // per-workflow set of the subscriber.
 func (s *Store) unsetWorkflowChannels(ctx context.Context, tx *sql.Tx, environmentID, subscriberRef string, change Set, now string) error {
 	// The channels column is a JSON object of booleans, by channel.
-	q, path := `UPDATE subscriber_preferences SET channels = json_remove(channels, ?), updated_at = ?
-		WHERE environment_id = ? AND subscriber_id = ? AND workflow_id != '' AND json_type(channels, ?) IS NOT NULL`, "$."
-	if s.db.Postgres {
-		q, path = `UPDATE subscriber_preferences SET channels = CAST(CAST(channels AS jsonb) - CAST(? AS text) AS text), updated_at = ?
-		WHERE environment_id = ? AND subscriber_id = ? AND workflow_id != '' AND jsonb_exists(CAST(channels AS jsonb), ?)`, ""
-	}
+	d := s.db.Dialect()
+	q := `UPDATE subscriber_preferences SET channels = ` + d.JSONRemoveKey("channels", "?") + `, updated_at = ?
+		WHERE environment_id = ? AND subscriber_id = ? AND workflow_id != '' AND ` + d.JSONHasKey("channels", "?")
 	for c := range change {
-		if _, err := tx.ExecContext(ctx, q, path+c, now, environmentID, subscriberRef, path+c); err != nil {
+		if _, err := tx.ExecContext(ctx, q, c, now, environmentID, subscriberRef, c); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,6 @@ package subscribers
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"sort"
 	"strings"
 	"sync"
@@ -52,9 +51,9 @@ type resultCache struct {
 	// does not walk them one by one.
 	identities sqldb.ByteCache
 
-	// written and preferencesWritten tell the other processes sharing a
-	// PostgreSQL database which subscribers a write changed, and that
-	// preferences did, and bring their writes here (see listen).
+	// written and preferencesWritten tell the other processes sharing the
+	// database which subscribers a write changed, and that preferences
+	// did, and bring their writes here (see listen).
 	written            sqldb.Invalidations
 	preferencesWritten sqldb.Invalidations
 }
@@ -98,12 +97,12 @@ const maxCachedPreferences = 20_000
 // maxCachedIdentities bounds the identities kept, about 18 MB of them in a
 // ByteCache (an identity is about 110 bytes of JSON). Every feed request
 // reads one, and the cache starts over when full: sized like the documents',
-// it missed most requests once more than 10,000 inboxes were read, and each
-// miss is a query on the read pool (12% of a feed request's CPU at 100,000
-// subscribers read at random). Held as a WriteCache, a full cache was 24 MB
-// in 200,000 heap objects the collector marked on every cycle, and under
-// load the p99 of searches, which never read it, rose with it; a ByteCache
-// is two (bench/README.md).
+// it would miss most requests once more than 10,000 inboxes are read, and
+// each miss is a query on the read pool (BenchmarkReads/feed reads inboxes
+// at random). Held as a WriteCache, a full cache would be some 200,000 heap
+// objects for the collector to mark on every cycle, which slows even the
+// searches that never read it under load (scenario 4 of bench/README.md);
+// a ByteCache is two.
 const maxCachedIdentities = 100_000
 
 // resultCaches holds one resultCache per database, so that every Store on
@@ -161,18 +160,13 @@ func (s *Store) writing(ctx context.Context, tx *sql.Tx, environmentID string, s
 	for i, id := range subscriberIDs {
 		keys[i] = subscriberKey(environmentID, id)
 	}
-	if s.db.Postgres {
-		// One statement for the batch (a trigger names up to 100
-		// subscribers, and the writer connection waits on each round
-		// trip), the locks taken in one order, so that two batches never
-		// wait on each other; LockKey's hash, so one key is one lock.
+	if s.db.Shared() {
+		// A trigger names up to 100 subscribers, locked in one statement.
 		locks := make([]string, len(subscriberIDs))
 		for i, id := range subscriberIDs {
 			locks[i] = "subscribers/" + environmentID + "/" + id
 		}
-		b, _ := json.Marshal(locks)
-		if _, err := tx.ExecContext(ctx, `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
-			FROM (SELECT DISTINCT k FROM jsonb_array_elements_text(CAST(? AS jsonb)) AS j(k) ORDER BY k) AS l`, string(b)); err != nil {
+		if err := s.db.LockKeys(ctx, tx, locks...); err != nil {
 			return err
 		}
 	}
@@ -371,14 +365,11 @@ func (s *Store) fetchKeys(ctx context.Context, tx *sql.Tx, keys []searchKey, whe
 		in = append(in, k.seq)
 	}
 	in = append(in, args...)
-	// NOT INDEXED keeps the planner on rowid lookups: with an index on
-	// environment_id at hand it would walk the environment instead.
-	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+searchColumns+` FROM subscribers s NOT INDEXED
-		WHERE s.seq IN (`+sqldb.Placeholders(len(keys))+`) AND `+strings.Join(where, " AND "), in...)
+	rows, err := s.db.TxQuery(ctx, tx, s.fetchByKeys+sqldb.Placeholders(len(keys))+`) AND `+strings.Join(where, " AND "), in...)
 	if err != nil {
 		return nil, false, err
 	}
-	found, err := scanAll(rows)
+	found, err := s.scanAll(rows)
 	if err != nil {
 		return nil, false, err
 	}

@@ -2,9 +2,9 @@ package subscribers
 
 import "net/http"
 
-// AddRoutes registers the subscriber endpoints: spec §4.1 and §4.2 plus the
-// write side of contract §7, subscriber preferences and topics (issue 38;
-// docs/preferences-and-topics.md).
+// AddRoutes registers the subscriber endpoints (docs/api.md,
+// "Channel credentials", "Subscriber search" and "The write side"),
+// subscriber preferences and topics (docs/preferences-and-topics.md).
 func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("POST /v1/subscribers", handleSubscriberCreate(store, false))
 	mux.Handle("POST /v1/subscribers/bulk", handleSubscriberBulk(store)) // the reference platform's older clients (bulk.go)

@@ -17,11 +17,13 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// countCap is where totalCount stops counting (contract §9): it reads at most
-// this many rows, then reports totalCount 50,000 with totalCountCapped true.
+// countCap is where totalCount stops counting (docs/api.md,
+// "What strict clients check"): it reads at most this many rows, then
+// reports totalCount 50,000 with totalCountCapped true.
 const countCap = 50_000
 
-// searchQuery is a parsed GET /v2/subscribers request (spec §4.2, contract §6).
+// searchQuery is a parsed GET /v2/subscribers request (docs/api.md,
+// "Subscriber search" and "Lists and paging").
 type searchQuery struct {
 	SubscriberID, Email, Phone, Name string
 	Limit                            int
@@ -121,22 +123,20 @@ const nameExpr = `trim(coalesce(s.first_name, '') || ' ' || coalesce(s.last_name
 // aside, on the alias s, and the substring needles the suffix index can
 // look up.
 //
-// Every substring needle is checked with instr(); needles of three or more
-// characters are also looked up in the suffix index (see candidates), and
-// the rarest of them names the rows a search may start from. A needle of one
-// or two characters matches so many rows that its range of the index is no
-// help: it is matched with instr() alone on the rows the other terms leave,
-// a scan of the environment's rows cut short by the LIMIT of the page query
-// (such needles match many rows, so a page fills quickly) and by countCap
-// for the count. At 100,000 subscribers that is tens of milliseconds
-// (BenchmarkSearch/email_short_needle). So is a needle holding a NUL:
-// SQLite's text functions stop at one, so the index holds no suffix past it.
+// Every substring needle is checked with the dialect's Substring, instr()
+// on SQLite; needles of three or more characters are also looked up in the
+// suffix index (see candidates), and the rarest of them names the rows a
+// search may start from. A needle of one or two characters matches so many
+// rows that its range of the index is no help: it is matched with instr()
+// alone on the rows the other terms leave, a scan of the environment's rows
+// cut short by the LIMIT of the page query (such needles match many rows,
+// so a page fills quickly) and by countCap for the count
+// (BenchmarkSearch/email_short_needle times it). So is a needle holding a
+// NUL: SQLite's text functions stop at one, so the index holds no suffix past it.
 //
-// PostgreSQL has no suffix table: its pg_trgm GIN indexes on the same three
-// expressions (migrations/postgres/000030_baseline) serve LIKE '%needle%',
-// which is case-sensitive there, as instr() is. It returns no needles, and
-// a needle holding a NUL matches nothing: PostgreSQL text cannot hold one.
-func filters(environmentID string, q *searchQuery, postgres bool) (where []string, args []any, needles []needle) {
+// Where the dialect keeps no suffix table, its Substring is served by an
+// index of its own, and filters returns no needles.
+func filters(d sqldb.Dialect, environmentID string, q *searchQuery) (where []string, args []any, needles []needle) {
 	where = []string{"s.environment_id = ?"}
 	args = []any{environmentID}
 	if q.SubscriberID != "" {
@@ -154,27 +154,15 @@ func filters(environmentID string, q *searchQuery, postgres bool) (where []strin
 		if f.needle == "" {
 			continue
 		}
-		if postgres {
-			if strings.ContainsRune(f.needle, 0) {
-				where = append(where, "1 = 0")
-				continue
-			}
-			where = append(where, f.expr+` LIKE '%' || ? || '%'`)
-			args = append(args, likeEscaper.Replace(f.needle))
-			continue
-		}
-		if utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0) {
+		if d.SuffixTable() && utf8.RuneCountInString(f.needle) >= 3 && !strings.ContainsRune(f.needle, 0) {
 			needles = append(needles, needle{f.field, f.needle})
 		}
-		where = append(where, "instr("+f.expr+", ?) > 0")
-		args = append(args, f.needle)
+		var w string
+		w, args = d.Substring(args, f.expr, f.needle)
+		where = append(where, w)
 	}
 	return where, args, needles
 }
-
-// likeEscaper quotes LIKE's wildcards and its escape character, the
-// backslash (PostgreSQL's default ESCAPE).
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // pageFromKeys answers q from keys, the sorted keys of every match. ok is
 // false when a row of the page no longer meets the filters, and the caller
@@ -246,7 +234,7 @@ func (s *Store) searchSnapshot(ctx context.Context, environmentID string, q sear
 	}
 	defer tx.Rollback()
 
-	where, args, needles := filters(environmentID, &q, s.db.Postgres)
+	where, args, needles := filters(s.db.Dialect(), environmentID, &q)
 	if len(needles) > 0 {
 		// A search paged through again finds its keys before counting
 		// its candidates, which costs as much as reading them.
@@ -318,7 +306,7 @@ func (s *Store) searchSnapshot(ctx context.Context, environmentID string, q sear
 	if err != nil {
 		return page, err
 	}
-	subs, err := scanAll(rows)
+	subs, err := s.scanAll(rows)
 	if err != nil {
 		return page, err
 	}

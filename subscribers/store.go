@@ -1,6 +1,9 @@
-// Package subscribers owns subscribers and their channel credentials: create,
-// read, update, delete, the credential upserts of spec §4.1 and the cursor
-// search of spec §4.2 (contract §6–§7).
+// Package subscribers owns subscribers and what belongs to each of them:
+// channel credentials, the search index, preferences and topics. It serves
+// /v1/subscribers and /v2/subscribers with its cursor search, the preference
+// routes and the topics of /v1 and /v2 (docs/api.md, "Subscribers";
+// docs/preferences-and-topics.md), and answers the other domains' lookups in
+// typed values (contract.go).
 package subscribers
 
 import (
@@ -28,12 +31,14 @@ type IntegrationResolver interface {
 	ResolveIntegrationID(ctx context.Context, environmentID, providerID, identifier string) (string, error)
 }
 
-// Store keeps subscribers in SQLite.
+// Store keeps subscribers in the database.
 type Store struct {
 	db           *sqldb.DB
 	integrations IntegrationResolver
-	workflows    WorkflowSource // for preferences; nil knows no workflow (WithWorkflows)
+	workflows    WorkflowSource   // for preferences; nil knows no workflow (WithWorkflows)
+	sealer       *platform.Sealer // seals channels at rest; nil keeps them plain (WithSecret)
 	now          func() time.Time
+	fetchByKeys  string // fetchKeys's SELECT up to its list of keys, in db's dialect
 }
 
 // NewStore returns a store on db. integrations may be nil (no integrations
@@ -42,7 +47,10 @@ func NewStore(db *sqldb.DB, integrations IntegrationResolver, now func() time.Ti
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, integrations: integrations, now: now}
+	// NotIndexed keeps the planner on rowid lookups: with an index on
+	// environment_id at hand it would walk the environment instead.
+	fetchByKeys := `SELECT ` + searchColumns + ` FROM ` + db.Dialect().NotIndexed("subscribers s") + ` WHERE s.seq IN (`
+	return &Store{db: db, integrations: integrations, now: now, fetchByKeys: fetchByKeys}
 }
 
 // writeMode says what a subscriber write may do.
@@ -60,12 +68,12 @@ const subscriberColumns = `id, organization_id, environment_id, subscriber_id, f
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanSubscriber(row scanner) (*subscriber, error) {
-	var s subscriber
+func (s *Store) scanSubscriber(row scanner) (*subscriber, error) {
+	var sub subscriber
 	var data *string
 	var chans string
-	err := row.Scan(&s.ID, &s.OrganizationID, &s.EnvironmentID, &s.SubscriberID, &s.FirstName, &s.LastName,
-		&s.Email, &s.Phone, &s.Avatar, &s.Locale, &s.Timezone, &data, &chans, &s.Version, &s.CreatedAt, &s.UpdatedAt)
+	err := row.Scan(&sub.ID, &sub.OrganizationID, &sub.EnvironmentID, &sub.SubscriberID, &sub.FirstName, &sub.LastName,
+		&sub.Email, &sub.Phone, &sub.Avatar, &sub.Locale, &sub.Timezone, &data, &chans, &sub.Version, &sub.CreatedAt, &sub.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, platform.ErrNotFound
 	}
@@ -73,12 +81,12 @@ func scanSubscriber(row scanner) (*subscriber, error) {
 		return nil, err
 	}
 	if data != nil {
-		s.Data = json.RawMessage(*data)
+		sub.Data = json.RawMessage(*data)
 	}
-	if err := json.Unmarshal([]byte(chans), &s.Channels); err != nil {
-		return nil, fmt.Errorf("subscriber %s channels: %w", s.ID, err)
+	if sub.Channels, err = s.decodeChannels(sub.ID, chans); err != nil {
+		return nil, err
 	}
-	return &s, nil
+	return &sub, nil
 }
 
 // get reads one subscriber by subscriberId, with _integrationId resolved.
@@ -96,7 +104,7 @@ func (s *Store) get(ctx context.Context, environmentID, subscriberID string) (*s
 func (s *Store) getStored(ctx context.Context, environmentID, subscriberID string) (*subscriber, error) {
 	row := s.db.QueryRow(ctx, `SELECT `+subscriberColumns+`
 		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
-	return scanSubscriber(row)
+	return s.scanSubscriber(row)
 }
 
 // allStored reports whether every channel has its _integrationId stored,
@@ -196,7 +204,7 @@ func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, tenant platform.Tenant
 	defer platform.Wrap(&err, "write subscriber")
 	row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
 		FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, tenant.EnvironmentID, subscriberID)
-	sub, err = scanSubscriber(row)
+	sub, err = s.scanSubscriber(row)
 	switch {
 	case errors.Is(err, platform.ErrNotFound) && mode == updateOnly:
 		return nil, false, platform.NotFound("Subscriber %q not found", subscriberID)
@@ -242,7 +250,7 @@ func (b *subscriberBody) apply(sub *subscriber) {
 }
 
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error {
-	chans, err := json.Marshal(sub.Channels)
+	chans, err := s.encodeChannels(sub.ID, sub.Channels)
 	if err != nil {
 		return err
 	}
@@ -252,7 +260,7 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error
 			email, phone, avatar, locale, timezone, data, channels, version, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
 		sub.ID, sub.OrganizationID, sub.EnvironmentID, sub.SubscriberID, sub.FirstName, sub.LastName,
-		sub.Email, sub.Phone, sub.Avatar, sub.Locale, sub.Timezone, nullJSON(sub.Data), string(chans),
+		sub.Email, sub.Phone, sub.Avatar, sub.Locale, sub.Timezone, nullJSON(sub.Data), chans,
 		sub.CreatedAt, sub.UpdatedAt)
 	if sqldb.IsUniqueViolation(err) {
 		return platform.Conflict("Subscriber with id %q already exists", sub.SubscriberID)
@@ -262,7 +270,7 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error
 
 // saveTx writes every mutable column of sub back, bumping __v and updatedAt.
 func (s *Store) saveTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error {
-	chans, err := json.Marshal(sub.Channels)
+	chans, err := s.encodeChannels(sub.ID, sub.Channels)
 	if err != nil {
 		return err
 	}
@@ -273,7 +281,7 @@ func (s *Store) saveTx(ctx context.Context, tx *sql.Tx, sub *subscriber) error {
 			timezone = ?, data = ?, channels = ?, version = ?, updated_at = ?
 		WHERE id = ?`,
 		sub.FirstName, sub.LastName, sub.Email, sub.Phone, sub.Avatar, sub.Locale,
-		sub.Timezone, nullJSON(sub.Data), string(chans), sub.Version, sub.UpdatedAt, sub.ID)
+		sub.Timezone, nullJSON(sub.Data), chans, sub.Version, sub.UpdatedAt, sub.ID)
 	return err
 }
 
@@ -304,10 +312,11 @@ func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) 
 	})
 }
 
-// setChannel upserts one channel entry (spec §4.1): replace swaps the whole
-// entry (PUT), otherwise the credentials merge and a supplied deviceTokens
-// replaces the stored one (PATCH). Credentials that leave the entry as it
-// was are not written, as the platform skips them: __v and updatedAt stay.
+// setChannel upserts one channel entry (docs/api.md, "Channel credentials"):
+// replace swaps the whole entry (PUT), otherwise the credentials merge and a
+// supplied deviceTokens replaces the stored one (PATCH). Credentials that
+// leave the entry as it was are not written, as the platform skips them: __v
+// and updatedAt stay.
 func (s *Store) setChannel(ctx context.Context, environmentID, subscriberID string, req channelRequest, replace bool) (*subscriber, error) {
 	ids, err := s.resolveRequests(ctx, environmentID, []channelRequest{req})
 	if err != nil {
@@ -365,7 +374,7 @@ func (s *Store) modify(ctx context.Context, environmentID, subscriberID string, 
 		row := tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+`
 			FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberID)
 		var err error
-		sub, err = scanSubscriber(row)
+		sub, err = s.scanSubscriber(row)
 		if errors.Is(err, platform.ErrNotFound) {
 			return platform.NotFound("Subscriber %q not found", subscriberID)
 		}

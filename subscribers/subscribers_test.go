@@ -16,7 +16,8 @@ import (
 	"github.com/herald-notify/herald/subscribers"
 )
 
-// channelJSON is a spec §2.2 entry as a client decodes it.
+// channelJSON is an entry (docs/api.md, "Channel credentials") as a client
+// decodes it.
 type channelJSON struct {
 	ProviderID            string         `json:"providerId"`
 	IntegrationIdentifier string         `json:"integrationIdentifier"`
@@ -24,8 +25,8 @@ type channelJSON struct {
 	Credentials           map[string]any `json:"credentials"`
 }
 
-// subscriberJSON is a spec §2.1 subscriber as a client decodes it; the
-// pointer fields tell a missing key from a null or a value.
+// subscriberJSON is a subscriber (docs/api.md, "Subscribers") as a client
+// decodes it; the pointer fields tell a missing key from a null or a value.
 type subscriberJSON struct {
 	ID             string          `json:"_id"`
 	SubscriberID   string          `json:"subscriberId"`
@@ -46,7 +47,7 @@ type subscriberJSON struct {
 	UpdatedAt      string          `json:"updatedAt"`
 }
 
-// errorJSON is a contract §4 error body.
+// errorJSON is an error body (docs/api.md, "Errors").
 type errorJSON struct {
 	StatusCode int                        `json:"statusCode"`
 	Message    string                     `json:"message"`
@@ -64,7 +65,7 @@ func newServer(t testing.TB, resolver subscribers.IntegrationResolver) (*platfor
 	t.Helper()
 	var store *subscribers.Store
 	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
-		store = subscribers.NewStore(app.DB, resolver, app.Clock.Now)
+		store = subscribers.NewStore(app.DB, resolver, app.Clock.Now).WithSecret(app.Secret)
 		subscribers.AddRoutes(mux, store)
 	})
 	return srv, store
@@ -125,7 +126,7 @@ func TestSubscriber_Create(t *testing.T) {
 			is.Equal(s.OrganizationID, srv.App.Development.OrganizationID)                 // _organizationId
 			is.Equal(s.EnvironmentID, srv.App.Development.ID)                              // _environmentId
 			is.Equal(s.CreatedAt, s.UpdatedAt)                                             // fresh row
-			is.Equal(len(s.CreatedAt), len("2026-11-21T10:04:05.123Z"))                    // contract §3 timestamp
+			is.Equal(len(s.CreatedAt), len("2026-11-21T10:04:05.123Z"))                    // timestamp (docs/api.md, "Identifiers and timestamps")
 		}
 	})
 
@@ -140,7 +141,7 @@ func TestSubscriber_Create(t *testing.T) {
 			"topics", "isOnline", "lastOnlineAt", "__v", "data", "timezone", "subscriberId", "_organizationId",
 			"_environmentId", "deleted", "createdAt", "updatedAt"} {
 			_, ok := raw[k]
-			is.True(ok) // every spec §2.1 key is present
+			is.True(ok) // every key (docs/api.md, "Subscribers") is present
 		}
 		is.Equal(string(raw["firstName"]), "null") // unset field is null
 		is.Equal(string(raw["channels"]), "[]")    // channels is an empty array
@@ -211,7 +212,7 @@ func TestSubscriber_Create(t *testing.T) {
 			is.Equal(res.Status, tc.status) // rejected with the right status
 			var e errorJSON
 			res.Decode(t, &e)
-			is.Equal(e.StatusCode, tc.status) // contract §4 body
+			is.Equal(e.StatusCode, tc.status) // body (docs/api.md, "Errors")
 			if tc.field != "" {
 				_, ok := e.Errors[tc.field]
 				is.True(ok) // the error is keyed by the field's JSON path

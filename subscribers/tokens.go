@@ -11,7 +11,8 @@ import (
 // RemoveDeviceTokens removes tokens from the subscriber's channel entries
 // of providerID: a push provider called them dead (FCM UNREGISTERED, APNs
 // 410, Expo DeviceNotRegistered), and sending to them again would fail
-// again (issue 36). A subscriber deleted meanwhile is no error.
+// again (docs/providers.md, "Rules that hold for every provider"). A
+// subscriber deleted meanwhile is no error.
 func (s *Store) RemoveDeviceTokens(ctx context.Context, environmentID, subscriberID, providerID string, tokens []string) error {
 	_, err := s.modify(ctx, environmentID, subscriberID, func(sub *subscriber) bool {
 		changed := false

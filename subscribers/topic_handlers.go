@@ -43,7 +43,8 @@ func toTopicV2(t Topic) topicV2 {
 }
 
 // topicKeyPath checks the {topicKey} of a path: a malformed one names no
-// topic (404), as contract §3 has it for a malformed id in a path.
+// topic (404), as the "Identifiers and timestamps" section of docs/api.md
+// has it for a malformed id in a path.
 func topicKeyPath(r *http.Request) (string, error) {
 	key := r.PathValue("topicKey")
 	if !ValidTopicKey(key) {

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/sqldb"
 )
 
 // subscriptionPage reads a cursor page of a topic's subscriptions,
@@ -32,7 +31,7 @@ func (s *Store) subscriptionPage(ctx context.Context, t Topic, subscriberID stri
 	var all []Subscription
 	for rows.Next() {
 		sub := Subscription{Topic: t}
-		if sub.Subscriber, err = scanSubscriber(prefixScanner{rows, []any{&sub.ID, &sub.SubscriberID, &sub.CreatedAt}}); err != nil {
+		if sub.Subscriber, err = s.scanSubscriber(prefixScanner{rows, []any{&sub.ID, &sub.SubscriberID, &sub.CreatedAt}}); err != nil {
 			return nil, nil, nil, err
 		}
 		all = append(all, sub)
@@ -61,11 +60,12 @@ func (s *Store) topicPage(ctx context.Context, environmentID, key, name string, 
 	}
 	defer tx.Rollback()
 	where, args := []string{"environment_id = ?"}, []any{environmentID}
+	d := s.db.Dialect()
 	if key != "" {
-		where, args = append(where, sqldb.Instr(s.db.Postgres, "lower(key)", "lower(?)")+" > 0"), append(args, key)
+		where, args = append(where, d.Instr("lower(key)", "lower(?)")+" > 0"), append(args, key)
 	}
 	if name != "" {
-		where, args = append(where, sqldb.Instr(s.db.Postgres, "lower(name)", "lower(?)")+" > 0"), append(args, name)
+		where, args = append(where, d.Instr("lower(name)", "lower(?)")+" > 0"), append(args, name)
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM topics WHERE `+strings.Join(where, " AND ")+
 		` LIMIT ?) AS m`, append(args, countCap)...).Scan(&total); err != nil {

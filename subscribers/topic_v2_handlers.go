@@ -63,8 +63,8 @@ func encoded(c *cursor) *string {
 	return &s
 }
 
-// handleTopicListV2 serves GET /v2/topics: a cursor page (contract §6),
-// key and name matched as case-insensitive substrings.
+// handleTopicListV2 serves GET /v2/topics: a cursor page (docs/api.md,
+// "Lists and paging"), key and name matched as case-insensitive substrings.
 func handleTopicListV2(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		q := platform.NewQuery(r)

@@ -12,7 +12,8 @@ import (
 )
 
 // topicKeyPattern is what a topic key must match: the pattern of a
-// workflowId (contract §7; issue 38), at most maxTopicKey characters.
+// workflowId (docs/api.md, "The write side"; docs/preferences-and-topics.md,
+// "Topics"), at most maxTopicKey characters.
 var topicKeyPattern = regexp.MustCompile(`^[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*$`)
 
 const maxTopicKey = 100
@@ -320,7 +321,7 @@ func (s *Store) storedIn(ctx context.Context, q querier, environmentID string, i
 	if err != nil {
 		return nil, err
 	}
-	subs, err := scanAll(rows)
+	subs, err := s.scanAll(rows)
 	if err != nil {
 		return nil, err
 	}

@@ -8,12 +8,13 @@ import (
 	"unicode/utf8"
 )
 
-// providerIDs is the enumeration of spec §2.3, as a validator oneof list.
+// providerIDs is the enumeration of the "Channel credentials" section of
+// docs/api.md, as a validator oneof list.
 const providerIDs = "slack discord msteams mattermost ryver zulip grafana-on-call getstream rocket-chat " +
 	"whatsapp-business chat-webhook service-slack fcm apns expo one-signal pushpad push-webhook pusher-beams appio"
 
 // hiddenInLists are the providerIds that the search response and the messages
-// list leave out of channels[] (spec §2.3 note).
+// list leave out of channels[] (docs/api.md, "Channel credentials").
 var hiddenInLists = map[string]bool{"service-slack": true, "appio": true}
 
 // Lengths past which a field is surely not what it claims to be; the spec sets
@@ -25,9 +26,9 @@ const (
 	maxChannels     = 50  // channel entries of one subscriber, as a create body may hold
 )
 
-// credentials is spec §2.4 ChannelCredentials, both as stored and on the
-// wire. Every field is optional; deviceTokens is kept when it is an empty
-// array, so a cleared list reads back as [].
+// credentials is ChannelCredentials (docs/api.md, "Channel credentials"),
+// both as stored and on the wire. Every field is optional; deviceTokens is
+// kept when it is an empty array, so a cleared list reads back as [].
 type Credentials struct {
 	WebhookURL   *string  `json:"webhookUrl,omitempty" validate:"omitempty,max=2048,url"`
 	Channel      *string  `json:"channel,omitempty" validate:"omitempty,max=256"`
@@ -39,10 +40,10 @@ type Credentials struct {
 	ExternalURL  *string  `json:"externalUrl,omitempty" validate:"omitempty,max=2048"`
 }
 
-// channel is one spec §2.2 ChannelSettings entry as stored. IntegrationID is
-// what was resolved when it was written ("" when no integration was known);
-// reads resolve an empty one again, so the link appears once the integration
-// exists.
+// channel is one ChannelSettings entry (docs/api.md, "Channel credentials")
+// as stored. IntegrationID is what was resolved when it was written ("" when
+// no integration was known); reads resolve an empty one again, so the link
+// appears once the integration exists.
 type Channel struct {
 	ProviderID            string      `json:"providerId"`
 	IntegrationIdentifier string      `json:"integrationIdentifier,omitempty"`
@@ -51,8 +52,8 @@ type Channel struct {
 }
 
 // channelRequest is the body of PATCH and PUT
-// /v1/subscribers/{subscriberId}/credentials (spec §4.1) and one entry of a
-// subscriber body's channels.
+// /v1/subscribers/{subscriberId}/credentials (docs/api.md,
+// "Channel credentials") and one entry of a subscriber body's channels.
 type channelRequest struct {
 	ProviderID            string       `json:"providerId" validate:"required,oneof=slack discord msteams mattermost ryver zulip grafana-on-call getstream rocket-chat whatsapp-business chat-webhook service-slack fcm apns expo one-signal pushpad push-webhook pusher-beams appio"`
 	IntegrationIdentifier string       `json:"integrationIdentifier" validate:"max=256"`
@@ -157,8 +158,8 @@ func dedupe(tokens []string) []string {
 	return out
 }
 
-// Identity is the part of a spec §2.1 subscriber that names it, as
-// SubscriberIdentity answers it.
+// Identity is the part of a subscriber (docs/api.md, "Subscribers") that
+// names it, as SubscriberIdentity answers it.
 type Identity struct {
 	ID           string  `json:"_id"`
 	SubscriberID string  `json:"subscriberId"`
@@ -167,10 +168,10 @@ type Identity struct {
 	Avatar       *string `json:"avatar"`
 }
 
-// Subscriber is spec §2.1 SubscriberResponseDto, field for field: what the
-// API answers and what the other domains read (a trigger's recipients, a
-// delivery's addressee). A Subscriber another domain holds may share its
-// slices with a cache: read it, never write to it.
+// Subscriber is SubscriberResponseDto (docs/api.md, "Subscribers"), field
+// for field: what the API answers and what the other domains read (a
+// trigger's recipients, a delivery's addressee). A Subscriber another domain
+// holds may share its slices with a cache: read it, never write to it.
 type Subscriber struct {
 	ID             string          `json:"_id"`
 	FirstName      *string         `json:"firstName"`
@@ -205,9 +206,9 @@ type subscriber struct {
 	CreatedAt, UpdatedAt                              string
 }
 
-// Fields is the subscriber as its spec §2.1 JSON decodes into Go values:
-// what step filters and templates address as subscriber.<field>. Each call
-// builds a new map, so a caller may add to it.
+// Fields is the subscriber as its JSON (docs/api.md, "Subscribers") decodes
+// into Go values: what step filters and templates address as
+// subscriber.<field>. Each call builds a new map, so a caller may add to it.
 func (s Subscriber) Fields() map[string]any {
 	m := map[string]any{
 		"_id": s.ID, "firstName": str(s.FirstName), "lastName": str(s.LastName), "email": str(s.Email),
@@ -249,8 +250,9 @@ func str(p *string) any {
 	return *p
 }
 
-// toResponse converts a row to spec §2.1. withHidden false leaves out the
-// channels that lists omit (spec §2.3 note).
+// toResponse converts a row to the shape of docs/api.md, "Subscribers".
+// withHidden false leaves out the channels that lists omit (docs/api.md,
+// "Channel credentials").
 func (s *subscriber) toResponse(withHidden bool) Subscriber {
 	chans := make([]Channel, 0, len(s.Channels))
 	for _, c := range s.Channels {

@@ -199,7 +199,7 @@ func captureCapped(ctx liquidrender.Context) (string, error) {
 // after every assign, output, case and capture, the places where filters
 // run. The conditions of if, unless and when take no filters and are not
 // timed: each is one comparison, and the template's size bounds how many
-// there are (30,000 tests of a 4 MB string took 1.5 s).
+// there are, so their time is bounded with it.
 type renderBudget struct {
 	left     int
 	deadline time.Time

@@ -150,7 +150,7 @@ func TestRenderLimits(t *testing.T) {
 		{"Err include reads no file", `{% include "/etc/hostname" %}`, "include is not supported"},
 		{"Err a reassigned budget", "{% assign __herald_loop_budget = 5 %}{% for i in (1..2) %}{% endfor %}", "loops are not available"},
 		// Within both limits above, but a 4 MB upcase on each of 100,000
-		// iterations ran for minutes.
+		// iterations would run for minutes.
 		{"Err a loop past the time limit", `{% assign s = "xxxxxxxxxxxxxxxx" %}{% for i in (1..18) %}{% assign s = s | append: s %}{% endfor %}` +
 			`{% for i in (1..100000) %}{% assign y = s | upcase %}{% endfor %}`, "took longer"},
 	} {

@@ -28,7 +28,8 @@ var (
 	integrationIssues = []string{"MISSING_INTEGRATION", "INBOX_NOT_CONNECTED"}
 )
 
-// conformWorkflow checks a spec §2.14 workflow and its steps (§2.14.1).
+// conformWorkflow checks a workflow (docs/api.md, "Workflows") and its steps
+// (docs/api.md, "Workflow steps").
 func conformWorkflow(t *testing.T, where string, v any) map[string]any {
 	t.Helper()
 	wf := platformtest.Conform(t, where, v, []platformtest.Field{
@@ -126,7 +127,8 @@ func conformUIProperties(t *testing.T, where string, v any) {
 	}
 }
 
-// summaryFields is spec §2.10.1, with contract §9's never-null strings.
+// summaryFields follows docs/api.md, "Workflow summaries", with the
+// never-null strings (docs/api.md, "What strict clients check").
 var summaryFields = []platformtest.Field{
 	{Name: "_id", Kind: "id"},
 	{Name: "name", Kind: "string", Required: true},
@@ -285,7 +287,8 @@ func TestConformance_WorkflowSummaries(t *testing.T) {
 	check(srv.App.Production, []string{synced.ID}) // a synced copy has a creator and group too
 }
 
-// conformMetadata checks the four metadata shapes of spec §2.10.1.
+// conformMetadata checks the four metadata shapes of the
+// "Workflow summaries" section of docs/api.md.
 func conformMetadata(t *testing.T, where string, v any) {
 	t.Helper()
 	units := []string{"seconds", "minutes", "hours", "days", "weeks", "months"}
@@ -334,10 +337,10 @@ func TestConformance_WorkflowBadInput(t *testing.T) {
 			body := platformtest.Conform(t, tc.name, platformtest.DecodeAny(t, res), platformtest.ErrorFields)
 			if res.Status == 422 {
 				_, ok := body["errors"].(map[string]any)
-				is.True(ok) // every 422 carries errors (contract §9)
+				is.True(ok) // every 422 carries errors (docs/api.md, "What strict clients check")
 			}
 		})
 	}
 }
 
-// platformtest.ErrorFields is contract §4's error body.
+// platformtest.ErrorFields is the error body (docs/api.md, "Errors").

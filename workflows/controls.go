@@ -10,9 +10,9 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// This file holds what each step kind's control values may be (spec §2.14.2):
-// the JSON Schema and UiSchema sent with every step, and the validation that
-// turns wrong types and values into a 422.
+// This file holds what each step kind's control values may be (docs/api.md,
+// "Step controls"): the JSON Schema and UiSchema sent with every step, and
+// the validation that turns wrong types and values into a 422.
 
 var (
 	timeUnits     = []string{"seconds", "minutes", "hours", "days", "weeks", "months"}
@@ -222,7 +222,7 @@ func (c *controlChecker) nonEmpty(path string) {
 }
 
 // url checks a URL control: a valid absolute URL, a path starting with /, or
-// a {{ variable }} (spec §2.14.2). Empty means unset.
+// a {{ variable }} (docs/api.md, "Step controls"). Empty means unset.
 func (c *controlChecker) url(path string) {
 	s, ok := c.string(path)
 	if !ok || s == "" || strings.HasPrefix(s, "/") || variableOnly.MatchString(s) {

@@ -8,9 +8,9 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// respond writes w as the spec §2.14 response, with issues checked against
-// the integrations of w's environment, the template engine and the cron
-// parser.
+// respond writes w as the response (docs/api.md, "Workflows"), with issues
+// checked against the integrations of w's environment, the template engine
+// and the cron parser.
 func respond(w http.ResponseWriter, r *http.Request, status int, wf *workflow, integrations IntegrationChecker) error {
 	res, err := toResponse(r.Context(), wf, &integrationLookup{integrations: integrations, envID: wf.EnvironmentID})
 	if err != nil {
@@ -128,7 +128,7 @@ func handleWorkflowPatch(store *Store, integrations IntegrationChecker) http.Han
 }
 
 // handleWorkflowDelete serves DELETE /v2/workflows/{workflowId}: a soft
-// delete answered with 204 (contract §9).
+// delete answered with 204 (docs/api.md, "What strict clients check").
 func handleWorkflowDelete(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		if err := store.remove(r.Context(), platform.TenantFrom(r.Context()), r.PathValue("workflowId")); err != nil {
@@ -138,8 +138,9 @@ func handleWorkflowDelete(store *Store) http.Handler {
 	})
 }
 
-// handleWorkflowSync serves PUT /v2/workflows/{workflowId}/sync (spec §4.9):
-// the target must be another environment of the caller's organization.
+// handleWorkflowSync serves PUT /v2/workflows/{workflowId}/sync
+// (docs/api.md, "Workflow sync"): the target must be another environment of
+// the caller's organization.
 func handleWorkflowSync(store *Store, integrations IntegrationChecker) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[syncRequest](r)

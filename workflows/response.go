@@ -12,8 +12,9 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// toResponse builds the spec §2.14 response of w, computing every step's
-// variables and issues. lookup may be nil (no integration check).
+// toResponse builds the response (docs/api.md, "Workflows") of w, computing
+// every step's variables and issues. lookup may be nil (no integration
+// check).
 func toResponse(ctx context.Context, w *workflow, lookup *integrationLookup) (workflowResponse, error) {
 	res := workflowResponse{
 		ID:                   w.ID,
@@ -121,7 +122,8 @@ func optional(s string) *string {
 // payloadExample builds an example payload from the payload schema: each
 // property's default, else its first enum value or example, else a value of
 // its type. Null when the workflow has no schema, or when the schema does not
-// describe an object: spec §2.14 types payloadExample as object or null.
+// describe an object: the "Workflows" section of docs/api.md types
+// payloadExample as object or null.
 func payloadExample(raw json.RawMessage) any {
 	if len(raw) == 0 {
 		return nil

@@ -2,8 +2,9 @@ package workflows
 
 import "net/http"
 
-// AddRoutes registers the workflow API (spec §2.14, §4.9; contract §7).
-// checker may be nil: workflows then carry no MISSING_INTEGRATION issues.
+// AddRoutes registers the workflow API (docs/api.md, "Workflows",
+// "Workflow sync" and "The write side"). checker may be nil: workflows then
+// carry no MISSING_INTEGRATION issues.
 func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker) {
 	mux.Handle("POST /v2/workflows", handleWorkflowCreate(store, checker))
 	mux.Handle("GET /v2/workflows", handleWorkflowList(store, checker))

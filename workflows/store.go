@@ -197,17 +197,13 @@ func (s *Store) list(ctx context.Context, envID string, f listFilter) (out []*wo
 	defer tx.Rollback()
 	where := []string{"environment_id = ?", "deleted = 0"}
 	args := []any{envID}
-	// SQLite's json_each is PostgreSQL's jsonb_array_elements_text.
-	elements := "json_each(tags)"
-	if s.db.Postgres {
-		elements = "jsonb_array_elements_text(CAST(tags AS jsonb)) AS t(value)"
-	}
+	d := s.db.Dialect()
 	if f.query != "" {
-		where = append(where, "("+sqldb.Instr(s.db.Postgres, "lower(name)", "lower(?)")+" > 0 OR "+sqldb.Instr(s.db.Postgres, "lower(workflow_id)", "lower(?)")+" > 0)")
+		where = append(where, "("+d.Instr("lower(name)", "lower(?)")+" > 0 OR "+d.Instr("lower(workflow_id)", "lower(?)")+" > 0)")
 		args = append(args, f.query, f.query)
 	}
 	if len(f.tags) > 0 {
-		where = append(where, "EXISTS (SELECT 1 FROM "+elements+" WHERE value IN ("+sqldb.Placeholders(len(f.tags))+"))")
+		where = append(where, "EXISTS (SELECT 1 FROM "+d.JSONTexts("tags", "t")+" WHERE value IN ("+sqldb.Placeholders(len(f.tags))+"))")
 		for _, t := range f.tags {
 			args = append(args, t)
 		}
@@ -249,7 +245,7 @@ func insert(ctx context.Context, tx *sql.Tx, w *workflow) error {
 			preferences, origin, steps, updated_by, last_published_at, last_published_by, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''), ?, ?)`,
 		w.ID, w.OrganizationID, w.EnvironmentID, w.WorkflowID, w.NotificationGroupID, w.CreatorID,
-		w.Name, w.Description, tags, w.Active, w.ValidatePayload, nullJSON(w.PayloadSchema), w.IsTranslationEnabled,
+		w.Name, w.Description, tags, sqldb.Flag(w.Active), sqldb.Flag(w.ValidatePayload), nullJSON(w.PayloadSchema), sqldb.Flag(w.IsTranslationEnabled),
 		w.Severity, prefs, w.Origin, steps, w.UpdatedBy, w.LastPublishedAt, w.LastPublishedBy, w.CreatedAt, w.UpdatedAt)
 	return conflictOn(err, w.WorkflowID)
 }
@@ -265,8 +261,8 @@ func update(ctx context.Context, tx *sql.Tx, w *workflow) error {
 			payload_schema = ?, translation_enabled = ?, severity = ?, preferences = ?, steps = ?, updated_by = ?,
 			last_published_at = NULLIF(?, ''), last_published_by = NULLIF(?, ''), updated_at = ?
 		WHERE id = ?`,
-		w.WorkflowID, w.Name, w.Description, tags, w.Active, w.ValidatePayload,
-		nullJSON(w.PayloadSchema), w.IsTranslationEnabled, w.Severity, prefs, steps, w.UpdatedBy,
+		w.WorkflowID, w.Name, w.Description, tags, sqldb.Flag(w.Active), sqldb.Flag(w.ValidatePayload),
+		nullJSON(w.PayloadSchema), sqldb.Flag(w.IsTranslationEnabled), w.Severity, prefs, steps, w.UpdatedBy,
 		w.LastPublishedAt, w.LastPublishedBy, w.UpdatedAt, w.ID)
 	return conflictOn(err, w.WorkflowID)
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// Summary is the workflow embedded in a message (spec §2.10.1), as the
-// messages list shows it. The id and deletion strings are never null
-// (contract §9).
+// Summary is the workflow embedded in a message (docs/api.md,
+// "Workflow summaries"), as the messages list shows it. The id and deletion
+// strings are never null (docs/api.md, "What strict clients check").
 type Summary struct {
 	ID                  string             `json:"_id"`
 	Name                string             `json:"name"`
@@ -61,7 +61,8 @@ type notificationGroup struct {
 	OrganizationID string `json:"_organizationId"`
 }
 
-// WorkflowSummaries returns spec §2.10.1 workflow summaries keyed by workflow _id, deleted ones included.
+// WorkflowSummaries returns workflow summaries (docs/api.md,
+// "Workflow summaries") keyed by workflow _id, deleted ones included.
 func (s *Store) WorkflowSummaries(ctx context.Context, environmentID string, ids []string) (out map[string]Summary, err error) {
 	defer platform.Wrap(&err, "workflow summaries")
 	out = map[string]Summary{}
@@ -103,7 +104,7 @@ func toSummary(w *workflow, groups map[string]string) Summary {
 	if name, ok := groups[w.NotificationGroupID]; ok {
 		sum.NotificationGroup = &notificationGroup{ID: w.NotificationGroupID, Name: name, EnvironmentID: w.EnvironmentID, OrganizationID: w.OrganizationID}
 	}
-	// A failed step stops the chain (contract §8), whatever its kind.
+	// A failed step stops the chain (docs/api.md, "Delivery"), whatever its kind.
 	for _, st := range w.Steps {
 		sum.Steps = append(sum.Steps, notificationStep{
 			ID: st.ID, UUID: st.StepID, Name: st.Name, TemplateID: st.ID, Active: true, ShouldStopOnFail: true,
@@ -129,8 +130,9 @@ func triggerVariables(raw json.RawMessage) []variableName {
 	return out
 }
 
-// stepMetadata is the delay or digest metadata of a NotificationStep (spec
-// §2.10.1), from the step's control values; nil for other kinds.
+// stepMetadata is the delay or digest metadata of a NotificationStep
+// (docs/api.md, "Workflow summaries"), from the step's control values; nil
+// for other kinds.
 func stepMetadata(st Step) map[string]any {
 	cv := st.ControlValues
 	if st.Type != "delay" && st.Type != "digest" {
@@ -161,10 +163,10 @@ func stepMetadata(st Step) map[string]any {
 	return md
 }
 
-// Workflow is a workflow as a trigger runs it: the spec §2.14 fields that
-// decide what a trigger creates. TriggerWorkflow answers the same *Workflow
-// until the workflow's next write, shared with its cache: read it, never
-// write to it.
+// Workflow is a workflow as a trigger runs it: the fields (docs/api.md,
+// "Workflows") that decide what a trigger creates. TriggerWorkflow answers
+// the same *Workflow until the workflow's next write, shared with its cache:
+// read it, never write to it.
 type Workflow struct {
 	ID              string          `json:"_id"`
 	WorkflowID      string          `json:"workflowId"`

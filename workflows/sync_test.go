@@ -127,7 +127,7 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 	is.NoErr(json.Unmarshal(sums[w.ID], &sum)) // summary is JSON
 	for _, k := range []string{"_organizationId", "_creatorId", "_environmentId", "_notificationGroupId", "deletedAt", "deletedBy"} {
 		_, isString := sum[k].(string)
-		is.True(isString) // never null (contract §9)
+		is.True(isString) // never null (docs/api.md, "What strict clients check")
 	}
 	is.Equal(sum["_id"], w.ID)                                          // summary id
 	is.Equal(sum["critical"], true)                                     // critical is preferences.default.all.readOnly
@@ -146,7 +146,7 @@ func TestWorkflow_SummariesAndTrigger(t *testing.T) {
 	steps := sum["steps"].([]any)
 	is.Equal(len(steps), 2) // steps summarised
 	for _, st := range steps {
-		is.Equal(st.(map[string]any)["shouldStopOnFail"], true) // a failed step cancels the rest (contract §8)
+		is.Equal(st.(map[string]any)["shouldStopOnFail"], true) // a failed step cancels the rest (docs/api.md, "Delivery")
 	}
 	md := steps[1].(map[string]any)["metadata"].(map[string]any)
 	is.Equal(md["type"], "regular")        // digest metadata

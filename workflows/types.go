@@ -1,8 +1,9 @@
-// Package workflows serves the v2 workflow API (spec §2.14, §4.9, contract §7):
-// create, read, update, delete and sync between environments, with control
-// values validated per step kind and issues computed on every read and write.
-// It also owns notification groups and provides workflow summaries (spec
-// §2.10.1) and trigger lookups to the other domains.
+// Package workflows owns workflows, their steps and notification groups: it
+// serves /v2/workflows (create, read, update, patch, delete, and sync between
+// environments), validates each step kind's control values, computes step
+// issues on every read and write, and gives the other domains workflow
+// summaries, preferences and trigger lookups (docs/api.md, "Workflows";
+// docs/workflows.md).
 package workflows
 
 import (
@@ -12,13 +13,15 @@ import (
 	"github.com/herald-notify/herald/platform"
 )
 
-// Origin of every workflow created through the API (contract §7).
+// Origin of every workflow created through the API (docs/api.md,
+// "The write side").
 const originCloud = "service-cloud"
 
 // channels are the delivery step kinds, which need an integration.
 var channels = []string{"in_app", "email", "sms", "chat", "push"}
 
-// identifierPattern is what workflowId and stepId must match (contract §7).
+// identifierPattern is what workflowId and stepId must match (docs/api.md,
+// "The write side").
 var identifierPattern = regexp.MustCompile(`^[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*$`)
 
 func init() {
@@ -82,7 +85,8 @@ type preferenceSet struct {
 	} `json:"channels" validate:"omitempty,dive,keys,oneof=in_app email sms chat push,endkeys"`
 }
 
-// syncRequest is the body of PUT /v2/workflows/{workflowId}/sync (spec §4.9).
+// syncRequest is the body of PUT /v2/workflows/{workflowId}/sync
+// (docs/api.md, "Workflow sync").
 type syncRequest struct {
 	TargetEnvironmentID string `json:"targetEnvironmentId" validate:"required,objectid"`
 }
@@ -128,7 +132,7 @@ type Step struct {
 }
 
 // Preferences are a workflow's resolved preferences, in the response shape
-// of contract §9; stored as JSON.
+// of the "What strict clients check" section of docs/api.md; stored as JSON.
 type Preferences struct {
 	Default ChannelPreferences  `json:"default"`
 	User    *ChannelPreferences `json:"user"`
@@ -160,7 +164,7 @@ type EnabledSetting struct {
 	Enabled bool `json:"enabled"`
 }
 
-// workflowResponse is a workflow on the wire (spec §2.14).
+// workflowResponse is a workflow on the wire (docs/api.md, "Workflows").
 type workflowResponse struct {
 	ID                   string          `json:"_id"`
 	WorkflowID           string          `json:"workflowId"`
@@ -192,7 +196,7 @@ type userRef struct {
 	ID string `json:"_id"`
 }
 
-// stepResponse is one step on the wire (spec §2.14.1).
+// stepResponse is one step on the wire (docs/api.md, "Workflow steps").
 type stepResponse struct {
 	Controls           controlsResponse `json:"controls"`
 	ControlValues      map[string]any   `json:"controlValues"`
@@ -229,8 +233,8 @@ type uiProperty struct {
 	Properties  map[string]uiProperty `json:"properties,omitempty"`
 }
 
-// stepIssues are a step's problems (spec §2.14.1): content issues keyed by
-// control path, integration issues keyed by channel.
+// stepIssues are a step's problems (docs/api.md, "Workflow steps"): content
+// issues keyed by control path, integration issues keyed by channel.
 type stepIssues struct {
 	Controls    map[string][]runtimeIssue `json:"controls,omitempty"`
 	Integration map[string][]runtimeIssue `json:"integration,omitempty"`
@@ -243,7 +247,7 @@ type runtimeIssue struct {
 	Message      string `json:"message"`
 }
 
-// Issue types (spec §2.14.1).
+// Issue types (docs/api.md, "Workflow steps").
 const (
 	issueMissingValue       = "MISSING_VALUE"
 	issueIllegalVariable    = "ILLEGAL_VARIABLE_IN_CONTROL_VALUE"

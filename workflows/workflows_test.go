@@ -49,7 +49,7 @@ type wfStep struct {
 	} `json:"issues"`
 }
 
-// wfResponse is a workflow response (spec §2.14).
+// wfResponse is a workflow response (docs/api.md, "Workflows").
 type wfResponse struct {
 	ID                   string          `json:"_id"`
 	WorkflowID           string          `json:"workflowId"`
@@ -155,7 +155,7 @@ func TestWorkflow_RoundTrip(t *testing.T) {
 	is.True(regexp.MustCompile(`^[0-9a-f]{24}$`).MatchString(created.ID)) // _id is an object id
 	is.Equal(created.WorkflowID, "every-kind")                            // explicit workflowId kept
 	is.Equal(created.Slug, "every-kind_wf_"+created.ID)                   // slug names the workflow
-	is.Equal(created.Origin, "service-cloud")                             // API origin (contract §7)
+	is.Equal(created.Origin, "service-cloud")                             // API origin (docs/api.md, "The write side")
 	is.Equal(created.Status, "ACTIVE")                                    // complete and active
 	is.Equal(created.Severity, "none")                                    // severity default
 	is.Equal(string(created.PayloadSchema), "null")                       // no schema given
@@ -254,7 +254,7 @@ func TestWorkflow_Identifiers(t *testing.T) {
 	t.Run("OK slug of the name", func(t *testing.T) {
 		is := is.New(t)
 		w := mustCreate(t, srv.Dev, `{"name":"Café Déjà  Vu!","steps":[{"name":"Send It","type":"sms"},{"name":"Send It","type":"sms"},{"name":"***","type":"chat"}]}`)
-		is.True(!w.Active)                                                                  // inactive by default (spec §2.14)
+		is.True(!w.Active)                                                                  // inactive by default (docs/api.md, "Workflows")
 		is.Equal(w.Status, "INACTIVE")                                                      // complete sms steps: no issues, so INACTIVE not ERROR
 		is.Equal(w.WorkflowID, "cafe-deja-vu")                                              // accents folded, symbols dropped
 		is.Equal(w.Steps[0].StepID, "send-it")                                              // step slug
@@ -278,7 +278,7 @@ func TestWorkflow_Identifiers(t *testing.T) {
 		is := is.New(t)
 		mustCreate(t, srv.Dev, `{"name":"x","workflowId":"taken","steps":[]}`)
 		res := srv.Dev.Do(t, "POST", "/v2/workflows", `{"name":"y","workflowId":"taken","steps":[]}`)
-		is.Equal(res.Status, 409) // explicit existing workflowId (contract §7)
+		is.Equal(res.Status, 409) // explicit existing workflowId (docs/api.md, "The write side")
 		mustCreate(t, srv.Dev, `{"name":"z","workflowId":"other","steps":[]}`)
 		res = srv.Dev.Do(t, "PUT", "/v2/workflows/other", `{"name":"z","workflowId":"taken","steps":[]}`)
 		is.Equal(res.Status, 409) // renaming onto a taken workflowId

@@ -12,7 +12,8 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// defaultPreferences is every channel on, nothing read-only (contract §9).
+// defaultPreferences is every channel on, nothing read-only (docs/api.md,
+// "What strict clients check").
 func defaultPreferences() ChannelPreferences {
 	p := ChannelPreferences{All: AllPreference{Enabled: true}, Channels: map[string]EnabledSetting{}}
 	for _, c := range channels {
@@ -71,9 +72,9 @@ func apply(w *workflow, req workflowRequest, creating bool) error {
 			*dst = def
 		}
 	}
-	// A new workflow is inactive unless it says otherwise: spec §2.14 states
-	// "default false", and where the spec states a value it wins over the
-	// reference platform's upsert (active ?? true).
+	// A new workflow is inactive unless it says otherwise: the "Workflows"
+	// section of docs/api.md states it, although the reference platform upserts
+	// workflows as active (active ?? true).
 	setBool(&w.Active, req.Active, false)
 	setBool(&w.ValidatePayload, req.ValidatePayload, false)
 	setBool(&w.IsTranslationEnabled, req.IsTranslationEnabled, false)
@@ -279,8 +280,8 @@ func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflow
 }
 
 // chooseIdentifier returns the workflowId to use: the explicit one, which
-// must be free (409 otherwise, contract §7), or a slug of the name with a
-// short suffix on collision.
+// must be free (409 otherwise, docs/api.md, "The write side"), or a slug of
+// the name with a short suffix on collision.
 func chooseIdentifier(ctx context.Context, tx *sql.Tx, envID, explicit, name, exceptID string) (string, error) {
 	if explicit != "" {
 		taken, err := identifierTaken(ctx, tx, envID, explicit, exceptID)
@@ -368,7 +369,8 @@ func (s *Store) get(ctx context.Context, envID, key string) (*workflow, error) {
 
 func notFound(err error, key string) error {
 	if errors.Is(err, platform.ErrNotFound) {
-		// The reference names the workflow in the body too (platform-behavior §11).
+		// The reference names the workflow in the body too (docs/api.md,
+		// "Workflow sync").
 		e := platform.NotFound("Workflow cannot be found")
 		e.Extra = map[string]any{"workflowId": key}
 		return e
@@ -376,9 +378,9 @@ func notFound(err error, key string) error {
 	return err
 }
 
-// sync upserts the workflow named by key into target, by workflowId (spec
-// §4.9): created the first time, updated in place after that, steps matched
-// by stepId. Only workflows are written.
+// sync upserts the workflow named by key into target, by workflowId
+// (docs/api.md, "Workflow sync"): created the first time, updated in place
+// after that, steps matched by stepId. Only workflows are written.
 func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, target platform.Environment) (tgt *workflow, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "sync workflow %s", key)

@@ -6,8 +6,9 @@ import (
 )
 
 // chatProviders post to the subscriber's chat webhook URL, or the
-// integration's when the subscriber has none (contract §9), except
-// whatsapp-business, which calls the WhatsApp Cloud API.
+// integration's when the subscriber has none (docs/api.md,
+// "What strict clients check"), except whatsapp-business, which calls the
+// WhatsApp Cloud API.
 var chatProviders = map[string]spec{
 	"chat-webhook":  withRequired(chatHook(func(m Message) any { return map[string]any{"content": m.Content} }), "webhookUrl"),
 	"slack":         slackHook(),
@@ -35,7 +36,7 @@ var chatProviders = map[string]spec{
 			"message": m.Content})
 	}},
 	// getstream's key goes in the X-API-KEY header, where its webhook
-	// reads it (the reference puts it inside the body: reference §4).
+	// reads it (the reference puts it inside the body: docs/providers.md, "Chat").
 	"getstream": {channel: "chat", required: []string{"apiKey"}, id: "header:X-WEBHOOK-ID", send: func(c Credentials, m Message) (*call, error) {
 		cl, err := signed(c, m.WebhookURL, map[string]any{"text": m.Content})
 		if err == nil {

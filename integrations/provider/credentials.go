@@ -1,9 +1,9 @@
 package provider
 
-// Credentials are a provider's credentials (spec §2.6), all optional. The
-// integrations domain stores them sealed and answers them back; the senders
-// read them. AppSID, SenderID and AppIOBaseURL appear only in an
-// integration's update response (spec §2.6).
+// Credentials are a provider's credentials (docs/api.md, "Integrations"),
+// all optional. The integrations domain stores them sealed and answers them
+// back; the senders read them. AppSID, SenderID and AppIOBaseURL appear only
+// in an integration's update response (docs/api.md, "Integrations").
 type Credentials struct {
 	APIKey                 *string        `json:"apiKey,omitempty"`
 	User                   *string        `json:"user,omitempty"`

@@ -9,8 +9,9 @@ import (
 	"strings"
 )
 
-// emailProviders are the email APIs of spec §2.13 (reference §1). Each
-// sends from the override's from and sender name, else the credentials'.
+// emailProviders are the email APIs of the "Provider ids" section of
+// docs/api.md (docs/providers.md, "Email"). Each sends from the override's
+// from and sender name, else the credentials'.
 var emailProviders = map[string]spec{
 	"sendgrid": {channel: "email", required: []string{"apiKey", "from"}, id: "header:X-Message-Id",
 		send: func(c Credentials, m Message) (*call, error) {
@@ -75,7 +76,7 @@ var emailProviders = map[string]spec{
 		body := map[string]any{"from": fromHeader(c, m), "to": []string{m.To}, "subject": m.Subject, "html": m.HTML, "text": m.Text}
 		addCopies(body, m, "cc", "bcc", "reply_to")
 		h := bearer(val(c.APIKey))
-		h["Idempotency-Key"] = m.ID // a retried job sends once (reference §0)
+		h["Idempotency-Key"] = m.ID // a retried job sends once (docs/providers.md, "Rules that hold for every provider")
 		return &call{url: origin(c, "https://api.resend.com") + "/emails", header: h, json: body}, nil
 	}, check: checkCall(func(c Credentials) *call {
 		return &call{url: origin(c, "https://api.resend.com") + "/domains", header: bearer(val(c.APIKey))}
@@ -168,7 +169,7 @@ var emailProviders = map[string]spec{
 		}
 		return &call{url: origin(c, "https://mandrillapp.com") + "/api/1.0/messages/send", json: map[string]any{"key": val(c.APIKey), "message": msg}}, nil
 	}, failed: func(r *reply, _ Message) error {
-		// A rejected recipient still answers 200 (reference §1.2).
+		// A rejected recipient still answers 200 (docs/providers.md, "Email").
 		if s := pick(r.doc, "0.status"); s == "rejected" || s == "invalid" {
 			return &Error{Msg: "provider refused: " + s + " " + pick(r.doc, "0.reject_reason")}
 		}
@@ -309,7 +310,7 @@ func sesOrigin(c Credentials) string {
 }
 
 // braze looks up each address's external user id, then sends to them
-// (reference §1.2): Braze addresses users, not email addresses. The
+// (docs/providers.md, "Email"): Braze addresses users, not email addresses. The
 // cluster's REST endpoint is the baseUrl, the app the applicationId.
 type braze struct {
 	c Credentials

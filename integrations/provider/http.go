@@ -68,7 +68,7 @@ func do(ctx context.Context, client *http.Client, c *call) (*reply, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.url, rd)
 	if err != nil {
-		return nil, Permanent("build request: %v", err)
+		return nil, Permanent("build request: %s", errText(err))
 	}
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
@@ -105,8 +105,10 @@ func do(ctx context.Context, client *http.Client, c *call) (*reply, error) {
 	case s >= 200 && s < 300:
 		return r, nil
 	case s >= 300 && s < 400:
+		// Only the target's host: a redirect to the same URL on https
+		// would otherwise print the webhook's secret path.
 		return r, &Error{Msg: fmt.Sprintf("provider answered %d redirecting to %s; redirects are not followed",
-			s, res.Header.Get("Location")), Raw: string(b)}
+			s, redact(res.Header.Get("Location"))), Raw: string(b)}
 	default:
 		retry := s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500
 		e := &Error{Msg: fmt.Sprintf("provider answered %d: %s", s, reason(r)),
@@ -201,7 +203,8 @@ func pickAny(doc any, path string) any {
 }
 
 // origin is the credentials' baseUrl without its trailing slash when set,
-// else def: how every HTTP provider's API origin is replaced (issue 36).
+// else def: how every HTTP provider's API origin is replaced
+// (docs/providers.md, "Rules that hold for every provider").
 func origin(c Credentials, def string) string {
 	if b := strings.TrimRight(val(c.BaseURL), "/"); b != "" {
 		return b

@@ -1,8 +1,8 @@
-// Package provider sends one rendered message through one provider's API:
-// the catalog of provider ids Herald delivers through, the credentials each
-// needs, and one sender per provider (reference/providers.md). It sits
-// below the integrations and messaging domains, which both read it, and
-// imports only the standard library, platform and well-kept libraries.
+// Package provider sends one rendered message through one provider's API: the
+// catalog of provider ids Herald delivers through, the credentials each
+// needs, and one sender per provider (docs/providers.md). It sits below the
+// integrations and messaging domains, which both read it, and imports only
+// the standard library, the outbound guard and well-kept libraries.
 package provider
 
 import (

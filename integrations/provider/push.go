@@ -23,7 +23,8 @@ import (
 	oauthjwt "golang.org/x/oauth2/jwt"
 )
 
-// pushProviders are the push APIs of spec §2.13 and §2.3 (reference §3).
+// pushProviders are the push APIs of the "Provider ids" and
+// "Channel credentials" sections of docs/api.md (docs/providers.md, "Push").
 // A token a provider calls dead is reported in Result.DeadTokens.
 var pushProviders = map[string]spec{
 	"fcm": {channel: "push", required: []string{"serviceAccount"}, build: newFCM, shape: fcmShape, check: func(ctx context.Context, c Credentials, d Deps) error {
@@ -84,7 +85,7 @@ func oneSignalAuth(key string) string {
 }
 
 // oneSignalFailed: a 200 may carry no id and an errors list or object;
-// invalid player ids are dead tokens (reference §3).
+// invalid player ids are dead tokens (docs/providers.md, "Push").
 func oneSignalFailed(r *reply, m Message) error {
 	var dead []string
 	if ids, ok := pickAny(r.doc, "errors.invalid_player_ids").([]any); ok {
@@ -301,7 +302,7 @@ func apnsToken(key *ecdsa.PrivateKey, keyID, teamID string, now time.Time) (stri
 }
 
 // expo sends up to 100 tokens a request, one ticket each
-// (reference §3).
+// (docs/providers.md, "Push").
 type expo struct {
 	c Credentials
 	d Deps
@@ -367,7 +368,7 @@ func (e *expo) Send(ctx context.Context, m Message) (Result, error) {
 	return out, nil
 }
 
-// appIO checks each citizen's profile, then sends (reference §3).
+// appIO checks each citizen's profile, then sends (docs/providers.md, "Push").
 type appIO struct {
 	c Credentials
 	d Deps

@@ -31,7 +31,7 @@ import (
 	"github.com/matryer/is"
 )
 
-// sendCase is one provider's documented send call (reference/providers.md)
+// sendCase is one provider's documented send call (docs/providers.md)
 // and the answers its double gives.
 type sendCase struct {
 	id      string
@@ -206,7 +206,7 @@ func (tc sendCase) sender(t *testing.T, d *double, now time.Time) (Sender, Messa
 
 // TestSend_Providers runs every provider's case against its double: the
 // request it documents, the message id on success, and the classes of
-// failure (issue 36).
+// failure (docs/providers.md, "Rules that hold for every provider").
 func TestSend_Providers(t *testing.T) {
 	now := time.Now().UTC()
 	seen := map[string]bool{}

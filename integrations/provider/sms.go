@@ -7,9 +7,10 @@ import (
 	"strings"
 )
 
-// smsProviders are the major SMS APIs of spec §2.13 (reference §2.1);
-// moreSMSProviders the long tail (reference §2.2). Each sends from the
-// override's from, else the credentials'.
+// smsProviders are the major SMS APIs of the "Provider ids" section of
+// docs/api.md (docs/providers.md, "SMS"); moreSMSProviders the long tail
+// (docs/providers.md, "SMS"). Each sends from the override's from, else the
+// credentials'.
 var smsProviders = map[string]spec{
 	"twilio": {channel: "sms", required: []string{"accountSid", "token", "from"}, id: "sid", date: "date_created",
 		send: func(c Credentials, m Message) (*call, error) {
@@ -24,7 +25,7 @@ var smsProviders = map[string]spec{
 				"api_secret": {val(c.SecretKey)}, "from": {sender(c, m)}, "to": {m.To}, "text": {m.Content}, "client-ref": {m.ID}}}, nil
 		}, failed: func(r *reply, _ Message) error {
 			// Vonage answers 200 with a status per part: "0" is sent, 1
-			// (throttled) and 5 (internal error) may pass later (reference §2.1).
+			// (throttled) and 5 (internal error) may pass later (docs/providers.md, "SMS").
 			s := pick(r.doc, "messages.0.status")
 			if s == "" || s == "0" {
 				return nil
@@ -131,7 +132,7 @@ var smsProviders = map[string]spec{
 			return &call{url: origin(c, "https://rest.clicksend.com") + "/v3/account", user: val(c.User), pass: val(c.APIKey)}
 		})},
 	// bandwidth: the messaging application id is the applicationId (the
-	// reference passes the account id there: reference §5).
+	// reference passes the account id there: docs/providers.md, "SMS").
 	"bandwidth": {channel: "sms", required: []string{"user", "password", "accountSid", "applicationId", "from"}, id: "id", date: "time",
 		send: func(c Credentials, m Message) (*call, error) {
 			return &call{url: origin(c, "https://messaging.bandwidth.com") + "/api/v2/users/" + val(c.AccountSID) + "/messages",

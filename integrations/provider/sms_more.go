@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// moreSMSProviders are the long tail of spec §2.13's SMS providers
-// (reference §2.2).
+// moreSMSProviders are the long tail of the SMS providers (docs/api.md,
+// "Provider ids"; docs/providers.md, "SMS").
 var moreSMSProviders = map[string]spec{
 	"sms77": {channel: "sms", required: []string{"apiKey", "from"}, id: "messages.0.id", send: func(c Credentials, m Message) (*call, error) {
 		return &call{url: origin(c, "https://gateway.seven.io") + "/api/sms", header: map[string]string{"X-Api-Key": val(c.APIKey)},

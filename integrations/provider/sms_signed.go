@@ -33,7 +33,8 @@ var signedSMSProviders = map[string]spec{
 			first := time.Unix(idTime(m.ID), 0).UTC()
 			return &call{url: endpoint + "/sms?api-version=2021-03-07",
 				// A retried job repeats the request id and its first time,
-				// so Azure sends once (reference §0).
+				// so Azure sends once (docs/providers.md,
+				// "Rules that hold for every provider").
 				header: map[string]string{"Repeatability-Request-ID": uuid.NewSHA1(uuid.NameSpaceOID, []byte(m.ID)).String(),
 					"Repeatability-First-Sent": first.Format(http.TimeFormat)},
 				json: map[string]any{"from": sender(c, m), "smsRecipients": []any{map[string]string{"to": m.To}}, "message": m.Content},

@@ -22,7 +22,7 @@ import (
 var smtpProviders = map[string]spec{
 	"nodemailer": {channel: "email", required: []string{"host", "port", "from"}, build: newSMTP, check: checkSMTP, checkField: "host"},
 	// outlook365 is Exchange Online's SMTP AUTH submission: STARTTLS on
-	// 587, logging in as the sender (reference §1.2).
+	// 587, logging in as the sender (docs/providers.md, "Email").
 	"outlook365": {channel: "email", required: []string{"from", "password"}, build: func(c Credentials, d Deps) (Sender, error) {
 		host, port, yes := "smtp.office365.com", "587", true
 		c.Host, c.Port, c.RequireTLS, c.Secure, c.IgnoreTLS = &host, &port, &yes, nil, nil

@@ -56,9 +56,9 @@ func (*officeSession) Reset()                   {}
 func (*officeSession) Logout() error            { return nil }
 
 // TestSend_Outlook365: outlook365 submits to smtp.office365.com:587 with
-// STARTTLS and logs in as the from address with the password (reference
-// §1.2). The dial function stands in for the network, as the outbound
-// guard will.
+// STARTTLS and logs in as the from address with the password
+// (docs/providers.md, "Email"). The dial function stands in for the network,
+// as the outbound guard will.
 func TestSend_Outlook365(t *testing.T) {
 	is := is.New(t)
 	cert := httptest.NewTLSServer(http.NotFoundHandler()) // for its certificate

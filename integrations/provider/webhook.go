@@ -26,8 +26,9 @@ func Sign(secret string, body []byte) string {
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
-// webhookProviders are Herald's own webhook shapes (contract §9) and the
-// in-app provider, whose stored message is the delivery.
+// webhookProviders are Herald's own webhook shapes (docs/api.md,
+// "What strict clients check") and the in-app provider, whose stored message
+// is the delivery.
 var webhookProviders = map[string]spec{
 	"service": {channel: "in_app", build: func(Credentials, Deps) (Sender, error) { return serviceSender{}, nil }},
 	"email-webhook": {channel: "email", required: []string{"webhookUrl"}, send: func(c Credentials, m Message) (*call, error) {

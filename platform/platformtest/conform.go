@@ -13,7 +13,7 @@ import (
 // package's conformance test lists the spec's fields for its resources, and
 // Conform fails on anything missing, null, mistyped or misspelled.
 
-// ErrorFields are the fields every error body has (contract §4).
+// ErrorFields are the fields every error body has (docs/api.md, "Errors").
 var ErrorFields = []Field{
 	{Name: "statusCode", Kind: "number", Required: true},
 	{Name: "timestamp", Kind: "time", Required: true},
@@ -30,12 +30,14 @@ type Field struct {
 	Enum     []string
 }
 
-// TimeFormat is contract §3's timestamp format.
+// TimeFormat is the timestamp format (docs/api.md,
+// "Identifiers and timestamps").
 var TimeFormat = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 
 // Conform checks obj against fields as a client validating the spec's schema
 // would: required keys present, types and nulls as allowed, enums exact,
-// timestamps in contract §3's format, ids 24 lowercase hex.
+// timestamps in the format (docs/api.md, "Identifiers and timestamps"), ids
+// 24 lowercase hex.
 func Conform(t testing.TB, where string, obj any, fields []Field) map[string]any {
 	t.Helper()
 	m, ok := obj.(map[string]any)

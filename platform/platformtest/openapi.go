@@ -19,10 +19,11 @@ import (
 )
 
 // Every response a test reads through Client.Do is checked against the API
-// description (issue 41): the operation its request matched must document
-// its status, and its JSON body must validate against that response's
-// schema. The description is merged from every package's openapi.yaml in
-// the source tree, as a client reads /openapi.json.
+// description (docs/operations.md, "API description"): the operation its
+// request matched must document its status, and its JSON body must validate
+// against that response's schema. The description is merged from every
+// package's openapi.yaml in the source tree, as a client reads
+// /openapi.json.
 //
 // The schemas are checked with santhosh-tekuri/jsonschema, which Herald
 // already uses for payload schemas: OpenAPI 3.1's schema objects are JSON

@@ -1,5 +1,7 @@
-// Package platformtest boots Herald's HTTP stack on a fresh in-memory
-// database for black-box tests, with known API keys for both environments.
+// Package platformtest boots Herald's HTTP stack on a fresh database for
+// black-box tests (in-memory SQLite, or PostgreSQL when TEST_DATABASE_URL is
+// set), with known API keys for both environments, and checks answers against
+// the API description:
 //
 //	srv := platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 //		subscribers.AddRoutes(mux, subscribers.NewStore(app.DB))
