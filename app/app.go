@@ -36,6 +36,9 @@ type Deps struct {
 	Metrics      *platform.Metrics        // what the domains report to; nil reports nothing
 	Inbox        *platform.SubscriberAuth // the inbox's subscriber tokens; nil serves no inbox
 	MaxSnooze    time.Duration            // the inbox's longest snooze; 0 means messaging's default
+	// SocketsPerToken is how many live inbox sockets one token may hold
+	// open; 0 means messaging's default, negative no limit.
+	SocketsPerToken int
 }
 
 // App is a started Herald: each domain's store, connected to the others,
@@ -85,6 +88,10 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 			}
 		}
 	}
+	if err := warnWithoutHMAC(ctx, d); err != nil {
+		stopBeat(ctx)
+		return nil, err
+	}
 	// Channels an earlier version stored plain are sealed at every start;
 	// reads take either form, and instances starting at once seal each row
 	// once.
@@ -111,6 +118,21 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 	}
 	a.stoppers = append(a.stoppers, stopBeat)
 	return a, nil
+}
+
+// warnWithoutHMAC logs the warning of each Production environment whose
+// inbox takes sessions without an HMAC, where an operator reads it at start.
+func warnWithoutHMAC(ctx context.Context, d Deps) error {
+	for _, env := range d.Environments {
+		warning, err := d.Inbox.WarnWithoutHMAC(ctx, env)
+		if err != nil {
+			return err
+		}
+		if warning != "" {
+			d.Logger.Warn(warning, "environment", env.ID)
+		}
+	}
+	return nil
 }
 
 // Stop waits, within ctx, for the background work Start began, once the
