@@ -172,6 +172,8 @@ func (t *triggerer) withTopics(ctx context.Context, b *broadcast, req triggerReq
 // (fanOut). An unknown topic is ignored and named in the answer's error.
 func (t *triggerer) triggerTopics(ctx context.Context, p *plan, req triggerRequest, res *triggerResult) (*triggerResult, error) {
 	req.TransactionID = p.transactionID // a resumed fan-out rebuilds its plan under it
+	req.To = toWithoutChannels(req.To)
+	req.Actor, _ = withoutChannels(req.Actor) // a resumed fan-out keeps the actor resolved now
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err

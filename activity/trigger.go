@@ -205,7 +205,7 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 	for _, n := range to {
 		r := newRecipient(n.sub)
 		if n.ref.object != nil {
-			r.to = n.ref.object
+			r.to, _ = withoutChannels(n.ref.object)
 		}
 		out = append(out, r)
 	}

@@ -31,6 +31,8 @@ type Store struct {
 	liveCache   sync.Map                    // what live events read of workflows, briefly (socket.go)
 
 	queries *queries // in db's dialect
+
+	hooks, tokens *platform.Sealer // seal messages' targets at rest; nil keeps them plain (WithSecret)
 }
 
 // NewStore returns a Store on db that reads other domains through src.
@@ -44,7 +46,10 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 	return s
 }
 
-// message is one stored row of the messages table.
+// message is one stored row of the messages table. Its DirectWebhookURL
+// and DeviceTokens are plain as newMessage sets them, and as their columns
+// hold them (sealed) once written (sealTargets) or read: only openTargets
+// reads them plain.
 type message struct {
 	ID, EnvironmentID, OrganizationID, JobID, NotificationID string
 	SubscriberID, ExternalSubscriber                         string
@@ -126,6 +131,7 @@ func scanMessages(rows *sql.Rows) ([]*message, error) {
 // insertMessage stores m unless a message for its job exists already, and
 // reports whether it did.
 func (s *Store) insertMessage(ctx context.Context, m *message) (inserted bool, err error) {
+	s.sealTargets(m)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, insertMessageSQL, m.values()...)
 		if err != nil {
@@ -230,6 +236,7 @@ func (m *message) storedFeedItem() any {
 }
 
 func (s *Store) redeliver(ctx context.Context, m *message) error {
+	s.sealTargets(m)
 	_, err := s.db.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
 		data = ?, updated_at = ?, feed_item = NULL WHERE id = ?`,

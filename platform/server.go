@@ -23,7 +23,7 @@ type ServerConfig struct {
 	// MaxRequestStorage bounds the bytes one request may cause to be
 	// stored (StorageProblem); DefaultMaxRequestStorage when 0.
 	MaxRequestStorage int64
-	Limits            RateLimits // per-key write and per-address auth-failure limits
+	Limits            RateLimits // per-key write, per-address auth-failure and inbox session limits
 	Metrics           *Metrics   // counts requests; nil counts none
 	// MetricsRoute serves Metrics at GET /metrics, without a key, beside the
 	// API; false when it is served on an address of its own.
@@ -85,7 +85,8 @@ func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg Serve
 	}
 	root.Handle("/", limitBody(cfg, api))
 	if cfg.Inbox != nil {
-		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg, requireSubscriber(cfg.Inbox, failures, routeJSON(mux)))))
+		sessions := sessionGate{existing: perMinute(limits.Sessions), created: perMinute(limits.NewSessions)}
+		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg, requireSubscriber(cfg.Inbox, failures, sessions, routeJSON(mux)))))
 		root.Handle("GET /socket.io/", routeJSON(mux)) // the token is in the query: the socket checks it
 	}
 	return logRequests(logger, cfg.Metrics, root)
@@ -112,12 +113,16 @@ func limitBody(cfg ServerConfig, next http.Handler) http.Handler {
 }
 
 // routeJSON serves r through mux, but answers unknown paths and methods with
-// the JSON error body instead of ServeMux's plain text.
+// the JSON error body instead of ServeMux's plain text, and a path or query
+// value no store can hold with a 400 (checkRequestText).
 func routeJSON(mux *http.ServeMux) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
 			notePattern(r.Context(), pattern)
+			if err := checkRequestText(r, pattern); err != nil {
+				return err
+			}
 			mux.ServeHTTP(w, r)
 			return nil
 		}
