@@ -109,6 +109,24 @@ func (t *triggerer) checkStorage(ctx context.Context, p *plan, recipients func()
 	return platform.StorageProblem(ctx, once+perRecipient*n, what)
 }
 
+// checkTriggerStorage is checkStorage for a trigger, which reaches the
+// subscribers it names and the members of the topics it names.
+func (t *triggerer) checkTriggerStorage(ctx context.Context, p *plan, req triggerRequest) error {
+	return t.checkStorage(ctx, p, func() (int64, error) {
+		n := int64(len(p.recipients))
+		refs, _ := parseTopics(req.To)
+		if len(refs) == 0 || t.topics == nil {
+			return n, nil
+		}
+		var keys []string
+		for _, ref := range refs {
+			keys = append(keys, ref.TopicKey)
+		}
+		members, err := t.topics.CountTopicKeyMembers(ctx, p.tenant.EnvironmentID, keys)
+		return n + members, err
+	})
+}
+
 // checkBroadcastStorage is checkStorage for a broadcast, which reaches
 // every subscriber of the environment.
 func (t *triggerer) checkBroadcastStorage(ctx context.Context, p *plan) error {

@@ -13,7 +13,7 @@ import (
 // TestTrigger_StorageBudget: a trigger whose templates render a large
 // payload field stores it in each recipient's message, so past the
 // request storage limit it is refused with a 422 that says how much it
-// would have stored, to named subscribers and as a broadcast; the same
+// would have stored, to named subscribers, to a topic and as a broadcast; the same
 // payload with templates that render a small field of it is stored once
 // and accepted. Large overrides, kept in each message, count per
 // recipient.
@@ -37,6 +37,11 @@ func TestTrigger_StorageBudget(t *testing.T) {
 	is.True(strings.Contains(string(res.Body), "HERALD_MAX_REQUEST_STORAGE"))
 	res = srv.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"renders","payload":`+payload+`}`)
 	is.Equal(res.Status, 422) // a broadcast counts the environment's subscribers
+	apptest.MustCreate(t, srv.Dev, "/v1/topics", `{"key":"all","name":"All"}`)
+	res = srv.Dev.Do(t, "POST", "/v1/topics/all/subscribers", `{"subscribers":`+to+`}`)
+	is.Equal(res.Status, 200) // the topic holds every subscriber
+	res = srv.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"renders","to":[{"type":"Topic","topicKey":"all"}],"payload":`+payload+`}`)
+	is.Equal(res.Status, 422) // a trigger to a topic counts its members
 	res = srv.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"renders","to":["s-1","s-2"],"payload":`+payload+`}`)
 	is.Equal(res.Status, 201) // two rendered copies fit
 

@@ -22,6 +22,9 @@ type Topics interface {
 	// subscriberId order after the cursor, less the excluded subscriberIds,
 	// with the cursor it ends at and whether it is the last.
 	TopicMembersAfter(ctx context.Context, environmentID string, topics []subscribers.Topic, after string, limit int, exclude []string) ([]subscribers.TopicMember, string, bool, error)
+	// CountTopicKeyMembers answers how many memberships the topics among
+	// keys have.
+	CountTopicKeyMembers(ctx context.Context, environmentID string, keys []string) (int64, error)
 }
 
 // kindTopics marks a fan-out in activity_broadcasts that reaches the members

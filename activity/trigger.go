@@ -230,7 +230,7 @@ func (t *triggerer) accept(ctx context.Context, tenant platform.Tenant, req trig
 	if p.actor, p.recipients, err = t.resolve(ctx, tenant, req); err != nil {
 		return nil, nil, err
 	}
-	if err := t.checkStorage(ctx, p, func() (int64, error) { return int64(len(p.recipients)), nil }); err != nil {
+	if err := t.checkTriggerStorage(ctx, p, req); err != nil {
 		return nil, nil, err
 	}
 	now := t.store.now()
