@@ -18,6 +18,7 @@ import (
 
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/app"
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
@@ -256,6 +257,9 @@ type limitSettings struct {
 	writeRate, authFailureRate   float64
 	writeBurst, authFailureBurst int
 	maxPayload                   int64
+	maxRequestStorage            int64
+	sessions, newSessions        float64
+	socketsPerToken              float64
 }
 
 // addLimitFlags registers the limits' flags on fs, each defaulting to its
@@ -277,6 +281,14 @@ func addLimitFlags(fs *flag.FlagSet, env func(name, def string) string) (*limitS
 			platform.DefaultAuthFailureBurst, func(v float64) { s.authFailureBurst = int(v) }},
 		{"max-payload", "HERALD_MAX_PAYLOAD", "largest trigger payload in bytes",
 			platform.DefaultMaxPayload, func(v float64) { s.maxPayload = int64(v) }},
+		{"max-request-storage", "HERALD_MAX_REQUEST_STORAGE", "most bytes one request may cause to be stored",
+			platform.DefaultMaxRequestStorage, func(v float64) { s.maxRequestStorage = int64(v) }},
+		{"inbox-sessions", "HERALD_INBOX_SESSIONS", "inbox sessions of existing subscribers a minute per client address; 0 turns the limit off",
+			platform.DefaultSessionRate, func(v float64) { s.sessions = v }},
+		{"inbox-new-sessions", "HERALD_INBOX_NEW_SESSIONS", "inbox sessions naming a subscriber that does not exist, a minute per client address; 0 turns the limit off",
+			platform.DefaultNewSessionRate, func(v float64) { s.newSessions = v }},
+		{"inbox-sockets-per-token", "HERALD_INBOX_SOCKETS_PER_TOKEN", "live inbox sockets one subscriber token may hold open on one process; 0 turns the limit off",
+			messaging.DefaultSocketsPerToken, func(v float64) { s.socketsPerToken = v }},
 	} {
 		v, err := strconv.ParseFloat(env(f.variable, strconv.FormatFloat(f.def, 'f', -1, 64)), 64)
 		if err != nil || v < 0 {
@@ -304,7 +316,16 @@ func (s *limitSettings) rateLimits() platform.RateLimits {
 		return v
 	}
 	return platform.RateLimits{Write: off(s.writeRate), WriteBurst: s.writeBurst,
-		AuthFailure: off(s.authFailureRate), AuthFailureBurst: s.authFailureBurst}
+		AuthFailure: off(s.authFailureRate), AuthFailureBurst: s.authFailureBurst,
+		Sessions: off(s.sessions), NewSessions: off(s.newSessions)}
+}
+
+// socketsPerTokenLimit is the socket limit as the inbox takes it: negative for none.
+func (s *limitSettings) socketsPerTokenLimit() int {
+	if s.socketsPerToken == 0 {
+		return -1
+	}
+	return int(math.Ceil(s.socketsPerToken))
 }
 
 // retentionFlags declares the retention settings on fs, each falling back

@@ -113,18 +113,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	metrics := platform.NewMetrics(db)
 	mux := http.NewServeMux()
-	platform.AddRoutes(mux, db)
+	platform.AddRoutes(mux, db, inbox)
 	// Background work (the delivery worker) stops claiming when ctx is done;
 	// herald.Stop waits for what it is still running.
 	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: logger, Secret: secret, Now: time.Now, Environments: envs,
 		Workers: cfg.workers, Outbound: cfg.outbound, Retention: cfg.retention, Metrics: metrics,
-		Inbox: inbox, MaxSnooze: cfg.maxSnooze})
+		Inbox: inbox, MaxSnooze: cfg.maxSnooze, SocketsPerToken: cfg.limits.socketsPerTokenLimit()})
 	if err != nil {
 		return err
 	}
 
 	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == "",
-		OpenAPI: doc, Compat: cfg.compat, MaxPayload: cfg.limits.maxPayload, Limits: cfg.limits.rateLimits(), Inbox: inbox}
+		OpenAPI: doc, Compat: cfg.compat, MaxPayload: cfg.limits.maxPayload, MaxRequestStorage: cfg.limits.maxRequestStorage,
+		Limits: cfg.limits.rateLimits(), Inbox: inbox}
 	srv := &http.Server{
 		Handler:           platform.NewHandler(logger, db, mux, serverConfig),
 		ReadHeaderTimeout: 10 * time.Second,

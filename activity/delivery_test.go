@@ -249,6 +249,34 @@ func TestDelivery_ActorCarriesItsAvatar(t *testing.T) {
 	is.New(t).Equal(res.Status, 422) // a blank actor names no subscriber
 }
 
+// A template reads the trigger's actor as actor.*: the subscriber it names,
+// by id or by an object it upserts, with the fields a subscriber has;
+// without an actor, actor.* renders empty.
+func TestDelivery_ActorInTemplates(t *testing.T) {
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Liked","workflowId":"liked","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"{{ actor.firstName }} ({{ actor.subscriberId }}{{ actor.data.team }}) liked it"}}]}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada","data":{"team":", ops"}}`)
+	for _, tc := range []struct{ name, actor, want string }{
+		{"ById", `"ada"`, "Ada (ada, ops) liked it"},
+		{"ByObject", `{"subscriberId":"cy","firstName":"Cy"}`, "Cy (cy) liked it"},
+		{"None", `null`, " () liked it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			tx := apptest.Trigger(t, srv, `{"name":"liked","to":"dee","actor":`+tc.actor+`}`)
+			apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+			var feed struct {
+				Data []struct {
+					Content string `json:"content"`
+				} `json:"data"`
+			}
+			srv.Dev.Do(t, "GET", "/v1/subscribers/dee/notifications/feed?limit=1", "").Decode(t, &feed)
+			is.Equal(feed.Data[0].Content, tc.want) // the actor's fields rendered
+		})
+	}
+}
+
 // A trigger refused for one subscriber it names changes none of the others:
 // every subscriber is checked before any is created or updated.
 func TestDelivery_RefusedTriggerChangesNoSubscriber(t *testing.T) {

@@ -103,7 +103,7 @@ func (s *Store) fireDigest(j *job, payload json.RawMessage) write {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `
-			SELECT j.id, j.created_at, n.payload FROM jobs j JOIN notifications n ON n.id = j.notification_id
+			SELECT j.id, j.created_at, `+sqldb.ValueColumn("n.payload")+` FROM jobs j JOIN notifications n ON n.id = j.notification_id
 			WHERE j.merged_digest_id = ? AND j.status = 'merged'
 			ORDER BY j.created_at, j.id`, j.ID)
 		if err != nil {

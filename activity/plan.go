@@ -93,13 +93,15 @@ type named struct {
 }
 
 // actorJSON is the actor (docs/api.md, "The feed") of a subscriber: a user,
-// whose data is its avatar, which inboxes show beside the message
-// (docs/api.md, "The feed").
+// whose data is its avatar, which inboxes show beside the message. It keeps
+// the subscriber's _id as well, so that a step's templates can read the
+// actor's fields as actor.*; a message shows only the type and the data.
 func actorJSON(sub *subscribers.Subscriber) (json.RawMessage, error) {
 	return json.Marshal(struct {
-		Type string  `json:"type"`
-		Data *string `json:"data"`
-	}{"user", sub.Avatar})
+		Type         string  `json:"type"`
+		Data         *string `json:"data"`
+		SubscriberID string  `json:"_subscriberId"`
+	}{"user", sub.Avatar, sub.ID})
 }
 
 // templateSummary is the notification's template: {_id, name, origin, triggers}.

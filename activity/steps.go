@@ -30,7 +30,8 @@ func (s *Store) notificationContext(ctx context.Context, id string) (notificatio
 	var n notificationCtx
 	var payload, overrides, tags, prefs, actor string
 	err := s.db.QueryRow(ctx, `
-		SELECT template_id, workflow_id, payload, overrides, tags, preferences, actor, channels, critical
+		SELECT template_id, workflow_id, `+sqldb.ValueColumn("payload")+`, `+sqldb.ValueColumn("overrides")+`,
+			tags, preferences, actor, channels, critical
 		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor, &n.Channels, &n.Critical)
 	if err != nil {
 		return n, fmt.Errorf("read notification %s: %w", id, err)
@@ -230,6 +231,23 @@ func (w *runner) conditions(j *job, step jobStep, skip json.RawMessage, sub *sub
 	return nil
 }
 
+// actor reads the subscriber a notification's actor names (actorJSON), as
+// it now is, for the templates' actor.*: nil when the trigger named no
+// actor or the subscriber is gone.
+func (w *runner) actor(ctx context.Context, environmentID string, doc json.RawMessage) (*subscribers.Subscriber, error) {
+	var a struct {
+		SubscriberID string `json:"_subscriberId"`
+	}
+	if json.Unmarshal(doc, &a) != nil || a.SubscriberID == "" {
+		return nil, nil
+	}
+	subs, err := w.subscribers.SubscribersByID(ctx, environmentID, []string{a.SubscriberID})
+	if sub, ok := subs[a.SubscriberID]; ok {
+		return &sub, err
+	}
+	return nil, err
+}
+
 // deliver hands a channel step to messaging and records the outcome. A
 // retryable outcome or an error runs the job again after a backoff, up to
 // MaxAttempts; then, or for a final error, the step fails.
@@ -245,6 +263,10 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 			return nil, err
 		}
 	}
+	actor, err := w.actor(ctx, j.EnvironmentID, n.Actor)
+	if err != nil {
+		return nil, fmt.Errorf("read actor: %w", err)
+	}
 	var controls map[string]any
 	json.Unmarshal(j.Controls, &controls)
 	var tags []string
@@ -254,7 +276,7 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 		OrganizationID: j.OrganizationID, TransactionID: j.TransactionID, Channel: j.Type,
 		StepID: j.StepID, StepDatabaseID: step.ID, WorkflowDatabaseID: n.TemplateID, WorkflowID: n.WorkflowID,
 		Subscriber: *sub, Controls: controls, Steps: steps,
-		Payload: n.Payload, Overrides: n.Overrides, Tags: tags, Actor: n.Actor, Attempt: j.Attempts,
+		Payload: n.Payload, Overrides: n.Overrides, Tags: tags, Actor: n.Actor, ActorSubscriber: actor, Attempt: j.Attempts,
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // stopped mid-delivery: the lease expires and the job runs again

@@ -321,12 +321,16 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 	keys, _ := json.Marshal(nonNilStrings(p.contextKeys))
 	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
 	prefs := p.preferences
+	shared, err := s.storeShared(ctx, tx, p)
+	if err != nil {
+		return err
+	}
 	for i := range p.recipients {
 		rc := &p.recipients[i]
 		at := sqldb.FormatTime(rc.at)
 		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
-			p.transactionID, string(channels), string(p.template), string(p.payload), string(p.overrides),
+			p.transactionID, string(channels), shared.template, shared.payload, shared.overrides,
 			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), string(prefs), string(p.actor), string(keys), rc.topicsJSON(), at, at)
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
@@ -466,3 +470,25 @@ func isArray(raw json.RawMessage) bool {
 	}
 	return false
 }
+
+// sharedValues are what a trigger's notifications hold of the values they
+// all repeat: each value, or its key when it is stored once (StoreValue).
+type sharedValues struct{ template, payload, overrides string }
+
+// storeShared stores p's large values once, in tx, for all its recipients.
+func (s *Store) storeShared(ctx context.Context, tx *sql.Tx, p *plan) (v sharedValues, err error) {
+	env, now := p.tenant.EnvironmentID, s.now()
+	if v.template, err = s.db.StoreValue(ctx, tx, env, p.template, now); err != nil {
+		return v, err
+	}
+	if v.payload, err = s.db.StoreValue(ctx, tx, env, p.payload, now); err != nil {
+		return v, err
+	}
+	v.overrides, err = s.db.StoreValue(ctx, tx, env, p.overrides, now)
+	return v, err
+}
+
+// ValueRefs are the columns of activity's tables that may name a stored
+// value: the sweep of stored values keeps one they name.
+var ValueRefs = []sqldb.ValueRef{{Table: "notifications", Column: "template"},
+	{Table: "notifications", Column: "payload"}, {Table: "notifications", Column: "overrides"}}

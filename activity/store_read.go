@@ -38,9 +38,11 @@ type notificationRow struct {
 	CreatedAt, UpdatedAt                                                       string
 }
 
-const notificationColumns = `id, environment_id, organization_id, subscriber_id, template_id, transaction_id,
-	digested_notification_id, subscriber_snapshot, channels, template, payload, recipient, tags, context_keys, topics,
-	severity, critical, created_at, updated_at`
+// notificationColumns are the columns scanNotification reads; the large
+// values a trigger shares are read from where they are stored once.
+var notificationColumns = `id, environment_id, organization_id, subscriber_id, template_id, transaction_id,
+	digested_notification_id, subscriber_snapshot, channels, ` + sqldb.ValueColumn("template") + `, ` +
+	sqldb.ValueColumn("payload") + `, recipient, tags, context_keys, topics, severity, critical, created_at, updated_at`
 
 func scanNotification(sc interface{ Scan(...any) error }) (notificationRow, error) {
 	var n notificationRow
@@ -383,7 +385,7 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, list bool)
 		return nil, err
 	}
 	rows, err := q.QueryContext(ctx, `
-		SELECT j.notification_id, j.id, j.type, j.digest, j.step, n.overrides, n.payload, j.provider_id, j.status, j.updated_at
+		SELECT j.notification_id, j.id, j.type, j.digest, j.step, `+sqldb.ValueColumn("n.overrides")+`, `+sqldb.ValueColumn("n.payload")+`, j.provider_id, j.status, j.updated_at
 		FROM jobs j JOIN notifications n ON n.id = j.notification_id
 		WHERE j.notification_id IN (`+marks+`) AND j.position >= 0 ORDER BY j.notification_id, j.position`, args...)
 	if err != nil {

@@ -22,6 +22,9 @@ type Topics interface {
 	// subscriberId order after the cursor, less the excluded subscriberIds,
 	// with the cursor it ends at and whether it is the last.
 	TopicMembersAfter(ctx context.Context, environmentID string, topics []subscribers.Topic, after string, limit int, exclude []string) ([]subscribers.TopicMember, string, bool, error)
+	// CountTopicKeyMembers answers how many memberships the topics among
+	// keys have.
+	CountTopicKeyMembers(ctx context.Context, environmentID string, keys []string) (int64, error)
 }
 
 // kindTopics marks a fan-out in activity_broadcasts that reaches the members
@@ -172,6 +175,8 @@ func (t *triggerer) withTopics(ctx context.Context, b *broadcast, req triggerReq
 // (fanOut). An unknown topic is ignored and named in the answer's error.
 func (t *triggerer) triggerTopics(ctx context.Context, p *plan, req triggerRequest, res *triggerResult) (*triggerResult, error) {
 	req.TransactionID = p.transactionID // a resumed fan-out rebuilds its plan under it
+	req.To = toWithoutChannels(req.To)
+	req.Actor, _ = withoutChannels(req.Actor) // a resumed fan-out keeps the actor resolved now
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err

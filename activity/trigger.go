@@ -205,7 +205,7 @@ func (t *triggerer) resolve(ctx context.Context, tenant platform.Tenant, req tri
 	for _, n := range to {
 		r := newRecipient(n.sub)
 		if n.ref.object != nil {
-			r.to = n.ref.object
+			r.to, _ = withoutChannels(n.ref.object)
 		}
 		out = append(out, r)
 	}
@@ -228,6 +228,9 @@ func (t *triggerer) accept(ctx context.Context, tenant platform.Tenant, req trig
 		return nil, nil, err
 	}
 	if p.actor, p.recipients, err = t.resolve(ctx, tenant, req); err != nil {
+		return nil, nil, err
+	}
+	if err := t.checkTriggerStorage(ctx, p, req); err != nil {
 		return nil, nil, err
 	}
 	now := t.store.now()

@@ -194,12 +194,16 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		if p.actor, err = t.resolveActor(ctx, tenant, req.Actor); err != nil {
 			return err
 		}
+		if err := t.checkBroadcastStorage(ctx, p); err != nil {
+			return err
+		}
 		if err := t.workflows.Triggered(ctx, tenant.EnvironmentID, p.wf.ID, t.store.now()); err != nil {
 			return err
 		}
 		// A resumed broadcast rebuilds its plan from this body, under the
 		// same transactionId, generated or not.
 		req.TransactionID = p.transactionID
+		req.Actor, _ = withoutChannels(req.Actor) // a resumed broadcast keeps the actor resolved now
 		body, err := json.Marshal(req)
 		if err != nil {
 			return err

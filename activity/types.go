@@ -52,6 +52,8 @@ type Subscribers interface {
 	// "Subscribers") whose subscriberId is greater than after, in subscriberId
 	// order.
 	SubscribersAfter(ctx context.Context, environmentID, after string, limit int) ([]subscribers.Subscriber, error)
+	// CountSubscribers answers how many subscribers the environment has.
+	CountSubscribers(ctx context.Context, environmentID string) (int64, error)
 }
 
 // Messenger renders and delivers one channel step (the messaging domain).
@@ -158,11 +160,16 @@ type parsedWorkflow struct {
 	template    json.RawMessage
 	chain       []chainStep
 	preferences json.RawMessage
+	// rendered and messageSteps are renderedPaths' answers.
+	rendered     [][]string
+	messageSteps int
 }
 
 func parseWorkflow(wf *workflows.Workflow) *parsedWorkflow {
 	prefs, _ := json.Marshal(wf.Preferences)
-	return &parsedWorkflow{wf: wf, template: templateSummary(wf), chain: chainSteps(wf), preferences: prefs}
+	p := &parsedWorkflow{wf: wf, template: templateSummary(wf), chain: chainSteps(wf), preferences: prefs}
+	p.rendered, p.messageSteps = renderedPaths(wf)
+	return p
 }
 
 // parsedWorkflows keeps each parsedWorkflow while workflows answers the same

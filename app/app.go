@@ -36,6 +36,9 @@ type Deps struct {
 	Metrics      *platform.Metrics        // what the domains report to; nil reports nothing
 	Inbox        *platform.SubscriberAuth // the inbox's subscriber tokens; nil serves no inbox
 	MaxSnooze    time.Duration            // the inbox's longest snooze; 0 means messaging's default
+	// SocketsPerToken is how many live inbox sockets one token may hold
+	// open; 0 means messaging's default, negative no limit.
+	SocketsPerToken int
 }
 
 // App is a started Herald: each domain's store, connected to the others,
@@ -85,10 +88,14 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 			}
 		}
 	}
-	// Channels an earlier version stored plain are sealed at every start;
+	if err := warnWithoutHMAC(ctx, d); err != nil {
+		stopBeat(ctx)
+		return nil, err
+	}
+	// Secrets an earlier version stored plain are sealed at every start;
 	// reads take either form, and instances starting at once seal each row
 	// once.
-	if err := sealStoredChannels(ctx, a.Subscribers, d.Logger); err != nil {
+	if err := sealStored(ctx, a, d.Logger); err != nil {
 		stopBeat(ctx)
 		return nil, err
 	}
@@ -113,6 +120,21 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 	return a, nil
 }
 
+// warnWithoutHMAC logs the warning of each Production environment whose
+// inbox takes sessions without an HMAC, where an operator reads it at start.
+func warnWithoutHMAC(ctx context.Context, d Deps) error {
+	for _, env := range d.Environments {
+		warning, err := d.Inbox.WarnWithoutHMAC(ctx, env)
+		if err != nil {
+			return err
+		}
+		if warning != "" {
+			d.Logger.Warn(warning, "environment", env.ID)
+		}
+	}
+	return nil
+}
+
 // Stop waits, within ctx, for the background work Start began, once the
 // context Start was given is done; past ctx, running jobs are abandoned and
 // their leases let the next start run them again. Only the first call
@@ -125,12 +147,22 @@ func (a *App) Stop(ctx context.Context) {
 	})
 }
 
-// sealStoredChannels seals the subscribers' channels an earlier version
-// stored plain, and says how many it sealed.
-func sealStoredChannels(ctx context.Context, subs *subscribers.Store, logger *slog.Logger) error {
-	n, err := subs.SealStoredChannels(ctx)
-	if n > 0 && logger != nil {
-		logger.Info("sealed the channel credentials of subscribers stored plain", "subscribers", n)
+// sealStored seals the subscribers' channels and the messages' targets an
+// earlier version stored plain, drops the channels its notifications kept,
+// and says how many rows it changed.
+func sealStored(ctx context.Context, a *App, logger *slog.Logger) error {
+	subs, err := a.Subscribers.SealStoredChannels(ctx)
+	if err != nil {
+		return err
+	}
+	msgs, err := a.Messages.SealStoredTargets(ctx)
+	if err != nil {
+		return err
+	}
+	notes, err := a.Activity.DropStoredChannels(ctx)
+	if (subs > 0 || msgs > 0 || notes > 0) && logger != nil {
+		logger.Info("sealed the channel credentials stored plain", "subscribers", subs, "messages", msgs,
+			"notifications_dropped", notes)
 	}
 	return err
 }

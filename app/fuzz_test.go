@@ -71,9 +71,31 @@ var apiRoutes = []struct{ method, path, seed string }{
 	{"POST", "/v2/topics/{topic}/subscriptions", `{"subscriptions":["{subscriber}",{"subscriberId":"nobody"}]}`},
 	{"GET", "/v2/topics/{topic}/subscriptions/tk_{topic}:si_{subscriber}", ""},
 	{"POST", "/v1/events/trigger", `{"name":"fz","to":[{"type":"Topic","topicKey":"{topic}"},"ada"],"actor":"ada"}`},
+	{"POST", "/v1/inbox/session", `{"applicationIdentifier":"{app}","subscriber":{"subscriberId":"ada","firstName":"Ada"}}`},
+	{"GET", "/v1/inbox/notifications", ""},
+	{"GET", "/v1/inbox/notifications/count", ""},
+	{"GET", "/v1/inbox/preferences", ""},
+	{"GET", "/v1/inbox/preferences/global", ""},
+	{"PATCH", "/v1/inbox/preferences", `{"in_app":true}`},
+	{"PATCH", "/v1/inbox/preferences/bulk", `{"preferences":[{"workflowId":"{workflow}","in_app":true}]}`},
+	{"PATCH", "/v1/inbox/preferences/{workflow}", `{"email":false}`},
+	{"PATCH", "/v1/inbox/notifications/{message}/read", ""},
+	{"PATCH", "/v1/inbox/notifications/{message}/unread", ""},
+	{"PATCH", "/v1/inbox/notifications/{message}/archive", ""},
+	{"PATCH", "/v1/inbox/notifications/{message}/unarchive", ""},
+	{"PATCH", "/v1/inbox/notifications/{message}/snooze", `{"snoozeUntil":"2099-01-01T00:00:00.000Z"}`},
+	{"PATCH", "/v1/inbox/notifications/{message}/unsnooze", ""},
+	{"PATCH", "/v1/inbox/notifications/{message}/complete", `{"actionType":"primary"}`},
+	{"PATCH", "/v1/inbox/notifications/{message}/revert", `{"actionType":"primary"}`},
+	{"POST", "/v1/inbox/notifications/seen", `{"notificationIds":["{message}"]}`},
+	{"POST", "/v1/inbox/notifications/read", `{"tags":["t"],"data":"{\"x\":1}"}`},
+	{"POST", "/v1/inbox/notifications/archive", `{"tags":{"or":["t"]}}`},
+	{"POST", "/v1/inbox/notifications/read-archive", `{"tags":["t"]}`},
 	{"DELETE", "/v2/topics/{topic}/subscriptions", `{"subscriberIds":["nobody"]}`},
 	{"DELETE", "/v1/topics/{topic}", ""},
 	{"DELETE", "/v2/topics/{topic}", ""},
+	{"POST", "/v1/inbox/notifications/delete", `{"tags":["none"]}`},
+	{"DELETE", "/v1/inbox/notifications/{message}/delete", ""},
 	{"DELETE", "/v1/messages/{message}", ""},
 	{"DELETE", "/v1/messages/transaction/{transaction}", ""},
 	{"DELETE", "/v1/events/trigger/{transaction}", ""},
@@ -85,16 +107,24 @@ var apiRoutes = []struct{ method, path, seed string }{
 }
 
 // FuzzAPI sends requests made of fuzzed parts (a route, a path id, a query
-// and a body) to an API holding real records, and holds every answer to the
-// rule each handler keeps: bad input gets a 4xx whose body is a JSON
-// object, never a 5xx. Without -fuzz it runs its seeds, one valid request
-// per route; to search further:
+// and a body) to an API holding real records, the inbox's routes with a
+// subscriber's token, and holds every answer to the rule each handler
+// keeps: bad input gets a 4xx whose body is a JSON object, never a 5xx.
+// Without -fuzz it runs its seeds, on PostgreSQL too when TEST_DATABASE_URL
+// is set: for each route, one valid request and its mutations (mutations);
+// to search further:
 //
 //	go test -run '^$' -fuzz FuzzAPI -fuzztime 5m ./app
 func FuzzAPI(f *testing.F) {
 	srv := apptest.NewServer(f)
 	ids := fuzzFixtures(f, srv)
+	inbox, _ := apptest.OpenInbox(f, srv, "ada", "")
 	for i, r := range apiRoutes {
+		// The mutations come first: the valid request may delete what
+		// they address.
+		for _, c := range mutations(r.method, r.path, r.seed) {
+			f.Add(uint8(i), c.id, c.query, c.body)
+		}
 		f.Add(uint8(i), "", "limit=2", r.seed)
 	}
 	route := func(method, path string) uint8 {
@@ -117,24 +147,47 @@ func FuzzAPI(f *testing.F) {
 			path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(real))
 			body = strings.ReplaceAll(body, "{"+name+"}", real)
 		}
-		if strings.IndexFunc(query, func(c rune) bool { return c <= ' ' || c >= 0x7f }) >= 0 {
-			t.Skip("a request line holds visible ASCII only; net/http refuses the rest before any handler")
-		}
 		if query != "" {
-			path += "?" + query
+			path += "?" + sendable(query)
 		}
 		if _, err := http.NewRequest(r.method, srv.URL+path, nil); err != nil {
 			t.Skip("not a request a client can send:", err)
 		}
-		res := srv.Dev.Do(t, r.method, path, body)
-		if res.Status >= 500 {
-			t.Fatalf("%s %s with %q: %d %s", r.method, path, body, res.Status, res.Body)
+		status, answer := fuzzSend(t, srv, inbox.Token, r.method, path, body)
+		if status >= 500 {
+			t.Fatalf("%s %s with %q: %d %s", r.method, path, body, status, answer)
 		}
 		var obj map[string]any
-		if res.Status >= 400 && json.Unmarshal(res.Body, &obj) != nil {
-			t.Fatalf("%s %s with %q: %d with a body that is not a JSON object: %q", r.method, path, body, res.Status, res.Body)
+		if status >= 400 && json.Unmarshal(answer, &obj) != nil {
+			t.Fatalf("%s %s with %q: %d with a body that is not a JSON object: %q", r.method, path, body, status, answer)
 		}
 	})
+}
+
+// sendable percent-encodes each byte of query that a request line cannot
+// hold (net/http refuses it before any handler), so that the fuzzer's
+// bytes reach the handlers as the escapes a client would send.
+func sendable(query string) string {
+	var b strings.Builder
+	for i := range len(query) {
+		if c := query[i]; c <= ' ' || c >= 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// fuzzSend sends the request with the API key, or to the inbox's routes
+// with the subscriber token, and returns the answer's status and body.
+func fuzzSend(t *testing.T, srv *apptest.Server, token, method, path, body string) (int, []byte) {
+	if strings.HasPrefix(path, "/v1/inbox/") {
+		status, answer, _ := apptest.NewInbox(t, srv, token).Do(method, path, body)
+		return status, answer
+	}
+	res := srv.Dev.Do(t, method, path, body)
+	return res.Status, res.Body
 }
 
 // fuzzFixtures creates a record of every kind the routes address and
@@ -159,7 +212,7 @@ func fuzzFixtures(t testing.TB, srv *apptest.Server) map[string]string {
 		t.Fatalf("feed holds %d messages, want 1", len(feed.Data))
 	}
 	return map[string]string{
-		"subscriber": "ada", "provider": "slack", "workflow": "fz", "topic": "fzt",
+		"subscriber": "ada", "provider": "slack", "workflow": "fz", "topic": "fzt", "app": srv.App.Development.Identifier,
 		"integration":  fmt.Sprint(integration["_id"]),
 		"transaction":  fmt.Sprint(ack["transactionId"]),
 		"message":      feed.Data[0].ID,

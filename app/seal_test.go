@@ -41,12 +41,16 @@ func TestSeal_PlainChannelsDeliveredThenSealedAtStart(t *testing.T) {
 	tx := apptest.Trigger(t, srv, `{"name":"ping","to":"bob"}`)
 	apptest.WaitJobs(t, srv, tx, "trigger:completed", "chat:completed")
 	is.Equal(len(hook.Received()), 1) // delivered to the webhook read plain
+	_, err = srv.App.DB.ExecContext(ctx, `UPDATE messages SET direct_webhook_url = ?`, url)
+	is.NoErr(err) // its message written plain too
 
 	srv.StartAgain(t)
 	var raw string
 	is.NoErr(srv.App.DB.QueryRowContext(ctx, `SELECT channels FROM subscribers WHERE subscriber_id = 'bob'`).Scan(&raw)) // the row
 	is.True(strings.HasPrefix(raw, "sealed:v1:"))                                                                        // sealed by the start
 	is.True(!strings.Contains(raw, "xoxSecretPath"))                                                                     // no plain webhook URL left
+	is.NoErr(srv.App.DB.QueryRowContext(ctx, `SELECT direct_webhook_url FROM messages`).Scan(&raw))                      // the message
+	is.True(strings.HasPrefix(raw, "sealed:v1:"))                                                                        // sealed by the start too
 
 	res := srv.Dev.Do(t, "GET", "/v1/subscribers/bob", "")
 	is.Equal(res.Status, 200)                        // still read

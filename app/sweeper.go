@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // Retention is how long records are kept (docs/retention.md); 0 keeps
@@ -16,6 +18,9 @@ type Retention struct {
 	Messages time.Duration // every other channel's messages
 	Every    time.Duration // between sweeps; 0 starts none (tests sweep by hand)
 }
+
+// valueRefs are the columns that may name a stored value (sqldb.StoreValue).
+var valueRefs = append(slices.Clone(activity.ValueRefs), messaging.ValueRefs...)
 
 // newSweeper builds the retention sweeper: activity deletes its own
 // records and messaging its own, each environment apart, since every
@@ -35,6 +40,12 @@ func newSweeper(d Deps, activityStore *activity.Store, messageStore *messaging.S
 			activity.SweepTask{Name: "messages", Keep: d.Retention.Messages,
 				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
 					return messageStore.SweepMessages(ctx, env.ID, false, before, cursor, limit)
+				}},
+			// Last: the values the records swept above were the last to name.
+			activity.SweepTask{Name: "stored values", Keep: sqldb.ValueGrace,
+				Sweep: func(ctx context.Context, before time.Time, cursor string, limit int) (string, map[string]int64, error) {
+					next, n, err := d.DB.SweepValues(ctx, env.ID, valueRefs, before, cursor, limit)
+					return next, map[string]int64{"stored_values": n}, err
 				}},
 		)
 	}

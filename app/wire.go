@@ -26,9 +26,11 @@ var (
 	_ activity.Unsnoozer              = (*messaging.Store)(nil)
 	_ messaging.InboxSubscribers      = (*subscribers.Store)(nil)
 	_ messaging.InboxWorkflows        = (*workflows.Store)(nil)
+	_ messaging.InboxIntegrations     = (*integrations.Store)(nil)
 	_ messaging.SnoozeTimer           = (*activity.Store)(nil)
 	_ messaging.InboxPreferenceStore  = (*subscribers.Store)(nil)
 	_ platform.SubscriberLookup       = (*subscribers.Store)(nil)
+	_ platform.InboxHMACs             = (*integrations.Store)(nil)
 	_ activity.Preferences            = (*subscribers.Store)(nil)
 	_ activity.Topics                 = (*subscribers.Store)(nil)
 	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
@@ -62,16 +64,19 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Workflows:    workflowStore,
 		Integrations: integrationStore,
 		Tokens:       subscriberStore,
-	}).WithClock(d.Now)
+	}).WithClock(d.Now).WithSecret(d.Secret)
 	activityStore := activity.NewStore(d.DB, d.Now)
 	activityStore.Observe(d.Metrics)
+	d.Metrics.MustRegister(newStorageGauge(d.DB, d.Logger))
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),
 		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore})
 	if d.Inbox != nil {
 		d.Inbox.UseSubscribers(subscriberStore)
+		d.Inbox.UseIntegrations(integrationStore)
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.Inbox, Subscribers: subscriberStore,
 			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
-			Live: messaging.NewLiveBus(d.DB, d.Logger), MaxSnooze: d.MaxSnooze, Closing: closing, Metrics: d.Metrics})
+			Live: messaging.NewLiveBus(d.DB, d.Logger), MaxSnooze: d.MaxSnooze, Closing: closing, Metrics: d.Metrics,
+			SocketsPerToken: d.SocketsPerToken})
 	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)

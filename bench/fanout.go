@@ -30,7 +30,13 @@ func (b *bench) serverWith(ctx context.Context, file string, workflows ...string
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := startServer(ctx, b.bin, db)
+	return b.serverOn(ctx, db, nil, workflows...)
+}
+
+// serverOn starts the server on the database db with the HERALD_*
+// variables env, with the given workflows created, and a load client for it.
+func (b *bench) serverOn(ctx context.Context, db string, env []string, workflows ...string) (*server, *loadClient, error) {
+	srv, err := startServer(ctx, b.bin, db, env...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,7 +4,7 @@
 //
 //	go run ./bench          # the full run (several minutes)
 //	go run ./bench -quick   # about a minute on smaller data, not judged
-//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8), inbox (9), retention (11) or instances (10, with -db)
+//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12) or instances (10, with -db)
 //	go run ./bench -db postgres://postgres@127.0.0.1:5432/postgres   # the server scenarios on SQLite and on PostgreSQL, and scenario 10
 package main
 
@@ -46,7 +46,7 @@ type sizes struct {
 	sockets           int     // scenario 9: inbox sockets open at once
 	inboxRate         float64 // scenario 9: triggers/s while they are open
 	instanceTriggers  int     // scenario 10: triggers for each count of instances
-	// retentionWindow is how long scenario 11 samples the database's size
+	// retentionWindow is how long scenario 12 samples the database's size
 	// after its warm-up.
 	retentionWindow time.Duration
 }
@@ -55,7 +55,7 @@ func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
 	expired := flag.Int("expired", 0, "expired notifications the sweeper deletes while scenario 1 runs again; 0 means 1,000,000 (20,000 with -quick)")
-	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9), retention (11) or instances (10, needs -db)")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12) or instances (10, needs -db)")
 	db := flag.String("db", "", "a postgres:// URL: run the server scenarios on that PostgreSQL server too (a fresh database each, created and dropped through this URL), printed beside SQLite's, and scenario 10 (1, 2 and 3 instances on one database)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -100,13 +100,13 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 	// On PostgreSQL too, with -db: the scenarios that start a server. The
 	// footprint (SQLite's dbstat) and the sweeper run (rows seeded into the
 	// file) measure SQLite's file and are not repeated.
-	pgSteps := map[string]func(context.Context) error{"delivery": b.delivery, "reads": b.reads, "providers": b.providers, "fanout": b.fanout, "inbox": b.inbox, "retention": b.retention}
+	pgSteps := map[string]func(context.Context) error{"storage": b.broadcastStorage, "delivery": b.delivery, "reads": b.reads, "providers": b.providers, "fanout": b.fanout, "inbox": b.inbox, "retention": b.retention}
 	var parts []string
 	switch only {
 	case "":
-		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox)
-		parts = []string{"delivery", "reads", "providers", "fanout", "inbox", "instances"}
-		// Scenario 11 runs for minutes at any size: the full run only.
+		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox, b.broadcastStorage)
+		parts = []string{"delivery", "reads", "providers", "fanout", "inbox", "storage", "instances"}
+		// Scenario 12 runs for minutes at any size: the full run only.
 		if !quick {
 			steps = append(steps, b.retention)
 			parts = append(parts, "retention")
@@ -114,6 +114,9 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 	case "delivery":
 		steps = append(steps, b.delivery, b.footprint)
 		parts = []string{"delivery"}
+	case "storage": // measured against its targets, not a floor
+		steps = []func(context.Context) error{b.build, b.broadcastStorage}
+		parts = []string{"storage"}
 	case "fanout", "reads", "providers":
 		steps = append(steps, pgSteps[only])
 		parts = []string{only}
@@ -127,7 +130,7 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 		steps = []func(context.Context) error{b.build}
 		parts = []string{"instances"}
 	default:
-		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox, retention or instances", only)
+		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox, storage, retention or instances", only)
 	}
 	if pgURL != "" {
 		for _, part := range parts {

@@ -9,26 +9,26 @@ import (
 	"time"
 )
 
-// Scenario 11: retention keeping up. A steady trigger rate runs against a
+// Scenario 12: retention keeping up. A steady trigger rate runs against a
 // server whose every retention is one minute, and the database's size is
 // sampled: once the first records have expired and been swept twice, the
 // size must stay flat (the largest sample at most 1.2 times the smallest),
 // since the sweep removes what the trigger rate adds and the space it frees
 // is written again.
 
-// retentionRate is scenario 11's trigger rate, per second.
+// retentionRate is scenario 12's trigger rate, per second.
 const retentionRate = 50
 
-// retentionKeep is every retention of scenario 11's server.
+// retentionKeep is every retention of scenario 12's server.
 const retentionKeep = time.Minute
 
-// retentionWarmUp is how long scenario 11 runs before its window: the
+// retentionWarmUp is how long scenario 12 runs before its window: the
 // first records expire after retentionKeep and the sweep, a minute apart
 // at that retention, has removed them twice, so the database holds what
 // it holds at steady state.
 const retentionWarmUp = retentionKeep + 2*time.Minute
 
-// retention runs scenario 11 on a fresh database of the store measured.
+// retention runs scenario 12 on a fresh database of the store measured.
 func (b *bench) retention(ctx context.Context) error {
 	db, err := b.database(ctx, "retention")
 	if err != nil {
@@ -51,7 +51,7 @@ func (b *bench) retention(ctx context.Context) error {
 	}
 	defer closeSize()
 	total := retentionWarmUp + b.sz.retentionWindow
-	b.logf("scenario 11: %d triggers/s for %s, every retention %s, the database's size sampled", retentionRate, total, keep)
+	b.logf("scenario 12: %d triggers/s for %s, every retention %s, the database's size sampled", retentionRate, total, keep)
 	n := int(total.Seconds() * retentionRate)
 	sampled := make(chan []sizeSample, 1)
 	sampleCtx, stopSampling := context.WithCancel(ctx)
@@ -69,7 +69,7 @@ func (b *bench) retention(ctx context.Context) error {
 	return nil
 }
 
-// sizeSample is the database's size at a moment of scenario 11.
+// sizeSample is the database's size at a moment of scenario 12.
 type sizeSample struct {
 	at    time.Duration // since the triggers began
 	bytes int64
@@ -93,11 +93,11 @@ func sampleSizes(ctx context.Context, size func(context.Context) (int64, error),
 	}
 }
 
-// retentionRows reports scenario 11: the size when the window opens and
+// retentionRows reports scenario 12: the size when the window opens and
 // when it closes, its smallest and largest sample in the window, judged,
 // and every sample, minute by minute.
 func (b *bench) retentionRows(sent loadResult, samples []sizeSample) {
-	const scenario = "11 retention"
+	const scenario = "12 retention"
 	b.rep.add(row{Scenario: scenario, Metric: fmt.Sprintf("triggers accepted/s (%d sent, %d errors)", sent.Requests, sent.Errors),
 		Value: sent.PerSec, Unit: "triggers/s", Target: "reported"})
 	var window []sizeSample

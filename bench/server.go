@@ -69,6 +69,9 @@ func startPinned(ctx context.Context, cpus, bin, db string, extra ...string) (*s
 		// The benchmark measures how many writes the server can take, past
 		// the per-key limit a real installation keeps.
 		"HERALD_WRITE_RATE=0",
+		// The inbox scenario opens thousands of sessions, each creating
+		// its subscriber, from one address.
+		"HERALD_INBOX_NEW_SESSIONS=0",
 		// The footprint's email and chat steps post to a receiver in
 		// this process.
 		"HERALD_OUTBOUND_ALLOW=127.0.0.0/8")

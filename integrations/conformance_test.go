@@ -36,7 +36,8 @@ var (
 		serviceAccount ipPoolName apiKeyRequestHeader secretKeyRequestHeader idPath datePath apiToken
 		authenticationTokenKey instanceId alertUid title imageUrl state externalLink channelId
 		phoneNumberIdentification accessKey`)
-	credentialBools = strings.Fields(`secure requireTls ignoreTls hmac authenticateByToken`)
+	// autoCreateSubscribers is Herald's one addition, present only when set.
+	credentialBools = strings.Fields(`secure requireTls ignoreTls hmac authenticateByToken autoCreateSubscribers`)
 	updateOnly      = []string{"appSid", "senderId", "AppIOBaseUrl"}
 )
 

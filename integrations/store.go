@@ -184,6 +184,10 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
 			return err
 		}
+		hmacBefore, err := s.inboxHMACs(ctx, tx, in.Channel, in.EnvironmentID)
+		if err != nil {
+			return err
+		}
 		if in.Channel == "in_app" && in.ProviderID == "service" {
 			exists, err := hasService(ctx, tx, in.EnvironmentID)
 			if err != nil {
@@ -193,7 +197,7 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 				return platform.BadRequest("One environment can only have one In app provider")
 			}
 		}
-		_, err := tx.ExecContext(ctx, `
+		_, err = tx.ExecContext(ctx, `
 			INSERT INTO integrations (id, organization_id, environment_id, name, identifier, provider_id, channel,
 				credentials, configurations, conditions, active, is_primary, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
@@ -206,6 +210,9 @@ func (s *Store) insert(ctx context.Context, in integration) (out integration, er
 			return err
 		}
 		if err := settlePrimary(ctx, tx, in.EnvironmentID, in.Channel); err != nil {
+			return err
+		}
+		if err := s.revokeTokensIfHMACTurnedOn(ctx, tx, hmacBefore); err != nil {
 			return err
 		}
 		out, err = s.one(ctx, tx, `WHERE id = ?`, in.ID)
@@ -229,6 +236,10 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 	fromEnvironmentID := cur.EnvironmentID
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
+			return err
+		}
+		hmacBefore, err := s.inboxHMACs(ctx, tx, in.Channel, fromEnvironmentID, in.EnvironmentID)
+		if err != nil {
 			return err
 		}
 		if in.Identifier != cur.Identifier {
@@ -279,6 +290,9 @@ func (s *Store) update(ctx context.Context, in, cur integration) (out integratio
 		if err := settlePrimary(ctx, tx, in.EnvironmentID, in.Channel); err != nil {
 			return err
 		}
+		if err := s.revokeTokensIfHMACTurnedOn(ctx, tx, hmacBefore); err != nil {
+			return err
+		}
 		out, err = s.one(ctx, tx, `WHERE id = ?`, in.ID)
 		return err
 	})
@@ -320,6 +334,10 @@ func (s *Store) softDelete(ctx context.Context, in integration, userID string) (
 		if err := s.writing(ctx, tx, in.OrganizationID); err != nil {
 			return err
 		}
+		hmacBefore, err := s.inboxHMACs(ctx, tx, in.Channel, in.EnvironmentID)
+		if err != nil {
+			return err
+		}
 		ts := sqldb.FormatTime(s.now())
 		res, err := tx.ExecContext(ctx, `UPDATE integrations
 			SET deleted = 1, deleted_at = ?, deleted_by = ?, is_primary = 0, updated_at = ?
@@ -330,7 +348,10 @@ func (s *Store) softDelete(ctx context.Context, in integration, userID string) (
 		if n, _ := res.RowsAffected(); n == 0 {
 			return platform.ErrNotFound // a concurrent delete won
 		}
-		return settlePrimary(ctx, tx, in.EnvironmentID, in.Channel)
+		if err := settlePrimary(ctx, tx, in.EnvironmentID, in.Channel); err != nil {
+			return err
+		}
+		return s.revokeTokensIfHMACTurnedOn(ctx, tx, hmacBefore)
 	})
 }
 

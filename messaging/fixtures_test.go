@@ -139,7 +139,7 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{src: newFakeSources()}
 	h.srv = platformtest.NewServer(t, func(mux *http.ServeMux, app *platformtest.App) {
 		h.store = messaging.NewStore(app.DB, messaging.Sources{Subscribers: h.src, Workflows: h.src,
-			Integrations: h.src}).WithClock(app.Clock.Now)
+			Integrations: h.src}).WithClock(app.Clock.Now).WithSecret(app.Secret)
 		h.engine = messaging.NewDeliverer(h.store, app.Outbound)
 		messaging.AddRoutes(mux, h.store)
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
@@ -15,10 +16,21 @@ import (
 // component (@novu/js) calls from a browser: /v1/inbox/* with a subscriber
 // token (platform.SubscriberAuth), and live updates on /socket.io/.
 
-// InboxSubscribers creates or updates a session's subscriber;
+// InboxSubscribers finds, creates or updates a session's subscriber;
 // subscribers.Store satisfies it.
 type InboxSubscribers interface {
+	// SubscriberDatabaseID returns the subscriber's _id, or platform.ErrNotFound.
+	SubscriberDatabaseID(ctx context.Context, environmentID, subscriberID string) (string, error)
 	EnsureInboxSubscriber(ctx context.Context, tenant platform.Tenant, p subscribers.InboxProfile, update bool) (subscribers.InboxIdentity, error)
+}
+
+// InboxIntegrations finds the in-app integration an environment's inbox
+// sessions go by (its hmac, whether a session may create its subscriber),
+// or platform.ErrNotFound; integrations.Store satisfies it. It reads no
+// cache: a session must see HMAC turned on as soon as it is
+// (platform.SubscriberAuth.TokenGeneration).
+type InboxIntegrations interface {
+	InboxIntegration(ctx context.Context, environmentID string) (integrations.Integration, error)
 }
 
 // InboxWorkflows names the workflows of inbox notifications and their
@@ -55,7 +67,7 @@ type Snooze struct {
 type InboxConfig struct {
 	Auth         *platform.SubscriberAuth
 	Subscribers  InboxSubscribers
-	Integrations IntegrationSource
+	Integrations InboxIntegrations
 	Workflows    InboxWorkflows
 	Preferences  InboxPreferenceStore // nil: no /v1/inbox/preferences routes
 	Snoozes      SnoozeTimer          // nil: snoozes cannot be offered
@@ -67,7 +79,16 @@ type InboxConfig struct {
 	Closing <-chan struct{}
 	// Metrics is where the live sockets are counted; nil counts none.
 	Metrics *platform.Metrics
+	// SocketsPerToken is how many sockets one token may hold open on this
+	// process; 0 means DefaultSocketsPerToken, and a negative number no
+	// limit.
+	SocketsPerToken int
 }
+
+// DefaultSocketsPerToken lets one page open a few tabs, and one token no
+// more than that: a socket costs the process memory and a goroutine for as
+// long as it is open.
+const DefaultSocketsPerToken = 10
 
 // DefaultMaxSnooze is the reference platform's limit for its free tier,
 // which applies to self-hosted installations too.
@@ -77,6 +98,9 @@ const DefaultMaxSnooze = 24 * time.Hour
 func (s *Store) UseInbox(cfg InboxConfig) *Store {
 	if cfg.MaxSnooze <= 0 {
 		cfg.MaxSnooze = DefaultMaxSnooze
+	}
+	if cfg.SocketsPerToken == 0 {
+		cfg.SocketsPerToken = DefaultSocketsPerToken
 	}
 	s.inbox = &cfg
 	s.live = cfg.Live

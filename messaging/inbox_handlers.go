@@ -12,12 +12,10 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
-	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
 
@@ -26,127 +24,6 @@ import (
 // "What the routes do").
 type data[T any] struct {
 	Data T `json:"data"`
-}
-
-// handleInboxSession serves POST /v1/inbox/session: the environment named
-// by its public identifier, the subscriber (created, or updated when the
-// hash is valid), and a token for the rest of the inbox (docs/inbox.md,
-// "What the routes do").
-func handleInboxSession(s *Store) http.Handler {
-	type request struct {
-		ApplicationIdentifier string          `json:"applicationIdentifier" validate:"max=256"`
-		Subscriber            json.RawMessage `json:"subscriber"`
-		SubscriberID          string          `json:"subscriberId" validate:"max=256"`
-		SubscriberHash        string          `json:"subscriberHash" validate:"max=256"`
-	}
-	type response struct {
-		Token                  string         `json:"token"`
-		TotalUnreadCount       int            `json:"totalUnreadCount"`
-		UnreadCount            severityCounts `json:"unreadCount"`
-		RemoveNovuBranding     bool           `json:"removeNovuBranding"`
-		MaxSnoozeDurationHours int            `json:"maxSnoozeDurationHours"`
-		IsDevelopmentMode      bool           `json:"isDevelopmentMode"`
-		ApplicationIdentifier  string         `json:"applicationIdentifier"`
-		ContextKeys            []string       `json:"contextKeys"`
-	}
-	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		ctx, in := r.Context(), s.inbox
-		req, err := platform.Decode[request](r)
-		if err != nil {
-			return err
-		}
-		var p subscribers.InboxProfile
-		if raw := strings.TrimSpace(string(req.Subscriber)); raw != "" && raw != "null" {
-			if raw[0] == '"' {
-				json.Unmarshal(req.Subscriber, &p.SubscriberID)
-			} else if err := json.Unmarshal(req.Subscriber, &p); err != nil {
-				return platform.InvalidField("subscriber", nil, "must be a subscriberId or a subscriber object")
-			}
-		}
-		if p.SubscriberID == "" {
-			p.SubscriberID = req.SubscriberID
-		}
-		if req.ApplicationIdentifier == "" {
-			if p.SubscriberID != "" {
-				return platform.InvalidField("applicationIdentifier", nil, "is required")
-			}
-			return platform.BadRequest("Please provide a valid application identifier")
-		}
-		if p.SubscriberID == "" {
-			return platform.InvalidField("subscriber.subscriberId", nil, "Subscriber ID is required")
-		}
-		env, err := in.Auth.EnvironmentByIdentifier(ctx, req.ApplicationIdentifier)
-		if errors.Is(err, platform.ErrNotFound) {
-			return platform.BadRequest("Please provide a valid application identifier")
-		}
-		if err != nil {
-			return err
-		}
-		app, err := s.inAppIntegration(ctx, env.ID)
-		if err != nil {
-			return err
-		}
-		hmacOn := app.Credentials.HMAC != nil && *app.Credentials.HMAC
-		hashValid := false
-		if req.SubscriberHash != "" {
-			hashValid, err = in.Auth.CheckSubscriberHash(ctx, env.ID, p.SubscriberID, req.SubscriberHash)
-			if errors.Is(err, platform.ErrNoSealedKey) {
-				if hmacOn {
-					return platform.BadRequest("Please provide a valid HMAC hash: every API key of this environment was " +
-						"made before Herald kept keys sealed and exists only as a digest, so no HMAC can be checked; " +
-						"configure a key again (HERALD_API_KEY) or make a new one (docs/inbox.md)")
-				}
-				err = nil
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if hmacOn && !hashValid {
-			return platform.BadRequest("Please provide a valid HMAC hash")
-		}
-		tenant := env.Tenant()
-		who, err := in.Subscribers.EnsureInboxSubscriber(ctx, tenant, p, hashValid)
-		if err != nil {
-			return err
-		}
-		token, err := in.Auth.IssueToken(platform.Subscriber{ID: who.ID, SubscriberID: who.SubscriberID,
-			EnvironmentID: env.ID, OrganizationID: env.OrganizationID, FirstName: who.FirstName, LastName: who.LastName,
-			Email: who.Email})
-		if err != nil {
-			return err
-		}
-		sev, err := in.Workflows.WorkflowSeverities(ctx, env.ID)
-		if err != nil {
-			return err
-		}
-		counts, err := s.unreadBySeverity(ctx, env.ID, who.ID, sev)
-		if err != nil {
-			return err
-		}
-		maxHours := 0
-		if in.Snoozes != nil {
-			maxHours = int(in.MaxSnooze / time.Hour)
-		}
-		return platform.JSON(w, http.StatusCreated, data[response]{response{
-			Token: token, TotalUnreadCount: counts.Total, UnreadCount: counts, MaxSnoozeDurationHours: maxHours,
-			IsDevelopmentMode: !strings.EqualFold(env.Name, platform.Production), ApplicationIdentifier: env.Identifier,
-			ContextKeys: []string{},
-		}})
-	})
-}
-
-// inAppIntegration is the environment's active in_app integration, or the
-// reference platform's 404.
-func (s *Store) inAppIntegration(ctx context.Context, env string) (integration, error) {
-	active, err := s.inbox.Integrations.ActiveIntegrations(ctx, env, "in_app")
-	if err != nil {
-		return integration{}, err
-	}
-	if len(active) == 0 {
-		return integration{}, platform.NotFound("The active in-app integration could not be found")
-	}
-	return active[0], nil
 }
 
 // inboxQuery reads the filters of the inbox list and its bulk routes from

@@ -70,8 +70,8 @@ func (f channelFlags) set() subscribers.Set {
 }
 
 // handleInboxPreferences serves GET /v1/inbox/preferences: the global
-// preference, then each workflow's, filtered by criticality (nonCritical
-// by default), tags and severity.
+// preference, then each active workflow's, filtered by criticality
+// (nonCritical by default), tags and severity.
 func handleInboxPreferences(s *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
@@ -94,7 +94,7 @@ func handleInboxPreferences(s *Store) http.Handler {
 		}
 		out := []inboxPreference{toInboxPreference(global, false)}
 		for _, p := range wfs {
-			if (crit == "nonCritical" && p.Critical) || (crit == "critical" && !p.Critical) {
+			if !p.Workflow.Active || (crit == "nonCritical" && p.Critical) || (crit == "critical" && !p.Critical) {
 				continue
 			}
 			if len(tags) > 0 && !slices.ContainsFunc(p.Workflow.Tags, func(t string) bool { return slices.Contains(tags, t) }) {

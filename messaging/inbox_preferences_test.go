@@ -124,3 +124,33 @@ func TestInbox_Preferences(t *testing.T) {
 		is.Equal(prefs[1].Channels["in_app"], true) // the refused bulk wrote nothing
 	})
 }
+
+// An inactive workflow is not listed, nor are the channels only it has,
+// as the reference lists preferences; a write may still name it.
+func TestInbox_PreferencesListActiveWorkflowsOnly(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hello")
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Paused","workflowId":"paused","active":false,
+		"steps":[{"name":"Text","type":"sms","controlValues":{"body":"x"}}]}`)
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	status, body, _ := c.Do("GET", "/v1/inbox/preferences?criticality=all", "")
+	is.Equal(status, 200) // listed
+	var list struct {
+		Data []inboxPref `json:"data"`
+	}
+	is.NoErr(json.Unmarshal(body, &list))
+	is.Equal(len(list.Data), 2)                         // global and hello, not paused
+	is.Equal(list.Data[1].Workflow.Identifier, "hello") // the active one
+	_, hasSMS := list.Data[0].Channels["sms"]
+	is.True(!hasSMS) // the global preference shows the active workflows' channels
+
+	status, body, _ = c.Do("PATCH", "/v1/inbox/preferences/paused", `{"sms":false}`)
+	is.Equal(status, 200) // the inactive workflow's preference can still be set
+	var one struct {
+		Data inboxPref `json:"data"`
+	}
+	is.NoErr(json.Unmarshal(body, &one))
+	is.Equal(one.Data.Workflow.Identifier, "paused")           // and is answered
+	is.Equal(one.Data.Channels, map[string]bool{"sms": false}) // with its channel off
+}

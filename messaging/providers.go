@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/subscribers"
@@ -125,10 +126,29 @@ func channelTarget(channel string, in integration, sub subscribers.Subscriber) (
 	return t, t.msg.WebhookURL != ""
 }
 
+// maskToken is enough of a device token to tell it from the subscriber's
+// others: its first few characters (at most half of it), then "…". The
+// whole token addresses the subscriber's device, and an execution detail is
+// read by whoever can read the activity feed.
+func maskToken(token string) string {
+	keep := min(6, utf8.RuneCountInString(token)/2)
+	for i := range token {
+		if keep == 0 {
+			return token[:i] + "…"
+		}
+		keep--
+	}
+	return "…"
+}
+
 // forgetTokens removes the device tokens a provider called dead from the
 // subscriber's channel credentials, and returns the detail that names them.
 func (e *Deliverer) forgetTokens(ctx context.Context, d *Delivery, providerID string, dead []string) Detail {
-	what := fmt.Sprintf("Device tokens the provider no longer knows: %s", strings.Join(dead, ", "))
+	masked := make([]string, len(dead))
+	for i, token := range dead {
+		masked[i] = maskToken(token)
+	}
+	what := fmt.Sprintf("Device tokens the provider no longer knows: %s", strings.Join(masked, ", "))
 	out := Detail{Status: "Warning", Source: "Internal", ProviderID: providerID}
 	switch {
 	case e.messages.src.Tokens == nil:

@@ -160,7 +160,7 @@ func TestDelivery_DeadPushTokenIsRemoved(t *testing.T) {
 		json.Unmarshal([]byte(body), &msgs)
 		var tickets []any
 		for _, m := range msgs {
-			if m.To == "dead" {
+			if m.To == "dead-token-0123456789" {
 				tickets = append(tickets, map[string]any{"status": "error", "message": "gone", "details": map[string]string{"error": "DeviceNotRegistered"}})
 			} else {
 				tickets = append(tickets, map[string]any{"status": "ok", "id": "ticket-" + m.To})
@@ -172,7 +172,7 @@ func TestDelivery_DeadPushTokenIsRemoved(t *testing.T) {
 		"credentials":{"apiKey":"ex","baseUrl":"`+api.URL+`"}}`)
 	oneStep(t, srv, "push")
 	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
-	res := srv.Dev.Do(t, "PATCH", "/v1/subscribers/ada/credentials", `{"providerId":"expo","credentials":{"deviceTokens":["live","dead"]}}`)
+	res := srv.Dev.Do(t, "PATCH", "/v1/subscribers/ada/credentials", `{"providerId":"expo","credentials":{"deviceTokens":["live-token-0123456789","dead-token-0123456789"]}}`)
 	is.Equal(res.Status, http.StatusOK) // two device tokens
 
 	tx := apptest.Trigger(t, srv, `{"name":"one","to":"ada","payload":{"name":"Ada"}}`)
@@ -186,11 +186,13 @@ func TestDelivery_DeadPushTokenIsRemoved(t *testing.T) {
 		} `json:"channels"`
 	}
 	srv.Dev.Do(t, "GET", "/v1/subscribers/ada", "").Decode(t, &sub)
-	is.Equal(len(sub.Channels), 1)                                       // the expo entry
-	is.Equal(sub.Channels[0].Credentials.DeviceTokens, []string{"live"}) // the dead token is gone, the live one kept
-	named := false
+	is.Equal(len(sub.Channels), 1)                                                        // the expo entry
+	is.Equal(sub.Channels[0].Credentials.DeviceTokens, []string{"live-token-0123456789"}) // the dead token is gone, the live one kept
+	named, whole := false, false
 	for _, d := range stepDetails(t, srv, tx, 1) {
-		named = named || strings.Contains(d.Detail, "dead")
+		named = named || strings.Contains(d.Detail, "no longer knows: dead-t…;")
+		whole = whole || strings.Contains(d.Detail, "dead-token-0123456789")
 	}
-	is.True(named) // the execution detail names the dead token
+	is.True(named)  // the execution detail names the dead token by its first characters
+	is.True(!whole) // and not whole
 }

@@ -98,7 +98,7 @@ func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error)
 	wctx, cancel := context.WithCancel(ctx)
 	b.Cleanup(cancel)
 	mux := http.NewServeMux()
-	platform.AddRoutes(mux, db)
+	platform.AddRoutes(mux, db, nil)
 	_, err = app.Start(wctx, mux, app.Deps{DB: db, Logger: logger, Secret: []byte("read-bench-secret-0123456789abcdef0123"),
 		Now: time.Now, Environments: envs})
 	if err != nil {

@@ -59,6 +59,9 @@ func (s *Store) messageResponses(ctx context.Context, env string, rows []*messag
 	out := make([]messageResponse, len(rows))
 	for i, m := range rows {
 		out[i] = toMessageResponse(m)
+		if err := s.openTargets(m, &out[i]); err != nil {
+			return nil, err
+		}
 		if sub, ok := subs[m.SubscriberID]; ok {
 			out[i].Subscriber = &sub
 		}
@@ -113,8 +116,6 @@ func (s *Store) snoozedUntil(ctx context.Context, rows []*message) (map[string]s
 }
 
 func toMessageResponse(m *message) messageResponse {
-	var tokens []string
-	json.Unmarshal(m.DeviceTokens, &tokens)
 	data := m.Data
 	if len(data) == 0 {
 		data = json.RawMessage("null")
@@ -127,8 +128,8 @@ func toMessageResponse(m *message) messageResponse {
 		LastSeenDate: deref(m.LastSeenDate), LastReadDate: deref(m.LastReadDate),
 		Content: m.Content, TransactionID: m.TransactionID, Subject: deref(m.Subject), Channel: m.Channel,
 		Read: m.Read, Seen: m.Seen, Email: deref(m.Email), Phone: deref(m.Phone),
-		DirectWebhookURL: deref(m.DirectWebhookURL), ProviderID: m.ProviderID, Title: deref(m.Title),
-		Avatar: deref(m.Avatar), DeviceTokens: tokens, CTA: m.CTA, Status: m.Status,
+		ProviderID: m.ProviderID, Title: deref(m.Title),
+		Avatar: deref(m.Avatar), CTA: m.CTA, Status: m.Status,
 		ErrorID: deref(m.ErrorID), ErrorText: deref(m.ErrorText), Payload: m.Payload, Overrides: m.Overrides,
 		Data: data, Tags: m.Tags, Actor: m.Actor, Identifier: providerMessageID(m),
 	}

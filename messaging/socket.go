@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +20,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/workflows"
 )
 
 // The inbox client's live updates come over socket.io 4, which is
@@ -124,10 +124,11 @@ func (k *socket) write(ctx context.Context, frame string) error {
 // a few workers, chosen by subscriber so that its events keep their order,
 // and one goroutine pings every socket.
 type liveSockets struct {
-	store  *Store
-	mu     sync.Mutex
-	bySub  map[string]*subscriberSockets
-	shards []chan liveJob
+	store   *Store
+	mu      sync.Mutex
+	bySub   map[string]*subscriberSockets
+	byToken map[string]int // open sockets by token signature (admit)
+	shards  []chan liveJob
 }
 
 type subscriberSockets struct {
@@ -152,7 +153,7 @@ const (
 // sockets returns the store's socket registry, starting its workers on first use.
 func (s *Store) sockets() *liveSockets {
 	s.socketsOnce.Do(func() {
-		ls := &liveSockets{store: s, bySub: map[string]*subscriberSockets{}}
+		ls := &liveSockets{store: s, bySub: map[string]*subscriberSockets{}, byToken: map[string]int{}}
 		for range liveWorkers {
 			q := make(chan liveJob, liveQueue)
 			ls.shards = append(ls.shards, q)
@@ -198,6 +199,13 @@ func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) 
 		k.conn.Close(websocket.StatusNormalClosure, "unauthorized")
 		return
 	}
+	key, ok := ls.admit(token)
+	if !ok {
+		k.write(ctx, `44{"message":"Too many sockets are open with this token: at most `+strconv.Itoa(s.inbox.SocketsPerToken)+`"}`)
+		k.conn.Close(websocket.StatusPolicyViolation, "too many sockets for this token")
+		return
+	}
+	defer ls.release(key)
 	k.who = who
 	k.lastPong.Store(time.Now().UnixNano())
 	// Listening before the CONNECT is answered, and answering it before
@@ -286,7 +294,7 @@ func (ls *liveSockets) targets(key string) (platform.Subscriber, []*socket) {
 }
 
 // work turns each event of its shard into frames and writes them to every
-// socket of the event's subscriber.
+// socket of the event's subscriber whose token is still good.
 func (ls *liveSockets) work(q chan liveJob) {
 	ctx := context.Background()
 	for job := range q {
@@ -294,8 +302,16 @@ func (ls *liveSockets) work(q chan liveJob) {
 		if len(targets) == 0 {
 			continue
 		}
+		generation, err := ls.store.inbox.Auth.TokenGeneration(ctx, who.EnvironmentID)
+		if err != nil {
+			continue // as a failed read of the frames: the client reads again on its next action
+		}
 		frames := ls.store.liveFrames(ctx, who, job.ev)
 		for _, k := range targets {
+			if k.who.Generation != generation {
+				ls.revoked(ctx, k)
+				continue
+			}
 			k.wmu.Lock()
 			for _, f := range frames {
 				if k.write(ctx, f) != nil {
@@ -435,61 +451,6 @@ func (s *Store) liveCounts(ctx context.Context, env, subscriberID string, sev ma
 		out.bySeverity[level] += awake
 	}
 	return out, rows.Err()
-}
-
-// liveCacheFor is how long live events reuse what they read of workflows
-// (their severities, a notification's workflow): every event needs it,
-// and a workflow renamed or given another severity shows in events a
-// moment later.
-const liveCacheFor = 2 * time.Second
-
-type cachedSeverities struct {
-	at  time.Time
-	sev map[string]string
-}
-
-type cachedWorkflow struct {
-	at time.Time
-	wf *workflows.InboxWorkflow
-}
-
-// severities returns the environment's workflows' severities, read at most
-// every liveCacheFor.
-func (s *Store) severities(ctx context.Context, env string) (map[string]string, error) {
-	if s.inbox.Workflows == nil {
-		return nil, nil
-	}
-	if c, ok := s.liveCache.Load("sev\x00" + env); ok && time.Since(c.(cachedSeverities).at) < liveCacheFor {
-		return c.(cachedSeverities).sev, nil
-	}
-	sev, err := s.inbox.Workflows.WorkflowSeverities(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	s.liveCache.Store("sev\x00"+env, cachedSeverities{at: time.Now(), sev: sev})
-	return sev, nil
-}
-
-// liveWorkflow returns the workflow a live message names, or nil, read at
-// most every liveCacheFor.
-func (s *Store) liveWorkflow(ctx context.Context, env, id string) *workflows.InboxWorkflow {
-	if id == "" || s.inbox.Workflows == nil {
-		return nil
-	}
-	key := "wf\x00" + env + "\x00" + id
-	if c, ok := s.liveCache.Load(key); ok && time.Since(c.(cachedWorkflow).at) < liveCacheFor {
-		return c.(cachedWorkflow).wf
-	}
-	wfs, err := s.inbox.Workflows.InboxWorkflows(ctx, env, []string{id})
-	if err != nil {
-		return nil
-	}
-	var wf *workflows.InboxWorkflow
-	if w, ok := wfs[id]; ok {
-		wf = &w
-	}
-	s.liveCache.Store(key, cachedWorkflow{at: time.Now(), wf: wf})
-	return wf
 }
 
 // openSockets is how many live inbox sockets this process holds, for the

@@ -29,10 +29,13 @@ func (r *rendered) message(m Message) Message {
 	return m
 }
 
-// bindings are the variables templates see: subscriber, payload and steps,
-// and the step's render budget.
+// bindings are the variables templates see: subscriber, payload, steps and
+// the actor when the trigger named one, and the step's render budget.
 func bindings(d *Delivery) (map[string]any, error) {
 	vars := map[string]any{"subscriber": templates.Normalize(d.Subscriber.Fields())}
+	if d.ActorSubscriber != nil {
+		vars["actor"] = templates.Normalize(d.ActorSubscriber.Fields())
+	}
 	if len(d.Payload) > 0 {
 		p, err := decodeNormalized(d.Payload)
 		if err != nil {

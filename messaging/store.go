@@ -31,6 +31,8 @@ type Store struct {
 	liveCache   sync.Map                    // what live events read of workflows, briefly (socket.go)
 
 	queries *queries // in db's dialect
+
+	hooks, tokens *platform.Sealer // seal messages' targets at rest; nil keeps them plain (WithSecret)
 }
 
 // NewStore returns a Store on db that reads other domains through src.
@@ -44,7 +46,10 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 	return s
 }
 
-// message is one stored row of the messages table.
+// message is one stored row of the messages table. Its DirectWebhookURL
+// and DeviceTokens are plain as newMessage sets them, and as their columns
+// hold them (sealed) once written (sealTargets) or read: only openTargets
+// reads them plain.
 type message struct {
 	ID, EnvironmentID, OrganizationID, JobID, NotificationID string
 	SubscriberID, ExternalSubscriber                         string
@@ -70,12 +75,13 @@ type message struct {
 
 // payloadColumn reads a message's payload, which is stored once per
 // notification in message_payloads (an empty one not at all), not in each
-// message row (docs/retention.md, "What a reader sees").
-const payloadColumn = `coalesce((SELECT p.payload FROM message_payloads p
+// message row (docs/retention.md, "What a reader sees"), and a large one
+// once for all (sqldb.StoreValue).
+var payloadColumn = `coalesce((SELECT ` + sqldb.ValueColumn("p.payload") + ` FROM message_payloads p
 	WHERE p.notification_id = messages.notification_id), '{}')`
 
 // messageColumns lists the columns in the order scanMessage reads them.
-const messageColumns = `id, environment_id, organization_id, job_id, notification_id,
+var messageColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, external_subscriber, template_id, message_template_id, template_identifier,
 	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
 	direct_webhook_url, avatar, device_tokens, cta, ` + payloadColumn + `, overrides, data, tags, actor,
@@ -125,6 +131,7 @@ func scanMessages(rows *sql.Rows) ([]*message, error) {
 // insertMessage stores m unless a message for its job exists already, and
 // reports whether it did.
 func (s *Store) insertMessage(ctx context.Context, m *message) (inserted bool, err error) {
+	s.sealTargets(m)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, insertMessageSQL, m.values()...)
 		if err != nil {
@@ -195,11 +202,15 @@ func (s *Store) storePayload(ctx context.Context, tx *sql.Tx, m *message) error 
 	if isEmptyObject(m.Payload) {
 		return nil
 	}
-	args := []any{m.NotificationID, string(m.Payload)}
+	payload, err := s.db.StoreValue(ctx, tx, m.EnvironmentID, m.Payload, s.now())
+	if err != nil {
+		return err
+	}
+	args := []any{m.NotificationID, payload}
 	if s.queries.payloadLocked {
 		args = append(args, payloadLock(m.NotificationID))
 	}
-	_, err := s.db.WriteExec(ctx, tx, s.queries.payload, args...)
+	_, err = s.db.WriteExec(ctx, tx, s.queries.payload, args...)
 	return err
 }
 
@@ -214,14 +225,18 @@ func isEmptyObject(raw []byte) bool {
 // messages the feed never shows (an email's would carry its HTML again).
 // Reading the item stored at delivery instead of building it from a dozen
 // columns makes a feed request cheaper (BenchmarkReads/feed measures it).
+//
+// A message whose content is large has none either: its content is stored
+// once, in its column, and its feed item is built from the columns.
 func (m *message) storedFeedItem() any {
-	if m.Channel != "in_app" {
+	if m.Channel != "in_app" || len(m.Content) >= sqldb.ValueThreshold {
 		return nil
 	}
 	return string(appendFeedStatic(nil, m))
 }
 
 func (s *Store) redeliver(ctx context.Context, m *message) error {
+	s.sealTargets(m)
 	_, err := s.db.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
 		data = ?, updated_at = ?, feed_item = NULL WHERE id = ?`,
@@ -265,7 +280,7 @@ func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error
 // (appendFeedItem), in the order feed scans them; subscriber_summary
 // follows when the feed needs it. The rest (outcome, device tokens, the
 // delivery addresses) is never shown in the feed.
-const feedColumns = `id, environment_id, organization_id, job_id, notification_id,
+var feedColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, template_id, message_template_id, template_identifier, transaction_id,
 	channel, provider_id, content, subject, avatar, cta, ` + payloadColumn + `, overrides,
 	data, tags, actor, status, read, seen, last_read_date, last_seen_date,
@@ -275,7 +290,7 @@ const feedColumns = `id, environment_id, organization_id, job_id, notification_i
 // the columns that change after delivery, and the payload, kept once per
 // notification. (The environment, organization, subscriber and channel
 // the item leaves out come from the request.)
-const feedItemColumns = `feed_item, provider_id, status, read, seen, last_read_date, last_seen_date,
+var feedItemColumns = `feed_item, provider_id, status, read, seen, last_read_date, last_seen_date,
 	delivered_at, updated_at, ` + payloadColumn
 
 // feedFilter selects a page of one subscriber's in-app feed.
@@ -338,7 +353,7 @@ func feedCond(d sqldb.Dialect, env string, f feedFilter) (string, []any) {
 		var match []string
 		for _, p := range f.payload {
 			var w string
-			w, args = d.JSONEquals(args, "p.payload", p.path, p.value)
+			w, args = d.JSONEquals(args, sqldb.ValueColumn("p.payload"), p.path, p.value)
 			match = append(match, w)
 		}
 		where = append(where, `EXISTS (SELECT 1 FROM message_payloads p
@@ -647,3 +662,7 @@ func nullJSON(b json.RawMessage) any {
 	}
 	return string(b)
 }
+
+// ValueRefs are the columns of messaging's tables that may name a stored
+// value: the sweep of stored values keeps one they name.
+var ValueRefs = []sqldb.ValueRef{{Table: "message_payloads", Column: "payload"}}

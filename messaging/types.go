@@ -74,7 +74,10 @@ type Delivery struct {
 	Payload   json.RawMessage
 	Overrides json.RawMessage
 	Actor     json.RawMessage
-	Tags      []string
+	// ActorSubscriber is the subscriber the trigger's actor names, which
+	// templates read as actor.*; nil when it names none.
+	ActorSubscriber *subscribers.Subscriber
+	Tags            []string
 	// Attempt counts the job's runs, 1 for the first; 0 when the caller
 	// does not say. A first run has no earlier message to look for.
 	Attempt int

@@ -97,7 +97,7 @@ func TestPostgres_SweptTablesAutovacuum(t *testing.T) {
 	}
 	pg := sqldbtest.NewDB(t)
 	for _, table := range []string{"notifications", "jobs", "execution_details", "notification_contexts",
-		"notification_topics", "activity_transactions", "messages", "message_payloads"} {
+		"notification_topics", "activity_transactions", "messages", "message_payloads", "stored_values"} {
 		var options string
 		err := pg.QueryRowContext(context.Background(), `SELECT coalesce(array_to_string(reloptions, ','), '')
 			FROM pg_class WHERE oid = to_regclass(?)`, table).Scan(&options)

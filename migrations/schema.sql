@@ -145,6 +145,8 @@ CREATE TABLE message_payloads (
     payload         TEXT NOT NULL
 ) WITHOUT ROWID;
 
+CREATE INDEX message_payloads_values ON message_payloads (payload) WHERE payload LIKE '@%';
+
 CREATE TABLE messages (
     id                  TEXT PRIMARY KEY,
     environment_id      TEXT NOT NULL,
@@ -247,11 +249,17 @@ CREATE TABLE notifications (
 
 CREATE INDEX notifications_list ON notifications (environment_id, created_at, id, severity, channels, template_id, subscriber_id);
 
+CREATE INDEX notifications_overrides_values ON notifications (overrides) WHERE overrides LIKE '@%';
+
+CREATE INDEX notifications_payload_values ON notifications (payload) WHERE payload LIKE '@%';
+
 CREATE INDEX notifications_severity ON notifications (environment_id, severity, created_at) WHERE severity <> 'none';
 
 CREATE INDEX notifications_subscriber ON notifications (environment_id, subscriber_id, created_at);
 
 CREATE INDEX notifications_template ON notifications (environment_id, template_id, created_at);
+
+CREATE INDEX notifications_template_values ON notifications (template) WHERE template LIKE '@%';
 
 CREATE INDEX notifications_transaction ON notifications (environment_id, transaction_id);
 
@@ -265,6 +273,15 @@ CREATE TABLE settings (
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
 ) WITHOUT ROWID;
+
+CREATE TABLE stored_values (
+    id             TEXT PRIMARY KEY,
+    environment_id TEXT NOT NULL,
+    body           TEXT NOT NULL,
+    used_at        TEXT NOT NULL
+);
+
+CREATE INDEX stored_values_environment ON stored_values (environment_id, id);
 
 CREATE TABLE subscriber_preferences (
     environment_id TEXT NOT NULL,

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 )
@@ -29,7 +28,8 @@ type Validator interface {
 // way a handler reads a body. Unknown fields are ignored, as the reference
 // platform does. It fails with 415 for a non-JSON content type, 413 past the
 // body limit, 400 for malformed JSON or JSON nested past MaxJSONDepth, and
-// 422 for wrong types or failed rules, naming each field by its JSON path.
+// 422 for wrong types, failed rules or a string no store can hold (a NUL,
+// invalid UTF-8: checkBodyText), naming each field by its JSON path.
 func Decode[T any](r *http.Request) (T, error) {
 	var v T
 	if err := checkContentType(r); err != nil {
@@ -130,12 +130,6 @@ func checkContentType(r *http.Request) error {
 }
 
 func decodeJSON(body []byte, v any) error {
-	// encoding/json replaces invalid UTF-8 in the strings it decodes, but
-	// keeps a json.RawMessage (a payload, a subscriber's data) byte for
-	// byte: stored so, it made every later answer holding it invalid JSON.
-	if !utf8.Valid(body) {
-		return BadRequest("Request body is not valid UTF-8")
-	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	err := dec.Decode(v)
 	if err == nil {
@@ -145,7 +139,7 @@ func decodeJSON(body []byte, v any) error {
 		if JSONDepth(body) > MaxJSONDepth {
 			return BadRequest("Request body nests objects and arrays deeper than %d levels", MaxJSONDepth)
 		}
-		return nil
+		return checkBodyText(body)
 	}
 	var typeErr *json.UnmarshalTypeError
 	switch {

@@ -12,8 +12,9 @@ import (
 // caller's organization (docs/api.md, "Keys and environments"), so a client
 // can find the targetEnvironmentId for workflow sync. Keys are stored
 // hashed, so each key shows only its last four characters; revoked keys are
-// left out.
-func handleEnvironmentList(db *sqldb.DB) http.Handler {
+// left out. A Production inbox open without an HMAC adds a Warning header:
+// the body's shape is the API's, and has no place for it.
+func handleEnvironmentList(db *sqldb.DB, inbox *SubscriberAuth) http.Handler {
 	type apiKey struct {
 		Key    string `json:"key"`
 		UserID string `json:"_userId"`
@@ -61,11 +62,21 @@ func handleEnvironmentList(db *sqldb.DB) http.Handler {
 		if err := rows.Err(); err != nil {
 			return err
 		}
+		for _, e := range out {
+			warning, err := inbox.WarnWithoutHMAC(ctx, Environment{ID: e.ID, Name: e.Name})
+			if err != nil {
+				return err
+			}
+			if warning != "" {
+				w.Header().Add("Warning", `299 herald "`+warning+`"`)
+			}
+		}
 		return JSON(w, http.StatusOK, out)
 	})
 }
 
-// AddRoutes registers the platform's own API routes.
-func AddRoutes(mux *http.ServeMux, db *sqldb.DB) {
-	mux.Handle("GET /v1/environments", handleEnvironmentList(db))
+// AddRoutes registers the platform's own API routes; inbox, when not nil,
+// says which environments' inboxes to warn of.
+func AddRoutes(mux *http.ServeMux, db *sqldb.DB, inbox *SubscriberAuth) {
+	mux.Handle("GET /v1/environments", handleEnvironmentList(db, inbox))
 }

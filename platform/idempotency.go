@@ -60,6 +60,9 @@ func (s *idempotency) middleware(next http.Handler) http.Handler {
 		if len(key) > maxIdempotencyKey {
 			return BadRequest("idempotencyKey %q has exceeded the maximum allowed length of %d characters", key, maxIdempotencyKey)
 		}
+		if p := textProblem(key); p != "" {
+			return BadRequest("idempotencyKey %s", p) // it is stored as text
+		}
 		w.Header().Set(idempotencyHeader, key)
 		switch r.Method {
 		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:

@@ -2,11 +2,13 @@ package platform_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // errorBody is the error shape (docs/api.md, "Errors"), declared here so a
@@ -437,4 +440,83 @@ func TestMetrics_Gauge(t *testing.T) {
 	none.ObserveRequest("GET /x", "GET", 200, 0)                // a nil registry ignores reports
 	is.NoErr(none.Gauge("x", "y", func() float64 { return 0 })) // and registrations
 	none.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "x", Help: "y"}))
+}
+
+// BenchmarkAuth_RevocationCheck compares what the keyring pays to notice a
+// revocation made by another process: the one query it runs at most every
+// 100 ms (the count of revocations), against checking the key itself on
+// every request, and against an authenticated request as a whole.
+func BenchmarkAuth_RevocationCheck(b *testing.B) {
+	srv := platformtest.NewServer(b, nil)
+	db := srv.App.DB
+	hash := platform.HashAPIKey(platformtest.DevKey)
+	b.Run("RevocationCountQuery", func(b *testing.B) {
+		for b.Loop() {
+			var n int64
+			if err := db.QueryRowContext(context.Background(), `SELECT CAST(value AS INTEGER) FROM settings WHERE name = 'api_keys_revoked'`).Scan(&n); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("KeyQueryPerRequest", func(b *testing.B) {
+		for b.Loop() {
+			var ok bool
+			if err := db.QueryRowContext(context.Background(), `SELECT revoked_at IS NULL FROM api_keys WHERE hash = ?`, hash).Scan(&ok); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("AuthenticatedRequest", func(b *testing.B) {
+		h := srv.Config.Handler
+		for b.Loop() {
+			req := httptest.NewRequest("GET", "/v1/nothing-here", nil)
+			req.Header.Set("Authorization", "ApiKey "+platformtest.DevKey)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusNotFound {
+				b.Fatal(w.Code)
+			}
+		}
+	})
+}
+
+// TestDocs_RendererByAcceptEncoding: the renderer's bundle, stored gzipped,
+// reaches a client that takes gzip as it is and one that does not
+// inflated, the same script both ways.
+func TestDocs_RendererByAcceptEncoding(t *testing.T) {
+	db := sqldbtest.NewDB(t)
+	hs := httptest.NewServer(platform.NewHandler(slog.New(slog.DiscardHandler), db, http.NewServeMux(),
+		platform.ServerConfig{OpenAPI: []byte(`{}`)}))
+	defer hs.Close()
+	fetch := func(t *testing.T, acceptEncoding string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("GET", hs.URL+"/docs/redoc.standalone.js", nil)
+		req.Header.Set("Accept-Encoding", acceptEncoding) // set, so the client does not inflate on its own
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, body
+	}
+	is := is.New(t)
+	res, plain := fetch(t, "identity")
+	is.Equal(res.StatusCode, 200)                                              // served
+	is.Equal(res.Header.Get("Content-Encoding"), "")                           // inflated for a client without gzip
+	is.True(bytes.Contains(plain[:200], []byte("license information")))        // the script itself
+	is.Equal(res.Header.Get("Content-Type"), "text/javascript; charset=utf-8") // as a script
+	for _, accept := range []string{"gzip", "br, gzip;q=0.5", "*"} {
+		res, packed := fetch(t, accept)
+		is.Equal(res.Header.Get("Content-Encoding"), "gzip") // gzipped for a client that takes it
+		zr, err := gzip.NewReader(bytes.NewReader(packed))
+		is.NoErr(err) // a gzip stream
+		inflated, err := io.ReadAll(zr)
+		is.NoErr(err)                         // that inflates
+		is.True(bytes.Equal(inflated, plain)) // to the same script
+	}
+	res, _ = fetch(t, "gzip;q=0, br")
+	is.Equal(res.Header.Get("Content-Encoding"), "") // gzip refused by a weight of zero
 }

@@ -26,6 +26,14 @@ type RateLimits struct {
 	// guessing keys takes years rather than seconds.
 	AuthFailure      float64
 	AuthFailureBurst int
+	// Sessions and NewSessions limit the inbox's sessions per client
+	// address, a minute each, all at once if they come so: Sessions those of
+	// subscribers that exist, NewSessions those naming one that does not
+	// (created or refused). A page's public identifier is all a session
+	// needs, so without them anyone could mint subscribers, which then
+	// receive every broadcast, as fast as they can send.
+	Sessions    float64
+	NewSessions float64
 }
 
 // The defaults of RateLimits.
@@ -34,6 +42,11 @@ const (
 	DefaultWriteBurst       = 2000
 	DefaultAuthFailureRate  = 10
 	DefaultAuthFailureBurst = 50
+	// Many users may share one address behind a NAT, and each of them
+	// opens a session on every page load: existing subscribers get ten
+	// times what new ones do.
+	DefaultSessionRate    = 600
+	DefaultNewSessionRate = 60
 )
 
 func (l RateLimits) withDefaults() RateLimits {
@@ -49,7 +62,18 @@ func (l RateLimits) withDefaults() RateLimits {
 	if l.AuthFailureBurst <= 0 {
 		l.AuthFailureBurst = DefaultAuthFailureBurst
 	}
+	if l.Sessions == 0 {
+		l.Sessions = DefaultSessionRate
+	}
+	if l.NewSessions == 0 {
+		l.NewSessions = DefaultNewSessionRate
+	}
 	return l
+}
+
+// perMinute is a bucket of n a minute, n of them at once.
+func perMinute(n float64) *buckets {
+	return newBuckets(n/60, max(1, int(n)))
 }
 
 // buckets keeps one token bucket per key. A bucket idle long enough to have

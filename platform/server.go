@@ -20,8 +20,11 @@ type ServerConfig struct {
 	// MaxPayload bounds a trigger's payload in bytes (PayloadProblem);
 	// DefaultMaxPayload when 0.
 	MaxPayload int64
-	Limits     RateLimits // per-key write and per-address auth-failure limits
-	Metrics    *Metrics   // counts requests; nil counts none
+	// MaxRequestStorage bounds the bytes one request may cause to be
+	// stored (StorageProblem); DefaultMaxRequestStorage when 0.
+	MaxRequestStorage int64
+	Limits            RateLimits // per-key write, per-address auth-failure and inbox session limits
+	Metrics           *Metrics   // counts requests; nil counts none
 	// MetricsRoute serves Metrics at GET /metrics, without a key, beside the
 	// API; false when it is served on an address of its own.
 	MetricsRoute bool
@@ -55,6 +58,9 @@ func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg Serve
 	if cfg.MaxPayload <= 0 {
 		cfg.MaxPayload = DefaultMaxPayload
 	}
+	if cfg.MaxRequestStorage <= 0 {
+		cfg.MaxRequestStorage = DefaultMaxRequestStorage
+	}
 	limits := cfg.Limits.withDefaults()
 	keys := newKeyring(db, revocationPoll)
 	idem := &idempotency{db: db, now: cfg.Now, started: cfg.Now(), sealer: newSealer(cfg.Secret, "idempotency")}
@@ -77,9 +83,10 @@ func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg Serve
 		root.Handle("GET /docs", withPattern("GET /docs", handleDocs()))
 		root.Handle("GET /docs/redoc.standalone.js", withPattern("GET /docs/redoc.standalone.js", handleRedoc()))
 	}
-	root.Handle("/", limitBody(cfg.MaxBody, cfg.MaxPayload, api))
+	root.Handle("/", limitBody(cfg, api))
 	if cfg.Inbox != nil {
-		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg.MaxBody, cfg.MaxPayload, requireSubscriber(cfg.Inbox, failures, routeJSON(mux)))))
+		sessions := sessionGate{existing: perMinute(limits.Sessions), created: perMinute(limits.NewSessions)}
+		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg, requireSubscriber(cfg.Inbox, failures, sessions, routeJSON(mux)))))
 		root.Handle("GET /socket.io/", routeJSON(mux)) // the token is in the query: the socket checks it
 	}
 	return logRequests(logger, cfg.Metrics, root)
@@ -94,22 +101,28 @@ func withPattern(pattern string, next http.Handler) http.Handler {
 	})
 }
 
-// limitBody bounds the request body, and hands the payload limit on to the
-// trigger handlers that apply it (PayloadProblem).
-func limitBody(limit, payload int64, next http.Handler) http.Handler {
+// limitBody bounds the request body, and hands the payload and storage
+// limits on to the trigger handlers that apply them (PayloadProblem,
+// StorageProblem).
+func limitBody(cfg ServerConfig, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), payloadLimitKey{}, payload)))
+		r.Body = http.MaxBytesReader(w, r.Body, cfg.MaxBody)
+		ctx := context.WithValue(r.Context(), payloadLimitKey{}, cfg.MaxPayload)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, storageLimitKey{}, cfg.MaxRequestStorage)))
 	})
 }
 
 // routeJSON serves r through mux, but answers unknown paths and methods with
-// the JSON error body instead of ServeMux's plain text.
+// the JSON error body instead of ServeMux's plain text, and a path or query
+// value no store can hold with a 400 (checkRequestText).
 func routeJSON(mux *http.ServeMux) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
 			notePattern(r.Context(), pattern)
+			if err := checkRequestText(r, pattern); err != nil {
+				return err
+			}
 			mux.ServeHTTP(w, r)
 			return nil
 		}

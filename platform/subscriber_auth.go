@@ -42,6 +42,7 @@ type Subscriber struct {
 	LastName       string   //
 	Email          string   //
 	ContextKeys    []string // the session's context; empty without one
+	Generation     int64    // the environment's token generation the token was issued in
 }
 
 // SubscriberLookup finds a subscriber's _id by its subscriberId, or
@@ -52,6 +53,13 @@ type SubscriberLookup interface {
 	SubscriberDatabaseID(ctx context.Context, environmentID, subscriberID string) (string, error)
 }
 
+// InboxHMACs tells whether an environment's inbox is open without an HMAC:
+// it has an active in-app integration, and hmac is off on the one sessions
+// go by; integrations.Store satisfies it.
+type InboxHMACs interface {
+	InboxOpenWithoutHMAC(ctx context.Context, environmentID string) (bool, error)
+}
+
 // SubscriberAuth issues and checks subscriber tokens and session hashes.
 type SubscriberAuth struct {
 	db       *sqldb.DB
@@ -59,6 +67,7 @@ type SubscriberAuth struct {
 	tokenKey []byte  // signs tokens
 	now      func() time.Time
 	lookup   SubscriberLookup
+	hmacs    InboxHMACs
 }
 
 // NewSubscriberAuth returns the inbox's authority on db. Tokens are signed
@@ -74,6 +83,25 @@ func NewSubscriberAuth(db *sqldb.DB, secret []byte, now func() time.Time) *Subsc
 // UseSubscribers sets where tokens' subscribers are checked; until it is
 // called, every token is refused.
 func (a *SubscriberAuth) UseSubscribers(l SubscriberLookup) { a.lookup = l }
+
+// UseIntegrations sets where whether an inbox needs an HMAC is read; until
+// it is called, WarnWithoutHMAC warns of nothing.
+func (a *SubscriberAuth) UseIntegrations(h InboxHMACs) { a.hmacs = h }
+
+// WarnWithoutHMAC returns the warning an operator should see when env is
+// Production and its inbox takes sessions without an HMAC, or "". Herald
+// says it at start and on GET /v1/environments.
+func (a *SubscriberAuth) WarnWithoutHMAC(ctx context.Context, env Environment) (string, error) {
+	if a == nil || a.hmacs == nil || !strings.EqualFold(env.Name, Production) {
+		return "", nil
+	}
+	open, err := a.hmacs.InboxOpenWithoutHMAC(ctx, env.ID)
+	if err != nil || !open {
+		return "", err
+	}
+	return "the inbox of " + env.Name + " takes sessions without an HMAC: anyone who knows its public identifier " +
+		"can open the inbox of any subscriber whose id they guess; turn hmac on in its in-app integration (docs/inbox.md)", nil
+}
 
 // SealAPIKey returns key sealed for api_keys.sealed, bound to the key's
 // hash, or nil without a secret.
@@ -165,13 +193,15 @@ type tokenClaims struct {
 	Issuer         string   `json:"iss"`
 	IssuedAt       int64    `json:"iat"`
 	Expires        int64    `json:"exp"`
+	Generation     int64    `json:"gen,omitempty"` // the environment's TokenGeneration at the session
 }
 
 // tokenHeader is the only JWT header Herald issues and accepts.
 var tokenHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 
-// IssueToken returns a token for s, valid for SubscriberTokenTTL.
-func (a *SubscriberAuth) IssueToken(s Subscriber) (string, error) {
+// IssueToken returns a token for s, valid for SubscriberTokenTTL while
+// the environment's token generation stays generation.
+func (a *SubscriberAuth) IssueToken(s Subscriber, generation int64) (string, error) {
 	now := a.now()
 	keys := s.ContextKeys
 	if keys == nil {
@@ -181,6 +211,7 @@ func (a *SubscriberAuth) IssueToken(s Subscriber) (string, error) {
 		ID: s.ID, SubscriberID: s.SubscriberID, EnvironmentID: s.EnvironmentID, OrganizationID: s.OrganizationID,
 		FirstName: s.FirstName, LastName: s.LastName, Email: s.Email, ContextKeys: keys,
 		Audience: tokenAudience, Issuer: "herald", IssuedAt: now.Unix(), Expires: now.Add(SubscriberTokenTTL).Unix(),
+		Generation: generation,
 	})
 	if err != nil {
 		return "", err
@@ -198,8 +229,9 @@ func (a *SubscriberAuth) sign(signed string) string {
 // errBadToken is every reason a token is refused; the client is told no more.
 var errBadToken = Unauthorized("Unauthorized")
 
-// Authenticate checks token (signature, audience, expiry) and that its
-// subscriber still exists, and returns who it names. Any failure is a 401.
+// Authenticate checks token (signature, audience, expiry, generation) and
+// that its subscriber still exists, and returns who it names. Any failure
+// is a 401.
 func (a *SubscriberAuth) Authenticate(ctx context.Context, token string) (Subscriber, error) {
 	// The header is compared whole: only HS256 tokens of Herald's are
 	// accepted, so "alg":"none" and key-confusion tricks have nothing to work on.
@@ -222,6 +254,13 @@ func (a *SubscriberAuth) Authenticate(ctx context.Context, token string) (Subscr
 	if a.now().Unix() >= c.Expires {
 		return Subscriber{}, errBadToken
 	}
+	generation, err := a.TokenGeneration(ctx, c.EnvironmentID)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	if c.Generation != generation {
+		return Subscriber{}, errBadToken
+	}
 	if a.lookup == nil {
 		return Subscriber{}, errBadToken
 	}
@@ -234,7 +273,43 @@ func (a *SubscriberAuth) Authenticate(ctx context.Context, token string) (Subscr
 	}
 	return Subscriber{ID: c.ID, SubscriberID: c.SubscriberID, EnvironmentID: c.EnvironmentID,
 		OrganizationID: c.OrganizationID, FirstName: c.FirstName, LastName: c.LastName, Email: c.Email,
-		ContextKeys: c.ContextKeys}, nil
+		ContextKeys: c.ContextKeys, Generation: c.Generation}, nil
+}
+
+// An environment's subscriber tokens carry its token generation at their
+// session, and are refused once it has moved on: RevokeSubscriberTokens
+// moves it when the environment's sessions start to need an HMAC, so that
+// the tokens sessions bought without one stop working. It is kept in
+// settings, under tokenGenerationPrefix + the environment's _id; none
+// stored is generation 0.
+const tokenGenerationPrefix = "inbox_token_generation/"
+
+// TokenGeneration returns the environment's token generation. A session
+// reads it before it reads whether it needs an HMAC, so that a token bought
+// while HMAC was being turned on carries the generation before.
+func (a *SubscriberAuth) TokenGeneration(ctx context.Context, environmentID string) (int64, error) {
+	var n int64
+	err := a.db.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM settings WHERE name = ?`,
+		tokenGenerationPrefix+environmentID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read token generation: %w", err)
+	}
+	return n, nil
+}
+
+// RevokeSubscriberTokens refuses, from when tx commits, every subscriber
+// token the environment has issued.
+func RevokeSubscriberTokens(ctx context.Context, tx *sql.Tx, environmentID string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES (?, '1')
+		ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(settings.value AS INTEGER) + 1 AS TEXT)`,
+		tokenGenerationPrefix+environmentID)
+	if err != nil {
+		return fmt.Errorf("revoke subscriber tokens: %w", err)
+	}
+	return nil
 }
 
 type subscriberKey struct{}
@@ -261,15 +336,16 @@ const InboxSessionPath = "/v1/inbox/session"
 // failures, the one API keys use (RateLimits): a refused session (a wrong
 // HMAC, an unknown application) and a refused token alike, so neither
 // hashes nor tokens can be guessed faster than keys.
-func requireSubscriber(a *SubscriberAuth, failures *buckets, next http.Handler) http.Handler {
+func requireSubscriber(a *SubscriberAuth, failures *buckets, sessions sessionGate, next http.Handler) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		addr := clientAddress(r)
 		if wait, empty := failures.empty(addr); empty {
 			return tooMany(wait)
 		}
 		if r.URL.Path == InboxSessionPath {
+			sessions.addr = addr
 			sw := &statusWriter{ResponseWriter: w}
-			next.ServeHTTP(sw, r)
+			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), sessionGateKey{}, sessions)))
 			if sw.status == http.StatusBadRequest || sw.status == http.StatusUnauthorized {
 				failures.take(addr)
 			}
@@ -293,6 +369,31 @@ func requireSubscriber(a *SubscriberAuth, failures *buckets, next http.Handler) 
 		next.ServeHTTP(w, r.WithContext(ctx))
 		return nil
 	})
+}
+
+// sessionGate is what requireSubscriber hands the session route: the
+// buckets of sessions per client address (RateLimits), and the address.
+type sessionGate struct {
+	existing, created *buckets
+	addr              string
+}
+
+type sessionGateKey struct{}
+
+// AdmitSession spends one of the client address's inbox sessions: one of
+// a subscriber that exists, or, when newSubscriber, of one that does not.
+// Past that limit it returns the 429 to answer. The session route calls it
+// once it knows which the session is, before it creates anything; outside
+// the inbox's middleware every session is admitted.
+func AdmitSession(ctx context.Context, newSubscriber bool) error {
+	g, ok := ctx.Value(sessionGateKey{}).(sessionGate)
+	if !ok {
+		return nil
+	}
+	if newSubscriber {
+		return g.created.take(g.addr)
+	}
+	return g.existing.take(g.addr)
 }
 
 // inboxCORS answers the inbox's cross-origin requests as the reference

@@ -158,7 +158,8 @@ func TestJSONDepth(t *testing.T) {
 }
 
 // encoding/json would keep invalid UTF-8 inside a json.RawMessage byte for
-// byte, and every later answer holding it would be invalid JSON: a 400.
+// byte, and every later answer holding it would be invalid JSON: a 422
+// naming where it is.
 func TestDecodeJSON_InvalidUTF8(t *testing.T) {
 	is := is.New(t)
 	var v struct {
@@ -166,7 +167,28 @@ func TestDecodeJSON_InvalidUTF8(t *testing.T) {
 	}
 	err := decodeJSON([]byte("{\"data\":{\"k\":\"a\xffb\"}}"), &v)
 	e, ok := err.(*Error)
-	is.True(ok)                                                // a client error
-	is.Equal(e.Status, 400)                                    // the body cannot be read as JSON text
+	is.True(ok)             // a client error
+	is.Equal(e.Status, 422) // a validation error
+	_, named := e.Fields["data.k"]
+	is.True(named)                                             // naming the string by its path
 	is.NoErr(decodeJSON([]byte(`{"data":{"k":"añb ✓"}}`), &v)) // valid UTF-8 still is
+}
+
+// A path value is named by its wildcard in the route's pattern, so a 400
+// says which parameter holds the text no store can hold.
+func TestPathValues(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, path string
+		want          map[string]string
+	}{
+		{"GET /v1/subscribers/{subscriberId}", "/v1/subscribers/a%00b", map[string]string{"subscriberId": "a\x00b"}},
+		{"GET /v2/topics/{topicKey}/subscriptions/{identifier}", "/v2/topics/t/subscriptions/%ff", map[string]string{"topicKey": "t", "identifier": "\xff"}},
+		{"GET /socket.io/", "/socket.io/x/%ff", map[string]string{"path": "x/\xff"}},
+	} {
+		t.Run(tc.pattern, func(t *testing.T) {
+			is := is.New(t)
+			got := pathValues(httptest.NewRequest("GET", tc.path, nil), tc.pattern)
+			is.Equal(got, tc.want) // each segment under its wildcard's name
+		})
+	}
 }

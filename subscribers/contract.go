@@ -328,6 +328,14 @@ func (s *Store) SubscribersAfter(ctx context.Context, environmentID, after strin
 	return s.documents(ctx, environmentID, subs)
 }
 
+// CountSubscribers answers how many subscribers the environment has: how
+// many a broadcast reaches.
+func (s *Store) CountSubscribers(ctx context.Context, environmentID string) (n int64, err error) {
+	defer platform.Wrap(&err, "count subscribers")
+	err = s.db.QueryRow(ctx, `SELECT count(*) FROM subscribers WHERE environment_id = ?`, environmentID).Scan(&n)
+	return n, err
+}
+
 // documents answers subs as Subscriber answers each, in order, with
 // their channels' _integrationId resolved.
 func (s *Store) documents(ctx context.Context, environmentID string, subs []*subscriber) ([]Subscriber, error) {

@@ -24,7 +24,9 @@ type PreferenceOverride struct {
 
 // InboxPreferences returns the subscriber's global preference and one per
 // live workflow of the environment, oldest workflow first, or a 404 when
-// the subscriber does not exist.
+// the subscriber does not exist. An inactive workflow's is among them, for
+// a write to answer; a list leaves it out (Workflow.Active), as the global
+// preference's channels do.
 func (s *Store) InboxPreferences(ctx context.Context, environmentID, subscriberID string) (InboxPreference, []InboxPreference, error) {
 	st, err := s.preferenceState(ctx, environmentID, subscriberID)
 	if err != nil {

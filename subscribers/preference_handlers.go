@@ -29,7 +29,7 @@ func (s *Store) WithWorkflows(w WorkflowSource) *Store {
 type channelsBody map[string]bool
 
 // handlePreferencesList serves GET /v1/subscribers/{subscriberId}/preferences:
-// the subscriber's preferences for each non-critical workflow.
+// the subscriber's preferences for each active, non-critical workflow.
 func handlePreferencesList(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		q := platform.NewQuery(r)
@@ -48,7 +48,7 @@ func handlePreferencesList(store *Store) http.Handler {
 // v1Templates is the v1 list of template preferences.
 func v1Templates(st preferenceState, all bool) []map[string]any {
 	out := []map[string]any{}
-	for _, v := range st.views {
+	for _, v := range st.listed() {
 		if v.resolved.Critical {
 			continue
 		}
@@ -157,7 +157,7 @@ func handleGlobalPreferenceUpdateV1(store *Store) http.Handler {
 // v2Preferences is the answer of GET /v2/subscribers/{subscriberId}/preferences.
 func v2Preferences(st preferenceState, which criticality) map[string]any {
 	wfs := []map[string]any{}
-	for _, v := range st.views {
+	for _, v := range st.listed() {
 		if !which.shows(v) {
 			continue
 		}

@@ -85,12 +85,24 @@ type preferenceState struct {
 	views         []preferenceView
 }
 
+// listed returns the views of active workflows: the lists show only those,
+// as the reference does, while a write may still name an inactive one.
+func (st preferenceState) listed() []preferenceView {
+	out := make([]preferenceView, 0, len(st.views))
+	for _, v := range st.views {
+		if v.wf.Active {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // globalChannels is the subscriber's global channels, as the reference
-// shows them: those of the environment's workflows' steps, on unless the
-// subscriber turned them off.
+// shows them: those of the environment's active workflows' steps, on
+// unless the subscriber turned them off.
 func (st preferenceState) globalChannels() map[string]bool {
 	out := map[string]bool{}
-	for _, v := range st.views {
+	for _, v := range st.listed() {
 		for _, c := range v.wf.Channels {
 			out[c] = true
 		}

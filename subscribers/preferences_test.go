@@ -267,3 +267,64 @@ func (tc refused) check(t *testing.T, srv *apptest.Server, snapshot func() strin
 	is.True(e.Message != "")               // and why
 	is.Equal(snapshot(), before)           // nothing changed
 }
+
+// An inactive workflow is not among the preferences the v1 and v2 routes
+// list, nor are the channels only it has among the global ones, as the
+// reference lists them; a write may still name it.
+func TestPreferences_ListActiveWorkflowsOnly(t *testing.T) {
+	is := is.New(t)
+	srv, _ := setUpPreferences(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Paused","workflowId":"paused","active":false,
+		"steps":[{"name":"Text","type":"sms","controlValues":{"body":"x"}}]}`)
+	type v1Pref struct {
+		Template struct {
+			Triggers []struct {
+				Identifier string `json:"identifier"`
+			} `json:"triggers"`
+		} `json:"template"`
+	}
+	identifiers := func(prefs []v1Pref) []string {
+		var out []string
+		for _, p := range prefs {
+			out = append(out, p.Template.Triggers[0].Identifier)
+		}
+		return out
+	}
+	for _, path := range []string{"/v1/subscribers/ada/preferences", "/v1/subscribers/ada/preferences/template"} {
+		var prefs []v1Pref
+		apptest.MustStatus(t, srv.Dev, "GET", path, "", http.StatusOK).Decode(t, &prefs)
+		is.Equal(identifiers(prefs), []string{"news"}) // the active, non-critical workflow only (the path's)
+	}
+	var global []struct {
+		Preference struct {
+			Channels map[string]bool `json:"channels"`
+		} `json:"preference"`
+	}
+	apptest.MustStatus(t, srv.Dev, "GET", "/v1/subscribers/ada/preferences/global", "", http.StatusOK).Decode(t, &global)
+	is.Equal(global[0].Preference.Channels, map[string]bool{"in_app": true, "email": true}) // no sms: only the inactive workflow has it
+
+	var v2 struct {
+		Global struct {
+			Channels map[string]bool `json:"channels"`
+		} `json:"global"`
+		Workflows []struct {
+			Workflow struct {
+				Identifier string `json:"identifier"`
+			} `json:"workflow"`
+		} `json:"workflows"`
+	}
+	apptest.MustStatus(t, srv.Dev, "GET", "/v2/subscribers/ada/preferences?criticality=all", "", http.StatusOK).Decode(t, &v2)
+	is.Equal(len(v2.Workflows), 2)                                               // news and alerts, not paused
+	is.True(v2.Workflows[0].Workflow.Identifier != "paused")                     // an active one…
+	is.True(v2.Workflows[1].Workflow.Identifier != "paused")                     // …and the other
+	is.Equal(v2.Global.Channels, map[string]bool{"in_app": true, "email": true}) // the active workflows' channels
+
+	var upd struct {
+		Preference struct {
+			Channels map[string]bool `json:"channels"`
+		} `json:"preference"`
+	}
+	apptest.MustStatus(t, srv.Dev, "PATCH", "/v1/subscribers/ada/preferences/paused",
+		`{"channel":{"type":"sms","enabled":false}}`, http.StatusOK).Decode(t, &upd)
+	is.Equal(upd.Preference.Channels, map[string]bool{"sms": false}) // the inactive workflow's preference is still written and answered
+}

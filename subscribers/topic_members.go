@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 )
 
 // TopicMember is one subscriber a trigger to topics reaches.
@@ -92,4 +93,21 @@ func (s *Store) membersAfter(ctx context.Context, topicID, after string, limit i
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// CountTopicKeyMembers answers how many memberships the environment's
+// topics among keys have: at least the subscribers a trigger to them
+// reaches, a subscriber in two of them counted twice.
+func (s *Store) CountTopicKeyMembers(ctx context.Context, environmentID string, keys []string) (n int64, err error) {
+	defer platform.Wrap(&err, "count topic members")
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	args := []any{environmentID}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	err = s.db.QueryRow(ctx, `SELECT count(*) FROM topic_subscribers WHERE topic_id IN
+		(SELECT id FROM topics WHERE environment_id = ? AND key IN (`+sqldb.Placeholders(len(keys))+`))`, args...).Scan(&n)
+	return n, err
 }

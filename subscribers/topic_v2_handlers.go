@@ -186,12 +186,21 @@ type batchError struct {
 	Message      string `json:"message"`
 }
 
+// changedSubscription is a subscription as the answers of POST and DELETE
+// /v2/topics/{topicKey}/subscriptions list it: the reference's SDK refuses
+// an item without updatedAt. A subscription is never changed once made, so
+// it was last updated when it was created.
+type changedSubscription struct {
+	subscriptionV2
+	UpdatedAt string `json:"updatedAt"`
+}
+
 // batchAnswer writes a v2 subscription batch: status when any succeeded,
 // 400 with the same body when every one failed.
 func batchAnswer(w http.ResponseWriter, status int, subs []Subscription, errs []batchError) error {
-	data := make([]subscriptionV2, len(subs))
+	data := make([]changedSubscription, len(subs))
 	for i, sub := range subs {
-		data[i] = toSubscriptionV2(sub)
+		data[i] = changedSubscription{toSubscriptionV2(sub), sub.CreatedAt}
 	}
 	res := map[string]any{"data": data, "meta": map[string]int{"totalCount": len(subs) + len(errs),
 		"successful": len(subs), "failed": len(errs)}}

@@ -382,3 +382,38 @@ func TestTopics_FanOutResumesAtStart(t *testing.T) {
 	apptest.MustStatus(t, srv.Dev, "GET", "/v1/notifications?topicKey=big&limit=1", "", 200).Decode(t, &big)
 	is.Equal(big.Data[0].Topics[0].TopicKey, "big") // the resumed batches carry the topic
 }
+
+// The items of a subscription batch carry every field the reference's SDK
+// requires of them; the list's items, like the reference's, have no updatedAt.
+func TestTopics_BatchItemsHaveEveryRequiredField(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"a","firstName":"A"}`)
+	type item map[string]any
+	var batch struct {
+		Data []item `json:"data"`
+	}
+	required := func(it item) {
+		for _, f := range []string{"_id", "identifier", "topic", "subscriber", "createdAt", "updatedAt"} {
+			is.True(it[f] != nil) // the item has every field the SDK requires (the loop's f)
+		}
+		topic, sub := it["topic"].(map[string]any), it["subscriber"].(map[string]any)
+		is.True(topic["_id"] != nil && topic["key"] == "team")   // its topic has _id and key
+		is.True(sub["_id"] != nil && sub["subscriberId"] == "a") // its subscriber has _id and subscriberId
+		is.Equal(it["updatedAt"], it["createdAt"])               // a subscription is never changed after it is made
+	}
+	apptest.MustCreate(t, srv.Dev, "/v2/topics/team/subscriptions", `{"subscriptions":["a"]}`).Decode(t, &batch)
+	is.Equal(len(batch.Data), 1) // a subscribed
+	required(batch.Data[0])
+
+	var list struct {
+		Data []item `json:"data"`
+	}
+	apptest.MustStatus(t, srv.Dev, "GET", "/v2/topics/team/subscriptions", "", 200).Decode(t, &list)
+	is.Equal(len(list.Data), 1)              // a listed
+	is.Equal(list.Data[0]["updatedAt"], nil) // the list's items are the reference's, without updatedAt
+
+	apptest.MustStatus(t, srv.Dev, "DELETE", "/v2/topics/team/subscriptions", `{"subscriptions":["a"]}`, 200).Decode(t, &batch)
+	is.Equal(len(batch.Data), 1) // a removed
+	required(batch.Data[0])
+}

@@ -37,15 +37,22 @@ func payloadVariables(w *workflow) any {
 	return anyObject()
 }
 
-// variablesFor returns the JSON Schema of what the templates of step i may
-// use: subscriber fields, the payload, and the events of earlier digest steps.
-func variablesFor(w *workflow, i int) schema {
+// subscriberSchema is the schema of a subscriber's fields in templates.
+func subscriberSchema() schema {
 	sub := schema{}
 	for _, f := range subscriberVariables {
 		sub[f] = str()
 	}
 	sub["data"] = anyObject()
-	subscriber := object(sub)
+	return object(sub)
+}
+
+// variablesFor returns the JSON Schema of what the templates of step i may
+// use: subscriber fields, the payload, the trigger's actor (a subscriber,
+// absent when the trigger names none) and the events of earlier digest
+// steps.
+func variablesFor(w *workflow, i int) schema {
+	subscriber := subscriberSchema()
 	subscriber["required"] = []string{"subscriberId"}
 
 	steps := schema{}
@@ -65,6 +72,7 @@ func variablesFor(w *workflow, i int) schema {
 	}
 	return object(schema{
 		"subscriber": subscriber,
+		"actor":      subscriberSchema(),
 		"payload":    payloadVariables(w),
 		"steps":      object(steps),
 	})

@@ -19,6 +19,7 @@ type PreferenceWorkflow struct {
 	Severity    string
 	Channels    []string // the channel kinds of its steps, in step order, each once
 	Preferences Preferences
+	Active      bool // an inactive workflow is not listed among a subscriber's preferences
 	CreatedAt   string
 	UpdatedAt   string
 }
@@ -72,7 +73,7 @@ func idOfSlug(key string) string {
 func toPreferenceWorkflow(w *workflow) PreferenceWorkflow {
 	out := PreferenceWorkflow{ID: w.ID, WorkflowID: w.WorkflowID, Slug: slugify(w.Name, "workflow") + "_wf_" + w.ID,
 		Name: w.Name, Tags: w.Tags, Severity: w.Severity, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
-		Preferences: w.Preferences}
+		Preferences: w.Preferences, Active: w.Active}
 	if out.Tags == nil {
 		out.Tags = []string{}
 	}

@@ -48,6 +48,8 @@ type settings struct {
 	retention app.Retention
 	compat    string
 	logs      io.Writer
+	storage   int64
+	limits    *platform.RateLimits
 }
 
 // Outbound sets where sends may connect, as HERALD_OUTBOUND_ALLOW does;
@@ -59,8 +61,17 @@ func Outbound(o *outbound.Guard) Option { return func(s *settings) { s.outbound 
 // sweeper runs only when the test calls Herald.Sweeper.Sweep.
 func Retention(r app.Retention) Option { return func(s *settings) { s.retention = r } }
 
+// MaxRequestStorage sets the most bytes one request may cause to be
+// stored, as HERALD_MAX_REQUEST_STORAGE does.
+func MaxRequestStorage(n int64) Option { return func(s *settings) { s.storage = n } }
+
 // Compat speaks another platform's wire, as HERALD_COMPAT does.
 func Compat(wire string) Option { return func(s *settings) { s.compat = wire } }
+
+// Limits sets the server's rate limits, as HERALD_WRITE_RATE and the other
+// limits do; without it writes are not limited and the others keep their
+// defaults.
+func Limits(l platform.RateLimits) Option { return func(s *settings) { s.limits = &l } }
 
 // Logs writes the server's log to w as HERALD_LOG_FORMAT=json does, at
 // info and up, instead of to the test's log.
@@ -112,6 +123,10 @@ func (s *Server) starter(t testing.TB, options []Option) func(*http.ServeMux, *p
 		}
 		metrics := platform.NewMetrics(a.DB)
 		a.Edge.OpenAPI, a.Edge.Metrics, a.Edge.MetricsRoute, a.Edge.Compat = doc, metrics, true, set.compat
+		a.Edge.MaxRequestStorage = set.storage
+		if set.limits != nil {
+			a.Edge.Limits = *set.limits
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		herald, err := app.Start(ctx, mux, app.Deps{DB: a.DB, Logger: a.Logger, Secret: a.Secret, Now: a.Clock.Now,
 			Environments: []platform.Environment{a.Development, a.Production}, Outbound: set.outbound,

@@ -52,7 +52,7 @@ func StartBench(b *testing.B) *Bench {
 	secret := []byte("trigger-bench-secret-0123456789abcdef0")
 	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mux := http.NewServeMux()
-	platform.AddRoutes(mux, db)
+	platform.AddRoutes(mux, db, nil)
 	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: logger, Secret: secret, Now: time.Now, Environments: envs})
 	if err != nil {
 		b.Fatal(err)

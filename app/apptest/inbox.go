@@ -86,7 +86,7 @@ func (c *Inbox) Do(method, path, body string) (int, []byte, http.Header) {
 	b, _ := io.ReadAll(res.Body)
 	if spec, err := platformtest.LoadSpec(); err != nil {
 		c.t.Errorf("API description: %v", err)
-	} else if err := spec.CheckResponse(method, req.URL.Path, res.StatusCode, res.Header, b); err != nil {
+	} else if err := spec.CheckResponse(method, req.URL.EscapedPath(), res.StatusCode, res.Header, b); err != nil {
 		c.t.Errorf("response of %s %s disagrees with the API description: %v", method, path, err)
 	}
 	return res.StatusCode, b, res.Header

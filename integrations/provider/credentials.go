@@ -50,6 +50,11 @@ type Credentials struct {
 	AppSID                 *string        `json:"appSid,omitempty"`
 	SenderID               *string        `json:"senderId,omitempty"`
 	AppIOBaseURL           *string        `json:"AppIOBaseUrl,omitempty"`
+	// AutoCreateSubscribers is Herald's own, on an in_app integration:
+	// whether an inbox session may create the subscriber it names. Unset,
+	// it may in every environment but Production, whose subscribers the
+	// team's backend creates through the API.
+	AutoCreateSubscribers *bool `json:"autoCreateSubscribers,omitempty"`
 }
 
 // Value returns the string credential with the JSON name field, or "".

@@ -158,9 +158,10 @@ func (s *Spec) Operation(method, path string) string {
 	return pattern
 }
 
-// CheckResponse checks a response to method and path. A request that matches
-// no documented operation is not checked: the route tests catch undocumented
-// routes.
+// CheckResponse checks a response to method and path, escaped as sent (an
+// id holding "?" or "/" would match another route unescaped). A request
+// that matches no documented operation is not checked: the route tests
+// catch undocumented routes.
 func (s *Spec) CheckResponse(method, path string, status int, header http.Header, body []byte) error {
 	op := s.Operation(method, path)
 	if op == "" {
@@ -269,7 +270,7 @@ func checkSpec(t testing.TB, req *http.Request, res *http.Response, body []byte,
 		t.Errorf("API description: %v", err)
 		return
 	}
-	if err := s.CheckResponse(req.Method, req.URL.Path, res.StatusCode, res.Header, body); err != nil {
+	if err := s.CheckResponse(req.Method, req.URL.EscapedPath(), res.StatusCode, res.Header, body); err != nil {
 		t.Errorf("response of %s %s disagrees with the API description: %v", req.Method, req.URL.Path, err)
 	}
 }

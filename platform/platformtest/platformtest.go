@@ -113,7 +113,7 @@ func serve(t testing.TB, db *sqldb.DB, logger *slog.Logger, clock *Clock, regist
 		// limit has tests of its own (platform/ratelimit_test.go).
 		Limits: platform.RateLimits{Write: -1}}
 	mux := http.NewServeMux()
-	platform.AddRoutes(mux, db)
+	platform.AddRoutes(mux, db, app.Inbox)
 	if register != nil {
 		register(mux, app)
 	}

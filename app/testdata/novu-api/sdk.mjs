@@ -69,4 +69,56 @@ const feed = await step("list the subscriber's messages", () =>
   novu.messages.retrieve({ subscriberId: "sdk-ada", channel: "in_app" }),
 );
 check(feed.result.data.length === 1 && feed.result.data[0].content === "Hi Ada", "the message is rendered", feed.result.data);
+await step("create an inactive workflow", () =>
+  novu.workflows.create({
+    name: "SDK paused",
+    workflowId: "sdk-paused",
+    active: false,
+    steps: [{ name: "Text", type: "sms", controlValues: { body: "Hi" } }],
+  }),
+);
+const prefs = await step("list the subscriber's preferences", () =>
+  novu.subscribers.preferences.list({ subscriberId: "sdk-ada", criticality: "all" }),
+);
+check(prefs.result.workflows.map((w) => w.workflow.identifier).join() === "sdk-hello",
+  "only the active workflow's preferences are listed", prefs.result.workflows.map((w) => w.workflow.identifier));
+check(prefs.result.global.channels.sms === undefined, "and only its channels globally", prefs.result.global.channels);
+
+const subscribed = await step("subscribe to a topic", () =>
+  novu.topics.subscriptions.create({ subscriptions: ["sdk-ada"], name: "SDK news" }, "sdk-news"),
+);
+check(subscribed.result.data.length === 1 && subscribed.result.data[0].subscriber?.subscriberId === "sdk-ada",
+  "the subscription is answered with its subscriber", subscribed.result);
+check(subscribed.result.data[0].topic.key === "sdk-news", "and its topic", subscribed.result.data[0].topic);
+
+const listed = await step("list the topic's subscriptions", () => novu.topics.subscriptions.list({ topicKey: "sdk-news" }));
+check(listed.result.data.length === 1 && listed.result.data[0].id === subscribed.result.data[0].id,
+  "the subscription is listed", listed.result.data);
+
+const unsubscribed = await step("unsubscribe from the topic", () =>
+  novu.topics.subscriptions.delete({ subscriptions: ["sdk-ada"] }, "sdk-news"),
+);
+check(unsubscribed.result.data.length === 1 && unsubscribed.result.meta.successful === 1,
+  "the removed subscription is answered", unsubscribed.result);
+const liked = await step("create a workflow that reads the actor", () =>
+  novu.workflows.create({
+    name: "SDK liked",
+    workflowId: "sdk-liked",
+    active: true,
+    steps: [{ name: "Inbox", type: "in_app", controlValues: { body: "{{ actor.firstName }} liked it" } }],
+  }),
+);
+check(liked.result.status === "ACTIVE", "actor.* is a known variable", liked.result.steps?.[0]?.issues);
+await step("trigger it with an actor", () =>
+  novu.trigger({ workflowId: "sdk-liked", to: "sdk-ada", actor: { subscriberId: "sdk-bo", firstName: "Bo" } }),
+);
+let likedMessage;
+for (let i = 0; i < 200 && !likedMessage; i++) {
+  const msgs = await step("list the subscriber's messages", () =>
+    novu.messages.retrieve({ subscriberId: "sdk-ada", channel: "in_app" }),
+  );
+  likedMessage = msgs.result.data.find((m) => m.content !== "Hi Ada");
+  if (!likedMessage) await new Promise((r) => setTimeout(r, 50));
+}
+check(likedMessage?.content === "Bo liked it", "the actor's fields are rendered", likedMessage);
 console.log("sdk: all ok");

@@ -6,3 +6,4 @@ ALTER TABLE notification_topics RESET (autovacuum_vacuum_scale_factor, autovacuu
 ALTER TABLE activity_transactions RESET (autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold, vacuum_truncate);
 ALTER TABLE messages RESET (autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold, vacuum_truncate);
 ALTER TABLE message_payloads RESET (autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold, vacuum_truncate);
+ALTER TABLE stored_values RESET (autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold, vacuum_truncate);

@@ -17,3 +17,4 @@ ALTER TABLE notification_topics SET (autovacuum_vacuum_scale_factor = 0.01, auto
 ALTER TABLE activity_transactions SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
 ALTER TABLE messages SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
 ALTER TABLE message_payloads SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);
+ALTER TABLE stored_values SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000, vacuum_truncate = false);

@@ -1,0 +1,136 @@
+package activity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/templates"
+	"github.com/herald-notify/herald/workflows"
+)
+
+// What one request may cause to be stored is bounded
+// (platform.StorageProblem). A trigger's payload and overrides are stored
+// once however many subscribers it reaches (sqldb.StoreValue); what grows
+// with them is what each message's templates render from the payload.
+// That is estimated before anything is written from the payload fields the
+// workflow's message steps name, each counted whole, once per step and
+// recipient, and the overrides, which each message keeps. A value under sqldb.ValueThreshold kept in each notification
+// is part of a notification's fixed cost, not of the estimate.
+
+// messageSteps are the step types that store a message.
+var messageSteps = map[string]bool{"in_app": true, "email": true, "sms": true, "chat": true, "push": true}
+
+// renderedPaths lists, for each message step of wf, the payload fields its
+// control values name, as paths under payload (empty for the whole of it):
+// once per step that names one; and it counts those steps.
+func renderedPaths(wf *workflows.Workflow) (paths [][]string, steps int) {
+	for _, st := range wf.Steps {
+		if !messageSteps[st.Type] {
+			continue
+		}
+		steps++
+		seen := map[string]bool{}
+		eachString(st.ControlValues, func(s string) {
+			templates.Check(s, func(path []string) bool {
+				if len(path) == 0 || path[0] != "payload" {
+					return true
+				}
+				p := path[1:]
+				if i := slices.Index(p, "*"); i >= 0 {
+					p = p[:i]
+				}
+				if key := strings.Join(p, "."); !seen[key] {
+					seen[key] = true
+					paths = append(paths, p)
+				}
+				return true
+			})
+		})
+	}
+	return paths, steps
+}
+
+// eachString calls fn with every string in v, a decoded JSON value.
+func eachString(v any, fn func(string)) {
+	switch v := v.(type) {
+	case string:
+		fn(v)
+	case map[string]any:
+		for _, e := range v {
+			eachString(e, fn)
+		}
+	case []any:
+		for _, e := range v {
+			eachString(e, fn)
+		}
+	}
+}
+
+// sizeAt is the size of the JSON of payload at path, 0 when it has none.
+func sizeAt(payload json.RawMessage, path []string) int64 {
+	for _, key := range path {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(payload, &m) != nil {
+			return int64(len(payload)) // an index into an array: all of it, at most
+		}
+		if payload = m[key]; payload == nil {
+			return 0
+		}
+	}
+	return int64(len(payload))
+}
+
+// checkStorage refuses p when storing it for the subscribers recipients
+// counts would pass the request's storage limit. recipients is called
+// only when the workflow's templates render some of the payload.
+func (t *triggerer) checkStorage(ctx context.Context, p *plan, recipients func() (int64, error)) error {
+	var perRecipient, n int64
+	parsed := t.workflowParses.get(p.wf)
+	for _, path := range parsed.rendered {
+		perRecipient += sizeAt(p.payload, path)
+	}
+	if len(p.overrides) >= sqldb.ValueThreshold {
+		perRecipient += int64(len(p.overrides) * parsed.messageSteps)
+	}
+	if perRecipient > 0 {
+		var err error
+		if n, err = recipients(); err != nil {
+			return err
+		}
+	}
+	once := int64(len(p.payload) + len(p.overrides))
+	what := fmt.Sprintf("the payload and overrides once, %d bytes, and for each of its %d subscribers' messages the %d bytes its templates render and its overrides",
+		once, n, perRecipient)
+	return platform.StorageProblem(ctx, once+perRecipient*n, what)
+}
+
+// checkTriggerStorage is checkStorage for a trigger, which reaches the
+// subscribers it names and the members of the topics it names.
+func (t *triggerer) checkTriggerStorage(ctx context.Context, p *plan, req triggerRequest) error {
+	return t.checkStorage(ctx, p, func() (int64, error) {
+		n := int64(len(p.recipients))
+		refs, _ := parseTopics(req.To)
+		if len(refs) == 0 || t.topics == nil {
+			return n, nil
+		}
+		var keys []string
+		for _, ref := range refs {
+			keys = append(keys, ref.TopicKey)
+		}
+		members, err := t.topics.CountTopicKeyMembers(ctx, p.tenant.EnvironmentID, keys)
+		return n + members, err
+	})
+}
+
+// checkBroadcastStorage is checkStorage for a broadcast, which reaches
+// every subscriber of the environment.
+func (t *triggerer) checkBroadcastStorage(ctx context.Context, p *plan) error {
+	return t.checkStorage(ctx, p, func() (int64, error) {
+		return t.subscribers.CountSubscribers(ctx, p.tenant.EnvironmentID)
+	})
+}
