@@ -54,8 +54,8 @@ type SubscriberLookup interface {
 }
 
 // InboxHMACs tells whether an environment's inbox is open without an HMAC:
-// it has an active in-app integration, and hmac is off on the one sessions
-// go by; integrations.Store satisfies it.
+// it has an active in-app integration whose hmac setting is off;
+// integrations.Store satisfies it.
 type InboxHMACs interface {
 	InboxOpenWithoutHMAC(ctx context.Context, environmentID string) (bool, error)
 }
