@@ -67,9 +67,9 @@ func run() error {
 	return nil
 }
 
-// tuneGC sets the collector as Herald's app.TuneGC does; the floor does
-// not import Herald, so it stays a bare server. The floor and Herald must
-// pay the same for garbage collection to compare.
+// tuneGC sets the collector as Herald's app.TuneGC does. The floor imports
+// Herald's HTTP stack but not app, which would link every domain into it;
+// the floor and Herald must pay the same for garbage collection to compare.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(300)
