@@ -66,6 +66,9 @@ type snsVerifier struct {
 	// hostOK says whether a certificate or confirmation URL's host is
 	// Amazon's; nil means snsHost. Tests point it at their own server.
 	hostOK func(host string) bool
+	// client, when set, fetches certificates and confirms subscriptions
+	// instead of the store's outbound client; tests trust their server.
+	client *http.Client
 	mu     sync.Mutex
 	certs  map[string]*x509.Certificate
 }
@@ -85,6 +88,9 @@ func (v *snsVerifier) trusted(raw string) (*url.URL, bool) {
 // verify checks m's signature: the certificate comes from Amazon's SNS
 // host, over HTTPS, and signed the message's string to sign.
 func (v *snsVerifier) verify(ctx context.Context, client *http.Client, m snsMessage) error {
+	if v.client != nil {
+		client = v.client
+	}
 	u, ok := v.trusted(m.SigningCertURL)
 	if !ok {
 		return errUnverified
@@ -153,14 +159,14 @@ func (v *snsVerifier) cert(ctx context.Context, client *http.Client, u string) (
 // readSES reads Amazon SES events as SNS delivers them. Every message's
 // SNS signature is checked; a subscription confirmation is confirmed by
 // visiting its SubscribeURL (on Amazon's host); a notification carries
-// one SES event. A signing key, when set, is the topic ARN the messages
-// must come from.
+// one SES event. A signing key that is a topic ARN (arn:…) is the topic
+// the messages must come from.
 func readSES(ctx context.Context, s *Store, q receiptRequest) ([]Receipt, error) {
 	var m snsMessage
 	if json.Unmarshal(q.body, &m) != nil || m.Signature == "" {
 		return nil, errUnverified
 	}
-	if arn := q.signingKey(); arn != "" && arn != m.TopicArn {
+	if arn := q.signingKey(); strings.HasPrefix(arn, "arn:") && arn != m.TopicArn {
 		return nil, errUnverified
 	}
 	if err := s.sns.verify(ctx, s.outbound.Client, m); err != nil {
@@ -185,7 +191,11 @@ func (s *Store) confirmSNS(ctx context.Context, m snsMessage) error {
 	if err != nil {
 		return errUnverified
 	}
-	res, err := s.outbound.Client.Do(req)
+	client := s.outbound.Client
+	if s.sns.client != nil {
+		client = s.sns.client
+	}
+	res, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("confirm SNS subscription: %w", err)
 	}
