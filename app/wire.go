@@ -36,6 +36,8 @@ var (
 	_ activity.Topics                 = (*subscribers.Store)(nil)
 	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
 	_ messaging.EventSink             = (*webhooks.Store)(nil)
+	_ workflows.EventSink             = (*webhooks.Store)(nil)
+	_ subscribers.EventSink           = (*webhooks.Store)(nil)
 	_ messaging.ReceiptDetails        = (*activity.Store)(nil)
 	_ integrations.ReceiptSink        = (*messaging.Store)(nil)
 )
@@ -74,6 +76,8 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	activityStore.Observe(d.Metrics)
 	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Environments, d.Now).Observe(d.Metrics, d.Logger)
 	messageStore.UseEvents(hookStore).UseReceipts(activityStore)
+	workflowStore.UseEvents(hookStore)
+	subscriberStore.UseEvents(hookStore)
 	integrationStore.UseReceipts(messageStore)
 	d.Metrics.MustRegister(newStorageGauge(d.DB, d.Logger))
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),

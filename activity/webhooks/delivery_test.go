@@ -260,3 +260,52 @@ func TestWebhooks_TestEvent(t *testing.T) {
 	res := srv.Dev.Do(t, "POST", "/v2/webhooks/endpoints/"+e.ID+"/test", `{"eventType":"message.nope"}`)
 	is.Equal(res.Status, 422) // an unknown type is refused
 }
+
+func TestWebhooks_WorkflowAndPreferenceEvents(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	rc := newReceiver(t)
+	mustEndpoint(t, srv, rc, "workflow.created", "workflow.updated", "workflow.deleted", "preference.updated")
+	apptest.CreateHello(t, srv, "Hi")
+	apptest.MustStatus(t, srv.Dev, "PATCH", "/v2/workflows/hello", `{"name":"Hello again"}`, 200)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+	apptest.MustStatus(t, srv.Dev, "PATCH", "/v1/subscribers/ada/preferences/hello", `{"channel":{"type":"email","enabled":false}}`, 200)
+	apptest.MustStatus(t, srv.Dev, "DELETE", "/v2/workflows/hello", "", 204)
+
+	got := rc.wait(4)
+	var types []string
+	for _, g := range got {
+		is.True(g.Verified) // signed
+		types = append(types, g.Event.Type)
+	}
+	is.Equal(types, []string{"workflow.created", "workflow.updated", "preference.updated", "workflow.deleted"}) // each change, in order
+
+	var updated struct {
+		Object struct {
+			WorkflowID string `json:"workflowId"`
+			Name       string `json:"name"`
+		} `json:"object"`
+		PreviousObject struct {
+			Name string `json:"name"`
+		} `json:"previousObject"`
+	}
+	is.NoErr(json.Unmarshal(got[1].Event.Data, &updated)) // workflow.updated's data
+	is.Equal(updated.Object.WorkflowID, "hello")          // names the workflow
+	is.Equal(updated.Object.Name, "Hello again")          // as it is now
+	is.Equal(updated.PreviousObject.Name, "Hello")        // and as it was
+	var pref struct {
+		SubscriberID string `json:"subscriberId"`
+		Object       struct {
+			Level    string          `json:"level"`
+			Channels map[string]bool `json:"channels"`
+			Workflow struct {
+				Identifier string `json:"identifier"`
+			} `json:"workflow"`
+		} `json:"object"`
+	}
+	is.NoErr(json.Unmarshal(got[2].Event.Data, &pref)) // preference.updated's data
+	is.Equal(pref.SubscriberID, "ada")                 // the subscriberId
+	is.Equal(pref.Object.Level, "template")            // a workflow's preference
+	is.Equal(pref.Object.Workflow.Identifier, "hello") // which one
+	is.Equal(pref.Object.Channels["email"], false)     // as written
+}

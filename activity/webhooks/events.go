@@ -9,6 +9,8 @@ import (
 
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
 )
 
 // EventType is one entry of the event catalogue (GET
@@ -45,10 +47,10 @@ var EventTypes = []EventType{
 
 // The workflow and preference events.
 const (
-	EventWorkflowCreated   = "workflow.created"
-	EventWorkflowUpdated   = "workflow.updated"
-	EventWorkflowDeleted   = "workflow.deleted"
-	EventPreferenceUpdated = "preference.updated"
+	EventWorkflowCreated   = workflows.EventCreated
+	EventWorkflowUpdated   = workflows.EventUpdated
+	EventWorkflowDeleted   = workflows.EventDeleted
+	EventPreferenceUpdated = subscribers.EventPreferenceUpdated
 )
 
 // knownType reports whether t is in the catalogue, and its object.
@@ -206,4 +208,28 @@ const (
 // transaction: preparing inside one waits on the writer it holds.
 func (s *Store) Prepare(ctx context.Context) error {
 	return s.db.PrepareWrites(ctx, insertEventSQL, insertDeliverySQL)
+}
+
+// workflowData is a workflow event's data.
+type workflowData struct {
+	Object         any `json:"object"`
+	PreviousObject any `json:"previousObject,omitempty"`
+}
+
+// RaiseWorkflowEvent records a workflow event inside tx (workflows'
+// EventSink).
+func (s *Store) RaiseWorkflowEvent(ctx context.Context, tx *sql.Tx, e workflows.WorkflowEvent) error {
+	return s.raise(ctx, tx, e.EnvironmentID, e.Type, workflowData{Object: e.Object, PreviousObject: e.PreviousObject})
+}
+
+// preferenceData is preference.updated's data.
+type preferenceData struct {
+	Object       subscribers.EventPreference `json:"object"`
+	SubscriberID string                      `json:"subscriberId"`
+}
+
+// RaisePreferenceEvent records a preference event inside tx (subscribers'
+// EventSink).
+func (s *Store) RaisePreferenceEvent(ctx context.Context, tx *sql.Tx, e subscribers.PreferenceEvent) error {
+	return s.raise(ctx, tx, e.EnvironmentID, EventPreferenceUpdated, preferenceData{Object: e.Preference, SubscriberID: e.SubscriberID})
 }
