@@ -43,6 +43,10 @@ type Deps struct {
 	// WebhookLane is how many deliveries one webhook endpoint may have in
 	// flight; 0 means the default.
 	WebhookLane int
+	// PublicURL is where providers reach Herald (HERALD_PUBLIC_URL): the
+	// receipt URL integrations show, and the URL Twilio and Plivo sign;
+	// "" uses each request's own host.
+	PublicURL string
 }
 
 // App is a started Herald: each domain's store, connected to the others,

@@ -78,7 +78,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	messageStore.UseEvents(hookStore).UseReceipts(activityStore)
 	workflowStore.UseEvents(hookStore)
 	subscriberStore.UseEvents(hookStore)
-	integrationStore.UseReceipts(messageStore)
+	integrationStore.UseReceipts(messageStore).UsePublicURL(d.PublicURL)
 	d.Metrics.MustRegister(newStorageGauge(d.DB, d.Logger))
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),
 		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore})
