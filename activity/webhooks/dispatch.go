@@ -200,7 +200,10 @@ func (p *Dispatcher) run(ctx context.Context, l *lane) {
 	inflight := 0
 	done := make(chan struct{}, p.cfg.PerEndpoint)
 	for {
-		if cur.url != "" && inflight < p.cfg.PerEndpoint {
+		// Claims wait until half the lane is free, or all of it: one claim
+		// then takes several deliveries, where a claim per finished
+		// attempt would take the writer once a delivery.
+		if cur.url != "" && inflight <= p.cfg.PerEndpoint/2 {
 			if due, err := p.store.anyDue(ctx, l.endpoint); err == nil && due {
 				claimed, err := p.store.claim(ctx, l.endpoint, p.cfg.PerEndpoint-inflight, p.cfg.Timeout+time.Minute)
 				if err != nil && ctx.Err() == nil {
@@ -215,7 +218,7 @@ func (p *Dispatcher) run(ctx context.Context, l *lane) {
 						done <- struct{}{}
 					}(d, cur)
 				}
-				if len(claimed) > 0 && inflight < p.cfg.PerEndpoint {
+				if len(claimed) > 0 && inflight <= p.cfg.PerEndpoint/2 {
 					continue // more may be due
 				}
 			}
