@@ -16,7 +16,7 @@ func TestWebhooks_MessageEventsSignedAndShaped(t *testing.T) {
 	is := is.New(t)
 	srv := apptest.NewServer(t)
 	rc := newReceiver(t)
-	mustEndpoint(t, srv, rc)
+	mustEndpoint(t, srv, rc, "message.sent", "message.delivered")
 	apptest.CreateHello(t, srv, "Hi {{payload.name}}")
 	txID := apptest.TriggerTo(t, srv, "hello", "ada", `{"name":"Ada"}`)
 
