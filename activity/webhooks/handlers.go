@@ -278,9 +278,10 @@ func handleReplaySince(s *Store) http.Handler {
 	})
 }
 
-// handleEventTypes serves GET /v2/webhooks/event-types: the catalogue.
+// handleEventTypes serves GET /v2/webhooks/event-types: the catalogue,
+// as a list of one page.
 func handleEventTypes() http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return platform.JSON(w, http.StatusOK, map[string][]EventType{"data": EventTypes})
+		return platform.JSON(w, http.StatusOK, Page[EventType]{Data: EventTypes})
 	})
 }
