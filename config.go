@@ -42,6 +42,7 @@ type config struct {
 	mmapSize   int64
 	metrics    string // where /metrics is served: "" beside the API
 	compat     string // the wire of another platform's clients; "" for the spec's
+	publicURL  string // where providers reach Herald; "" for each request's own host
 	version    bool
 	flags      *flag.FlagSet // every setting, for the start line's list of those changed
 	maxSnooze  time.Duration
@@ -109,15 +110,31 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 	}
 	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
 	fs.StringVar(&cfg.metrics, "metrics-addr", env("HERALD_METRICS_ADDR", ""), "serve /metrics on this address instead of beside the API (HERALD_METRICS_ADDR)")
+	fs.StringVar(&cfg.publicURL, "public-url", env("HERALD_PUBLIC_URL", ""), "the address providers reach Herald at, for their delivery receipts (HERALD_PUBLIC_URL); unset, each request's own host")
 	fs.StringVar(&cfg.compat, "compat", env("HERALD_COMPAT", ""), "speak the reference platform's wire for its SDKs: novu (HERALD_COMPAT)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	return func() (err error) {
 		if cfg.outbound, err = outbound.ParseAllow(*allow); err != nil {
 			return err
 		}
+		if err := checkPublicURL(cfg.publicURL); err != nil {
+			return err
+		}
 		cfg.retention, err = keep()
 		return err
 	}, nil
+}
+
+// checkPublicURL refuses a public URL providers could not be sent to.
+func checkPublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+		return fmt.Errorf("HERALD_PUBLIC_URL (-public-url) %q is not an http or https URL such as https://herald.example.com", s)
+	}
+	return nil
 }
 
 // defaultWorkers says what 0 workers means.

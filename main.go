@@ -118,7 +118,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// herald.Stop waits for what it is still running.
 	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: logger, Secret: secret, Now: time.Now, Environments: envs,
 		Workers: cfg.workers, Outbound: cfg.outbound, Retention: cfg.retention, Metrics: metrics,
-		Inbox: inbox, MaxSnooze: cfg.maxSnooze, SocketsPerToken: cfg.limits.socketsPerTokenLimit()})
+		Inbox: inbox, MaxSnooze: cfg.maxSnooze, SocketsPerToken: cfg.limits.socketsPerTokenLimit(), PublicURL: cfg.publicURL})
 	if err != nil {
 		return err
 	}

@@ -173,6 +173,7 @@ func TestRun_BadSettings(t *testing.T) {
 		{"ErrMaxPayload", []string{"herald"}, map[string]string{"HERALD_MAX_PAYLOAD": "-1"}, []string{"HERALD_MAX_PAYLOAD", "0 or more"}},
 		{"ErrWriteRateFlag", []string{"herald", "-write-rate", "fast"}, nil, []string{"-write-rate", "0 or more"}},
 		{"ErrKeys", []string{"herald", "keys", "rotate"}, nil, []string{`"rotate"`, "list, create or revoke"}},
+		{"ErrPublicURL", []string{"herald"}, map[string]string{"HERALD_PUBLIC_URL": "herald.example.com"}, []string{"HERALD_PUBLIC_URL", "https://"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

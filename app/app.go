@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/activity"
+	"github.com/herald-notify/herald/activity/webhooks"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/outbound"
@@ -39,6 +40,13 @@ type Deps struct {
 	// SocketsPerToken is how many live inbox sockets one token may hold
 	// open; 0 means messaging's default, negative no limit.
 	SocketsPerToken int
+	// WebhookLane is how many deliveries one webhook endpoint may have in
+	// flight; 0 means the default.
+	WebhookLane int
+	// PublicURL is where providers reach Herald (HERALD_PUBLIC_URL): the
+	// receipt URL integrations show, and the URL Twilio and Plivo sign;
+	// "" uses each request's own host.
+	PublicURL string
 }
 
 // App is a started Herald: each domain's store, connected to the others,
@@ -50,7 +58,9 @@ type App struct {
 	Messages     *messaging.Store
 	Activity     *activity.Store
 	Worker       *activity.Worker
-	Sweeper      *activity.Sweeper // runs on its own when Retention.Every is set; a test may call Sweep
+	Webhooks     *webhooks.Store      // outbound webhook endpoints, events and deliveries
+	Dispatcher   *webhooks.Dispatcher // delivers the webhook events
+	Sweeper      *activity.Sweeper    // runs on its own when Retention.Every is set; a test may call Sweep
 
 	stopOnce sync.Once
 	stoppers []func(context.Context)
@@ -99,13 +109,18 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 		stopBeat(ctx)
 		return nil, err
 	}
+	if err := a.Webhooks.Prepare(ctx); err != nil {
+		stopBeat(ctx)
+		return nil, err
+	}
 	a.Worker.Start(ctx)
+	a.stoppers = append(a.stoppers, a.Dispatcher.Start(ctx))
 	// ResumeBroadcasts reads which broadcasts to go on with before the
 	// server takes requests, so none begun by this process is taken for one
 	// of those.
 	resumed := activity.ResumeBroadcasts(ctx, a.Activity, a.Workflows, a.Subscribers, d.Logger)
 	a.stoppers = append(a.stoppers, a.Worker.Stop, resumed)
-	a.Sweeper = newSweeper(d, a.Activity, a.Messages)
+	a.Sweeper = newSweeper(d, a.Activity, a.Messages, a.Webhooks)
 	d.Metrics.Gauge("herald_retention_removed_rows", "Rows the retention sweeper deleted since the process started.", func() float64 {
 		var n int64
 		for _, removed := range a.Sweeper.Removed() {

@@ -45,6 +45,7 @@ type compatRoute struct {
 // compatFixture holds what earlier rows created, for later rows' paths.
 type compatFixture struct {
 	integrationID, messageID, notificationID, transactionID, prodEnvID string
+	endpointID, deliveryID                                             string
 }
 
 // pageIDs are the _ids of a page's records ([""] when it has none; the
@@ -104,6 +105,8 @@ var compatRoutes = []compatRoute{
 		body: fixed(`{"providerId":"email-webhook","channel":"email","active":true,"credentials":{"webhookUrl":"https://mail.example.com/hook"}}`),
 		keep: func(f *compatFixture, d json.RawMessage) { f.integrationID = idOf(d) }},
 	{op: "GET /v1/integrations", path: fixed("/v1/integrations"), status: 200, wrapped: true},
+	{op: "GET /v1/integrations/{integrationId}", path: func(f *compatFixture) string { return "/v1/integrations/" + f.integrationID },
+		status: 200, wrapped: true},
 	{op: "GET /v1/integrations/active", path: fixed("/v1/integrations/active"), status: 200, wrapped: true},
 	{op: "PUT /v1/integrations/{integrationId}", path: func(f *compatFixture) string { return "/v1/integrations/" + f.integrationID },
 		body: fixed(`{"name":"Mail"}`), status: 200, wrapped: true},
@@ -212,12 +215,35 @@ var compatRoutes = []compatRoute{
 	{op: "DELETE /v2/workflows/{workflowId}", path: fixed("/v2/workflows/hello"), status: 204},
 	{op: "DELETE /v1/integrations/{integrationId}", path: func(f *compatFixture) string { return "/v1/integrations/" + f.integrationID },
 		status: 200, wrapped: true},
+	// Herald's own webhook routes answer as the house's v2 routes: a record
+	// wrapped, a page left bare. The endpoint listens where nothing does.
+	{op: "POST /v2/webhooks/endpoints", path: fixed("/v2/webhooks/endpoints"), status: 201, wrapped: true,
+		body: fixed(`{"url":"http://127.0.0.1:9/hook"}`), keep: func(f *compatFixture, d json.RawMessage) { f.endpointID = idOf(d) }},
+	{op: "GET /v2/webhooks/endpoints", path: fixed("/v2/webhooks/endpoints"), status: 200},
+	{op: "GET /v2/webhooks/endpoints/{endpointId}", path: endpointPath(""), status: 200, wrapped: true},
+	{op: "PATCH /v2/webhooks/endpoints/{endpointId}", path: endpointPath(""), status: 200, wrapped: true, body: fixed(`{"description":"d"}`)},
+	{op: "POST /v2/webhooks/endpoints/{endpointId}/secret/rotate", path: endpointPath("/secret/rotate"), status: 200, wrapped: true},
+	{op: "POST /v2/webhooks/endpoints/{endpointId}/test", path: endpointPath("/test"), status: 202, wrapped: true,
+		body: fixed(`{"eventType":"message.sent"}`), keep: func(f *compatFixture, d json.RawMessage) { f.deliveryID = idOf(d) }},
+	{op: "GET /v2/webhooks/endpoints/{endpointId}/deliveries", path: endpointPath("/deliveries"), status: 200},
+	{op: "POST /v2/webhooks/endpoints/{endpointId}/deliveries/{deliveryId}/replay", status: 202, wrapped: true,
+		path: func(f *compatFixture) string { return endpointPath("/deliveries/" + f.deliveryID + "/replay")(f) }},
+	{op: "POST /v2/webhooks/endpoints/{endpointId}/replay", path: endpointPath("/replay"), status: 202, wrapped: true,
+		body: fixed(`{"since":"2020-01-01T00:00:00Z"}`)},
+	{op: "DELETE /v2/webhooks/endpoints/{endpointId}", path: endpointPath(""), status: 204},
+	{op: "GET /v2/webhooks/event-types", path: fixed("/v2/webhooks/event-types"), status: 200},
+}
+
+// endpointPath is the path of the fixture's webhook endpoint, then rest.
+func endpointPath(rest string) func(*compatFixture) string {
+	return func(f *compatFixture) string { return "/v2/webhooks/endpoints/" + f.endpointID + rest }
 }
 
 // outsideTheAPI are the described routes outside the API's key, which
 // compatibility mode leaves as they are; so are the inbox's (/v1/inbox/),
 // which answer as the reference platform does in every mode.
-var outsideTheAPI = []string{"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json", "GET /docs", "GET /docs/redoc.standalone.js", "GET /socket.io/"}
+var outsideTheAPI = []string{"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json", "GET /docs", "GET /docs/redoc.standalone.js", "GET /socket.io/",
+	"POST /webhooks/organizations/{organizationId}/environments/{environmentId}/{channel}/{integrationId}"}
 
 func TestCompat_TableCoversEveryRoute(t *testing.T) {
 	spec, err := platformtest.LoadSpec()

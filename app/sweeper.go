@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-notify/herald/activity"
+	"github.com/herald-notify/herald/activity/webhooks"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/sqldb"
 )
@@ -25,8 +26,10 @@ var valueRefs = append(slices.Clone(activity.ValueRefs), messaging.ValueRefs...)
 // newSweeper builds the retention sweeper: activity deletes its own
 // records and messaging its own, each environment apart, since every
 // index they read starts with the environment.
-func newSweeper(d Deps, activityStore *activity.Store, messageStore *messaging.Store) *activity.Sweeper {
+func newSweeper(d Deps, activityStore *activity.Store, messageStore *messaging.Store, hooks *webhooks.Store) *activity.Sweeper {
 	sw := &activity.Sweeper{DB: d.DB, Now: d.Now, Every: d.Retention.Every, Logger: d.Logger}
+	// The webhook delivery log is kept as long as the activity it reports.
+	sw.Tasks = append(sw.Tasks, activity.SweepTask{Name: "webhook deliveries", Keep: d.Retention.Activity, Sweep: hooks.Sweep})
 	for _, env := range d.Environments {
 		sw.Tasks = append(sw.Tasks,
 			activity.SweepTask{Name: "notifications", Keep: d.Retention.Activity,

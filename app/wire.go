@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/herald-notify/herald/activity"
+	"github.com/herald-notify/herald/activity/webhooks"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
@@ -34,6 +35,11 @@ var (
 	_ activity.Preferences            = (*subscribers.Store)(nil)
 	_ activity.Topics                 = (*subscribers.Store)(nil)
 	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
+	_ messaging.EventSink             = (*webhooks.Store)(nil)
+	_ workflows.EventSink             = (*webhooks.Store)(nil)
+	_ subscribers.EventSink           = (*webhooks.Store)(nil)
+	_ messaging.ReceiptDetails        = (*activity.Store)(nil)
+	_ integrations.ReceiptSink        = (*messaging.Store)(nil)
 )
 
 // OpenAPI lists each package's part of the API description, the
@@ -42,6 +48,7 @@ var (
 var OpenAPI = []platform.Fragment{
 	{Name: "platform/openapi.yaml", YAML: platform.OpenAPI},
 	{Name: "activity/openapi.yaml", YAML: activity.OpenAPI},
+	{Name: "activity/webhooks/openapi.yaml", YAML: webhooks.OpenAPI},
 	{Name: "integrations/openapi.yaml", YAML: integrations.OpenAPI},
 	{Name: "messaging/openapi.yaml", YAML: messaging.OpenAPI},
 	{Name: "subscribers/openapi.yaml", YAML: subscribers.OpenAPI},
@@ -67,6 +74,11 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	}).WithClock(d.Now).WithSecret(d.Secret)
 	activityStore := activity.NewStore(d.DB, d.Now)
 	activityStore.Observe(d.Metrics)
+	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Environments, d.Now).Observe(d.Metrics, d.Logger)
+	messageStore.UseEvents(hookStore).UseReceipts(activityStore)
+	workflowStore.UseEvents(hookStore)
+	subscriberStore.UseEvents(hookStore)
+	integrationStore.UseReceipts(messageStore).UsePublicURL(d.PublicURL)
 	d.Metrics.MustRegister(newStorageGauge(d.DB, d.Logger))
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),
 		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore})
@@ -83,6 +95,9 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	workflows.AddRoutes(mux, workflowStore, integrationStore)
 	messaging.AddRoutes(mux, messageStore)
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
+	webhooks.AddRoutes(mux, hookStore)
 	return &App{Integrations: integrationStore, Workflows: workflowStore, Subscribers: subscriberStore,
-		Messages: messageStore, Activity: activityStore, Worker: worker}, nil
+		Messages: messageStore, Activity: activityStore, Worker: worker, Webhooks: hookStore,
+		Dispatcher: webhooks.NewDispatcher(hookStore, webhooks.DispatcherConfig{Guard: d.Outbound, Logger: d.Logger,
+			PerEndpoint: d.WebhookLane})}, nil
 }

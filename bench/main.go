@@ -55,7 +55,7 @@ func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
 	expired := flag.Int("expired", 0, "expired notifications the sweeper deletes while scenario 1 runs again; 0 means 1,000,000 (20,000 with -quick)")
-	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12) or instances (10, needs -db)")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12), webhooks (13) or instances (10, needs -db)")
 	db := flag.String("db", "", "a postgres:// URL: run the server scenarios on that PostgreSQL server too (a fresh database each, created and dropped through this URL), printed beside SQLite's, and scenario 10 (1, 2 and 3 instances on one database)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -100,12 +100,12 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 	// On PostgreSQL too, with -db: the scenarios that start a server. The
 	// footprint (SQLite's dbstat) and the sweeper run (rows seeded into the
 	// file) measure SQLite's file and are not repeated.
-	pgSteps := map[string]func(context.Context) error{"storage": b.broadcastStorage, "delivery": b.delivery, "reads": b.reads, "providers": b.providers, "fanout": b.fanout, "inbox": b.inbox, "retention": b.retention}
+	pgSteps := map[string]func(context.Context) error{"storage": b.broadcastStorage, "delivery": b.delivery, "reads": b.reads, "providers": b.providers, "fanout": b.fanout, "inbox": b.inbox, "retention": b.retention, "webhooks": b.webhooks}
 	var parts []string
 	switch only {
 	case "":
-		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox, b.broadcastStorage)
-		parts = []string{"delivery", "reads", "providers", "fanout", "inbox", "storage", "instances"}
+		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox, b.broadcastStorage, b.webhooks)
+		parts = []string{"delivery", "reads", "providers", "fanout", "inbox", "storage", "webhooks", "instances"}
 		// Scenario 12 runs for minutes at any size: the full run only.
 		if !quick {
 			steps = append(steps, b.retention)
@@ -120,7 +120,7 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 	case "fanout", "reads", "providers":
 		steps = append(steps, pgSteps[only])
 		parts = []string{only}
-	case "inbox", "retention": // measured against their targets, not a floor
+	case "inbox", "retention", "webhooks": // measured against their targets, not a floor
 		steps = []func(context.Context) error{b.build, pgSteps[only]}
 		parts = []string{only}
 	case "instances":
@@ -130,7 +130,7 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 		steps = []func(context.Context) error{b.build}
 		parts = []string{"instances"}
 	default:
-		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox, storage, retention or instances", only)
+		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox, storage, retention, webhooks or instances", only)
 	}
 	if pgURL != "" {
 		for _, part := range parts {

@@ -11,4 +11,6 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("PUT /v1/integrations/{integrationId}", handleIntegrationUpdate(store))
 	mux.Handle("POST /v1/integrations/{integrationId}/set-primary", handleIntegrationSetPrimary(store))
 	mux.Handle("DELETE /v1/integrations/{integrationId}", handleIntegrationDelete(store))
+	mux.Handle("GET /v1/integrations/{integrationId}", handleIntegrationGet(store))
+	mux.Handle("POST /webhooks/organizations/{organizationId}/environments/{environmentId}/{channel}/{integrationId}", handleReceipt(store))
 }

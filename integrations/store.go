@@ -38,6 +38,10 @@ type Store struct {
 	// outbound is how check: true reaches providers: through the outbound
 	// guard, following redirects only within one host.
 	outbound provider.Deps
+
+	receipts  ReceiptSink // where providers' receipts are applied; nil serves none (UseReceipts)
+	publicURL string      // where providers reach Herald; "" for the request's own host (UsePublicURL)
+	sns       snsVerifier // checks Amazon SNS messages' signatures
 }
 
 // changed invalidates the cache. Writers call it after their transaction

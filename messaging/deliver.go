@@ -155,7 +155,7 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	default:
 		out.Status = "sent"
 	}
-	if err := e.messages.finish(ctx, m.ID, out, strings.Join(append(failures, partial...), "; "), e.messages.now()); err != nil {
+	if err := e.messages.finish(ctx, m, out, strings.Join(append(failures, partial...), "; "), e.messages.now()); err != nil {
 		return Outcome{}, err
 	}
 	if d.Channel == "in_app" && out.Status != "error" {

@@ -263,6 +263,7 @@ var inboxSets = map[inboxAction]string{
 // subscriber has no such message. A snooze's end is until.
 func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, action inboxAction, until string) (*inboxMessage, error) {
 	var out *inboxMessage
+	raise := s.wantsAny(ctx, env, inboxEvents[action])
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		cond := `environment_id = ?2 AND subscriber_id = ?3 AND id = ?4 AND channel = 'in_app'`
 		if action == actionUnsnooze {
@@ -280,7 +281,10 @@ func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, act
 			return platform.ErrNotFound
 		}
 		out, err = scanInboxMessage(tx.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages WHERE id = ?`, id))
-		return err
+		if err != nil || !raise {
+			return err
+		}
+		return s.raiseFor(ctx, tx, env, inboxEvents[action], []string{id}, nil)
 	})
 	return out, err
 }
@@ -309,12 +313,28 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 	for range strings.Count(set, "?") {
 		setArgs = append(setArgs, now)
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ? WHERE `+cond,
-		append(append(setArgs, now), args...)...)
+	query, all := `UPDATE messages SET `+set+`, updated_at = ? WHERE `+cond, append(append(setArgs, now), args...)
+	event := inboxEvents[action]
+	if !s.wantsAny(ctx, env, event) {
+		res, err := s.db.ExecContext(ctx, query, all...)
+		if err != nil {
+			return 0, fmt.Errorf("mark all %s: %w", action, err)
+		}
+		return res.RowsAffected()
+	}
+	var n int64
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		ids, err := returningIDs(ctx, tx, query, all...)
+		n = int64(len(ids))
+		if err != nil {
+			return err
+		}
+		return s.raiseFor(ctx, tx, env, event, ids, nil)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("mark all %s: %w", action, err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // inboxMessage reads one of the subscriber's in-app messages.
@@ -417,8 +437,14 @@ func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) e
 func (s *Store) EndSnooze(ctx context.Context, environmentID, messageID string, until time.Time) error {
 	now := sqldb.FormatTime(s.now())
 	var subscriberID string
-	err := s.db.QueryRowContext(ctx, s.queries.endSnooze,
-		now, environmentID, messageID, sqldb.FormatTime(until)).Scan(&subscriberID)
+	raise := s.wantsAny(ctx, environmentID, EventUnsnoozed)
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, s.queries.endSnooze, now, environmentID, messageID, sqldb.FormatTime(until)).Scan(&subscriberID)
+		if err != nil || !raise {
+			return err
+		}
+		return s.raiseFor(ctx, tx, environmentID, EventUnsnoozed, []string{messageID}, nil)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}

@@ -71,6 +71,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	// Prepared here, outside the caller's transaction: preparing inside
 	// would wait on the writer connection that transaction holds. Parsing
 	// the 40-column INSERT cost more than running it.
+	raise := e.messages.inAppEvents(ctx, m.EnvironmentID)
 	db := e.messages.db
 	if err := db.PrepareWrites(ctx, insert, e.messages.queries.payload); err != nil {
 		return Outcome{}, nil, fmt.Errorf("prepare message insert: %w", err)
@@ -86,7 +87,53 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 		if announce != nil {
 			db.AfterCommit(tx, announce)
 		}
-		return e.messages.storePayload(ctx, tx, m)
+		if err := e.messages.storePayload(ctx, tx, m); err != nil {
+			return err
+		}
+		return e.messages.raiseInApp(ctx, tx, m, raise)
 	}
 	return out, write, nil
+}
+
+// inAppEvents are the events a stored in-app message raises that some
+// endpoint of env wants: message.sent then message.delivered, as the
+// reference platform raises them, the in-app provider's send being its
+// delivery. It is asked before the write transaction.
+func (s *Store) inAppEvents(ctx context.Context, env string) []string {
+	var out []string
+	for _, t := range []string{EventSent, EventDelivered} {
+		if s.events != nil && s.events.Wants(ctx, env, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// raiseInApp raises the events of types for a stored in-app message, built
+// from m rather than read back.
+func (s *Store) raiseInApp(ctx context.Context, tx *sql.Tx, m *message, types []string) error {
+	if len(types) == 0 {
+		return nil
+	}
+	events := make([]MessageEvent, len(types))
+	for i, t := range types {
+		events[i] = MessageEvent{Type: t, Message: m.webhook()}
+	}
+	return s.events.RaiseMessageEvents(ctx, tx, events)
+}
+
+// webhook is m as an event carries it, as m is stored.
+func (m *message) webhook() WebhookMessage {
+	w := WebhookMessage{ID: m.ID, TemplateID: m.TemplateID, EnvironmentID: m.EnvironmentID, OrganizationID: m.OrganizationID,
+		NotificationID: m.NotificationID, SubscriberRef: m.SubscriberID, SubscriberID: m.ExternalSubscriber,
+		TemplateIdentifier: m.TemplateIdentifier, WorkflowID: m.TemplateIdentifier, StepID: m.StepID,
+		TransactionID: m.TransactionID, Channel: m.Channel, ProviderID: m.ProviderID, Status: m.Status,
+		Seen: m.Seen, Read: m.Read, ErrorID: m.ErrorID, ErrorText: m.ErrorText, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+	if m.Channel == "in_app" {
+		w.ProviderResponseID = &w.ID
+	}
+	if json.Unmarshal(m.DeliveredAt, &w.DeliveredAt) != nil || w.DeliveredAt == nil {
+		w.DeliveredAt = []string{}
+	}
+	return w
 }

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -156,15 +157,31 @@ func (s *Store) markAll(ctx context.Context, env, subscriberID, mark string) (in
 	if !ok {
 		return 0, fmt.Errorf("mark all as %q", mark)
 	}
-	set, unlike := op.set, op.unlike
-	res, err := s.db.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
-		WHERE environment_id = ?2 AND subscriber_id = ?3 AND channel = 'in_app' AND `+unlike,
-		sqldb.FormatTime(s.now()), env, subscriberID)
+	query := `UPDATE messages SET ` + op.set + `, updated_at = ?1
+		WHERE environment_id = ?2 AND subscriber_id = ?3 AND channel = 'in_app' AND ` + op.unlike
+	args := []any{sqldb.FormatTime(s.now()), env, subscriberID}
+	event, ok := markEvents[mark]
+	if !ok || !s.wantsAny(ctx, env, event) {
+		res, err := s.db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return 0, fmt.Errorf("mark all messages %s: %w", mark, err)
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
+	}
+	var n int
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		ids, err := returningIDs(ctx, tx, query, args...)
+		n = len(ids)
+		if err != nil {
+			return err
+		}
+		return s.raiseFor(ctx, tx, env, event, ids, nil)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("mark all messages %s: %w", mark, err)
 	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	return n, nil
 }
 
 // handleUnseenCount serves GET /v1/subscribers/{subscriberId}/notifications/unseen:

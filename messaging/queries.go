@@ -56,7 +56,8 @@ func newQueries(d sqldb.Dialect) *queries {
 		// no integer as a condition.
 		finish: `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
 			provider_id = ?, outcome = ?, updated_at = ?,
-			delivered_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN ` + d.JSONAppend("delivered_at", "?") + ` ELSE delivered_at END
+			delivered_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN ` + d.JSONAppend("delivered_at", "?") + ` ELSE delivered_at END,
+			provider_message_id = ?
 			WHERE id = ?`,
 		endSnooze: `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
 			created_at = ?1, delivered_at = ` + d.JSONAppend("delivered_at", "?1") + `, feed_item = NULL, updated_at = ?1

@@ -33,6 +33,9 @@ type Store struct {
 	queries *queries // in db's dialect
 
 	hooks, tokens *platform.Sealer // seal messages' targets at rest; nil keeps them plain (WithSecret)
+
+	events   EventSink      // where message events are raised; nil raises none (UseEvents)
+	receipts ReceiptDetails // where a receipt's execution detail is recorded; nil records none (UseReceipts)
 }
 
 // NewStore returns a Store on db that reads other domains through src.
@@ -249,7 +252,7 @@ func (s *Store) redeliver(ctx context.Context, m *message) error {
 }
 
 // finish records the result of a delivery attempt on the message.
-func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText string, at time.Time) error {
+func (s *Store) finish(ctx context.Context, m *message, out Outcome, errorText string, at time.Time) error {
 	doc, err := storedOutcome(out)
 	if err != nil {
 		return err
@@ -260,11 +263,31 @@ func (s *Store) finish(ctx context.Context, id string, out Outcome, errorText st
 		// database refuses text that is not UTF-8 (22021).
 		errID, errText = sqldb.NewIDAt(at), strings.ToValidUTF8(errorText, "")
 	}
-	_, err = s.db.ExecContext(ctx, s.queries.finish,
-		out.Status, errID, errText, out.ProviderID, doc, sqldb.FormatTime(at),
-		sqldb.Flag(out.Status != "error"), sqldb.FormatTime(at), id)
+	var providerMessageID any
+	if out.ProviderMessageID != "" {
+		providerMessageID = out.ProviderMessageID
+	}
+	args := []any{out.Status, errID, errText, out.ProviderID, doc, sqldb.FormatTime(at),
+		sqldb.Flag(out.Status != "error"), sqldb.FormatTime(at), providerMessageID, m.ID}
+	event, why := EventSent, (*MessageError)(nil)
+	switch {
+	case out.Status == "error":
+		event, why = EventFailed, &MessageError{Message: strings.ToValidUTF8(errorText, "")}
+	case errorText != "":
+		why = &MessageError{Message: strings.ToValidUTF8(errorText, "")}
+	}
+	if !s.wantsAny(ctx, m.EnvironmentID, event) {
+		_, err = s.db.ExecContext(ctx, s.queries.finish, args...)
+	} else {
+		err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, s.queries.finish, args...); err != nil {
+				return err
+			}
+			return s.raiseFor(ctx, tx, m.EnvironmentID, event, []string{m.ID}, why)
+		})
+	}
 	if err != nil {
-		return fmt.Errorf("finish message %s: %w", id, err)
+		return fmt.Errorf("finish message %s: %w", m.ID, err)
 	}
 	return nil
 }
@@ -504,6 +527,8 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 	}
 	list := idList(ids)
 	var out []*message
+	event, raise := markEvents[mark]
+	raise = raise && s.wantsAny(ctx, env, event)
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE messages SET `+set+`, updated_at = ?1
 			WHERE environment_id = ?2 AND subscriber_id = ?3 AND id IN (SELECT value FROM `+s.queries.d.JSONTexts("?4", "ids")+`)`,
@@ -516,7 +541,14 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 		out, err = queryMessages(ctx, tx, `SELECT `+messageColumns+` FROM messages
 			WHERE environment_id = ? AND subscriber_id = ? AND `+s.queries.idsIn+`
 			ORDER BY created_at DESC, id DESC`, env, subscriberID, list)
-		return err
+		if err != nil || !raise {
+			return err
+		}
+		marked := make([]string, len(out))
+		for i, m := range out {
+			marked[i] = m.ID
+		}
+		return s.raiseFor(ctx, tx, env, event, marked, nil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mark messages %s: %w", mark, err)

@@ -188,11 +188,13 @@ CREATE TABLE messages (
     outcome             TEXT NOT NULL DEFAULT '{}',  -- the DeliverJSON outcome, replayed on a repeat call
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL
-, feed_item TEXT, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT);
+, feed_item TEXT, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT, provider_message_id TEXT, receipt_status TEXT);
 
 CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at, id, read, seen);
 
 CREATE INDEX messages_list ON messages (environment_id, created_at, id, channel);
+
+CREATE INDEX messages_provider_message ON messages (environment_id, provider_message_id) WHERE provider_message_id IS NOT NULL;
 
 CREATE INDEX messages_transaction ON messages (environment_id, transaction_id, notification_id);
 
@@ -407,6 +409,60 @@ CREATE TABLE users (
     email           TEXT NOT NULL,
     created_at      TEXT NOT NULL
 );
+
+CREATE TABLE webhook_deliveries (
+    id             TEXT PRIMARY KEY,
+    environment_id TEXT NOT NULL,
+    endpoint_id    TEXT NOT NULL,
+    event_id       TEXT NOT NULL,
+    event_type     TEXT NOT NULL,
+    status         TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    attempts       TEXT NOT NULL DEFAULT '[]',
+    attempt_count  INTEGER NOT NULL DEFAULT 0,
+    replays        INTEGER NOT NULL DEFAULT 0,
+    run_at         TEXT,
+    lease_owner    TEXT NOT NULL DEFAULT '',
+    lease_until    TEXT NOT NULL DEFAULT '',
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+);
+
+CREATE INDEX webhook_deliveries_created ON webhook_deliveries (created_at, id);
+
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, run_at, id) WHERE run_at IS NOT NULL;
+
+CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
+
+CREATE INDEX webhook_deliveries_log ON webhook_deliveries (endpoint_id, id);
+
+CREATE TABLE webhook_endpoints (
+    id              TEXT PRIMARY KEY,
+    environment_id  TEXT NOT NULL,
+    organization_id TEXT NOT NULL,
+    url             TEXT NOT NULL,
+    description     TEXT NOT NULL DEFAULT '',
+    event_types     TEXT,
+    active          INTEGER NOT NULL DEFAULT 1,
+    secret          TEXT NOT NULL,
+    previous_secret TEXT NOT NULL DEFAULT '',
+    previous_until  TEXT NOT NULL DEFAULT '',
+    failing_since   TEXT NOT NULL DEFAULT '',
+    disabled_reason TEXT NOT NULL DEFAULT '',
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+
+CREATE INDEX webhook_endpoints_environment ON webhook_endpoints (environment_id, id);
+
+CREATE TABLE webhook_events (
+    id             TEXT PRIMARY KEY,
+    environment_id TEXT NOT NULL,
+    type           TEXT NOT NULL,
+    payload        TEXT NOT NULL,
+    created_at     TEXT NOT NULL
+);
+
+CREATE INDEX webhook_events_created ON webhook_events (created_at, id);
 
 CREATE TABLE workflows (
     id                    TEXT PRIMARY KEY,

@@ -40,6 +40,12 @@ type ServerConfig struct {
 	Inbox *SubscriberAuth
 }
 
+// receiptRoutes is the prefix of the routes providers post delivery
+// receipts to (integrations' receipt route): they carry no API key, each
+// being verified by the signature its provider documents
+// (docs/webhooks.md, "Receipts from providers").
+const receiptRoutes = "POST /webhooks/"
+
 // DefaultMaxBody is the body limit when HERALD_MAX_BODY is not set.
 const DefaultMaxBody = 1 << 20
 
@@ -84,6 +90,7 @@ func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg Serve
 		root.Handle("GET /docs/redoc.standalone.js", withPattern("GET /docs/redoc.standalone.js", handleRedoc()))
 	}
 	root.Handle("/", limitBody(cfg, api))
+	root.Handle(receiptRoutes, limitBody(cfg, routeJSON(mux)))
 	if cfg.Inbox != nil {
 		sessions := sessionGate{existing: perMinute(limits.Sessions), created: perMinute(limits.NewSessions)}
 		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg, requireSubscriber(cfg.Inbox, failures, sessions, routeJSON(mux)))))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 
@@ -224,6 +225,10 @@ func (s *Store) updatePreferences(ctx context.Context, environmentID, subscriber
 	// A global write changes what every workflow's entry of the subscriber
 	// says, and writes are rare: every entry goes, after the commit.
 	defer cacheFor(s.db).preferences.Invalidate()
+	events, err := s.preferenceEvents(ctx, environmentID, changes)
+	if err != nil {
+		return err
+	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		// Each set is read, merged and written back: another process's
 		// write of the subscriber's preferences waits its turn.
@@ -233,13 +238,62 @@ func (s *Store) updatePreferences(ctx context.Context, environmentID, subscriber
 		if err := cacheFor(s.db).preferencesWritten.Changed(ctx, tx); err != nil {
 			return err
 		}
-		for _, c := range changes {
-			if err := s.setPreferences(ctx, tx, environmentID, subscriberRef, c.workflowID, c.set); err != nil {
+		sets := make([]Set, len(changes))
+		for i, c := range changes {
+			set, err := s.setPreferences(ctx, tx, environmentID, subscriberRef, c.workflowID, c.set)
+			if err != nil {
 				return err
 			}
+			sets[i] = set
 		}
-		return nil
+		return s.raisePreferences(ctx, tx, environmentID, subscriberRef, events, sets)
 	})
+}
+
+// preferenceEvents are the events a write of changes raises, one a
+// change, with each template-level one's workflow read now, outside the
+// write's transaction; nil when no endpoint wants them.
+func (s *Store) preferenceEvents(ctx context.Context, environmentID string, changes []preferenceChange) ([]PreferenceEvent, error) {
+	if s.events == nil || !s.events.Wants(ctx, environmentID, EventPreferenceUpdated) {
+		return nil, nil
+	}
+	events := make([]PreferenceEvent, len(changes))
+	for i, c := range changes {
+		events[i] = PreferenceEvent{EnvironmentID: environmentID, Preference: EventPreference{Level: "global"}}
+		if c.workflowID == "" || s.workflows == nil {
+			continue
+		}
+		wf, err := s.workflows.PreferenceWorkflow(ctx, environmentID, c.workflowID)
+		if err != nil {
+			return nil, err
+		}
+		events[i].Preference.Level = "template"
+		events[i].Preference.Workflow = &EventWorkflow{ID: wf.ID, Identifier: wf.WorkflowID, Name: wf.Name}
+	}
+	return events, nil
+}
+
+// raisePreferences raises events, each with its change's channels as
+// written (sets), inside tx.
+func (s *Store) raisePreferences(ctx context.Context, tx *sql.Tx, environmentID, subscriberRef string, events []PreferenceEvent, sets []Set) error {
+	if len(events) == 0 {
+		return nil
+	}
+	var subscriberID string
+	if err := tx.QueryRowContext(ctx, `SELECT subscriber_id FROM subscribers WHERE id = ?`, subscriberRef).Scan(&subscriberID); err != nil {
+		return err
+	}
+	for i, e := range events {
+		if sets[i] == nil {
+			continue // nothing changed
+		}
+		e.SubscriberID, e.Preference.Channels = subscriberID, sets[i]
+		e.Preference.Enabled = slices.Contains(slices.Collect(maps.Values(sets[i])), true)
+		if err := s.events.RaisePreferenceEvent(ctx, tx, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // preferenceChange is one set of channel flags to merge into a subscriber's

@@ -202,14 +202,14 @@ func (s *Store) allSubscribed(ctx context.Context, environmentID, subscriberRef 
 // is "". As the reference does, a global write first takes each channel it
 // sets out of every per-workflow set of the subscriber, so that the global
 // choice is the one that holds until the subscriber overrides it again.
-func (s *Store) setPreferences(ctx context.Context, tx *sql.Tx, environmentID, subscriberRef, workflowID string, change Set) error {
+func (s *Store) setPreferences(ctx context.Context, tx *sql.Tx, environmentID, subscriberRef, workflowID string, change Set) (Set, error) {
 	if len(change) == 0 {
-		return nil
+		return nil, nil
 	}
 	now := sqldb.FormatTime(s.now())
 	if workflowID == "" {
 		if err := s.unsetWorkflowChannels(ctx, tx, environmentID, subscriberRef, change, now); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var current string
@@ -219,10 +219,10 @@ func (s *Store) setPreferences(ctx context.Context, tx *sql.Tx, environmentID, s
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
-		return err
+		return nil, err
 	default:
 		if err := json.Unmarshal([]byte(current), &set); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	maps.Copy(set, change)
@@ -231,7 +231,7 @@ func (s *Store) setPreferences(ctx context.Context, tx *sql.Tx, environmentID, s
 		(environment_id, subscriber_id, workflow_id, channels, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (environment_id, subscriber_id, workflow_id) DO UPDATE SET channels = excluded.channels, updated_at = excluded.updated_at`,
 		environmentID, subscriberRef, workflowID, string(b), now, now)
-	return err
+	return set, err
 }
 
 // unsetWorkflowChannels removes the channels of change from every

@@ -38,7 +38,8 @@ type Store struct {
 	workflows    WorkflowSource   // for preferences; nil knows no workflow (WithWorkflows)
 	sealer       *platform.Sealer // seals channels at rest; nil keeps them plain (WithSecret)
 	now          func() time.Time
-	fetchByKeys  string // fetchKeys's SELECT up to its list of keys, in db's dialect
+	fetchByKeys  string    // fetchKeys's SELECT up to its list of keys, in db's dialect
+	events       EventSink // where preference events are raised; nil raises none (UseEvents)
 }
 
 // NewStore returns a store on db. integrations may be nil (no integrations

@@ -17,8 +17,9 @@ import (
 
 // Store keeps workflows and notification groups in SQLite.
 type Store struct {
-	db  *sqldb.DB
-	now func() time.Time
+	db     *sqldb.DB
+	now    func() time.Time
+	events EventSink // where workflow events are raised; nil raises none (UseEvents)
 
 	// Triggers read their workflow on every request; it is cached until
 	// the next workflow write through this store, or through another

@@ -261,6 +261,7 @@ func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflow
 	if err := apply(w, req, true); err != nil {
 		return nil, err
 	}
+	raise := s.wants(ctx, tenant.EnvironmentID, EventCreated)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := s.writing(ctx, tx, tenant.EnvironmentID); err != nil {
 			return err
@@ -271,7 +272,10 @@ func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflow
 		if w.WorkflowID, err = chooseIdentifier(ctx, tx, tenant.EnvironmentID, req.WorkflowID, req.Name, ""); err != nil {
 			return err
 		}
-		return insert(ctx, tx, w)
+		if err := insert(ctx, tx, w); err != nil || !raise {
+			return err
+		}
+		return s.raise(ctx, tx, EventCreated, w, nil)
 	})
 	if err != nil {
 		return nil, err
@@ -328,6 +332,7 @@ func (s *Store) patch(ctx context.Context, tenant platform.Tenant, key string, r
 func (s *Store) change(ctx context.Context, tenant platform.Tenant, key string, edit func(*sql.Tx, *workflow) error) (w *workflow, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "update workflow %s", key)
+	raise := s.wants(ctx, tenant.EnvironmentID, EventUpdated)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := s.writing(ctx, tx, tenant.EnvironmentID); err != nil {
 			return err
@@ -335,12 +340,16 @@ func (s *Store) change(ctx context.Context, tenant platform.Tenant, key string, 
 		if w, err = find(ctx, tx, tenant.EnvironmentID, key); err != nil {
 			return notFound(err, key)
 		}
+		prev := w.clone()
 		if err := edit(tx, w); err != nil {
 			return err
 		}
 		ts := sqldb.FormatTime(s.now())
 		w.UpdatedAt, w.UpdatedBy, w.LastPublishedAt, w.LastPublishedBy = ts, tenant.UserID, ts, tenant.UserID
-		return update(ctx, tx, w)
+		if err := update(ctx, tx, w); err != nil || !raise {
+			return err
+		}
+		return s.raise(ctx, tx, EventUpdated, w, prev)
 	})
 	return w, err
 }
@@ -349,6 +358,7 @@ func (s *Store) change(ctx context.Context, tenant platform.Tenant, key string, 
 func (s *Store) remove(ctx context.Context, tenant platform.Tenant, key string) (err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "delete workflow %s", key)
+	raise := s.wants(ctx, tenant.EnvironmentID, EventDeleted)
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := s.writing(ctx, tx, tenant.EnvironmentID); err != nil {
 			return err
@@ -357,7 +367,12 @@ func (s *Store) remove(ctx context.Context, tenant platform.Tenant, key string) 
 		if err != nil {
 			return notFound(err, key)
 		}
-		return softDelete(ctx, tx, w.ID, tenant.UserID, sqldb.FormatTime(s.now()))
+		if err := softDelete(ctx, tx, w.ID, tenant.UserID, sqldb.FormatTime(s.now())); err != nil || !raise {
+			return err
+		}
+		// The workflow as it was before the delete, as the reference
+		// platform sends it.
+		return s.raise(ctx, tx, EventDeleted, w, nil)
 	})
 }
 

@@ -85,6 +85,11 @@ func SourceFragments() ([]platform.Fragment, error) {
 	if err != nil {
 		return nil, err
 	}
+	nested, err := filepath.Glob(filepath.Join(root, "*", "*", "openapi.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, nested...)
 	slices.SortFunc(files, func(a, b string) int {
 		pa, pb := filepath.Base(filepath.Dir(a)) == "platform", filepath.Base(filepath.Dir(b)) == "platform"
 		switch {
