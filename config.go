@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -45,6 +46,8 @@ type config struct {
 	version    bool
 	flags      *flag.FlagSet // every setting, for the start line's list of those changed
 	maxSnooze  time.Duration
+	console    platform.ConsoleConfig
+	publicURL  string // where the team reaches Herald, for the setup link; "" for http://addr
 }
 
 // parseConfig reads the settings of `herald serve` from args, flags before
@@ -96,6 +99,9 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 		return nil, fmt.Errorf("HERALD_MAX_SNOOZE_HOURS: want a whole number of hours, at least 1")
 	}
 	fs.DurationVar(&cfg.maxSnooze, "max-snooze", time.Duration(snoozeHours)*time.Hour, "the longest an inbox may snooze a notification (HERALD_MAX_SNOOZE_HOURS, in hours)")
+	if err := consoleFlags(fs, cfg, env); err != nil {
+		return nil, err
+	}
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
 	if cfg.limits, err = addLimitFlags(fs, env); err != nil {
@@ -118,6 +124,47 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 		cfg.retention, err = keep()
 		return err
 	}, nil
+}
+
+// consoleFlags declares the console's settings (docs/console.md,
+// "Settings") on fs, each defaulting to its HERALD_* variable.
+func consoleFlags(fs *flag.FlagSet, cfg *config, env func(name, def string) string) error {
+	for _, d := range []struct {
+		flag, variable, usage string
+		def                   time.Duration
+		into                  *time.Duration
+	}{
+		{"console-idle", "HERALD_CONSOLE_IDLE", "a console session unused this long ends", platform.DefaultConsoleIdle, &cfg.console.Idle},
+		{"console-max-age", "HERALD_CONSOLE_MAX_AGE", "a console session ends this long after sign-in", platform.DefaultConsoleMaxAge, &cfg.console.MaxAge},
+	} {
+		v, err := time.ParseDuration(env(d.variable, d.def.String()))
+		if err != nil || v <= 0 {
+			return fmt.Errorf("%s: want a duration above 0, such as 12h", d.variable)
+		}
+		fs.DurationVar(d.into, d.flag, v, d.usage+" ("+d.variable+")")
+	}
+	secure, err := strconv.ParseBool(env("HERALD_CONSOLE_SECURE_COOKIES", "false"))
+	if err != nil {
+		return fmt.Errorf("HERALD_CONSOLE_SECURE_COOKIES: want true or false")
+	}
+	fs.BoolVar(&cfg.console.SecureCookies, "console-secure-cookies", secure,
+		"mark the console's cookies Secure although Herald serves plain HTTP, behind a proxy that ends TLS (HERALD_CONSOLE_SECURE_COOKIES)")
+	fs.StringVar(&cfg.publicURL, "public-url", env("HERALD_PUBLIC_URL", ""),
+		"the URL the team reaches Herald at, for the console's setup link; http://addr when empty (HERALD_PUBLIC_URL)")
+	return nil
+}
+
+// consoleURL is where the team opens the console: the public URL, or this
+// process's address, a wildcard one named as localhost.
+func consoleURL(cfg config, addr string) string {
+	if cfg.publicURL != "" {
+		return strings.TrimSuffix(cfg.publicURL, "/") + "/console/"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
+		addr = net.JoinHostPort("localhost", port)
+	}
+	return "http://" + addr + "/console/"
 }
 
 // defaultWorkers says what 0 workers means.

@@ -39,6 +39,9 @@ type Deps struct {
 	// SocketsPerToken is how many live inbox sockets one token may hold
 	// open; 0 means messaging's default, negative no limit.
 	SocketsPerToken int
+	// Console signs the team in to the console, which App.Console serves;
+	// nil serves no console.
+	Console *platform.ConsoleAuth
 }
 
 // App is a started Herald: each domain's store, connected to the others,
@@ -51,6 +54,7 @@ type App struct {
 	Activity     *activity.Store
 	Worker       *activity.Worker
 	Sweeper      *activity.Sweeper // runs on its own when Retention.Every is set; a test may call Sweep
+	Console      http.Handler      // the console, to serve under /console/; nil without Deps.Console
 
 	stopOnce sync.Once
 	stoppers []func(context.Context)

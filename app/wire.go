@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/herald-notify/herald/activity"
+	"github.com/herald-notify/herald/console"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
@@ -34,6 +35,12 @@ var (
 	_ activity.Preferences            = (*subscribers.Store)(nil)
 	_ activity.Topics                 = (*subscribers.Store)(nil)
 	_ subscribers.WorkflowSource      = (*workflows.Store)(nil)
+	_ console.Activity                = (*activity.Views)(nil)
+	_ console.Messages                = (*messaging.Store)(nil)
+	_ console.Subscribers             = (*subscribers.Store)(nil)
+	_ console.Topics                  = (*subscribers.Store)(nil)
+	_ console.Workflows               = (*workflows.Store)(nil)
+	_ console.Integrations            = (*integrations.Store)(nil)
 )
 
 // OpenAPI lists each package's part of the API description, the
@@ -57,7 +64,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		return nil, err
 	}
 	integrationStore.WithOutbound(d.Outbound)
-	workflowStore := workflows.NewStore(d.DB)
+	workflowStore := workflows.NewStore(d.DB).WithIntegrations(integrationStore)
 	subscriberStore := subscribers.NewStore(d.DB, integrationStore, d.Now).WithWorkflows(workflowStore).WithSecret(d.Secret)
 	messageStore := messaging.NewStore(d.DB, messaging.Sources{
 		Subscribers:  subscriberStore,
@@ -83,6 +90,12 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	workflows.AddRoutes(mux, workflowStore, integrationStore)
 	messaging.AddRoutes(mux, messageStore)
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
-	return &App{Integrations: integrationStore, Workflows: workflowStore, Subscribers: subscriberStore,
-		Messages: messageStore, Activity: activityStore, Worker: worker}, nil
+	a := &App{Integrations: integrationStore, Workflows: workflowStore, Subscribers: subscriberStore,
+		Messages: messageStore, Activity: activityStore, Worker: worker}
+	if d.Console != nil {
+		a.Console = console.New(console.Deps{Auth: d.Console, DB: d.DB, Secret: d.Secret, Now: d.Now,
+			Activity: activity.NewViews(activityStore, subscriberStore), Messages: messageStore,
+			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Integrations: integrationStore})
+	}
+	return a, nil
 }

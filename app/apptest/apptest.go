@@ -30,8 +30,9 @@ import (
 // Server is Herald running for a test.
 type Server struct {
 	*platformtest.Server
-	Herald *app.App // its stores, worker and retention sweeper
-	stop   func()
+	Herald  *app.App              // its stores, worker and retention sweeper
+	Console *platform.ConsoleAuth // the console's sign-in, served under /console/
+	stop    func()
 }
 
 // Stop stops the server's background work (the delivery worker, the
@@ -128,14 +129,15 @@ func (s *Server) starter(t testing.TB, options []Option) func(*http.ServeMux, *p
 			a.Edge.Limits = *set.limits
 		}
 		ctx, cancel := context.WithCancel(context.Background())
+		console := platform.NewConsoleAuth(a.DB, a.Secret, platform.ConsoleConfig{Now: a.Clock.Now})
 		herald, err := app.Start(ctx, mux, app.Deps{DB: a.DB, Logger: a.Logger, Secret: a.Secret, Now: a.Clock.Now,
 			Environments: []platform.Environment{a.Development, a.Production}, Outbound: set.outbound,
-			Retention: set.retention, Metrics: metrics, Inbox: a.Inbox})
+			Retention: set.retention, Metrics: metrics, Inbox: a.Inbox, Console: console})
 		if err != nil {
 			cancel()
 			t.Fatalf("start: %v", err)
 		}
-		s.Herald = herald
+		s.Herald, s.Console, a.Edge.Console = herald, console, herald.Console
 		s.stop = stopper(cancel, herald)
 		t.Cleanup(s.stop)
 	}
