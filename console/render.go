@@ -14,6 +14,7 @@ import (
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // The console's templates: the layout and the shared components, and one
@@ -109,6 +110,30 @@ var funcs = template.FuncMap{
 	"list":     func(v ...string) []string { return v },
 	"add":      func(a, b int) int { return a + b },
 	"pct":      pct,
+
+	"subscriberName": subscriberName,
+	"fingerprint":    fingerprint,
+	"deref":          func(p *string) string { return derefString(p) },
+	"has":            func(m map[string]bool, k string) bool { _, ok := m[k]; return ok },
+}
+
+func derefString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// subscriberName is a subscriber's first and last name, as far as it has
+// them.
+func subscriberName(s subscribers.Subscriber) string {
+	var parts []string
+	for _, p := range []*string{s.FirstName, s.LastName} {
+		if p != nil && strings.TrimSpace(*p) != "" {
+			parts = append(parts, strings.TrimSpace(*p))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // pct is n as a whole percentage of total, for a bar's width.

@@ -37,8 +37,25 @@
     });
   }
 
+  // A datetime-local field picks a time in the viewer's zone; the filter
+  // it feeds (its data-utc names the hidden field) takes UTC.
+  function utcFields(root) {
+    root.querySelectorAll('input[data-utc]').forEach(function (el) {
+      var hidden = el.form && el.form.elements[el.getAttribute('data-utc')];
+      if (!hidden) return;
+      if (hidden.value && !el.value) {
+        var t = new Date(hidden.value);
+        if (!isNaN(t)) el.value = new Date(t.getTime() - t.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+      }
+      el.addEventListener('change', function () {
+        hidden.value = el.value ? new Date(el.value).toISOString() : '';
+      });
+    });
+  }
+
   function ready(root) {
     localize(root);
+    utcFields(root);
     root.querySelectorAll('[data-autosubmit]').forEach(function (el) {
       el.addEventListener('change', function () {
         if (el.form) el.form.requestSubmit ? el.form.requestSubmit() : el.form.submit();
@@ -52,6 +69,18 @@
   });
   // Content htmx swaps in gets the same treatment.
   document.addEventListener('htmx:load', function (e) { ready(e.target); });
+
+  // A change htmx could not save is said, and the page read again, so
+  // what it shows is what is stored.
+  document.addEventListener('htmx:responseError', function (e) {
+    var xhr = e.detail.xhr;
+    var toast = document.createElement('div');
+    toast.className = 'flash flash-error toast';
+    toast.setAttribute('role', 'alert');
+    toast.textContent = 'Not saved: ' + (xhr.status === 403 ? 'your role cannot do this' : xhr.status + ' ' + xhr.statusText) + '. Reloading…';
+    document.body.appendChild(toast);
+    setTimeout(function () { window.location.reload(); }, 1500);
+  });
 
   // A form marked data-confirm asks first.
   document.addEventListener('submit', function (e) {

@@ -71,21 +71,29 @@ func Fields(providerID string) []Field {
 	}
 	out := make([]Field, len(names))
 	for i, n := range names {
-		out[i] = Field{Name: n, Required: slices.Contains(s.required, n), Secret: secretFields[n], Kind: kindOf(n)}
+		out[i] = Field{Name: n, Required: slices.Contains(s.required, n), Secret: secretFields[n], Kind: kindOf(providerID, n)}
 	}
 	return out
 }
 
-func kindOf(field string) string {
+func kindOf(providerID, field string) string {
 	switch {
 	case boolFields[field]:
 		return "bool"
-	case field == "serviceAccount" || field == "secretKey":
+	case field == "serviceAccount" || providerID == "apns" && field == "secretKey":
 		return "textarea" // a service account's JSON, an APNs key
 	case field == "baseUrl" || field == "webhookUrl":
 		return "url"
 	}
 	return "text"
+}
+
+// Unset clears the string credential with the JSON name field; unknown
+// names are ignored.
+func (c *Credentials) Unset(field string) {
+	if p, ok := c.pointers()[field]; ok {
+		*p = nil
+	}
 }
 
 // Bool returns the switch credential with the JSON name field, and whether
