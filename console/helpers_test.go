@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,4 +109,34 @@ func (b *browser) post(path string, form url.Values) response {
 // devURL is the path of a page of the Development environment.
 func devURL(srv *apptest.Server, parts ...string) string {
 	return "/console/env/" + srv.App.Development.ID + "/" + strings.Join(parts, "/")
+}
+
+// seed gives srv's Development environment what the pages show: a
+// workflow of an in-app and an email step, subscribers ada and bob, a
+// topic beta with ada in it, and one trigger to ada.
+func seed(t testing.TB, srv *apptest.Server) {
+	t.Helper()
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v2/workflows", `{"name":"Welcome","workflowId":"welcome","active":true,"steps":[
+			{"name":"Inbox","type":"in_app","controlValues":{"subject":"Welcome!","body":"Hello {{ subscriber.firstName }}"}},
+			{"name":"Email","type":"email","controlValues":{"subject":"Hi","body":"<p>Hi {{ subscriber.firstName }}</p>"}}]}`},
+		{"POST", "/v1/subscribers", `{"subscriberId":"ada","firstName":"Ada","email":"ada@example.com"}`},
+		{"POST", "/v1/subscribers", `{"subscriberId":"bob","firstName":"Bob"}`},
+		{"POST", "/v1/topics", `{"key":"beta","name":"Beta"}`},
+		{"POST", "/v1/topics/beta/subscribers", `{"subscribers":["ada"]}`},
+		{"POST", "/v1/events/trigger", `{"name":"welcome","to":"ada"}`},
+	} {
+		if res := srv.Dev.Do(t, c.method, c.path, c.body); res.Status >= 300 {
+			t.Fatalf("%s %s: %d %s", c.method, c.path, res.Status, res.Body)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
