@@ -67,7 +67,10 @@ func handleIntegrationUpdate(in Integrations) handler {
 		}
 		name, identifier, active := f.Value("name"), f.Value("identifier"), f.Checked("active")
 		creds := credentialsFrom(f, saved.ProviderID, saved.Credentials)
-		req := integrations.UpdateRequest{Name: &name, Identifier: &identifier, Active: &active, Credentials: &creds}
+		req := integrations.UpdateRequest{Name: &name, Active: &active, Credentials: &creds}
+		if identifier != "" {
+			req.Identifier = &identifier // an emptied one stays as it is
+		}
 		if _, _, err := in.Update(ctx, tenant, saved.ID, req); err != nil {
 			if !f.refused(err) {
 				return err

@@ -57,7 +57,7 @@ func handleTopicCreate(t Topics) handler {
 			if !f.refused(err) {
 				return err
 			}
-			return renderTopics(p, t, f, http.StatusUnprocessableEntity)
+			return renderTopics(p, t, f, statusOf(err))
 		}
 		return p.redirect(p.envURL("topics", topic.Key), "The topic "+topic.Key+" is created.")
 	}
