@@ -137,3 +137,30 @@ func TestConsole_EditControlsFollowTheRole(t *testing.T) {
 		})
 	}
 }
+
+// TestConsole_DocsListEveryRoute fails when a route is registered and not
+// in the routes table of docs/console.md, or listed there and not
+// registered.
+func TestConsole_DocsListEveryRoute(t *testing.T) {
+	doc, err := os.ReadFile("../docs/console.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "\n## Routes\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("`((?:GET|POST) /[^`]*)`").FindAllStringSubmatch(section, -1) {
+		listed[m[1]] = true
+	}
+	routes := consoleRoutes(t)
+	for r := range routes {
+		if !listed[r] {
+			t.Errorf("%s is registered but missing from the routes of docs/console.md", r)
+		}
+	}
+	for r := range listed {
+		if _, ok := routes[r]; !ok {
+			t.Errorf("docs/console.md lists %s, which routes.go does not register", r)
+		}
+	}
+}
