@@ -26,7 +26,7 @@ const activityPageSize = "25"
 type activityData struct {
 	Query     url.Values // the filters as given, to fill the form again
 	Page      activity.NotificationPage
-	Workflows []workflows.Listed // for the workflow filter
+	Workflows []workflows.Named // for the workflow filter
 	Problem   string             // why the filters were refused
 	Filtered  bool
 	Prev      string
@@ -54,8 +54,7 @@ func handleActivity(a Activity, wfs Workflows) handler {
 		case err != nil:
 			return err
 		}
-		if data.Workflows, _, err = wfs.Workflows(p.r.Context(), p.env.ID, url.Values{"limit": {"100"}, "orderBy": {"name"},
-			"orderDirection": {"ASC"}}); err != nil {
+		if data.Workflows, err = wfs.WorkflowNames(p.r.Context(), p.env.ID, 500); err != nil {
 			return err
 		}
 		data.Prev, data.Next = pageLinks(p.r.URL.Path, q, data.Page.Page, data.Page.HasMore)

@@ -69,6 +69,7 @@ type Topics interface {
 // environment: workflows' Store.
 type Workflows interface {
 	Workflows(ctx context.Context, envID string, query url.Values) ([]workflows.Listed, int, error)
+	WorkflowNames(ctx context.Context, envID string, limit int) ([]workflows.Named, error)
 	SetActive(ctx context.Context, tenant platform.Tenant, key string, active bool) error
 	Sync(ctx context.Context, tenant platform.Tenant, key, targetID string) error
 }

@@ -85,3 +85,29 @@ func (s *Store) syncTo(ctx context.Context, tenant platform.Tenant, key, targetI
 	}
 	return s.sync(ctx, tenant, key, target)
 }
+
+// Named is a workflow as a choice among them names it.
+type Named struct {
+	ID, WorkflowID, Name string
+}
+
+// WorkflowNames returns the environment's live workflows by name, at most
+// limit of them: what a filter offers to choose from, without the work
+// of their steps.
+func (s *Store) WorkflowNames(ctx context.Context, environmentID string, limit int) (out []Named, err error) {
+	defer platform.Wrap(&err, "workflow names")
+	rows, err := s.db.QueryContext(ctx, `SELECT id, workflow_id, name FROM workflows
+		WHERE environment_id = ? AND deleted = 0 ORDER BY name, id LIMIT ?`, environmentID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n Named
+		if err := rows.Scan(&n.ID, &n.WorkflowID, &n.Name); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
