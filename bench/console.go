@@ -110,7 +110,6 @@ func (b *bench) measureConsole(ctx context.Context, c *loadClient, env string) e
 	return nil
 }
 
-
 var assetRef = regexp.MustCompile(`(?:href|src)="(/console/assets/[^"]+)"`)
 
 // firstLoad is the bytes a browser with an empty cache transfers to show

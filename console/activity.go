@@ -27,7 +27,7 @@ type activityData struct {
 	Query     url.Values // the filters as given, to fill the form again
 	Page      activity.NotificationPage
 	Workflows []workflows.Named // for the workflow filter
-	Problem   string             // why the filters were refused
+	Problem   string            // why the filters were refused
 	Filtered  bool
 	Prev      string
 	Next      string
