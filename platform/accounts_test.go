@@ -223,3 +223,24 @@ func TestInviteLink_SetsTheMembersPassword(t *testing.T) {
 	_, err = a.UseLink(ctx, token, platform.NewConsoleUser{Password: "someone else's passphrase"})
 	is.True(errors.Is(err, platform.ErrLinkUsed)) // the link worked once
 }
+
+func TestAPIKey_LastUse(t *testing.T) {
+	is := is.New(t)
+	srv := platformtest.NewServer(t, nil)
+	usedAt := func() map[string]string {
+		keys, err := platform.ListAPIKeys(context.Background(), srv.App.DB)
+		is.NoErr(err)
+		out := map[string]string{}
+		for _, k := range keys {
+			out[k.Environment] = k.LastUsedAt
+		}
+		return out
+	}
+	is.Equal(usedAt()[platform.Development], "") // never used
+	is.Equal(srv.Dev.Do(t, "GET", "/v1/environments", "").Status, 200)
+	first := usedAt()
+	is.True(first[platform.Development] != "") // used now
+	is.Equal(first[platform.Production], "")  // the other key still never
+	is.Equal(srv.Dev.Do(t, "GET", "/v1/environments", "").Status, 200)
+	is.Equal(usedAt()[platform.Development], first[platform.Development]) // written at most once a minute
+}
