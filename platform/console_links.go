@@ -42,11 +42,19 @@ func (a *Accounts) InviteLink(ctx context.Context, orgID, id string) (token stri
 	return a.newLink(ctx, id)
 }
 
+// newLink stores a new link's hash, and deletes the links that have
+// expired.
 func (a *Accounts) newLink(ctx context.Context, userID string) (string, error) {
 	token := rand.Text()
 	now := a.now()
-	_, err := a.db.ExecContext(ctx, `INSERT INTO console_links (hash, user_id, created_at, expires_at) VALUES (?, NULLIF(?, ''), ?, ?)`,
-		HashAPIKey(token), userID, sqldb.FormatTime(now), sqldb.FormatTime(now.Add(LinkTTL)))
+	err := a.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM console_links WHERE expires_at <= ?`, sqldb.FormatTime(now)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO console_links (hash, user_id, created_at, expires_at) VALUES (?, NULLIF(?, ''), ?, ?)`,
+			HashAPIKey(token), userID, sqldb.FormatTime(now), sqldb.FormatTime(now.Add(LinkTTL)))
+		return err
+	})
 	return token, err
 }
 
