@@ -202,24 +202,19 @@ var keysCommands = map[string]keysCommand{
 // runKeys is `herald keys`: list, create and revoke API keys in the
 // database named by -db or HERALD_DB, while the server runs or not.
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("herald keys needs list, create or revoke; `herald help keys` tells more")
+	var o *keysOptions
+	sub, positional, done, err := parseSubcommand("keys", "list, create or revoke", args, stdout, func(sub string) *flag.FlagSet {
+		if _, ok := keysCommands[sub]; !ok {
+			return nil
+		}
+		fs, opts := keysFlags(sub, getenv)
+		o = opts
+		return fs
+	})
+	if done || err != nil {
+		return err
 	}
-	if isHelpFlag(args[0]) {
-		return help(stdout, []string{"keys"})
-	}
-	sub, cmd := args[0], keysCommands[args[0]]
-	if cmd.run == nil {
-		return fmt.Errorf("unknown keys command %q: use list, create or revoke; `herald help keys` tells more", sub)
-	}
-	fs, o := keysFlags(sub, getenv)
-	positional, err := parseFlags(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return help(stdout, []string{"keys", sub})
-	}
-	if err != nil {
-		return fmt.Errorf("herald keys %s: %w; `herald help keys %s` lists its flags", sub, err, sub)
-	}
+	cmd := keysCommands[sub]
 	switch {
 	case len(positional) != cmd.args:
 		return fmt.Errorf("usage: %s", usage("keys "+sub))
@@ -232,6 +227,31 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer db.Close()
 	return cmd.run(ctx, db, o, positional, getenv, stdout)
+}
+
+// parseSubcommand reads `herald group sub …`: the subcommand's name, and
+// its arguments once flags (its flag set, nil for a name not among names)
+// has parsed them. done is true when help was asked for, and printed.
+func parseSubcommand(group, names string, args []string, stdout io.Writer, flags func(sub string) *flag.FlagSet) (sub string, positional []string, done bool, err error) {
+	if len(args) == 0 {
+		return "", nil, false, fmt.Errorf("herald %s needs %s; `herald help %s` tells more", group, names, group)
+	}
+	if isHelpFlag(args[0]) {
+		return "", nil, true, help(stdout, []string{group})
+	}
+	sub = args[0]
+	fs := flags(sub)
+	if fs == nil {
+		return sub, nil, false, fmt.Errorf("unknown %s command %q: use %s; `herald help %s` tells more", group, sub, names, group)
+	}
+	positional, err = parseFlags(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return sub, nil, true, help(stdout, []string{group, sub})
+	}
+	if err != nil {
+		return sub, nil, false, fmt.Errorf("herald %s %s: %w; `herald help %s %s` lists its flags", group, sub, err, group, sub)
+	}
+	return sub, positional, false, nil
 }
 
 // openServerDB opens the server's database for a command (keys, users),

@@ -67,25 +67,20 @@ var usersCommands = map[string]usersCommand{
 // -db or HERALD_DB, while the server runs or not (docs/console.md,
 // "herald users").
 func runUsers(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
-	const subs = "list, create, set-role, reset-password or remove"
-	if len(args) == 0 {
-		return errors.New("herald users needs " + subs + "; `herald help users` tells more")
+	var o *usersOptions
+	sub, positional, done, err := parseSubcommand("users", "list, create, set-role, reset-password or remove", args, stdout,
+		func(sub string) *flag.FlagSet {
+			if _, ok := usersCommands[sub]; !ok {
+				return nil
+			}
+			fs, opts := usersFlags(sub, getenv)
+			o = opts
+			return fs
+		})
+	if done || err != nil {
+		return err
 	}
-	if isHelpFlag(args[0]) {
-		return help(stdout, []string{"users"})
-	}
-	sub, cmd := args[0], usersCommands[args[0]]
-	if cmd.run == nil {
-		return fmt.Errorf("unknown users command %q: use %s; `herald help users` tells more", sub, subs)
-	}
-	fs, o := usersFlags(sub, getenv)
-	positional, err := parseFlags(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return help(stdout, []string{"users", sub})
-	}
-	if err != nil {
-		return fmt.Errorf("herald users %s: %w; `herald help users %s` lists its flags", sub, err, sub)
-	}
+	cmd := usersCommands[sub]
 	if len(positional) != cmd.args {
 		return fmt.Errorf("usage: %s", usage("users "+sub))
 	}

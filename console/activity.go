@@ -1,8 +1,6 @@
 package console
 
 import (
-	"errors"
-	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -40,18 +38,10 @@ func handleActivity(a Activity, wfs Workflows) handler {
 	return func(p *page) error {
 		q := activityQuery(p.r.URL.Query())
 		data := activityData{Query: q, Filtered: len(q) > 0 && !(len(q) == 1 && q.Has("page"))}
-		api := url.Values{"limit": {activityPageSize}}
-		for k, vs := range q {
-			api[k] = vs
-		}
-		var err error
-		data.Page, err = a.Notifications(p.r.Context(), p.env.ID, api)
-		status := http.StatusOK
-		var e *platform.Error
-		switch {
-		case errors.As(err, &e) && e.Status < 500:
-			data.Problem, status = problemOf(e), e.Status
-		case err != nil:
+		page, err := a.Notifications(p.r.Context(), p.env.ID, withDefaults(q, url.Values{"limit": {activityPageSize}}))
+		data.Page = page
+		var status int
+		if data.Problem, status, err = listProblem(err); err != nil {
 			return err
 		}
 		if data.Workflows, err = wfs.WorkflowNames(p.r.Context(), p.env.ID, 500); err != nil {

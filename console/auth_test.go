@@ -162,9 +162,12 @@ func TestConsole_ForgedPostsRefused(t *testing.T) {
 }
 
 func TestSignIn_RateLimited(t *testing.T) {
+	// The default bursts, refilled slowly enough that a slow machine's
+	// attempts cannot earn one back.
+	slow := apptest.Console(platform.ConsoleConfig{AddressRefill: time.Hour, AccountRefill: time.Hour})
 	t.Run("per account", func(t *testing.T) {
 		is := is.New(t)
-		srv := apptest.NewServer(t)
+		srv := apptest.NewServer(t, slow)
 		member(t, srv, "ada@example.com", platform.RoleViewer)
 		b := newBrowser(t, srv)
 		for i := range 10 {
@@ -177,7 +180,7 @@ func TestSignIn_RateLimited(t *testing.T) {
 	})
 	t.Run("per address", func(t *testing.T) {
 		is := is.New(t)
-		srv := apptest.NewServer(t)
+		srv := apptest.NewServer(t, slow)
 		member(t, srv, "bob@example.com", platform.RoleViewer)
 		b := newBrowser(t, srv)
 		for i := range 20 {

@@ -160,3 +160,30 @@ func rememberEnv(w http.ResponseWriter, id string) {
 	http.SetCookie(w, &http.Cookie{Name: "herald_env", Value: id, Path: "/console", MaxAge: 365 * 24 * 3600,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode})
 }
+
+// listProblem tells a list's refused query from a failure: for a 4xx, its
+// problem and status, which the page shows above an empty list; anything
+// else comes back as failed, for the error page.
+func listProblem(err error) (problem string, status int, failed error) {
+	var e *platform.Error
+	switch {
+	case err == nil:
+		return "", http.StatusOK, nil
+	case errors.As(err, &e) && e.Status < 500:
+		return problemOf(e), e.Status, nil
+	}
+	return "", 0, err
+}
+
+// withDefaults is q with the parameters of defaults it does not set: the
+// query a page hands the domain.
+func withDefaults(q url.Values, defaults url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range defaults {
+		out[k] = vs
+	}
+	for k, vs := range q {
+		out[k] = vs
+	}
+	return out
+}

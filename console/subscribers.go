@@ -32,18 +32,10 @@ func handleSubscribers(s Subscribers) handler {
 	return func(p *page) error {
 		q := keep(p.r.URL.Query(), subscriberFilters)
 		data := subscribersData{Query: q, Filtered: q.Get("subscriberId")+q.Get("email")+q.Get("name")+q.Get("phone") != ""}
-		api := url.Values{"limit": {"20"}}
-		for k, vs := range q {
-			api[k] = vs
-		}
-		var err error
-		data.Page, err = s.Search(p.r.Context(), p.env.ID, api)
-		status := http.StatusOK
-		var e *platform.Error
-		switch {
-		case errors.As(err, &e) && e.Status < 500:
-			data.Problem, status = problemOf(e), e.Status
-		case err != nil:
+		page, err := s.Search(p.r.Context(), p.env.ID, withDefaults(q, url.Values{"limit": {"20"}}))
+		data.Page = page
+		var status int
+		if data.Problem, status, err = listProblem(err); err != nil {
 			return err
 		}
 		data.Prev, data.Next = cursorLinks(p.r.URL.Path, q, data.Page.Previous, data.Page.Next)

@@ -1,12 +1,10 @@
 package console
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/subscribers"
 )
 
@@ -30,17 +28,9 @@ func handleTopics(t Topics) handler {
 func renderTopics(p *page, t Topics, f form, status int) error {
 	q := keep(p.r.URL.Query(), []string{"key", "name", "after", "before"})
 	data := topicsData{Query: q, Filtered: q.Get("key")+q.Get("name") != "", Form: f}
-	api := url.Values{"limit": {"20"}, "orderBy": {"createdAt"}}
-	for k, vs := range q {
-		api[k] = vs
-	}
-	var err error
-	data.Page, err = t.Topics(p.r.Context(), p.env.ID, api)
-	var e *platform.Error
-	switch {
-	case errors.As(err, &e) && e.Status < 500:
-		data.Problem = problemOf(e)
-	case err != nil:
+	page, err := t.Topics(p.r.Context(), p.env.ID, withDefaults(q, url.Values{"limit": {"20"}, "orderBy": {"createdAt"}}))
+	data.Page = page
+	if data.Problem, _, err = listProblem(err); err != nil {
 		return err
 	}
 	data.Prev, data.Next = cursorLinks(p.r.URL.Path, q, data.Page.Previous, data.Page.Next)
@@ -86,11 +76,7 @@ func renderTopic(p *page, t Topics, data topicData, status int) error {
 		return err
 	}
 	q := keep(p.r.URL.Query(), []string{"after", "before"})
-	api := url.Values{"limit": {"25"}, "orderBy": {"createdAt"}}
-	for k, vs := range q {
-		api[k] = vs
-	}
-	if data.Members, err = t.TopicMembers(ctx, p.env.ID, key, api); err != nil {
+	if data.Members, err = t.TopicMembers(ctx, p.env.ID, key, withDefaults(q, url.Values{"limit": {"25"}, "orderBy": {"createdAt"}})); err != nil {
 		return err
 	}
 	data.Prev, data.Next = cursorLinks(p.r.URL.Path, q, data.Members.Previous, data.Members.Next)

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"errors"
 	"net/url"
 	"strconv"
 
@@ -29,18 +28,10 @@ type workflowsData struct {
 func handleWorkflows(w Workflows) handler {
 	return func(p *page) error {
 		q := keep(p.r.URL.Query(), []string{"query", "page"})
-		api := url.Values{"limit": {strconv.Itoa(workflowsPageSize)}}
-		for k, vs := range q {
-			api[k] = vs
-		}
 		data := workflowsData{Query: q}
 		var err error
-		data.Workflows, data.Total, err = w.Workflows(p.r.Context(), p.env.ID, api)
-		var e *platform.Error
-		switch {
-		case errors.As(err, &e) && e.Status < 500:
-			data.Problem = problemOf(e)
-		case err != nil:
+		data.Workflows, data.Total, err = w.Workflows(p.r.Context(), p.env.ID, withDefaults(q, url.Values{"limit": {strconv.Itoa(workflowsPageSize)}}))
+		if data.Problem, _, err = listProblem(err); err != nil {
 			return err
 		}
 		page, _ := strconv.Atoi(q.Get("page"))

@@ -240,7 +240,7 @@ func TestAPIKey_LastUse(t *testing.T) {
 	is.Equal(srv.Dev.Do(t, "GET", "/v1/environments", "").Status, 200)
 	first := usedAt()
 	is.True(first[platform.Development] != "") // used now
-	is.Equal(first[platform.Production], "")  // the other key still never
+	is.Equal(first[platform.Production], "")   // the other key still never
 	is.Equal(srv.Dev.Do(t, "GET", "/v1/environments", "").Status, 200)
 	is.Equal(usedAt()[platform.Development], first[platform.Development]) // written at most once a minute
 }

@@ -51,6 +51,7 @@ type settings struct {
 	logs      io.Writer
 	storage   int64
 	limits    *platform.RateLimits
+	console   platform.ConsoleConfig
 }
 
 // Outbound sets where sends may connect, as HERALD_OUTBOUND_ALLOW does;
@@ -73,6 +74,10 @@ func Compat(wire string) Option { return func(s *settings) { s.compat = wire } }
 // limits do; without it writes are not limited and the others keep their
 // defaults.
 func Limits(l platform.RateLimits) Option { return func(s *settings) { s.limits = &l } }
+
+// Console sets the console's session and sign-in settings (its clock is
+// the server's).
+func Console(c platform.ConsoleConfig) Option { return func(s *settings) { s.console = c } }
 
 // Logs writes the server's log to w as HERALD_LOG_FORMAT=json does, at
 // info and up, instead of to the test's log.
@@ -129,7 +134,8 @@ func (s *Server) starter(t testing.TB, options []Option) func(*http.ServeMux, *p
 			a.Edge.Limits = *set.limits
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		console := platform.NewConsoleAuth(a.DB, a.Secret, platform.ConsoleConfig{Now: a.Clock.Now})
+		set.console.Now = a.Clock.Now
+		console := platform.NewConsoleAuth(a.DB, a.Secret, set.console)
 		herald, err := app.Start(ctx, mux, app.Deps{DB: a.DB, Logger: a.Logger, Secret: a.Secret, Now: a.Clock.Now,
 			Environments: []platform.Environment{a.Development, a.Production}, Outbound: set.outbound,
 			Retention: set.retention, Metrics: metrics, Inbox: a.Inbox, Console: console})
