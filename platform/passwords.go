@@ -20,9 +20,10 @@ const (
 	maxPasswordBytes  = 1024 // argon2 hashes any length; this keeps a request from making it hash a megabyte
 )
 
-// The argon2id cost of a new hash: the parameters OWASP recommends for
-// argon2id with 19 MiB of memory. A stored hash names its own parameters,
-// so raising these later leaves older hashes readable.
+// The argon2id cost of a new hash: 19 MiB of memory and two passes, so
+// each guess at a stolen hash costs what a sign-in does. A stored hash
+// names its own parameters, so raising these later leaves older hashes
+// readable.
 const (
 	argonTime    = 2
 	argonMemory  = 19 * 1024 // KiB
