@@ -78,7 +78,7 @@ func TestBrowser_Console(t *testing.T) {
 	if os.Getenv("HERALD_ARTIFACTS") == "" {
 		artifacts, _ = filepath.Abs(filepath.Join("artifacts", "console"))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a loaded CI machine walks it slowly
 	defer cancel()
 	drive := exec.CommandContext(ctx, node, "drive.mjs")
 	drive.Dir = dir
