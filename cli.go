@@ -32,6 +32,11 @@ var commands = []command{
 	{"keys list", "[-db path]", "lists the API keys: id, environment, last four, source, when created and revoked", keysFlagsOf("list")},
 	{"keys create", "-env Development|Production [-db path]", "creates an API key and prints it, once", keysFlagsOf("create")},
 	{"keys revoke", "<id or last four> [-db path]", "revokes an API key; a running server refuses it within a fraction of a second", keysFlagsOf("revoke")},
+	{"users list", "[-db path]", "lists the console's team: id, email, name, role, password and when added", usersFlagsOf("list")},
+	{"users create", "-email E -name N -role viewer|editor|admin [-password-stdin] [-db path]", "adds a member and prints a one-time password, or takes their password from stdin", usersFlagsOf("create")},
+	{"users set-role", "<id or email> -role viewer|editor|admin [-db path]", "changes a member's role; it applies at their next request", usersFlagsOf("set-role")},
+	{"users reset-password", "<id or email> [-password-stdin] [-db path]", "prints a new one-time password (or takes one from stdin) and signs the member out", usersFlagsOf("reset-password")},
+	{"users remove", "<id or email> [-db path]", "removes a member; their sessions end at once", usersFlagsOf("remove")},
 	{"version", "", "prints the version, the commit and the Go version that built it", nil},
 	{"help", "[command]", "prints this, or the help of one command (herald help keys revoke)", nil},
 }
@@ -46,7 +51,7 @@ func serveFlags(getenv func(string) string) *flag.FlagSet {
 // runCommand runs the command args name when it is not serve (keys,
 // version, help, or -h for the whole help); done is false for serve,
 // which run runs itself.
-func runCommand(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (done bool, err error) {
+func runCommand(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) (done bool, err error) {
 	if len(args) == 0 {
 		return false, nil
 	}
@@ -64,6 +69,8 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return true, nil
 	case "keys":
 		return true, runKeys(ctx, args[1:], getenv, stdout)
+	case "users":
+		return true, runUsers(ctx, args[1:], getenv, stdin, stdout)
 	case "serve":
 		return false, nil
 	}
@@ -195,49 +202,81 @@ var keysCommands = map[string]keysCommand{
 // runKeys is `herald keys`: list, create and revoke API keys in the
 // database named by -db or HERALD_DB, while the server runs or not.
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("herald keys needs list, create or revoke; `herald help keys` tells more")
+	var o *keysOptions
+	sub, positional, done, err := parseSubcommand("keys", "list, create or revoke", args, stdout, func(sub string) *flag.FlagSet {
+		if _, ok := keysCommands[sub]; !ok {
+			return nil
+		}
+		fs, opts := keysFlags(sub, getenv)
+		o = opts
+		return fs
+	})
+	if done || err != nil {
+		return err
 	}
-	if isHelpFlag(args[0]) {
-		return help(stdout, []string{"keys"})
-	}
-	sub, cmd := args[0], keysCommands[args[0]]
-	if cmd.run == nil {
-		return fmt.Errorf("unknown keys command %q: use list, create or revoke; `herald help keys` tells more", sub)
-	}
-	fs, o := keysFlags(sub, getenv)
-	positional, err := parseFlags(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return help(stdout, []string{"keys", sub})
-	}
-	if err != nil {
-		return fmt.Errorf("herald keys %s: %w; `herald help keys %s` lists its flags", sub, err, sub)
-	}
+	cmd := keysCommands[sub]
 	switch {
 	case len(positional) != cmd.args:
 		return fmt.Errorf("usage: %s", usage("keys "+sub))
 	case sub == "create" && o.env == "":
 		return errors.New("herald keys create needs -env Development or -env Production")
 	}
-	if err := checkKeysDB(o.db); err != nil {
-		return err
-	}
-	db, err := sqldb.Open(ctx, o.db)
+	db, err := openServerDB(ctx, o.db)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	// An installation upgraded while stopped may not have the key columns
-	// yet; migrating is what the server's next start would do first.
-	if err := sqldb.Migrate(db, migrations.FS); err != nil {
-		return err
-	}
 	return cmd.run(ctx, db, o, positional, getenv, stdout)
 }
 
-// checkKeysDB refuses a SQLite file that does not exist: keys works on the
-// server's database, and opening a mistyped path would create a new one.
-func checkKeysDB(path string) error {
+// parseSubcommand reads `herald group sub …`: the subcommand's name, and
+// its arguments once flags (its flag set, nil for a name not among names)
+// has parsed them. done is true when help was asked for, and printed.
+func parseSubcommand(group, names string, args []string, stdout io.Writer, flags func(sub string) *flag.FlagSet) (sub string, positional []string, done bool, err error) {
+	if len(args) == 0 {
+		return "", nil, false, fmt.Errorf("herald %s needs %s; `herald help %s` tells more", group, names, group)
+	}
+	if isHelpFlag(args[0]) {
+		return "", nil, true, help(stdout, []string{group})
+	}
+	sub = args[0]
+	fs := flags(sub)
+	if fs == nil {
+		return sub, nil, false, fmt.Errorf("unknown %s command %q: use %s; `herald help %s` tells more", group, sub, names, group)
+	}
+	positional, err = parseFlags(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return sub, nil, true, help(stdout, []string{group, sub})
+	}
+	if err != nil {
+		return sub, nil, false, fmt.Errorf("herald %s %s: %w; `herald help %s %s` lists its flags", group, sub, err, group, sub)
+	}
+	return sub, positional, false, nil
+}
+
+// openServerDB opens the server's database for a command (keys, users),
+// whether or not the server runs, and migrates it: an installation
+// upgraded while stopped may not have the columns the command reads yet,
+// and migrating is what the server's next start would do first.
+func openServerDB(ctx context.Context, path string) (*sqldb.DB, error) {
+	if err := checkServerDB(path); err != nil {
+		return nil, err
+	}
+	db, err := sqldb.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqldb.Migrate(db, migrations.FS); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// checkServerDB refuses a SQLite file that does not exist: keys and users
+// work on the server's database, and opening a mistyped path would create
+// a new one.
+func checkServerDB(path string) error {
 	if sqldb.IsPostgresURL(path) || path == sqldb.MemoryPath {
 		return nil
 	}

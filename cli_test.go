@@ -28,7 +28,7 @@ func TestRun_ConfiguredKeyRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
 			env := map[string]string{"HERALD_DB": ":memory:", "HERALD_ADDR": "127.0.0.1:0", "HERALD_API_KEY": tc.dev, "HERALD_PROD_API_KEY": tc.prod}
-			err := run(t.Context(), []string{"herald"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+			err := run(t.Context(), []string{"herald"}, func(k string) string { return env[k] }, nil, &bytes.Buffer{}, &bytes.Buffer{})
 			is.True(err != nil)                                                             // the start stops
 			is.True(strings.Contains(err.Error(), tc.says))                                 // saying why
 			is.True(!strings.Contains(err.Error(), tc.dev+tc.prod) || tc.dev+tc.prod == "") // without echoing the key
@@ -42,7 +42,7 @@ func keys(t *testing.T, path string, args ...string) string {
 	var out bytes.Buffer
 	err := run(t.Context(), append([]string{"herald", "keys"}, args...), func(k string) string {
 		return map[string]string{"HERALD_DB": path}[k]
-	}, &out, &bytes.Buffer{})
+	}, nil, &out, &bytes.Buffer{})
 	if err != nil {
 		t.Fatalf("herald keys %s: %v", strings.Join(args, " "), err)
 	}
@@ -114,7 +114,7 @@ func TestKeys_Errors(t *testing.T) {
 			is := is.New(t)
 			err := run(t.Context(), append([]string{"herald", "keys"}, tc.args...), func(k string) string {
 				return map[string]string{"HERALD_DB": path}[k]
-			}, &bytes.Buffer{}, &bytes.Buffer{})
+			}, nil, &bytes.Buffer{}, &bytes.Buffer{})
 			is.True(err != nil) // refused with a message
 		})
 	}
@@ -123,7 +123,8 @@ func TestKeys_Errors(t *testing.T) {
 // TestRun_Help: every way of asking for help succeeds and shows the
 // commands asked about, each with every flag it reads.
 func TestRun_Help(t *testing.T) {
-	every := []string{"serve", "keys list", "keys create", "keys revoke", "version", "help"}
+	users := []string{"users list", "users create", "users set-role", "users reset-password", "users remove"}
+	every := append([]string{"serve", "keys list", "keys create", "keys revoke", "version", "help"}, users...)
 	for _, tc := range []struct {
 		args  []string
 		shows []string // the commands whose usage and flags it shows
@@ -142,6 +143,10 @@ func TestRun_Help(t *testing.T) {
 		{[]string{"keys", "list", "-h"}, []string{"keys list"}},
 		{[]string{"keys", "create", "-h"}, []string{"keys create"}},
 		{[]string{"keys", "revoke", "3f9a", "-h"}, []string{"keys revoke"}},
+		{[]string{"help", "users"}, users},
+		{[]string{"users", "-h"}, users},
+		{[]string{"users", "create", "-h"}, []string{"users create"}},
+		{[]string{"help", "users", "reset-password"}, []string{"users reset-password"}},
 		{[]string{"help", "version"}, []string{"version"}},
 		{[]string{"version", "-h"}, []string{"version"}},
 		{[]string{"help", "help"}, []string{"help"}},
@@ -149,7 +154,7 @@ func TestRun_Help(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			is := is.New(t)
 			var stdout bytes.Buffer
-			err := run(t.Context(), append([]string{"herald"}, tc.args...), func(string) string { return "" }, &stdout, &bytes.Buffer{})
+			err := run(t.Context(), append([]string{"herald"}, tc.args...), func(string) string { return "" }, nil, &stdout, &bytes.Buffer{})
 			is.NoErr(err) // help is not an error: the exit status is 0
 			out := stdout.String()
 			for _, c := range commands {
@@ -168,7 +173,7 @@ func TestRun_Help(t *testing.T) {
 
 func TestRun_HelpOnUnknownCommand(t *testing.T) {
 	is := is.New(t)
-	err := run(t.Context(), []string{"herald", "help", "launch"}, func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{})
+	err := run(t.Context(), []string{"herald", "help", "launch"}, func(string) string { return "" }, nil, &bytes.Buffer{}, &bytes.Buffer{})
 	is.True(err != nil && strings.Contains(err.Error(), `"launch"`)) // an unknown topic is an error, named
 }
 
@@ -183,12 +188,12 @@ func TestKeys_FlagsAfterArguments(t *testing.T) {
 
 	noEnv := func(string) string { return "" }
 	var out bytes.Buffer
-	is.NoErr(run(t.Context(), []string{"herald", "keys", "create", "-env", "Development", "-db", path}, noEnv, &out, &bytes.Buffer{}))          // flags only
-	is.NoErr(run(t.Context(), []string{"herald", "keys", "revoke", configured[len(configured)-4:], "-db", path}, noEnv, &out, &bytes.Buffer{})) // -db after the argument
-	is.True(strings.Contains(out.String(), "Revoked Development API key"))                                                                      // revoked in the database -db names
-	err := run(t.Context(), []string{"herald", "keys", "revoke", "-db", path, "--", "-db"}, noEnv, &out, &bytes.Buffer{})
+	is.NoErr(run(t.Context(), []string{"herald", "keys", "create", "-env", "Development", "-db", path}, noEnv, nil, &out, &bytes.Buffer{}))          // flags only
+	is.NoErr(run(t.Context(), []string{"herald", "keys", "revoke", configured[len(configured)-4:], "-db", path}, noEnv, nil, &out, &bytes.Buffer{})) // -db after the argument
+	is.True(strings.Contains(out.String(), "Revoked Development API key"))                                                                           // revoked in the database -db names
+	err := run(t.Context(), []string{"herald", "keys", "revoke", "-db", path, "--", "-db"}, noEnv, nil, &out, &bytes.Buffer{})
 	is.True(err != nil && strings.Contains(err.Error(), `"-db"`)) // after --, -db is the key to revoke
-	err = run(t.Context(), []string{"herald", "keys", "revoke", "a", "b", "-db", path}, noEnv, &out, &bytes.Buffer{})
+	err = run(t.Context(), []string{"herald", "keys", "revoke", "a", "b", "-db", path}, noEnv, nil, &out, &bytes.Buffer{})
 	is.True(err != nil && strings.Contains(err.Error(), "usage: herald keys revoke")) // one argument, not two
 }
 
@@ -199,7 +204,7 @@ func TestKeys_MissingDatabase(t *testing.T) {
 		t.Run(args[0], func(t *testing.T) {
 			is := is.New(t)
 			path := filepath.Join(t.TempDir(), "typo.db")
-			err := run(t.Context(), append([]string{"herald", "keys"}, append(args, "-db", path)...), func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{})
+			err := run(t.Context(), append([]string{"herald", "keys"}, append(args, "-db", path)...), func(string) string { return "" }, nil, &bytes.Buffer{}, &bytes.Buffer{})
 			is.True(err != nil && strings.Contains(err.Error(), "no database at "+path)) // says so
 			entries, err := os.ReadDir(filepath.Dir(path))
 			is.NoErr(err)             // the directory is there

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -42,10 +43,11 @@ type config struct {
 	mmapSize   int64
 	metrics    string // where /metrics is served: "" beside the API
 	compat     string // the wire of another platform's clients; "" for the spec's
-	publicURL  string // where providers reach Herald; "" for each request's own host
+	publicURL  string // where providers and the team reach Herald; "" for each request's own host
 	version    bool
 	flags      *flag.FlagSet // every setting, for the start line's list of those changed
 	maxSnooze  time.Duration
+	console    platform.ConsoleConfig
 }
 
 // parseConfig reads the settings of `herald serve` from args, flags before
@@ -97,6 +99,9 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 		return nil, fmt.Errorf("HERALD_MAX_SNOOZE_HOURS: want a whole number of hours, at least 1")
 	}
 	fs.DurationVar(&cfg.maxSnooze, "max-snooze", time.Duration(snoozeHours)*time.Hour, "the longest an inbox may snooze a notification (HERALD_MAX_SNOOZE_HOURS, in hours)")
+	if err := consoleFlags(fs, cfg, env); err != nil {
+		return nil, err
+	}
 	fs.StringVar(&cfg.logFormat, "log-format", env("HERALD_LOG_FORMAT", "text"), "log format: text or json (HERALD_LOG_FORMAT)")
 	fs.StringVar(&cfg.logLevel, "log-level", env("HERALD_LOG_LEVEL", "info"), "log level: debug, info, warn or error (HERALD_LOG_LEVEL)")
 	if cfg.limits, err = addLimitFlags(fs, env); err != nil {
@@ -110,7 +115,7 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 	}
 	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
 	fs.StringVar(&cfg.metrics, "metrics-addr", env("HERALD_METRICS_ADDR", ""), "serve /metrics on this address instead of beside the API (HERALD_METRICS_ADDR)")
-	fs.StringVar(&cfg.publicURL, "public-url", env("HERALD_PUBLIC_URL", ""), "the address providers reach Herald at, for their delivery receipts (HERALD_PUBLIC_URL); unset, each request's own host")
+	fs.StringVar(&cfg.publicURL, "public-url", env("HERALD_PUBLIC_URL", ""), "the URL providers and the team reach Herald at: the host of delivery receipts' URL and the console's setup link (HERALD_PUBLIC_URL); unset, each request's own host, and http://addr for the link")
 	fs.StringVar(&cfg.compat, "compat", env("HERALD_COMPAT", ""), "speak the reference platform's wire for its SDKs: novu (HERALD_COMPAT)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	return func() (err error) {
@@ -135,6 +140,45 @@ func checkPublicURL(s string) error {
 		return fmt.Errorf("HERALD_PUBLIC_URL (-public-url) %q is not an http or https URL such as https://herald.example.com", s)
 	}
 	return nil
+}
+
+// consoleFlags declares the console's settings (docs/console.md,
+// "Settings") on fs, each defaulting to its HERALD_* variable.
+func consoleFlags(fs *flag.FlagSet, cfg *config, env func(name, def string) string) error {
+	for _, d := range []struct {
+		flag, variable, usage string
+		def                   time.Duration
+		into                  *time.Duration
+	}{
+		{"console-idle", "HERALD_CONSOLE_IDLE", "a console session unused this long ends", platform.DefaultConsoleIdle, &cfg.console.Idle},
+		{"console-max-age", "HERALD_CONSOLE_MAX_AGE", "a console session ends this long after sign-in", platform.DefaultConsoleMaxAge, &cfg.console.MaxAge},
+	} {
+		v, err := time.ParseDuration(env(d.variable, d.def.String()))
+		if err != nil || v <= 0 {
+			return fmt.Errorf("%s: want a duration above 0, such as 12h", d.variable)
+		}
+		fs.DurationVar(d.into, d.flag, v, d.usage+" ("+d.variable+")")
+	}
+	secure, err := strconv.ParseBool(env("HERALD_CONSOLE_SECURE_COOKIES", "false"))
+	if err != nil {
+		return fmt.Errorf("HERALD_CONSOLE_SECURE_COOKIES: want true or false")
+	}
+	fs.BoolVar(&cfg.console.SecureCookies, "console-secure-cookies", secure,
+		"mark the console's cookies Secure although Herald serves plain HTTP, behind a proxy that ends TLS (HERALD_CONSOLE_SECURE_COOKIES)")
+	return nil
+}
+
+// consoleURL is where the team opens the console: the public URL, or this
+// process's address, a wildcard one named as localhost.
+func consoleURL(cfg config, addr string) string {
+	if cfg.publicURL != "" {
+		return strings.TrimSuffix(cfg.publicURL, "/") + "/console/"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
+		addr = net.JoinHostPort("localhost", port)
+	}
+	return "http://" + addr + "/console/"
 }
 
 // defaultWorkers says what 0 workers means.

@@ -24,20 +24,21 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+	if err := run(context.Background(), os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "herald:", err)
 		os.Exit(1)
 	}
 }
 
-// run is the whole program; main only calls it, so tests can too.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// run is the whole program; main only calls it, so tests can too. stdin is
+// read only by a command that takes a password from it (nil reads nothing).
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app.TuneGC(getenv)
 
 	args = args[1:]
-	if done, err := runCommand(ctx, args, getenv, stdout); done {
+	if done, err := runCommand(ctx, args, getenv, stdin, stdout); done {
 		return err
 	}
 	var topic []string // what -h explains: serve if named, else everything
@@ -106,6 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	inbox := platform.NewSubscriberAuth(db, secret, time.Now)
+	consoleAuth := platform.NewConsoleAuth(db, secret, cfg.console)
 
 	doc, err := platform.MergeOpenAPI(app.OpenAPI...)
 	if err != nil {
@@ -118,14 +120,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// herald.Stop waits for what it is still running.
 	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: logger, Secret: secret, Now: time.Now, Environments: envs,
 		Workers: cfg.workers, Outbound: cfg.outbound, Retention: cfg.retention, Metrics: metrics,
-		Inbox: inbox, MaxSnooze: cfg.maxSnooze, SocketsPerToken: cfg.limits.socketsPerTokenLimit(), PublicURL: cfg.publicURL})
+		Inbox: inbox, MaxSnooze: cfg.maxSnooze, SocketsPerToken: cfg.limits.socketsPerTokenLimit(), PublicURL: cfg.publicURL,
+		Console: consoleAuth})
 	if err != nil {
 		return err
 	}
 
 	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == "",
 		OpenAPI: doc, Compat: cfg.compat, MaxPayload: cfg.limits.maxPayload, MaxRequestStorage: cfg.limits.maxRequestStorage,
-		Limits: cfg.limits.rateLimits(), Inbox: inbox}
+		Limits: cfg.limits.rateLimits(), Inbox: inbox, Console: herald.Console}
 	srv := &http.Server{
 		Handler:           platform.NewHandler(logger, db, mux, serverConfig),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -134,7 +137,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("herald listening", startAttrs(cfg, ln.Addr().String())...)
+	attrs := startAttrs(cfg, ln.Addr().String())
+	// Until the team has a member, only a setup link opens the console: a
+	// new one each start, for an hour and once (docs/console.md, "First run").
+	setup, err := consoleAuth.Accounts().SetupLink(ctx)
+	if err != nil {
+		return err
+	}
+	if setup != "" {
+		attrs = append(attrs, "console_setup", consoleURL(cfg, ln.Addr().String())+"setup?token="+setup)
+	}
+	logger.Info("herald listening", attrs...)
 	if metricsLn != nil {
 		defer serveMetrics(metricsLn, metrics, logger)()
 	}

@@ -39,7 +39,7 @@ func startRun(t *testing.T, env map[string]string, args ...string) (string, *syn
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"herald", "serve"}, args...), func(k string) string { return env[k] }, &bytes.Buffer{}, stderr)
+		done <- run(ctx, append([]string{"herald", "serve"}, args...), func(k string) string { return env[k] }, nil, &bytes.Buffer{}, stderr)
 	}()
 	base := "http://" + addr
 	waitForReady(t, base+"/healthz", done)
@@ -177,7 +177,7 @@ func TestRun_BadSettings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+			err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, nil, &bytes.Buffer{}, &bytes.Buffer{})
 			is.True(err != nil) // refused before serving
 			for _, want := range tc.says {
 				is.True(strings.Contains(err.Error(), want)) // the error names the setting and what it takes
@@ -200,7 +200,7 @@ func TestRun_PortTakenPrintsNoKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "herald.db")
 	env := map[string]string{"HERALD_DB": path, "HERALD_ADDR": taken.Addr().String()}
 	var stderr bytes.Buffer
-	err = run(t.Context(), []string{"herald"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &stderr)
+	err = run(t.Context(), []string{"herald"}, func(k string) string { return env[k] }, nil, &bytes.Buffer{}, &stderr)
 	is.True(err != nil && strings.Contains(err.Error(), "HERALD_ADDR"))        // the start stops, naming the setting
 	is.True(strings.Contains(err.Error(), "address already in use"))           // and why
 	is.Equal(len(printedKey.FindAllString(stderr.String(), -1)), 0)            // no key printed
@@ -220,7 +220,7 @@ func runRefused(t *testing.T, env map[string]string) error {
 	env["HERALD_ADDR"] = addr
 	done := make(chan error, 1)
 	go func() {
-		done <- run(context.Background(), []string{"herald", "serve"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+		done <- run(context.Background(), []string{"herald", "serve"}, func(k string) string { return env[k] }, nil, &bytes.Buffer{}, &bytes.Buffer{})
 	}()
 	deadline := time.After(30 * time.Second)
 	for {
@@ -294,7 +294,7 @@ func TestRun_Version(t *testing.T) {
 		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
 			is := is.New(t)
 			var stdout bytes.Buffer
-			err := run(context.Background(), args, func(string) string { return "" }, &stdout, &bytes.Buffer{})
+			err := run(context.Background(), args, func(string) string { return "" }, nil, &stdout, &bytes.Buffer{})
 			is.NoErr(err)                                           // printing the version is not an error
 			is.True(strings.HasPrefix(stdout.String(), "herald "))  // names the program
 			is.True(strings.Contains(stdout.String(), "go1."))      // and the toolchain that built it
@@ -366,7 +366,7 @@ func TestRun_BadOutboundAllow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
 			err := run(t.Context(), []string{"herald", "-db", ":memory:", "-addr", "127.0.0.1:0"},
-				func(k string) string { return map[string]string{"HERALD_OUTBOUND_ALLOW": tc.allow}[k] }, &strings.Builder{}, &strings.Builder{})
+				func(k string) string { return map[string]string{"HERALD_OUTBOUND_ALLOW": tc.allow}[k] }, nil, &strings.Builder{}, &strings.Builder{})
 			is.True(err != nil)                                      // the start stops
 			is.True(strings.Contains(err.Error(), `"`+tc.named+`"`)) // naming the entry
 			is.True(strings.Contains(err.Error(), outbound.Setting)) // and the setting
@@ -400,7 +400,7 @@ func TestRun_BadStorageSettings(t *testing.T) {
 			for k, v := range tc.env {
 				env[k] = v
 			}
-			err := run(context.Background(), tc.args, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+			err := run(context.Background(), tc.args, func(k string) string { return env[k] }, nil, &bytes.Buffer{}, &bytes.Buffer{})
 			is.True(err != nil)                             // refused before serving
 			is.True(strings.Contains(err.Error(), tc.want)) // naming the setting
 		})
@@ -423,19 +423,19 @@ func TestMetrics_AddressInUseStopsTheStart(t *testing.T) {
 	is.NoErr(err) // an address another process holds
 	defer taken.Close()
 	env := map[string]string{"HERALD_DB": ":memory:", "HERALD_ADDR": "127.0.0.1:0", "HERALD_METRICS_ADDR": taken.Addr().String()}
-	err = run(context.Background(), []string{"herald"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+	err = run(context.Background(), []string{"herald"}, func(k string) string { return env[k] }, nil, &bytes.Buffer{}, &bytes.Buffer{})
 	is.True(err != nil && strings.Contains(err.Error(), "metrics address")) // refused, naming the setting
 }
 
 func TestCompat_UnknownModeStopsTheStart(t *testing.T) {
 	is := is.New(t)
 	for _, env := range []map[string]string{{"HERALD_COMPAT": "nova"}, {"HERALD_COMPAT": "NOVU"}} {
-		err := run(context.Background(), []string{"herald", "-db", ":memory:"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+		err := run(context.Background(), []string{"herald", "-db", ":memory:"}, func(k string) string { return env[k] }, nil, &bytes.Buffer{}, &bytes.Buffer{})
 		is.True(err != nil)                                          // refused before serving
 		is.True(strings.Contains(err.Error(), "novu"))               // naming the accepted value
 		is.True(strings.Contains(err.Error(), env["HERALD_COMPAT"])) // and the one given
 	}
-	err := run(context.Background(), []string{"herald", "-compat", "x"}, func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{})
+	err := run(context.Background(), []string{"herald", "-compat", "x"}, func(string) string { return "" }, nil, &bytes.Buffer{}, &bytes.Buffer{})
 	is.True(err != nil && strings.Contains(err.Error(), "novu")) // the flag too
 }
 

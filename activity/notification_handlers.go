@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -15,66 +16,13 @@ import (
 // "Notifications").
 func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		q := platform.NewQuery(r)
-		f := listFilter{
-			page:          q.Int("page", 0, 0, 1<<30),
-			limit:         q.Int("limit", 10, 1, 50),
-			channels:      q.Strings("channels"),
-			templates:     q.Strings("templates"),
-			severity:      q.Strings("severity"),
-			transactionID: q.Strings("transactionId"),
-			topicKey:      q.String("topicKey"),
-			contextKeys:   q.Strings("contextKeys"),
-		}
-		subscriberIDs, emails, search := q.Strings("subscriberIds"), q.Strings("emails"), q.String("search")
-		after, before := q.String("after"), q.String("before")
-		for _, sev := range f.severity {
-			if !slices.Contains([]string{"high", "medium", "low", "none"}, sev) {
-				q.Fail("severity", sev, "must be one of: high, medium, low, none")
-			}
-		}
-		// A typo in a filter would otherwise read as "no events".
-		for _, ch := range f.channels {
-			if !slices.Contains([]string{"in_app", "email", "sms", "chat", "push"}, ch) {
-				q.Fail("channels", ch, "must be one of: in_app, email, sms, chat, push")
-			}
-		}
-		for _, id := range f.templates {
-			if !sqldb.IsID(id) {
-				q.Fail("templates", id, "must be a 24-character hex id")
-			}
-		}
-		if err := q.Err(); err != nil {
+		nq, err := readNotificationQuery(platform.NewQuery(r))
+		if err != nil {
 			return err
-		}
-		var err error
-		if f.after, err = queryTime(after, "after"); err != nil {
-			return err
-		}
-		if f.before, err = queryTime(before, "before"); err != nil {
-			return err
-		}
-		if !f.after.IsZero() && !f.before.IsZero() && f.after.After(f.before) {
-			return platform.BadRequest("Invalid date range: after (%s) is later than before (%s)",
-				sqldb.FormatTime(f.after), sqldb.FormatTime(f.before))
 		}
 		ctx := r.Context()
 		env := platform.TenantFrom(ctx).EnvironmentID
-		// The platform resolves these filters to subscribers, any of them
-		// matching, and answers page 0 when none does (get-activity-feed).
-		if len(subscriberIDs) > 0 || len(emails) > 0 || search != "" {
-			if f.subscribers, err = subscribers.SubscribersMatching(ctx, env, subscriberIDs, emails, search); err != nil {
-				return err
-			}
-			if len(f.subscribers) == 0 {
-				return platform.JSON(w, http.StatusOK, map[string]any{"hasMore": false, "data": []any{}, "pageSize": 0, "page": 0})
-			}
-		}
-		var hasMore bool
-		rows, jobs, err := s.readNotifications(ctx, true, func(q querier) (rows []notificationRow, err error) {
-			rows, hasMore, err = listNotifications(ctx, q, s.notificationsSQL, env, f)
-			return rows, err
-		})
+		rows, jobs, hasMore, err := s.notificationPage(ctx, env, nq, subscribers, shapeList)
 		if err != nil {
 			return err
 		}
@@ -82,10 +30,94 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 		if err != nil {
 			return err
 		}
+		page := nq.f.page
+		if rows == nil {
+			page = 0 // no subscriber matched: the platform answers page 0 (get-activity-feed)
+		}
 		return platform.JSON(w, http.StatusOK, map[string]any{
-			"hasMore": hasMore, "data": data, "pageSize": len(data), "page": f.page,
+			"hasMore": hasMore, "data": data, "pageSize": len(data), "page": page,
 		})
 	})
+}
+
+// notificationQuery is the query of GET /v1/notifications, read: the
+// filters, and those that name subscribers, which are resolved to them.
+type notificationQuery struct {
+	f                     listFilter
+	subscriberIDs, emails []string
+	search                string
+}
+
+// readNotificationQuery reads the filters of GET /v1/notifications
+// (docs/api.md, "Notifications"): a value no filter can hold is a 422, an
+// unreadable time or an empty range a 400.
+func readNotificationQuery(q *platform.Query) (nq notificationQuery, err error) {
+	nq.f = listFilter{
+		page:          q.Int("page", 0, 0, 1<<30),
+		limit:         q.Int("limit", 10, 1, 50),
+		channels:      q.Strings("channels"),
+		templates:     q.Strings("templates"),
+		severity:      q.Strings("severity"),
+		transactionID: q.Strings("transactionId"),
+		topicKey:      q.String("topicKey"),
+		contextKeys:   q.Strings("contextKeys"),
+	}
+	nq.subscriberIDs, nq.emails, nq.search = q.Strings("subscriberIds"), q.Strings("emails"), q.String("search")
+	after, before := q.String("after"), q.String("before")
+	for _, sev := range nq.f.severity {
+		if !slices.Contains([]string{"high", "medium", "low", "none"}, sev) {
+			q.Fail("severity", sev, "must be one of: high, medium, low, none")
+		}
+	}
+	// A typo in a filter would otherwise read as "no events".
+	for _, ch := range nq.f.channels {
+		if !slices.Contains([]string{"in_app", "email", "sms", "chat", "push"}, ch) {
+			q.Fail("channels", ch, "must be one of: in_app, email, sms, chat, push")
+		}
+	}
+	for _, id := range nq.f.templates {
+		if !sqldb.IsID(id) {
+			q.Fail("templates", id, "must be a 24-character hex id")
+		}
+	}
+	if err := q.Err(); err != nil {
+		return nq, err
+	}
+	if nq.f.after, err = queryTime(after, "after"); err != nil {
+		return nq, err
+	}
+	if nq.f.before, err = queryTime(before, "before"); err != nil {
+		return nq, err
+	}
+	if !nq.f.after.IsZero() && !nq.f.before.IsZero() && nq.f.after.After(nq.f.before) {
+		return nq, platform.BadRequest("Invalid date range: after (%s) is later than before (%s)",
+			sqldb.FormatTime(nq.f.after), sqldb.FormatTime(nq.f.before))
+	}
+	return nq, nil
+}
+
+// notificationPage reads one page of the environment's notifications as
+// nq asks, with their jobs in the shape sh, and whether a later page has
+// any. Filters that name subscribers are resolved to them first, any of
+// them matching, as the platform does; rows is nil when none matched.
+func (s *Store) notificationPage(ctx context.Context, env string, nq notificationQuery, subscribers Subscribers, sh shape) (rows []notificationRow, jobs map[string][]jobResponse, hasMore bool, err error) {
+	f := nq.f
+	if len(nq.subscriberIDs) > 0 || len(nq.emails) > 0 || nq.search != "" {
+		if f.subscribers, err = subscribers.SubscribersMatching(ctx, env, nq.subscriberIDs, nq.emails, nq.search); err != nil {
+			return nil, nil, false, err
+		}
+		if len(f.subscribers) == 0 {
+			return nil, nil, false, nil
+		}
+	}
+	rows, jobs, err = s.readNotifications(ctx, sh, func(q querier) (rows []notificationRow, err error) {
+		rows, hasMore, err = listNotifications(ctx, q, s.notificationsSQL, env, f)
+		return rows, err
+	})
+	if rows == nil && err == nil {
+		rows = []notificationRow{}
+	}
+	return rows, jobs, hasMore, err
 }
 
 // handleNotificationGet serves GET /v1/notifications/{notificationId}: one
@@ -100,7 +132,7 @@ func handleNotificationGet(s *Store, subscribers Subscribers) http.Handler {
 		if !sqldb.IsID(id) {
 			return notFound
 		}
-		rows, jobs, err := s.readNotifications(ctx, false, func(q querier) ([]notificationRow, error) {
+		rows, jobs, err := s.readNotifications(ctx, shapeOne, func(q querier) ([]notificationRow, error) {
 			row, err := getNotification(ctx, q, env, id)
 			return []notificationRow{row}, err
 		})

@@ -70,10 +70,21 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// shape is which answer the jobs are read for: the list's and the single
+// event's differ on the API (render), and the console reads what is
+// stored, every job with its own provider.
+type shape int
+
+const (
+	shapeList shape = iota
+	shapeOne
+	shapeStored
+)
+
 // readNotifications reads notifications and their jobs and details in one
 // read transaction, so a job's status and its details agree even while the
 // worker writes. page runs the notification query.
-func (s *Store) readNotifications(ctx context.Context, list bool, page func(q querier) ([]notificationRow, error)) (rows []notificationRow, jobs map[string][]jobResponse, err error) {
+func (s *Store) readNotifications(ctx context.Context, sh shape, page func(q querier) ([]notificationRow, error)) (rows []notificationRow, jobs map[string][]jobResponse, err error) {
 	tx, err := s.db.BeginSnapshot(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("begin read: %w", err)
@@ -87,7 +98,7 @@ func (s *Store) readNotifications(ctx context.Context, list bool, page func(q qu
 	for i, n := range rows {
 		ids[i] = n.ID
 	}
-	jobs, err = jobsOf(ctx, tx, ids, list)
+	jobs, err = jobsOf(ctx, tx, ids, sh)
 	return rows, jobs, err
 }
 
@@ -353,8 +364,9 @@ func render(ctx context.Context, envID string, rows []notificationRow, jobs map[
 }
 
 // jobsOf returns the jobs of the notifications, keyed by notification, each
-// in chain order with its details in the order they were written.
-func jobsOf(ctx context.Context, q querier, notificationIDs []string, list bool) (map[string][]jobResponse, error) {
+// in chain order with its details in the order they were written, in the
+// shape sh.
+func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) (map[string][]jobResponse, error) {
 	marks := sqldb.Placeholders(len(notificationIDs))
 	args := make([]any, len(notificationIDs))
 	for i, id := range notificationIDs {
@@ -378,7 +390,7 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, list bool)
 		if raw.Valid {
 			d.Raw = &raw.String
 		}
-		d.ProviderID = wireProvider(d.ProviderID, !list)
+		d.ProviderID = sh.provider(d.ProviderID)
 		details[jobID] = append(details[jobID], d)
 	}
 	if err := drows.Err(); err != nil {
@@ -401,24 +413,33 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, list bool)
 		if err := rows.Scan(&nid, &j.ID, &j.Type, &digest, &step, &overrides, &payload, &j.ProviderID, &j.Status, &j.UpdatedAt); err != nil {
 			return nil, err
 		}
-		if !list && j.Type == stepThrottle {
+		if sh == shapeOne && j.Type == stepThrottle {
 			continue // the single-event schema has no throttle job type
 		}
 		if digest.Valid {
 			j.Digest = json.RawMessage(digest.String)
 		}
 		j.Step, j.Overrides, j.Payload = json.RawMessage(step), json.RawMessage(overrides), json.RawMessage(payload)
-		j.ProviderID = wireProvider(j.ProviderID, !list)
+		j.ProviderID = sh.provider(j.ProviderID)
 		j.ExecutionDetails = details[j.ID]
 		if j.ExecutionDetails == nil {
 			j.ExecutionDetails = []detailResponse{}
 		}
-		if list {
+		if sh == shapeList {
 			j.ScheduleExtensionsCount = &zero
 		}
 		out[nid] = append(out[nid], j)
 	}
 	return out, rows.Err()
+}
+
+// provider is the providerId a job or detail shows in sh: the API's answers
+// name only the providers their schema allows (wireProvider).
+func (sh shape) provider(id string) string {
+	if sh == shapeStored {
+		return id
+	}
+	return wireProvider(id, sh == shapeOne)
 }
 
 func without(ss []string, drop string) []string {

@@ -47,6 +47,9 @@ type Deps struct {
 	// receipt URL integrations show, and the URL Twilio and Plivo sign;
 	// "" uses each request's own host.
 	PublicURL string
+	// Console signs the team in to the console, which App.Console serves;
+	// nil serves no console.
+	Console *platform.ConsoleAuth
 }
 
 // App is a started Herald: each domain's store, connected to the others,
@@ -61,6 +64,7 @@ type App struct {
 	Webhooks     *webhooks.Store      // outbound webhook endpoints, events and deliveries
 	Dispatcher   *webhooks.Dispatcher // delivers the webhook events
 	Sweeper      *activity.Sweeper    // runs on its own when Retention.Every is set; a test may call Sweep
+	Console      http.Handler         // the console, to serve under /console/; nil without Deps.Console
 
 	stopOnce sync.Once
 	stoppers []func(context.Context)

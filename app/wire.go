@@ -5,6 +5,7 @@ import (
 
 	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/activity/webhooks"
+	"github.com/herald-notify/herald/console"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
@@ -40,6 +41,12 @@ var (
 	_ subscribers.EventSink           = (*webhooks.Store)(nil)
 	_ messaging.ReceiptDetails        = (*activity.Store)(nil)
 	_ integrations.ReceiptSink        = (*messaging.Store)(nil)
+	_ console.Activity                = (*activity.Views)(nil)
+	_ console.Messages                = (*messaging.Store)(nil)
+	_ console.Subscribers             = (*subscribers.Store)(nil)
+	_ console.Topics                  = (*subscribers.Store)(nil)
+	_ console.Workflows               = (*workflows.Store)(nil)
+	_ console.Integrations            = (*integrations.Store)(nil)
 )
 
 // OpenAPI lists each package's part of the API description, the
@@ -64,7 +71,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		return nil, err
 	}
 	integrationStore.WithOutbound(d.Outbound)
-	workflowStore := workflows.NewStore(d.DB)
+	workflowStore := workflows.NewStore(d.DB).WithIntegrations(integrationStore)
 	subscriberStore := subscribers.NewStore(d.DB, integrationStore, d.Now).WithWorkflows(workflowStore).WithSecret(d.Secret)
 	messageStore := messaging.NewStore(d.DB, messaging.Sources{
 		Subscribers:  subscriberStore,
@@ -96,8 +103,14 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	messaging.AddRoutes(mux, messageStore)
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
 	webhooks.AddRoutes(mux, hookStore)
-	return &App{Integrations: integrationStore, Workflows: workflowStore, Subscribers: subscriberStore,
+	a := &App{Integrations: integrationStore, Workflows: workflowStore, Subscribers: subscriberStore,
 		Messages: messageStore, Activity: activityStore, Worker: worker, Webhooks: hookStore,
 		Dispatcher: webhooks.NewDispatcher(hookStore, webhooks.DispatcherConfig{Guard: d.Outbound, Logger: d.Logger,
-			PerEndpoint: d.WebhookLane})}, nil
+			PerEndpoint: d.WebhookLane})}
+	if d.Console != nil {
+		a.Console = console.New(console.Deps{Auth: d.Console, DB: d.DB, Secret: d.Secret, Now: d.Now,
+			Activity: activity.NewViews(activityStore, subscriberStore), Messages: messageStore,
+			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Integrations: integrationStore})
+	}
+	return a, nil
 }

@@ -34,11 +34,13 @@ type loadResult struct {
 	P99      time.Duration `json:"p99_ns"`
 }
 
-// loadClient drives a server over loopback with a fixed API key.
+// loadClient drives a server over loopback with a fixed API key, or, for
+// the console's pages, a session's cookie.
 type loadClient struct {
-	base string
-	key  string
-	http *http.Client
+	base   string
+	key    string
+	cookie string
+	http   *http.Client
 }
 
 func newLoadClient(base, key string, conns int) *loadClient {
@@ -75,7 +77,11 @@ func (c *loadClient) send(ctx context.Context, r request) (*http.Response, error
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "ApiKey "+c.key)
+	if c.cookie != "" {
+		req.Header.Set("Cookie", c.cookie)
+	} else {
+		req.Header.Set("Authorization", "ApiKey "+c.key)
+	}
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -17,57 +17,26 @@ import (
 // otherwise, in the caller's environment or the organization's environment
 // named by _environmentId.
 func handleIntegrationCreate(store *Store) http.Handler {
-	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
-		defer platform.Wrap(&err, "create integration")
-		ctx := r.Context()
-		req, err := platform.Decode[createRequest](r)
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		req, err := platform.Decode[CreateRequest](r)
 		if err != nil {
 			return err
 		}
-		tenant := platform.TenantFrom(ctx)
-		envID, err := targetEnvironment(ctx, store, tenant, req.EnvironmentID)
+		out, checked, err := store.create(r.Context(), platform.TenantFrom(r.Context()), req)
 		if err != nil {
 			return err
 		}
-		in := integration{
-			ID:             sqldb.NewIDAt(store.now()),
-			OrganizationID: tenant.OrganizationID,
-			EnvironmentID:  envID,
-			Name:           displayName(strings.TrimSpace(req.ProviderID)),
-			ProviderID:     strings.TrimSpace(req.ProviderID),
-			Channel:        req.Channel,
-			Active:         req.Active != nil && *req.Active,
-			Conditions:     req.Conditions,
-			Configurations: applyConfigurations(Configurations{}, req.Configurations),
-		}
-		if req.Name != nil && strings.TrimSpace(*req.Name) != "" {
-			in.Name = *req.Name
-		}
-		if req.Credentials != nil {
-			in.Credentials = *req.Credentials
-		}
-		if err := store.validateCredentials(ctx, w, in, req.Check != nil && *req.Check); err != nil {
-			return err
-		}
-		explicit := req.Identifier != nil && strings.TrimSpace(*req.Identifier) != ""
-		// A generated identifier that collides (one chance in 36^6) gets a fresh suffix.
-		for attempt := 0; ; attempt++ {
-			in.Identifier = generateIdentifier(in.Name)
-			if explicit {
-				in.Identifier = *req.Identifier
-			}
-			out, err := store.insert(ctx, in)
-			switch {
-			case errors.Is(err, errIdentifierTaken) && (explicit || attempt == 2):
-				return platform.Conflict("Integration with identifier %s already exists", in.Identifier)
-			case errors.Is(err, errIdentifierTaken):
-				continue
-			case err != nil:
-				return err
-			}
-			return platform.JSON(w, http.StatusCreated, out.response(true, false))
-		}
+		setCheckHeader(w, checked)
+		return platform.JSON(w, http.StatusCreated, out.response(true, false))
 	})
+}
+
+// setCheckHeader tells the client how its credentials were checked, when
+// they were (CheckHeader).
+func setCheckHeader(w http.ResponseWriter, checked string) {
+	if checked != "" {
+		w.Header().Set(CheckHeader, checked)
+	}
 }
 
 // handleIntegrationList serves GET /v1/integrations: the whole organization's
@@ -105,56 +74,21 @@ func handleIntegrationActiveList(store *Store) http.Handler {
 // provider's required credentials, and check: true tries the provider before
 // saving.
 func handleIntegrationUpdate(store *Store) http.Handler {
-	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
-		id := r.PathValue("integrationId")
-		defer platform.Wrap(&err, "update integration %s", id)
-		ctx := r.Context()
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		ctx, id := r.Context(), r.PathValue("integrationId")
 		tenant := platform.TenantFrom(ctx)
-		cur, err := findIntegration(ctx, store, tenant.OrganizationID, id)
+		if _, err := findIntegration(ctx, store, tenant.OrganizationID, id); err != nil {
+			return err
+		}
+		req, err := platform.Decode[UpdateRequest](r)
 		if err != nil {
 			return err
 		}
-		req, err := platform.Decode[updateRequest](r)
+		out, checked, err := store.change(ctx, tenant, id, req)
 		if err != nil {
 			return err
 		}
-		if req.empty() {
-			return platform.BadRequest("No properties found for update")
-		}
-		next := cur
-		if req.EnvironmentID != nil && *req.EnvironmentID != cur.EnvironmentID {
-			if next.EnvironmentID, err = targetEnvironment(ctx, store, tenant, req.EnvironmentID); err != nil {
-				return err
-			}
-		}
-		if req.Name != nil {
-			next.Name = *req.Name
-		}
-		if req.Identifier != nil {
-			next.Identifier = *req.Identifier
-		}
-		if req.Active != nil {
-			next.Active = *req.Active
-		}
-		if req.Credentials != nil {
-			next.Credentials = *req.Credentials
-		}
-		if req.Conditions != nil {
-			next.Conditions = req.Conditions
-		}
-		next.Configurations = applyConfigurations(cur.Configurations, req.Configurations)
-		if err := store.validateCredentials(ctx, w, next, req.Check != nil && *req.Check); err != nil {
-			return err
-		}
-		out, err := store.update(ctx, next, cur)
-		switch {
-		case errors.Is(err, errIdentifierTaken):
-			return platform.Conflict("Integration with identifier %s already exists", next.Identifier)
-		case errors.Is(err, platform.ErrNotFound):
-			return platform.NotFound("Integration %s not found", id)
-		case err != nil:
-			return err
-		}
+		setCheckHeader(w, checked)
 		return platform.JSON(w, http.StatusOK, out.response(true, true))
 	})
 }
@@ -165,33 +99,8 @@ func handleIntegrationUpdate(store *Store) http.Handler {
 // the caller's environment and, as in the reference platform, is activated
 // and loses its conditions. Only email and sms have a primary.
 func handleIntegrationSetPrimary(store *Store) http.Handler {
-	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
-		id := r.PathValue("integrationId")
-		defer platform.Wrap(&err, "set primary integration %s", id)
-		ctx := r.Context()
-		tenant := platform.TenantFrom(ctx)
-		cur, err := findIntegration(ctx, store, tenant.OrganizationID, id)
-		if err != nil {
-			return err
-		}
-		if cur.EnvironmentID != tenant.EnvironmentID {
-			return platform.NotFound("Integration %s not found", id) // per environment (docs/api.md, "Keys and environments")
-		}
-		if !hasPrimary(cur.Channel) {
-			return platform.InvalidField("channel", cur.Channel, "Channel %s does not support primary", cur.Channel)
-		}
-		if cur.Primary {
-			return platform.JSON(w, http.StatusOK, cur.response(false, false))
-		}
-		activated := cur
-		activated.Active, activated.Conditions = true, nil
-		if err := store.validateCredentials(ctx, w, activated, false); err != nil {
-			return err
-		}
-		out, err := store.setPrimary(ctx, cur)
-		if errors.Is(err, platform.ErrNotFound) {
-			return platform.NotFound("Integration %s not found", id)
-		}
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		out, err := store.makePrimary(r.Context(), platform.TenantFrom(r.Context()), r.PathValue("integrationId"))
 		if err != nil {
 			return err
 		}
@@ -204,20 +113,10 @@ func handleIntegrationSetPrimary(store *Store) http.Handler {
 // user, answered with the caller's environment's remaining integrations, as
 // the reference does.
 func handleIntegrationDelete(store *Store) http.Handler {
-	return platform.Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
-		id := r.PathValue("integrationId")
-		defer platform.Wrap(&err, "delete integration %s", id)
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
 		tenant := platform.TenantFrom(ctx)
-		cur, err := findIntegration(ctx, store, tenant.OrganizationID, id)
-		if err != nil {
-			return err
-		}
-		err = store.softDelete(ctx, cur, tenant.UserID)
-		if errors.Is(err, platform.ErrNotFound) {
-			return platform.NotFound("Integration %s not found", id)
-		}
-		if err != nil {
+		if err := store.Delete(ctx, tenant, r.PathValue("integrationId")); err != nil {
 			return err
 		}
 		list, err := store.listEnvironment(ctx, tenant.EnvironmentID, false)
@@ -257,25 +156,23 @@ func targetEnvironment(ctx context.Context, store *Store, tenant platform.Tenant
 
 // validateCredentials applies the provider's credential rules to in: the
 // required fields when in is active or is to be checked, then the check,
-// whose kind it names in w's CheckHeader. Nothing is saved when either
-// fails.
-func (s *Store) validateCredentials(ctx context.Context, w http.ResponseWriter, in integration, check bool) error {
+// whose kind it returns (CheckHeader; "" without one). Nothing is saved
+// when either fails.
+func (s *Store) validateCredentials(ctx context.Context, in integration, check bool) (checked string, err error) {
 	if problems := credentialProblems(in.ProviderID, in.Credentials, in.Active || check); len(problems) > 0 {
-		return platform.Invalid(problems)
+		return "", platform.Invalid(problems)
 	}
 	if !check {
-		return nil
+		return "", nil
 	}
 	dialed, err := s.checkProvider(ctx, in.ProviderID, in.Credentials)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if dialed {
-		w.Header().Set(CheckHeader, "dialed")
-	} else {
-		w.Header().Set(CheckHeader, "shape")
+		return "dialed", nil
 	}
-	return nil
+	return "shape", nil
 }
 
 // applyConfigurations merges the given configurations into cur (absent

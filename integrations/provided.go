@@ -22,7 +22,7 @@ func (s *Store) SeedEnvironment(ctx context.Context, env platform.Environment) (
 	if err != nil || exists {
 		return err
 	}
-	name := displayName("service")
+	name := DisplayName("service")
 	_, err = s.insert(ctx, integration{
 		ID:             sqldb.NewIDAt(s.now()),
 		OrganizationID: env.OrganizationID,
@@ -63,14 +63,20 @@ func (s *Store) ResolveIntegrationID(ctx context.Context, environmentID, provide
 	return id, err
 }
 
-// Integration is an active integration as a delivery uses it.
+// Integration is an integration as a delivery uses it, and as the console
+// shows it.
 type Integration struct {
-	ID          string
-	Identifier  string
-	ProviderID  string
-	Channel     string
-	Primary     bool
-	Credentials provider.Credentials // decrypted, the update-only ones included
+	ID            string
+	EnvironmentID string
+	Name          string
+	Identifier    string
+	ProviderID    string
+	Channel       string
+	Active        bool
+	Primary       bool
+	Conditions    int                  // how many step filters choose it
+	Credentials   provider.Credentials // decrypted, the update-only ones included
+	CreatedAt     string
 }
 
 // ActiveIntegrations returns the environment's active, non-deleted
@@ -87,8 +93,7 @@ func (s *Store) ActiveIntegrations(ctx context.Context, environmentID, channel s
 		}
 		out := make([]Integration, 0, len(list))
 		for _, in := range list {
-			out = append(out, Integration{ID: in.ID, Identifier: in.Identifier, ProviderID: in.ProviderID,
-				Channel: in.Channel, Primary: in.Primary, Credentials: in.Credentials})
+			out = append(out, in.public())
 		}
 		return out, nil
 	})

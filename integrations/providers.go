@@ -41,8 +41,8 @@ var displayNames = map[string]string{
 	"rocket-chat": "Rocket.Chat", "grafana-on-call": "Grafana On Call", "getstream": "GetStream", "ryver": "Ryver",
 }
 
-// displayName is the provider's readable name, else its id capitalized.
-func displayName(providerID string) string {
+// DisplayName is the provider's readable name, else its id capitalized.
+func DisplayName(providerID string) string {
 	if n, ok := displayNames[providerID]; ok || providerID == "" {
 		return n
 	}

@@ -43,9 +43,9 @@ type FieldFilterPart struct {
 	On       string  `json:"on" validate:"required,oneof=subscriber payload"`
 }
 
-// createRequest is the body of POST /v1/integrations (docs/api.md,
+// CreateRequest is the body of POST /v1/integrations (docs/api.md,
 // "The write side"; the reference platform's create DTO).
-type createRequest struct {
+type CreateRequest struct {
 	ProviderID     string          `json:"providerId" validate:"required,max=100"`
 	Channel        string          `json:"channel" validate:"required,oneof=in_app email sms chat push"`
 	Name           *string         `json:"name" validate:"omitempty,max=200"`
@@ -60,7 +60,7 @@ type createRequest struct {
 
 // Valid checks what the tags cannot: a provider Herald delivers through,
 // on its own channel.
-func (r createRequest) Valid(context.Context) map[string]string {
+func (r CreateRequest) Valid(context.Context) map[string]string {
 	problems := map[string]string{}
 	if strings.TrimSpace(r.ProviderID) == "" {
 		problems["providerId"] = "must not be blank"
@@ -70,10 +70,10 @@ func (r createRequest) Valid(context.Context) map[string]string {
 	return problems
 }
 
-// updateRequest is the body of PUT /v1/integrations/{integrationId}
+// UpdateRequest is the body of PUT /v1/integrations/{integrationId}
 // (docs/api.md, "Integrations"): every field optional, only the given ones
 // change.
-type updateRequest struct {
+type UpdateRequest struct {
 	Name           *string         `json:"name" validate:"omitempty,max=200"`
 	Identifier     *string         `json:"identifier" validate:"omitempty,max=200"`
 	EnvironmentID  *string         `json:"_environmentId" validate:"omitempty,objectid"`
@@ -85,7 +85,7 @@ type updateRequest struct {
 }
 
 // Valid refuses blank names and identifiers: they can be changed, not erased.
-func (r updateRequest) Valid(context.Context) map[string]string {
+func (r UpdateRequest) Valid(context.Context) map[string]string {
 	problems := map[string]string{}
 	if r.Name != nil && strings.TrimSpace(*r.Name) == "" {
 		problems["name"] = "must not be blank"
@@ -98,7 +98,7 @@ func (r updateRequest) Valid(context.Context) map[string]string {
 
 // empty reports whether the body names no property to update; check alone
 // changes nothing.
-func (r updateRequest) empty() bool {
+func (r UpdateRequest) empty() bool {
 	return r.Name == nil && r.Identifier == nil && r.EnvironmentID == nil && r.Active == nil &&
 		r.Credentials == nil && r.Conditions == nil && r.Configurations == nil
 }

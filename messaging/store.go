@@ -452,6 +452,7 @@ type listFilter struct {
 	channel        string
 	subscriberID   string // _id; "" for all
 	transactionIDs []string
+	notificationID string // one notification of the transaction; the console's, which the API has no filter for
 	page, limit    int
 }
 
@@ -480,6 +481,9 @@ func (q *queries) listQuery(env string, f listFilter) (from, cond string, args [
 			args = append(args, id)
 		}
 		from = q.byTransaction
+	}
+	if f.notificationID != "" {
+		where, args = append(where, "notification_id = ?"), append(args, f.notificationID)
 	}
 	return from, strings.Join(where, " AND "), args
 }

@@ -26,11 +26,40 @@ CREATE TABLE api_keys (
     user_id        TEXT NOT NULL REFERENCES users (id),
     hint           TEXT NOT NULL,
     created_at     TEXT NOT NULL
-, id TEXT, source TEXT NOT NULL DEFAULT 'unknown', revoked_at TEXT, sealed BLOB);
+, id TEXT, source TEXT NOT NULL DEFAULT 'unknown', revoked_at TEXT, sealed BLOB, last_used_at TEXT);
 
 CREATE INDEX api_keys_environment ON api_keys (environment_id);
 
 CREATE UNIQUE INDEX api_keys_id ON api_keys (id);
+
+CREATE TABLE console_links (
+    hash       TEXT PRIMARY KEY,
+    user_id    TEXT REFERENCES console_users (id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+
+CREATE TABLE console_sessions (
+    hash       TEXT PRIMARY KEY,
+    user_id    TEXT NOT NULL REFERENCES console_users (id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    seen_at    TEXT NOT NULL
+);
+
+CREATE INDEX console_sessions_user ON console_sessions (user_id);
+
+CREATE TABLE console_users (
+    id              TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL REFERENCES organizations (id),
+    email           TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    role            TEXT NOT NULL CHECK (role IN ('viewer', 'editor', 'admin')),
+    password_hash   TEXT NOT NULL DEFAULT '',
+    must_change     INTEGER NOT NULL DEFAULT 0,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    UNIQUE (organization_id, email)
+);
 
 CREATE TABLE environments (
     id              TEXT PRIMARY KEY,
@@ -189,6 +218,8 @@ CREATE TABLE messages (
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL
 , feed_item TEXT, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT, provider_message_id TEXT, receipt_status TEXT);
+
+CREATE INDEX messages_failed ON messages (environment_id, created_at) WHERE status = 'error';
 
 CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at, id, read, seen);
 

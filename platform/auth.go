@@ -58,6 +58,28 @@ type keyring struct {
 
 	revocations atomic.Int64 // the count last read
 	checked     atomic.Int64 // when, in UnixNano; another check is due after poll
+
+	used sync.Map // key hash → when this process last wrote its last_used_at, in UnixNano
+}
+
+// usedEvery is how often a process writes a key's last use: the console
+// shows it to the minute, and a write per request would cost every request
+// a statement on the writer.
+const usedEvery = time.Minute
+
+// touch records that the key whose hash is hash authenticated a request
+// now, at most once every usedEvery per process. A failed write is tried
+// again at the next request: the time is a convenience, never a reason to
+// refuse one.
+func (k *keyring) touch(ctx context.Context, hash string) {
+	now := time.Now()
+	if last, ok := k.used.Load(hash); ok && now.Sub(time.Unix(0, last.(int64))) < usedEvery {
+		return
+	}
+	k.used.Store(hash, now.UnixNano())
+	if _, err := k.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = ? WHERE hash = ?`, sqldb.FormatTime(now), hash); err != nil {
+		k.used.Delete(hash)
+	}
 }
 
 // revocationPoll is how stale the keyring's knowledge of revocations may
@@ -151,6 +173,7 @@ func requireAPIKey(keys *keyring, failures, writes *buckets, next http.Handler) 
 			}
 		}
 		noteEnvironment(r.Context(), t.EnvironmentID)
+		keys.touch(r.Context(), hash)
 		next.ServeHTTP(w, r.WithContext(WithTenant(r.Context(), t)))
 		return nil
 	})

@@ -263,3 +263,26 @@ func FindEnvironment(ctx context.Context, db *sqldb.DB, organizationID, id strin
 	env.ParentID = parent.String
 	return env, nil
 }
+
+// Environments returns the organization's environments, oldest first
+// (Development before Production), each with the organization's system
+// user.
+func Environments(ctx context.Context, db *sqldb.DB, organizationID string) (envs []Environment, err error) {
+	defer Wrap(&err, "list environments")
+	rows, err := db.QueryContext(ctx, `
+		SELECT e.id, e.name, e.identifier, coalesce(e.parent_id, ''),
+		       (SELECT u.id FROM users u WHERE u.organization_id = e.organization_id ORDER BY u.created_at LIMIT 1)
+		FROM environments e WHERE e.organization_id = ? ORDER BY e.created_at, e.id`, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		env := Environment{OrganizationID: organizationID}
+		if err := rows.Scan(&env.ID, &env.Name, &env.Identifier, &env.ParentID, &env.SystemUserID); err != nil {
+			return nil, err
+		}
+		envs = append(envs, env)
+	}
+	return envs, rows.Err()
+}

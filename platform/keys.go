@@ -37,13 +37,14 @@ type APIKey struct {
 	Source      string
 	CreatedAt   string
 	RevokedAt   string // "" while the key works
+	LastUsedAt  string // "" until it authenticates a request; written at most once a minute
 }
 
 // ListAPIKeys returns every key, working and revoked, oldest first.
 func ListAPIKeys(ctx context.Context, db *sqldb.DB) (keys []APIKey, err error) {
 	defer Wrap(&err, "list api keys")
 	rows, err := db.QueryContext(ctx, `
-		SELECT k.id, e.name, k.hint, k.source, k.created_at, coalesce(k.revoked_at, '')
+		SELECT k.id, e.name, k.hint, k.source, k.created_at, coalesce(k.revoked_at, ''), coalesce(k.last_used_at, '')
 		FROM api_keys k JOIN environments e ON e.id = k.environment_id
 		ORDER BY k.created_at, k.id`)
 	if err != nil {
@@ -52,7 +53,7 @@ func ListAPIKeys(ctx context.Context, db *sqldb.DB) (keys []APIKey, err error) {
 	defer rows.Close()
 	for rows.Next() {
 		var k APIKey
-		if err := rows.Scan(&k.ID, &k.Environment, &k.LastFour, &k.Source, &k.CreatedAt, &k.RevokedAt); err != nil {
+		if err := rows.Scan(&k.ID, &k.Environment, &k.LastFour, &k.Source, &k.CreatedAt, &k.RevokedAt, &k.LastUsedAt); err != nil {
 			return nil, err
 		}
 		keys = append(keys, k)

@@ -111,3 +111,23 @@ func logRequests(logger *slog.Logger, metrics *Metrics, next http.Handler) http.
 type panicError struct{ value any }
 
 func (p panicError) Error() string { return "panic: " + slog.AnyValue(p.value).String() }
+
+// NoteRoute tells the request's log line the pattern that served it and
+// the environment it acted in ("" for none), for handlers served apart
+// from the API's mux (the console).
+func NoteRoute(ctx context.Context, pattern, environmentID string) {
+	notePattern(ctx, pattern)
+	if environmentID != "" {
+		noteEnvironment(ctx, environmentID)
+	}
+}
+
+// NoteFailure records an unexpected error for the request's log line,
+// logged at Error with its cause, and returns the id to show the user in
+// its place: what WriteError does for a 500, for a handler that answers
+// in HTML.
+func NoteFailure(ctx context.Context, cause error) (errorID string) {
+	errorID = sqldb.NewID()
+	noteFailure(ctx, errorID, cause)
+	return errorID
+}

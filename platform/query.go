@@ -158,3 +158,10 @@ func (q *Query) add(name string, value any, message string) {
 	f.Value = value
 	q.fields[name] = f
 }
+
+// QueryOf reads values as NewQuery reads a request's query string, for a
+// caller that holds the parameters already (the console's filters, which
+// are the API's).
+func QueryOf(values url.Values) *Query {
+	return &Query{values: values}
+}

@@ -38,6 +38,9 @@ type ServerConfig struct {
 	// key, and lets /socket.io/ through to check its own; nil serves
 	// neither apart.
 	Inbox *SubscriberAuth
+	// Console serves /console/, with its own sign-in instead of an API
+	// key, and GET / redirects to it; nil serves neither.
+	Console http.Handler
 }
 
 // receiptRoutes is the prefix of the routes providers post delivery
@@ -53,7 +56,8 @@ const DefaultMaxBody = 1 << 20
 // first: one log line per request and panic recovery; /healthz and /readyz,
 // which need no key; the body limit; API-key auth with its rate limits;
 // idempotency; and JSON
-// 404/405 answers for paths and methods mux does not serve.
+// 404/405 answers for paths and methods mux does not serve. The console,
+// when there is one, is served beside the API under /console/.
 func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg ServerConfig) http.Handler {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
@@ -95,6 +99,10 @@ func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg Serve
 		sessions := sessionGate{existing: perMinute(limits.Sessions), created: perMinute(limits.NewSessions)}
 		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg, requireSubscriber(cfg.Inbox, failures, sessions, routeJSON(mux)))))
 		root.Handle("GET /socket.io/", routeJSON(mux)) // the token is in the query: the socket checks it
+	}
+	if cfg.Console != nil {
+		root.Handle("GET /{$}", withPattern("GET /{$}", http.RedirectHandler("/console/", http.StatusFound)))
+		root.Handle("/console/", limitBody(cfg, cfg.Console))
 	}
 	return logRequests(logger, cfg.Metrics, root)
 }

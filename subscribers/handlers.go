@@ -131,23 +131,8 @@ func handleSubscriberSearch(store *Store) http.Handler {
 		TotalCountCapped bool         `json:"totalCountCapped"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		q := platform.NewQuery(r)
-		pq := readPageQuery(q)
-		sq := searchQuery{
-			SubscriberID: q.String("subscriberId"),
-			Email:        q.String("email"),
-			Phone:        q.String("phone"),
-			Name:         q.String("name"),
-			Limit:        pq.limit,
-			OrderBy:      pq.orderBy,
-			Desc:         pq.desc,
-			After:        pq.after,
-			Before:       pq.before,
-		}
-		if b := q.Bool("includeCursor"); b != nil {
-			sq.IncludeCursor = *b
-		}
-		if err := q.Err(); err != nil {
+		sq, err := readSearchQuery(platform.NewQuery(r))
+		if err != nil {
 			return err
 		}
 		page, err := store.search(r.Context(), platform.TenantFrom(r.Context()).EnvironmentID, sq)
@@ -168,4 +153,25 @@ func handleSubscriberSearch(store *Store) http.Handler {
 		}
 		return platform.JSON(w, http.StatusOK, res)
 	})
+}
+
+// readSearchQuery reads the query of GET /v2/subscribers: the filters, the
+// page's size and order, and its cursor (docs/api.md, "Subscriber search").
+func readSearchQuery(q *platform.Query) (searchQuery, error) {
+	pq := readPageQuery(q)
+	sq := searchQuery{
+		SubscriberID: q.String("subscriberId"),
+		Email:        q.String("email"),
+		Phone:        q.String("phone"),
+		Name:         q.String("name"),
+		Limit:        pq.limit,
+		OrderBy:      pq.orderBy,
+		Desc:         pq.desc,
+		After:        pq.after,
+		Before:       pq.before,
+	}
+	if b := q.Bool("includeCursor"); b != nil {
+		sq.IncludeCursor = *b
+	}
+	return sq, q.Err()
 }

@@ -66,12 +66,8 @@ func decodeTopicWrite[T any](r *http.Request) (key string, body T, err error) {
 // handleTopicCreateV1 serves POST /v1/topics: 201 {_id, key}, or 409 when
 // the key is taken.
 func handleTopicCreateV1(store *Store) http.Handler {
-	type body struct {
-		Key  string `json:"key" validate:"required,topickey"`
-		Name string `json:"name" validate:"required,max=256"`
-	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		req, err := platform.Decode[body](r)
+		req, err := platform.Decode[NewTopic](r)
 		if err != nil {
 			return err
 		}
@@ -139,11 +135,8 @@ func (s *Store) writeTopic(ctx context.Context, w http.ResponseWriter, status in
 // handleTopicRename serves PATCH /v1/topics/{topicKey} and PATCH
 // /v2/topics/{topicKey}: {name} renames the topic.
 func handleTopicRename(store *Store, v2 bool) http.Handler {
-	type body struct {
-		Name string `json:"name" validate:"required,max=256"`
-	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		key, req, err := decodeTopicWrite[body](r)
+		key, req, err := decodeTopicWrite[TopicName](r)
 		if err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ func RenderEmail(body any, editorType string, vars map[string]any, raw bool) (st
 		return out, nil, nil
 	}
 	for i := range blocks {
-		// a text block's content is HTML; a button's is text, escaped whole by blocksHTML
+		// a text block's content is HTML; a button's is text, escaped whole by BlocksHTML
 		if blocks[i].Content, err = RenderHTML(blocks[i].Content, vars, raw || blocks[i].Type == "button"); err != nil {
 			return "", nil, fmt.Errorf("body.%d.content: %w", i, err)
 		}
@@ -45,7 +45,7 @@ func RenderEmail(body any, editorType string, vars map[string]any, raw bool) (st
 			return "", nil, fmt.Errorf("body.%d.url: %w", i, err)
 		}
 	}
-	return blocksHTML(blocks), blocks, nil
+	return BlocksHTML(blocks), blocks, nil
 }
 
 // emailBody turns an email step's body control into HTML that still holds
@@ -98,8 +98,9 @@ type EmailBlock struct {
 	} `json:"styles,omitempty"`
 }
 
-// blocksHTML renders already rendered EmailBlocks as HTML.
-func blocksHTML(blocks []EmailBlock) string {
+// BlocksHTML renders already rendered EmailBlocks as HTML: what an email
+// written in blocks sends, inside its layout.
+func BlocksHTML(blocks []EmailBlock) string {
 	var b strings.Builder
 	for _, bl := range blocks {
 		align := ""

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
@@ -47,21 +46,8 @@ func handleWorkflowList(store *Store, integrations IntegrationChecker) http.Hand
 		TotalCount int                `json:"totalCount"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		q := platform.NewQuery(r)
-		limit := q.Int("limit", 10, 1, 100)
-		offset := q.Int("offset", 0, 0, 1_000_000)
-		if page := q.Int("page", -1, 0, 100_000); page >= 0 {
-			offset = page * limit
-		}
-		f := listFilter{
-			offset:  offset,
-			limit:   limit,
-			query:   q.String("query"),
-			tags:    q.Strings("tags"),
-			orderBy: listOrder[q.Enum("orderBy", "createdAt", "createdAt", "updatedAt", "name", "lastTriggeredAt")],
-			desc:    strings.ToUpper(q.Enum("orderDirection", "DESC", "ASC", "DESC", "asc", "desc")) == "DESC",
-		}
-		if err := q.Err(); err != nil {
+		f, err := readListQuery(platform.NewQuery(r))
+		if err != nil {
 			return err
 		}
 		ctx := r.Context()
@@ -81,6 +67,25 @@ func handleWorkflowList(store *Store, integrations IntegrationChecker) http.Hand
 		}
 		return platform.JSON(w, http.StatusOK, out)
 	})
+}
+
+// readListQuery reads the query of GET /v2/workflows: the page, the
+// search and tags, and the order.
+func readListQuery(q *platform.Query) (listFilter, error) {
+	limit := q.Int("limit", 10, 1, 100)
+	offset := q.Int("offset", 0, 0, 1_000_000)
+	if page := q.Int("page", -1, 0, 100_000); page >= 0 {
+		offset = page * limit
+	}
+	f := listFilter{
+		offset:  offset,
+		limit:   limit,
+		query:   q.String("query"),
+		tags:    q.Strings("tags"),
+		orderBy: listOrder[q.Enum("orderBy", "createdAt", "createdAt", "updatedAt", "name", "lastTriggeredAt")],
+		desc:    strings.ToUpper(q.Enum("orderDirection", "DESC", "ASC", "DESC", "asc", "desc")) == "DESC",
+	}
+	return f, q.Err()
 }
 
 // handleWorkflowGet serves GET /v2/workflows/{workflowId} (workflowId or _id).
@@ -147,19 +152,7 @@ func handleWorkflowSync(store *Store, integrations IntegrationChecker) http.Hand
 		if err != nil {
 			return err
 		}
-		ctx := r.Context()
-		tenant := platform.TenantFrom(ctx)
-		if req.TargetEnvironmentID == tenant.EnvironmentID {
-			return platform.InvalidField("targetEnvironmentId", req.TargetEnvironmentID, "Cannot sync workflow to the same environment")
-		}
-		target, err := platform.FindEnvironment(ctx, store.db, tenant.OrganizationID, req.TargetEnvironmentID)
-		if errors.Is(err, platform.ErrNotFound) {
-			return platform.NotFound("Environment %s not found", req.TargetEnvironmentID)
-		}
-		if err != nil {
-			return err
-		}
-		wf, err := store.sync(ctx, tenant, r.PathValue("workflowId"), target)
+		wf, err := store.syncTo(r.Context(), platform.TenantFrom(r.Context()), r.PathValue("workflowId"), req.TargetEnvironmentID)
 		if err != nil {
 			return err
 		}

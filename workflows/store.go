@@ -32,6 +32,8 @@ type Store struct {
 	// written, by _id (Triggered).
 	triggeredMu   sync.Mutex
 	lastTriggered map[string]time.Time
+
+	integrations IntegrationChecker // for Workflows; nil checks none
 }
 
 // changed invalidates the trigger cache. Writers call it after their

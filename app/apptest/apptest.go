@@ -30,8 +30,9 @@ import (
 // Server is Herald running for a test.
 type Server struct {
 	*platformtest.Server
-	Herald *app.App // its stores, worker and retention sweeper
-	stop   func()
+	Herald  *app.App              // its stores, worker and retention sweeper
+	Console *platform.ConsoleAuth // the console's sign-in, served under /console/
+	stop    func()
 }
 
 // Stop stops the server's background work (the delivery worker, the
@@ -50,6 +51,7 @@ type settings struct {
 	logs      io.Writer
 	storage   int64
 	limits    *platform.RateLimits
+	console   platform.ConsoleConfig
 }
 
 // Outbound sets where sends may connect, as HERALD_OUTBOUND_ALLOW does;
@@ -72,6 +74,10 @@ func Compat(wire string) Option { return func(s *settings) { s.compat = wire } }
 // limits do; without it writes are not limited and the others keep their
 // defaults.
 func Limits(l platform.RateLimits) Option { return func(s *settings) { s.limits = &l } }
+
+// Console sets the console's session and sign-in settings (its clock is
+// the server's).
+func Console(c platform.ConsoleConfig) Option { return func(s *settings) { s.console = c } }
 
 // Logs writes the server's log to w as HERALD_LOG_FORMAT=json does, at
 // info and up, instead of to the test's log.
@@ -128,14 +134,16 @@ func (s *Server) starter(t testing.TB, options []Option) func(*http.ServeMux, *p
 			a.Edge.Limits = *set.limits
 		}
 		ctx, cancel := context.WithCancel(context.Background())
+		set.console.Now = a.Clock.Now
+		console := platform.NewConsoleAuth(a.DB, a.Secret, set.console)
 		herald, err := app.Start(ctx, mux, app.Deps{DB: a.DB, Logger: a.Logger, Secret: a.Secret, Now: a.Clock.Now,
 			Environments: []platform.Environment{a.Development, a.Production}, Outbound: set.outbound,
-			Retention: set.retention, Metrics: metrics, Inbox: a.Inbox})
+			Retention: set.retention, Metrics: metrics, Inbox: a.Inbox, Console: console})
 		if err != nil {
 			cancel()
 			t.Fatalf("start: %v", err)
 		}
-		s.Herald = herald
+		s.Herald, s.Console, a.Edge.Console = herald, console, herald.Console
 		s.stop = stopper(cancel, herald)
 		t.Cleanup(s.stop)
 	}

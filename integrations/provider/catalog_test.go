@@ -3,6 +3,7 @@ package provider
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,5 +52,38 @@ func TestReason(t *testing.T) {
 			json.Unmarshal(r.body, &r.doc)
 			is.Equal(reason(r), tc.want) // the provider's words
 		})
+	}
+}
+
+func TestFields_NameCredentials(t *testing.T) {
+	known := map[string]bool{}
+	var c Credentials
+	for name := range c.pointers() {
+		known[name] = true
+	}
+	for name := range c.switches() {
+		known[name] = true
+	}
+	for id, s := range catalog {
+		fields := Fields(id)
+		for i, f := range fields {
+			if !known[f.Name] {
+				t.Errorf("%s: field %q is no credential", id, f.Name)
+			}
+			if f.Required != slices.Contains(s.required, f.Name) {
+				t.Errorf("%s: field %q says required %v", id, f.Name, f.Required)
+			}
+			if i > 0 && f.Required && !fields[i-1].Required {
+				t.Errorf("%s: the required fields do not come first", id)
+			}
+		}
+		for _, r := range s.required {
+			if !slices.ContainsFunc(fields, func(f Field) bool { return f.Name == r }) {
+				t.Errorf("%s: required %q is not among its fields", id, r)
+			}
+		}
+	}
+	if f := Fields("sendgrid"); !slices.ContainsFunc(f, func(f Field) bool { return f.Name == "apiKey" && f.Secret }) {
+		t.Errorf("sendgrid's apiKey is not a secret field: %+v", f)
 	}
 }

@@ -1,0 +1,130 @@
+// Package console is Herald's web console, served under /console/ by the
+// same binary: a team signs in (the platform keeps its accounts and
+// sessions) and sees, per environment, what happened to each trigger, its
+// subscribers, topics, workflows, integrations and API keys. Pages are
+// server-rendered html/template with a small vendored script layer (htmx),
+// all embedded, so it works offline and needs no build step. It owns no
+// table: every page calls the domains' own functions through the narrow
+// interfaces below, which app wires to the concrete stores
+// (docs/console.md).
+package console
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/herald-notify/herald/activity"
+	"github.com/herald-notify/herald/integrations"
+	"github.com/herald-notify/herald/messaging"
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/subscribers"
+	"github.com/herald-notify/herald/workflows"
+)
+
+// Activity reads what became of each trigger: activity's Views.
+type Activity interface {
+	Notifications(ctx context.Context, envID string, query url.Values) (activity.NotificationPage, error)
+	Notification(ctx context.Context, envID, id string) (activity.Notification, error)
+	TriggerCount(ctx context.Context, envID string, since time.Time, limit int) (n int, capped bool, err error)
+}
+
+// Messages reads the messages subscribers got: messaging's Store.
+type Messages interface {
+	SentMessages(ctx context.Context, envID string, q messaging.SentQuery) ([]messaging.Sent, int, error)
+	SentMessage(ctx context.Context, envID, id string) (messaging.Sent, error)
+	DeliveryCounts(ctx context.Context, envID string, since time.Time, limit int) ([]messaging.DeliveryCount, bool, error)
+	Failures(ctx context.Context, envID string, since time.Time, limit int) ([]messaging.Sent, error)
+}
+
+// Subscribers reads and changes subscribers, their channels, preferences
+// and memberships: subscribers' Store.
+type Subscribers interface {
+	Search(ctx context.Context, envID string, query url.Values) (subscribers.SearchPage, error)
+	Subscriber(ctx context.Context, envID, subscriberID string) (subscribers.Subscriber, error)
+	UpdateProfile(ctx context.Context, tenant platform.Tenant, subscriberID string, p subscribers.Profile) (subscribers.Subscriber, error)
+	SetCredentials(ctx context.Context, envID, subscriberID, providerID string, c subscribers.Credentials) (subscribers.Subscriber, error)
+	RemoveChannel(ctx context.Context, envID, subscriberID, providerID string) error
+	RemoveDeviceTokens(ctx context.Context, envID, subscriberID, providerID string, tokens []string) error
+	PreferenceSheet(ctx context.Context, envID, subscriberID string) (subscribers.PreferenceSheet, error)
+	SetPreference(ctx context.Context, envID, subscriberID, workflow, channel string, enabled bool) error
+	TopicsOf(ctx context.Context, envID, subscriberID string) ([]subscribers.Topic, error)
+}
+
+// Topics reads and changes topics and their members: subscribers' Store.
+type Topics interface {
+	Topics(ctx context.Context, envID string, query url.Values) (subscribers.TopicPage, error)
+	Topic(ctx context.Context, envID, key string) (subscribers.Topic, error)
+	CreateTopic(ctx context.Context, tenant platform.Tenant, n subscribers.NewTopic) (subscribers.Topic, error)
+	RenameTopic(ctx context.Context, envID, key string, n subscribers.TopicName) (subscribers.Topic, error)
+	DeleteTopic(ctx context.Context, envID, key string) error
+	TopicMembers(ctx context.Context, envID, key string, query url.Values) (subscribers.MemberPage, error)
+	Subscribe(ctx context.Context, tenant platform.Tenant, key string, subscriberIDs []string) (missing []string, err error)
+	Unsubscribe(ctx context.Context, envID, key string, subscriberIDs []string) (notMembers []string, err error)
+}
+
+// Workflows lists workflows and switches them on, off and to another
+// environment: workflows' Store.
+type Workflows interface {
+	Workflows(ctx context.Context, envID string, query url.Values) ([]workflows.Listed, int, error)
+	WorkflowNames(ctx context.Context, envID string, limit int) ([]workflows.Named, error)
+	SetActive(ctx context.Context, tenant platform.Tenant, key string, active bool) error
+	Sync(ctx context.Context, tenant platform.Tenant, key, targetID string) error
+}
+
+// Integrations lists, changes and checks integrations: integrations'
+// Store.
+type Integrations interface {
+	Integrations(ctx context.Context, envID string) ([]integrations.Integration, error)
+	Integration(ctx context.Context, tenant platform.Tenant, id string) (integrations.Integration, error)
+	Create(ctx context.Context, tenant platform.Tenant, req integrations.CreateRequest) (integrations.Integration, string, error)
+	Update(ctx context.Context, tenant platform.Tenant, id string, req integrations.UpdateRequest) (integrations.Integration, string, error)
+	SetPrimary(ctx context.Context, tenant platform.Tenant, id string) (integrations.Integration, error)
+	Delete(ctx context.Context, tenant platform.Tenant, id string) error
+	Check(ctx context.Context, providerID string, creds integrations.Credentials) (string, error)
+}
+
+// Deps is what the console is built from.
+type Deps struct {
+	Auth   *platform.ConsoleAuth // the team's sign-in, sessions and CSRF
+	DB     *sqldb.DB             // the platform's environments and API keys
+	Secret []byte                // seals the API keys it creates, as herald keys create does
+	Now    func() time.Time      // time.Now when nil
+
+	Activity     Activity
+	Messages     Messages
+	Subscribers  Subscribers
+	Topics       Topics
+	Workflows    Workflows
+	Integrations Integrations
+}
+
+// New returns the console's handler, to be served under /console/.
+func New(d Deps) http.Handler {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	c := &console{d: &d, pages: mustParsePages()}
+	mux := http.NewServeMux()
+	c.addRoutes(mux)
+	return secure(noteRoute(mux))
+}
+
+// console is the console's state: its dependencies and parsed pages.
+type console struct {
+	d     *Deps
+	pages pages
+}
+
+// noteRoute tells the request's log line which route served it; a page
+// adds its environment (handle).
+func noteRoute(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			platform.NoteRoute(r.Context(), pattern, "")
+		}
+		mux.ServeHTTP(w, r)
+	})
+}

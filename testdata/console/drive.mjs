@@ -1,0 +1,221 @@
+// Drives headless Chromium through the console as a team would, and calls
+// Herald's API beside it to check what the pages did. The Go test
+// (console_browser_test.go) starts Herald, seeds a workflow, a subscriber
+// and an email integration, runs this, and reads its last line. Screenshots
+// go to ARTIFACTS.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+
+const { BASE, SETUP_URL, API_KEY, CHROMIUM, ARTIFACTS, RECEIVER } = process.env;
+const timeout = 20000;
+const password = 'correct horse battery staple';
+mkdirSync(ARTIFACTS, { recursive: true });
+
+async function api(method, path, body, key = API_KEY) {
+  const res = await fetch(BASE + path, {
+    method,
+    headers: { Authorization: `ApiKey ${key}`, 'Content-Type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+function check(ok, what) {
+  if (!ok) throw new Error(what);
+}
+
+async function poll(what, fn) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    if (await fn()) return;
+    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const started = Date.now();
+const step = (what) => console.log(`step at ${((Date.now() - started) / 1000).toFixed(1)} s: ${what}`);
+const errors = [];
+let shots = 0;
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+
+async function newPage(width = 1280, height = 860) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => errors.push(String(e)));
+  // A Content-Security-Policy violation is reported as a console error.
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('dialog', (d) => d.accept());
+  return page;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: `${ARTIFACTS}/${String(++shots).padStart(2, '0')}-${name}.png`, fullPage: true });
+}
+
+try {
+  const page = await newPage();
+
+  step('first run: the setup link creates the first admin');
+  await page.goto(SETUP_URL);
+  await shot(page, 'setup');
+  await page.getByLabel('Your name').fill('Ada Admin');
+  await page.getByLabel('Email').fill('ada@example.com');
+  await page.locator('#f-password').fill(password);
+  await page.getByLabel('Password again').fill(password);
+  await page.getByRole('button', { name: /Create admin/ }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor({ timeout });
+  await shot(page, 'overview-empty');
+
+  step('sign out and in again');
+  await page.getByLabel('Your account').click();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to the console' }).waitFor({ timeout });
+  await page.getByLabel('Email').fill('ada@example.com');
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor({ timeout });
+
+  step('a trigger through the API appears in Activity');
+  const trig = await api('POST', '/v1/events/trigger', { name: 'welcome', to: 'ada', payload: { order: 42 } });
+  check(trig.status === 201, 'trigger answered ' + trig.status);
+  await page.keyboard.press('g');
+  await page.keyboard.press('a'); // the keyboard goes to Activity
+  await page.getByRole('heading', { name: 'Activity' }).waitFor({ timeout });
+  const row = page.locator('tbody tr', { hasText: 'Welcome' }).first();
+  await row.waitFor({ timeout });
+  await poll('both steps to finish', async () => {
+    await page.reload();
+    return (await page.locator('tbody tr', { hasText: 'Welcome' }).first().innerText()).includes('completed');
+  });
+  await shot(page, 'activity');
+
+  step('the notification shows its steps and the email as sent');
+  await page.locator('tbody tr', { hasText: 'Welcome' }).first().getByRole('link').first().click();
+  await page.getByRole('heading', { name: 'Steps' }).waitFor({ timeout });
+  const steps = await page.locator('.timeline').innerText();
+  check(steps.includes('Message sent'), 'the timeline has no "Message sent" detail: ' + steps);
+  await page.getByText("email-webhook's answer").first().click(); // the provider's raw answer opens
+  await page.locator('.details pre').first().waitFor({ timeout });
+  const frame = page.frameLocator('iframe.email-frame');
+  await frame.getByText('Hi Ada').waitFor({ timeout });
+  check((await page.locator('.inapp-card').innerText()).includes('Hello Ada, order 42'), 'the in-app card is not shown');
+  await shot(page, 'notification');
+
+  step('find the subscriber and turn a preference off');
+  await page.getByRole('link', { name: 'Subscribers' }).first().click();
+  await page.getByLabel('subscriberId').fill('ada');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('link', { name: 'ada', exact: true }).click();
+  await page.getByRole('heading', { name: 'Preferences' }).waitFor({ timeout });
+  const emailSwitch = page.getByLabel('Email for Welcome');
+  check(await emailSwitch.isChecked(), 'the email preference starts on');
+  await emailSwitch.click({ force: true });
+  await poll('the preference to be saved', async () => {
+    const prefs = await api('GET', '/v2/subscribers/ada/preferences');
+    const wf = prefs.body.workflows.find((w) => w.workflow.identifier === 'welcome');
+    return wf && wf.channels.email === false;
+  });
+  await page.reload();
+  check(!(await page.getByLabel('Email for Welcome').isChecked()), 'the page shows the preference off');
+  await shot(page, 'subscriber');
+
+  step('create an integration through its form and check it');
+  await page.getByRole('link', { name: 'Integrations' }).first().click();
+  await page.getByRole('link', { name: 'New integration' }).click();
+  await page.getByRole('link', { name: /Chat Webhook/ }).click();
+  await page.locator('#f-name').fill('Team chat');
+  await page.getByLabel(/Webhook URL/).fill(RECEIVER + '/chat-hook-secret-path');
+  await page.getByRole('button', { name: 'Check with the provider' }).click();
+  await page.locator('#check-result', { hasText: 'accepted' }).waitFor({ timeout });
+  await shot(page, 'integration-check');
+  await page.getByRole('button', { name: 'Create integration' }).click();
+  await page.getByText('Team chat is created.').waitFor({ timeout });
+  const ints = await api('GET', '/v1/integrations');
+  check(ints.body.some((i) => i.name === 'Team chat' && i.providerId === 'chat-webhook'), 'the API lists the new integration');
+  check(!(await page.content()).includes('chat-hook-secret-path'), 'the saved webhook URL is shown in full');
+
+  step('create an API key, use it, revoke it');
+  await page.getByRole('link', { name: 'API keys' }).first().click();
+  await page.getByRole('button', { name: 'New key' }).click();
+  const key = (await page.locator('#shown-secret').innerText()).trim();
+  check(/^[0-9a-f]{32}$/.test(key), 'a new key is shown once: ' + key);
+  check((await api('GET', '/v1/environments', null, key)).status === 200, 'the new key works');
+  await shot(page, 'key-created');
+  await page.reload();
+  check(!(await page.content()).includes(key), 'the key is shown again after a reload');
+  await page.locator('tr', { hasText: key.slice(-4) }).getByRole('button', { name: 'Revoke' }).click();
+  await page.getByText('is revoked').waitFor({ timeout });
+  await poll('the revoked key to be refused', async () => (await api('GET', '/v1/environments', null, key)).status === 401);
+
+  step('add a viewer through the team page');
+  await page.getByRole('link', { name: 'Team' }).first().click();
+  await page.locator('#f-name').fill('Val Viewer');
+  await page.locator('#f-email').fill('val@example.com');
+  await page.locator('#f-role').selectOption('viewer');
+  await page.getByRole('button', { name: 'Add member' }).click();
+  const oneTime = (await page.locator('#shown-secret').innerText()).trim();
+  check(oneTime.length >= 12, 'a one-time password is shown');
+
+  step('as a viewer, no edit control shows and a crafted post is refused');
+  const viewer = await newPage();
+  await viewer.goto(BASE + '/console/login');
+  await viewer.getByLabel('Email').fill('val@example.com');
+  await viewer.getByLabel('Password').fill(oneTime);
+  await viewer.getByRole('button', { name: 'Sign in' }).click();
+  await viewer.getByRole('heading', { name: 'Your account' }).waitFor({ timeout }); // a one-time password is replaced first
+  await viewer.locator('#f-password').fill(password + ' too');
+  await viewer.locator('#f-confirm').fill(password + ' too');
+  await viewer.getByRole('button', { name: 'Change password' }).click();
+  await viewer.getByText('Your password is changed').waitFor({ timeout });
+  await viewer.goto(page.url().replace(/\/console\/.*$/, '/console/'));
+  await viewer.getByRole('link', { name: 'Subscribers' }).first().click();
+  await viewer.getByRole('link', { name: 'ada', exact: true }).click();
+  await viewer.getByRole('heading', { name: 'Preferences' }).waitFor({ timeout });
+  check(await viewer.getByRole('button', { name: 'Save profile' }).count() === 0, 'a viewer sees Save profile');
+  check(await viewer.getByLabel('Email for Welcome').isDisabled(), 'a viewer can flip a preference');
+  check(await viewer.getByRole('link', { name: 'API keys' }).count() === 0, 'a viewer sees API keys');
+  check(await viewer.getByRole('link', { name: 'Team' }).count() === 0, 'a viewer sees Team');
+  const before = errors.length;
+  const crafted = await viewer.evaluate(async () => {
+    const token = document.querySelector('input[name="_csrf"]').value;
+    const body = new URLSearchParams({ _csrf: token, workflow: 'welcome', channel: 'in_app', enabled: 'false' });
+    const res = await fetch(location.pathname + '/preferences', { method: 'POST', body });
+    return res.status;
+  });
+  check(crafted === 403, 'a viewer\'s crafted post answered ' + crafted);
+  // Chromium logs the refused post, as it logs every failed load.
+  errors.splice(before, errors.length - before, ...errors.slice(before).filter((e) => !e.includes('403')));
+  const prefs = await api('GET', '/v2/subscribers/ada/preferences');
+  check(prefs.body.workflows.find((w) => w.workflow.identifier === 'welcome').channels.in_app === true, 'the crafted post changed a preference');
+  await shot(viewer, 'viewer-subscriber');
+
+  step('at a phone\'s width the navigation folds into a menu');
+  const phone = await newPage(390, 844);
+  await phone.goto(BASE + '/console/login');
+  await phone.getByLabel('Email').fill('ada@example.com');
+  await phone.getByLabel('Password').fill(password);
+  await phone.getByRole('button', { name: 'Sign in' }).click();
+  await phone.getByRole('heading', { name: 'Overview' }).waitFor({ timeout });
+  check(!(await phone.locator('.sidebar').isVisible()), 'the sidebar shows at a phone\'s width');
+  await phone.getByLabel('Menu').click();
+  await phone.locator('.mobile-nav').getByRole('link', { name: 'Activity' }).click();
+  await phone.getByRole('heading', { name: 'Activity' }).waitFor({ timeout });
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check(overflow <= 0, 'the page is wider than the phone by ' + overflow + 'px');
+  await shot(phone, 'phone-activity');
+
+  console.log(JSON.stringify({ ok: true, errors }));
+} catch (e) {
+  console.log(JSON.stringify({ ok: false, error: String(e && e.stack || e), errors }));
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
