@@ -20,6 +20,7 @@ var (
 	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
 	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
 	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
+	_ messaging.ContentSource         = (*workflows.Store)(nil)
 	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
 	_ messaging.TokenRemover          = (*subscribers.Store)(nil)
 	_ activity.Workflows              = (*workflows.Store)(nil)
@@ -78,6 +79,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Workflows:    workflowStore,
 		Integrations: integrationStore,
 		Tokens:       subscriberStore,
+		Content:      workflowStore,
 	}).WithClock(d.Now).WithSecret(d.Secret)
 	activityStore := activity.NewStore(d.DB, d.Now)
 	activityStore.Observe(d.Metrics)

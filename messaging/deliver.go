@@ -89,7 +89,11 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	if failure != nil {
 		return *e.obs.notSent(ctx, d, failure), nil
 	}
-	r, err := renderStep(d)
+	sc, err := e.content(ctx, d)
+	if err != nil {
+		return Outcome{}, err
+	}
+	r, err := renderStep(d, sc)
 	if err != nil {
 		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil
 	}

@@ -37,7 +37,11 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	if failure != nil {
 		return *e.obs.notSent(ctx, d, failure), nil, nil
 	}
-	r, err := renderStep(d)
+	sc, err := e.content(ctx, d)
+	if err != nil {
+		return Outcome{}, nil, err
+	}
+	r, err := renderStep(d, sc)
 	if err != nil {
 		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil, nil
 	}

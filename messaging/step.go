@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -61,9 +62,47 @@ func decodeNormalized(raw []byte) (any, error) {
 	return templates.Normalize(v), nil
 }
 
+// stepContent is what a step renders with besides its controls.
+type stepContent struct {
+	// layout is the HTML of the email's layout (docs/content.md, "Layouts"), "" for
+	// none; builtIn asks for Herald's own wrapper instead, when the
+	// environment keeps no layout.
+	layout  string
+	builtIn bool
+}
+
+// content resolves the content d renders with: for an email, its layout,
+// the one named, else the environment's default.
+func (e *Deliverer) content(ctx context.Context, d *Delivery) (c stepContent, err error) {
+	if d.Channel != "email" {
+		return c, nil
+	}
+	var overrides map[string]any
+	json.Unmarshal(d.Overrides, &overrides)
+	id, use := layoutChoice(d.Controls, overrides, d.StepID)
+	src := e.messages.src.Content
+	switch {
+	case !use:
+		return c, nil
+	case src == nil:
+		return stepContent{builtIn: true}, nil
+	}
+	l, ok, err := src.EmailLayout(ctx, d.EnvironmentID, id)
+	if err == nil && !ok && id != "" {
+		l, ok, err = src.EmailLayout(ctx, d.EnvironmentID, "")
+	}
+	if err != nil {
+		return c, err
+	}
+	if !ok {
+		return stepContent{builtIn: true}, nil
+	}
+	return stepContent{layout: l.HTML}, nil
+}
+
 // renderStep renders the step's controls for its channel (docs/api.md,
-// "Step controls").
-func renderStep(d *Delivery) (*rendered, error) {
+// "Step controls") with the content resolved for it.
+func renderStep(d *Delivery, sc stepContent) (*rendered, error) {
 	vars, err := bindings(d)
 	if err != nil {
 		return nil, err
@@ -143,9 +182,12 @@ func renderStep(d *Delivery) (*rendered, error) {
 		if r.html, blocks, err = templates.RenderEmail(c["body"], editor, vars, raw); err != nil {
 			return nil, err
 		}
-		var overrides map[string]any
-		json.Unmarshal(d.Overrides, &overrides)
-		if useLayout(c, overrides, d.StepID) {
+		switch {
+		case sc.layout != "":
+			if r.html, err = templates.ApplyLayout(sc.layout, r.html, vars, raw); err != nil {
+				return nil, fmt.Errorf("layout: %w", err)
+			}
+		case sc.builtIn:
 			r.html = templates.WithLayout(subject, r.html)
 		}
 		r.text = templates.PlainText(r.html)

@@ -46,6 +46,15 @@ type Sources struct {
 	Workflows    WorkflowSource
 	Integrations IntegrationSource
 	Tokens       TokenRemover // forgets dead device tokens; nil keeps them
+	Content      ContentSource
+}
+
+// ContentSource gives a delivery what its step renders with beyond its
+// controls; workflows.Store satisfies it.
+type ContentSource interface {
+	// EmailLayout returns the environment's layout with layoutId, or its
+	// default when layoutID is ""; ok is false when there is none.
+	EmailLayout(ctx context.Context, environmentID, layoutID string) (l workflows.EmailLayout, ok bool, err error)
 }
 
 // channels are the delivery channels (docs/api.md, "Channels").

@@ -169,6 +169,26 @@ CREATE INDEX jobs_merged ON jobs (merged_digest_id) WHERE merged_digest_id <> ''
 
 CREATE INDEX jobs_notification ON jobs (notification_id, position);
 
+CREATE TABLE layouts (
+    id                  TEXT PRIMARY KEY,
+    organization_id     TEXT NOT NULL,
+    environment_id      TEXT NOT NULL,
+    layout_id           TEXT NOT NULL,
+    name                TEXT NOT NULL,
+    is_default          INTEGER NOT NULL DEFAULT 0,
+    translation_enabled INTEGER NOT NULL DEFAULT 0,
+    body                TEXT,
+    editor_type         TEXT NOT NULL DEFAULT 'html',
+    updated_by          TEXT NOT NULL,
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL,
+    UNIQUE (environment_id, layout_id)
+);
+
+CREATE UNIQUE INDEX layouts_default ON layouts (environment_id) WHERE is_default = 1;
+
+CREATE INDEX layouts_environment_created ON layouts (environment_id, created_at, id);
+
 CREATE TABLE message_payloads (
     notification_id TEXT PRIMARY KEY,
     payload         TEXT NOT NULL

@@ -13,4 +13,12 @@ func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker) {
 	mux.Handle("PATCH /v2/workflows/{workflowId}", handleWorkflowPatch(store, checker))
 	mux.Handle("DELETE /v2/workflows/{workflowId}", handleWorkflowDelete(store))
 	mux.Handle("PUT /v2/workflows/{workflowId}/sync", handleWorkflowSync(store, checker))
+	mux.Handle("POST /v2/layouts", handleLayoutCreate(store))
+	mux.Handle("GET /v2/layouts", handleLayoutList(store))
+	mux.Handle("GET /v2/layouts/{layoutId}", handleLayoutGet(store))
+	mux.Handle("PUT /v2/layouts/{layoutId}", handleLayoutUpdate(store))
+	mux.Handle("DELETE /v2/layouts/{layoutId}", handleLayoutDelete(store))
+	mux.Handle("POST /v2/layouts/{layoutId}/duplicate", handleLayoutDuplicate(store))
+	mux.Handle("POST /v2/layouts/{layoutId}/preview", handleLayoutPreview(store))
+	mux.Handle("GET /v2/layouts/{layoutId}/usage", handleLayoutUsage(store))
 }
