@@ -124,6 +124,7 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	out := Outcome{MessageID: m.ID, ProviderID: targets[0].in.ProviderID, Details: []Detail{
 		{Status: "Pending", Detail: "Message created", Source: "Internal", ProviderID: targets[0].in.ProviderID},
 	}}
+	out.Details = append(out.Details, sc.missingDetail(targets[0].in.ProviderID)...)
 	var failures, partial []string
 	retryable := false
 	for i := range targets {

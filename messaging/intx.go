@@ -48,6 +48,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	now := e.messages.now()
 	m := newMessage(d, r, targets, now, e.messages.src.Subscribers == nil)
 	out := sentOutcome(m.ID, targets[0].in.ProviderID)
+	out.Details = append(out.Details, sc.missingDetail(targets[0].in.ProviderID)...)
 	// The in_app provider's send is the stored row: the message is stored
 	// finished, with its outcome (implied, so none is kept) and delivery time.
 	stored, err := storedOutcome(out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/herald-notify/herald/sqldb"
@@ -64,40 +65,74 @@ func decodeNormalized(raw []byte) (any, error) {
 
 // stepContent is what a step renders with besides its controls.
 type stepContent struct {
-	// layout is the HTML of the email's layout (docs/content.md, "Layouts"), "" for
-	// none; builtIn asks for Herald's own wrapper instead, when the
-	// environment keeps no layout.
+	// layout is the HTML of the email's layout (docs/content.md,
+	// "Layouts"), "" for none; builtIn asks for Herald's own wrapper
+	// instead, when the environment keeps no layout.
 	layout  string
 	builtIn bool
+	// keys are the workflow's translations in the subscriber's locale
+	// (docs/content.md, "Translations"), when translate is on; missing
+	// collects the keys a template referenced and no locale had.
+	keys      map[string]string
+	translate bool
+	missing   map[string]bool
 }
 
-// content resolves the content d renders with: for an email, its layout,
-// the one named, else the environment's default.
+// content resolves the content d renders with: the workflow's
+// translations, and, for an email, its layout (the one named, else the
+// environment's default) translated with the layout's own.
 func (e *Deliverer) content(ctx context.Context, d *Delivery) (c stepContent, err error) {
+	src := e.messages.src.Content
+	c.missing = map[string]bool{}
+	locale := deref(d.Subscriber.Locale)
+	if src != nil {
+		if c.keys, c.translate, err = src.Translations(ctx, d.EnvironmentID, "workflow", d.WorkflowID, locale); err != nil {
+			return c, err
+		}
+	}
 	if d.Channel != "email" {
 		return c, nil
 	}
 	var overrides map[string]any
 	json.Unmarshal(d.Overrides, &overrides)
 	id, use := layoutChoice(d.Controls, overrides, d.StepID)
-	src := e.messages.src.Content
 	switch {
 	case !use:
 		return c, nil
 	case src == nil:
-		return stepContent{builtIn: true}, nil
+		c.builtIn = true
+		return c, nil
 	}
 	l, ok, err := src.EmailLayout(ctx, d.EnvironmentID, id)
 	if err == nil && !ok && id != "" {
 		l, ok, err = src.EmailLayout(ctx, d.EnvironmentID, "")
 	}
-	if err != nil {
+	if err != nil || !ok {
+		c.builtIn = true
 		return c, err
 	}
-	if !ok {
-		return stepContent{builtIn: true}, nil
+	c.layout = l.HTML
+	if l.TranslationEnabled {
+		keys, on, err := src.Translations(ctx, d.EnvironmentID, "layout", l.LayoutID, locale)
+		if err != nil {
+			return c, err
+		}
+		if on {
+			c.layout = templates.Translate(c.layout, keys, c.missing)
+		}
 	}
-	return stepContent{layout: l.HTML}, nil
+	return c, nil
+}
+
+// missingDetail is the warning an execution detail records for the
+// translation keys a step's templates referenced and no locale had: the
+// message went out with the keys in their place.
+func (c stepContent) missingDetail(providerID string) []Detail {
+	if len(c.missing) == 0 {
+		return nil
+	}
+	return []Detail{{Status: "Warning", Source: "Internal", ProviderID: providerID,
+		Detail: "Translation missing for " + strings.Join(templates.SortedKeys(c.missing), ", ")}}
 }
 
 // renderStep renders the step's controls for its channel (docs/api.md,
@@ -110,6 +145,9 @@ func renderStep(d *Delivery, sc stepContent) (*rendered, error) {
 	c := d.Controls
 	if c == nil {
 		c = map[string]any{}
+	}
+	if sc.translate {
+		c = templates.TranslateValue(c, sc.keys, sc.missing).(map[string]any)
 	}
 	r := &rendered{cta: []byte("{}"), payload: orEmpty(d.Payload, "{}")}
 	text := func(key string) (string, error) {

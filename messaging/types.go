@@ -55,6 +55,10 @@ type ContentSource interface {
 	// EmailLayout returns the environment's layout with layoutId, or its
 	// default when layoutID is ""; ok is false when there is none.
 	EmailLayout(ctx context.Context, environmentID, layoutID string) (l workflows.EmailLayout, ok bool, err error)
+	// Translations returns a workflow's or a layout's translation keys in
+	// the locale that best serves locale, and whether its translations
+	// are on.
+	Translations(ctx context.Context, environmentID, resourceType, resourceID, locale string) (keys map[string]string, enabled bool, err error)
 }
 
 // channels are the delivery channels (docs/api.md, "Channels").

@@ -452,6 +452,19 @@ CREATE INDEX topics_env_id ON topics (environment_id, id);
 
 CREATE INDEX topics_env_updated ON topics (environment_id, updated_at, id);
 
+CREATE TABLE translations (
+    id              TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL,
+    environment_id  TEXT NOT NULL,
+    resource_type   TEXT NOT NULL,
+    resource_id     TEXT NOT NULL,
+    locale          TEXT NOT NULL,
+    content         TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    UNIQUE (environment_id, resource_type, resource_id, locale)
+);
+
 CREATE TABLE users (
     id              TEXT PRIMARY KEY,
     organization_id TEXT NOT NULL REFERENCES organizations (id),

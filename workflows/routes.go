@@ -21,4 +21,13 @@ func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker) {
 	mux.Handle("POST /v2/layouts/{layoutId}/duplicate", handleLayoutDuplicate(store))
 	mux.Handle("POST /v2/layouts/{layoutId}/preview", handleLayoutPreview(store))
 	mux.Handle("GET /v2/layouts/{layoutId}/usage", handleLayoutUsage(store))
+	mux.Handle("POST /v2/translations", handleTranslationPut(store))
+	mux.Handle("GET /v2/translations/{resourceType}/{resourceId}/{locale}", handleTranslationGet(store))
+	mux.Handle("DELETE /v2/translations/{resourceType}/{resourceId}/{locale}", handleTranslationDelete(store))
+	mux.Handle("POST /v2/translations/upload", handleTranslationUpload(store))
+	mux.Handle("GET /v2/translations/group/{resourceType}/{resourceId}", handleTranslationGroup(store))
+	mux.Handle("DELETE /v2/translations/{resourceType}/{resourceId}", handleTranslationDelete(store))
+	mux.Handle("GET /v2/translations/master-json", handleMasterGet(store))
+	mux.Handle("POST /v2/translations/master-json", handleMasterImport(store))
+	mux.Handle("POST /v2/translations/master-json/upload", handleMasterUpload(store))
 }

@@ -30,6 +30,9 @@ type Store struct {
 	// layouts are the email layouts deliveries read (EmailLayout), nil for
 	// none, kept the same way; keyed by environment + "\x00" + layoutId.
 	layouts sqldb.WriteCache[*EmailLayout]
+	// translations are each workflow's and layout's translations by
+	// locale (Translations), kept the same way.
+	translations sqldb.WriteCache[*localeKeys]
 
 	// lastTriggered is when each workflow's lastTriggeredAt was last
 	// written, by _id (Triggered).
@@ -45,6 +48,7 @@ type Store struct {
 func (s *Store) changed() {
 	s.triggers.Invalidate()
 	s.layouts.Invalidate()
+	s.translations.Invalidate()
 }
 
 // NewStore returns a Store on db.
