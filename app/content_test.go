@@ -128,3 +128,41 @@ func TestContent_LayoutTranslations(t *testing.T) {
 	apptest.TriggerTo(t, srv, "mail", "ada", `{}`)
 	is.Equal(box.WaitHTML(t, 1), `<html><body><p>B</p><footer>Tschüss</footer></body></html>`) // the layout's key in the locale's language
 }
+
+// A trigger's context creates the contexts it names, is kept with the
+// notification, and templates read its data; the older tenant field names
+// the tenant context.
+func TestContent_Contexts(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "{{ context.tenant.data.name }} ({{ context.tenant.id }}) · {{ tenant.name }} · {{ context.app.id }}")
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+
+	tx := apptest.Trigger(t, srv, `{"name":"hello","to":"ada","context":{"tenant":{"id":"acme","data":{"name":"Acme"}},"app":"jira"}}`)
+	is.Equal(inAppContent(t, srv, "ada", 1), "Acme (acme) · Acme · jira") // the contexts' data rendered
+	var created struct {
+		Data map[string]any `json:"data"`
+	}
+	apptest.MustStatus(t, srv.Dev, "GET", "/v2/contexts/tenant/acme", "", 200).Decode(t, &created)
+	is.Equal(created.Data["name"], "Acme") // created by the trigger, with its data
+	apptest.MustStatus(t, srv.Dev, "GET", "/v2/contexts/app/jira", "", 200)
+	var list struct {
+		Data []struct {
+			TransactionID string   `json:"transactionId"`
+			ContextKeys   []string `json:"contextKeys"`
+		} `json:"data"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/notifications?contextKeys=tenant:acme", "").Decode(t, &list)
+	is.Equal(len(list.Data), 1)              // the notification is kept with its contexts
+	is.Equal(list.Data[0].TransactionID, tx) // this trigger's
+
+	// A context that exists keeps its data; a trigger does not rewrite it.
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","context":{"tenant":{"id":"acme","data":{"name":"Other"}}}}`)
+	is.True(strings.HasPrefix(inAppContent(t, srv, "ada", 2), "Acme (acme)")) // the stored data
+	apptest.MustStatus(t, srv.Dev, "PATCH", "/v2/contexts/tenant/acme", `{"data":{"name":"Acme Inc"}}`, 200)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","context":{"tenant":"acme"}}`)
+	is.True(strings.HasPrefix(inAppContent(t, srv, "ada", 3), "Acme Inc (acme)")) // the data as it is now
+
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","tenant":{"identifier":"globex","name":"Globex"}}`)
+	is.Equal(inAppContent(t, srv, "ada", 4), "Globex (globex) · Globex · ") // tenant is the tenant context
+}

@@ -21,6 +21,8 @@ var (
 	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
 	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
 	_ messaging.ContentSource         = (*workflows.Store)(nil)
+	_ messaging.ContextSource         = (*subscribers.Store)(nil)
+	_ activity.Contexts               = (*subscribers.Store)(nil)
 	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
 	_ messaging.TokenRemover          = (*subscribers.Store)(nil)
 	_ activity.Workflows              = (*workflows.Store)(nil)
@@ -80,6 +82,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Integrations: integrationStore,
 		Tokens:       subscriberStore,
 		Content:      workflowStore,
+		Contexts:     subscriberStore,
 	}).WithClock(d.Now).WithSecret(d.Secret)
 	activityStore := activity.NewStore(d.DB, d.Now)
 	activityStore.Observe(d.Metrics)

@@ -31,10 +31,22 @@ func (r *rendered) message(m Message) Message {
 	return m
 }
 
-// bindings are the variables templates see: subscriber, payload, steps and
-// the actor when the trigger named one, and the step's render budget.
-func bindings(d *Delivery) (map[string]any, error) {
+// bindings are the variables templates see: subscriber, payload, steps,
+// the actor when the trigger named one, the trigger's contexts (and the
+// tenant among them), and the step's render budget.
+func bindings(d *Delivery, sc stepContent) (map[string]any, error) {
 	vars := map[string]any{"subscriber": templates.Normalize(d.Subscriber.Fields())}
+	if sc.contexts != nil {
+		vars["context"] = sc.contexts
+		if t, ok := sc.contexts["tenant"].(map[string]any); ok {
+			// the older tenant.* reads the tenant context
+			tenant := map[string]any{"id": t["id"], "identifier": t["id"], "data": t["data"]}
+			if data, ok := t["data"].(map[string]any); ok {
+				tenant["name"] = data["name"]
+			}
+			vars["tenant"] = tenant
+		}
+	}
 	if d.ActorSubscriber != nil {
 		vars["actor"] = templates.Normalize(d.ActorSubscriber.Fields())
 	}
@@ -76,6 +88,9 @@ type stepContent struct {
 	keys      map[string]string
 	translate bool
 	missing   map[string]bool
+	// contexts are the trigger's contexts as templates read them:
+	// context.<type>.{id, data} (docs/content.md, "Contexts").
+	contexts map[string]any
 }
 
 // content resolves the content d renders with: the workflow's
@@ -84,6 +99,9 @@ type stepContent struct {
 func (e *Deliverer) content(ctx context.Context, d *Delivery) (c stepContent, err error) {
 	src := e.messages.src.Content
 	c.missing = map[string]bool{}
+	if c.contexts, err = e.contexts(ctx, d); err != nil {
+		return c, err
+	}
 	locale := deref(d.Subscriber.Locale)
 	if src != nil {
 		if c.keys, c.translate, err = src.Translations(ctx, d.EnvironmentID, "workflow", d.WorkflowID, locale); err != nil {
@@ -124,6 +142,35 @@ func (e *Deliverer) content(ctx context.Context, d *Delivery) (c stepContent, er
 	return c, nil
 }
 
+// contexts reads the data of the trigger's contexts: a context deleted
+// since reads as its id with empty data.
+func (e *Deliverer) contexts(ctx context.Context, d *Delivery) (map[string]any, error) {
+	if len(d.ContextKeys) == 0 {
+		return nil, nil
+	}
+	out := map[string]any{}
+	for _, key := range d.ContextKeys {
+		typ, id, _ := strings.Cut(key, ":")
+		out[typ] = map[string]any{"id": id, "data": map[string]any{}}
+	}
+	src := e.messages.src.Contexts
+	if src == nil {
+		return out, nil
+	}
+	found, err := src.Contexts(ctx, d.EnvironmentID, d.ContextKeys)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range found {
+		data, err := decodeNormalized(c.Data)
+		if err != nil {
+			return nil, fmt.Errorf("context %s: %v", c.Key(), err)
+		}
+		out[c.Type] = map[string]any{"id": c.ID, "data": data}
+	}
+	return out, nil
+}
+
 // missingDetail is the warning an execution detail records for the
 // translation keys a step's templates referenced and no locale had: the
 // message went out with the keys in their place.
@@ -138,7 +185,7 @@ func (c stepContent) missingDetail(providerID string) []Detail {
 // renderStep renders the step's controls for its channel (docs/api.md,
 // "Step controls") with the content resolved for it.
 func renderStep(d *Delivery, sc stepContent) (*rendered, error) {
-	vars, err := bindings(d)
+	vars, err := bindings(d, sc)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,15 @@ type Sources struct {
 	Integrations IntegrationSource
 	Tokens       TokenRemover // forgets dead device tokens; nil keeps them
 	Content      ContentSource
+	Contexts     ContextSource
+}
+
+// ContextSource reads the contexts a trigger named; subscribers.Store
+// satisfies it.
+type ContextSource interface {
+	// Contexts returns the environment's contexts with the given type:id
+	// keys; those it does not have are absent.
+	Contexts(ctx context.Context, environmentID string, keys []string) ([]subscribers.Context, error)
 }
 
 // ContentSource gives a delivery what its step renders with beyond its
@@ -91,6 +100,9 @@ type Delivery struct {
 	// templates read as actor.*; nil when it names none.
 	ActorSubscriber *subscribers.Subscriber
 	Tags            []string
+	// ContextKeys are the trigger's contexts (type:id), whose data
+	// templates read as context.<type>.data.
+	ContextKeys []string
 	// Attempt counts the job's runs, 1 for the first; 0 when the caller
 	// does not say. A first run has no earlier message to look for.
 	Attempt int

@@ -61,6 +61,23 @@ CREATE TABLE console_users (
     UNIQUE (organization_id, email)
 );
 
+CREATE TABLE contexts (
+    id              TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL,
+    environment_id  TEXT NOT NULL,
+    context_key     TEXT NOT NULL,
+    type            TEXT NOT NULL,
+    context_id      TEXT NOT NULL,
+    data            TEXT NOT NULL DEFAULT '{}',
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    UNIQUE (environment_id, context_key)
+);
+
+CREATE INDEX contexts_environment_created ON contexts (environment_id, created_at, id);
+
+CREATE INDEX contexts_environment_id ON contexts (environment_id, id);
+
 CREATE TABLE environments (
     id              TEXT PRIMARY KEY,
     organization_id TEXT NOT NULL REFERENCES organizations (id),
