@@ -299,3 +299,73 @@ func (s *Store) EmailLayout(ctx context.Context, environmentID, layoutID string)
 	}
 	return *found, true, nil
 }
+
+// syncContent carries what a synced workflow renders with to the target
+// environment: the layouts its email steps name, created or overwritten by
+// layoutId (the target's default stays its default), and the translations
+// of the workflow and of those layouts, which replace the target's.
+func (s *Store) syncContent(ctx context.Context, tx *sql.Tx, tenant platform.Tenant, src *workflow, target platform.Environment) error {
+	ts := sqldb.FormatTime(s.now())
+	resources := [][2]string{{"workflow", src.WorkflowID}}
+	for _, st := range src.Steps {
+		id, _ := st.ControlValues["layoutId"].(string)
+		if st.Type != "email" || id == "" || slices.Contains(resources, [2]string{"layout", id}) {
+			continue
+		}
+		l, err := s.layout(ctx, tx, src.EnvironmentID, id)
+		if errors.Is(err, platform.ErrNotFound) {
+			continue // a step may name a layout that is gone: it is sent in the default
+		}
+		if err != nil {
+			return err
+		}
+		var body any
+		editor := "html"
+		if l.Email != nil {
+			body, editor = l.Email.Body, l.Email.EditorType
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO layouts (id, organization_id, environment_id, layout_id, name, is_default,
+				translation_enabled, body, editor_type, updated_by, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (environment_id, layout_id) DO UPDATE SET name = excluded.name,
+				translation_enabled = excluded.translation_enabled, body = excluded.body, editor_type = excluded.editor_type,
+				updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
+			sqldb.NewIDAt(s.now()), target.OrganizationID, target.ID, l.LayoutID, l.Name, sqldb.Flag(l.IsTranslationEnabled),
+			body, editor, tenant.UserID, ts, ts); err != nil {
+			return err
+		}
+		resources = append(resources, [2]string{"layout", id})
+	}
+	for _, r := range resources {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM translations WHERE environment_id = ? AND resource_type = ? AND resource_id = ?`,
+			target.ID, r[0], r[1]); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT locale, content FROM translations
+			WHERE environment_id = ? AND resource_type = ? AND resource_id = ?`, src.EnvironmentID, r[0], r[1])
+		if err != nil {
+			return err
+		}
+		var locales [][2]string
+		for rows.Next() {
+			var l [2]string
+			if err := rows.Scan(&l[0], &l[1]); err != nil {
+				rows.Close()
+				return err
+			}
+			locales = append(locales, l)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, l := range locales {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO translations (id, organization_id, environment_id, resource_type,
+					resource_id, locale, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				sqldb.NewIDAt(s.now()), target.OrganizationID, target.ID, r[0], r[1], l[0], l[1], ts, ts); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

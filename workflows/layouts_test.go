@@ -189,3 +189,30 @@ func TestLayouts_Errors(t *testing.T) {
 		})
 	}
 }
+
+// Syncing a workflow carries the layouts its email steps name, and the
+// translations of both.
+func TestLayouts_Sync(t *testing.T) {
+	is := is.New(t)
+	srv, _ := newServer(t, nil)
+	c := srv.Dev
+	createLayout(t, c, "brand")
+	quoted, _ := json.Marshal(brandPage)
+	c.Do(t, "PUT", "/v2/layouts/brand", `{"name":"Brand","isTranslationEnabled":true,"controlValues":{"email":{"body":`+string(quoted)+`,"editorType":"html"}}}`)
+	mustCreate(t, c, `{"name":"Uses","workflowId":"uses","isTranslationEnabled":true,"steps":[{"name":"Mail","type":"email","controlValues":{"subject":"S","body":"<p>B</p>","layoutId":"brand"}}]}`)
+	c.Do(t, "POST", "/v2/translations", `{"resourceId":"uses","resourceType":"workflow","locale":"fr_FR","content":{"a":"b"}}`)
+	c.Do(t, "POST", "/v2/translations", `{"resourceId":"brand","resourceType":"layout","locale":"fr_FR","content":{"f":"g"}}`)
+
+	res := c.Do(t, "PUT", "/v2/workflows/uses/sync", `{"targetEnvironmentId":"`+srv.App.Production.ID+`"}`)
+	is.Equal(res.Status, http.StatusOK) // synced
+	var got layoutBody
+	res = srv.Prod.Do(t, "GET", "/v2/layouts/brand", "")
+	is.Equal(res.Status, http.StatusOK) // the layout came along
+	res.Decode(t, &got)
+	is.Equal(got.Controls.Values.Email.Body, brandPage)                                               // with its body
+	is.True(got.IsTranslationEnabled && !got.IsDefault)                                               // its settings, not the default
+	is.Equal(srv.Prod.Do(t, "GET", "/v2/translations/workflow/uses/fr_FR", "").Status, http.StatusOK) // the workflow's translations
+	is.Equal(srv.Prod.Do(t, "GET", "/v2/translations/layout/brand/fr_FR", "").Status, http.StatusOK)  // and the layout's
+	res = c.Do(t, "PUT", "/v2/workflows/uses/sync", `{"targetEnvironmentId":"`+srv.App.Production.ID+`"}`)
+	is.Equal(res.Status, http.StatusOK) // a second sync overwrites
+}
