@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/templates"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -19,21 +18,22 @@ import (
 // with them is what each message's templates render from the payload.
 // That is estimated before anything is written from the payload fields the
 // workflow's message steps name, each counted whole, once per step and
-// recipient, and the overrides, which each message keeps. A value under sqldb.ValueThreshold kept in each notification
-// is part of a notification's fixed cost, not of the estimate.
+// recipient. Overrides of sqldb.ValueThreshold bytes or more are stored
+// once, like the payload, and each message names them; a smaller value,
+// kept in each notification and message, is part of their fixed cost, not
+// of the estimate.
 
 // messageSteps are the step types that store a message.
 var messageSteps = map[string]bool{"in_app": true, "email": true, "sms": true, "chat": true, "push": true}
 
 // renderedPaths lists, for each message step of wf, the payload fields its
 // control values name, as paths under payload (empty for the whole of it):
-// once per step that names one; and it counts those steps.
-func renderedPaths(wf *workflows.Workflow) (paths [][]string, steps int) {
+// once per step that names one.
+func renderedPaths(wf *workflows.Workflow) (paths [][]string) {
 	for _, st := range wf.Steps {
 		if !messageSteps[st.Type] {
 			continue
 		}
-		steps++
 		seen := map[string]bool{}
 		eachString(st.ControlValues, func(s string) {
 			templates.Check(s, func(path []string) bool {
@@ -52,7 +52,7 @@ func renderedPaths(wf *workflows.Workflow) (paths [][]string, steps int) {
 			})
 		})
 	}
-	return paths, steps
+	return paths
 }
 
 // eachString calls fn with every string in v, a decoded JSON value.
@@ -94,9 +94,6 @@ func (t *triggerer) checkStorage(ctx context.Context, p *plan, recipients func()
 	for _, path := range parsed.rendered {
 		perRecipient += sizeAt(p.payload, path)
 	}
-	if len(p.overrides) >= sqldb.ValueThreshold {
-		perRecipient += int64(len(p.overrides) * parsed.messageSteps)
-	}
 	if perRecipient > 0 {
 		var err error
 		if n, err = recipients(); err != nil {
@@ -104,7 +101,7 @@ func (t *triggerer) checkStorage(ctx context.Context, p *plan, recipients func()
 		}
 	}
 	once := int64(len(p.payload) + len(p.overrides))
-	what := fmt.Sprintf("the payload and overrides once, %d bytes, and for each of its %d subscribers' messages the %d bytes its templates render and its overrides",
+	what := fmt.Sprintf("the payload and overrides once, %d bytes, and for each of its %d subscribers' messages the %d bytes its templates render",
 		once, n, perRecipient)
 	return platform.StorageProblem(ctx, once+perRecipient*n, what)
 }

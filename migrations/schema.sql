@@ -225,6 +225,8 @@ CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, 
 
 CREATE INDEX messages_list ON messages (environment_id, created_at, id, channel);
 
+CREATE INDEX messages_overrides_values ON messages (overrides) WHERE overrides LIKE '@%';
+
 CREATE INDEX messages_provider_message ON messages (environment_id, provider_message_id) WHERE provider_message_id IS NOT NULL;
 
 CREATE INDEX messages_transaction ON messages (environment_id, transaction_id, notification_id);
