@@ -89,21 +89,30 @@ func sizeAt(payload json.RawMessage, path []string) int64 {
 // counts would pass the request's storage limit. recipients is called
 // only when the workflow's templates render some of the payload.
 func (t *triggerer) checkStorage(ctx context.Context, p *plan, recipients func() (int64, error)) error {
+	bytes, what, err := t.storageEstimate(p, recipients)
+	if err != nil {
+		return err
+	}
+	return platform.StorageProblem(ctx, bytes, what)
+}
+
+// storageEstimate is the bytes storing p for the subscribers recipients
+// counts would add, and what they are.
+func (t *triggerer) storageEstimate(p *plan, recipients func() (int64, error)) (int64, string, error) {
 	var perRecipient, n int64
-	parsed := t.workflowParses.get(p.wf)
-	for _, path := range parsed.rendered {
+	for _, path := range t.workflowParses.get(p.wf).rendered {
 		perRecipient += sizeAt(p.payload, path)
 	}
 	if perRecipient > 0 {
 		var err error
 		if n, err = recipients(); err != nil {
-			return err
+			return 0, "", err
 		}
 	}
 	once := int64(len(p.payload) + len(p.overrides))
 	what := fmt.Sprintf("the payload and overrides once, %d bytes, and for each of its %d subscribers' messages the %d bytes its templates render",
 		once, n, perRecipient)
-	return platform.StorageProblem(ctx, once+perRecipient*n, what)
+	return once + perRecipient*n, what, nil
 }
 
 // checkTriggerStorage is checkStorage for a trigger, which reaches the
@@ -130,4 +139,45 @@ func (t *triggerer) checkBroadcastStorage(ctx context.Context, p *plan) error {
 	return t.checkStorage(ctx, p, func() (int64, error) {
 		return t.subscribers.CountSubscribers(ctx, p.tenant.EnvironmentID)
 	})
+}
+
+// checkBulkStorage refuses a bulk request whose events together would
+// store more than the request's limit, before any of them is accepted:
+// each event alone may fit where all of them do not. plans holds each
+// event's prepared plan, nil for one that stores nothing or that its
+// own answer refuses. An event reaches the subscribers its `to` names
+// (a bulk request names no topic).
+func (t *triggerer) checkBulkStorage(ctx context.Context, events []triggerRequest, plans []*plan) error {
+	var total int64
+	counted := 0
+	for i, p := range plans {
+		if p == nil {
+			continue
+		}
+		bytes, _, err := t.storageEstimate(p, func() (int64, error) {
+			return bulkRecipients(events[i].To), nil
+		})
+		if err != nil {
+			return err
+		}
+		total += bytes
+		counted++
+	}
+	return platform.StorageProblem(ctx, total, fmt.Sprintf(
+		"its %d events together, each its payload and overrides once and for each of its subscribers' messages what its templates render", counted))
+}
+
+// bulkRecipients is how many subscribers an event's `to` names, each
+// named twice counted once; 0 when it cannot be read, which the event's
+// own answer then says.
+func bulkRecipients(to json.RawMessage) int64 {
+	refs, err := parseRecipients(to)
+	if err != nil {
+		return 0
+	}
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		seen[ref.subscriberID] = true
+	}
+	return int64(len(seen))
 }
