@@ -68,6 +68,7 @@ var receiptReaders = map[string]receiptReader{
 	"twilio":   readTwilio,
 	"plivo":    readPlivo,
 	"telnyx":   readTelnyx,
+	"nexmo":    readNexmo,
 }
 
 // ReceiptPath is where a provider posts an integration's receipts: the
