@@ -60,15 +60,16 @@ type receiptReader func(ctx context.Context, s *Store, q receiptRequest) ([]Rece
 // receiptReaders are the providers whose delivery callbacks Herald reads
 // (docs/webhooks.md, "Receipts from providers").
 var receiptReaders = map[string]receiptReader{
-	"sendgrid": readSendGrid,
-	"mailgun":  readMailgun,
-	"postmark": readPostmark,
-	"resend":   readResend,
-	"ses":      readSES,
-	"twilio":   readTwilio,
-	"plivo":    readPlivo,
-	"telnyx":   readTelnyx,
-	"nexmo":    readNexmo,
+	"sendgrid":  readSendGrid,
+	"mailgun":   readMailgun,
+	"postmark":  readPostmark,
+	"resend":    readResend,
+	"ses":       readSES,
+	"twilio":    readTwilio,
+	"plivo":     readPlivo,
+	"telnyx":    readTelnyx,
+	"nexmo":     readNexmo,
+	"bandwidth": readBandwidth,
 }
 
 // ReceiptPath is where a provider posts an integration's receipts: the

@@ -167,6 +167,13 @@ func TestReceipts_SignedMovesTheMessageForgedChangesNothing(t *testing.T) {
 				r.body = form.Encode()
 			},
 			event: "message.delivered", status: "sent", delivered: true},
+		{provider: "bandwidth", channel: "sms", credentials: map[string]any{"user": "u", "password": "p", "accountSid": "9900000",
+			"applicationId": "app-1", "from": "+15550000000"}, key: "callback-user:callback-pass",
+			sign: func(t *testing.T, _, pid string) receipt {
+				body := `[{"type":"message-failed","time":"2026-01-02T03:04:05.000Z","description":"rejected-unallocated-from-number",
+					"errorCode":4720,"to":"+15551234567","message":{"id":"` + pid + `","direction":"out","tag":"not-a-herald-id"}}]`
+				return receipt{contentType: "application/json", body: body, basicAuth: [2]string{"callback-user", "callback-pass"}}
+			}, forge: func(r *receipt) { r.basicAuth[1] = "guess" }, event: "message.failed", status: "error"},
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
 			runReceiptCase(t, tc)
