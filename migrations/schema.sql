@@ -304,6 +304,15 @@ CREATE TABLE organizations (
     created_at TEXT NOT NULL
 );
 
+CREATE TABLE receipt_tokens (
+    integration_id TEXT NOT NULL,
+    token          TEXT NOT NULL,
+    seen_at        TEXT NOT NULL,
+    PRIMARY KEY (integration_id, token)
+);
+
+CREATE INDEX receipt_tokens_seen ON receipt_tokens (seen_at);
+
 CREATE TABLE settings (
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
