@@ -49,6 +49,7 @@ var (
 	_ console.Subscribers             = (*subscribers.Store)(nil)
 	_ console.Topics                  = (*subscribers.Store)(nil)
 	_ console.Workflows               = (*workflows.Store)(nil)
+	_ console.Content                 = (*workflows.Store)(nil)
 	_ console.Integrations            = (*integrations.Store)(nil)
 )
 
@@ -115,7 +116,8 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	if d.Console != nil {
 		a.Console = console.New(console.Deps{Auth: d.Console, DB: d.DB, Secret: d.Secret, Now: d.Now,
 			Activity: activity.NewViews(activityStore, subscriberStore), Messages: messageStore,
-			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Integrations: integrationStore})
+			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Content: workflowStore,
+			Integrations: integrationStore})
 	}
 	return a, nil
 }

@@ -74,6 +74,13 @@ type Workflows interface {
 	Sync(ctx context.Context, tenant platform.Tenant, key, targetID string) error
 }
 
+// Content reads the layouts and translations workflows' Store keeps.
+type Content interface {
+	LayoutSummaries(ctx context.Context, envID string) ([]workflows.LayoutSummary, error)
+	LayoutPreview(ctx context.Context, envID, layoutID string) (string, error)
+	TranslationGridOf(ctx context.Context, envID, workflowID string) (workflows.TranslationGrid, error)
+}
+
 // Integrations lists, changes and checks integrations: integrations'
 // Store.
 type Integrations interface {
@@ -98,6 +105,7 @@ type Deps struct {
 	Subscribers  Subscribers
 	Topics       Topics
 	Workflows    Workflows
+	Content      Content
 	Integrations Integrations
 }
 
