@@ -88,7 +88,8 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	integrationStore.UseReceipts(messageStore).UsePublicURL(d.PublicURL)
 	d.Metrics.MustRegister(newStorageGauge(d.DB, d.Logger))
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),
-		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore})
+		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore,
+			DefaultTimezone: d.DefaultTimezone})
 	if d.Inbox != nil {
 		d.Inbox.UseSubscribers(subscriberStore)
 		d.Inbox.UseIntegrations(integrationStore)
