@@ -60,7 +60,7 @@ func TestSchedules_ReadAndWrittenThroughPreferences(t *testing.T) {
 		Data global `json:"data"`
 	}
 	is.NoErr(json.Unmarshal(body, &patched))
-	is.Equal(len(patched.Data.Schedule.WeeklySchedule), 3)                              // monday and sunday kept, tuesday added
+	is.Equal(len(patched.Data.Schedule.WeeklySchedule), 3)                             // monday and sunday kept, tuesday added
 	is.Equal(patched.Data.Schedule.WeeklySchedule["tuesday"].Hours[1].End, "04:30 PM") // its second range
 	status, body, _ = inbox.Do("GET", "/v1/inbox/preferences/global", "")
 	is.Equal(status, 200)
