@@ -94,7 +94,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		d.Inbox.UseSubscribers(subscriberStore)
 		d.Inbox.UseIntegrations(integrationStore)
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.Inbox, Subscribers: subscriberStore,
-			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
+			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, WebPush: subscriberStore, Snoozes: activityStore,
 			Live: messaging.NewLiveBus(d.DB, d.Logger), MaxSnooze: d.MaxSnooze, Closing: closing, Metrics: d.Metrics,
 			SocketsPerToken: d.SocketsPerToken})
 	}

@@ -306,3 +306,66 @@ func TestWebPush_CredentialsAreChecked(t *testing.T) {
 	}
 	is.Equal(srv.Dev.Do(t, "GET", "/v1/integrations", "").Status, 200)
 }
+
+// A page with the subscriber's inbox token reads the public key to
+// subscribe with and stores its browser's subscription; a new subscription
+// of the same endpoint replaces the old one.
+func TestWebPush_InboxStoresSubscriptions(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	inbox, _ := apptest.OpenInbox(t, srv, "ada", "")
+	status, _, _ := inbox.Do("GET", "/v1/inbox/web-push", "")
+	is.Equal(status, 404) // no web-push integration yet
+
+	var in struct {
+		Credentials map[string]string `json:"credentials"`
+	}
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"web-push","channel":"push","active":true,
+		"credentials":{"subject":"https://example.com/contact"}}`).Decode(t, &in)
+	status, body, _ := inbox.Do("GET", "/v1/inbox/web-push", "")
+	is.Equal(status, 200)
+	var key struct {
+		Data struct {
+			PublicKey string `json:"publicKey"`
+		} `json:"data"`
+	}
+	is.NoErr(json.Unmarshal(body, &key))
+	is.Equal(key.Data.PublicKey, in.Credentials["publicKey"])
+
+	first := newBrowser(t, "https://push.example.net/send/abc")
+	second := newBrowser(t, "https://push.example.net/send/abc") // the same browser, subscribed again
+	other := newBrowser(t, "https://push.example.net/send/xyz")
+	for _, b := range []browser{first, other, second} {
+		status, body, _ = inbox.Do("POST", "/v1/inbox/web-push/subscriptions", b.json)
+		is.Equal(status, 201) // stored
+		_ = body
+	}
+	var sub struct {
+		Channels []struct {
+			ProviderID  string `json:"providerId"`
+			Credentials struct {
+				DeviceTokens []string `json:"deviceTokens"`
+			} `json:"credentials"`
+		} `json:"channels"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/subscribers/ada", "").Decode(t, &sub)
+	is.Equal(len(sub.Channels), 1)
+	is.Equal(sub.Channels[0].ProviderID, "web-push")
+	tokens := sub.Channels[0].Credentials.DeviceTokens
+	is.Equal(len(tokens), 2) // the endpoint's earlier subscription was replaced
+	var last struct {
+		Endpoint string `json:"endpoint"`
+		Keys     struct {
+			P256dh string `json:"p256dh"`
+		} `json:"keys"`
+	}
+	is.NoErr(json.Unmarshal([]byte(tokens[1]), &last))
+	is.Equal(last.Endpoint, "https://push.example.net/send/abc")
+	is.Equal(last.Keys.P256dh, base64.RawURLEncoding.EncodeToString(second.key.PublicKey().Bytes())) // the newer keys
+
+	for _, bad := range []string{`{"endpoint":"http://push.example.net/x","keys":{"p256dh":"a","auth":"b"}}`,
+		`{"endpoint":"https://push.example.net/x","keys":{"p256dh":"a"}}`, `{"endpoint":""}`} {
+		status, _, _ = inbox.Do("POST", "/v1/inbox/web-push/subscriptions", bad)
+		is.True(status == 400 || status == 422) // refused
+	}
+}
