@@ -48,6 +48,7 @@ type config struct {
 	flags      *flag.FlagSet // every setting, for the start line's list of those changed
 	maxSnooze  time.Duration
 	console    platform.ConsoleConfig
+	timezone   *time.Location // HERALD_DEFAULT_TIMEZONE, loaded
 }
 
 // parseConfig reads the settings of `herald serve` from args, flags before
@@ -118,9 +119,13 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 	fs.StringVar(&cfg.publicURL, "public-url", env("HERALD_PUBLIC_URL", ""), "the URL providers and the team reach Herald at: the host of delivery receipts' URL and the console's setup link (HERALD_PUBLIC_URL); unset, each request's own host, and http://addr for the link")
 	fs.StringVar(&cfg.compat, "compat", env("HERALD_COMPAT", ""), "speak the reference platform's wire for its SDKs: novu (HERALD_COMPAT)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
+	timezone := fs.String("default-timezone", env("HERALD_DEFAULT_TIMEZONE", "UTC"), "the IANA timezone subscribers' schedules are read in when a subscriber has none, as Europe/Paris (HERALD_DEFAULT_TIMEZONE)")
 	return func() (err error) {
 		if cfg.outbound, err = outbound.ParseAllow(*allow); err != nil {
 			return err
+		}
+		if cfg.timezone, err = time.LoadLocation(*timezone); err != nil || *timezone == "" || *timezone == "Local" {
+			return fmt.Errorf("HERALD_DEFAULT_TIMEZONE (-default-timezone) %q is not an IANA timezone such as Europe/Paris or UTC", *timezone)
 		}
 		if err := checkPublicURL(cfg.publicURL); err != nil {
 			return err

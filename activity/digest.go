@@ -32,7 +32,7 @@ type digestEvent struct {
 // becomes the master and waits until `until`. Other processes sharing the
 // database decide their events of the key one at a time with it
 // (lockGroup).
-func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload json.RawMessage, details []detail) write {
+func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload json.RawMessage, details []detail, extended ...detail) write {
 	return func(ctx context.Context, tx *sql.Tx) error {
 		if err := s.lockGroup(ctx, tx, "digest", j); err != nil {
 			return err
@@ -73,7 +73,7 @@ func (s *Store) openDigest(j *job, cfg digestConfig, until time.Time, payload js
 		}
 		raw, _ := json.Marshal(map[string]string{"digestUntil": sqldb.FormatTime(until)})
 		return s.settleTx(ctx, tx, j, settlement{status: statusDelayed, stage: stageDigesting, runAt: until,
-			details: append(details, detail{Status: detailPending, Detail: "Step digested", Source: sourceInternal, Raw: raw})})
+			details: append(append(details, detail{Status: detailPending, Detail: "Step digested", Source: sourceInternal, Raw: raw}), extended...)})
 	}
 }
 

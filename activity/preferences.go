@@ -55,27 +55,28 @@ func parseWorkflowPreferences(raw []byte) (workflows.Preferences, error) {
 // preferenceSkip returns the write that skips a channel step its
 // subscriber's or its workflow's preferences turn off, with a detail naming
 // the preference that did, and releases the steps after it; nil when the
-// step runs. A critical workflow delivers every channel step, as the
-// reference does for a read-only workflow.
-func (w *runner) preferenceSkip(ctx context.Context, j *job, n notificationCtx) (write, error) {
+// step runs, with the subscriber's schedule (nil when none). A critical
+// workflow delivers every channel step at any hour, as the reference does
+// for a read-only workflow.
+func (w *runner) preferenceSkip(ctx context.Context, j *job, n notificationCtx) (write, *subscribers.Schedule, error) {
 	if n.Critical {
-		return nil, nil
+		return nil, nil, nil
 	}
 	wf, _ := w.workflowPrefs.Get(n.TemplateID, n.Preferences, parseWorkflowPreferences)
 	var resolved subscribers.Resolved
 	if w.preferences != nil {
 		var err error
 		if resolved, err = w.preferences.Preferences(ctx, j.EnvironmentID, j.SubscriberID, n.TemplateID, wf); err != nil {
-			return nil, fmt.Errorf("read preferences: %w", err)
+			return nil, nil, fmt.Errorf("read preferences: %w", err)
 		}
 	} else {
 		resolved = subscribers.Resolve(wf, subscribers.Subscribed{})
 	}
 	d := resolved.Channels[j.Type]
 	if d.Enabled {
-		return nil, nil
+		return nil, resolved.Schedule, nil
 	}
 	raw, _ := json.Marshal(map[string]any{"channel": j.Type, "enabled": false, "type": d.Rule})
 	return w.store.settled(j, settlement{status: statusSkipped, then: thenRelease,
-		details: []detail{{Status: detailSuccess, Detail: d.Rule.Detail(), Source: sourceInternal, Raw: raw}}}), nil
+		details: []detail{{Status: detailSuccess, Detail: d.Rule.Detail(), Source: sourceInternal, Raw: raw}}}), nil, nil
 }

@@ -253,6 +253,9 @@ type settlement struct {
 	details    []detail
 	then       int
 	thenDetail string // detail on each canceled or skipped following job
+	// uncount takes back the claim's attempt: a step held by a schedule
+	// was not tried, and must keep all its attempts for when it runs.
+	uncount bool
 }
 
 // write records one run's result inside a transaction the worker commits,
@@ -273,7 +276,7 @@ func (s *Store) settled(j *job, st settlement) write {
 const (
 	settleSQL = `
 		UPDATE jobs SET status = ?, run_at = ?, stage = ?, provider_id = coalesce(nullif(?, ''), provider_id),
-			digest = coalesce(?, digest), lease_owner = '', lease_until = '', updated_at = ?
+			digest = coalesce(?, digest), lease_owner = '', lease_until = '', updated_at = ?, attempts = attempts - ?
 		WHERE id = ? AND lease_owner = ?`
 	// The child is the next position of the same notification: the chain's
 	// _parentId link (docs/api.md, "Delivery") always points one position back, and
@@ -302,8 +305,12 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 	if st.digest != nil {
 		digest = string(st.digest)
 	}
+	uncount := 0
+	if st.uncount {
+		uncount = 1
+	}
 	res, err := s.db.WriteExec(ctx, tx, settleSQL,
-		st.status, runAt, st.stage, st.providerID, digest, ts, j.ID, j.Lease)
+		st.status, runAt, st.stage, st.providerID, digest, ts, uncount, j.ID, j.Lease)
 	if err != nil {
 		return fmt.Errorf("settle job %s: %w", j.ID, err)
 	}

@@ -177,14 +177,28 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 			return w.fail(j, []detail{{Status: detailFailed, Detail: "Invalid delay configuration: " + err.Error(), Source: sourcePayload}})
 		}
 		raw, _ := json.Marshal(map[string]string{"untilDate": sqldb.FormatTime(until)})
-		return w.store.settled(j, settlement{status: statusDelayed, stage: stageDelaying, runAt: until,
-			details: []detail{{Status: detailPending, Detail: "Step delayed", Source: sourceInternal, Raw: raw}}}), nil
+		details := []detail{{Status: detailPending, Detail: "Step delayed", Source: sourceInternal, Raw: raw}}
+		until, ext, err := w.extendToSchedule(ctx, j, n, subscriber, until)
+		if err != nil {
+			return nil, err
+		}
+		if ext != nil {
+			details = append(details, *ext)
+		}
+		return w.store.settled(j, settlement{status: statusDelayed, stage: stageDelaying, runAt: until, details: details}), nil
 	case stepDigest:
 		var c digestConfig
 		json.Unmarshal(j.Controls, &c)
 		until, err := c.until(w.store.now())
 		if err != nil {
 			return w.fail(j, []detail{{Status: detailFailed, Detail: "Invalid digest configuration: " + err.Error(), Source: sourcePayload}})
+		}
+		until, ext, err := w.extendToSchedule(ctx, j, n, subscriber, until)
+		if err != nil {
+			return nil, err
+		}
+		if ext != nil {
+			return w.store.openDigest(j, c, until, n.Payload, nil, *ext), nil
 		}
 		return w.store.openDigest(j, c, until, n.Payload, nil), nil
 	case stepThrottle:
@@ -201,8 +215,12 @@ func (w *runner) runStep(ctx context.Context, j *job, n notificationCtx, subscri
 	if sub == nil {
 		return w.fail(j, []detail{{Status: detailFailed, Detail: "Subscriber not found", Source: sourceInternal}})
 	}
-	if skip, err := w.preferenceSkip(ctx, j, n); skip != nil || err != nil {
+	skip, schedule, err := w.preferenceSkip(ctx, j, n)
+	if skip != nil || err != nil {
 		return skip, err
+	}
+	if wait := w.scheduleWait(j, schedule, sub); wait != nil {
+		return wait, nil
 	}
 	return w.deliver(ctx, j, step, n, sub)
 }

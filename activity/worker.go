@@ -33,6 +33,9 @@ type WorkerConfig struct {
 	// Unsnoozer brings an inbox's snoozed message back when its unsnooze
 	// job is due; nil completes such jobs without effect (no inbox).
 	Unsnoozer Unsnoozer
+	// DefaultTimezone reads the schedules of subscribers without a
+	// timezone (HERALD_DEFAULT_TIMEZONE); nil is UTC.
+	DefaultTimezone *time.Location
 }
 
 // maxCommit is the most job results one transaction records.
@@ -128,6 +131,9 @@ type runner struct {
 	cfg         WorkerConfig
 	steps       sqldb.ParseCache[jobStep]         // parsed step snapshots, by workflow and step
 	skips       sqldb.ParseCache[json.RawMessage] // skip conditions of step controls, the same way
+	// scheduleControls are the controls of a step that bear on schedules,
+	// the same way.
+	scheduleControls sqldb.ParseCache[scheduleControls]
 
 	preferences   Preferences                             // subscribers' preferences; nil reads only the workflow's
 	workflowPrefs sqldb.ParseCache[workflows.Preferences] // the workflow's preferences, by workflow

@@ -50,6 +50,9 @@ type Deps struct {
 	// Console signs the team in to the console, which App.Console serves;
 	// nil serves no console.
 	Console *platform.ConsoleAuth
+	// DefaultTimezone reads the schedules of subscribers without a
+	// timezone (HERALD_DEFAULT_TIMEZONE); nil is UTC.
+	DefaultTimezone *time.Location
 }
 
 // App is a started Herald: each domain's store, connected to the others,

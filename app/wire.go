@@ -94,12 +94,13 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	integrationStore.UseReceipts(messageStore).UsePublicURL(d.PublicURL)
 	d.Metrics.MustRegister(newStorageGauge(d.DB, d.Logger))
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),
-		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore})
+		activity.WorkerConfig{Size: d.Workers, Logger: d.Logger, Unsnoozer: messageStore,
+			DefaultTimezone: d.DefaultTimezone})
 	if d.Inbox != nil {
 		d.Inbox.UseSubscribers(subscriberStore)
 		d.Inbox.UseIntegrations(integrationStore)
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.Inbox, Subscribers: subscriberStore,
-			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, Snoozes: activityStore,
+			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, WebPush: subscriberStore, Snoozes: activityStore,
 			Live: messaging.NewLiveBus(d.DB, d.Logger), MaxSnooze: d.MaxSnooze, Closing: closing, Metrics: d.Metrics,
 			SocketsPerToken: d.SocketsPerToken})
 	}

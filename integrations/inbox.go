@@ -95,3 +95,16 @@ func (s *Store) revokeTokensIfHMACTurnedOn(ctx context.Context, tx *sql.Tx, befo
 	}
 	return nil
 }
+
+// WebPushKey returns the VAPID public key of the environment's active
+// web-push integration, primary first then oldest, for a page to
+// subscribe with; platform.ErrNotFound when there is none.
+func (s *Store) WebPushKey(ctx context.Context, environmentID string) (key string, err error) {
+	defer platform.Wrap(&err, "web-push integration")
+	in, err := s.one(ctx, s.db, `WHERE environment_id = ? AND provider_id = 'web-push' AND deleted = 0 AND active = 1
+		ORDER BY is_primary DESC, created_at, id LIMIT 1`, environmentID)
+	if err != nil {
+		return "", err
+	}
+	return in.Credentials.Value("publicKey"), nil
+}

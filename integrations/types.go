@@ -174,6 +174,7 @@ func (in integration) response(withConfigurations, withUpdateOnly bool) integrat
 	if !withUpdateOnly {
 		out.Credentials = withoutUpdateOnly(in.Credentials)
 	}
+	out.Credentials.PrivateKey = nil // a web-push VAPID key never leaves Herald
 	if in.Deleted {
 		out.DeletedAt, out.DeletedBy = &in.DeletedAt, &in.DeletedBy
 	}

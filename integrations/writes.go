@@ -46,6 +46,9 @@ func (s *Store) create(ctx context.Context, tenant platform.Tenant, req CreateRe
 	if req.Credentials != nil {
 		in.Credentials = *req.Credentials
 	}
+	if err := provider.PrepareCredentials(in.ProviderID, &in.Credentials, nil); err != nil {
+		return out, "", err
+	}
 	if checked, err = s.validateCredentials(ctx, in, req.Check != nil && *req.Check); err != nil {
 		return out, "", err
 	}
@@ -106,6 +109,11 @@ func (s *Store) change(ctx context.Context, tenant platform.Tenant, id string, r
 	}
 	if req.Credentials != nil {
 		next.Credentials = *req.Credentials
+	}
+	if next.ProviderID == cur.ProviderID {
+		if err := provider.PrepareCredentials(next.ProviderID, &next.Credentials, &cur.Credentials); err != nil {
+			return out, "", err
+		}
 	}
 	if req.Conditions != nil {
 		next.Conditions = req.Conditions

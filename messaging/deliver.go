@@ -229,6 +229,9 @@ func (e *Deliverer) targets(ctx context.Context, d *Delivery) ([]target, *Outcom
 	case "chat", "push":
 		for _, in := range active {
 			if t, ok := channelTarget(d.Channel, in, sub); ok {
+				if d.Channel == "push" {
+					t.msg.Push = readPushOptions(d.Overrides, d.StepID, in.ProviderID)
+				}
 				picked = append(picked, t)
 			}
 		}

@@ -31,6 +31,9 @@ type InboxSubscribers interface {
 // (platform.SubscriberAuth.TokenGeneration).
 type InboxIntegrations interface {
 	InboxIntegration(ctx context.Context, environmentID string) (integrations.Integration, error)
+	// WebPushKey is the VAPID public key of the environment's web-push
+	// integration, or platform.ErrNotFound.
+	WebPushKey(ctx context.Context, environmentID string) (string, error)
 }
 
 // InboxWorkflows names the workflows of inbox notifications and their
@@ -70,6 +73,7 @@ type InboxConfig struct {
 	Integrations InboxIntegrations
 	Workflows    InboxWorkflows
 	Preferences  InboxPreferenceStore // nil: no /v1/inbox/preferences routes
+	WebPush      WebPushSubscriptions // nil: no /v1/inbox/web-push routes
 	Snoozes      SnoozeTimer          // nil: snoozes cannot be offered
 	Live         LiveBus              // nil: no live updates
 	// MaxSnooze is the longest snooze a subscriber may set; the session

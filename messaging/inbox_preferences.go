@@ -19,16 +19,17 @@ type InboxPreferenceStore interface {
 // inboxPreference is a preference as the inbox client reads it
 // (docs/inbox.md, "What the routes do").
 type inboxPreference struct {
-	Level     string              `json:"level"` // global or template
-	Enabled   bool                `json:"enabled"`
-	Channels  map[string]bool     `json:"channels"`
-	Overrides []map[string]string `json:"overrides,omitempty"`
-	UpdatedAt string              `json:"updatedAt,omitempty"`
-	Workflow  *inboxWorkflow      `json:"workflow,omitempty"`
+	Level     string                `json:"level"` // global or template
+	Enabled   bool                  `json:"enabled"`
+	Channels  map[string]bool       `json:"channels"`
+	Overrides []map[string]string   `json:"overrides,omitempty"`
+	UpdatedAt string                `json:"updatedAt,omitempty"`
+	Workflow  *inboxWorkflow        `json:"workflow,omitempty"`
+	Schedule  *subscribers.Schedule `json:"schedule,omitempty"` // the global preference's
 }
 
 func toInboxPreference(p subscribers.InboxPreference, withOverrides bool) inboxPreference {
-	out := inboxPreference{Level: "global", Enabled: true, Channels: p.Channels}
+	out := inboxPreference{Level: "global", Enabled: true, Channels: p.Channels, Schedule: p.Schedule}
 	if out.Channels == nil {
 		out.Channels = map[string]bool{}
 	}
@@ -57,6 +58,9 @@ type channelFlags struct {
 	InApp *bool `json:"in_app"`
 	Chat  *bool `json:"chat"`
 	Push  *bool `json:"push"`
+	// Schedule is the subscriber's schedule, which the inbox sends to the
+	// global preference only.
+	Schedule *subscribers.Schedule `json:"schedule"`
 }
 
 func (f channelFlags) set() subscribers.Set {
@@ -158,7 +162,8 @@ func handleInboxPreferenceUpdate(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		out, err := s.updatePreferences(r, []subscribers.InboxPreferenceChange{{WorkflowKey: r.PathValue("workflowId"), Channels: req.set()}})
+		out, err := s.updatePreferences(r, []subscribers.InboxPreferenceChange{{WorkflowKey: r.PathValue("workflowId"), Channels: req.set(),
+			Schedule: req.Schedule}})
 		if err != nil {
 			return err
 		}
@@ -186,6 +191,9 @@ func handleInboxPreferencesBulk(s *Store) http.Handler {
 		}
 		changes := make([]subscribers.InboxPreferenceChange, len(req.Preferences))
 		for i, p := range req.Preferences {
+			if p.Schedule != nil {
+				return platform.BadRequest("schedule applies to every workflow: send it to the global preference")
+			}
 			changes[i] = subscribers.InboxPreferenceChange{WorkflowKey: p.WorkflowID, Channels: p.set()}
 		}
 		out, err := s.updatePreferences(r, changes)

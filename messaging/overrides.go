@@ -3,6 +3,9 @@ package messaging
 import (
 	"cmp"
 	"encoding/json"
+	"slices"
+
+	"github.com/herald-notify/herald/integrations/provider"
 )
 
 // emailOverrides is what a trigger's overrides may change in one email, as
@@ -37,6 +40,33 @@ func readEmailOverrides(raw json.RawMessage, stepID, providerID string) emailOve
 		if bcc := addresses(src["bcc"]); bcc != nil {
 			out.Bcc = bcc
 		}
+	}
+	return out
+}
+
+// readPushOptions reads a push's TTL, urgency, topic and link from
+// overrides.webPush, then the provider's own
+// (overrides.providers.<providerId>), then the step's
+// (overrides.steps.<stepId>.providers.<providerId>), a later value
+// replacing an earlier one; a value of the wrong kind is left out.
+func readPushOptions(raw json.RawMessage, stepID, providerID string) provider.PushOptions {
+	var o map[string]any
+	json.Unmarshal(raw, &o)
+	var out provider.PushOptions
+	for _, src := range []map[string]any{
+		obj(o, "webPush"),
+		obj(obj(o, "providers"), providerID),
+		obj(obj(obj(obj(o, "steps"), stepID), "providers"), providerID),
+	} {
+		if ttl, ok := src["ttl"].(float64); ok && ttl >= 0 && ttl <= 1<<31-1 {
+			n := int(ttl)
+			out.TTL = &n
+		}
+		if u := str(src, "urgency"); slices.Contains([]string{"very-low", "low", "normal", "high"}, u) {
+			out.Urgency = u
+		}
+		out.Topic = cmp.Or(str(src, "topic"), out.Topic)
+		out.URL = cmp.Or(str(src, "url"), out.URL)
 	}
 	return out
 }

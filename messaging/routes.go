@@ -45,4 +45,8 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 		mux.Handle("PATCH /v1/inbox/preferences/bulk", handleInboxPreferencesBulk(store))
 		mux.Handle("PATCH /v1/inbox/preferences/{workflowId}", handleInboxPreferenceUpdate(store))
 	}
+	if store.inbox.WebPush != nil {
+		mux.Handle("GET /v1/inbox/web-push", handleInboxWebPushKey(store))
+		mux.Handle("POST /v1/inbox/web-push/subscriptions", handleInboxWebPushSubscribe(store))
+	}
 }

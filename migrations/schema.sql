@@ -370,7 +370,7 @@ CREATE TABLE subscriber_preferences (
     workflow_id    TEXT NOT NULL,
     channels       TEXT NOT NULL,
     created_at     TEXT NOT NULL,
-    updated_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL, schedule TEXT,
     PRIMARY KEY (environment_id, subscriber_id, workflow_id)
 ) WITHOUT ROWID;
 

@@ -14,7 +14,7 @@ import (
 var (
 	chatPushProviders = []string{"slack", "discord", "msteams", "mattermost", "ryver", "zulip", "grafana-on-call",
 		"getstream", "rocket-chat", "whatsapp-business", "chat-webhook", "service-slack", "fcm", "apns", "expo",
-		"one-signal", "pushpad", "push-webhook", "pusher-beams", "appio"}
+		"one-signal", "pushpad", "push-webhook", "pusher-beams", "appio", "web-push"}
 	// the search and messages-list variant (docs/api.md, "Channel credentials")
 	listedProviders = slices.DeleteFunc(slices.Clone(chatPushProviders), func(p string) bool { return p == "service-slack" || p == "appio" })
 )

@@ -14,6 +14,7 @@ type InboxPreference struct {
 	UpdatedAt string // when the subscriber last set this workflow's; "" when never
 	Critical  bool
 	Workflow  *workflows.PreferenceWorkflow
+	Schedule  *Schedule // the global preference's: the subscriber's schedule, nil when none
 }
 
 // PreferenceOverride says who set a channel: "subscriber" or "template".
@@ -32,7 +33,7 @@ func (s *Store) InboxPreferences(ctx context.Context, environmentID, subscriberI
 	if err != nil {
 		return InboxPreference{}, nil, err
 	}
-	global := InboxPreference{Channels: st.globalChannels()}
+	global := InboxPreference{Channels: st.globalChannels(), Schedule: st.schedule}
 	out := make([]InboxPreference, 0, len(st.views))
 	for _, v := range st.views {
 		p := InboxPreference{Channels: v.channels(false), UpdatedAt: v.sub.UpdatedAt, Critical: v.resolved.Critical}
@@ -52,6 +53,7 @@ func (s *Store) InboxPreferences(ctx context.Context, environmentID, subscriberI
 type InboxPreferenceChange struct {
 	WorkflowKey string
 	Channels    Set
+	Schedule    *Schedule // days laid over the subscriber's schedule; only without WorkflowKey
 }
 
 // UpdateInboxPreferences writes changes for the subscriber in one
@@ -66,6 +68,9 @@ func (s *Store) UpdateInboxPreferences(ctx context.Context, environmentID, subsc
 	ids := make([]string, len(changes))
 	writes := make([]preferenceChange, len(changes))
 	for i, c := range changes {
+		if err := checkScheduleChange(c.Schedule, c.WorkflowKey); err != nil {
+			return nil, err
+		}
 		if c.WorkflowKey != "" {
 			wf, err := s.preferenceWorkflow(ctx, environmentID, c.WorkflowKey)
 			if err != nil {
@@ -73,7 +78,7 @@ func (s *Store) UpdateInboxPreferences(ctx context.Context, environmentID, subsc
 			}
 			ids[i] = wf.ID
 		}
-		writes[i] = preferenceChange{workflowID: ids[i], set: c.Channels}
+		writes[i] = preferenceChange{workflowID: ids[i], set: c.Channels, schedule: c.Schedule}
 	}
 	return ids, s.updatePreferences(ctx, environmentID, ref, writes)
 }

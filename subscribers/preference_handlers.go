@@ -168,7 +168,17 @@ func v2Preferences(st preferenceState, which criticality) map[string]any {
 		}
 		wfs = append(wfs, item)
 	}
-	return map[string]any{"global": map[string]any{"enabled": true, "channels": st.globalChannels()}, "workflows": wfs}
+	return map[string]any{"global": st.globalPreference(), "workflows": wfs}
+}
+
+// globalPreference is the v2 answers' global preference: its channels, and
+// the subscriber's schedule when it set one.
+func (st preferenceState) globalPreference() map[string]any {
+	out := map[string]any{"enabled": true, "channels": st.globalChannels()}
+	if st.schedule != nil {
+		out["schedule"] = st.schedule
+	}
+	return out
 }
 
 // handlePreferencesV2 serves GET /v2/subscribers/{subscriberId}/preferences.
@@ -195,18 +205,19 @@ func handleGlobalPreferencesV2(store *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		return platform.JSON(w, http.StatusOK, map[string]any{"enabled": true, "channels": st.globalChannels()})
+		return platform.JSON(w, http.StatusOK, st.globalPreference())
 	})
 }
 
 // handlePreferenceUpdateV2 serves PATCH
 // /v2/subscribers/{subscriberId}/preferences: the channels sent change the
 // subscriber's preferences for workflowId, or its global ones without it,
-// and the answer is the GET's.
+// and the answer is the GET's. A schedule belongs to the global ones.
 func handlePreferenceUpdateV2(store *Store) http.Handler {
 	type body struct {
 		Channels   channelsBody `json:"channels" validate:"omitempty,dive,keys,oneof=in_app email sms chat push,endkeys"`
 		WorkflowID string       `json:"workflowId" validate:"max=256"`
+		Schedule   *Schedule    `json:"schedule"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		pw, err := decodePreferenceWrite[body](store, r)
@@ -214,7 +225,10 @@ func handlePreferenceUpdateV2(store *Store) http.Handler {
 			return err
 		}
 		ctx, env, req := pw.ctx, pw.env, pw.body
-		change := preferenceChange{set: Set(req.Channels)}
+		change := preferenceChange{set: Set(req.Channels), schedule: req.Schedule}
+		if err := checkScheduleChange(req.Schedule, req.WorkflowID); err != nil {
+			return err
+		}
 		if req.WorkflowID != "" {
 			wf, err := store.preferenceWorkflow(ctx, env, req.WorkflowID)
 			if err != nil {
@@ -268,4 +282,17 @@ func handlePreferencesBulkV2(store *Store) http.Handler {
 		}
 		return platform.JSON(w, http.StatusOK, out)
 	})
+}
+
+// checkScheduleChange refuses a schedule that is not well formed, or that
+// is sent with a workflow: a subscriber has one schedule, for every
+// workflow.
+func checkScheduleChange(sc *Schedule, workflowKey string) error {
+	if sc == nil {
+		return nil
+	}
+	if workflowKey != "" {
+		return platform.BadRequest("schedule applies to every workflow: send it without a workflow")
+	}
+	return sc.Check()
 }

@@ -83,6 +83,7 @@ func (v preferenceView) template() map[string]any {
 type preferenceState struct {
 	subscriberRef string
 	global        Set
+	schedule      *Schedule
 	views         []preferenceView
 }
 
@@ -137,11 +138,11 @@ func (s *Store) preferenceState(ctx context.Context, environmentID, subscriberID
 		return st, err
 	}
 	st.subscriberRef = ref
-	global, byWorkflow, err := s.allSubscribed(ctx, environmentID, ref)
+	global, schedule, byWorkflow, err := s.allSubscribed(ctx, environmentID, ref)
 	if err != nil {
 		return st, err
 	}
-	st.global = global
+	st.global, st.schedule = global, schedule
 	var wfs []workflows.PreferenceWorkflow
 	if s.workflows != nil {
 		if wfs, err = s.workflows.PreferenceWorkflows(ctx, environmentID); err != nil {
@@ -245,6 +246,11 @@ func (s *Store) updatePreferences(ctx context.Context, environmentID, subscriber
 				return err
 			}
 			sets[i] = set
+			if c.schedule != nil {
+				if err := s.setSchedule(ctx, tx, environmentID, subscriberRef, c.schedule); err != nil {
+					return err
+				}
+			}
 		}
 		return s.raisePreferences(ctx, tx, environmentID, subscriberRef, events, sets)
 	})
@@ -301,6 +307,7 @@ func (s *Store) raisePreferences(ctx context.Context, tx *sql.Tx, environmentID,
 type preferenceChange struct {
 	workflowID string // "" for the global set
 	set        Set
+	schedule   *Schedule // days to lay over the subscriber's schedule; only with the global set
 }
 
 // view returns st's view of the workflow whose _id is id.

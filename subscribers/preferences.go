@@ -63,13 +63,17 @@ type Set map[string]bool
 type Subscribed struct {
 	Global    Set
 	Workflow  Set
-	UpdatedAt string // when the workflow set last changed; "" when there is none
+	UpdatedAt string    // when the workflow set last changed; "" when there is none
+	Schedule  *Schedule // the subscriber's schedule; nil when it set none
 }
 
 // Resolved is every channel's decision for one subscriber and workflow.
 type Resolved struct {
 	Critical bool                // the workflow ignores subscriber preferences
 	Channels map[string]Decision // every channel of Channels
+	// Schedule is the subscriber's schedule, nil when it set none or the
+	// workflow is critical, which reaches a subscriber at any hour.
+	Schedule *Schedule
 }
 
 // Resolve decides every channel for a workflow's preferences and what a
@@ -126,7 +130,9 @@ func (s *Store) Preferences(ctx context.Context, environmentID, subscriberRef, w
 	if err != nil {
 		return Resolved{}, err
 	}
-	return Resolve(wf, sub), nil
+	r := Resolve(wf, sub)
+	r.Schedule = sub.Schedule
+	return r, nil
 }
 
 // subscribed returns a subscriber's global preferences and those for one
@@ -144,7 +150,7 @@ func (s *Store) subscribed(ctx context.Context, environmentID, subscriberRef, wo
 // readSubscribed is subscribed's read.
 func (s *Store) readSubscribed(ctx context.Context, environmentID, subscriberRef, workflowID string) (sub Subscribed, err error) {
 	defer platform.Wrap(&err, "read preferences")
-	rows, err := s.db.Query(ctx, `SELECT workflow_id, channels, updated_at FROM subscriber_preferences
+	rows, err := s.db.Query(ctx, `SELECT workflow_id, channels, updated_at, schedule FROM subscriber_preferences
 		WHERE environment_id = ? AND subscriber_id = ? AND workflow_id IN ('', ?)`, environmentID, subscriberRef, workflowID)
 	if err != nil {
 		return sub, err
@@ -152,7 +158,8 @@ func (s *Store) readSubscribed(ctx context.Context, environmentID, subscriberRef
 	defer rows.Close()
 	for rows.Next() {
 		var wfID, channels, updated string
-		if err := rows.Scan(&wfID, &channels, &updated); err != nil {
+		var schedule sql.NullString
+		if err := rows.Scan(&wfID, &channels, &updated, &schedule); err != nil {
 			return sub, err
 		}
 		var set Set
@@ -161,6 +168,9 @@ func (s *Store) readSubscribed(ctx context.Context, environmentID, subscriberRef
 		}
 		if wfID == "" {
 			sub.Global = set
+			if sub.Schedule, err = parseSchedule(schedule); err != nil {
+				return sub, fmt.Errorf("schedule of %s: %w", subscriberRef, err)
+			}
 		} else {
 			sub.Workflow, sub.UpdatedAt = set, updated
 		}
@@ -170,31 +180,70 @@ func (s *Store) readSubscribed(ctx context.Context, environmentID, subscriberRef
 
 // allSubscribed reads every preference set of a subscriber: its global one
 // and one per workflow _id.
-func (s *Store) allSubscribed(ctx context.Context, environmentID, subscriberRef string) (global Set, byWorkflow map[string]Subscribed, err error) {
+func (s *Store) allSubscribed(ctx context.Context, environmentID, subscriberRef string) (global Set, schedule *Schedule, byWorkflow map[string]Subscribed, err error) {
 	defer platform.Wrap(&err, "read preferences")
-	rows, err := s.db.QueryContext(ctx, `SELECT workflow_id, channels, updated_at FROM subscriber_preferences
+	rows, err := s.db.QueryContext(ctx, `SELECT workflow_id, channels, updated_at, schedule FROM subscriber_preferences
 		WHERE environment_id = ? AND subscriber_id = ?`, environmentID, subscriberRef)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer rows.Close()
 	byWorkflow = map[string]Subscribed{}
 	for rows.Next() {
 		var wfID, channels, updated string
-		if err := rows.Scan(&wfID, &channels, &updated); err != nil {
-			return nil, nil, err
+		var rawSchedule sql.NullString
+		if err := rows.Scan(&wfID, &channels, &updated, &rawSchedule); err != nil {
+			return nil, nil, nil, err
 		}
 		var set Set
 		if err := json.Unmarshal([]byte(channels), &set); err != nil {
-			return nil, nil, fmt.Errorf("preferences of %s: %w", subscriberRef, err)
+			return nil, nil, nil, fmt.Errorf("preferences of %s: %w", subscriberRef, err)
 		}
 		if wfID == "" {
 			global = set
+			if schedule, err = parseSchedule(rawSchedule); err != nil {
+				return nil, nil, nil, fmt.Errorf("schedule of %s: %w", subscriberRef, err)
+			}
 		} else {
 			byWorkflow[wfID] = Subscribed{Workflow: set, UpdatedAt: updated}
 		}
 	}
-	return global, byWorkflow, rows.Err()
+	return global, schedule, byWorkflow, rows.Err()
+}
+
+// parseSchedule reads the schedule column: nil when NULL.
+func parseSchedule(raw sql.NullString) (*Schedule, error) {
+	if !raw.Valid || raw.String == "" {
+		return nil, nil
+	}
+	var sc Schedule
+	if err := json.Unmarshal([]byte(raw.String), &sc); err != nil {
+		return nil, err
+	}
+	return &sc, nil
+}
+
+// setSchedule lays change over the subscriber's schedule, on its global
+// preferences row, which it creates with no channel set when there is
+// none yet.
+func (s *Store) setSchedule(ctx context.Context, tx *sql.Tx, environmentID, subscriberRef string, change *Schedule) error {
+	var current sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT schedule FROM subscriber_preferences
+		WHERE environment_id = ? AND subscriber_id = ? AND workflow_id = ''`, environmentID, subscriberRef).Scan(&current)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	old, err := parseSchedule(current)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(old.merge(change))
+	now := sqldb.FormatTime(s.now())
+	_, err = tx.ExecContext(ctx, `INSERT INTO subscriber_preferences
+		(environment_id, subscriber_id, workflow_id, channels, created_at, updated_at, schedule) VALUES (?, ?, '', '{}', ?, ?, ?)
+		ON CONFLICT (environment_id, subscriber_id, workflow_id) DO UPDATE SET schedule = excluded.schedule, updated_at = excluded.updated_at`,
+		environmentID, subscriberRef, now, now, string(b))
+	return err
 }
 
 // setPreferences merges change into the subscriber's preferences for the

@@ -34,3 +34,27 @@ func (s *Store) RemoveDeviceTokens(ctx context.Context, environmentID, subscribe
 	}
 	return err
 }
+
+// AddDeviceToken adds token to the subscriber's channel entry of
+// providerID, creating the entry when there is none, after removing the
+// tokens replaces says it stands for (a browser's earlier subscription to
+// the same endpoint). The oldest tokens go past the most an entry holds.
+// A missing subscriber is a 404.
+func (s *Store) AddDeviceToken(ctx context.Context, environmentID, subscriberID, providerID, token string, replaces func(old string) bool) error {
+	_, err := s.modify(ctx, environmentID, subscriberID, func(sub *subscriber) bool {
+		i := slices.IndexFunc(sub.Channels, func(c Channel) bool { return c.ProviderID == providerID })
+		if i < 0 {
+			sub.Channels = append(sub.Channels, Channel{ProviderID: providerID})
+			i = len(sub.Channels) - 1
+		}
+		c := &sub.Channels[i]
+		tokens := slices.DeleteFunc(slices.Clone(c.Credentials.DeviceTokens), func(t string) bool { return t == token || replaces(t) })
+		tokens = append(tokens, token)
+		if len(tokens) > maxDeviceTokens {
+			tokens = tokens[len(tokens)-maxDeviceTokens:]
+		}
+		c.Credentials.DeviceTokens = tokens
+		return true
+	})
+	return err
+}

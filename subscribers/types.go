@@ -11,7 +11,7 @@ import (
 // providerIDs is the enumeration of the "Channel credentials" section of
 // docs/api.md, as a validator oneof list.
 const providerIDs = "slack discord msteams mattermost ryver zulip grafana-on-call getstream rocket-chat " +
-	"whatsapp-business chat-webhook service-slack fcm apns expo one-signal pushpad push-webhook pusher-beams appio"
+	"whatsapp-business chat-webhook service-slack fcm apns expo one-signal pushpad push-webhook pusher-beams appio web-push"
 
 // hiddenInLists are the providerIds that the search response and the messages
 // list leave out of channels[] (docs/api.md, "Channel credentials").
@@ -55,7 +55,7 @@ type Channel struct {
 // /v1/subscribers/{subscriberId}/credentials (docs/api.md,
 // "Channel credentials") and one entry of a subscriber body's channels.
 type channelRequest struct {
-	ProviderID            string       `json:"providerId" validate:"required,oneof=slack discord msteams mattermost ryver zulip grafana-on-call getstream rocket-chat whatsapp-business chat-webhook service-slack fcm apns expo one-signal pushpad push-webhook pusher-beams appio"`
+	ProviderID            string       `json:"providerId" validate:"required,oneof=slack discord msteams mattermost ryver zulip grafana-on-call getstream rocket-chat whatsapp-business chat-webhook service-slack fcm apns expo one-signal pushpad push-webhook pusher-beams appio web-push"`
 	IntegrationIdentifier string       `json:"integrationIdentifier" validate:"max=256"`
 	Credentials           *Credentials `json:"credentials" validate:"required"`
 }

@@ -41,7 +41,7 @@ type spec struct {
 }
 
 // catalog is every provider Herald delivers through, by provider id.
-var catalog = merge(webhookProviders, smtpProviders, emailProviders, smsProviders, moreSMSProviders, signedSMSProviders, pushProviders, chatProviders)
+var catalog = merge(webhookProviders, smtpProviders, emailProviders, smsProviders, moreSMSProviders, signedSMSProviders, pushProviders, webPushProvider, chatProviders)
 
 func merge(parts ...map[string]spec) map[string]spec {
 	out := map[string]spec{}

@@ -50,6 +50,12 @@ type Credentials struct {
 	AppSID                 *string        `json:"appSid,omitempty"`
 	SenderID               *string        `json:"senderId,omitempty"`
 	AppIOBaseURL           *string        `json:"AppIOBaseUrl,omitempty"`
+	// PublicKey and PrivateKey are a web-push integration's VAPID key
+	// pair, base64url; Herald generates them, and never answers the
+	// private one. Subject is the contact the push services are given.
+	PublicKey  *string `json:"publicKey,omitempty"`
+	PrivateKey *string `json:"privateKey,omitempty"`
+	Subject    *string `json:"subject,omitempty"`
 	// AutoCreateSubscribers is Herald's own, on an in_app integration:
 	// whether an inbox session may create the subscriber it names. Unset,
 	// it may in every environment but Production, whose subscribers the
@@ -102,6 +108,7 @@ func (c *Credentials) pointers() map[string]**string {
 		"state": &c.State, "externalLink": &c.ExternalLink, "channelId": &c.ChannelID,
 		"phoneNumberIdentification": &c.PhoneNumberIdentifier, "accessKey": &c.AccessKey,
 		"appSid": &c.AppSID, "senderId": &c.SenderID, "AppIOBaseUrl": &c.AppIOBaseURL,
+		"publicKey": &c.PublicKey, "privateKey": &c.PrivateKey, "subject": &c.Subject,
 	}
 }
 

@@ -33,6 +33,7 @@ type Message struct {
 	ChatChannel  string          // chat: the subscriber's channel (mattermost channel, rocket-chat room)
 	PhoneNumber  string          // chat: the subscriber's phone number (whatsapp-business)
 	DeviceTokens []string        // push targets
+	Push         PushOptions     // push: the web-push overrides
 	Payload      json.RawMessage // the trigger payload
 }
 

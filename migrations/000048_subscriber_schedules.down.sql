@@ -1,0 +1,1 @@
+ALTER TABLE subscriber_preferences DROP COLUMN schedule;
