@@ -242,6 +242,12 @@ func resolveSteps(existing []Step, reqs []stepRequest, fields map[string]platfor
 
 // create stores a new workflow from req in the tenant's environment.
 func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflowRequest, origin string) (w *workflow, err error) {
+	return s.createWith(ctx, tenant, req, origin, nil)
+}
+
+// createWith is create, with then (when not nil) changing the new workflow
+// after req is applied and before it is stored.
+func (s *Store) createWith(ctx context.Context, tenant platform.Tenant, req workflowRequest, origin string, then func(*workflow)) (w *workflow, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "create workflow")
 	ts := sqldb.FormatTime(s.now())
@@ -260,6 +266,9 @@ func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflow
 	}
 	if err := apply(w, req, true); err != nil {
 		return nil, err
+	}
+	if then != nil {
+		then(w)
 	}
 	raise := s.wants(ctx, tenant.EnvironmentID, EventCreated)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
