@@ -123,7 +123,7 @@ type duplicateRequest struct {
 // stepIds), preferences, payload schema and severity.
 func handleWorkflowDuplicate(store *Store, integrations IntegrationChecker) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		req, err := platform.Decode[duplicateRequest](r)
+		req, err := decodeOptional[duplicateRequest](r)
 		if err != nil {
 			return err
 		}
@@ -188,4 +188,15 @@ func requestOf(w *workflow) (workflowRequest, error) {
 		req.Steps = append(req.Steps, stepRequest{ID: st.ID, StepID: st.StepID, Name: st.Name, Type: st.Type, ControlValues: values})
 	}
 	return req, nil
+}
+
+// decodeOptional is platform.Decode for a body every field of which is
+// optional: no body at all reads as {}, as clients of these routes send
+// none when they change nothing.
+func decodeOptional[T any](r *http.Request) (T, error) {
+	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
+		var zero T
+		return zero, nil
+	}
+	return platform.Decode[T](r)
 }

@@ -87,7 +87,7 @@ func TestEditor_Preview(t *testing.T) {
 		is.True(strings.Contains(body, "<p>A-17 for ada@example.com</p>")) // the body rendered
 		is.True(strings.Contains(body, "<title>Your order A-17</title>"))  // the layout carries the subject
 
-		status, a = preview("bare-mail", `{}`)
+		status, a = preview("bare-mail", ``)
 		is.Equal(status, 201)                          // rendered
 		is.Equal(a.Result.Preview["body"], "<p>b</p>") // layoutId null: no layout
 	})
@@ -269,8 +269,8 @@ func TestEditor_Duplicate(t *testing.T) {
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"hi"}},{"name":"Wait","type":"delay","controlValues":{"amount":1,"unit":"hours"}}]}`)
 	t.Run("OK defaults", func(t *testing.T) {
 		is := is.New(t)
-		res := srv.Dev.Do(t, "POST", "/v2/workflows/original/duplicate", `{}`)
-		is.Equal(res.Status, 201) // created
+		res := srv.Dev.Do(t, "POST", "/v2/workflows/original/duplicate", ``) // no body: every default
+		is.Equal(res.Status, 201)                                            // created
 		var w wfResponse
 		res.Decode(t, &w)
 		is.True(w.ID != src.ID)                                      // a new workflow

@@ -71,7 +71,7 @@ func (p *previewFailed) Error() string { return p.e.Message }
 // shows it beside the control while the author types.
 func handleStepPreview(store *Store) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		req, err := platform.Decode[previewRequest](r)
+		req, err := decodeOptional[previewRequest](r)
 		if err != nil {
 			return err
 		}
