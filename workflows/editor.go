@@ -164,7 +164,7 @@ func (s *Store) duplicate(ctx context.Context, tenant platform.Tenant, key strin
 	for i := range copyReq.Steps {
 		copyReq.Steps[i].ID = "" // the copy's steps are new steps
 	}
-	return s.createWith(ctx, tenant, copyReq, originCloud, func(w *workflow) { w.Preferences = src.Preferences })
+	return s.createWith(ctx, tenant, copyReq, originCloud, "Duplicated from "+src.WorkflowID, func(w *workflow) { w.Preferences = src.Preferences })
 }
 
 // requestOf is the write body that makes a workflow like w: what sync

@@ -18,4 +18,9 @@ func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker) {
 	mux.Handle("POST /v2/workflows/{workflowId}/step/{stepId}/preview", handleStepPreview(store))
 	mux.Handle("GET /v2/workflows/{workflowId}/test-data", handleTestData(store))
 	mux.Handle("POST /v2/workflows/{workflowId}/duplicate", handleWorkflowDuplicate(store, checker))
+	mux.Handle("GET /v2/workflows/{workflowId}/versions", handleVersionList(store))
+	mux.Handle("GET /v2/workflows/{workflowId}/versions/{version}", handleVersionGet(store))
+	mux.Handle("GET /v2/workflows/{workflowId}/versions/{version}/diff", handleVersionDiff(store))
+	mux.Handle("POST /v2/workflows/{workflowId}/versions/{version}/restore", handleVersionRestore(store, checker))
+	mux.Handle("POST /v2/workflows/{workflowId}/sync/diff", handleSyncDiff(store))
 }
