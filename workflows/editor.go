@@ -80,7 +80,7 @@ func payloadTestSchema(w *workflow) schema {
 			return s
 		}
 	}
-	return schemaOf(samplePayload(w, nil))
+	return schemaOf(samplePayload(w, -1, nil))
 }
 
 // schemaOf is a JSON Schema that v matches, with v's values as defaults.

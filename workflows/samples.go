@@ -37,7 +37,7 @@ func sampleVariables(w *workflow, i int, controls map[string]any, given previewP
 	out := previewPayload{
 		Subscriber: mergeMaps(sampleSubscriber(), given.Subscriber),
 		Actor:      mergeMaps(sampleActor(), given.Actor),
-		Payload:    mergeMaps(samplePayload(w, controls), given.Payload),
+		Payload:    mergeMaps(samplePayload(w, i, controls), given.Payload),
 		Context:    given.Context,
 		Env:        given.Env,
 	}
@@ -54,8 +54,9 @@ func sampleVariables(w *workflow, i int, controls map[string]any, given previewP
 
 // samplePayload is an example payload: the payload schema's example when
 // the workflow has one, else an object holding every payload.* variable
-// that controls, or any step of w, uses, each a placeholder that names it.
-func samplePayload(w *workflow, controls map[string]any) map[string]any {
+// that controls (step i's, as the author has them) or any other step of w
+// uses, each a placeholder that names it.
+func samplePayload(w *workflow, i int, controls map[string]any) map[string]any {
 	if ex, ok := payloadExample(w.PayloadSchema).(map[string]any); ok {
 		return ex
 	}
@@ -68,8 +69,10 @@ func samplePayload(w *workflow, controls map[string]any) map[string]any {
 		}
 	}
 	add(controls)
-	for _, st := range w.Steps {
-		add(st.ControlValues)
+	for j, st := range w.Steps {
+		if j != i || controls == nil { // the controls given replace step i's own
+			add(st.ControlValues)
+		}
 	}
 	return out
 }
