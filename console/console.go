@@ -65,13 +65,19 @@ type Topics interface {
 	Unsubscribe(ctx context.Context, envID, key string, subscriberIDs []string) (notMembers []string, err error)
 }
 
-// Workflows lists workflows and switches them on, off and to another
-// environment: workflows' Store.
+// Workflows lists workflows, switches them on, off and to another
+// environment, and edits, previews and restores them: workflows' Store.
 type Workflows interface {
 	Workflows(ctx context.Context, envID string, query url.Values) ([]workflows.Listed, int, error)
 	WorkflowNames(ctx context.Context, envID string, limit int) ([]workflows.Named, error)
 	SetActive(ctx context.Context, tenant platform.Tenant, key string, active bool) error
 	Sync(ctx context.Context, tenant platform.Tenant, key, targetID string) error
+	Editable(ctx context.Context, envID, key string) (workflows.Editable, error)
+	SaveDraft(ctx context.Context, tenant platform.Tenant, key string, d workflows.Draft) (workflows.Editable, error)
+	PreviewDraft(ctx context.Context, envID, key string, d workflows.Draft, i int, payload map[string]any) (workflows.StepPreview, error)
+	Versions(ctx context.Context, envID, key string, limit int) ([]workflows.Version, error)
+	Restore(ctx context.Context, tenant platform.Tenant, key string, n int) error
+	SyncChanges(ctx context.Context, tenant platform.Tenant, key, targetID string) ([]string, bool, error)
 }
 
 // Integrations lists, changes and checks integrations: integrations'
