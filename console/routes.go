@@ -54,6 +54,7 @@ func (c *console) addRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /console/env/{env}/workflows", c.handle(viewer, handleWorkflows(d.Workflows)))
 	mux.Handle("POST /console/env/{env}/workflows/{workflowId}/active", c.handle(editor, handleWorkflowActive(d.Workflows)))
 	mux.Handle("POST /console/env/{env}/workflows/{workflowId}/sync", c.handle(editor, handleWorkflowSync(d.Workflows)))
+	mux.Handle("GET /console/env/{env}/previews/{id}/email", c.handle(viewer, handlePreviewEmail()))
 	mux.Handle("GET /console/env/{env}/workflows/{workflowId}/edit", c.handle(viewer, handleWorkflowEditor(d.Workflows)))
 	mux.Handle("POST /console/env/{env}/workflows/{workflowId}/edit", c.handle(editor, handleWorkflowEdit(d.Workflows)))
 	mux.Handle("POST /console/env/{env}/workflows/{workflowId}/preview", c.handle(viewer, handleWorkflowPreview(d.Workflows)))

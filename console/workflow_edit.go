@@ -1,12 +1,15 @@
 package console
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/workflows"
@@ -120,6 +123,9 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 		pv, err := w.PreviewDraft(ctx, p.env.ID, key, draft, i, payload)
 		if err != nil && !d.Form.refused(err) {
 			return err
+		}
+		if body, ok := pv.Preview["body"].(string); ok && pv.Type == "email" {
+			pv.Preview["frame"] = p.envURL("previews", keepPreviewEmail(p.env.ID, body), "email")
 		}
 		d.Previews = append(d.Previews, pv)
 	}
@@ -301,4 +307,51 @@ func orJSON(s string) string {
 		return "{}"
 	}
 	return s
+}
+
+// previewEmails keeps the emails the editor's previews rendered, briefly,
+// so that its frame can load one from the console's own address under the
+// email's policy (inline styles and remote images allowed, nothing run);
+// an inline srcdoc frame would inherit the page's stricter policy. Keyed
+// by environment and the email's hash; the oldest go past maxPreviewEmails.
+var previewEmails = struct {
+	sync.Mutex
+	html  map[string]string
+	order []string
+}{html: map[string]string{}}
+
+const maxPreviewEmails = 256
+
+// keepPreviewEmail stores an email preview and returns its id.
+func keepPreviewEmail(envID, html string) string {
+	sum := sha256.Sum256([]byte(envID + "\x00" + html))
+	id := hex.EncodeToString(sum[:16])
+	previewEmails.Lock()
+	defer previewEmails.Unlock()
+	if _, ok := previewEmails.html[envID+"/"+id]; !ok {
+		previewEmails.html[envID+"/"+id] = html
+		previewEmails.order = append(previewEmails.order, envID+"/"+id)
+		if len(previewEmails.order) > maxPreviewEmails {
+			delete(previewEmails.html, previewEmails.order[0])
+			previewEmails.order = previewEmails.order[1:]
+		}
+	}
+	return id
+}
+
+// handlePreviewEmail serves GET /console/env/{env}/previews/{id}/email: an
+// email the editor's preview rendered, as its frame shows it.
+func handlePreviewEmail() handler {
+	return func(p *page) error {
+		previewEmails.Lock()
+		html, ok := previewEmails.html[p.env.ID+"/"+p.r.PathValue("id")]
+		previewEmails.Unlock()
+		if !ok {
+			return platform.NotFound("This preview has expired; change the step to render it again")
+		}
+		frameable(p.w)
+		p.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, err := p.w.Write([]byte(html))
+		return err
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -49,6 +50,13 @@ func TestConsole_WorkflowEditor(t *testing.T) {
 		is.Equal(res.status, http.StatusOK)                     // previewed
 		is.True(strings.Contains(res.body, "Order A-17 is in")) // with the test payload's value
 		is.True(strings.Contains(res.body, "Order A-17"))       // the email's subject too
+		frame := regexp.MustCompile(`/console/env/[0-9a-f]+/previews/[0-9a-f]+/email`).FindString(res.body)
+		is.True(frame != "") // the email's frame
+		email := ed.get(frame)
+		is.Equal(email.status, http.StatusOK)                                                                                  // loads
+		is.True(strings.Contains(email.body, "<title>Order A-17</title>"))                                                     // the email inside its layout
+		is.True(strings.HasPrefix(email.header.Get("Content-Security-Policy"), "sandbox;"))                                    // where nothing runs
+		is.Equal(ed.get(strings.Replace(frame, srv.App.Development.ID, srv.App.Production.ID, 1)).status, http.StatusNotFound) // nor from another environment
 
 		res = ed.post(devURL(srv, "workflows", "welcome", "preview"), editorForm("line one\nOrder {{ payload.order | bogus }}"))
 		is.True(strings.Contains(res.body, "preview-error"))       // the error is marked
