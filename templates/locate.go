@@ -2,6 +2,7 @@ package templates
 
 import (
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -57,8 +58,12 @@ func Message(err error) string {
 			msg = strings.TrimPrefix(rest[len(q):], ": ")
 		}
 	}
-	return strings.TrimPrefix(msg, "Liquid error: ")
+	// Liquid's "(line N)" counts lines of the guarded rewrite, not of the
+	// author's template: Locate says where instead.
+	return liquidPrefix.ReplaceAllString(msg, "")
 }
+
+var liquidPrefix = regexp.MustCompile(`^Liquid error(?: \(line \d+\))?: `)
 
 // compact is s without spaces, so two spellings of one tag compare equal.
 func compact(s string) string {

@@ -32,6 +32,7 @@ func TestLocate(t *testing.T) {
 			is.Equal([]int{pos.Line, pos.Column}, []int{tc.line, tc.column}) // where the fault is
 			is.True(len(msg) > 0 && msg[0] != 't')                           // the message does not repeat the template
 			is.True(strings.Contains(msg, tc.message))                       // the cause is kept
+			is.True(!strings.Contains(msg, "Liquid error"))                  // without Liquid's own, wrong, place
 		})
 	}
 	t.Run("NoPlace", func(t *testing.T) {
