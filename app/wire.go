@@ -47,6 +47,7 @@ var (
 	_ console.Topics                  = (*subscribers.Store)(nil)
 	_ console.Workflows               = (*workflows.Store)(nil)
 	_ console.Integrations            = (*integrations.Store)(nil)
+	_ console.Tests                   = (*activity.Tester)(nil)
 )
 
 // OpenAPI lists each package's part of the API description, the
@@ -110,7 +111,8 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	if d.Console != nil {
 		a.Console = console.New(console.Deps{Auth: d.Console, DB: d.DB, Secret: d.Secret, Now: d.Now,
 			Activity: activity.NewViews(activityStore, subscriberStore), Messages: messageStore,
-			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Integrations: integrationStore})
+			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Integrations: integrationStore,
+			Tests: activity.NewTester(activityStore, worker, workflowStore, subscriberStore)})
 	}
 	return a, nil
 }

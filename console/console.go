@@ -80,6 +80,11 @@ type Workflows interface {
 	SyncChanges(ctx context.Context, tenant platform.Tenant, key, targetID string) ([]string, bool, error)
 }
 
+// Tests sends a workflow as a test: activity's Tester.
+type Tests interface {
+	SendTest(ctx context.Context, tenant platform.Tenant, workflowID, subscriberID string, payload map[string]any) (transactionID, status string, err error)
+}
+
 // Integrations lists, changes and checks integrations: integrations'
 // Store.
 type Integrations interface {
@@ -105,6 +110,7 @@ type Deps struct {
 	Topics       Topics
 	Workflows    Workflows
 	Integrations Integrations
+	Tests        Tests // nil: the editor offers no test send
 }
 
 // New returns the console's handler, to be served under /console/.

@@ -35,6 +35,7 @@ var leastRole = map[string]platform.Role{
 	"POST /console/env/{env}/workflows/{workflowId}/edit":                       platform.RoleEditor,
 	"POST /console/env/{env}/workflows/{workflowId}/preview":                    platform.RoleViewer, // renders, saves nothing
 	"POST /console/env/{env}/workflows/{workflowId}/versions/{version}/restore": platform.RoleEditor,
+	"POST /console/env/{env}/workflows/{workflowId}/test":                       platform.RoleEditor,
 
 	"POST /console/env/{env}/integrations":              platform.RoleAdmin,
 	"POST /console/env/{env}/integrations/check":        platform.RoleAdmin,

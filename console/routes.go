@@ -59,6 +59,7 @@ func (c *console) addRoutes(mux *http.ServeMux) {
 	mux.Handle("POST /console/env/{env}/workflows/{workflowId}/edit", c.handle(editor, handleWorkflowEdit(d.Workflows)))
 	mux.Handle("POST /console/env/{env}/workflows/{workflowId}/preview", c.handle(viewer, handleWorkflowPreview(d.Workflows)))
 	mux.Handle("POST /console/env/{env}/workflows/{workflowId}/versions/{version}/restore", c.handle(editor, handleWorkflowRestore(d.Workflows)))
+	mux.Handle("POST /console/env/{env}/workflows/{workflowId}/test", c.handle(editor, handleWorkflowTest(d.Workflows, d.Tests)))
 	mux.Handle("GET /console/env/{env}/integrations", c.handle(viewer, handleIntegrations(d.Integrations)))
 	mux.Handle("GET /console/env/{env}/integrations/new", c.handle(admin, handleIntegrationNew()))
 	mux.Handle("POST /console/env/{env}/integrations", c.handle(admin, handleIntegrationCreate(d.Integrations)))

@@ -27,6 +27,7 @@ type editorData struct {
 	Targets  []platform.Environment
 	Compare  *syncCompare
 	Unsaved  bool // the page shows a draft that differs from what is saved
+	CanTest  bool // a test send is offered
 }
 
 // syncCompare is what syncing to an environment would change there.
@@ -134,6 +135,7 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 		return err
 	}
 	d.Types = workflows.StepTypes
+	d.CanTest = p.c.d.Tests != nil
 	for _, env := range p.envs {
 		if env.ID != p.env.ID {
 			d.Targets = append(d.Targets, env)
@@ -353,5 +355,45 @@ func handlePreviewEmail() handler {
 		p.w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, err := p.w.Write([]byte(html))
 		return err
+	}
+}
+
+// handleWorkflowTest serves POST
+// /console/env/{env}/workflows/{workflowId}/test: the saved workflow
+// triggered for the subscriber named with the test payload, as a test
+// (Activity marks it), and the member sent to its notification in
+// Activity, which follows it live.
+func handleWorkflowTest(w Workflows, tests Tests) handler {
+	return func(p *page) error {
+		if tests == nil {
+			return platform.NotFound("Test sends are not available")
+		}
+		e, err := w.Editable(p.r.Context(), p.env.ID, p.r.PathValue("workflowId"))
+		if err != nil {
+			return err
+		}
+		f := newForm(p.r)
+		subscriber := f.Value("testSubscriber")
+		var payload map[string]any
+		if err := json.Unmarshal([]byte(orJSON(f.Raw("payload"))), &payload); err != nil {
+			f.fail("payload", "must be a JSON object")
+		}
+		if subscriber == "" {
+			f.fail("testSubscriber", "Name the subscriber to send the test to")
+		}
+		if !f.Invalid() {
+			tx, status, err := tests.SendTest(p.r.Context(), p.tenant(), e.WorkflowID, subscriber, payload)
+			if err == nil {
+				msg := "Test sent to " + subscriber + "."
+				if status != "processed" {
+					msg = "Test to " + subscriber + ": " + status + "."
+				}
+				return p.redirect(p.envURL("activity")+"?transactionId="+tx, msg)
+			}
+			if !f.refused(err) {
+				return err
+			}
+		}
+		return renderEditor(p, w, editorData{W: e, Form: f, Payload: orJSON(f.Raw("payload"))}, http.StatusUnprocessableEntity)
 	}
 }

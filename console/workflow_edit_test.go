@@ -145,6 +145,21 @@ func TestConsole_WorkflowEditor(t *testing.T) {
 		is.True(strings.Contains(res.body, "Sync to Production")) // and the sync is offered
 	})
 
+	t.Run("OK a test send, marked in Activity", func(t *testing.T) {
+		is := is.New(t)
+		res := ed.post(devURL(srv, "workflows", "welcome", "test"), url.Values{"testSubscriber": {"ada"}, "payload": {`{"order":"T-1"}`}})
+		is.Equal(res.status, http.StatusSeeOther) // sent
+		loc := res.header.Get("Location")
+		is.True(strings.Contains(loc, "/activity?transactionId=test-")) // to Activity, on the test's transaction
+		list := ed.get(loc)
+		is.Equal(list.status, http.StatusOK)                                              // the list
+		is.True(strings.Contains(list.body, `<span class="badge tone-info">test</span>`)) // marks the test
+
+		res = ed.post(devURL(srv, "workflows", "welcome", "test"), url.Values{"testSubscriber": {""}})
+		is.Equal(res.status, http.StatusUnprocessableEntity)       // no subscriber named
+		is.True(strings.Contains(res.body, "Name the subscriber")) // said beside the field
+	})
+
 	t.Run("OK a viewer reads it and cannot save", func(t *testing.T) {
 		is := is.New(t)
 		v := member(t, srv, "viewer@example.com", platform.RoleViewer)

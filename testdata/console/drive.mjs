@@ -200,6 +200,24 @@ try {
   await page.getByRole('button', { name: 'Sync to Production' }).click();
   await page.getByText('is synced to Production').waitFor({ timeout });
 
+  step('send a test and follow it in Activity');
+  await page.goto(editorURL);
+  await page.locator('#f-payload').fill('{"order":"T-9"}');
+  await page.locator('#f-testSubscriber').fill('ada');
+  await page.getByRole('button', { name: 'Send test' }).click();
+  await page.getByText('Test sent to ada').waitFor({ timeout });
+  check(page.url().includes('transactionId=test-'), 'the test did not open Activity on its transaction: ' + page.url());
+  await poll('the test to finish', async () => {
+    await page.reload();
+    const row = page.locator('tbody tr', { hasText: 'Welcome' }).first();
+    return (await row.innerText()).includes('completed');
+  });
+  check(await page.locator('tbody tr .badge', { hasText: 'test' }).count() === 1, 'the test is not marked in Activity');
+  await page.locator('tbody tr', { hasText: 'Welcome' }).first().getByRole('link').first().click();
+  await page.getByRole('heading', { name: 'Steps' }).waitFor({ timeout });
+  check((await page.locator('.inapp-card').innerText()).includes('order T-9'), 'the test payload did not reach the in-app card');
+  await shot(page, 'editor-test-send');
+
   step('add a viewer through the team page');
   await page.getByRole('link', { name: 'Team' }).first().click();
   await page.locator('#f-name').fill('Val Viewer');
