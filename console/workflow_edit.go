@@ -28,6 +28,7 @@ type editorData struct {
 	Compare  *syncCompare
 	Unsaved  bool // the page shows a draft that differs from what is saved
 	CanTest  bool // a test send is offered
+	Channels []string
 }
 
 // syncCompare is what syncing to an environment would change there.
@@ -136,6 +137,7 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 	}
 	d.Types = workflows.StepTypes
 	d.CanTest = p.c.d.Tests != nil
+	d.Channels = workflows.Channels()
 	for _, env := range p.envs {
 		if env.ID != p.env.ID {
 			d.Targets = append(d.Targets, env)
@@ -146,7 +148,7 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 
 func draftOf(e workflows.Editable) workflows.Draft {
 	return workflows.Draft{Name: e.Name, WorkflowID: e.WorkflowID, Description: e.Description, Tags: e.Tags,
-		Active: e.Active, Critical: e.Critical, Steps: e.Steps}
+		Active: e.Active, Critical: e.Critical, Channels: e.Channels, Steps: e.Steps}
 }
 
 // readDraft reads the editor's form into the stored workflow e: its
@@ -160,6 +162,12 @@ func readDraft(f *form, e workflows.Editable) workflows.Editable {
 		}
 	}
 	e.Active, e.Critical = f.Checked("active"), f.Checked("critical")
+	if f.Value("prefs") != "" { // the form has the channel switches; one unticked is off
+		e.Channels = map[string]bool{}
+		for _, c := range workflows.Channels() {
+			e.Channels[c] = f.Checked("pref." + c)
+		}
+	}
 	e.Steps = nil
 	for i := 0; i < 50; i++ {
 		prefix := "s." + strconv.Itoa(i) + "."

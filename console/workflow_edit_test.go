@@ -99,13 +99,23 @@ func TestConsole_WorkflowEditor(t *testing.T) {
 		is.True(!strings.Contains(res.body, `name="s.2.type"`)) // two steps left
 
 		f.Del("s.2.type")
+		f.Set("prefs", "1")
+		f.Set("pref.in_app", "1")
+		f.Set("pref.sms", "1") // email, chat and push off by default
 		f.Set("op", "save")
 		f.Set("note", "friendlier")
 		res = ed.post(edit, f)
 		is.Equal(res.status, http.StatusSeeOther) // saved
 		api := srv.Dev.Do(t, "GET", "/v2/workflows/welcome", "")
 		var w struct {
-			Tags  []string `json:"tags"`
+			Tags        []string `json:"tags"`
+			Preferences struct {
+				Default struct {
+					Channels map[string]struct {
+						Enabled bool `json:"enabled"`
+					} `json:"channels"`
+				} `json:"default"`
+			} `json:"preferences"`
 			Steps []struct {
 				Type          string         `json:"type"`
 				ControlValues map[string]any `json:"controlValues"`
@@ -116,6 +126,8 @@ func TestConsole_WorkflowEditor(t *testing.T) {
 		is.Equal(w.Steps[1].Type, "sms")                                          // in the order shown
 		is.Equal(w.Steps[0].ControlValues["body"], "Changed {{ payload.order }}") // the body as typed
 		is.Equal(w.Tags, []string{"onboarding", "new"})                           // the tags
+		ch := w.Preferences.Default.Channels
+		is.True(ch["in_app"].Enabled && ch["sms"].Enabled && !ch["email"].Enabled && !ch["push"].Enabled) // the defaults per channel
 		page := ed.get(edit).body
 		is.True(strings.Contains(page, "friendlier")) // the version with its note
 

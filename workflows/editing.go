@@ -25,6 +25,7 @@ type Editable struct {
 	ID, WorkflowID, Name, Description string
 	Tags                              []string
 	Active, Critical                  bool
+	Channels                          map[string]bool // each channel on or off by default for subscribers
 	Status                            string
 	UpdatedAt                         string
 	Steps                             []DraftStep
@@ -36,6 +37,7 @@ type Draft struct {
 	Name, WorkflowID, Description string
 	Tags                          []string
 	Active, Critical              bool
+	Channels                      map[string]bool // nil keeps the defaults per channel as they are
 	Steps                         []DraftStep
 	Note                          string // the version's note
 }
@@ -73,7 +75,11 @@ func (s *Store) editable(ctx context.Context, w *workflow) (Editable, error) {
 		return Editable{}, err
 	}
 	e := Editable{ID: w.ID, WorkflowID: w.WorkflowID, Name: w.Name, Description: w.Description, Tags: res.Tags,
-		Active: w.Active, Critical: w.Preferences.Critical(), Status: res.Status, UpdatedAt: w.UpdatedAt}
+		Active: w.Active, Critical: w.Preferences.Critical(), Status: res.Status, UpdatedAt: w.UpdatedAt,
+		Channels: map[string]bool{}}
+	for _, c := range channels {
+		e.Channels[c] = w.Preferences.Default.Channels[c].Enabled
+	}
 	for i, st := range w.Steps {
 		d := DraftStep{ID: st.ID, StepID: st.StepID, Name: st.Name, Type: st.Type, Controls: st.ControlValues,
 			Fields: ControlFields(st.Type), Issues: map[string][]string{}}
@@ -161,6 +167,17 @@ func (s *Store) SaveDraft(ctx context.Context, tenant platform.Tenant, key strin
 			return err
 		}
 		w.Preferences.Default.All.ReadOnly = d.Critical
+		if d.Channels != nil {
+			// A new map: the workflow's copy before the edit shares the old one.
+			set := map[string]EnabledSetting{}
+			for c, v := range w.Preferences.Default.Channels {
+				set[c] = v
+			}
+			for _, c := range channels {
+				set[c] = EnabledSetting{Enabled: d.Channels[c]}
+			}
+			w.Preferences.Default.Channels = set
+		}
 		if w.Preferences.User != nil {
 			w.Preferences.User.All.ReadOnly = d.Critical
 		}
@@ -289,3 +306,6 @@ func changeLine(c fieldChange) string {
 	}
 	return strings.Join([]string{c.Path + ": " + short(c.From), short(c.To)}, " → ")
 }
+
+// Channels are the channels a workflow's preferences turn on or off.
+func Channels() []string { return slices.Clone(channels) }
