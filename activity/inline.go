@@ -104,5 +104,6 @@ func (p *plan) notificationContext() notificationCtx {
 	channels, _ := json.Marshal(p.channels)
 	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
 	return notificationCtx{TemplateID: p.wf.ID, WorkflowID: p.wf.WorkflowID, Payload: p.payload, Overrides: p.overrides,
-		Tags: tags, Preferences: p.preferences, Actor: p.actor, Channels: string(channels), Critical: p.critical}
+		Tags: tags, Preferences: p.preferences, Actor: p.actor, Channels: string(channels), Critical: p.critical,
+		ContextKeys: p.contextKeys}
 }

@@ -24,17 +24,22 @@ type notificationCtx struct {
 	Actor       json.RawMessage
 	Channels    string // the step types, as stored
 	Critical    bool
+	ContextKeys []string // the trigger's contexts, type:id
 }
 
 func (s *Store) notificationContext(ctx context.Context, id string) (notificationCtx, error) {
 	var n notificationCtx
-	var payload, overrides, tags, prefs, actor string
+	var payload, overrides, tags, prefs, actor, contextKeys string
 	err := s.db.QueryRow(ctx, `
 		SELECT template_id, workflow_id, `+sqldb.ValueColumn("payload")+`, `+sqldb.ValueColumn("overrides")+`,
-			tags, preferences, actor, channels, critical
-		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor, &n.Channels, &n.Critical)
+			tags, preferences, actor, channels, critical, context_keys
+		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor,
+		&n.Channels, &n.Critical, &contextKeys)
 	if err != nil {
 		return n, fmt.Errorf("read notification %s: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(contextKeys), &n.ContextKeys); err != nil {
+		return n, fmt.Errorf("read notification %s: context keys: %w", id, err)
 	}
 	n.Payload, n.Overrides, n.Tags = json.RawMessage(payload), json.RawMessage(overrides), json.RawMessage(tags)
 	n.Preferences, n.Actor = json.RawMessage(prefs), json.RawMessage(actor)
@@ -277,6 +282,7 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 		StepID: j.StepID, StepDatabaseID: step.ID, WorkflowDatabaseID: n.TemplateID, WorkflowID: n.WorkflowID,
 		Subscriber: *sub, Controls: controls, Steps: steps,
 		Payload: n.Payload, Overrides: n.Overrides, Tags: tags, Actor: n.Actor, ActorSubscriber: actor, Attempt: j.Attempts,
+		ContextKeys: n.ContextKeys,
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // stopped mid-delivery: the lease expires and the job runs again

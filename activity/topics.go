@@ -244,5 +244,6 @@ func (s *Store) insertNotificationTopics(ctx context.Context, tx *sql.Tx, env, a
 func newTriggerer(store *Store, workflows Workflows, subscribers Subscribers) *triggerer {
 	t := &triggerer{store: store, workflows: workflows, subscribers: subscribers}
 	t.topics, _ = subscribers.(Topics)
+	t.contexts, _ = subscribers.(Contexts)
 	return t
 }

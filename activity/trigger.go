@@ -23,8 +23,9 @@ type triggerer struct {
 	store          *Store
 	workflows      Workflows
 	subscribers    Subscribers
-	topics         Topics  // nil when subscribers serves no topics
-	run            *runner // the worker's, for running first in-app steps; nil runs none
+	topics         Topics   // nil when subscribers serves no topics
+	contexts       Contexts // nil when subscribers keeps no contexts
+	run            *runner  // the worker's, for running first in-app steps; nil runs none
 	workflowParses parsedWorkflows
 }
 
@@ -78,9 +79,16 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	p.severity = firstNonEmpty(ov.Severity, wf.Severity, "none")
 	p.critical = wf.Preferences.Default.All.ReadOnly // docs/api.md, "What strict clients check"
 	p.actor = noActor
-	if p.contextKeys, err = contextKeys(req.Context); err != nil {
+	refs, err := contextRefs(req.Context, req.Tenant)
+	if err != nil {
 		return nil, nil, platform.InvalidField("context", nil, "%s", err.Error())
 	}
+	if len(refs) > 0 && t.contexts != nil {
+		if err := t.contexts.EnsureContexts(ctx, tenant, refs); err != nil {
+			return nil, nil, err
+		}
+	}
+	p.contextKeys = contextKeysOf(refs)
 	p.template, p.chain = parsed.template, parsed.chain
 	for _, s := range wf.Steps {
 		if !slices.Contains(p.channels, s.Type) {

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/subscribers"
 )
 
 // This file reads a trigger request: its body, its recipients and actor,
@@ -44,38 +45,90 @@ type triggerRequest struct {
 // reference allows.
 const maxContextKeys = 5
 
-// contextKeys turns a trigger's context, {"tenant": "acme"} or {"tenant":
-// {"id": "acme", "data": {…}}}, into its sorted "type:id" keys.
-func contextKeys(raw json.RawMessage) ([]string, error) {
-	keys := []string{}
+// contextRefs reads a trigger's contexts (docs/content.md, "Contexts"):
+// context, {"tenant": "acme"} or {"tenant": {"id": "acme", "data": {…}}},
+// and the older tenant field, an identifier or {identifier, name?, data?},
+// which names the tenant context unless context already does. They come
+// sorted by key.
+func contextRefs(raw, tenant json.RawMessage) ([]subscribers.ContextRef, error) {
+	refs := []subscribers.ContextRef{}
+	if !isNull(raw) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, errors.New("must be an object")
+		}
+		if len(m) > maxContextKeys {
+			return nil, fmt.Errorf("must have at most %d entries", maxContextKeys)
+		}
+		for typ, v := range m {
+			ref := subscribers.ContextRef{Type: typ}
+			if json.Unmarshal(v, &ref.ID) != nil {
+				var obj struct {
+					ID   string          `json:"id"`
+					Data json.RawMessage `json:"data"`
+				}
+				if json.Unmarshal(v, &obj) != nil || obj.ID == "" {
+					return nil, fmt.Errorf("entry %q must be an id or an object with an id", typ)
+				}
+				if !isNull(obj.Data) && !isObject(obj.Data) {
+					return nil, fmt.Errorf("entry %q: data must be an object", typ)
+				}
+				ref.ID, ref.Data = obj.ID, obj.Data
+			}
+			if problem := subscribers.CheckContextRef(ref); problem != "" {
+				return nil, fmt.Errorf("entry %q: %s", typ, problem)
+			}
+			refs = append(refs, ref)
+		}
+	}
+	if t, ok := tenantRef(tenant); ok && !slices.ContainsFunc(refs, func(r subscribers.ContextRef) bool { return r.Type == "tenant" }) {
+		refs = append(refs, t)
+	}
+	slices.SortFunc(refs, func(a, b subscribers.ContextRef) int { return strings.Compare(a.Type+":"+a.ID, b.Type+":"+b.ID) })
+	return refs, nil
+}
+
+// tenantRef reads the older tenant field as the tenant context: ok is
+// false when it names none, or an identifier no context can have (such a
+// tenant was always accepted and is still, without a context).
+func tenantRef(raw json.RawMessage) (subscribers.ContextRef, bool) {
+	ref := subscribers.ContextRef{Type: "tenant"}
 	if isNull(raw) {
-		return keys, nil
+		return ref, false
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, errors.New("must be an object")
-	}
-	if len(m) > maxContextKeys {
-		return nil, fmt.Errorf("must have at most %d entries", maxContextKeys)
-	}
-	for typ, v := range m {
-		var id string
-		if json.Unmarshal(v, &id) != nil {
-			var obj struct {
-				ID string `json:"id"`
-			}
-			if json.Unmarshal(v, &obj) != nil || obj.ID == "" {
-				return nil, fmt.Errorf("entry %q must be an id or an object with an id", typ)
-			}
-			id = obj.ID
+	if json.Unmarshal(raw, &ref.ID) != nil {
+		var obj struct {
+			Identifier string         `json:"identifier"`
+			Name       string         `json:"name"`
+			Data       map[string]any `json:"data"`
 		}
-		if id == "" || typ == "" {
-			return nil, fmt.Errorf("entry %q must name a type and an id", typ)
+		if json.Unmarshal(raw, &obj) != nil {
+			return ref, false
 		}
-		keys = append(keys, typ+":"+id)
+		data := obj.Data
+		if obj.Name != "" {
+			if data == nil {
+				data = map[string]any{}
+			}
+			if _, ok := data["name"]; !ok {
+				data["name"] = obj.Name
+			}
+		}
+		if data != nil {
+			ref.Data, _ = json.Marshal(data)
+		}
+		ref.ID = obj.Identifier
 	}
-	sort.Strings(keys)
-	return keys, nil
+	return ref, subscribers.CheckContextRef(ref) == ""
+}
+
+// contextKeysOf are the refs' type:id keys, in order.
+func contextKeysOf(refs []subscribers.ContextRef) []string {
+	keys := make([]string, len(refs))
+	for i, r := range refs {
+		keys[i] = r.Type + ":" + r.ID
+	}
+	return keys
 }
 
 // Valid checks what the tags cannot: the shapes of to, payload and overrides.
@@ -104,7 +157,7 @@ func (r triggerRequest) Valid(ctx context.Context) map[string]string {
 	case strings.TrimSpace(actorID) == "":
 		problems["actor"] = "must not be an empty subscriberId"
 	}
-	if _, err := contextKeys(r.Context); err != nil {
+	if _, err := contextRefs(r.Context, nil); err != nil {
 		problems["context"] = err.Error()
 	}
 	var tenantID string

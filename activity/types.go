@@ -30,6 +30,13 @@ type Workflows interface {
 	Triggered(ctx context.Context, environmentID, id string, at time.Time) error
 }
 
+// Contexts creates the contexts a trigger names (docs/content.md,
+// "Contexts"); subscribers.Store satisfies it.
+type Contexts interface {
+	// EnsureContexts creates those of refs the environment does not have.
+	EnsureContexts(ctx context.Context, tenant platform.Tenant, refs []subscribers.ContextRef) error
+}
+
 // Subscribers is what activity needs from the subscribers domain.
 type Subscribers interface {
 	// SubscribersBySubscriberID returns subscribers (docs/api.md, "Subscribers")

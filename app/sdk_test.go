@@ -17,8 +17,9 @@ import (
 // TestSDK_NovuAPI runs testdata/novu-api/sdk.mjs, the reference platform's
 // unmodified @novu/api SDK (pinned in its package-lock.json), against Herald
 // in compatibility mode: it creates and reads a workflow, triggers it,
-// lists notifications, and subscribes to and unsubscribes from a topic, and
-// fails on any answer the SDK's own schemas refuse.
+// lists notifications, subscribes to and unsubscribes from a topic, and
+// runs every layouts, translations and contexts operation, and fails on
+// any answer the SDK's own schemas refuse.
 // It needs Node and the SDK installed; without them it is skipped, saying
 // how to run it. .ci/run installs them.
 func TestSDK_NovuAPI(t *testing.T) {

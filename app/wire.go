@@ -20,6 +20,9 @@ var (
 	_ workflows.IntegrationChecker    = (*integrations.Store)(nil)
 	_ messaging.SubscriberSource      = (*subscribers.Store)(nil)
 	_ messaging.WorkflowSource        = (*workflows.Store)(nil)
+	_ messaging.ContentSource         = (*workflows.Store)(nil)
+	_ messaging.ContextSource         = (*subscribers.Store)(nil)
+	_ activity.Contexts               = (*subscribers.Store)(nil)
 	_ messaging.IntegrationSource     = (*integrations.Store)(nil)
 	_ messaging.TokenRemover          = (*subscribers.Store)(nil)
 	_ activity.Workflows              = (*workflows.Store)(nil)
@@ -46,6 +49,7 @@ var (
 	_ console.Subscribers             = (*subscribers.Store)(nil)
 	_ console.Topics                  = (*subscribers.Store)(nil)
 	_ console.Workflows               = (*workflows.Store)(nil)
+	_ console.Content                 = (*workflows.Store)(nil)
 	_ console.Integrations            = (*integrations.Store)(nil)
 	_ console.Tests                   = (*activity.Tester)(nil)
 )
@@ -79,6 +83,8 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Workflows:    workflowStore,
 		Integrations: integrationStore,
 		Tokens:       subscriberStore,
+		Content:      workflowStore,
+		Contexts:     subscriberStore,
 	}).WithClock(d.Now).WithSecret(d.Secret)
 	activityStore := activity.NewStore(d.DB, d.Now)
 	activityStore.Observe(d.Metrics)
@@ -111,8 +117,8 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	if d.Console != nil {
 		a.Console = console.New(console.Deps{Auth: d.Console, DB: d.DB, Secret: d.Secret, Now: d.Now,
 			Activity: activity.NewViews(activityStore, subscriberStore), Messages: messageStore,
-			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Integrations: integrationStore,
-			Tests: activity.NewTester(activityStore, worker, workflowStore, subscriberStore)})
+			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Content: workflowStore,
+			Integrations: integrationStore, Tests: activity.NewTester(activityStore, worker, workflowStore, subscriberStore)})
 	}
 	return a, nil
 }

@@ -85,6 +85,13 @@ type Tests interface {
 	SendTest(ctx context.Context, tenant platform.Tenant, workflowID, subscriberID string, payload map[string]any) (transactionID, status string, err error)
 }
 
+// Content reads the layouts and translations workflows' Store keeps.
+type Content interface {
+	LayoutSummaries(ctx context.Context, envID string) ([]workflows.LayoutSummary, error)
+	LayoutPreview(ctx context.Context, envID, layoutID string) (string, error)
+	TranslationGridOf(ctx context.Context, envID, workflowID string) (workflows.TranslationGrid, error)
+}
+
 // Integrations lists, changes and checks integrations: integrations'
 // Store.
 type Integrations interface {
@@ -109,6 +116,7 @@ type Deps struct {
 	Subscribers  Subscribers
 	Topics       Topics
 	Workflows    Workflows
+	Content      Content
 	Integrations Integrations
 	Tests        Tests // nil: the editor offers no test send
 }

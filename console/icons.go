@@ -11,6 +11,7 @@ var iconPaths = map[string]string{
 	"subscribers":  `<circle cx="12" cy="8" r="4"/><path d="M4 21c1-4 4-6 8-6s7 2 8 6"/>`,
 	"topics":       `<path d="M9 3 7 21M17 3l-2 18M4 8h17M3 16h17"/>`,
 	"workflows":    `<circle cx="6" cy="5" r="2"/><circle cx="6" cy="19" r="2"/><circle cx="18" cy="12" r="2"/><path d="M6 7v10M8 5c6 0 8 3 8 5M8 19c6 0 8-3 8-5"/>`,
+	"layouts":      `<rect x="3" y="3" width="18" height="18" rx="2"/><path d="M3 8h18M8 8v13"/>`,
 	"integrations": `<path d="M9 2v5M15 2v5M6 7h12v4a6 6 0 0 1-12 0zM12 17v5"/>`,
 	"keys":         `<circle cx="8" cy="15" r="4"/><path d="m11 12 9-9M17 6l3 3M15 8l2 2"/>`,
 	"team":         `<circle cx="9" cy="8" r="3.5"/><circle cx="17" cy="9" r="2.5"/><path d="M2 20c.8-3.5 3.4-5.5 7-5.5s6.2 2 7 5.5M16 14.5c3 0 5 1.6 6 4.5"/>`,

@@ -93,10 +93,29 @@ func (s *Store) ActiveIntegrations(ctx context.Context, environmentID, channel s
 		}
 		out := make([]Integration, 0, len(list))
 		for _, in := range list {
-			out = append(out, in.public())
+			pub := in.public()
+			pub.Credentials.StatusCallback = s.statusCallback(in)
+			out = append(out, pub)
 		}
 		return out, nil
 	})
+}
+
+// statusCallback is the receipt route a send through in names for the
+// provider's status callbacks, where its send call can carry one: only
+// with a public URL set (a request's own host is not known to a send)
+// and inbound webhooks enabled, so that the route takes what comes.
+func (s *Store) statusCallback(in integration) string {
+	if s.publicURL == "" {
+		return ""
+	}
+	if on := in.Configurations.InboundWebhookEnabled; on == nil || !*on {
+		return ""
+	}
+	if _, ok := receiptReaders[in.ProviderID]; !ok {
+		return ""
+	}
+	return s.publicURL + ReceiptPath(in.OrganizationID, in.EnvironmentID, in.Channel, in.ID)
 }
 
 // HasActiveIntegration reports whether the environment has an active

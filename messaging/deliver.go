@@ -89,7 +89,11 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	if failure != nil {
 		return *e.obs.notSent(ctx, d, failure), nil
 	}
-	r, err := renderStep(d)
+	sc, err := e.content(ctx, d)
+	if err != nil {
+		return Outcome{}, err
+	}
+	r, err := renderStep(d, sc)
 	if err != nil {
 		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil
 	}
@@ -120,6 +124,7 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	out := Outcome{MessageID: m.ID, ProviderID: targets[0].in.ProviderID, Details: []Detail{
 		{Status: "Pending", Detail: "Message created", Source: "Internal", ProviderID: targets[0].in.ProviderID},
 	}}
+	out.Details = append(out.Details, sc.missingDetail(targets[0].in.ProviderID)...)
 	var failures, partial []string
 	retryable := false
 	for i := range targets {

@@ -37,13 +37,18 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	if failure != nil {
 		return *e.obs.notSent(ctx, d, failure), nil, nil
 	}
-	r, err := renderStep(d)
+	sc, err := e.content(ctx, d)
+	if err != nil {
+		return Outcome{}, nil, err
+	}
+	r, err := renderStep(d, sc)
 	if err != nil {
 		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil, nil
 	}
 	now := e.messages.now()
 	m := newMessage(d, r, targets, now, e.messages.src.Subscribers == nil)
 	out := sentOutcome(m.ID, targets[0].in.ProviderID)
+	out.Details = append(out.Details, sc.missingDetail(targets[0].in.ProviderID)...)
 	// The in_app provider's send is the stored row: the message is stored
 	// finished, with its outcome (implied, so none is kept) and delivery time.
 	stored, err := storedOutcome(out)

@@ -65,24 +65,35 @@ func addresses(v any) []string {
 	return nil
 }
 
-// useLayout reports whether the default layout wraps the email: always,
-// unless layoutId is explicitly null (no layout) in the step's controls or
-// in the trigger's overrides.
-func useLayout(controls map[string]any, overrides map[string]any, stepID string) bool {
-	if v, ok := controls["layoutId"]; ok && v == nil {
-		return false
-	}
-	if step := obj(obj(overrides, "steps"), stepID); step != nil {
-		if v, ok := step["layoutId"]; ok && v == nil {
-			return false
+// layoutChoice is the layout an email is sent inside (docs/content.md, "Layouts"):
+// the layoutId the trigger's overrides give the step
+// (overrides.steps.<stepId>.layoutId), then the email channel
+// (overrides.channels.email.layoutId, then the older
+// overrides.layoutIdentifier), then the step's own controls. id "" is the
+// environment's default layout; use is false when the first of them that
+// is given is null: no layout.
+func layoutChoice(controls map[string]any, overrides map[string]any, stepID string) (id string, use bool) {
+	for _, src := range []struct {
+		m   map[string]any
+		key string
+	}{
+		{obj(obj(overrides, "steps"), stepID), "layoutId"},
+		{obj(obj(overrides, "channels"), "email"), "layoutId"},
+		{overrides, "layoutIdentifier"},
+		{controls, "layoutId"},
+	} {
+		v, ok := src.m[src.key]
+		if !ok {
+			continue
+		}
+		if v == nil {
+			return "", false
+		}
+		if s, ok := v.(string); ok {
+			return s, true
 		}
 	}
-	if email := obj(obj(overrides, "channels"), "email"); email != nil {
-		if v, ok := email["layoutId"]; ok && v == nil {
-			return false
-		}
-	}
-	return true
+	return "", true
 }
 
 // str returns m[key] when it is a string.

@@ -1,8 +1,10 @@
 package messaging
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/herald-notify/herald/sqldb"
@@ -29,10 +31,22 @@ func (r *rendered) message(m Message) Message {
 	return m
 }
 
-// bindings are the variables templates see: subscriber, payload, steps and
-// the actor when the trigger named one, and the step's render budget.
-func bindings(d *Delivery) (map[string]any, error) {
+// bindings are the variables templates see: subscriber, payload, steps,
+// the actor when the trigger named one, the trigger's contexts (and the
+// tenant among them), and the step's render budget.
+func bindings(d *Delivery, sc stepContent) (map[string]any, error) {
 	vars := map[string]any{"subscriber": templates.Normalize(d.Subscriber.Fields())}
+	if sc.contexts != nil {
+		vars["context"] = sc.contexts
+		if t, ok := sc.contexts["tenant"].(map[string]any); ok {
+			// the older tenant.* reads the tenant context
+			tenant := map[string]any{"id": t["id"], "identifier": t["id"], "data": t["data"]}
+			if data, ok := t["data"].(map[string]any); ok {
+				tenant["name"] = data["name"]
+			}
+			vars["tenant"] = tenant
+		}
+	}
 	if d.ActorSubscriber != nil {
 		vars["actor"] = templates.Normalize(d.ActorSubscriber.Fields())
 	}
@@ -61,16 +75,126 @@ func decodeNormalized(raw []byte) (any, error) {
 	return templates.Normalize(v), nil
 }
 
+// stepContent is what a step renders with besides its controls.
+type stepContent struct {
+	// layout is the HTML of the email's layout (docs/content.md,
+	// "Layouts"), "" for none; builtIn asks for Herald's own wrapper
+	// instead, when the environment keeps no layout.
+	layout  string
+	builtIn bool
+	// keys are the workflow's translations in the subscriber's locale
+	// (docs/content.md, "Translations"), when translate is on; missing
+	// collects the keys a template referenced and no locale had.
+	keys      map[string]string
+	translate bool
+	missing   map[string]bool
+	// contexts are the trigger's contexts as templates read them:
+	// context.<type>.{id, data} (docs/content.md, "Contexts").
+	contexts map[string]any
+}
+
+// content resolves the content d renders with: the workflow's
+// translations, and, for an email, its layout (the one named, else the
+// environment's default) translated with the layout's own.
+func (e *Deliverer) content(ctx context.Context, d *Delivery) (c stepContent, err error) {
+	src := e.messages.src.Content
+	c.missing = map[string]bool{}
+	if c.contexts, err = e.contexts(ctx, d); err != nil {
+		return c, err
+	}
+	locale := deref(d.Subscriber.Locale)
+	if src != nil {
+		if c.keys, c.translate, err = src.Translations(ctx, d.EnvironmentID, "workflow", d.WorkflowID, locale); err != nil {
+			return c, err
+		}
+	}
+	if d.Channel != "email" {
+		return c, nil
+	}
+	var overrides map[string]any
+	json.Unmarshal(d.Overrides, &overrides)
+	id, use := layoutChoice(d.Controls, overrides, d.StepID)
+	switch {
+	case !use:
+		return c, nil
+	case src == nil:
+		c.builtIn = true
+		return c, nil
+	}
+	l, ok, err := src.EmailLayout(ctx, d.EnvironmentID, id)
+	if err == nil && !ok && id != "" {
+		l, ok, err = src.EmailLayout(ctx, d.EnvironmentID, "")
+	}
+	if err != nil || !ok {
+		c.builtIn = true
+		return c, err
+	}
+	c.layout = l.HTML
+	if l.TranslationEnabled {
+		keys, on, err := src.Translations(ctx, d.EnvironmentID, "layout", l.LayoutID, locale)
+		if err != nil {
+			return c, err
+		}
+		if on {
+			c.layout = templates.Translate(c.layout, keys, c.missing)
+		}
+	}
+	return c, nil
+}
+
+// contexts reads the data of the trigger's contexts: a context deleted
+// since reads as its id with empty data.
+func (e *Deliverer) contexts(ctx context.Context, d *Delivery) (map[string]any, error) {
+	if len(d.ContextKeys) == 0 {
+		return nil, nil
+	}
+	out := map[string]any{}
+	for _, key := range d.ContextKeys {
+		typ, id, _ := strings.Cut(key, ":")
+		out[typ] = map[string]any{"id": id, "data": map[string]any{}}
+	}
+	src := e.messages.src.Contexts
+	if src == nil {
+		return out, nil
+	}
+	found, err := src.Contexts(ctx, d.EnvironmentID, d.ContextKeys)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range found {
+		data, err := decodeNormalized(c.Data)
+		if err != nil {
+			return nil, fmt.Errorf("context %s: %v", c.Key(), err)
+		}
+		out[c.Type] = map[string]any{"id": c.ID, "data": data}
+	}
+	return out, nil
+}
+
+// missingDetail is the warning an execution detail records for the
+// translation keys a step's templates referenced and no locale had: the
+// message went out with the keys in their place.
+func (c stepContent) missingDetail(providerID string) []Detail {
+	if len(c.missing) == 0 {
+		return nil
+	}
+	return []Detail{{Status: "Warning", Source: "Internal", ProviderID: providerID,
+		Detail: "Translation missing for " + strings.Join(templates.SortedKeys(c.missing), ", ")}}
+}
+
 // renderStep renders the step's controls for its channel (docs/api.md,
-// "Step controls").
-func renderStep(d *Delivery) (*rendered, error) {
-	vars, err := bindings(d)
+// "Step controls") with the content resolved for it.
+func renderStep(d *Delivery, sc stepContent) (*rendered, error) {
+	vars, err := bindings(d, sc)
 	if err != nil {
 		return nil, err
 	}
 	c := d.Controls
 	if c == nil {
 		c = map[string]any{}
+	}
+	if sc.translate {
+		c = templates.TranslateValue(c, sc.keys, sc.missing).(map[string]any)
 	}
 	r := &rendered{cta: []byte("{}"), payload: orEmpty(d.Payload, "{}")}
 	text := func(key string) (string, error) {
@@ -143,9 +267,12 @@ func renderStep(d *Delivery) (*rendered, error) {
 		if r.html, blocks, err = templates.RenderEmail(c["body"], editor, vars, raw); err != nil {
 			return nil, err
 		}
-		var overrides map[string]any
-		json.Unmarshal(d.Overrides, &overrides)
-		if useLayout(c, overrides, d.StepID) {
+		switch {
+		case sc.layout != "":
+			if r.html, err = templates.ApplyLayout(sc.layout, r.html, vars, raw); err != nil {
+				return nil, fmt.Errorf("layout: %w", err)
+			}
+		case sc.builtIn:
 			r.html = templates.WithLayout(subject, r.html)
 		}
 		r.text = templates.PlainText(r.html)

@@ -46,6 +46,28 @@ type Sources struct {
 	Workflows    WorkflowSource
 	Integrations IntegrationSource
 	Tokens       TokenRemover // forgets dead device tokens; nil keeps them
+	Content      ContentSource
+	Contexts     ContextSource
+}
+
+// ContextSource reads the contexts a trigger named; subscribers.Store
+// satisfies it.
+type ContextSource interface {
+	// Contexts returns the environment's contexts with the given type:id
+	// keys; those it does not have are absent.
+	Contexts(ctx context.Context, environmentID string, keys []string) ([]subscribers.Context, error)
+}
+
+// ContentSource gives a delivery what its step renders with beyond its
+// controls; workflows.Store satisfies it.
+type ContentSource interface {
+	// EmailLayout returns the environment's layout with layoutId, or its
+	// default when layoutID is ""; ok is false when there is none.
+	EmailLayout(ctx context.Context, environmentID, layoutID string) (l workflows.EmailLayout, ok bool, err error)
+	// Translations returns a workflow's or a layout's translation keys in
+	// the locale that best serves locale, and whether its translations
+	// are on.
+	Translations(ctx context.Context, environmentID, resourceType, resourceID, locale string) (keys map[string]string, enabled bool, err error)
 }
 
 // channels are the delivery channels (docs/api.md, "Channels").
@@ -78,6 +100,9 @@ type Delivery struct {
 	// templates read as actor.*; nil when it names none.
 	ActorSubscriber *subscribers.Subscriber
 	Tags            []string
+	// ContextKeys are the trigger's contexts (type:id), whose data
+	// templates read as context.<type>.data.
+	ContextKeys []string
 	// Attempt counts the job's runs, 1 for the first; 0 when the caller
 	// does not say. A first run has no earlier message to look for.
 	Attempt int

@@ -144,7 +144,7 @@ func (m *message) emailHTML() string {
 	html = templates.BlocksHTML(blocks)
 	var overrides map[string]any
 	json.Unmarshal(m.Overrides, &overrides)
-	if useLayout(nil, overrides, m.StepID) {
+	if _, use := layoutChoice(nil, overrides, m.StepID); use {
 		html = templates.WithLayout(deref(m.Subject), html)
 	}
 	return html

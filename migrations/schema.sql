@@ -61,6 +61,23 @@ CREATE TABLE console_users (
     UNIQUE (organization_id, email)
 );
 
+CREATE TABLE contexts (
+    id              TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL,
+    environment_id  TEXT NOT NULL,
+    context_key     TEXT NOT NULL,
+    type            TEXT NOT NULL,
+    context_id      TEXT NOT NULL,
+    data            TEXT NOT NULL DEFAULT '{}',
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    UNIQUE (environment_id, context_key)
+);
+
+CREATE INDEX contexts_environment_created ON contexts (environment_id, created_at, id);
+
+CREATE INDEX contexts_environment_id ON contexts (environment_id, id);
+
 CREATE TABLE environments (
     id              TEXT PRIMARY KEY,
     organization_id TEXT NOT NULL REFERENCES organizations (id),
@@ -168,6 +185,26 @@ CREATE INDEX jobs_group ON jobs (group_key, status, created_at) WHERE group_key 
 CREATE INDEX jobs_merged ON jobs (merged_digest_id) WHERE merged_digest_id <> '';
 
 CREATE INDEX jobs_notification ON jobs (notification_id, position);
+
+CREATE TABLE layouts (
+    id                  TEXT PRIMARY KEY,
+    organization_id     TEXT NOT NULL,
+    environment_id      TEXT NOT NULL,
+    layout_id           TEXT NOT NULL,
+    name                TEXT NOT NULL,
+    is_default          INTEGER NOT NULL DEFAULT 0,
+    translation_enabled INTEGER NOT NULL DEFAULT 0,
+    body                TEXT,
+    editor_type         TEXT NOT NULL DEFAULT 'html',
+    updated_by          TEXT NOT NULL,
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL,
+    UNIQUE (environment_id, layout_id)
+);
+
+CREATE UNIQUE INDEX layouts_default ON layouts (environment_id) WHERE is_default = 1;
+
+CREATE INDEX layouts_environment_created ON layouts (environment_id, created_at, id);
 
 CREATE TABLE message_payloads (
     notification_id TEXT PRIMARY KEY,
@@ -442,6 +479,19 @@ CREATE INDEX topics_env_created ON topics (environment_id, created_at, id);
 CREATE INDEX topics_env_id ON topics (environment_id, id);
 
 CREATE INDEX topics_env_updated ON topics (environment_id, updated_at, id);
+
+CREATE TABLE translations (
+    id              TEXT PRIMARY KEY,
+    organization_id TEXT NOT NULL,
+    environment_id  TEXT NOT NULL,
+    resource_type   TEXT NOT NULL,
+    resource_id     TEXT NOT NULL,
+    locale          TEXT NOT NULL,
+    content         TEXT NOT NULL,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    UNIQUE (environment_id, resource_type, resource_id, locale)
+);
 
 CREATE TABLE users (
     id              TEXT PRIMARY KEY,

@@ -70,3 +70,27 @@ func TestEmailBody(t *testing.T) {
 	is.Equal(PlainText(`<html><head><title>T</title></head><body><h1>Hi</h1><p>a &amp; b</p></body></html>`), "Hi\na & b") // text alternative
 	is.Equal(PlainText("a<>b< >c"), "abc")                                                                                 // empty tags do not break it
 }
+
+func TestApplyLayout(t *testing.T) {
+	is := is.New(t)
+	vars := map[string]any{"payload": map[string]any{"x": "<b>", "brand": "Acme"}}
+	page := `<html><body><h1>{{ payload.brand }}</h1>{{ content }}<i>{{payload.x}}</i></body></html>`
+	is.NoErr(CheckLayout(page, "html")) // a page with its slot
+	out, err := ApplyLayout(page, "<p>Hi</p>", vars, false)
+	is.NoErr(err)                                                                     // renders
+	is.Equal(out, `<html><body><h1>Acme</h1><p>Hi</p><i>&lt;b&gt;</i></body></html>`) // body unescaped in its slot, values escaped
+
+	is.Equal(CheckLayout(`<html><body>no slot</body></html>`, "html"), ErrLayoutNoContent) // the slot is required
+	is.Equal(CheckLayout(`{{content}}`, "html"), ErrLayoutNotHTML)                         // a whole page is required
+	is.Equal(CheckLayout(`<html>`, "block"), ErrLayoutNotBlocks)                           // block needs a document
+	doc := `{"type":"doc","content":[{"type":"paragraph","content":[{"type":"variable","attrs":{"id":"content"}}]}]}`
+	is.NoErr(CheckLayout(doc, "block")) // a block document with a content variable
+	src, err := LayoutSource(doc, "block")
+	is.NoErr(err)
+	out, err = ApplyLayout(src, "<p>Hi</p>", vars, false)
+	is.NoErr(err)
+	is.True(strings.Contains(out, "<p>Hi</p>")) // the body lands in the block layout
+	out, err = ApplyLayout(DefaultLayout, "<p>Hi</p>", vars, false)
+	is.NoErr(err)
+	is.True(strings.Contains(out, `color:#18181b;"><p>Hi</p></div>`)) // the default layout wraps the body
+}

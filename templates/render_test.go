@@ -260,3 +260,14 @@ func liftRenderTime(t *testing.T) {
 	maxRenderTime = time.Minute
 	t.Cleanup(func() { maxRenderTime = old })
 }
+
+func TestTranslate(t *testing.T) {
+	is := is.New(t)
+	keys := FlattenKeys(map[string]any{"hello": "Bonjour {{ subscriber.firstName }}", "cta": map[string]any{"open": "Ouvrir"}, "n": 3})
+	missing := map[string]bool{}
+	out := Translate(`{{t.hello}} · {{ t.cta.open }} · {{T.gone}} · {{ payload.t }}`, keys, missing)
+	is.Equal(out, `Bonjour {{ subscriber.firstName }} · Ouvrir · gone · {{ payload.t }}`) // references replaced, others kept
+	is.Equal(SortedKeys(missing), []string{"gone"})                                       // the missing key noted
+	v := TranslateValue(map[string]any{"a": []any{"{{t.cta.open}}", 1}}, keys, nil)
+	is.Equal(v, map[string]any{"a": []any{"Ouvrir", 1}}) // inside objects and arrays
+}

@@ -49,8 +49,8 @@ func subscriberSchema() schema {
 
 // variablesFor returns the JSON Schema of what the templates of step i may
 // use: subscriber fields, the payload, the trigger's actor (a subscriber,
-// absent when the trigger names none) and the events of earlier digest
-// steps.
+// absent when the trigger names none), the events of earlier digest steps,
+// the trigger's contexts and the workflow's translation keys.
 func variablesFor(w *workflow, i int) schema {
 	subscriber := subscriberSchema()
 	subscriber["required"] = []string{"subscriberId"}
@@ -75,6 +75,13 @@ func variablesFor(w *workflow, i int) schema {
 		"actor":      subscriberSchema(),
 		"payload":    payloadVariables(w),
 		"steps":      object(steps),
+		// a trigger's contexts by type, {id, data} each (docs/content.md,
+		// "Contexts"); tenant is the tenant context's, as v1 named it
+		"context": anyObject(),
+		"tenant":  anyObject(),
+		// translation keys, replaced before the template renders
+		// (docs/content.md, "Translations")
+		"t": anyObject(),
 	})
 }
 

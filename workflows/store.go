@@ -27,6 +27,12 @@ type Store struct {
 	// workflowId.
 	triggers sqldb.WriteCache[*Workflow]
 	peers    sqldb.Invalidations
+	// layouts are the email layouts deliveries read (EmailLayout), nil for
+	// none, kept the same way; keyed by environment + "\x00" + layoutId.
+	layouts sqldb.WriteCache[*EmailLayout]
+	// translations are each workflow's and layout's translations by
+	// locale (Translations), kept the same way.
+	translations sqldb.WriteCache[*localeKeys]
 
 	// lastTriggered is when each workflow's lastTriggeredAt was last
 	// written, by _id (Triggered).
@@ -39,7 +45,11 @@ type Store struct {
 // changed invalidates the trigger cache. Writers call it after their
 // transaction ends, so an answer read before the write's commit carries an
 // older generation and is not used again.
-func (s *Store) changed() { s.triggers.Invalidate() }
+func (s *Store) changed() {
+	s.triggers.Invalidate()
+	s.layouts.Invalidate()
+	s.translations.Invalidate()
+}
 
 // NewStore returns a Store on db.
 func NewStore(db *sqldb.DB) *Store {
@@ -103,12 +113,16 @@ func (s *Store) Triggered(ctx context.Context, environmentID, id string, at time
 // defaultGroupName is the name of every environment's default notification group.
 const defaultGroupName = "General"
 
-// SeedEnvironment creates the environment's default notification group ("General") when missing.
+// SeedEnvironment creates the environment's default notification group
+// ("General") and its default layout when missing.
 func (s *Store) SeedEnvironment(ctx context.Context, env platform.Environment) (err error) {
+	defer s.changed()
 	defer platform.Wrap(&err, "seed workflows of environment %s", env.ID)
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := s.defaultGroup(ctx, tx, env.OrganizationID, env.ID)
-		return err
+		if _, err := s.defaultGroup(ctx, tx, env.OrganizationID, env.ID); err != nil {
+			return err
+		}
+		return s.seedLayout(ctx, tx, env)
 	})
 }
 

@@ -472,6 +472,9 @@ func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, ta
 		if err := recordVersion(ctx, tx, tgt, prev, tenant.UserID, note, ts); err != nil {
 			return err
 		}
+		if err := s.syncContent(ctx, tx, tenant, src, target); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE workflows SET last_published_at = ?, last_published_by = ? WHERE id = ?`,
 			ts, tenant.UserID, src.ID)
 		return err

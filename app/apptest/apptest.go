@@ -50,6 +50,7 @@ type settings struct {
 	compat    string
 	logs      io.Writer
 	storage   int64
+	publicURL string
 	limits    *platform.RateLimits
 	console   platform.ConsoleConfig
 }
@@ -66,6 +67,9 @@ func Retention(r app.Retention) Option { return func(s *settings) { s.retention 
 // MaxRequestStorage sets the most bytes one request may cause to be
 // stored, as HERALD_MAX_REQUEST_STORAGE does.
 func MaxRequestStorage(n int64) Option { return func(s *settings) { s.storage = n } }
+
+// PublicURL sets where providers reach Herald, as HERALD_PUBLIC_URL does.
+func PublicURL(u string) Option { return func(s *settings) { s.publicURL = u } }
 
 // Compat speaks another platform's wire, as HERALD_COMPAT does.
 func Compat(wire string) Option { return func(s *settings) { s.compat = wire } }
@@ -138,7 +142,7 @@ func (s *Server) starter(t testing.TB, options []Option) func(*http.ServeMux, *p
 		console := platform.NewConsoleAuth(a.DB, a.Secret, set.console)
 		herald, err := app.Start(ctx, mux, app.Deps{DB: a.DB, Logger: a.Logger, Secret: a.Secret, Now: a.Clock.Now,
 			Environments: []platform.Environment{a.Development, a.Production}, Outbound: set.outbound,
-			Retention: set.retention, Metrics: metrics, Inbox: a.Inbox, Console: console})
+			Retention: set.retention, Metrics: metrics, Inbox: a.Inbox, Console: console, PublicURL: set.publicURL})
 		if err != nil {
 			cancel()
 			t.Fatalf("start: %v", err)

@@ -55,6 +55,11 @@ type Credentials struct {
 	// it may in every environment but Production, whose subscribers the
 	// team's backend creates through the API.
 	AutoCreateSubscribers *bool `json:"autoCreateSubscribers,omitempty"`
+	// StatusCallback is where the provider is to post what becomes of a
+	// message, for a send call that can name it: the integration's
+	// receipt route, when Herald knows its public address and the
+	// integration takes receipts. It is derived, never stored nor shown.
+	StatusCallback string `json:"-"`
 }
 
 // Value returns the string credential with the JSON name field, or "".

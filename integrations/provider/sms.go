@@ -14,15 +14,22 @@ import (
 var smsProviders = map[string]spec{
 	"twilio": {channel: "sms", required: []string{"accountSid", "token", "from"}, id: "sid", date: "date_created",
 		send: func(c Credentials, m Message) (*call, error) {
-			return &call{url: twilioAccount(c) + "/Messages.json", user: val(c.AccountSID), pass: val(c.Token),
-				form: url.Values{"To": {m.To}, "From": {sender(c, m)}, "Body": {m.Content}}}, nil
+			form := url.Values{"To": {m.To}, "From": {sender(c, m)}, "Body": {m.Content}}
+			if c.StatusCallback != "" {
+				form.Set("StatusCallback", c.StatusCallback)
+			}
+			return &call{url: twilioAccount(c) + "/Messages.json", user: val(c.AccountSID), pass: val(c.Token), form: form}, nil
 		}, check: checkCall(func(c Credentials) *call {
 			return &call{url: twilioAccount(c) + ".json", user: val(c.AccountSID), pass: val(c.Token)}
 		})},
 	"nexmo": {channel: "sms", required: []string{"apiKey", "secretKey", "from"}, id: "messages.0.message-id",
 		send: func(c Credentials, m Message) (*call, error) {
-			return &call{url: origin(c, "https://rest.nexmo.com") + "/sms/json", form: url.Values{"api_key": {val(c.APIKey)},
-				"api_secret": {val(c.SecretKey)}, "from": {sender(c, m)}, "to": {m.To}, "text": {m.Content}, "client-ref": {m.ID}}}, nil
+			form := url.Values{"api_key": {val(c.APIKey)}, "api_secret": {val(c.SecretKey)}, "from": {sender(c, m)},
+				"to": {m.To}, "text": {m.Content}, "client-ref": {m.ID}}
+			if c.StatusCallback != "" {
+				form.Set("callback", c.StatusCallback)
+			}
+			return &call{url: origin(c, "https://rest.nexmo.com") + "/sms/json", form: form}, nil
 		}, failed: func(r *reply, _ Message) error {
 			// Vonage answers 200 with a status per part: "0" is sent, 1
 			// (throttled) and 5 (internal error) may pass later (docs/providers.md, "SMS").
@@ -37,8 +44,12 @@ var smsProviders = map[string]spec{
 		})},
 	"plivo": {channel: "sms", required: []string{"accountSid", "token", "from"}, id: "message_uuid.0",
 		send: func(c Credentials, m Message) (*call, error) {
+			body := map[string]string{"src": sender(c, m), "dst": m.To, "text": m.Content}
+			if c.StatusCallback != "" {
+				body["url"], body["method"] = c.StatusCallback, "POST"
+			}
 			return &call{url: origin(c, "https://api.plivo.com") + "/v1/Account/" + val(c.AccountSID) + "/Message/",
-				user: val(c.AccountSID), pass: val(c.Token), json: map[string]string{"src": sender(c, m), "dst": m.To, "text": m.Content}}, nil
+				user: val(c.AccountSID), pass: val(c.Token), json: body}, nil
 		}, check: checkCall(func(c Credentials) *call {
 			return &call{url: origin(c, "https://api.plivo.com") + "/v1/Account/" + val(c.AccountSID) + "/", user: val(c.AccountSID), pass: val(c.Token)}
 		})},
@@ -47,6 +58,9 @@ var smsProviders = map[string]spec{
 			body := map[string]string{"from": sender(c, m), "to": m.To, "text": m.Content}
 			if p := val(c.MessageProfileID); p != "" {
 				body["messaging_profile_id"] = p
+			}
+			if c.StatusCallback != "" {
+				body["webhook_url"] = c.StatusCallback
 			}
 			return &call{url: origin(c, "https://api.telnyx.com") + "/v2/messages", header: bearer(val(c.APIKey)), json: body}, nil
 		}, check: checkCall(func(c Credentials) *call {

@@ -194,6 +194,78 @@ check(testData.status === 200 && testData.json.to?.type === "object" && typeof t
   "test data answers the recipient's and the payload's schemas", testData);
 const dup = await raw("POST", "/v2/workflows/sdk-editor/duplicate", { name: "SDK editor copy" });
 check(dup.status === 201, "duplicate answers 201", dup);
-const copy = conforms(components.WorkflowResponseDto$inboundSchema, "the SDK's workflow schema accepts the copy", dup.json);
-check(copy.name === "SDK editor copy" && copy.active === false && copy.steps.length === 9, "the copy is inactive with every step", copy);
+const wfCopy = conforms(components.WorkflowResponseDto$inboundSchema, "the SDK's workflow schema accepts the copy", dup.json);
+check(wfCopy.name === "SDK editor copy" && wfCopy.active === false && wfCopy.steps.length === 9, "the copy is inactive with every step", wfCopy);
+// Layouts, translations and contexts: every operation, each answer passing
+// the SDK's schemas.
+const res = (r) => r?.result ?? r;
+const layout = res(await step("create a layout", () => novu.layouts.create({ layoutId: "sdk-brand", name: "SDK brand" })));
+check(layout.layoutId === "sdk-brand" && layout.origin === "novu-cloud", "the layout is created", layout);
+const page = "<html><body><h1>{{ payload.brand }}</h1>{{ content }}</body></html>";
+const updated = res(await step("update the layout", () =>
+  novu.layouts.update({ name: "SDK brand", controlValues: { email: { body: page, editorType: "html" } } }, "sdk-brand"),
+));
+check(updated.controls.values.email?.body === page, "its body is replaced", updated.controls);
+const layouts = res(await step("list layouts", () => novu.layouts.list({ limit: 10 })));
+check(layouts.totalCount === 2 && layouts.layouts.some((l) => l.isDefault), "the layouts are listed, a default among them", layouts);
+const gotLayout = res(await step("read the layout", () => novu.layouts.retrieve("sdk-brand")));
+check(gotLayout.id === layout.id, "the layout reads back", gotLayout.id);
+const copy = res(await step("duplicate the layout", () => novu.layouts.duplicate({ name: "SDK copy", layoutId: "sdk-copy" }, "sdk-brand")));
+check(copy.layoutId === "sdk-copy", "the copy has its layoutId", copy);
+const preview = res(await step("preview the layout", () =>
+  novu.layouts.generatePreview({ previewPayload: { subscriber: { firstName: "Ada" } } }, "sdk-brand"),
+));
+check(preview.result?.preview?.body?.startsWith("<html><body><h1></h1>"), "the preview renders", preview.result);
+await step("create a workflow that uses the layout", () =>
+  novu.workflows.create({
+    name: "SDK mail", workflowId: "sdk-mail", active: true, isTranslationEnabled: true,
+    steps: [{ name: "Mail", type: "email", controlValues: { subject: "{{ t.subject }}", body: "<p>{{ context.tenant.data.name }}</p>", layoutId: "sdk-brand" } }],
+  }),
+);
+const usage = res(await step("read the layout's usage", () => novu.layouts.usage("sdk-brand")));
+check(usage.workflows.length === 1 && usage.workflows[0].workflowId === "sdk-mail", "the workflow using it is listed", usage);
+await step("delete the copy", () => novu.layouts.delete("sdk-copy"));
+
+const tr = res(await step("create a translation", () =>
+  novu.translations.create({ resourceId: "sdk-mail", resourceType: "workflow", locale: "fr_FR", content: { subject: "Bonjour" } }),
+));
+check(tr.locale === "fr_FR" && tr.content.subject === "Bonjour", "the translation is stored", tr);
+const gotTr = res(await step("read the translation", () =>
+  novu.translations.retrieve({ resourceType: "workflow", resourceId: "sdk-mail", locale: "fr_FR" }),
+));
+check(gotTr.content.subject === "Bonjour", "the translation reads back", gotTr);
+const uploaded = res(await step("upload locale files", () =>
+  novu.translations.upload({ resourceId: "sdk-mail", resourceType: "workflow",
+    files: [{ fileName: "en_US.json", content: new TextEncoder().encode('{"subject":"Hello"}') }] }),
+));
+check(uploaded.successfulUploads === 1, "the file is taken", uploaded);
+const group = res(await step("read the translation group", () => novu.translations.groups.retrieve("workflow", "sdk-mail")));
+check(group.locales.join() === "en_US,fr_FR", "the group lists its locales", group);
+const master = res(await step("read the master JSON", () => novu.translations.master.retrieve("fr_FR")));
+check(master.workflows["sdk-mail"]?.subject === "Bonjour", "the master JSON holds the workflow's keys", master);
+const imported = res(await step("import a master JSON", () =>
+  novu.translations.master.import({ locale: "de_DE", masterJson: { workflows: { "sdk-mail": { subject: "Hallo" } } } }),
+));
+check(imported.success === true, "the master JSON is imported", imported);
+const masterUp = res(await step("upload a master JSON file", () =>
+  novu.translations.master.upload({ file: { fileName: "it_IT.json", content: new TextEncoder().encode('{"workflows":{"sdk-mail":{"subject":"Ciao"}}}') } }),
+));
+check(masterUp.success === true, "the master file is imported", masterUp);
+await step("delete a translation", () => novu.translations.delete({ resourceType: "workflow", resourceId: "sdk-mail", locale: "it_IT" }));
+
+const ctx = res(await step("create a context", () => novu.contexts.create({ type: "tenant", id: "sdk-acme", data: { name: "Acme" } })));
+check(ctx.id === "sdk-acme" && ctx.data.name === "Acme", "the context is created", ctx);
+const ctxs = res(await step("list contexts", () => novu.contexts.list({ limit: 10 })));
+check(ctxs.data.length === 1 && ctxs.totalCount === 1, "the context is listed", ctxs);
+const gotCtx = res(await step("read the context", () => novu.contexts.retrieve("sdk-acme", "tenant")));
+check(gotCtx.data.name === "Acme", "the context reads back", gotCtx);
+const patched = res(await step("update the context", () =>
+  novu.contexts.update({ type: "tenant", id: "sdk-acme", updateContextRequestDto: { data: { name: "Acme Inc" } } }),
+));
+check(patched.data.name === "Acme Inc", "the context's data is replaced", patched);
+await step("trigger with the context", () =>
+  novu.trigger({ workflowId: "sdk-mail", to: "sdk-ada", context: { tenant: "sdk-acme" } }),
+);
+await step("delete the context", () => novu.contexts.delete("sdk-acme", "tenant"));
+await step("delete the translation group", () => novu.translations.groups.delete("workflow", "sdk-mail"));
 console.log("sdk: all ok");
