@@ -163,6 +163,18 @@ var compatRoutes = []compatRoute{
 	{op: "PATCH /v2/workflows/{workflowId}", path: fixed("/v2/workflows/hello"), body: fixed(`{"description":"Greets"}`), status: 200, wrapped: true},
 	{op: "PUT /v2/workflows/{workflowId}/sync", path: fixed("/v2/workflows/hello/sync"), status: 200, wrapped: true,
 		body: func(f *compatFixture) string { return `{"targetEnvironmentId":"` + f.prodEnvID + `"}` }},
+	{op: "GET /v2/workflows/{workflowId}/steps/{stepId}", path: fixed("/v2/workflows/hello/steps/inbox"), status: 200, wrapped: true},
+	{op: "POST /v2/workflows/{workflowId}/step/{stepId}/preview", path: fixed("/v2/workflows/hello/step/inbox/preview"),
+		body: fixed(`{"previewPayload":{"payload":{"n":1}}}`), status: 201, wrapped: true},
+	{op: "GET /v2/workflows/{workflowId}/test-data", path: fixed("/v2/workflows/hello/test-data"), status: 200, wrapped: true},
+	{op: "POST /v2/workflows/{workflowId}/duplicate", path: fixed("/v2/workflows/hello/duplicate"), status: 201, wrapped: true},
+	// Versions are Herald's own; in compatibility mode they are wrapped as every other answer is.
+	{op: "GET /v2/workflows/{workflowId}/versions", path: fixed("/v2/workflows/hello/versions"), status: 200, wrapped: true},
+	{op: "GET /v2/workflows/{workflowId}/versions/{version}", path: fixed("/v2/workflows/hello/versions/1"), status: 200, wrapped: true},
+	{op: "GET /v2/workflows/{workflowId}/versions/{version}/diff", path: fixed("/v2/workflows/hello/versions/2/diff"), status: 200, wrapped: true},
+	{op: "POST /v2/workflows/{workflowId}/versions/{version}/restore", path: fixed("/v2/workflows/hello/versions/1/restore"), status: 200, wrapped: true},
+	{op: "POST /v2/workflows/{workflowId}/sync/diff", path: fixed("/v2/workflows/hello/sync/diff"), status: 200, wrapped: true,
+		body: func(f *compatFixture) string { return `{"targetEnvironmentId":"` + f.prodEnvID + `"}` }},
 	{op: "POST /v1/events/trigger", path: fixed("/v1/events/trigger"), status: 201, wrapped: true,
 		body: fixed(`{"name":"hello","to":"ada","payload":{"n":1}}`),
 		keep: func(f *compatFixture, d json.RawMessage) {

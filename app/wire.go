@@ -51,6 +51,7 @@ var (
 	_ console.Workflows               = (*workflows.Store)(nil)
 	_ console.Content                 = (*workflows.Store)(nil)
 	_ console.Integrations            = (*integrations.Store)(nil)
+	_ console.Tests                   = (*activity.Tester)(nil)
 )
 
 // OpenAPI lists each package's part of the API description, the
@@ -118,7 +119,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		a.Console = console.New(console.Deps{Auth: d.Console, DB: d.DB, Secret: d.Secret, Now: d.Now,
 			Activity: activity.NewViews(activityStore, subscriberStore), Messages: messageStore,
 			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Content: workflowStore,
-			Integrations: integrationStore})
+			Integrations: integrationStore, Tests: activity.NewTester(activityStore, worker, workflowStore, subscriberStore)})
 	}
 	return a, nil
 }

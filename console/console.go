@@ -65,13 +65,24 @@ type Topics interface {
 	Unsubscribe(ctx context.Context, envID, key string, subscriberIDs []string) (notMembers []string, err error)
 }
 
-// Workflows lists workflows and switches them on, off and to another
-// environment: workflows' Store.
+// Workflows lists workflows, switches them on, off and to another
+// environment, and edits, previews and restores them: workflows' Store.
 type Workflows interface {
 	Workflows(ctx context.Context, envID string, query url.Values) ([]workflows.Listed, int, error)
 	WorkflowNames(ctx context.Context, envID string, limit int) ([]workflows.Named, error)
 	SetActive(ctx context.Context, tenant platform.Tenant, key string, active bool) error
 	Sync(ctx context.Context, tenant platform.Tenant, key, targetID string) error
+	Editable(ctx context.Context, envID, key string) (workflows.Editable, error)
+	SaveDraft(ctx context.Context, tenant platform.Tenant, key string, d workflows.Draft) (workflows.Editable, error)
+	PreviewDraft(ctx context.Context, envID, key string, d workflows.Draft, i int, payload map[string]any) (workflows.StepPreview, error)
+	Versions(ctx context.Context, envID, key string, limit int) ([]workflows.Version, error)
+	Restore(ctx context.Context, tenant platform.Tenant, key string, n int) error
+	SyncChanges(ctx context.Context, tenant platform.Tenant, key, targetID string) ([]string, bool, error)
+}
+
+// Tests sends a workflow as a test: activity's Tester.
+type Tests interface {
+	SendTest(ctx context.Context, tenant platform.Tenant, workflowID, subscriberID string, payload map[string]any) (transactionID, status string, err error)
 }
 
 // Content reads the layouts and translations workflows' Store keeps.
@@ -107,6 +118,7 @@ type Deps struct {
 	Workflows    Workflows
 	Content      Content
 	Integrations Integrations
+	Tests        Tests // nil: the editor offers no test send
 }
 
 // New returns the console's handler, to be served under /console/.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
@@ -110,6 +111,7 @@ var funcs = template.FuncMap{
 	"list":     func(v ...string) []string { return v },
 	"add":      func(a, b int) int { return a + b },
 	"pct":      pct,
+	"isTest":   activity.IsTest,
 
 	"subscriberName": subscriberName,
 	"fingerprint":    fingerprint,

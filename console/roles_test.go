@@ -21,17 +21,21 @@ var leastRole = map[string]platform.Role{
 	"POST /console/logout":  platform.RoleViewer,
 	"POST /console/account": platform.RoleViewer,
 
-	"POST /console/env/{env}/subscribers/{subscriberId}/profile":            platform.RoleEditor,
-	"POST /console/env/{env}/subscribers/{subscriberId}/credentials":        platform.RoleEditor,
-	"POST /console/env/{env}/subscribers/{subscriberId}/credentials/remove": platform.RoleEditor,
-	"POST /console/env/{env}/subscribers/{subscriberId}/preferences":        platform.RoleEditor,
-	"POST /console/env/{env}/subscribers/{subscriberId}/topics":             platform.RoleEditor,
-	"POST /console/env/{env}/topics":                                        platform.RoleEditor,
-	"POST /console/env/{env}/topics/{key}/rename":                           platform.RoleEditor,
-	"POST /console/env/{env}/topics/{key}/delete":                           platform.RoleEditor,
-	"POST /console/env/{env}/topics/{key}/members":                          platform.RoleEditor,
-	"POST /console/env/{env}/workflows/{workflowId}/active":                 platform.RoleEditor,
-	"POST /console/env/{env}/workflows/{workflowId}/sync":                   platform.RoleEditor,
+	"POST /console/env/{env}/subscribers/{subscriberId}/profile":                platform.RoleEditor,
+	"POST /console/env/{env}/subscribers/{subscriberId}/credentials":            platform.RoleEditor,
+	"POST /console/env/{env}/subscribers/{subscriberId}/credentials/remove":     platform.RoleEditor,
+	"POST /console/env/{env}/subscribers/{subscriberId}/preferences":            platform.RoleEditor,
+	"POST /console/env/{env}/subscribers/{subscriberId}/topics":                 platform.RoleEditor,
+	"POST /console/env/{env}/topics":                                            platform.RoleEditor,
+	"POST /console/env/{env}/topics/{key}/rename":                               platform.RoleEditor,
+	"POST /console/env/{env}/topics/{key}/delete":                               platform.RoleEditor,
+	"POST /console/env/{env}/topics/{key}/members":                              platform.RoleEditor,
+	"POST /console/env/{env}/workflows/{workflowId}/active":                     platform.RoleEditor,
+	"POST /console/env/{env}/workflows/{workflowId}/sync":                       platform.RoleEditor,
+	"POST /console/env/{env}/workflows/{workflowId}/edit":                       platform.RoleEditor,
+	"POST /console/env/{env}/workflows/{workflowId}/preview":                    platform.RoleViewer, // renders, saves nothing
+	"POST /console/env/{env}/workflows/{workflowId}/versions/{version}/restore": platform.RoleEditor,
+	"POST /console/env/{env}/workflows/{workflowId}/test":                       platform.RoleEditor,
 
 	"POST /console/env/{env}/integrations":              platform.RoleAdmin,
 	"POST /console/env/{env}/integrations/check":        platform.RoleAdmin,
@@ -98,7 +102,7 @@ func TestConsole_RolesGateEveryAction(t *testing.T) {
 			t.Run(string(role)+" "+pattern, func(t *testing.T) {
 				is := is.New(t)
 				path := strings.NewReplacer("{env}", srv.App.Development.ID, "{subscriberId}", "ada", "{key}", "beta",
-					"{workflowId}", "welcome", "{id}", "000000000000000000000000").Replace(strings.TrimPrefix(pattern, "POST "))
+					"{workflowId}", "welcome", "{id}", "000000000000000000000000", "{version}", "1").Replace(strings.TrimPrefix(pattern, "POST "))
 				res := browsers[role].post(path, nil)
 				if role.Allows(need) {
 					is.True(res.status != http.StatusForbidden) // the role may

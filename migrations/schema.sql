@@ -556,6 +556,19 @@ CREATE TABLE webhook_events (
 
 CREATE INDEX webhook_events_created ON webhook_events (created_at, id);
 
+CREATE TABLE workflow_versions (
+    id             TEXT PRIMARY KEY,
+    environment_id TEXT NOT NULL,
+    workflow_id    TEXT NOT NULL,
+    version        INTEGER NOT NULL,
+    snapshot       TEXT NOT NULL,
+    note           TEXT NOT NULL DEFAULT '',
+    created_by     TEXT NOT NULL,
+    created_at     TEXT NOT NULL
+);
+
+CREATE UNIQUE INDEX workflow_versions_number ON workflow_versions (workflow_id, version);
+
 CREATE TABLE workflows (
     id                    TEXT PRIMARY KEY,
     organization_id       TEXT NOT NULL,

@@ -152,7 +152,7 @@ func handleWorkflowSync(store *Store, integrations IntegrationChecker) http.Hand
 		if err != nil {
 			return err
 		}
-		wf, err := store.syncTo(r.Context(), platform.TenantFrom(r.Context()), r.PathValue("workflowId"), req.TargetEnvironmentID)
+		wf, err := store.syncTo(r.Context(), platform.TenantFrom(r.Context()), r.PathValue("workflowId"), req.TargetEnvironmentID, req.VersionNote)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,8 @@ package workflows
 import "net/http"
 
 // AddRoutes registers the workflow API (docs/api.md, "Workflows",
-// "Workflow sync" and "The write side"). checker may be nil: workflows then
+// "Workflow sync" and "The write side") and the editor's routes
+// (docs/editor.md). checker may be nil: workflows then
 // carry no MISSING_INTEGRATION issues.
 func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker) {
 	mux.Handle("POST /v2/workflows", handleWorkflowCreate(store, checker))
@@ -13,6 +14,15 @@ func AddRoutes(mux *http.ServeMux, store *Store, checker IntegrationChecker) {
 	mux.Handle("PATCH /v2/workflows/{workflowId}", handleWorkflowPatch(store, checker))
 	mux.Handle("DELETE /v2/workflows/{workflowId}", handleWorkflowDelete(store))
 	mux.Handle("PUT /v2/workflows/{workflowId}/sync", handleWorkflowSync(store, checker))
+	mux.Handle("GET /v2/workflows/{workflowId}/steps/{stepId}", handleStepGet(store, checker))
+	mux.Handle("POST /v2/workflows/{workflowId}/step/{stepId}/preview", handleStepPreview(store))
+	mux.Handle("GET /v2/workflows/{workflowId}/test-data", handleTestData(store))
+	mux.Handle("POST /v2/workflows/{workflowId}/duplicate", handleWorkflowDuplicate(store, checker))
+	mux.Handle("GET /v2/workflows/{workflowId}/versions", handleVersionList(store))
+	mux.Handle("GET /v2/workflows/{workflowId}/versions/{version}", handleVersionGet(store))
+	mux.Handle("GET /v2/workflows/{workflowId}/versions/{version}/diff", handleVersionDiff(store))
+	mux.Handle("POST /v2/workflows/{workflowId}/versions/{version}/restore", handleVersionRestore(store, checker))
+	mux.Handle("POST /v2/workflows/{workflowId}/sync/diff", handleSyncDiff(store))
 	mux.Handle("POST /v2/layouts", handleLayoutCreate(store))
 	mux.Handle("GET /v2/layouts", handleLayoutList(store))
 	mux.Handle("GET /v2/layouts/{layoutId}", handleLayoutGet(store))

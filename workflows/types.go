@@ -43,6 +43,7 @@ type workflowRequest struct {
 	Severity             string              `json:"severity" validate:"omitempty,oneof=high medium low none"`
 	Steps                []stepRequest       `json:"steps" validate:"required,max=50,dive"`
 	Preferences          *preferencesRequest `json:"preferences"`
+	VersionNote          string              `json:"versionNote" validate:"max=500"` // Herald's own: the note of the version this save keeps
 }
 
 // patchRequest is the body of PATCH /v2/workflows/{workflowId}: the fields
@@ -55,6 +56,7 @@ type patchRequest struct {
 	ValidatePayload      *bool           `json:"validatePayload"`
 	PayloadSchema        json.RawMessage `json:"payloadSchema"`
 	IsTranslationEnabled *bool           `json:"isTranslationEnabled"`
+	VersionNote          string          `json:"versionNote" validate:"max=500"`
 }
 
 // stepRequest is one step of a workflow body.
@@ -89,6 +91,7 @@ type preferenceSet struct {
 // (docs/api.md, "Workflow sync").
 type syncRequest struct {
 	TargetEnvironmentID string `json:"targetEnvironmentId" validate:"required,objectid"`
+	VersionNote         string `json:"versionNote" validate:"max=500"`
 }
 
 // workflow is a stored workflow.

@@ -65,14 +65,14 @@ func (s *Store) SetActive(ctx context.Context, tenant platform.Tenant, key strin
 // organization's environment targetID, as PUT
 // /v2/workflows/{workflowId}/sync does (docs/api.md, "Workflow sync").
 func (s *Store) Sync(ctx context.Context, tenant platform.Tenant, key, targetID string) error {
-	_, err := s.syncTo(ctx, tenant, key, targetID)
+	_, err := s.syncTo(ctx, tenant, key, targetID, "")
 	return err
 }
 
 // syncTo syncs the workflow to the environment targetID, which must be
 // another of the tenant's organization: the same one is a 422, an unknown
 // one a 404.
-func (s *Store) syncTo(ctx context.Context, tenant platform.Tenant, key, targetID string) (*workflow, error) {
+func (s *Store) syncTo(ctx context.Context, tenant platform.Tenant, key, targetID, note string) (*workflow, error) {
 	if targetID == tenant.EnvironmentID {
 		return nil, platform.InvalidField("targetEnvironmentId", targetID, "Cannot sync workflow to the same environment")
 	}
@@ -83,7 +83,7 @@ func (s *Store) syncTo(ctx context.Context, tenant platform.Tenant, key, targetI
 	if err != nil {
 		return nil, err
 	}
-	return s.sync(ctx, tenant, key, target)
+	return s.sync(ctx, tenant, key, target, note)
 }
 
 // Named is a workflow as a choice among them names it.

@@ -242,6 +242,13 @@ func resolveSteps(existing []Step, reqs []stepRequest, fields map[string]platfor
 
 // create stores a new workflow from req in the tenant's environment.
 func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflowRequest, origin string) (w *workflow, err error) {
+	return s.createWith(ctx, tenant, req, origin, req.VersionNote, nil)
+}
+
+// createWith is create, with then (when not nil) changing the new workflow
+// after req is applied and before it is stored; note is its first
+// version's.
+func (s *Store) createWith(ctx context.Context, tenant platform.Tenant, req workflowRequest, origin, note string, then func(*workflow)) (w *workflow, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "create workflow")
 	ts := sqldb.FormatTime(s.now())
@@ -261,6 +268,9 @@ func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflow
 	if err := apply(w, req, true); err != nil {
 		return nil, err
 	}
+	if then != nil {
+		then(w)
+	}
 	raise := s.wants(ctx, tenant.EnvironmentID, EventCreated)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := s.writing(ctx, tx, tenant.EnvironmentID); err != nil {
@@ -272,7 +282,10 @@ func (s *Store) create(ctx context.Context, tenant platform.Tenant, req workflow
 		if w.WorkflowID, err = chooseIdentifier(ctx, tx, tenant.EnvironmentID, req.WorkflowID, req.Name, ""); err != nil {
 			return err
 		}
-		if err := insert(ctx, tx, w); err != nil || !raise {
+		if err := insert(ctx, tx, w); err != nil {
+			return err
+		}
+		if err := recordVersion(ctx, tx, w, nil, tenant.UserID, note, ts); err != nil || !raise {
 			return err
 		}
 		return s.raise(ctx, tx, EventCreated, w, nil)
@@ -311,7 +324,7 @@ func chooseIdentifier(ctx context.Context, tx *sql.Tx, envID, explicit, name, ex
 
 // update applies req to the workflow named by key.
 func (s *Store) update(ctx context.Context, tenant platform.Tenant, key string, req workflowRequest) (w *workflow, err error) {
-	return s.change(ctx, tenant, key, func(tx *sql.Tx, w *workflow) (err error) {
+	return s.change(ctx, tenant, key, req.VersionNote, func(tx *sql.Tx, w *workflow) (err error) {
 		if err := apply(w, req, false); err != nil {
 			return err
 		}
@@ -324,12 +337,12 @@ func (s *Store) update(ctx context.Context, tenant platform.Tenant, key string, 
 
 // patch applies req, the fields a PATCH names, to the workflow named by key.
 func (s *Store) patch(ctx context.Context, tenant platform.Tenant, key string, req patchRequest) (w *workflow, err error) {
-	return s.change(ctx, tenant, key, func(_ *sql.Tx, w *workflow) error { return applyPatch(w, req) })
+	return s.change(ctx, tenant, key, req.VersionNote, func(_ *sql.Tx, w *workflow) error { return applyPatch(w, req) })
 }
 
 // change finds the workflow named by key, lets edit change it and writes it,
-// stamped as updated and published now.
-func (s *Store) change(ctx context.Context, tenant platform.Tenant, key string, edit func(*sql.Tx, *workflow) error) (w *workflow, err error) {
+// stamped as updated and published now, as a new version with note.
+func (s *Store) change(ctx context.Context, tenant platform.Tenant, key, note string, edit func(*sql.Tx, *workflow) error) (w *workflow, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "update workflow %s", key)
 	raise := s.wants(ctx, tenant.EnvironmentID, EventUpdated)
@@ -346,7 +359,10 @@ func (s *Store) change(ctx context.Context, tenant platform.Tenant, key string, 
 		}
 		ts := sqldb.FormatTime(s.now())
 		w.UpdatedAt, w.UpdatedBy, w.LastPublishedAt, w.LastPublishedBy = ts, tenant.UserID, ts, tenant.UserID
-		if err := update(ctx, tx, w); err != nil || !raise {
+		if err := update(ctx, tx, w); err != nil {
+			return err
+		}
+		if err := recordVersion(ctx, tx, w, prev, tenant.UserID, note, ts); err != nil || !raise {
 			return err
 		}
 		return s.raise(ctx, tx, EventUpdated, w, prev)
@@ -396,7 +412,7 @@ func notFound(err error, key string) error {
 // sync upserts the workflow named by key into target, by workflowId
 // (docs/api.md, "Workflow sync"): created the first time, updated in place
 // after that, steps matched by stepId. Only workflows are written.
-func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, target platform.Environment) (tgt *workflow, err error) {
+func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, target platform.Environment, note string) (tgt *workflow, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "sync workflow %s", key)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -438,12 +454,22 @@ func (s *Store) sync(ctx context.Context, tenant platform.Tenant, key string, ta
 			return err
 		}
 		creating := tgt.UpdatedAt == "" // a fresh target row has never been written
+		var prev *workflow
+		if !creating {
+			prev = tgt.clone()
+		}
 		if err := apply(tgt, req, creating); err != nil {
 			return err
 		}
 		tgt.Preferences = src.Preferences
 		tgt.UpdatedAt, tgt.UpdatedBy, tgt.LastPublishedAt, tgt.LastPublishedBy = ts, tenant.UserID, ts, tenant.UserID
 		if err := upsert(ctx, tx, tgt); err != nil {
+			return err
+		}
+		if note == "" {
+			note = "Synced from " + tenant.EnvironmentID
+		}
+		if err := recordVersion(ctx, tx, tgt, prev, tenant.UserID, note, ts); err != nil {
 			return err
 		}
 		if err := s.syncContent(ctx, tx, tenant, src, target); err != nil {

@@ -155,6 +155,69 @@ try {
   await page.getByText('is revoked').waitFor({ timeout });
   await poll('the revoked key to be refused', async () => (await api('GET', '/v1/environments', null, key)).status === 401);
 
+  step('the workflow editor: live preview with the test payload');
+  await page.getByRole('link', { name: 'Workflows' }).first().click();
+  await page.getByRole('link', { name: 'Welcome', exact: true }).click();
+  await page.getByRole('heading', { name: 'Versions' }).waitFor({ timeout });
+  const editorURL = page.url();
+  await page.locator('#f-payload').fill('{"order":"A-17"}');
+  await page.locator('#s-0-c-body').fill('Your order {{ payload.order }} is ready');
+  await page.locator('#preview-0', { hasText: 'Your order A-17 is ready' }).waitFor({ timeout });
+  await page.frameLocator('#preview-1 iframe.email-frame').getByText('Order A-17 shipped.').waitFor({ timeout });
+  await shot(page, 'editor-preview');
+
+  step('a Liquid error is marked where it is, and fixed');
+  await page.locator('#s-0-c-body').fill('Your order\n{{ payload.order | bogus }}');
+  await page.locator('#preview-0 .preview-error', { hasText: 'line 2' }).waitFor({ timeout });
+  check((await page.locator('#s-0-c-body').inputValue()).includes('bogus'), 'the typed body is lost');
+  await shot(page, 'editor-error');
+  await page.locator('#s-0-c-body').fill('Your order {{ payload.order }} is ready');
+  await page.locator('#preview-0', { hasText: 'Your order A-17 is ready' }).waitFor({ timeout });
+
+  step('add an SMS step with a skip condition, save, and restore the first version');
+  await page.locator('#add-type').selectOption('sms');
+  await page.getByRole('button', { name: 'Add step' }).click();
+  await page.locator('#s-2-c-body').waitFor({ timeout });
+  await page.locator('#s-2-c-body').fill('Order {{ payload.order }}');
+  await page.locator('#s-2-c-skip').fill('{"==":[{"var":"payload.quiet"},true]}');
+  await page.locator('#f-note').fill('ready wording, an SMS');
+  await page.getByRole('button', { name: 'Save workflow' }).click();
+  await page.getByText('is saved as a new version').waitFor({ timeout });
+  let wf = await api('GET', '/v2/workflows/welcome');
+  check(wf.body.steps.length === 3 && wf.body.steps[0].controlValues.body === 'Your order {{ payload.order }} is ready',
+    'the save did not reach the API: ' + JSON.stringify(wf.body.steps.map((s) => s.controlValues)));
+  check(wf.body.steps[2].controlValues.skip?.['=='] !== undefined, 'the skip condition was not saved');
+  await shot(page, 'editor-saved');
+  await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Restore' }).click();
+  await page.getByText('Version 1 is restored').waitFor({ timeout });
+  wf = await api('GET', '/v2/workflows/welcome');
+  check(wf.body.steps.length === 2 && wf.body.steps[0].controlValues.body.startsWith('Hello'), 'version 1 was not restored');
+
+  step('sync to Production, seeing the difference first');
+  await page.getByRole('link', { name: 'Compare with Production' }).click();
+  await page.getByText('Production has no copy yet').waitFor({ timeout });
+  await shot(page, 'editor-sync-diff');
+  await page.getByRole('button', { name: 'Sync to Production' }).click();
+  await page.getByText('is synced to Production').waitFor({ timeout });
+
+  step('send a test and follow it in Activity');
+  await page.goto(editorURL);
+  await page.locator('#f-payload').fill('{"order":"T-9"}');
+  await page.locator('#f-testSubscriber').fill('ada');
+  await page.getByRole('button', { name: 'Send test' }).click();
+  await page.getByText('Test sent to ada').waitFor({ timeout });
+  check(page.url().includes('transactionId=test-'), 'the test did not open Activity on its transaction: ' + page.url());
+  await poll('the test to finish', async () => {
+    await page.reload();
+    const row = page.locator('tbody tr', { hasText: 'Welcome' }).first();
+    return (await row.innerText()).includes('completed');
+  });
+  check(await page.locator('tbody tr .badge', { hasText: 'test' }).count() === 1, 'the test is not marked in Activity');
+  await page.locator('tbody tr', { hasText: 'Welcome' }).first().getByRole('link').first().click();
+  await page.getByRole('heading', { name: 'Steps' }).waitFor({ timeout });
+  check((await page.locator('.inapp-card').innerText()).includes('order T-9'), 'the test payload did not reach the in-app card');
+  await shot(page, 'editor-test-send');
+
   step('add a viewer through the team page');
   await page.getByRole('link', { name: 'Team' }).first().click();
   await page.locator('#f-name').fill('Val Viewer');
@@ -196,6 +259,12 @@ try {
   const prefs = await api('GET', '/v2/subscribers/ada/preferences');
   check(prefs.body.workflows.find((w) => w.workflow.identifier === 'welcome').channels.in_app === true, 'the crafted post changed a preference');
   await shot(viewer, 'viewer-subscriber');
+  await viewer.goto(editorURL);
+  await viewer.getByText('Read-only').waitFor({ timeout });
+  check(await viewer.getByRole('button', { name: 'Save workflow' }).count() === 0, 'a viewer sees Save workflow');
+  check(await viewer.locator('#s-0-c-body').getAttribute('readonly') !== null, 'a viewer can type a body');
+  await viewer.locator('#preview-0').waitFor({ timeout }); // the previews, read-only
+  await shot(viewer, 'viewer-editor');
 
   step('at a phone\'s width the navigation folds into a menu');
   const phone = await newPage(390, 844);

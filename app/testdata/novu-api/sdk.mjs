@@ -4,6 +4,7 @@
 // with HERALD_URL and HERALD_KEY set; it prints one line per step and exits
 // non-zero on the first failure.
 import { Novu } from "@novu/api";
+import * as components from "@novu/api/models/components/index.js";
 
 const novu = new Novu({ secretKey: process.env.HERALD_KEY, serverURL: process.env.HERALD_URL });
 
@@ -121,6 +122,80 @@ for (let i = 0; i < 200 && !likedMessage; i++) {
   if (!likedMessage) await new Promise((r) => setTimeout(r, 50));
 }
 check(likedMessage?.content === "Bo liked it", "the actor's fields are rendered", likedMessage);
+// The editor's routes. The SDK has operations for one step and its
+// preview; test data and duplicate it does not call, so their answers are
+// checked against the SDK's own schemas for the same shapes.
+const editorWorkflow = await step("create a workflow of every channel", () =>
+  novu.workflows.create({
+    name: "SDK editor",
+    workflowId: "sdk-editor",
+    steps: [
+      { name: "Inbox", type: "in_app", controlValues: { subject: "Order {{ payload.order }}", body: "Hi {{ subscriber.firstName }}",
+        primaryAction: { label: "Open", redirect: { url: "/orders/{{ payload.order }}" } } } },
+      { name: "Mail", type: "email", controlValues: { subject: "Your order {{ payload.order }}", body: "<p>{{ payload.order }}</p>" } },
+      { name: "Text", type: "sms", controlValues: { body: "Order {{ payload.order }}" } },
+      { name: "Buzz", type: "push", controlValues: { subject: "Order", body: "{{ payload.order }}" } },
+      { name: "Talk", type: "chat", controlValues: { body: "{{ payload.order }}" } },
+      { name: "Wait", type: "delay", controlValues: { amount: 1, unit: "minutes" } },
+      { name: "Bundle", type: "digest", controlValues: { amount: 5, unit: "minutes" } },
+      { name: "Slow", type: "throttle", controlValues: { amount: 1, unit: "hours", threshold: 2 } },
+      { name: "Code", type: "custom", controlValues: { text: "{{ payload.order }}" } },
+    ],
+  }),
+);
+const mailStep = editorWorkflow.result.steps.find((s) => s.type === "email");
+const stepRead = await step("retrieve a step", () => novu.workflows.steps.retrieve("sdk-editor", mailStep.stepId));
+check(stepRead.result.id === mailStep.id && stepRead.result.origin === "novu-cloud", "the step reads back", stepRead.result);
+for (const s of editorWorkflow.result.steps) {
+  const p = await step(`preview the ${s.type} step`, () =>
+    novu.workflows.steps.generatePreview({
+      workflowId: "sdk-editor",
+      stepId: s.stepId,
+      generatePreviewRequestDto: { previewPayload: { payload: { order: "A-17" } } },
+    }),
+  );
+  check(p.result.result.type === s.type && p.result.result.error === undefined, `the ${s.type} step renders`, p.result.result);
+}
+const mailPreview = await step("preview the email step with unsaved controls", () =>
+  novu.workflows.steps.generatePreview({
+    workflowId: "sdk-editor",
+    stepId: mailStep.stepId,
+    generatePreviewRequestDto: { controlValues: { subject: "New {{ payload.order }}", body: "<p>x</p>" }, previewPayload: { payload: { order: "B-2" } } },
+  }),
+);
+check(mailPreview.result.result.preview.subject === "New B-2", "the given controls are rendered", mailPreview.result.result);
+const broken = await step("preview a Liquid error", () =>
+  novu.workflows.steps.generatePreview({
+    workflowId: "sdk-editor",
+    stepId: mailStep.stepId,
+    generatePreviewRequestDto: { controlValues: { subject: "S", body: "<p>{{ payload.order | bogus }}</p>" } },
+  }),
+);
+check(broken.result.result.error?.title && broken.result.result.error?.hint, "a Liquid error is answered in the SDK's error shape", broken.result.result);
+
+async function raw(method, path, body) {
+  const res = await fetch(process.env.HERALD_URL + path, {
+    method,
+    headers: { Authorization: "ApiKey " + process.env.HERALD_KEY, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let json = await res.json();
+  // The compatibility mode's envelope, removed as the SDK removes it.
+  if (json && typeof json === "object" && Object.keys(json).length === 1 && "data" in json) json = json.data;
+  return { status: res.status, json };
+}
+function conforms(schema, what, value) {
+  const r = schema.safeParse(value);
+  check(r.success, what, r.success ? undefined : r.error.issues.slice(0, 5));
+  return r.data;
+}
+const testData = await raw("GET", "/v2/workflows/sdk-editor/test-data");
+check(testData.status === 200 && testData.json.to?.type === "object" && typeof testData.json.payload === "object",
+  "test data answers the recipient's and the payload's schemas", testData);
+const dup = await raw("POST", "/v2/workflows/sdk-editor/duplicate", { name: "SDK editor copy" });
+check(dup.status === 201, "duplicate answers 201", dup);
+const wfCopy = conforms(components.WorkflowResponseDto$inboundSchema, "the SDK's workflow schema accepts the copy", dup.json);
+check(wfCopy.name === "SDK editor copy" && wfCopy.active === false && wfCopy.steps.length === 9, "the copy is inactive with every step", wfCopy);
 // Layouts, translations and contexts: every operation, each answer passing
 // the SDK's schemas.
 const res = (r) => r?.result ?? r;
