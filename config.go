@@ -48,6 +48,7 @@ type config struct {
 	flags      *flag.FlagSet // every setting, for the start line's list of those changed
 	maxSnooze  time.Duration
 	console    platform.ConsoleConfig
+	backup     backupSettings
 }
 
 // parseConfig reads the settings of `herald serve` from args, flags before
@@ -116,6 +117,9 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
 	fs.StringVar(&cfg.metrics, "metrics-addr", env("HERALD_METRICS_ADDR", ""), "serve /metrics on this address instead of beside the API (HERALD_METRICS_ADDR)")
 	fs.StringVar(&cfg.publicURL, "public-url", env("HERALD_PUBLIC_URL", ""), "the URL providers and the team reach Herald at: the host of delivery receipts' URL and the console's setup link (HERALD_PUBLIC_URL); unset, each request's own host, and http://addr for the link")
+	if err := backupSettingFlags(fs, &cfg.backup, env); err != nil {
+		return nil, err
+	}
 	fs.StringVar(&cfg.compat, "compat", env("HERALD_COMPAT", ""), "speak the reference platform's wire for its SDKs: novu (HERALD_COMPAT)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	return func() (err error) {
@@ -207,6 +211,9 @@ func checkConfig(cfg config) error {
 	}
 	if cfg.logFormat != "text" && cfg.logFormat != "json" {
 		return fmt.Errorf("HERALD_LOG_FORMAT (-log-format) %q is not a log format: use text or json", cfg.logFormat)
+	}
+	if err := cfg.backup.check(cfg.db); err != nil {
+		return err
 	}
 	return checkDBDir(cfg.db)
 }
