@@ -26,7 +26,8 @@ import (
 )
 
 // config is every setting of `herald serve`; each flag falls back to its
-// HERALD_* variable, and a flag given on the command line wins.
+// HERALD_* variable, then to the config file (config_file.go), and a flag
+// given on the command line wins.
 type config struct {
 	addr       string
 	db         string
@@ -49,6 +50,7 @@ type config struct {
 	maxSnooze  time.Duration
 	console    platform.ConsoleConfig
 	backup     backupSettings
+	configFile string // the YAML file of settings read below flags and environment; "" for none
 }
 
 // parseConfig reads the settings of `herald serve` from args, flags before
@@ -69,6 +71,13 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if len(positional) > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q; `herald help` lists the commands", positional[0])
 	}
+	if cfg.configFile != "" {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if err := applyConfigFile(fs, cfg.configFile, set, getenv); err != nil {
+			return cfg, err
+		}
+	}
 	if err := parsed(); err != nil {
 		return cfg, err
 	}
@@ -80,6 +89,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 // variable that cannot be a default. The returned function, called once fs
 // is parsed, reads the settings that need more than a flag's parsing.
 func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) string) (parsed func() error, err error) {
+	fs.StringVar(&cfg.configFile, "config", env("HERALD_CONFIG", ""), "a YAML file of settings, one \"name: value\" line per flag by its name; a flag or HERALD_* variable wins over it (HERALD_CONFIG)")
 	fs.StringVar(&cfg.addr, "addr", env("HERALD_ADDR", "127.0.0.1:3000"), "listen address (HERALD_ADDR)")
 	fs.StringVar(&cfg.db, "db", env("HERALD_DB", "herald.db"), "SQLite database file, :memory:, or a postgres:// URL (HERALD_DB)")
 	fs.StringVar(&cfg.apiKey, "api-key", env("HERALD_API_KEY", ""), "Development API key, created if missing (HERALD_API_KEY)")
