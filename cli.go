@@ -39,6 +39,7 @@ var commands = []command{
 	{"users remove", "<id or email> [-db path]", "removes a member; their sessions end at once", usersFlagsOf("remove")},
 	{"backup", "[-db path] FILE", "writes a consistent copy of the SQLite database to FILE, while the server runs or not; PostgreSQL is backed up with pg_dump", backupFlags("backup")},
 	{"restore", "[-db path] FILE", "puts the backup FILE in place of the SQLite database, keeping the one it replaces; refused while a server runs on it", backupFlags("restore")},
+	{"healthcheck", "[-addr host:port]", "exits 0 if the server on this machine answers GET /healthz, for a container's health check", healthcheckFlags},
 	{"version", "", "prints the version, the commit and the Go version that built it", nil},
 	{"help", "[command]", "prints this, or the help of one command (herald help keys revoke)", nil},
 }
@@ -77,6 +78,8 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return true, runBackup(ctx, args[1:], getenv, stdout)
 	case "restore":
 		return true, runRestore(ctx, args[1:], getenv, stdout)
+	case "healthcheck":
+		return true, runHealthcheck(ctx, args[1:], getenv, stdout)
 	case "serve":
 		return false, nil
 	}

@@ -258,3 +258,16 @@ func TestBackup_BadSettings(t *testing.T) {
 		})
 	}
 }
+
+func TestHealthcheck(t *testing.T) {
+	is := is.New(t)
+	env := map[string]string{"HERALD_DB": ":memory:"}
+	startRun(t, env)
+	out, err := herald(env, "healthcheck")
+	is.NoErr(err)         // the server answers, through HERALD_ADDR
+	is.Equal(out, "ok\n") // and says so
+	_, err = herald(map[string]string{}, "healthcheck", "-addr", freeAddr(t), "-timeout", "2s")
+	is.True(err != nil) // nothing listening fails
+	_, err = herald(map[string]string{}, "healthcheck", "-addr", "nonsense")
+	is.True(err != nil && strings.Contains(err.Error(), "host:port")) // an address that is not one is refused
+}
