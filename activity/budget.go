@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/templates"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -19,21 +18,22 @@ import (
 // with them is what each message's templates render from the payload.
 // That is estimated before anything is written from the payload fields the
 // workflow's message steps name, each counted whole, once per step and
-// recipient, and the overrides, which each message keeps. A value under sqldb.ValueThreshold kept in each notification
-// is part of a notification's fixed cost, not of the estimate.
+// recipient. Overrides of sqldb.ValueThreshold bytes or more are stored
+// once, like the payload, and each message names them; a smaller value,
+// kept in each notification and message, is part of their fixed cost, not
+// of the estimate.
 
 // messageSteps are the step types that store a message.
 var messageSteps = map[string]bool{"in_app": true, "email": true, "sms": true, "chat": true, "push": true}
 
 // renderedPaths lists, for each message step of wf, the payload fields its
 // control values name, as paths under payload (empty for the whole of it):
-// once per step that names one; and it counts those steps.
-func renderedPaths(wf *workflows.Workflow) (paths [][]string, steps int) {
+// once per step that names one.
+func renderedPaths(wf *workflows.Workflow) (paths [][]string) {
 	for _, st := range wf.Steps {
 		if !messageSteps[st.Type] {
 			continue
 		}
-		steps++
 		seen := map[string]bool{}
 		eachString(st.ControlValues, func(s string) {
 			templates.Check(s, func(path []string) bool {
@@ -52,7 +52,7 @@ func renderedPaths(wf *workflows.Workflow) (paths [][]string, steps int) {
 			})
 		})
 	}
-	return paths, steps
+	return paths
 }
 
 // eachString calls fn with every string in v, a decoded JSON value.
@@ -89,24 +89,30 @@ func sizeAt(payload json.RawMessage, path []string) int64 {
 // counts would pass the request's storage limit. recipients is called
 // only when the workflow's templates render some of the payload.
 func (t *triggerer) checkStorage(ctx context.Context, p *plan, recipients func() (int64, error)) error {
-	var perRecipient, n int64
-	parsed := t.workflowParses.get(p.wf)
-	for _, path := range parsed.rendered {
-		perRecipient += sizeAt(p.payload, path)
+	bytes, what, err := t.storageEstimate(p, recipients)
+	if err != nil {
+		return err
 	}
-	if len(p.overrides) >= sqldb.ValueThreshold {
-		perRecipient += int64(len(p.overrides) * parsed.messageSteps)
+	return platform.StorageProblem(ctx, bytes, what)
+}
+
+// storageEstimate is the bytes storing p for the subscribers recipients
+// counts would add, and what they are.
+func (t *triggerer) storageEstimate(p *plan, recipients func() (int64, error)) (int64, string, error) {
+	var perRecipient, n int64
+	for _, path := range t.workflowParses.get(p.wf).rendered {
+		perRecipient += sizeAt(p.payload, path)
 	}
 	if perRecipient > 0 {
 		var err error
 		if n, err = recipients(); err != nil {
-			return err
+			return 0, "", err
 		}
 	}
 	once := int64(len(p.payload) + len(p.overrides))
-	what := fmt.Sprintf("the payload and overrides once, %d bytes, and for each of its %d subscribers' messages the %d bytes its templates render and its overrides",
+	what := fmt.Sprintf("the payload and overrides once, %d bytes, and for each of its %d subscribers' messages the %d bytes its templates render",
 		once, n, perRecipient)
-	return platform.StorageProblem(ctx, once+perRecipient*n, what)
+	return once + perRecipient*n, what, nil
 }
 
 // checkTriggerStorage is checkStorage for a trigger, which reaches the
@@ -133,4 +139,45 @@ func (t *triggerer) checkBroadcastStorage(ctx context.Context, p *plan) error {
 	return t.checkStorage(ctx, p, func() (int64, error) {
 		return t.subscribers.CountSubscribers(ctx, p.tenant.EnvironmentID)
 	})
+}
+
+// checkBulkStorage refuses a bulk request whose events together would
+// store more than the request's limit, before any of them is accepted:
+// each event alone may fit where all of them do not. plans holds each
+// event's prepared plan, nil for one that stores nothing or that its
+// own answer refuses. An event reaches the subscribers its `to` names
+// (a bulk request names no topic).
+func (t *triggerer) checkBulkStorage(ctx context.Context, events []triggerRequest, plans []*plan) error {
+	var total int64
+	counted := 0
+	for i, p := range plans {
+		if p == nil {
+			continue
+		}
+		bytes, _, err := t.storageEstimate(p, func() (int64, error) {
+			return bulkRecipients(events[i].To), nil
+		})
+		if err != nil {
+			return err
+		}
+		total += bytes
+		counted++
+	}
+	return platform.StorageProblem(ctx, total, fmt.Sprintf(
+		"its %d events together, each its payload and overrides once and for each of its subscribers' messages what its templates render", counted))
+}
+
+// bulkRecipients is how many subscribers an event's `to` names, each
+// named twice counted once; 0 when it cannot be read, which the event's
+// own answer then says.
+func bulkRecipients(to json.RawMessage) int64 {
+	refs, err := parseRecipients(to)
+	if err != nil {
+		return 0
+	}
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		seen[ref.subscriberID] = true
+	}
+	return int64(len(seen))
 }

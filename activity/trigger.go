@@ -224,9 +224,16 @@ func (t *triggerer) accept(ctx context.Context, tenant platform.Tenant, req trig
 	if err != nil || done != nil {
 		return nil, done, err
 	}
+	return t.acceptPrepared(ctx, p, req, inlineUntil)
+}
+
+// acceptPrepared is accept past prepare, which made p of req.
+func (t *triggerer) acceptPrepared(ctx context.Context, p *plan, req triggerRequest, inlineUntil time.Time) (*plan, *triggerResult, error) {
+	tenant := p.tenant
 	if err := t.refuseUsed(ctx, tenant, req.TransactionID); err != nil {
 		return nil, nil, err
 	}
+	var err error
 	if p.actor, p.recipients, err = t.resolve(ctx, tenant, req); err != nil {
 		return nil, nil, err
 	}

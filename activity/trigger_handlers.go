@@ -62,7 +62,9 @@ func (b bulkRequest) Valid(ctx context.Context) map[string]string {
 // triggered on its own; one that a client error stops answers status "error"
 // with the reason, and the others still run. The accepted events are
 // written in one transaction with the answer for an Idempotency-Key, so a
-// crash leaves all of them written and the answer kept, or none.
+// crash leaves all of them written and the answer kept, or none. What the
+// events would store together is checked first: past the request's
+// storage limit, the whole request is refused and nothing is stored.
 func handleTriggerBulk(t *triggerer) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decodeTrigger[bulkRequest](r)
@@ -71,18 +73,45 @@ func handleTriggerBulk(t *triggerer) http.Handler {
 		}
 		ctx := r.Context()
 		tenant := platform.TenantFrom(ctx)
+		type prepared struct {
+			plan *plan
+			done *triggerResult
+			err  error
+		}
+		// Each event is prepared (read, never written) before any is
+		// accepted, which may create subscribers and mark the workflow
+		// triggered.
+		preps := make([]prepared, len(req.Events))
+		plans := make([]*plan, len(req.Events))
+		named := map[string]bool{}
+		for i, ev := range req.Events {
+			p, done, err := t.prepare(ctx, tenant, ev)
+			preps[i] = prepared{p, done, err}
+			// A transactionId named again is refused below unless the
+			// event that named it first is: counted once.
+			if ev.TransactionID == "" || !named[ev.TransactionID] {
+				plans[i] = p
+			}
+			named[ev.TransactionID] = true
+		}
+		if err := t.checkBulkStorage(ctx, req.Events, plans); err != nil {
+			return err
+		}
 		inlineUntil := time.Now().Add(inlineBudget) // shared by the events
 		out := make([]*triggerResult, len(req.Events))
-		var plans []*plan
+		plans = plans[:0]
 		var placed []int // the event of each plan
 		claimed := map[string]bool{}
 		for i, ev := range req.Events {
 			var p *plan
 			var res *triggerResult
-			if claimed[ev.TransactionID] { // an earlier event of this request has it
+			switch prep := preps[i]; {
+			case claimed[ev.TransactionID]: // an earlier event of this request has it
 				err = transactionConflict(ev.TransactionID)
-			} else {
-				p, res, err = t.accept(ctx, tenant, ev, inlineUntil)
+			case prep.plan == nil:
+				res, err = prep.done, prep.err
+			default:
+				p, res, err = t.acceptPrepared(ctx, prep.plan, ev, inlineUntil)
 			}
 			if out[i], err = bulkResult(ev.TransactionID, res, err); err != nil {
 				return err

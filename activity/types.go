@@ -160,15 +160,14 @@ type parsedWorkflow struct {
 	template    json.RawMessage
 	chain       []chainStep
 	preferences json.RawMessage
-	// rendered and messageSteps are renderedPaths' answers.
-	rendered     [][]string
-	messageSteps int
+	// rendered is renderedPaths' answer.
+	rendered [][]string
 }
 
 func parseWorkflow(wf *workflows.Workflow) *parsedWorkflow {
 	prefs, _ := json.Marshal(wf.Preferences)
 	p := &parsedWorkflow{wf: wf, template: templateSummary(wf), chain: chainSteps(wf), preferences: prefs}
-	p.rendered, p.messageSteps = renderedPaths(wf)
+	p.rendered = renderedPaths(wf)
 	return p
 }
 

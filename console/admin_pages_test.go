@@ -167,7 +167,9 @@ func TestKeys_Page(t *testing.T) {
 	prodKeys := b.get("/console/env/" + srv.App.Production.ID + "/keys").body
 	is.True(!strings.Contains(prodKeys, key[len(key)-4:]+"<")) // another environment's list does not hold it
 
-	id := regexp.MustCompile(`/keys/([0-9a-f]{24})/revoke`).FindStringSubmatch(page.body)
+	// The list holds the environment's other keys too: take the form of the
+	// one ending in the new key's last four.
+	id := regexp.MustCompile(`/keys/([0-9a-f]{24})/revoke" class="inline" data-confirm="Revoke the key ending ` + key[len(key)-4:]).FindStringSubmatch(page.body)
 	is.True(id != nil)
 	is.Equal(b.post("/console/env/"+srv.App.Production.ID+"/keys/"+id[1]+"/revoke", nil).status, 404) // not from another environment
 	is.Equal(b.post(devURL(srv, "keys", id[1], "revoke"), nil).status, 303)                           // revoked

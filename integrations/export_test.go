@@ -1,6 +1,7 @@
 package integrations
 
 import (
+	"context"
 	"net/http"
 	"time"
 )
@@ -15,4 +16,9 @@ func (s *Store) SetCheckTimeout(d time.Duration) { s.checkTimeout = d }
 func (s *Store) TrustSNSHost(host string, client *http.Client) {
 	s.sns.hostOK = func(h string) bool { return h == host }
 	s.sns.client = client
+}
+
+// Replayed is replayed, for the test of the tokens' bound.
+func (s *Store) Replayed(integrationID, token string, now time.Time) (bool, error) {
+	return s.replayed(context.Background(), integrationID, token, now)
 }

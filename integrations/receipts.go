@@ -42,6 +42,9 @@ type receiptRequest struct {
 	url  string // the URL the provider called, as it signed it
 	in   integration
 	now  time.Time
+	// token is set by a reader that recorded the receipt's one-time
+	// token (replayed), to be forgotten if the receipt is not applied.
+	token *string
 }
 
 // signingKey is the integration's inbound webhook signing key, "" when none.
@@ -60,14 +63,16 @@ type receiptReader func(ctx context.Context, s *Store, q receiptRequest) ([]Rece
 // receiptReaders are the providers whose delivery callbacks Herald reads
 // (docs/webhooks.md, "Receipts from providers").
 var receiptReaders = map[string]receiptReader{
-	"sendgrid": readSendGrid,
-	"mailgun":  readMailgun,
-	"postmark": readPostmark,
-	"resend":   readResend,
-	"ses":      readSES,
-	"twilio":   readTwilio,
-	"plivo":    readPlivo,
-	"telnyx":   readTelnyx,
+	"sendgrid":  readSendGrid,
+	"mailgun":   readMailgun,
+	"postmark":  readPostmark,
+	"resend":    readResend,
+	"ses":       readSES,
+	"twilio":    readTwilio,
+	"plivo":     readPlivo,
+	"telnyx":    readTelnyx,
+	"nexmo":     readNexmo,
+	"bandwidth": readBandwidth,
 }
 
 // ReceiptPath is where a provider posts an integration's receipts: the
@@ -101,7 +106,7 @@ func handleReceipt(s *Store) http.Handler {
 		if err != nil {
 			return platform.Errorf(http.StatusRequestEntityTooLarge, "Request body is too large")
 		}
-		q := receiptRequest{r: r, body: body, url: s.requestURL(r), in: in, now: time.Now()}
+		q := receiptRequest{r: r, body: body, url: s.requestURL(r), in: in, now: time.Now(), token: new(string)}
 		receipts, err := receiptReaders[in.ProviderID](ctx, s, q)
 		if errors.Is(err, errUnverified) {
 			return platform.Unauthorized("The " + in.ProviderID + " webhook could not be verified")
@@ -110,6 +115,9 @@ func handleReceipt(s *Store) http.Handler {
 			return err
 		}
 		if _, err := s.receipts.ApplyReceipts(ctx, in.EnvironmentID, in.ProviderID, receipts); err != nil {
+			if *q.token != "" {
+				s.forget(context.WithoutCancel(ctx), in.ID, *q.token)
+			}
 			return err
 		}
 		out := make([]result, len(receipts))

@@ -118,7 +118,7 @@ func freshUnix(ts string, now time.Time) bool {
 // readMailgun reads a Mailgun webhook: {signature: {timestamp, token,
 // signature}, event-data}, the signature the hex HMAC-SHA256 of timestamp
 // and token under the account's HTTP webhook signing key.
-func readMailgun(_ context.Context, _ *Store, q receiptRequest) ([]Receipt, error) {
+func readMailgun(ctx context.Context, s *Store, q receiptRequest) ([]Receipt, error) {
 	var body struct {
 		Signature struct {
 			Timestamp string `json:"timestamp"`
@@ -153,6 +153,15 @@ func readMailgun(_ context.Context, _ *Store, q receiptRequest) ([]Receipt, erro
 	if key == "" || !freshUnix(sig.Timestamp, q.now) || !hmac.Equal([]byte(want), []byte(strings.ToLower(sig.Signature))) {
 		return nil, errUnverified
 	}
+	// Mailgun's token is single-use: a pair taken before is a replay.
+	token := sig.Timestamp + ":" + sig.Token
+	switch seen, err := s.replayed(ctx, q.in.ID, token, q.now); {
+	case err != nil:
+		return nil, err
+	case seen:
+		return nil, errUnverified
+	}
+	*q.token = token
 	e := body.EventData
 	kind := map[string]string{"accepted": ReceiptSent, "delivered": ReceiptDelivered, "opened": ReceiptOpened,
 		"clicked": ReceiptClicked, "complained": ReceiptComplained, "failed": ReceiptFailed}[e.Event]

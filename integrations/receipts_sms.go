@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
@@ -155,4 +156,52 @@ func val(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// basicAuthorized reports whether q carries, as basic auth, the
+// "user:password" of the integration's signing key: how providers that
+// sign nothing let a callback prove itself, the credentials provisioned
+// in the callback URL or on the provider's application.
+func basicAuthorized(q receiptRequest) bool {
+	key := q.signingKey()
+	user, pass, ok := q.r.BasicAuth()
+	return ok && key != "" && subtle.ConstantTimeCompare([]byte(user+":"+pass), []byte(key)) == 1
+}
+
+// readBandwidth reads Bandwidth's message callbacks, which carry the basic
+// auth set on the messaging application: a JSON array of events, each
+// naming the message by Bandwidth's id and by the tag Herald's send set.
+func readBandwidth(_ context.Context, _ *Store, q receiptRequest) ([]Receipt, error) {
+	if !basicAuthorized(q) {
+		return nil, errUnverified
+	}
+	var events []struct {
+		Type        string          `json:"type"`
+		Time        string          `json:"time"`
+		Description string          `json:"description"`
+		ErrorCode   json.RawMessage `json:"errorCode"`
+		Message     struct {
+			ID  string `json:"id"`
+			Tag string `json:"tag"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(q.body, &events) != nil {
+		return nil, invalidBody("bandwidth")
+	}
+	var out []Receipt
+	for _, e := range events {
+		kind := map[string]string{"message-delivered": ReceiptDelivered, "message-failed": ReceiptFailed}[e.Type]
+		if kind == "" {
+			continue
+		}
+		why := ""
+		if kind == ReceiptFailed {
+			why = strings.TrimSpace("Bandwidth error " + strings.Trim(string(e.ErrorCode), `"`) + ": " + e.Description)
+		}
+		at, _ := time.Parse(time.RFC3339Nano, e.Time)
+		raw, _ := json.Marshal(e)
+		out = append(out, Receipt{MessageID: e.Message.Tag, ProviderMessageID: e.Message.ID, Event: kind,
+			ProviderStatus: e.Type, Error: why, At: at, Raw: string(raw)})
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/md5"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha1"
@@ -40,7 +41,8 @@ func providerDouble(t *testing.T, id string) *httptest.Server {
 		w.Header().Set("X-Message-Id", id)
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"id": id, "MessageId": id, "MessageID": id, "sid": id,
-			"message_uuid": []string{id}, "data": map[string]string{"id": id}})
+			"message_uuid": []string{id}, "data": map[string]string{"id": id},
+			"messages": []map[string]string{{"message-id": id, "status": "0"}}})
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -151,6 +153,27 @@ func TestReceipts_SignedMovesTheMessageForgedChangesNothing(t *testing.T) {
 				return receipt{contentType: "application/json", body: body, header: http.Header{
 					"Telnyx-Signature-Ed25519": {base64.StdEncoding.EncodeToString(sig)}, "Telnyx-Timestamp": {ts}}}
 			}, forge: flipLast, event: "message.delivered", status: "sent", delivered: true},
+		{provider: "nexmo", channel: "sms", credentials: map[string]any{"apiKey": "key", "secretKey": "secret", "from": "+15550000000"},
+			key: "vonage-signature-secret",
+			sign: func(t *testing.T, _, pid string) receipt {
+				form := url.Values{"messageId": {pid}, "status": {"delivered"}, "msisdn": {"15551234567"}, "to": {"Herald"},
+					"err-code": {"0"}, "message-timestamp": {"2026-01-02 03:04:05"}, "timestamp": {now()}, "nonce": {"n-1"}}
+				form.Set("sig", vonageSignature("vonage-signature-secret", form))
+				return receipt{contentType: "application/x-www-form-urlencoded", body: form.Encode()}
+			}, forge: func(r *receipt) { r.body = strings.Replace(r.body, "delivered", "failed", 1) },
+			unsign: func(r *receipt) {
+				form, _ := url.ParseQuery(r.body)
+				form.Del("sig")
+				r.body = form.Encode()
+			},
+			event: "message.delivered", status: "sent", delivered: true},
+		{provider: "bandwidth", channel: "sms", credentials: map[string]any{"user": "u", "password": "p", "accountSid": "9900000",
+			"applicationId": "app-1", "from": "+15550000000"}, key: "callback-user:callback-pass",
+			sign: func(t *testing.T, _, pid string) receipt {
+				body := `[{"type":"message-failed","time":"2026-01-02T03:04:05.000Z","description":"rejected-unallocated-from-number",
+					"errorCode":4720,"to":"+15551234567","message":{"id":"` + pid + `","direction":"out","tag":"not-a-herald-id"}}]`
+				return receipt{contentType: "application/json", body: body, basicAuth: [2]string{"callback-user", "callback-pass"}}
+			}, forge: func(r *receipt) { r.basicAuth[1] = "guess" }, event: "message.failed", status: "error"},
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
 			runReceiptCase(t, tc)
@@ -173,6 +196,23 @@ func twilioSignature(token, u string, form url.Values) string {
 	mac := hmac.New(sha1.New, []byte(token))
 	mac.Write([]byte(s))
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// vonageSignature signs a form as Vonage documents for its default
+// method, "MD5 hash": each parameter sorted by name as &name=value, & and
+// = in values written as _, the signature secret appended, hashed.
+func vonageSignature(secret string, form url.Values) string {
+	keys := make([]string, 0, len(form))
+	for k := range form {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := ""
+	for _, k := range keys {
+		s += "&" + k + "=" + strings.NewReplacer("&", "_", "=", "_").Replace(form.Get(k))
+	}
+	sum := md5.Sum([]byte(s + secret))
+	return hex.EncodeToString(sum[:])
 }
 
 // sentMessage is a message as GET /v1/messages lists it.

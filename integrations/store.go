@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/herald-notify/herald/integrations/provider"
@@ -25,6 +26,8 @@ type Store struct {
 	db   *sqldb.DB
 	aead cipher.AEAD
 	now  func() time.Time
+
+	tokensPruned atomic.Int64 // when replayed last pruned old receipt tokens, in Unix seconds
 
 	checkTimeout time.Duration // checkTimeout, shorter in tests
 

@@ -3,6 +3,7 @@ package messaging
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -45,7 +46,7 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	if m.FeedItem != nil {
 		static = *m.FeedItem
 	} else {
-		static = string(appendFeedStatic(nil, m))
+		static = string(appendFeedStatic(nil, m, true))
 	}
 	if sum == nil {
 		sum = m.SubscriberSummary
@@ -78,15 +79,32 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	// The payload is kept once per notification, not in the stored part.
 	b = appendRaw(b, `,"payload":`, m.Payload)
 	// The stored part is a whole object: its fields follow these.
-	return append(append(b, ','), static[1:]...)
+	if m.FeedItem == nil || m.FeedOverrides == nil {
+		return append(append(b, ','), static[1:]...)
+	}
+	// Overrides stored apart go back where the item left them out, before
+	// its last field, tags: a JSON string escapes its quotes, so the
+	// last `,"tags":` in the item is that field's own.
+	at := strings.LastIndex(static, tagsField)
+	if at < 0 { // not an item appendFeedStatic wrote: shown as it is
+		return append(append(b, ','), static[1:]...)
+	}
+	b = append(append(b, ','), static[1:at]...)
+	b = appendRaw(b, `,"overrides":`, m.FeedOverrides)
+	return append(b, static[at:]...)
 }
+
+// tagsField opens a feed item's last field (appendFeedStatic).
+const tagsField = `,"tags":`
 
 // appendFeedStatic appends, as one JSON object, the feed item fields of m
 // that do not change once it is delivered (a retry that re-renders the
 // message clears the stored copy) and that differ between the items of
 // one feed: its environment, organization, subscriber and channel, and
-// the payload, kept once per notification, are written beside it.
-func appendFeedStatic(b []byte, m *message) []byte {
+// the payload, kept once per notification, are written beside it. Without
+// overrides, it leaves them out, for the feed to write them in from where
+// they are stored once (appendFeedItem).
+func appendFeedStatic(b []byte, m *message, overrides bool) []byte {
 	b = appendField(b, `{"_id":`, m.ID)
 	b = appendField(b, `,"_templateId":`, m.TemplateID)
 	if m.MessageTemplateID != "" {
@@ -112,8 +130,10 @@ func appendFeedStatic(b []byte, m *message) []byte {
 	}
 	b = appendRaw(b, `,"cta":`, m.CTA)
 	b = appendRaw(b, `,"data":`, m.Data)
-	b = appendRaw(b, `,"overrides":`, m.Overrides)
-	b = appendRaw(b, `,"tags":`, m.Tags)
+	if overrides {
+		b = appendRaw(b, `,"overrides":`, m.Overrides)
+	}
+	b = appendRaw(b, tagsField, m.Tags)
 	return append(b, '}')
 }
 

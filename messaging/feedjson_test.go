@@ -100,6 +100,10 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 	odd.DeliveredAt = nil
 	archived := full
 	archived.Archived = true
+	// data with a "tags" field of its own, before the item's tags.
+	tagged := full
+	tagged.Data = []byte(`{"x":1,"tags":["not","these"]}`)
+	tagged.Overrides = []byte(`{"email":{"tags":["o"],"blob":"` + strings.Repeat("o", 2048) + `"}}`)
 	for name, tc := range map[string]struct {
 		m   message
 		sum json.RawMessage
@@ -109,6 +113,7 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 		"empty optional parts": {bare, nil},
 		"invalid UTF-8":        {odd, nil},
 		"archived":             {archived, nil},
+		"data naming tags":     {tagged, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			is := is.New(t)
@@ -125,7 +130,7 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 			}
 			// The same item from the part stored at delivery.
 			stored := tc.m
-			item := string(appendFeedStatic(nil, &tc.m))
+			item := string(appendFeedStatic(nil, &tc.m, true))
 			stored.FeedItem = &item
 			// Read from the stored part, and the payload, which is kept
 			// once per notification and read beside it; the feed fills in
@@ -136,6 +141,19 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 			is.NoErr(json.Unmarshal(got, &g))
 			if !reflect.DeepEqual(w, g) {
 				t.Fatalf("feed item from its stored part differs\n got %s\nwant %s", got, want)
+			}
+			// The same item from a stored part without the overrides,
+			// which are stored once for the trigger and read beside it:
+			// byte for byte the item built from the columns.
+			if tc.m.Overrides == nil {
+				return // none to store apart
+			}
+			built := appendFeedItem(nil, &tc.m, tc.sum)
+			apart := string(appendFeedStatic(nil, &tc.m, false))
+			stored.FeedItem, stored.FeedOverrides = &apart, tc.m.Overrides
+			got = appendFeedItem(nil, &stored, tc.sum)
+			if !bytes.Equal(got, built) {
+				t.Fatalf("feed item with its overrides apart differs\n got %s\nwant %s", got, built)
 			}
 		})
 	}

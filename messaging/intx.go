@@ -87,6 +87,9 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 		if announce != nil {
 			db.AfterCommit(tx, announce)
 		}
+		if err := e.messages.storeOverrides(ctx, tx, m); err != nil {
+			return err
+		}
 		if err := e.messages.storePayload(ctx, tx, m); err != nil {
 			return err
 		}

@@ -72,6 +72,9 @@ type message struct {
 	// FeedItem is the stored feed_item; nil to build it. A string, so the
 	// feed reads it without the copy a []byte scan makes.
 	FeedItem *string
+	// FeedOverrides are the overrides a stored FeedItem leaves out, read
+	// beside it; nil when it holds them.
+	FeedOverrides []byte
 	// Archived is read by the feed only (an inbox state, migration 000030).
 	Archived bool
 }
@@ -83,11 +86,16 @@ type message struct {
 var payloadColumn = `coalesce((SELECT ` + sqldb.ValueColumn("p.payload") + ` FROM message_payloads p
 	WHERE p.notification_id = messages.notification_id), '{}')`
 
+// overridesColumn reads a message's overrides, which are its trigger's:
+// large ones are stored once for the trigger (sqldb.StoreValue) and each
+// message names them (storedOverrides).
+var overridesColumn = sqldb.ValueColumn("overrides")
+
 // messageColumns lists the columns in the order scanMessage reads them.
 var messageColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, external_subscriber, template_id, message_template_id, template_identifier,
 	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
-	direct_webhook_url, avatar, device_tokens, cta, ` + payloadColumn + `, overrides, data, tags, actor,
+	direct_webhook_url, avatar, device_tokens, cta, ` + payloadColumn + `, ` + overridesColumn + `, data, tags, actor,
 	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
 	delivered_at, outcome, created_at, updated_at`
 
@@ -145,6 +153,9 @@ func (s *Store) insertMessage(ctx context.Context, m *message) (inserted bool, e
 			return err
 		}
 		inserted = true
+		if err := s.storeOverrides(ctx, tx, m); err != nil {
+			return err
+		}
 		return s.storePayload(ctx, tx, m)
 	})
 	if err != nil {
@@ -169,7 +180,7 @@ func (m *message) values() []any {
 	return []any{m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
 		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
 		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
-		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), string(m.Overrides),
+		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), m.storedOverrides(),
 		nullJSON(m.Data), string(m.Tags), string(m.Actor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
 		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.storedFeedItem()}
@@ -217,6 +228,32 @@ func (s *Store) storePayload(ctx context.Context, tx *sql.Tx, m *message) error 
 	return err
 }
 
+// storedOverrides is what m's overrides column holds: the overrides
+// themselves, or the key of the value storeOverrides stores. A broadcast's
+// messages all carry their trigger's overrides, which its notifications
+// stored already under the same key. The key is known without the
+// database, so that a message's row is built before its write begins.
+func (m *message) storedOverrides() string {
+	if !largeOverrides(m.Overrides) {
+		return string(m.Overrides)
+	}
+	return sqldb.ValueKey(m.EnvironmentID, m.Overrides)
+}
+
+// largeOverrides reports whether overrides are stored apart from the
+// message that names them.
+func largeOverrides(raw []byte) bool { return len(raw) >= sqldb.ValueThreshold }
+
+// storeOverrides stores m's large overrides under the key its row names,
+// in tx, the transaction that writes the row.
+func (s *Store) storeOverrides(ctx context.Context, tx *sql.Tx, m *message) error {
+	if !largeOverrides(m.Overrides) {
+		return nil
+	}
+	_, err := s.db.StoreValue(ctx, tx, m.EnvironmentID, m.Overrides, s.now())
+	return err
+}
+
 // isEmptyObject reports whether raw is absent, null or {}.
 func isEmptyObject(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
@@ -230,12 +267,14 @@ func isEmptyObject(raw []byte) bool {
 // columns makes a feed request cheaper (BenchmarkReads/feed measures it).
 //
 // A message whose content is large has none either: its content is stored
-// once, in its column, and its feed item is built from the columns.
+// once, in its column, and its feed item is built from the columns. Large
+// overrides, stored once for the trigger, are left out of the stored item:
+// the feed reads them beside it (feedOverridesColumn).
 func (m *message) storedFeedItem() any {
 	if m.Channel != "in_app" || len(m.Content) >= sqldb.ValueThreshold {
 		return nil
 	}
-	return string(appendFeedStatic(nil, m))
+	return string(appendFeedStatic(nil, m, !largeOverrides(m.Overrides)))
 }
 
 func (s *Store) redeliver(ctx context.Context, m *message) error {
@@ -305,16 +344,21 @@ func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error
 // delivery addresses) is never shown in the feed.
 var feedColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, template_id, message_template_id, template_identifier, transaction_id,
-	channel, provider_id, content, subject, avatar, cta, ` + payloadColumn + `, overrides,
+	channel, provider_id, content, subject, avatar, cta, ` + payloadColumn + `, ` + overridesColumn + `,
 	data, tags, actor, status, read, seen, last_read_date, last_seen_date,
 	delivered_at, created_at, updated_at`
 
 // feedItemColumns are what a feed item needs beside a stored feed_item:
-// the columns that change after delivery, and the payload, kept once per
-// notification. (The environment, organization, subscriber and channel
-// the item leaves out come from the request.)
+// the columns that change after delivery, the payload, kept once per
+// notification, and large overrides, kept once per trigger. (The
+// environment, organization, subscriber and channel the item leaves out
+// come from the request.)
 var feedItemColumns = `feed_item, provider_id, status, read, seen, last_read_date, last_seen_date,
-	delivered_at, updated_at, ` + payloadColumn
+	delivered_at, updated_at, ` + payloadColumn + `, ` + feedOverridesColumn
+
+// feedOverridesColumn is a message's overrides when they are stored apart,
+// and so left out of its stored feed_item; NULL when the item holds them.
+var feedOverridesColumn = `CASE WHEN overrides LIKE '@%' THEN (SELECT sv.body FROM stored_values sv WHERE sv.id = overrides) END`
 
 // feedFilter selects a page of one subscriber's in-app feed.
 type feedFilter struct {
@@ -410,7 +454,7 @@ func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, stored bool, cond stri
 	for rows.Next() {
 		var m message
 		dst := []any{&m.FeedItem, &m.ProviderID, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
-			&m.DeliveredAt, &m.UpdatedAt, &m.Payload}
+			&m.DeliveredAt, &m.UpdatedAt, &m.Payload, &m.FeedOverrides}
 		if !stored {
 			dst = []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
 				&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
@@ -701,4 +745,4 @@ func nullJSON(b json.RawMessage) any {
 
 // ValueRefs are the columns of messaging's tables that may name a stored
 // value: the sweep of stored values keeps one they name.
-var ValueRefs = []sqldb.ValueRef{{Table: "message_payloads", Column: "payload"}}
+var ValueRefs = []sqldb.ValueRef{{Table: "message_payloads", Column: "payload"}, {Table: "messages", Column: "overrides"}}

@@ -225,6 +225,8 @@ CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, 
 
 CREATE INDEX messages_list ON messages (environment_id, created_at, id, channel);
 
+CREATE INDEX messages_overrides_values ON messages (overrides) WHERE overrides LIKE '@%';
+
 CREATE INDEX messages_provider_message ON messages (environment_id, provider_message_id) WHERE provider_message_id IS NOT NULL;
 
 CREATE INDEX messages_transaction ON messages (environment_id, transaction_id, notification_id);
@@ -301,6 +303,15 @@ CREATE TABLE organizations (
     name       TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+
+CREATE TABLE receipt_tokens (
+    integration_id TEXT NOT NULL,
+    token          TEXT NOT NULL,
+    seen_at        TEXT NOT NULL,
+    PRIMARY KEY (integration_id, token)
+);
+
+CREATE INDEX receipt_tokens_seen ON receipt_tokens (seen_at);
 
 CREATE TABLE settings (
     name  TEXT PRIMARY KEY,

@@ -71,9 +71,14 @@ func (l RateLimits) withDefaults() RateLimits {
 	return l
 }
 
-// perMinute is a bucket of n a minute, n of them at once.
-func perMinute(n float64) *buckets {
-	return newBuckets(n/60, max(1, int(n)))
+// perMinute is a bucket of n a minute, n of them at once, refilled by the
+// clock now.
+func perMinute(n float64, now func() time.Time) *buckets {
+	b := newBuckets(n/60, max(1, int(n)))
+	if b != nil {
+		b.now = now
+	}
+	return b
 }
 
 // buckets keeps one token bucket per key. A bucket idle long enough to have
@@ -83,7 +88,8 @@ func perMinute(n float64) *buckets {
 type buckets struct {
 	limit  rate.Limit
 	burst  int
-	refill time.Duration // how long an empty bucket takes to fill
+	refill time.Duration    // how long an empty bucket takes to fill
+	now    func() time.Time // the clock that refills them; time.Now when nil
 
 	mu    sync.Mutex
 	byKey map[string]*bucket
@@ -101,6 +107,13 @@ func newBuckets(perSecond float64, burst int) *buckets {
 	}
 	refill := time.Duration(float64(burst) / perSecond * float64(time.Second))
 	return &buckets{limit: rate.Limit(perSecond), burst: burst, refill: refill, byKey: map[string]*bucket{}}
+}
+
+func (b *buckets) clock() time.Time {
+	if b.now == nil {
+		return time.Now()
+	}
+	return b.now()
 }
 
 // get returns key's bucket, creating it full.
@@ -130,7 +143,7 @@ func (b *buckets) take(key string) error {
 	if b == nil {
 		return nil
 	}
-	now := time.Now()
+	now := b.clock()
 	r := b.get(key, now).ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
@@ -145,7 +158,7 @@ func (b *buckets) empty(key string) (time.Duration, bool) {
 	if b == nil {
 		return 0, false
 	}
-	now := time.Now()
+	now := b.clock()
 	b.mu.Lock()
 	e, ok := b.byKey[key]
 	b.mu.Unlock()

@@ -15,7 +15,7 @@ import (
 // ServerConfig holds what the HTTP stack needs beyond the routes.
 type ServerConfig struct {
 	MaxBody int64            // request body limit in bytes; past it, a 413
-	Now     func() time.Time // clock for idempotency expiry; time.Now when nil
+	Now     func() time.Time // clock for idempotency expiry and the inbox sessions' limits; time.Now when nil
 	Secret  []byte           // seals stored idempotent responses (see LoadSecret)
 	// MaxPayload bounds a trigger's payload in bytes (PayloadProblem);
 	// DefaultMaxPayload when 0.
@@ -96,7 +96,7 @@ func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg Serve
 	root.Handle("/", limitBody(cfg, api))
 	root.Handle(receiptRoutes, limitBody(cfg, routeJSON(mux)))
 	if cfg.Inbox != nil {
-		sessions := sessionGate{existing: perMinute(limits.Sessions), created: perMinute(limits.NewSessions)}
+		sessions := sessionGate{existing: perMinute(limits.Sessions, cfg.Now), created: perMinute(limits.NewSessions, cfg.Now)}
 		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg, requireSubscriber(cfg.Inbox, failures, sessions, routeJSON(mux)))))
 		root.Handle("GET /socket.io/", routeJSON(mux)) // the token is in the query: the socket checks it
 	}

@@ -108,7 +108,7 @@ func serve(t testing.TB, db *sqldb.DB, logger *slog.Logger, clock *Clock, regist
 		Outbound:    Loopback,
 		Inbox:       platform.NewSubscriberAuth(db, []byte(Secret), clock.Now),
 	}
-	app.Edge = platform.ServerConfig{Secret: app.Secret, Inbox: app.Inbox,
+	app.Edge = platform.ServerConfig{Secret: app.Secret, Inbox: app.Inbox, Now: clock.Now,
 		// Tests write faster than any client should: the per-key write
 		// limit has tests of its own (platform/ratelimit_test.go).
 		Limits: platform.RateLimits{Write: -1}}

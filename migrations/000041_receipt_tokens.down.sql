@@ -1,0 +1,2 @@
+DROP INDEX receipt_tokens_seen;
+DROP TABLE receipt_tokens;
