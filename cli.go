@@ -37,6 +37,9 @@ var commands = []command{
 	{"users set-role", "<id or email> -role viewer|editor|admin [-db path]", "changes a member's role; it applies at their next request", usersFlagsOf("set-role")},
 	{"users reset-password", "<id or email> [-password-stdin] [-db path]", "prints a new one-time password (or takes one from stdin) and signs the member out", usersFlagsOf("reset-password")},
 	{"users remove", "<id or email> [-db path]", "removes a member; their sessions end at once", usersFlagsOf("remove")},
+	{"backup", "[-db path] FILE", "writes a consistent copy of the SQLite database to FILE, while the server runs or not; PostgreSQL is backed up with pg_dump", backupFlags("backup")},
+	{"restore", "[-db path] FILE", "puts the backup FILE in place of the SQLite database, keeping the one it replaces; refused while a server runs on it", backupFlags("restore")},
+	{"healthcheck", "[-addr host:port]", "exits 0 if the server on this machine answers GET /healthz, for a container's health check", healthcheckFlags},
 	{"version", "", "prints the version, the commit and the Go version that built it", nil},
 	{"help", "[command]", "prints this, or the help of one command (herald help keys revoke)", nil},
 }
@@ -71,6 +74,12 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return true, runKeys(ctx, args[1:], getenv, stdout)
 	case "users":
 		return true, runUsers(ctx, args[1:], getenv, stdin, stdout)
+	case "backup":
+		return true, runBackup(ctx, args[1:], getenv, stdout)
+	case "restore":
+		return true, runRestore(ctx, args[1:], getenv, stdout)
+	case "healthcheck":
+		return true, runHealthcheck(ctx, args[1:], getenv, stdout)
 	case "serve":
 		return false, nil
 	}

@@ -124,7 +124,7 @@ func TestKeys_Errors(t *testing.T) {
 // commands asked about, each with every flag it reads.
 func TestRun_Help(t *testing.T) {
 	users := []string{"users list", "users create", "users set-role", "users reset-password", "users remove"}
-	every := append([]string{"serve", "keys list", "keys create", "keys revoke", "version", "help"}, users...)
+	every := append([]string{"serve", "keys list", "keys create", "keys revoke", "backup", "restore", "healthcheck", "version", "help"}, users...)
 	for _, tc := range []struct {
 		args  []string
 		shows []string // the commands whose usage and flags it shows

@@ -26,7 +26,8 @@ import (
 )
 
 // config is every setting of `herald serve`; each flag falls back to its
-// HERALD_* variable, and a flag given on the command line wins.
+// HERALD_* variable, then to the config file (config_file.go), and a flag
+// given on the command line wins.
 type config struct {
 	addr       string
 	db         string
@@ -49,6 +50,8 @@ type config struct {
 	maxSnooze  time.Duration
 	console    platform.ConsoleConfig
 	timezone   *time.Location // HERALD_DEFAULT_TIMEZONE, loaded
+	backup     backupSettings
+	configFile string // the YAML file of settings read below flags and environment; "" for none
 }
 
 // parseConfig reads the settings of `herald serve` from args, flags before
@@ -69,6 +72,13 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if len(positional) > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q; `herald help` lists the commands", positional[0])
 	}
+	if cfg.configFile != "" {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if err := applyConfigFile(fs, cfg.configFile, set, getenv); err != nil {
+			return cfg, err
+		}
+	}
 	if err := parsed(); err != nil {
 		return cfg, err
 	}
@@ -80,6 +90,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 // variable that cannot be a default. The returned function, called once fs
 // is parsed, reads the settings that need more than a flag's parsing.
 func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) string) (parsed func() error, err error) {
+	fs.StringVar(&cfg.configFile, "config", env("HERALD_CONFIG", ""), "a YAML file of settings, one \"name: value\" line per flag by its name; a flag or HERALD_* variable wins over it (HERALD_CONFIG)")
 	fs.StringVar(&cfg.addr, "addr", env("HERALD_ADDR", "127.0.0.1:3000"), "listen address (HERALD_ADDR)")
 	fs.StringVar(&cfg.db, "db", env("HERALD_DB", "herald.db"), "SQLite database file, :memory:, or a postgres:// URL (HERALD_DB)")
 	fs.StringVar(&cfg.apiKey, "api-key", env("HERALD_API_KEY", ""), "Development API key, created if missing (HERALD_API_KEY)")
@@ -117,6 +128,9 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
 	fs.StringVar(&cfg.metrics, "metrics-addr", env("HERALD_METRICS_ADDR", ""), "serve /metrics on this address instead of beside the API (HERALD_METRICS_ADDR)")
 	fs.StringVar(&cfg.publicURL, "public-url", env("HERALD_PUBLIC_URL", ""), "the URL providers and the team reach Herald at: the host of delivery receipts' URL and the console's setup link (HERALD_PUBLIC_URL); unset, each request's own host, and http://addr for the link")
+	if err := backupSettingFlags(fs, &cfg.backup, env); err != nil {
+		return nil, err
+	}
 	fs.StringVar(&cfg.compat, "compat", env("HERALD_COMPAT", ""), "speak the reference platform's wire for its SDKs: novu (HERALD_COMPAT)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	timezone := fs.String("default-timezone", env("HERALD_DEFAULT_TIMEZONE", "UTC"), "the IANA timezone subscribers' schedules are read in when a subscriber has none, as Europe/Paris (HERALD_DEFAULT_TIMEZONE)")
@@ -212,6 +226,9 @@ func checkConfig(cfg config) error {
 	}
 	if cfg.logFormat != "text" && cfg.logFormat != "json" {
 		return fmt.Errorf("HERALD_LOG_FORMAT (-log-format) %q is not a log format: use text or json", cfg.logFormat)
+	}
+	if err := cfg.backup.check(cfg.db); err != nil {
+		return err
 	}
 	return checkDBDir(cfg.db)
 }

@@ -75,6 +75,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		defer pprof.StopCPUProfile()
 	}
 
+	// One server at a time on a SQLite file, and no restore under it.
+	unlock, err := sqldb.LockServer(cfg.db)
+	if err != nil {
+		return fmt.Errorf("HERALD_DB (-db) %s: %w", cfg.db, err)
+	}
+	defer unlock()
 	db, err := sqldb.Open(ctx, cfg.db, sqldb.WithMmapSize(cfg.mmapSize))
 	if err != nil {
 		return err
@@ -148,6 +154,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		attrs = append(attrs, "console_setup", consoleURL(cfg, ln.Addr().String())+"setup?token="+setup)
 	}
 	logger.Info("herald listening", attrs...)
+	// Waited for before the deferred db.Close: a backup under way ends
+	// first.
+	defer startBackups(ctx, db, cfg.backup, time.Now, logger)()
 	if metricsLn != nil {
 		defer serveMetrics(metricsLn, metrics, logger)()
 	}

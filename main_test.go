@@ -74,7 +74,7 @@ func freeAddr(t *testing.T) string {
 // waitForReady polls url until it answers 200, failing fast if run returns.
 func waitForReady(t *testing.T, url string, done <-chan error) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-done:
@@ -90,7 +90,7 @@ func waitForReady(t *testing.T, url string, done <-chan error) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("%s not ready after 10s", url)
+	t.Fatalf("%s not ready after 60s", url)
 }
 
 func get(t *testing.T, url, key string) int {

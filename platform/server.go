@@ -198,7 +198,10 @@ func handleReadyz(db *sqldb.DB) http.Handler {
 
 // Build describes the running binary, read from the build information the
 // Go toolchain embeds: no -ldflags step is needed, so a plain `go build` or
-// `go install` reports the same as a release build.
+// `go install` reports its version and commit. A release build stamps them
+// too (stampedVersion), and the stamp wins: it is built from a copy of
+// the tag that may carry no VCS information, and a module built in its
+// own checkout reports its version as "(devel)".
 type Build struct {
 	Version    string `json:"version"`    // the module version: a tag, a pseudo-version, or "(devel)"
 	Commit     string `json:"commit"`     // vcs.revision; "" when built outside a checkout
@@ -207,8 +210,31 @@ type Build struct {
 	GoVersion  string `json:"goVersion"`
 }
 
+// The release build's stamp, set with the linker's -X flag
+// (.goreleaser.yaml, docs/install.md); empty in any other build.
+var (
+	stampedVersion    string // the release's version, such as 1.4.0
+	stampedCommit     string // the full commit hash it was built from
+	stampedCommitTime string // that commit's time, RFC 3339
+)
+
 // BuildInfo returns what the binary knows about its own build.
 func BuildInfo() Build {
+	b := embeddedBuild()
+	if stampedVersion != "" {
+		b.Version = stampedVersion
+	}
+	if stampedCommit != "" {
+		b.Commit, b.Modified = stampedCommit, false
+	}
+	if stampedCommitTime != "" {
+		b.CommitTime = stampedCommitTime
+	}
+	return b
+}
+
+// embeddedBuild is what the Go toolchain embedded in the binary.
+func embeddedBuild() Build {
 	b := Build{Version: "(devel)", GoVersion: runtime.Version()}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {

@@ -87,7 +87,7 @@ func (c *ByteCache) store(key string, v []byte) {
 	if limit <= 0 {
 		limit = writeCacheLimit
 	}
-	if c.index == nil || c.stored >= limit || len(c.arena) > 1<<31 {
+	if c.index == nil || c.stored >= limit || uint64(len(c.arena)) > 1<<31 {
 		// A new arena, not the old one truncated: answers handed out
 		// still point into the old one.
 		c.seed, c.stored = maphash.MakeSeed(), 0

@@ -45,6 +45,7 @@ type DB struct {
 	instance string          // this process's ID among those sharing it
 	listen   listeners       // its LISTEN connection (notify.go)
 
+	dsn          string        // how to open another connection to a SQLite database (Backup)
 	checkpointer *sql.DB       // the connection that checkpoints the WAL; nil in memory
 	stop         chan struct{} // closed by Close to stop checkpointing
 	stopped      chan struct{} // closed when checkpointing stopped
@@ -141,7 +142,7 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	db := &DB{w: w, r: r, instance: NewID()}
+	db := &DB{w: w, r: r, instance: NewID(), dsn: common}
 	if !memory {
 		ck, err := sql.Open("sqlite", common)
 		if err != nil {
