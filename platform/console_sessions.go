@@ -48,7 +48,7 @@ const seenEvery = time.Minute
 // see it.
 type ConsoleSession struct {
 	User ConsoleUser
-	// CSRF is the token every state-changing request of this session must
+	// CSRF is the token every state-changing request made with it must
 	// carry, in the _csrf form field or the X-CSRF-Token header.
 	CSRF string
 	hash string
