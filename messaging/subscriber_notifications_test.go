@@ -43,10 +43,10 @@ func TestSubscriberNotifications_ReadAndAct(t *testing.T) {
 
 	is := is.New(t)
 	all := listed(t, srv, "limit=10")
-	is.Equal(len(all), 2)                   // ada's two, not bob's
-	is.Equal(all[0].Body, "Alert 2")        // newest first
-	is.Equal(all[0].To.SubscriberID, "ada") // to the subscriber of the path
-	is.Equal(all[0].Severity, "high")       // with the workflow's severity
+	is.Equal(len(all), 2)                                                              // ada's two, not bob's
+	is.Equal(all[0].Body, "Alert 2")                                                   // newest first
+	is.Equal(all[0].To.SubscriberID, "ada")                                            // to the subscriber of the path
+	is.Equal(all[0].Severity, "high")                                                  // with the workflow's severity
 	is.Equal(len(listed(t, srv, "limit=10&severity=high&contextKeys=tenant:acme")), 1) // filtered as the inbox filters
 	is.Equal(len(listed(t, srv, "limit=1&offset=1")), 1)                               // paged
 	alert, hello := all[0].ID, all[1].ID
@@ -71,13 +71,13 @@ func TestSubscriberNotifications_ReadAndAct(t *testing.T) {
 		apptest.MustStatus(t, srv.Dev, method, apiNotifications+"/"+path, body, 200).Decode(t, &n)
 		return n
 	}
-	is.True(one("PATCH", hello+"/read", "").IsRead)                 // read, answered bare
-	is.True(!one("PATCH", hello+"/unread", "").IsRead)              // unread again
-	is.True(one("PATCH", hello+"/archive", "").IsArchived)          // archived
-	is.True(!one("PATCH", hello+"/unarchive", "").IsArchived)       // and back
+	is.True(one("PATCH", hello+"/read", "").IsRead)           // read, answered bare
+	is.True(!one("PATCH", hello+"/unread", "").IsRead)        // unread again
+	is.True(one("PATCH", hello+"/archive", "").IsArchived)    // archived
+	is.True(!one("PATCH", hello+"/unarchive", "").IsArchived) // and back
 	until := srv.App.Clock.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)
-	is.True(one("PATCH", hello+"/snooze", `{"snoozeUntil":"`+until+`"}`).IsSnoozed) // snoozed
-	is.True(!one("PATCH", hello+"/unsnooze", "").IsSnoozed)                         // unsnoozed
+	is.True(one("PATCH", hello+"/snooze", `{"snoozeUntil":"`+until+`"}`).IsSnoozed)        // snoozed
+	is.True(!one("PATCH", hello+"/unsnooze", "").IsSnoozed)                                // unsnoozed
 	is.True(one("PATCH", alert+"/actions/primary/complete", "").PrimaryAction.IsCompleted) // its button done
 	is.True(!one("PATCH", alert+"/actions/primary/revert", "").PrimaryAction.IsCompleted)  // and pending again
 	inboxView, _ := inbox.List("limit=10")
