@@ -457,7 +457,7 @@ CREATE TABLE topic_subscribers (
     id              TEXT NOT NULL,
     environment_id  TEXT NOT NULL,
     subscriber_ref  TEXT NOT NULL,
-    created_at      TEXT NOT NULL,
+    created_at      TEXT NOT NULL, name TEXT, updated_at TEXT,
     PRIMARY KEY (topic_id, subscriber_id)
 ) WITHOUT ROWID;
 

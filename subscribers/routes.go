@@ -47,6 +47,8 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("POST /v2/topics/{topicKey}/subscriptions", handleSubscribeV2(store))
 	mux.Handle("DELETE /v2/topics/{topicKey}/subscriptions", handleUnsubscribeV2(store))
 	mux.Handle("GET /v2/topics/{topicKey}/subscriptions/{identifier}", handleSubscriptionGetV2(store))
+	mux.Handle("PATCH /v2/topics/{topicKey}/subscriptions/{identifier}", handleSubscriptionUpdateV2(store))
+	mux.Handle("GET /v2/subscribers/{subscriberId}/subscriptions", handleSubscriberSubscriptions(store))
 
 	mux.Handle("POST /v2/contexts", handleContextCreate(store))
 	mux.Handle("GET /v2/contexts", handleContextList(store))

@@ -280,6 +280,14 @@ func handleSubscriptionGetV2(store *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		return platform.JSON(w, http.StatusOK, map[string]any{"id": sub.ID, "identifier": sub.Identifier()})
+		name, _, err := store.renameSubscription(ctx, sub, nil)
+		if err != nil {
+			return err
+		}
+		out := map[string]any{"id": sub.ID, "identifier": sub.Identifier()}
+		if name != nil {
+			out["name"] = *name
+		}
+		return platform.JSON(w, http.StatusOK, out)
 	})
 }

@@ -96,6 +96,13 @@ const listed = await step("list the topic's subscriptions", () => novu.topics.su
 check(listed.result.data.length === 1 && listed.result.data[0].id === subscribed.result.data[0].id,
   "the subscription is listed", listed.result.data);
 
+const renamed = await step("name the subscription", () =>
+  novu.topics.subscriptions.update({ topicKey: "sdk-news", identifier: subscribed.result.data[0].identifier,
+    updateTopicSubscriptionRequestDto: { name: "Ada's news" } }),
+);
+check(renamed.result.name === "Ada's news" && renamed.result.subscriber?.subscriberId === "sdk-ada", "the subscription is named", renamed.result);
+const adaTopics = await step("list the subscriber's subscriptions", () => novu.subscribers.topics.list({ subscriberId: "sdk-ada" }));
+check(adaTopics.result.data.length === 1 && adaTopics.result.data[0].topic.key === "sdk-news", "the subscriber's topic is listed", adaTopics.result);
 const unsubscribed = await step("unsubscribe from the topic", () =>
   novu.topics.subscriptions.delete({ subscriptions: ["sdk-ada"] }, "sdk-news"),
 );
