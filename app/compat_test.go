@@ -126,6 +126,8 @@ var compatRoutes = []compatRoute{
 	{op: "PUT /v1/subscribers/{subscriberId}/credentials", path: fixed("/v1/subscribers/ada/credentials"),
 		body: fixed(`{"providerId":"fcm","credentials":{"deviceTokens":["t2"]}}`), status: 200, wrapped: true},
 	{op: "DELETE /v1/subscribers/{subscriberId}/credentials/{providerId}", path: fixed("/v1/subscribers/ada/credentials/novu-slack"), status: 204},
+	{op: "PATCH /v1/subscribers/{subscriberId}/online-status", path: fixed("/v1/subscribers/ada/online-status"),
+		body: fixed(`{"isOnline":false}`), status: 200, wrapped: true},
 	{op: "GET /v2/subscribers", path: fixed("/v2/subscribers?limit=2"), status: 200, wrapped: false},
 	{op: "POST /v2/subscribers", path: fixed("/v2/subscribers"), body: fixed(`{"subscriberId":"dee"}`), status: 201, wrapped: true},
 	{op: "GET /v2/subscribers/{subscriberId}", path: fixed("/v2/subscribers/dee"), status: 200, wrapped: true},

@@ -212,10 +212,13 @@ func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) 
 	// any event is written: a client that acts once connected hears
 	// about it, in order.
 	k.wmu.Lock()
-	ls.add(k)
+	first := ls.add(k)
 	err = k.write(ctx, `40{"sid":"`+newSID()+`"}`)
 	k.wmu.Unlock()
 	defer ls.remove(k)
+	if first {
+		ls.presence(ctx, who, true)
+	}
 	if err != nil {
 		return
 	}
@@ -236,13 +239,15 @@ func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) 
 
 func liveKey(environmentID, subscriberID string) string { return environmentID + "\x00" + subscriberID }
 
-// add registers k, listening on the bus for its subscriber if it is the first.
-func (ls *liveSockets) add(k *socket) {
+// add registers k, listening on the bus for its subscriber if it is the
+// first, and reports whether it is.
+func (ls *liveSockets) add(k *socket) (first bool) {
 	key := liveKey(k.who.EnvironmentID, k.who.ID)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	subs := ls.bySub[key]
 	if subs == nil {
+		first = true
 		subs = &subscriberSockets{who: k.who, sockets: map[*socket]struct{}{}}
 		ls.bySub[key] = subs
 		shard := ls.shards[shardOf(key)]
@@ -254,23 +259,57 @@ func (ls *liveSockets) add(k *socket) {
 		})
 	}
 	subs.sockets[k] = struct{}{}
+	return first
 }
 
-// remove unregisters k, and stops listening for its subscriber after the last.
+// remove unregisters k, and stops listening for its subscriber after the
+// last, which sets the subscriber offline here.
 func (ls *liveSockets) remove(k *socket) {
+	if ls.unregister(k) {
+		ls.presence(context.Background(), k.who, false)
+	}
+}
+
+// unregister removes k, and reports whether it was its subscriber's last.
+func (ls *liveSockets) unregister(k *socket) (last bool) {
 	key := liveKey(k.who.EnvironmentID, k.who.ID)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	subs := ls.bySub[key]
 	if subs == nil {
-		return
+		return false
 	}
 	delete(subs.sockets, k)
 	if len(subs.sockets) == 0 {
 		subs.cancel()
 		delete(ls.bySub, key)
+		return true
+	}
+	return false
+}
+
+// presence records that this process now holds a socket of who (open), or
+// none. It outlives the request: a socket closed at shutdown still marks
+// its subscriber offline. A failure is logged, and the socket goes on: the
+// next open or close, or the next start, writes the status again.
+func (ls *liveSockets) presence(ctx context.Context, who platform.Subscriber, open bool) {
+	p := ls.store.inbox.Presence
+	if p == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), presenceTimeout)
+	defer cancel()
+	write := p.SocketsClosed
+	if open {
+		write = p.SocketsOpened
+	}
+	if err := write(ctx, who.EnvironmentID, who.ID); err != nil {
+		ls.store.inbox.Logger.Warn("online status not written", "environment_id", who.EnvironmentID, "error", err)
 	}
 }
+
+// presenceTimeout bounds one online status write.
+const presenceTimeout = 5 * time.Second
 
 func shardOf(key string) int {
 	h := fnv.New32a()

@@ -30,6 +30,7 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences", handlePreferenceUpdateV2(store))
 	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences/bulk", handlePreferencesBulkV2(store))
 
+	mux.Handle("PATCH /v1/subscribers/{subscriberId}/online-status", handleSubscriberOnlineStatus(store))
 	mux.Handle("POST /v1/topics", handleTopicCreateV1(store))
 	mux.Handle("GET /v1/topics", handleTopicListV1(store))
 	mux.Handle("GET /v1/topics/{topicKey}", handleTopicGet(store, false))
