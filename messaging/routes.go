@@ -9,6 +9,7 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("GET /v1/subscribers/{subscriberId}/notifications/feed", handleFeed(store))
 	mux.Handle("POST /v1/subscribers/{subscriberId}/messages/mark-as", handleMarkAs(store))
 	mux.Handle("GET /v1/messages", handleMessageList(store))
+	mux.Handle("POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}", handleMessageAction(store))
 	// Legacy routes of the reference platform's older clients (legacy.go).
 	mux.Handle("POST /v1/subscribers/{subscriberId}/messages/markAs", handleLegacyMarkAs(store))
 	mux.Handle("POST /v1/subscribers/{subscriberId}/messages/mark-all", handleMarkAll(store))

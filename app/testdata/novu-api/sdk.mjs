@@ -307,6 +307,12 @@ const done = res(await step("complete its action", () => sn.completeAction({ ...
 check(done.primaryAction.isCompleted === true, "its button is done", done.primaryAction);
 const undone = res(await step("revert its action", () => sn.revertAction({ ...nid, actionType: "primary" })));
 check(undone.primaryAction.isCompleted === false, "its button is pending again", undone.primaryAction);
+const acted = res(await step("set a message's action", () =>
+  novu.subscribers.messages.updateAsSeen({ subscriberId: "sdk-ada", messageId: withButton.id, type: "primary",
+    markMessageActionAsSeenDto: { status: "done", payload: { answer: "yes" } } }),
+));
+// The SDK's payload schema is an empty object, so it sends {}.
+check(acted.cta?.action?.status === "done" && acted.cta.action.result?.type === "primary", "the action is done, with its button", acted.cta);
 await step("mark notifications seen", () => sn.markAsSeen({ notificationIds: [withButton.id] }, "sdk-ada"));
 await step("mark all read", () => sn.markAllAsRead({}, "sdk-ada"));
 await step("archive all read", () => sn.archiveAllRead({}, "sdk-ada"));
@@ -317,4 +323,9 @@ await step("delete a notification", () => sn.delete(nid));
 await step("delete all", () => sn.deleteAll({}, "sdk-ada"));
 const none = res(await step("list them again", () => sn.list({ subscriberId: "sdk-ada" })));
 check(none.data.length === 0, "none is left", none.data);
+// Online status, set by hand as the inbox's sockets set it.
+const online = res(await step("set the subscriber online", () => novu.subscribers.properties.updateOnlineFlag({ isOnline: true }, "sdk-ada")));
+check(online.isOnline === true, "the subscriber is online", online);
+const offline = res(await step("set it offline", () => novu.subscribers.properties.updateOnlineFlag({ isOnline: false }, "sdk-ada")));
+check(offline.isOnline === false && typeof offline.lastOnlineAt === "string", "offline, with when it left", offline);
 console.log("sdk: all ok");
