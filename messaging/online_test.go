@@ -134,14 +134,19 @@ func TestOnline_AcrossInstances(t *testing.T) {
 	onA.next()
 	onB := dialSocket(t, b, c.Token)
 	onB.next()
+	held := func(n int, what string) {
+		t.Helper()
+		platformtest.Eventually(t, 10*time.Second, func() bool {
+			var got int
+			a.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM subscriber_sockets`).Scan(&got)
+			return got == n
+		}, what)
+	}
+	held(2, "each instance to record its socket")
 	waitStatus(t, b, "ada", true)
 	onA.leave()
 	// a's socket is gone; b's holds it online, as read through either.
-	platformtest.Eventually(t, 10*time.Second, func() bool {
-		var n int
-		a.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM subscriber_sockets`).Scan(&n)
-		return n == 1
-	}, "a's socket to be forgotten")
+	held(1, "a's socket to be forgotten")
 	is.True(*statusOf(t, a, "ada").IsOnline) // still online through a
 	is.True(*statusOf(t, b, "ada").IsOnline) // and through b
 	onB.leave()
