@@ -137,7 +137,7 @@ func (f *inboxFilter) checkUnreadArchived() error {
 
 // handleInboxNotifications serves GET /v1/inbox/notifications: a page of
 // the subscriber's in_app notifications, newest first (docs/inbox.md,
-// "Filters").
+// "Filters"), and GET /v2/subscribers/{subscriberId}/notifications.
 func handleInboxNotifications(s *Store, rt notificationRoute) http.Handler {
 	type filterEcho struct {
 		Tags     []string       `json:"tags,omitempty"`
@@ -231,7 +231,8 @@ type inboxCountFilter struct {
 
 // handleInboxCount serves GET /v1/inbox/notifications/count: a count, up to
 // 100, for each filter of the filters JSON array, in its order
-// (docs/inbox.md, "What the routes do").
+// (docs/inbox.md, "What the routes do"), and GET
+// /v2/subscribers/{subscriberId}/notifications/count.
 func handleInboxCount(s *Store, rt notificationRoute) http.Handler {
 	type count struct {
 		Count  int              `json:"count"`
@@ -367,7 +368,8 @@ func (s *Store) respondNotification(w http.ResponseWriter, r *http.Request, rt n
 }
 
 // handleInboxMark serves PATCH /v1/inbox/notifications/{id}/<action> for
-// read, unread, archive, unarchive and unsnooze.
+// read, unread, archive, unarchive and unsnooze, and PATCH
+// /v2/subscribers/{subscriberId}/notifications/{notificationId}/<action>.
 func handleInboxMark(s *Store, rt notificationRoute, action inboxAction) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
@@ -397,7 +399,8 @@ func handleInboxMark(s *Store, rt notificationRoute, action inboxAction) http.Ha
 
 // handleInboxSnooze serves PATCH /v1/inbox/notifications/{id}/snooze: the
 // message leaves the inbox until snoozeUntil, at least a minute and at most
-// the configured maximum ahead, and the job queue brings it back then.
+// the configured maximum ahead, and the job queue brings it back then;
+// and PATCH /v2/subscribers/{subscriberId}/notifications/{notificationId}/snooze.
 func handleInboxSnooze(s *Store, rt notificationRoute) http.Handler {
 	type request struct {
 		SnoozeUntil string `json:"snoozeUntil" validate:"required"`
@@ -488,7 +491,8 @@ func (s *Store) act(w http.ResponseWriter, r *http.Request, rt notificationRoute
 	return s.respondNotification(w, r, rt, who, m, LiveChanged)
 }
 
-// handleInboxDelete serves DELETE /v1/inbox/notifications/{id}/delete.
+// handleInboxDelete serves DELETE /v1/inbox/notifications/{id}/delete and
+// DELETE /v2/subscribers/{subscriberId}/notifications/{notificationId}.
 func handleInboxDelete(s *Store, rt notificationRoute) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
@@ -540,7 +544,8 @@ func (b bulkRequest) filter() (*inboxFilter, error) {
 
 // handleInboxBulk serves the bulk routes, POST /v1/inbox/notifications/
 // read, archive, read-archive, delete and seen: every message of the
-// subscriber the body's tags and data select (seen: the ids it names).
+// subscriber the body's tags and data select (seen: the ids it names); and
+// the same under /v2/subscribers/{subscriberId}/notifications/.
 func handleInboxBulk(s *Store, rt notificationRoute, route string) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
