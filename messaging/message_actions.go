@@ -119,4 +119,3 @@ func withAction(raw []byte, button, status string, payload map[string]any) ([]by
 	cta["action"] = action
 	return json.Marshal(cta)
 }
-
