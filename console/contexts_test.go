@@ -36,8 +36,8 @@ func TestContexts_Pages(t *testing.T) {
 	page = b.get(list + "?search=GLOB").body
 	is.True(strings.Contains(page, devURL(srv, "contexts", "tenant", "globex")) && !strings.Contains(page, acme)) // a part of the key
 	res := b.get(list + "?type=no+such+type!")
-	is.Equal(res.status, 200)                                              // a type no context may have
-	is.True(strings.Contains(res.body, "must be 1 to 100"))                // is a problem shown
+	is.Equal(res.status, 200)                                                        // a type no context may have
+	is.True(strings.Contains(res.body, "must be 1 to 100"))                          // is a problem shown
 	is.True(strings.Contains(b.get(list+"?after=bogus").body, "not a valid cursor")) // as is a forged cursor
 
 	page = b.get(acme).body
