@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/herald-notify/herald/activity/webhooks"
@@ -69,6 +70,21 @@ func cursorOf(q url.Values, limit int) (webhooks.Cursor, string) {
 	return c, ""
 }
 
+// refusedEndpoint is form.refused for an endpoint's form: a problem with
+// one of the event types (eventTypes.3) shows on the event types' boxes.
+func refusedEndpoint(f *form, err error) bool {
+	if !f.refused(err) {
+		return false
+	}
+	for name, problem := range f.Errors {
+		if strings.HasPrefix(name, "eventTypes.") {
+			delete(f.Errors, name)
+			f.Errors["eventTypes"] = problem
+		}
+	}
+	return true
+}
+
 // endpointInput reads an endpoint's form: URL, description, active, and
 // the event types ticked, or every one.
 func endpointInput(f form) webhooks.EndpointInput {
@@ -95,7 +111,7 @@ func handleWebhookCreate(wh Webhooks) handler {
 		}
 		e, err := wh.CreateEndpoint(p.r.Context(), p.tenant(), in)
 		if err != nil {
-			if !f.refused(err) {
+			if !refusedEndpoint(&f, err) {
 				return err
 			}
 			return renderWebhooks(p, wh, f, statusOf(err))
@@ -195,7 +211,7 @@ func handleWebhookUpdate(wh Webhooks) handler {
 			return renderWebhook(p, wh, webhookData{Form: f}, http.StatusUnprocessableEntity, id)
 		}
 		if _, err := wh.UpdateEndpoint(p.r.Context(), p.env.ID, id, in); err != nil {
-			if !f.refused(err) {
+			if !refusedEndpoint(&f, err) {
 				return endpointMissing(err)
 			}
 			return renderWebhook(p, wh, webhookData{Form: f}, statusOf(err), id)

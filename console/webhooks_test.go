@@ -53,8 +53,9 @@ func TestWebhooks_Pages(t *testing.T) {
 	is.Equal(res.status, 422)                                           // no event type ticked
 	is.True(strings.Contains(res.body, "tick at least one event type")) // marked
 	res = b.post(list, url.Values{"url": {receiver.URL + "/hook"}, "eventTypes": {"message.bogus"}})
-	is.Equal(res.status, 422)                                 // a type not in the catalogue
-	is.True(strings.Contains(res.body, "must be one of the")) // refused as the API refuses it
+	is.Equal(res.status, 422)                                                        // a type not in the catalogue
+	is.True(strings.Contains(res.body, "must be one of the"))                        // refused as the API refuses it
+	is.True(strings.Contains(res.body, `class="prefs has-error" id="f-eventTypes"`)) // on the event types' boxes
 	res = b.post(list, url.Values{"url": {strings.Repeat("x", 5000)}, "allEvents": {"true"}})
 	is.Equal(res.status, 422) // a long, broken URL is a form error, not a failure
 
