@@ -265,9 +265,9 @@ func handleWebhookTest(wh Webhooks) handler {
 
 // handleWebhookReplay serves POST /console/env/{env}/webhooks/{id}/replay:
 // every delivery to the endpoint since the time given is sent again, each
-// under the webhook-id it was first sent with. The time is UTC, as RFC 3339 or as the
-// browser's date and time field gives it (the page's script converts the
-// member's local time).
+// under the webhook-id it was first sent with. The time is UTC, as RFC
+// 3339 or as the browser's date and time field gives it (the page's script
+// converts the member's local time).
 func handleWebhookReplay(wh Webhooks) handler {
 	return func(p *page) error {
 		f := newForm(p.r)

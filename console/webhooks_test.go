@@ -132,6 +132,23 @@ func TestWebhooks_Pages(t *testing.T) {
 	is.Equal(b.get(one).status, 404)                                                     // gone
 	is.Equal(srv.Dev.Do(t, "GET", "/v2/webhooks/endpoints/"+id, "").Status, 404)         // from the API too
 	is.Equal(b.post(devURL(srv, "webhooks", "nope", "test"), url.Values{"eventType": {"message.sent"}}).status, 404)
+
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+	}))
+	defer failing.Close()
+	res = b.post(list, url.Values{"url": {failing.URL}, "eventTypes": {"message.failed"}, "active": {"true"}})
+	is.Equal(res.status, http.StatusCreated)
+	one = devURL(srv, "webhooks", endpointID(t, b.get(list).body, list, failing.URL))
+	is.Equal(b.post(one+"/test", url.Values{"eventType": {"message.failed"}}).status, 303)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !strings.Contains(page, "<code>503</code>"); {
+		time.Sleep(20 * time.Millisecond)
+		page = b.get(one).body
+	}
+	is.True(strings.Contains(page, "<code>503</code>"))     // the refused attempt's code
+	is.True(strings.Contains(page, ">pending<"))            // to be tried again
+	is.True(strings.Contains(page, "next <time"))           // at the time shown
+	is.True(strings.Contains(page, "down for maintenance")) // with the answer's excerpt
 }
 
 func TestWebhooks_AdminsOnly(t *testing.T) {
