@@ -153,3 +153,24 @@ func TestOnline_AcrossInstances(t *testing.T) {
 	s := waitStatus(t, a, "ada", false)
 	is.True(s.LastOnlineAt != nil) // offline with the last socket anywhere
 }
+
+// A tab closed as another opens: whichever status write comes last, the
+// subscriber with a socket open is online.
+func TestOnline_CloseRacingAnOpen(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	c, _ := apptest.OpenInbox(t, srv, "ada", "")
+	old := dialSocket(t, srv, c.Token)
+	old.next()
+	for range 10 {
+		old.leave()
+		next := dialSocket(t, srv, c.Token)
+		next.next()
+		waitSockets(t, srv, 1)
+		waitStatus(t, srv, "ada", true)
+		var held int
+		is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM subscriber_sockets`).Scan(&held))
+		is.Equal(held, 1) // the socket open is recorded
+		old = next
+	}
+}

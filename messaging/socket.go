@@ -129,6 +129,9 @@ type liveSockets struct {
 	bySub   map[string]*subscriberSockets
 	byToken map[string]int // open sockets by token signature (admit)
 	shards  []chan liveJob
+	// presenceMu orders the online status writes of each subscriber (by
+	// shardOf), so the last one written is the state the registry holds.
+	presenceMu [liveWorkers]sync.Mutex
 }
 
 type subscriberSockets struct {
@@ -217,7 +220,7 @@ func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) 
 	k.wmu.Unlock()
 	defer ls.remove(k)
 	if first {
-		ls.presence(ctx, who, true)
+		ls.presence(ctx, who)
 	}
 	if err != nil {
 		return
@@ -266,7 +269,7 @@ func (ls *liveSockets) add(k *socket) (first bool) {
 // last, which sets the subscriber offline here.
 func (ls *liveSockets) remove(k *socket) {
 	if ls.unregister(k) {
-		ls.presence(context.Background(), k.who, false)
+		ls.presence(context.Background(), k.who)
 	}
 }
 
@@ -288,15 +291,25 @@ func (ls *liveSockets) unregister(k *socket) (last bool) {
 	return false
 }
 
-// presence records that this process now holds a socket of who (open), or
-// none. It outlives the request: a socket closed at shutdown still marks
-// its subscriber offline. A failure is logged, and the socket goes on: the
-// next open or close, or the next start, writes the status again.
-func (ls *liveSockets) presence(ctx context.Context, who platform.Subscriber, open bool) {
+// presence records whether this process holds a socket of who now. A
+// first socket opening and a last one closing call it; as the two may race
+// (a tab closed while another opens), it writes the registry's state, not
+// the event's, one write at a time per subscriber. It outlives the request:
+// a socket closed at shutdown still marks its subscriber offline. A
+// failure is logged, and the socket goes on: the next open or close, or
+// the next start, writes the status again.
+func (ls *liveSockets) presence(ctx context.Context, who platform.Subscriber) {
 	p := ls.store.inbox.Presence
 	if p == nil {
 		return
 	}
+	key := liveKey(who.EnvironmentID, who.ID)
+	mu := &ls.presenceMu[shardOf(key)]
+	mu.Lock()
+	defer mu.Unlock()
+	ls.mu.Lock()
+	_, open := ls.bySub[key]
+	ls.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), presenceTimeout)
 	defer cancel()
 	write := p.SocketsClosed
