@@ -405,3 +405,10 @@ func handleWorkflowTest(w Workflows, tests Tests) handler {
 		return renderEditor(p, w, editorData{W: e, Form: f, Payload: orJSON(f.Raw("payload"))}, http.StatusUnprocessableEntity)
 	}
 }
+
+// VariablesJSON is the list of variables the page's Liquid fields offer,
+// as JSON for editor.js.
+func (d editorData) VariablesJSON() string {
+	b, _ := json.Marshal(d.W.Variables)
+	return string(b)
+}

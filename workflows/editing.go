@@ -29,6 +29,7 @@ type Editable struct {
 	Status                            string
 	UpdatedAt                         string
 	Steps                             []DraftStep
+	Variables                         []string // what its templates may use, as an editor offers them
 }
 
 // Draft is what an editor saves: the workflow's fields and its steps in
@@ -76,7 +77,7 @@ func (s *Store) editable(ctx context.Context, w *workflow) (Editable, error) {
 	}
 	e := Editable{ID: w.ID, WorkflowID: w.WorkflowID, Name: w.Name, Description: w.Description, Tags: res.Tags,
 		Active: w.Active, Critical: w.Preferences.Critical(), Status: res.Status, UpdatedAt: w.UpdatedAt,
-		Channels: map[string]bool{}}
+		Channels: map[string]bool{}, Variables: variables(w)}
 	for _, c := range channels {
 		e.Channels[c] = w.Preferences.Default.Channels[c].Enabled
 	}

@@ -166,6 +166,20 @@ try {
   await page.frameLocator('#preview-1 iframe.email-frame').getByText('Order A-17 shipped.').waitFor({ timeout });
   await shot(page, 'editor-preview');
 
+  step('the Liquid field offers the variables of the workflow as the author types');
+  await page.locator('#s-0-c-body').fill('');
+  await page.locator('#s-0-c-body').pressSequentially('Hi {{ payload.or');
+  await page.locator('[data-step="0"] .liquid-suggest li', { hasText: 'payload.order' }).first().waitFor({ timeout });
+  await page.keyboard.press('Enter');
+  check(await page.locator('#s-0-c-body').inputValue() === 'Hi {{ payload.order }}',
+    'the chosen variable was not inserted: ' + await page.locator('#s-0-c-body').inputValue());
+  await page.locator('#preview-0', { hasText: 'Hi A-17' }).waitFor({ timeout });
+  await page.locator('#s-0-c-body').pressSequentially(' {{ subscriber.first');
+  await page.locator('[data-step="0"] .liquid-suggest li', { hasText: 'subscriber.firstName' }).first().waitFor({ timeout });
+  await shot(page, 'editor-variables');
+  await page.locator('[data-step="0"] .liquid-suggest li', { hasText: 'subscriber.firstName' }).first().click();
+  await page.locator('#preview-0', { hasText: 'Hi A-17 Ada' }).waitFor({ timeout });
+
   step('a Liquid error is marked where it is, and fixed');
   await page.locator('#s-0-c-body').fill('Your order\n{{ payload.order | bogus }}');
   await page.locator('#preview-0 .preview-error', { hasText: 'line 2' }).waitFor({ timeout });
@@ -179,14 +193,35 @@ try {
   await page.getByRole('button', { name: 'Add step' }).click();
   await page.locator('#s-2-c-body').waitFor({ timeout });
   await page.locator('#s-2-c-body').fill('Order {{ payload.order }}');
-  await page.locator('#s-2-c-skip').fill('{"==":[{"var":"payload.quiet"},true]}');
+  const skip = page.locator('[data-step="2"] [data-control="skip"]');
+  await page.locator('#s-2-c-skip').fill('{"!":{"var":"payload.loud"}}');
+  await skip.locator('.rules-fallback').waitFor({ timeout });
+  check(await skip.locator('.rules').isHidden(), 'rules shown for logic they cannot show');
+  await page.locator('#s-2-c-skip').fill('');
+  await skip.getByRole('button', { name: 'Add rule' }).click();
+  await skip.locator('.rule-field').fill('payload.quiet');
+  await skip.locator('.rule-op').selectOption('==');
+  await skip.locator('.rule-value').fill('true');
+  check(await page.locator('#s-2-c-skip').inputValue() === '{"and":[{"==":[{"var":"payload.quiet"},true]}]}',
+    'the rules did not write their JSON-logic: ' + await page.locator('#s-2-c-skip').inputValue());
+  await skip.getByRole('button', { name: 'Add group' }).click();
+  await skip.locator('.rule-group .rule-group .rule-field').fill('subscriber.locale');
+  await skip.locator('.rule-group .rule-group .rule-value').fill('fr_FR');
+  await skip.locator('.rule-group .rule-group .rule-match').selectOption('or');
+  check(await page.locator('#s-2-c-skip').inputValue() ===
+    '{"and":[{"==":[{"var":"payload.quiet"},true]},{"or":[{"==":[{"var":"subscriber.locale"},"fr_FR"]}]}]}',
+    'the group did not join the JSON-logic: ' + await page.locator('#s-2-c-skip').inputValue());
+  await shot(page, 'editor-skip-rules');
   await page.locator('#f-note').fill('ready wording, an SMS');
   await page.getByRole('button', { name: 'Save workflow' }).click();
   await page.getByText('is saved as a new version').waitFor({ timeout });
   let wf = await api('GET', '/v2/workflows/welcome');
   check(wf.body.steps.length === 3 && wf.body.steps[0].controlValues.body === 'Your order {{ payload.order }} is ready',
     'the save did not reach the API: ' + JSON.stringify(wf.body.steps.map((s) => s.controlValues)));
-  check(wf.body.steps[2].controlValues.skip?.['=='] !== undefined, 'the skip condition was not saved');
+  check(wf.body.steps[2].controlValues.skip?.and?.[1]?.or?.[0]?.['=='] !== undefined, 'the skip condition was not saved: ' +
+    JSON.stringify(wf.body.steps[2].controlValues.skip));
+  check(await page.locator('[data-step="2"] [data-control="skip"] .rule-field').first().inputValue() === 'payload.quiet',
+    'the saved condition is not shown as rules');
   await shot(page, 'editor-saved');
   await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Restore' }).click();
   await page.getByText('Version 1 is restored').waitFor({ timeout });

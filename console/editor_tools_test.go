@@ -1,0 +1,73 @@
+package console_test
+
+import (
+	"encoding/json"
+	"html"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/app/apptest"
+	"github.com/herald-notify/herald/platform"
+)
+
+// offered is the list of variables the editor page's Liquid fields offer.
+func offered(t *testing.T, page string) []string {
+	t.Helper()
+	m := regexp.MustCompile(`data-variables="([^"]*)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("the editor offers no variables")
+	}
+	var vars []string
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &vars); err != nil {
+		t.Fatalf("the variables are not a JSON list: %v", err)
+	}
+	return vars
+}
+
+func TestConsole_EditorVariables(t *testing.T) {
+	srv := apptest.NewServer(t)
+	seed(t, srv)
+	ed := member(t, srv, "editor@example.com", platform.RoleEditor)
+
+	t.Run("OK from the payload schema, the digest steps and the contexts used", func(t *testing.T) {
+		is := is.New(t)
+		res := srv.Dev.Do(t, "POST", "/v2/workflows", `{"name":"Digest","workflowId":"digest-flow",
+			"payloadSchema":{"type":"object","properties":{"order":{"type":"string"},"items":{"type":"object","properties":{"count":{"type":"number"}}}}},
+			"steps":[{"name":"Collect","stepId":"collect","type":"digest","controlValues":{"amount":5,"unit":"minutes"}},
+				{"name":"Inbox","type":"in_app","controlValues":{"body":"{{ steps.collect.eventCount }} for {{ context.tenant.id }}"}}]}`)
+		is.Equal(res.Status, http.StatusCreated) // the workflow
+		page := ed.get(devURL(srv, "workflows", "digest-flow", "edit"))
+		is.Equal(page.status, http.StatusOK)
+		vars := offered(t, page.body)
+		for _, want := range []string{"subscriber.firstName", "subscriber.data", "actor.email", "payload.order", "payload.items.count",
+			"steps.collect.events", "steps.collect.eventCount", "context.tenant.id"} {
+			is.True(slices.Contains(vars, want)) // offered
+		}
+		is.True(strings.Contains(page.body, `data-liquid`))                                 // the Liquid fields are marked for it
+		is.True(regexp.MustCompile(`/console/assets/editor.js\?v=`).MatchString(page.body)) // by the editor's script
+	})
+
+	t.Run("OK without a schema, the payload variables the templates use", func(t *testing.T) {
+		is := is.New(t)
+		res := srv.Dev.Do(t, "PUT", "/v2/workflows/welcome", `{"name":"Welcome","workflowId":"welcome","active":true,"steps":[
+			{"name":"Inbox","type":"in_app","controlValues":{"body":"{{ payload.order.id }} {{ payload.total }}"}}]}`)
+		is.Equal(res.Status, http.StatusOK) // the workflow changed
+		vars := offered(t, ed.get(devURL(srv, "workflows", "welcome", "edit")).body)
+		is.True(slices.Contains(vars, "payload.order.id")) // used
+		is.True(slices.Contains(vars, "payload.total"))    // used
+		is.True(slices.Contains(vars, "context"))          // contexts, to name
+	})
+
+	t.Run("OK the editor's script is served", func(t *testing.T) {
+		is := is.New(t)
+		res := ed.get("/console/assets/editor.js")
+		is.Equal(res.status, http.StatusOK)
+		is.True(strings.Contains(res.body, "liquid-suggest")) // the suggestions
+		is.True(strings.Contains(res.body, "data-rules"))     // the rules
+	})
+}
