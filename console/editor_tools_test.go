@@ -71,3 +71,48 @@ func TestConsole_EditorVariables(t *testing.T) {
 		is.True(strings.Contains(res.body, "data-rules"))     // the rules
 	})
 }
+
+func TestConsole_EditorPreviewAs(t *testing.T) {
+	srv := apptest.NewServer(t)
+	seed(t, srv)
+	ed := member(t, srv, "editor@example.com", platform.RoleEditor)
+	preview := devURL(srv, "workflows", "welcome", "preview")
+
+	t.Run("OK a subscriber of the environment", func(t *testing.T) {
+		is := is.New(t)
+		f := editorForm("Hello {{ subscriber.firstName }}")
+		f.Set("previewSubscriber", "bob")
+		res := ed.post(preview, f)
+		is.Equal(res.status, http.StatusOK)
+		is.True(strings.Contains(res.body, "Hello Bob"))                                                 // rendered for Bob
+		is.True(strings.Contains(res.body, `<option value="ada">`))                                      // the subscribers to pick from
+		is.True(strings.Contains(res.body, `list="subscriber-picks"`))                                   // offered by the field
+		is.True(strings.Contains(ed.get(devURL(srv, "workflows", "welcome", "edit")).body, "Hello Ada")) // the sample without one
+	})
+
+	t.Run("OK an unknown subscriber is said, and the sample stands in", func(t *testing.T) {
+		is := is.New(t)
+		f := editorForm("Hello {{ subscriber.firstName }}")
+		f.Set("previewSubscriber", "nobody")
+		res := ed.post(preview, f)
+		is.Equal(res.status, http.StatusOK)
+		is.True(strings.Contains(res.body, "No subscriber has this subscriberId")) // said
+		is.True(strings.Contains(res.body, "Hello Ada"))                           // the sample
+	})
+
+	t.Run("OK the in-app avatar as an image, from https only", func(t *testing.T) {
+		is := is.New(t)
+		f := editorForm("Hi")
+		f.Set("previewSubscriber", "bob")
+		f.Set("s.0.c.avatar", "https://cdn.example.com/{{ subscriber.firstName }}.png")
+		res := ed.post(preview, f)
+		is.True(strings.Contains(res.body, `<img class="pv-avatar" src="https://cdn.example.com/Bob.png"`))          // the image
+		is.True(strings.Contains(res.header.Get("Content-Security-Policy"), "img-src 'self' data: https:;"))         // which the editor's policy allows
+		is.True(!strings.Contains(ed.get(devURL(srv, "workflows")).header.Get("Content-Security-Policy"), "https:")) // and no other page's
+
+		f.Set("s.0.c.avatar", "http://cdn.example.com/a.png")
+		res = ed.post(preview, f)
+		is.True(!strings.Contains(res.body, `<img class="pv-avatar"`))      // not over http
+		is.True(strings.Contains(res.body, "http://cdn.example.com/a.png")) // shown as text
+	})
+}

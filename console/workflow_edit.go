@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,17 +20,19 @@ import (
 // editorData is what a workflow's editor page shows: the workflow as
 // stored or as the form holds it, each step's preview, and its versions.
 type editorData struct {
-	W        workflows.Editable
-	Form     form
-	Previews []workflows.StepPreview // by step, as the steps are
-	Payload  string                  // the test payload, JSON
-	Versions []workflows.Version
-	Types    []string
-	Targets  []platform.Environment
-	Compare  *syncCompare
-	Unsaved  bool // the page shows a draft that differs from what is saved
-	CanTest  bool // a test send is offered
-	Channels []string
+	W         workflows.Editable
+	Form      form
+	Previews  []workflows.StepPreview // by step, as the steps are
+	Payload   string                  // the test payload, JSON
+	PreviewAs string                  // the subscriberId previews render for; "" for the sample subscriber
+	Picks     []string                // subscriberIds to offer for it
+	Versions  []workflows.Version
+	Types     []string
+	Targets   []platform.Environment
+	Compare   *syncCompare
+	Unsaved   bool // the page shows a draft that differs from what is saved
+	CanTest   bool // a test send is offered
+	Channels  []string
 }
 
 // syncCompare is what syncing to an environment would change there.
@@ -116,13 +120,17 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 	if d.W.ID != "" {
 		key = d.W.ID
 	}
-	var payload map[string]any
-	if err := json.Unmarshal([]byte(d.Payload), &payload); err != nil {
+	var with workflows.PreviewWith
+	if err := json.Unmarshal([]byte(d.Payload), &with.Payload); err != nil {
 		d.Form.fail("payload", "must be a JSON object")
+	}
+	var err error
+	if with.Subscriber, err = previewSubscriber(p, &d); err != nil {
+		return err
 	}
 	draft := draftOf(d.W)
 	for i := range d.W.Steps {
-		pv, err := w.PreviewDraft(ctx, p.env.ID, key, draft, i, payload)
+		pv, err := w.PreviewDraft(ctx, p.env.ID, key, draft, i, with)
 		if err != nil && !d.Form.refused(err) {
 			return err
 		}
@@ -131,7 +139,6 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 		}
 		d.Previews = append(d.Previews, pv)
 	}
-	var err error
 	if d.Versions, err = w.Versions(ctx, p.env.ID, key, 20); err != nil {
 		return err
 	}
@@ -143,7 +150,43 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 			d.Targets = append(d.Targets, env)
 		}
 	}
+	p.w.Header().Set("Content-Security-Policy", editorPolicy)
 	return p.renderStatus(status, "workflow", "workflows", d.W.Name, d)
+}
+
+// previewSubscriber is the subscriber d's previews render for, as its
+// templates see it, or nil for the sample one; it also lists a few
+// subscribers of the environment to pick from. An unknown subscriberId is
+// said beside its field, and the sample stands in.
+func previewSubscriber(p *page, d *editorData) (map[string]any, error) {
+	subs := p.c.d.Subscribers
+	if subs == nil {
+		return nil, nil
+	}
+	list, err := subs.Search(p.r.Context(), p.env.ID, url.Values{"limit": {"20"}})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range list.Subscribers {
+		d.Picks = append(d.Picks, s.SubscriberID)
+	}
+	if d.PreviewAs == "" {
+		return nil, nil
+	}
+	s, err := subs.Subscriber(p.r.Context(), p.env.ID, d.PreviewAs)
+	if errors.Is(err, platform.ErrNotFound) {
+		d.Form.fail("previewSubscriber", "No subscriber has this subscriberId here; the sample subscriber stands in")
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	return out, json.Unmarshal(b, &out)
 }
 
 func draftOf(e workflows.Editable) workflows.Draft {
@@ -233,7 +276,7 @@ func handleWorkflowEdit(w Workflows) handler {
 			return err
 		}
 		f := newForm(p.r)
-		d := editorData{W: readDraft(&f, stored), Form: f, Payload: orJSON(f.Raw("payload"))}
+		d := editorData{W: readDraft(&f, stored), Form: f, Payload: orJSON(f.Raw("payload")), PreviewAs: f.Value("previewSubscriber")}
 		d.W.ID, d.W.Status, d.W.UpdatedAt = stored.ID, stored.Status, stored.UpdatedAt
 		op, arg, _ := strings.Cut(f.Value("op"), ".")
 		i, _ := strconv.Atoi(arg)
@@ -281,7 +324,8 @@ func handleWorkflowPreview(w Workflows) handler {
 			return err
 		}
 		f := newForm(p.r)
-		d := editorData{W: readDraft(&f, stored), Form: f, Payload: orJSON(f.Raw("payload")), Unsaved: true}
+		d := editorData{W: readDraft(&f, stored), Form: f, Payload: orJSON(f.Raw("payload")), PreviewAs: f.Value("previewSubscriber"),
+			Unsaved: true}
 		d.W.ID, d.W.Status, d.W.UpdatedAt = stored.ID, stored.Status, stored.UpdatedAt
 		if len(d.W.Steps) == 0 {
 			d.W.Steps = stored.Steps

@@ -54,7 +54,7 @@ func TestConsole_WorkflowEditor(t *testing.T) {
 		is.True(frame != "") // the email's frame
 		email := ed.get(frame)
 		is.Equal(email.status, http.StatusOK)                                                                                  // loads
-		is.True(strings.Contains(email.body, "<title>Order A-17</title>"))                                                     // the email inside its layout
+		is.True(strings.Contains(email.body, "background-color:#f4f4f5"))                                                      // the email inside its layout
 		is.True(strings.HasPrefix(email.header.Get("Content-Security-Policy"), "sandbox;"))                                    // where nothing runs
 		is.Equal(ed.get(strings.Replace(frame, srv.App.Development.ID, srv.App.Production.ID, 1)).status, http.StatusNotFound) // nor from another environment
 

@@ -208,12 +208,19 @@ type PreviewError struct {
 	Line, Column     int
 }
 
+// PreviewWith is what a draft's preview renders with beside the samples:
+// Payload laid over the sample payload, Subscriber (a real one's fields)
+// in place of the sample subscriber. Either may be nil.
+type PreviewWith struct {
+	Payload, Subscriber map[string]any
+}
+
 // PreviewDraft renders step i of d, a draft of the workflow whose
 // workflowId or _id is key, as POST
 // /v2/workflows/{workflowId}/step/{stepId}/preview renders a step, with
-// payload laid over the sample one. The draft's steps stand in for the
-// stored ones, so a step not yet saved previews too.
-func (s *Store) PreviewDraft(ctx context.Context, envID, key string, d Draft, i int, payload map[string]any) (StepPreview, error) {
+// what with gives. The draft's steps stand in for the stored ones, so a
+// step not yet saved previews too.
+func (s *Store) PreviewDraft(ctx context.Context, envID, key string, d Draft, i int, with PreviewWith) (StepPreview, error) {
 	w, err := s.get(ctx, envID, key)
 	if err != nil {
 		return StepPreview{}, err
@@ -235,7 +242,11 @@ func (s *Store) PreviewDraft(ctx context.Context, envID, key string, d Draft, i 
 	if len(fields) > 0 {
 		return StepPreview{}, platform.Invalid(fields)
 	}
-	res := preview(&draft, i, controls, previewPayload{Payload: payload})
+	layout, err := s.previewLayout(ctx, envID, d.Steps[i].Type, controls)
+	if err != nil {
+		return StepPreview{}, err
+	}
+	res := preview(&draft, i, controls, previewPayload{Payload: with.Payload, Subscriber: with.Subscriber}, layout)
 	out := StepPreview{Type: res.Result.Type, Payload: res.PreviewPayloadExample.Payload}
 	out.Preview, _ = res.Result.Preview.(map[string]any)
 	if e := res.Result.Error; e != nil {

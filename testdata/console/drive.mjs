@@ -180,6 +180,13 @@ try {
   await page.locator('[data-step="0"] .liquid-suggest li', { hasText: 'subscriber.firstName' }).first().click();
   await page.locator('#preview-0', { hasText: 'Hi A-17 Ada' }).waitFor({ timeout });
 
+  step('preview as a subscriber of the environment');
+  check((await api('POST', '/v1/subscribers', { subscriberId: 'zoe', firstName: 'Zoe' })).status === 201, 'subscriber zoe');
+  await page.locator('#f-previewSubscriber').fill('zoe');
+  await page.locator('#preview-0', { hasText: 'Hi A-17 Zoe' }).waitFor({ timeout });
+  await page.locator('#f-previewSubscriber').fill('');
+  await page.locator('#preview-0', { hasText: 'Hi A-17 Ada' }).waitFor({ timeout });
+
   step('a Liquid error is marked where it is, and fixed');
   await page.locator('#s-0-c-body').fill('Your order\n{{ payload.order | bogus }}');
   await page.locator('#preview-0 .preview-error', { hasText: 'line 2' }).waitFor({ timeout });
