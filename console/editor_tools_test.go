@@ -116,3 +116,43 @@ func TestConsole_EditorPreviewAs(t *testing.T) {
 		is.True(strings.Contains(res.body, "http://cdn.example.com/a.png")) // shown as text
 	})
 }
+
+func TestConsole_EditorVersionDiff(t *testing.T) {
+	srv := apptest.NewServer(t)
+	seed(t, srv)
+	ed := member(t, srv, "editor@example.com", platform.RoleEditor)
+	res := srv.Dev.Do(t, "PUT", "/v2/workflows/welcome", `{"name":"Welcome","workflowId":"welcome","active":true,"steps":[
+		{"name":"Inbox","type":"in_app","controlValues":{"subject":"Welcome!","body":"Good day {{ subscriber.firstName }}"}}]}`)
+	is.New(t).Equal(res.Status, http.StatusOK) // version 2
+	edit := devURL(srv, "workflows", "welcome", "edit")
+
+	t.Run("OK two versions side by side", func(t *testing.T) {
+		is := is.New(t)
+		res := ed.get(edit + "?diff=2&from=1")
+		is.Equal(res.status, http.StatusOK)
+		row := regexp.MustCompile(`(?s)<tr data-path="steps\.[a-z-]+\.controlValues\.body">.*?</tr>`).FindString(res.body)
+		is.True(row != "")                                                                                                                             // the body changed
+		is.True(strings.Contains(row, `<td class="diff-removed">Hello {{ subscriber.firstName }}</td>`))                                               // as it was
+		is.True(strings.Contains(row, `<td class="diff-added">Good day {{ subscriber.firstName }}</td>`))                                              // as it is
+		is.True(regexp.MustCompile(`data-path="steps\.[a-z-]+"><th scope="row"><code>[^<]+</code> <span class="muted">removed`).MatchString(res.body)) // the email step, removed
+		is.True(strings.Contains(res.body, "Version 1</th>"))                                                                                          // the columns
+	})
+
+	t.Run("OK the same version twice, and none before the first", func(t *testing.T) {
+		is := is.New(t)
+		is.True(strings.Contains(ed.get(edit+"?diff=2&from=2").body, "are the same")) // nothing to show
+		res := ed.get(edit + "?diff=1&from=0")
+		is.True(strings.Contains(res.body, "Version (none)"))   // from nothing
+		is.True(strings.Contains(res.body, `data-path="name"`)) // everything added
+	})
+
+	t.Run("Err no such version, or none named", func(t *testing.T) {
+		is := is.New(t)
+		res := ed.get(edit + "?diff=9")
+		is.Equal(res.status, http.StatusOK)                          // the page
+		is.True(strings.Contains(res.body, "Version 9 of workflow")) // says so
+		res = ed.get(edit + "?diff=x")
+		is.Equal(res.status, http.StatusOK)                        // the page
+		is.True(strings.Contains(res.body, "Choose two versions")) // says so
+	})
+}

@@ -30,8 +30,9 @@ type editorData struct {
 	Types     []string
 	Targets   []platform.Environment
 	Compare   *syncCompare
-	Unsaved   bool // the page shows a draft that differs from what is saved
-	CanTest   bool // a test send is offered
+	Diff      *versionDiff // two versions side by side (?diff=N&from=M)
+	Unsaved   bool         // the page shows a draft that differs from what is saved
+	CanTest   bool         // a test send is offered
 	Channels  []string
 }
 
@@ -40,6 +41,28 @@ type syncCompare struct {
 	Env     platform.Environment
 	Exists  bool
 	Changes []string
+}
+
+// versionDiff is two versions side by side: what changed from one to the
+// other, or why they cannot be compared.
+type versionDiff struct {
+	From, To int
+	Changes  []workflows.Change
+	Problem  string
+}
+
+// DiffPair is the two versions the compare form shows chosen: the pair
+// compared, else the one before the newest and the newest.
+func (d editorData) DiffPair() [2]int {
+	switch {
+	case d.Diff != nil:
+		return [2]int{d.Diff.From, d.Diff.To}
+	case len(d.Versions) > 1:
+		return [2]int{d.Versions[1].Number, d.Versions[0].Number}
+	case len(d.Versions) == 1:
+		return [2]int{0, d.Versions[0].Number}
+	}
+	return [2]int{}
 }
 
 // Value is the control name of step i as the form shows it.
@@ -109,8 +132,33 @@ func handleWorkflowEditor(w Workflows) handler {
 				return err
 			}
 		}
+		if q := p.r.URL.Query(); q.Has("diff") {
+			if d.Diff, err = compareVersions(p, w, key, q); err != nil {
+				return err
+			}
+		}
 		return renderEditor(p, w, d, http.StatusOK)
 	}
+}
+
+// compareVersions is version ?diff=N of the workflow named by key beside
+// version ?from=M (the one before N unless given; 0 is nothing).
+func compareVersions(p *page, w Workflows, key string, q url.Values) (*versionDiff, error) {
+	to, err := strconv.Atoi(q.Get("diff"))
+	from := to - 1
+	if err == nil && q.Get("from") != "" {
+		from, err = strconv.Atoi(q.Get("from"))
+	}
+	if err != nil || to < 1 || from < 0 {
+		return &versionDiff{Problem: "Choose two versions to compare."}, nil
+	}
+	d := &versionDiff{From: from, To: to}
+	d.Changes, err = w.VersionChanges(p.r.Context(), p.env.ID, key, from, to)
+	var e *platform.Error
+	if errors.As(err, &e) && e.Status == http.StatusNotFound {
+		d.Problem, err = e.Message+".", nil
+	}
+	return d, err
 }
 
 // renderEditor previews every step of d's workflow and renders the page.

@@ -321,3 +321,46 @@ func changeLine(c fieldChange) string {
 
 // Channels are the channels a workflow's preferences turn on or off.
 func Channels() []string { return slices.Clone(channels) }
+
+// Change is one difference between two versions as a page shows it: the
+// value's path, added, removed or changed, and the values before and
+// after as text (a string as it is, anything else as JSON; "" for none).
+type Change struct {
+	Path, Kind, From, To string
+}
+
+// VersionChanges is what changed from version from (0: from nothing) to
+// version n of the workflow whose workflowId or _id is key, as GET
+// /v2/workflows/{workflowId}/versions/{version}/diff?from= answers it.
+func (s *Store) VersionChanges(ctx context.Context, envID, key string, from, n int) ([]Change, error) {
+	to, err := s.version(ctx, envID, key, n)
+	if err != nil {
+		return nil, err
+	}
+	var before *snapshot
+	if from > 0 {
+		v, err := s.version(ctx, envID, key, from)
+		if err != nil {
+			return nil, err
+		}
+		before = &v.Snapshot
+	}
+	var out []Change
+	for _, c := range diff(before, &to.Snapshot) {
+		out = append(out, Change{Path: c.Path, Kind: c.Kind, From: shownValue(c.From, c.Kind == "added"), To: shownValue(c.To, c.Kind == "removed")})
+	}
+	return out, nil
+}
+
+// shownValue is v as a page shows it: a string as it is, anything else as
+// indented JSON; "" when absent (none).
+func shownValue(v any, none bool) string {
+	if none {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}

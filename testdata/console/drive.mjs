@@ -235,6 +235,16 @@ try {
   wf = await api('GET', '/v2/workflows/welcome');
   check(wf.body.steps.length === 2 && wf.body.steps[0].controlValues.body.startsWith('Hello'), 'version 1 was not restored');
 
+  step('two versions side by side');
+  await page.locator('#diff-from').selectOption('1');
+  await page.locator('#diff-to').selectOption('2');
+  await page.getByRole('button', { name: 'Compare', exact: true }).click();
+  const bodyRow = page.locator('#diff tr[data-path$="controlValues.body"]').first();
+  await bodyRow.waitFor({ timeout });
+  check((await bodyRow.locator('td.diff-removed').innerText()).startsWith('Hello'), 'the diff lacks the first body');
+  check((await bodyRow.locator('td.diff-added').innerText()).includes('is ready'), 'the diff lacks the saved body');
+  await shot(page, 'editor-version-diff');
+
   step('sync to Production, seeing the difference first');
   await page.getByRole('link', { name: 'Compare with Production' }).click();
   await page.getByText('Production has no copy yet').waitFor({ timeout });
