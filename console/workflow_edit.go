@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -31,6 +32,7 @@ type editorData struct {
 	Targets   []platform.Environment
 	Compare   *syncCompare
 	Diff      *versionDiff // two versions side by side (?diff=N&from=M)
+	Test      *testRun     // a test send followed live (?test=<transactionId>)
 	Unsaved   bool         // the page shows a draft that differs from what is saved
 	CanTest   bool         // a test send is offered
 	Channels  []string
@@ -113,7 +115,7 @@ func (d editorData) Preview(i int) *workflows.StepPreview {
 // /console/env/{env}/workflows/{workflowId}/edit: the workflow's editor,
 // each step previewed, its versions; ?compare=<environment> adds what a
 // sync there would change. A viewer sees it read-only.
-func handleWorkflowEditor(w Workflows) handler {
+func handleWorkflowEditor(w Workflows, a Activity) handler {
 	return func(p *page) error {
 		key := p.r.PathValue("workflowId")
 		e, err := w.Editable(p.r.Context(), p.env.ID, key)
@@ -132,8 +134,14 @@ func handleWorkflowEditor(w Workflows) handler {
 				return err
 			}
 		}
-		if q := p.r.URL.Query(); q.Has("diff") {
+		q := p.r.URL.Query()
+		if q.Has("diff") {
 			if d.Diff, err = compareVersions(p, w, key, q); err != nil {
+				return err
+			}
+		}
+		if tx := q.Get("test"); tx != "" {
+			if d.Test, err = followTest(p, a, e.WorkflowID, tx); err != nil {
 				return err
 			}
 		}
@@ -461,8 +469,8 @@ func handlePreviewEmail() handler {
 // handleWorkflowTest serves POST
 // /console/env/{env}/workflows/{workflowId}/test: the saved workflow
 // triggered for the subscriber named with the test payload, as a test
-// (Activity marks it), and the member sent to its notification in
-// Activity, which follows it live.
+// (Activity marks it), and the member sent back to the editor, which
+// follows the test's notification live (?test=<transactionId>).
 func handleWorkflowTest(w Workflows, tests Tests) handler {
 	return func(p *page) error {
 		if tests == nil {
@@ -488,7 +496,7 @@ func handleWorkflowTest(w Workflows, tests Tests) handler {
 				if status != "processed" {
 					msg = "Test to " + subscriber + ": " + status + "."
 				}
-				return p.redirect(p.envURL("activity")+"?transactionId="+tx, msg)
+				return p.redirect(p.envURL("workflows", e.WorkflowID, "edit")+"?test="+url.QueryEscape(tx)+"#test-run", msg)
 			}
 			if !f.refused(err) {
 				return err
@@ -503,4 +511,59 @@ func handleWorkflowTest(w Workflows, tests Tests) handler {
 func (d editorData) VariablesJSON() string {
 	b, _ := json.Marshal(d.W.Variables)
 	return string(b)
+}
+
+// testRun is a test send as it runs: the notifications of its
+// transaction, each step with what it did so far. Done once none is
+// pending; until then the page asks for it again every second (Poll).
+type testRun struct {
+	TransactionID string
+	Notifications []activity.Notification
+	Done          bool
+	Poll          string // the card's own address
+	ActivityURL   string // the transaction in Activity
+	env           string
+}
+
+// Link is the address of notification id in Activity.
+func (t testRun) Link(id string) string { return envURL(t.env, "activity", id) }
+
+// followTest reads the test send whose transaction is tx: the
+// notifications it made so far, with their steps.
+func followTest(p *page, a Activity, workflowID, tx string) (*testRun, error) {
+	run := &testRun{TransactionID: tx, Poll: p.envURL("workflows", workflowID, "test", tx),
+		ActivityURL: p.envURL("activity") + "?transactionId=" + url.QueryEscape(tx), env: p.env.ID}
+	list, err := a.Notifications(p.r.Context(), p.env.ID, url.Values{"transactionId": {tx}, "limit": {"10"}})
+	if err != nil {
+		return nil, err
+	}
+	run.Done = len(list.Notifications) > 0
+	for _, listed := range list.Notifications {
+		n, err := a.Notification(p.r.Context(), p.env.ID, listed.ID)
+		if err != nil {
+			return nil, err
+		}
+		if n.Status() == activity.NotificationPending {
+			run.Done = false
+		}
+		run.Notifications = append(run.Notifications, n)
+	}
+	return run, nil
+}
+
+// handleWorkflowTestRun serves GET
+// /console/env/{env}/workflows/{workflowId}/test/{transactionId}: the
+// editor's card of a test send, which the page polls while it runs.
+func handleWorkflowTestRun(w Workflows, a Activity) handler {
+	return func(p *page) error {
+		e, err := w.Editable(p.r.Context(), p.env.ID, p.r.PathValue("workflowId"))
+		if err != nil {
+			return err
+		}
+		run, err := followTest(p, a, e.WorkflowID, p.r.PathValue("transactionId"))
+		if err != nil {
+			return err
+		}
+		return p.render("test_run", "workflows", "Test of "+e.Name, run)
+	}
 }

@@ -252,18 +252,30 @@ try {
   await page.getByRole('button', { name: 'Sync to Production' }).click();
   await page.getByText('is synced to Production').waitFor({ timeout });
 
-  step('send a test and follow it in Activity');
+  step('a run the page waits for appears there as it happens, without a reload');
+  await page.goto(editorURL + '?test=live-check-1');
+  await page.locator('#test-run', { hasText: 'Waiting for the trigger' }).waitFor({ timeout });
+  const live = await api('POST', '/v1/events/trigger', { name: 'welcome', to: 'ada', payload: { order: 'L-1' }, transactionId: 'live-check-1' });
+  check(live.status === 201, 'the trigger with a transactionId: ' + JSON.stringify(live.body));
+  await page.locator('#test-run[data-done="true"]', { hasText: 'completed' }).waitFor({ timeout });
+
+  step('send a test and follow it live on the page, then in Activity');
   await page.goto(editorURL);
   await page.locator('#f-payload').fill('{"order":"T-9"}');
   await page.locator('#f-testSubscriber').fill('ada');
   await page.getByRole('button', { name: 'Send test' }).click();
   await page.getByText('Test sent to ada').waitFor({ timeout });
+  check(page.url().includes('?test=test-'), 'the test did not stay on the editor: ' + page.url());
+  await page.locator('#test-run').waitFor({ timeout });
+  // The card reads itself again until the run is over, without a reload.
+  await page.locator('#test-run[data-done="true"]').waitFor({ timeout });
+  check((await page.locator('#test-run').innerText()).includes('completed'), 'the test run does not show its outcome: ' +
+    await page.locator('#test-run').innerText());
+  check(await page.locator('#test-run li[data-step-type="in_app"]').count() === 1, 'the test run lacks the in-app step');
+  await shot(page, 'editor-test-live');
+  await page.locator('#test-run').getByRole('link', { name: 'Open in Activity' }).click();
+  await page.locator('tbody tr', { hasText: 'Welcome' }).first().waitFor({ timeout });
   check(page.url().includes('transactionId=test-'), 'the test did not open Activity on its transaction: ' + page.url());
-  await poll('the test to finish', async () => {
-    await page.reload();
-    const row = page.locator('tbody tr', { hasText: 'Welcome' }).first();
-    return (await row.innerText()).includes('completed');
-  });
   check(await page.locator('tbody tr .badge', { hasText: 'test' }).count() === 1, 'the test is not marked in Activity');
   await page.locator('tbody tr', { hasText: 'Welcome' }).first().getByRole('link').first().click();
   await page.getByRole('heading', { name: 'Steps' }).waitFor({ timeout });
