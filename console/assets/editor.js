@@ -158,8 +158,10 @@
     return s;
   }
 
+  // shown is a value as its field holds it: text as it is, unless it would
+  // read back as something else ("12", "true"), then quoted.
   function shown(v) {
-    return typeof v === 'string' ? v : JSON.stringify(v);
+    return typeof v === 'string' && typed(v) === v ? v : JSON.stringify(v);
   }
 
   function rules(raw, listID) {
