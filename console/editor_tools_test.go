@@ -55,12 +55,15 @@ func TestConsole_EditorVariables(t *testing.T) {
 	t.Run("OK without a schema, the payload variables the templates use", func(t *testing.T) {
 		is := is.New(t)
 		res := srv.Dev.Do(t, "PUT", "/v2/workflows/welcome", `{"name":"Welcome","workflowId":"welcome","active":true,"steps":[
-			{"name":"Inbox","type":"in_app","controlValues":{"body":"{{ payload.order.id }} {{ payload.total }}"}}]}`)
+			{"name":"Inbox","type":"in_app","controlValues":{"body":"{{ payload.order.id }} {{ payload.total }} {{ payload.lines[0].sku }} {{ payload.tags.size }}"}}]}`)
 		is.Equal(res.Status, http.StatusOK) // the workflow changed
 		vars := offered(t, ed.get(devURL(srv, "workflows", "welcome", "edit")).body)
 		is.True(slices.Contains(vars, "payload.order.id")) // used
 		is.True(slices.Contains(vars, "payload.total"))    // used
-		is.True(slices.Contains(vars, "context"))          // contexts, to name
+		is.True(slices.Contains(vars, "payload.lines"))    // a list, not one item of it
+		is.True(slices.Contains(vars, "payload.tags"))     // nor its size
+		is.True(!slices.ContainsFunc(vars, func(v string) bool { return strings.Contains(v, "sku") || strings.Contains(v, "size") }))
+		is.True(slices.Contains(vars, "context")) // contexts, to name
 	})
 
 	t.Run("OK the editor's script is served", func(t *testing.T) {

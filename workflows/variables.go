@@ -23,6 +23,7 @@ func variables(w *workflow) []string {
 	used := map[string]bool{}
 	for _, st := range w.Steps {
 		for _, path := range usedVariables(st.ControlValues) {
+			path = objectPath(path)
 			if len(path) > 1 && (path[0] == "context" || path[0] == "payload" && !declared) {
 				used[strings.Join(path, ".")] = true
 			}
@@ -31,15 +32,29 @@ func variables(w *workflow) []string {
 			out = append(out, "steps."+st.StepID+".events", "steps."+st.StepID+".eventCount")
 		}
 	}
+	contexts := false
 	for p := range used {
 		payload = append(payload, p)
+		contexts = contexts || strings.HasPrefix(p, "context.")
 	}
 	sort.Strings(payload)
 	out = append(out, payload...)
-	if !used["context"] && !slices.ContainsFunc(payload, func(p string) bool { return strings.HasPrefix(p, "context.") }) {
+	if !contexts {
 		out = append(out, "context") // its types are the trigger's: the author names one
 	}
 	return slices.Compact(out)
+}
+
+// objectPath is path up to its first list index (a number, *, first,
+// last) or size: a variable names an object's field, and the editor
+// offers the list itself rather than one item of it.
+func objectPath(path []string) []string {
+	for i, seg := range path {
+		if seg == "*" || seg == "first" || seg == "last" || seg == "size" || isIndex(seg) {
+			return path[:i]
+		}
+	}
+	return path
 }
 
 // schemaPaths lists the properties a JSON Schema declares, nested ones
