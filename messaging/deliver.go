@@ -131,6 +131,9 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 		t := &targets[i]
 		t.msg = r.message(t.msg)
 		t.msg.ID = m.ID
+		if warning := withAttachments(t, d.Attachments); warning != nil {
+			out.Details = append(out.Details, *warning)
+		}
 		start := time.Now()
 		res, err := t.provider.Send(ctx, t.msg)
 		e.obs.sent(ctx, d, t.in.ProviderID, t.msg, time.Since(start), err)
