@@ -159,7 +159,7 @@ func attachFiles(msg *mail.Msg, files []Attachment) {
 	for _, a := range files {
 		opts := []mail.FileOption{mail.WithFileContentType(mail.ContentType(a.MIME)), mail.WithFileEncoding(mail.EncodingB64)}
 		if a.CID != "" {
-			opts = append(opts, mail.WithFileContentID(a.CID))
+			opts = append(opts, mail.WithFileContentID("<"+a.CID+">"))
 		}
 		if a.Inline() {
 			msg.EmbedReadSeeker(a.Name, bytes.NewReader(a.Content), opts...)
