@@ -244,7 +244,7 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		// A resumed broadcast rebuilds its plan from this body, under the
 		// same transactionId, generated or not.
 		req.TransactionID = p.transactionID
-		req.Actor, _ = withoutChannels(req.Actor) // a resumed broadcast keeps the actor resolved now
+		req.Actor, _ = withoutChannels(req.Actor)      // a resumed broadcast keeps the actor resolved now
 		req.Payload, _ = splitAttachments(req.Payload) // a resumed broadcast reads its files from its notifications
 		body, err := json.Marshal(req)
 		if err != nil {

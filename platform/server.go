@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -28,8 +28,8 @@ type ServerConfig struct {
 	// MaxAttachments bounds the bytes of the files one trigger request
 	// carries (AttachmentLimit); DefaultMaxAttachments when 0.
 	MaxAttachments int64
-	Limits            RateLimits // per-key write, per-address auth-failure and inbox session limits
-	Metrics           *Metrics   // counts requests; nil counts none
+	Limits         RateLimits // per-key write, per-address auth-failure and inbox session limits
+	Metrics        *Metrics   // counts requests; nil counts none
 	// MetricsRoute serves Metrics at GET /metrics, without a key, beside the
 	// API; false when it is served on an address of its own.
 	MetricsRoute bool
