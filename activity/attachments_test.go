@@ -289,3 +289,26 @@ func TestTrigger_AttachmentsStoredOnceAndSwept(t *testing.T) {
 		return stored == 0
 	}, "the files to go with their notifications")
 }
+
+// TestTrigger_AttachmentsPastTheBodyLimit sends a file larger than the
+// request body and payload limits allow a trigger without files, to a
+// topic: the files have a limit of their own, and its members' emails
+// carry the file whole.
+func TestTrigger_AttachmentsPastTheBodyLimit(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	hook := apptest.NewChatHook(t, http.StatusOK)
+	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"email-webhook","channel":"email","active":true,"primary":true,
+		"credentials":{"webhookUrl":"`+hook.URL+`"}}`)
+	mailWorkflow(t, srv)
+	apptest.MustCreate(t, srv.Dev, "/v1/topics", `{"key":"billing","name":"Billing"}`)
+	apptest.MustStatus(t, srv.Dev, "POST", "/v1/topics/billing/subscribers", `{"subscribers":["ada"]}`, 200)
+	content := strings.Repeat(invoicePDF, (2<<20)/len(invoicePDF)) // 2 MB: twice the body limit, four times the payload's
+	apptest.Trigger(t, srv, `{"name":"invoice","to":[{"type":"Topic","topicKey":"billing"}],
+		"payload":{"attachments":[{"file":"`+b64([]byte(content))+`","mime":"application/pdf","name":"year.pdf"}]}}`)
+	platformtest.Eventually(t, 10*time.Second, func() bool { return len(hook.Received()) == 1 }, "the email sent")
+	files, _ := hook.Received()[0]["attachments"].([]any)
+	is.Equal(len(files), 1)                                                                            // the file went with it
+	is.Equal(files[0].(map[string]any)["content"], b64([]byte(content)))                               // whole
+	is.True(!strings.Contains(string(srv.Dev.Do(t, "GET", "/v1/notifications", "").Body), "year.pdf")) // and no view shows it
+}

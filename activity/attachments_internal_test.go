@@ -1,0 +1,31 @@
+package activity
+
+import (
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+// TestSplitAttachments_KeepsTheRestAsWritten takes payload.attachments
+// out of payloads whose other members must keep their bytes: their order,
+// spacing and escapes, which templates and the feed hand on as written.
+func TestSplitAttachments_KeepsTheRestAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name, payload, rest, files string
+	}{
+		{"OK first", `{"attachments":[1], "z":"\u00e9","a":2}`, `{ "z":"\u00e9","a":2}`, `[1]`},
+		{"OK middle", `{"z":1 , "attachments" : [{"file":"x"}] ,"a":{"attachments":3}}`, `{"z":1  ,"a":{"attachments":3}}`, `[{"file":"x"}]`},
+		{"OK last", `{"z":1,"attachments":[]}`, `{"z":1}`, `[]`},
+		{"OK alone", `{"attachments":[2]}`, `{}`, `[2]`},
+		{"OK none", `{"z":"attachments"}`, `{"z":"attachments"}`, ``},
+		{"OK nested only", `{"a":{"attachments":[1]}}`, `{"a":{"attachments":[1]}}`, ``},
+		{"OK not an object", `[1,"attachments"]`, `[1,"attachments"]`, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			rest, files := splitAttachments([]byte(tc.payload))
+			is.Equal(string(rest), tc.rest)   // the rest as the client wrote it
+			is.Equal(string(files), tc.files) // the files' JSON
+		})
+	}
+}
