@@ -29,3 +29,30 @@ func TestSplitAttachments_KeepsTheRestAsWritten(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeFile_TakesWhatClientsSend reads a file's content as base64 in
+// either alphabet, padded or not, and as the JSON of a Node Buffer, which
+// @novu/node sends; anything else is refused.
+func TestDecodeFile_TakesWhatClientsSend(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw, want string
+		ok             bool
+	}{
+		{"OK padded", `"aGk/Pz8+"`, "hi???>", true},
+		{"OK unpadded", `"aGk"`, "hi", true},
+		{"OK URL alphabet", `"aGk_Pz8-"`, "hi???>", true},
+		{"OK wrapped lines", `"aGk/\nPz8+"`, "hi???>", true},
+		{"OK Node Buffer", `{"type":"Buffer","data":[104,105,0,255]}`, "hi\x00\xff", true},
+		{"ErrNotBase64", `"not base64!"`, "", false},
+		{"ErrByteOutOfRange", `{"type":"Buffer","data":[256]}`, "", false},
+		{"ErrOtherObject", `{"data":[1]}`, "", false},
+		{"ErrNumber", `12`, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			got, problem := decodeFile([]byte(tc.raw))
+			is.Equal(problem == "", tc.ok) // accepted or refused
+			is.Equal(string(got), tc.want) // the bytes meant
+		})
+	}
+}
