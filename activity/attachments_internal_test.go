@@ -36,7 +36,7 @@ func TestSplitAttachments_KeepsTheRestAsWritten(t *testing.T) {
 func TestDecodeFile_TakesWhatClientsSend(t *testing.T) {
 	for _, tc := range []struct {
 		name, raw, want string
-		ok             bool
+		ok              bool
 	}{
 		{"OK padded", `"aGk/Pz8+"`, "hi???>", true},
 		{"OK unpadded", `"aGk"`, "hi", true},
