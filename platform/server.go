@@ -2,10 +2,8 @@ package platform
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -132,7 +130,7 @@ func limitBody(cfg ServerConfig, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := cfg.MaxBody
 		if r.Method == http.MethodPost && attachmentRoutes[r.URL.Path] {
-			limit += int64(base64.StdEncoding.EncodedLen(int(min(cfg.MaxAttachments, math.MaxInt32))))
+			limit += (cfg.MaxAttachments + 2) / 3 * 4 // their base64 size, in int64 where a 32-bit int would overflow
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		ctx := context.WithValue(r.Context(), payloadLimitKey{}, cfg.MaxPayload)
