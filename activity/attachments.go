@@ -192,10 +192,16 @@ func readAttachment(item json.RawMessage, i int) (a storedAttachment, field, pro
 	if len(a.CID) > 200 || strings.ContainsAny(a.CID, "<> \t\r\n") {
 		return a, ".cid", "must be a Content-ID of at most 200 characters, without <, > or spaces"
 	}
-	if len(a.Name) > 255 || strings.ContainsAny(a.Name, "\r\n\x00/\\") {
+	if !validName(a.Name) {
 		return a, ".name", "must be a file name of at most 255 characters, without a path or line breaks"
 	}
 	return a, "", ""
+}
+
+// validName reports whether name may be a file's name: at most 255 bytes,
+// without a path, a line break or a NUL.
+func validName(name string) bool {
+	return len(name) <= 255 && !strings.ContainsAny(name, "\r\n\x00/\\")
 }
 
 // decodeFile reads a file's content: base64 in either alphabet, padded or
@@ -364,10 +370,10 @@ func (s *Store) fetchAttachment(ctx context.Context, a *storedAttachment, max in
 			a.MIME = mt
 		}
 	}
-	if a.Name == "" {
-		if base := path.Base(res.Request.URL.Path); base != "/" && base != "." {
-			a.Name = base
-		}
+	// The path is decoded: a name it gives must pass the checks a name
+	// the trigger gives does (no line break reaches a mail header).
+	if base := path.Base(res.Request.URL.Path); a.Name == "" && validName(base) && base != "/" && base != "." {
+		a.Name = base
 	}
 	return nil
 }
