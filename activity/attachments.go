@@ -15,6 +15,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/messaging"
@@ -408,13 +409,69 @@ func emailAttachments(doc string) ([]messaging.Attachment, error) {
 }
 
 // notificationAttachments are the files a notification's email steps send.
+// A broadcast's emails, sent hundreds at once, share one decoded copy of
+// its stored files (fileCache) rather than each reading its own.
 func (s *Store) notificationAttachments(ctx context.Context, notificationID string) ([]messaging.Attachment, error) {
-	var doc string
-	err := s.db.QueryRow(ctx, `SELECT `+sqldb.ValueColumn("attachments")+` FROM notifications WHERE id = ?`, notificationID).Scan(&doc)
+	var col string
+	err := s.db.QueryRow(ctx, `SELECT attachments FROM notifications WHERE id = ?`, notificationID).Scan(&col)
 	if err != nil {
 		return nil, fmt.Errorf("read notification %s attachments: %w", notificationID, err)
 	}
-	return emailAttachments(doc)
+	if !sqldb.IsValueKey(col) {
+		return emailAttachments(col)
+	}
+	return s.files.get(col, func() ([]messaging.Attachment, error) {
+		var doc string
+		if err := s.db.QueryRow(ctx, `SELECT body FROM stored_values WHERE id = ?`, col).Scan(&doc); err != nil {
+			return nil, fmt.Errorf("read notification %s attachments: %w", notificationID, err)
+		}
+		return emailAttachments(doc)
+	})
+}
+
+// fileCacheSize is how many triggers' decoded files fileCache keeps.
+const fileCacheSize = 4
+
+// fileCache keeps the decoded files of the last few triggers whose emails
+// were sent, by their stored value's key, which names one content for
+// good. Concurrent reads of one key load it once.
+type fileCache struct {
+	mu      sync.Mutex
+	entries map[string]*fileEntry
+	order   []string // oldest first
+}
+
+type fileEntry struct {
+	once  sync.Once
+	files []messaging.Attachment
+	err   error
+}
+
+func (c *fileCache) get(key string, load func() ([]messaging.Attachment, error)) ([]messaging.Attachment, error) {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	if !ok {
+		if c.entries == nil {
+			c.entries = map[string]*fileEntry{}
+		}
+		if len(c.order) == fileCacheSize {
+			delete(c.entries, c.order[0])
+			c.order = c.order[1:]
+		}
+		e = &fileEntry{}
+		c.entries[key], c.order = e, append(c.order, key)
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.files, e.err = load() })
+	if e.err != nil {
+		c.mu.Lock()
+		if c.entries[key] == e { // a failed load is tried again by the next read
+			delete(c.entries, key)
+			c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
+		}
+		c.mu.Unlock()
+	}
+	return e.files, e.err
 }
 
 // transactionAttachments are the files of a trigger whose first

@@ -1,9 +1,12 @@
 package activity
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/messaging"
 )
 
 // TestSplitAttachments_KeepsTheRestAsWritten takes payload.attachments
@@ -55,4 +58,39 @@ func TestDecodeFile_TakesWhatClientsSend(t *testing.T) {
 			is.Equal(string(got), tc.want) // the bytes meant
 		})
 	}
+}
+
+// TestFileCache_LoadsOnceAndForgets: reads of one key load it once, a
+// failed load is tried again, and only the last few keys are kept.
+func TestFileCache_LoadsOnceAndForgets(t *testing.T) {
+	is := is.New(t)
+	var c fileCache
+	loads := map[string]int{}
+	load := func(key string, fail bool) func() ([]messaging.Attachment, error) {
+		return func() ([]messaging.Attachment, error) {
+			loads[key]++
+			if fail {
+				return nil, errors.New("unavailable")
+			}
+			return []messaging.Attachment{{Name: key}}, nil
+		}
+	}
+	for range 3 {
+		files, err := c.get("@a", load("@a", false))
+		is.NoErr(err)                 // read
+		is.Equal(files[0].Name, "@a") // the key's files
+	}
+	is.Equal(loads["@a"], 1) // loaded once
+
+	_, err := c.get("@b", load("@b", true))
+	is.True(err != nil) // a failed load fails the read
+	_, err = c.get("@b", load("@b", false))
+	is.NoErr(err)            // and is tried again
+	is.Equal(loads["@b"], 2) // by the next read
+
+	for _, k := range []string{"@c", "@d", "@e"} {
+		c.get(k, load(k, false))
+	}
+	c.get("@a", load("@a", false))
+	is.Equal(loads["@a"], 2) // pushed out by four newer keys, loaded again
 }

@@ -40,6 +40,7 @@ type Store struct {
 	metrics *metrics // nil counts nothing (observe.go)
 	// fetcher fetches the files triggers give by URL (UseOutbound).
 	fetcher *http.Client
+	files   fileCache // the files of the triggers whose emails are being sent
 
 	// Queries in db's dialect.
 	claimSQL         string
