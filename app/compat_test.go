@@ -233,7 +233,9 @@ var compatRoutes = []compatRoute{
 	{op: "POST /v1/subscribers/{subscriberId}/messages/mark-all", path: fixed("/v1/subscribers/ada/messages/mark-all"), status: 201, wrapped: true,
 		body: fixed(`{"markAs":"read"}`)},
 	{op: "POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}", status: 201, wrapped: true,
-		path: func(f *compatFixture) string { return "/v1/subscribers/ada/messages/" + f.messageID + "/actions/primary" },
+		path: func(f *compatFixture) string {
+			return "/v1/subscribers/ada/messages/" + f.messageID + "/actions/primary"
+		},
 		body: fixed(`{"status":"done","payload":{"answer":"yes"}}`)},
 	{op: "GET /v1/messages", path: fixed("/v1/messages"), status: 200, wrapped: false},
 	{op: "DELETE /v1/messages/{messageId}", path: func(f *compatFixture) string { return "/v1/messages/" + f.messageID }, status: 200, wrapped: true},
