@@ -70,14 +70,12 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		}
 		fmt.Fprintln(stdout, platform.BuildInfo())
 		return true, nil
-	case "keys":
-		return true, runKeys(ctx, args[1:], getenv, stdout)
-	case "users":
-		return true, runUsers(ctx, args[1:], getenv, stdin, stdout)
-	case "backup":
-		return true, runBackup(ctx, args[1:], getenv, stdout)
-	case "restore":
-		return true, runRestore(ctx, args[1:], getenv, stdout)
+	case "keys", "users", "backup", "restore":
+		getenv, err := withConfigFile(getenv)
+		if err != nil {
+			return true, err
+		}
+		return true, runDBCommand(ctx, args, getenv, stdin, stdout)
 	case "healthcheck":
 		return true, runHealthcheck(ctx, args[1:], getenv, stdout)
 	case "serve":
@@ -87,6 +85,20 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return true, fmt.Errorf("unknown command %q; `herald help` lists the commands", args[0])
 	}
 	return false, nil
+}
+
+// runDBCommand runs a command that works on the server's database.
+func runDBCommand(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	switch args[0] {
+	case "keys":
+		return runKeys(ctx, args[1:], getenv, stdout)
+	case "users":
+		return runUsers(ctx, args[1:], getenv, stdin, stdout)
+	case "backup":
+		return runBackup(ctx, args[1:], getenv, stdout)
+	default:
+		return runRestore(ctx, args[1:], getenv, stdout)
+	}
 }
 
 func isHelpFlag(arg string) bool {

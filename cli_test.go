@@ -212,3 +212,33 @@ func TestKeys_MissingDatabase(t *testing.T) {
 		})
 	}
 }
+
+// TestKeys_ReadTheConfigFile: the commands on the server's database find
+// it in the file HERALD_CONFIG names, as serve does, below the
+// environment; a file serve would refuse is refused.
+func TestKeys_ReadTheConfigFile(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "herald.db")
+	_, _, stop := startRun(t, map[string]string{"HERALD_DB": path})
+	is.NoErr(stop())
+	file := filepath.Join(dir, "herald.yaml")
+	is.NoErr(os.WriteFile(file, []byte("db: "+path+"\n"), 0o600))
+	runKeys := func(env map[string]string) (string, error) {
+		var out bytes.Buffer
+		err := run(t.Context(), []string{"herald", "keys", "list"}, func(k string) string { return env[k] }, nil, &out, &bytes.Buffer{})
+		return out.String(), err
+	}
+
+	out, err := runKeys(map[string]string{"HERALD_CONFIG": file})
+	is.NoErr(err)                                 // the file names the database
+	is.True(strings.Contains(out, "Development")) // whose keys are listed
+	is.Equal(strings.Count(out, "\n"), 3)         // a heading and the two keys the start made
+	typo := filepath.Join(dir, "typo.db")
+	_, err = runKeys(map[string]string{"HERALD_CONFIG": file, "HERALD_DB": typo})
+	is.True(err != nil && strings.Contains(err.Error(), "no database at "+typo)) // the environment wins
+
+	is.NoErr(os.WriteFile(file, []byte("db: "+path+"\ndatabase: x\n"), 0o600))
+	_, err = runKeys(map[string]string{"HERALD_CONFIG": file})
+	is.True(err != nil && strings.Contains(err.Error(), "herald.yaml:2: unknown setting")) // refused with its line
+}

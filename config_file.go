@@ -79,3 +79,31 @@ func applyConfigFile(fs *flag.FlagSet, path string, set map[string]bool, getenv 
 	}
 	return nil
 }
+
+// withConfigFile is getenv for the commands that open the server's
+// database (keys, users, backup, restore): a HERALD_* variable the
+// environment leaves empty reads the setting of the file HERALD_CONFIG
+// names, so an installation configured by that file needs no -db to
+// reach its database. The file is read as serve reads it, so one it
+// would refuse is refused here too.
+func withConfigFile(getenv func(string) string) (func(string) string, error) {
+	if getenv("HERALD_CONFIG") == "" {
+		return getenv, nil
+	}
+	cfg, err := parseConfig(nil, getenv)
+	if err != nil {
+		return nil, err
+	}
+	fromFile := map[string]string{}
+	cfg.flags.VisitAll(func(f *flag.Flag) {
+		if m := settingVariable.FindStringSubmatch(f.Usage); m != nil && f.Value.String() != f.DefValue {
+			fromFile[m[1]] = f.Value.String()
+		}
+	})
+	return func(name string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return fromFile[name]
+	}, nil
+}

@@ -30,7 +30,7 @@ func (b *bench) broadcastStorage(ctx context.Context) error {
 	// What the rendered broadcast stores is past the default request
 	// storage limit, which would refuse it: the server is given room.
 	rendered, err := b.broadcastGrowth(ctx, "brendered", `{{payload.name}} {{payload.blob}}`, subscribers, large, "payload",
-		"HERALD_MAX_REQUEST_STORAGE="+strconv.Itoa(2<<30))
+		"HERALD_MAX_REQUEST_STORAGE="+strconv.FormatInt(2<<30, 10))
 	if err != nil {
 		return err
 	}
