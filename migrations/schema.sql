@@ -258,7 +258,7 @@ CREATE TABLE messages (
 
 CREATE INDEX messages_failed ON messages (environment_id, created_at) WHERE status = 'error';
 
-CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at, id, read, seen);
+CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at, id, read, seen, context_keys);
 
 CREATE INDEX messages_list ON messages (environment_id, created_at, id, channel);
 
