@@ -178,7 +178,7 @@ func handleInboxNotifications(s *Store, rt notificationRoute) http.Handler {
 		if err != nil {
 			return err
 		}
-		rows, more, err := s.inboxPage(ctx, who.EnvironmentID, who.ID, f, sev, after, offset, limit)
+		rows, more, err := s.inboxPage(ctx, scopeOf(who), f, sev, after, offset, limit)
 		if err != nil {
 			return err
 		}
@@ -271,7 +271,7 @@ func handleInboxCount(s *Store, rt notificationRoute) http.Handler {
 		}
 		out := make([]count, len(filters))
 		for i, f := range parsed {
-			n, err := s.inboxCount(ctx, who.EnvironmentID, who.ID, f, sev, inboxCountLimit)
+			n, err := s.inboxCount(ctx, scopeOf(who), f, sev, inboxCountLimit)
 			if err != nil {
 				return err
 			}
@@ -381,7 +381,7 @@ func handleInboxMark(s *Store, rt notificationRoute, action inboxAction) http.Ha
 		if err != nil {
 			return err
 		}
-		m, err := s.inboxMark(ctx, who.EnvironmentID, who.ID, id, action, "")
+		m, err := s.inboxMark(ctx, scopeOf(who), id, action, "")
 		if errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id)
 		}
@@ -432,7 +432,7 @@ func handleInboxSnooze(s *Store, rt notificationRoute) http.Handler {
 		}
 		// The job that ends the snooze is filed first: a message snoozed
 		// with none would never come back.
-		m, err := s.inboxMessage(ctx, who.EnvironmentID, who.ID, id)
+		m, err := s.inboxMessage(ctx, scopeOf(who), id)
 		if errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id)
 		}
@@ -449,7 +449,7 @@ func handleInboxSnooze(s *Store, rt notificationRoute) http.Handler {
 		if err != nil {
 			return err
 		}
-		m, err = s.inboxMark(ctx, who.EnvironmentID, who.ID, id, actionSnooze, sqldb.FormatTime(until))
+		m, err = s.inboxMark(ctx, scopeOf(who), id, actionSnooze, sqldb.FormatTime(until))
 		if errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id) // deleted meanwhile: its job finds nothing to bring back
 		}
@@ -479,7 +479,7 @@ func handleInboxAction(s *Store, status string) http.Handler {
 // act sets the action button of type button of who's notification id to
 // status, and answers the notification.
 func (s *Store) act(w http.ResponseWriter, r *http.Request, rt notificationRoute, who platform.Subscriber, id, button, status string) error {
-	m, err := s.inboxAct(r.Context(), who.EnvironmentID, who.ID, id, button, status)
+	m, err := s.inboxAct(r.Context(), scopeOf(who), id, button, status)
 	switch {
 	case errors.Is(err, platform.ErrNotFound):
 		return notificationNotFound(id)
@@ -504,7 +504,7 @@ func handleInboxDelete(s *Store, rt notificationRoute) http.Handler {
 		if err != nil {
 			return err
 		}
-		if err := s.inboxDelete(ctx, who.EnvironmentID, who.ID, id); errors.Is(err, platform.ErrNotFound) {
+		if err := s.inboxDelete(ctx, scopeOf(who), id); errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id)
 		} else if err != nil {
 			return err
@@ -519,8 +519,9 @@ type bulkRequest struct {
 	NotificationIDs []string        `json:"notificationIds"`
 	Tags            json.RawMessage `json:"tags"`
 	Data            json.RawMessage `json:"data"` // a JSON string holding the object, as the client sends it
-	// ContextKeys are read and checked, and select nothing out: a message
-	// carries no context (docs/inbox.md, "Not served").
+	// ContextKeys, on the API's routes, select the messages of exactly
+	// that context, as a session's context does; the inbox's own routes go
+	// by the session's.
 	ContextKeys []string `json:"contextKeys"`
 }
 
@@ -563,19 +564,22 @@ func handleInboxBulk(s *Store, rt notificationRoute, route string) http.Handler 
 		if err != nil {
 			return err
 		}
-		env, sub := who.EnvironmentID, who.ID
+		if !rt.envelope && req.ContextKeys != nil {
+			who.ContextKeys = req.ContextKeys
+		}
+		box := scopeOf(who)
 		kind := LiveChanged
 		switch route {
 		case "read":
-			_, err = s.inboxMarkAll(ctx, env, sub, f, nil, actionRead)
+			_, err = s.inboxMarkAll(ctx, box, f, nil, actionRead)
 		case "archive":
-			_, err = s.inboxMarkAll(ctx, env, sub, f, nil, actionArchive)
+			_, err = s.inboxMarkAll(ctx, box, f, nil, actionArchive)
 		case "read-archive":
 			t := true
 			f.read = &t
-			_, err = s.inboxMarkAll(ctx, env, sub, f, nil, actionArchive)
+			_, err = s.inboxMarkAll(ctx, box, f, nil, actionArchive)
 		case "delete":
-			_, err = s.inboxDeleteAll(ctx, env, sub, f, nil)
+			_, err = s.inboxDeleteAll(ctx, box, f, nil)
 		case "seen":
 			for i, id := range req.NotificationIDs {
 				if !sqldb.IsID(id) {
@@ -586,12 +590,12 @@ func handleInboxBulk(s *Store, rt notificationRoute, route string) http.Handler 
 				return platform.NoContent(w) // no ids: nothing to mark (docs/inbox.md, "Filters")
 			}
 			kind = LiveSeen
-			_, err = s.inboxMarkAll(ctx, env, sub, f, req.NotificationIDs, actionSeen)
+			_, err = s.inboxMarkAll(ctx, box, f, req.NotificationIDs, actionSeen)
 		}
 		if err != nil {
 			return err
 		}
-		s.publish(LiveEvent{EnvironmentID: env, SubscriberID: sub, Kind: kind})
+		s.publish(LiveEvent{EnvironmentID: box.env, SubscriberID: box.subscriberID, Kind: kind})
 		return platform.NoContent(w)
 	})
 }

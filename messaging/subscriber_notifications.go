@@ -41,7 +41,7 @@ func (s *Store) apiRoute() notificationRoute {
 }
 
 // pathSubscriber is the environment's subscriber of the path's
-// subscriberId, or a 404.
+// subscriberId, in the query's context, or a 404.
 func (s *Store) pathSubscriber(r *http.Request) (platform.Subscriber, error) {
 	ctx, tenant := r.Context(), platform.TenantFrom(r.Context())
 	subscriberID := r.PathValue("subscriberId")
@@ -52,8 +52,11 @@ func (s *Store) pathSubscriber(r *http.Request) (platform.Subscriber, error) {
 	if err != nil {
 		return platform.Subscriber{}, fmt.Errorf("read subscriber %s: %w", subscriberID, err)
 	}
+	// contextKeys selects the notifications of exactly that context, as an
+	// inbox session's context does; without it, those of none.
 	return platform.Subscriber{ID: id.ID, SubscriberID: id.SubscriberID, EnvironmentID: tenant.EnvironmentID,
-		OrganizationID: tenant.OrganizationID, FirstName: deref(id.FirstName), LastName: deref(id.LastName)}, nil
+		OrganizationID: tenant.OrganizationID, FirstName: deref(id.FirstName), LastName: deref(id.LastName),
+		ContextKeys: r.URL.Query()["contextKeys"]}, nil
 }
 
 // answer writes v with 200, in the route's envelope.

@@ -43,12 +43,12 @@ func TestSubscriberNotifications_ReadAndAct(t *testing.T) {
 
 	is := is.New(t)
 	all := listed(t, srv, "limit=10")
-	is.Equal(len(all), 2)                                                              // ada's two, not bob's
-	is.Equal(all[0].Body, "Alert 2")                                                   // newest first
-	is.Equal(all[0].To.SubscriberID, "ada")                                            // to the subscriber of the path
-	is.Equal(all[0].Severity, "high")                                                  // with the workflow's severity
-	is.Equal(len(listed(t, srv, "limit=10&severity=high&contextKeys=tenant:acme")), 1) // filtered as the inbox filters
-	is.Equal(len(listed(t, srv, "limit=1&offset=1")), 1)                               // paged
+	is.Equal(len(all), 2)                                      // ada's two, not bob's
+	is.Equal(all[0].Body, "Alert 2")                           // newest first
+	is.Equal(all[0].To.SubscriberID, "ada")                    // to the subscriber of the path
+	is.Equal(all[0].Severity, "high")                          // with the workflow's severity
+	is.Equal(len(listed(t, srv, "limit=10&severity=high")), 1) // filtered as the inbox filters
+	is.Equal(len(listed(t, srv, "limit=1&offset=1")), 1)       // paged
 	alert, hello := all[0].ID, all[1].ID
 
 	var counts []struct {
@@ -191,4 +191,29 @@ func TestSubscriberNotifications_HeardByTheInbox(t *testing.T) {
 	apptest.MustStatus(t, srv.Dev, "DELETE", apiNotifications+"/"+id, "", 204)
 	names, _ = sock.events(2)
 	is.Equal(names, []string{"unseen_count_changed", "unread_count_changed"}) // a delete is heard
+}
+
+// contextKeys selects the notifications of exactly that context, as an
+// inbox session's context does.
+func TestSubscriberNotifications_Context(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hello {{ payload.n }}")
+	acme, _ := openContextInbox(t, srv, "ada", `,"context":{"tenant":"acme"}`)
+	plain, _ := openContextInbox(t, srv, "ada", "")
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":"acme"},"context":{"tenant":"acme"}}`)
+	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","payload":{"n":"none"}}`)
+	acmeID := acme.Wait(1)[0].ID
+	plain.Wait(1)
+
+	is.Equal(bodies(listed(t, srv, "limit=10")), []string{"Hello none"})                         // without contextKeys: no context's
+	is.Equal(bodies(listed(t, srv, "limit=10&contextKeys=tenant:acme")), []string{"Hello acme"}) // that context's alone
+	is.Equal(len(listed(t, srv, "limit=10&contextKeys=tenant:globex")), 0)                       // another context's: none
+	is.Equal(srv.Dev.Do(t, "PATCH", apiNotifications+"/"+acmeID+"/read", "").Status, 404)        // not in the query's context
+	apptest.MustStatus(t, srv.Dev, "PATCH", apiNotifications+"/"+acmeID+"/read?contextKeys=tenant:acme", "", 200)
+	apptest.MustStatus(t, srv.Dev, "POST", apiNotifications+"/archive", `{"contextKeys":["tenant:acme"]}`, 204)
+	n, _ := acme.List("limit=10&archived=true")
+	is.Equal(len(n), 1) // the context's archived
+	n, _ = plain.List("limit=10&archived=true")
+	is.Equal(len(n), 0) // the other left alone
 }
