@@ -20,13 +20,14 @@ import (
 // integration, no address, a provider refusing) is a normal outcome with
 // status "error"; a Go error means nothing could be attempted.
 //
-// An in_app step's sending is its stored message, and Deliver leaves
-// storing it to the caller: it returns, beside the outcome, the write that
-// stores it, for the caller to run in the transaction that records the
-// job's result. The message then exists exactly when the job's result
-// does, and thousands of deliveries share one commit. The write inserts at
-// most one message per jobId. Every other channel sends now, stores its
-// message itself and returns no write.
+// Deliver returns, beside the outcome, the write that records it, for the
+// caller to run in the transaction that records the job's result: the
+// outcome is then stored exactly when the job's result is, and thousands
+// of deliveries share one commit. An in_app step's sending is its stored
+// message, so its write inserts the message (at most one per jobId). Every
+// other channel stores its message, unfinished, before sending, and its
+// write records how the send went (finishWrite); a nil write stores
+// nothing.
 func (e *Deliverer) Deliver(ctx context.Context, d *Delivery) (_ Outcome, _ func(context.Context, *sql.Tx) error, err error) {
 	defer platform.Wrap(&err, "deliver job %s", d.JobID)
 	if err := d.check(); err != nil {
@@ -35,19 +36,19 @@ func (e *Deliverer) Deliver(ctx context.Context, d *Delivery) (_ Outcome, _ func
 	if d.Channel == "in_app" {
 		return e.deliverInApp(ctx, d)
 	}
-	out, err := e.sendNow(ctx, d)
-	return out, nil, err
+	return e.sendNow(ctx, d)
 }
 
-// sendNow delivers d and stores its message, or replays the outcome of an
-// earlier attempt of its job that did not fail.
-func (e *Deliverer) sendNow(ctx context.Context, d *Delivery) (Outcome, error) {
+// sendNow delivers d, or replays the outcome of an earlier attempt of its
+// job that did not fail; it returns the write that records the outcome.
+func (e *Deliverer) sendNow(ctx context.Context, d *Delivery) (Outcome, func(context.Context, *sql.Tx) error, error) {
 	prev, err := e.messages.messageByJob(ctx, d.JobID)
 	switch {
 	case err == nil && prev.Status != "error" && finished(prev):
-		return prev.replay()
+		out, err := prev.replay()
+		return out, nil, err
 	case err != nil && !errors.Is(err, platform.ErrNotFound):
-		return Outcome{}, err
+		return Outcome{}, nil, err
 	}
 	return e.deliver(ctx, d, prev)
 }
@@ -80,49 +81,51 @@ type target struct {
 }
 
 // deliver runs one attempt: pick the providers, render, store the message,
-// send, and record the result. prev is the failed earlier attempt, if any.
-func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Outcome, error) {
+// send, and return the write that records the result. prev is the failed
+// earlier attempt, if any.
+func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Outcome, func(context.Context, *sql.Tx) error, error) {
 	targets, failure, err := e.targets(ctx, d)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, nil, err
 	}
 	if failure != nil {
-		return *e.obs.notSent(ctx, d, failure), nil
+		return *e.obs.notSent(ctx, d, failure), nil, nil
 	}
 	sc, err := e.content(ctx, d)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, nil, err
 	}
 	release, err := e.holdFiles(ctx, d.Attachments)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, nil, err
 	}
 	defer release()
 	r, err := renderStep(d, sc)
 	if err != nil {
-		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil
+		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil, nil
 	}
 	now := e.messages.now()
 	m := newMessage(d, r, targets, now, e.messages.src.Subscribers == nil)
 	if prev != nil {
 		m.ID = prev.ID
 		if err := e.messages.redeliver(ctx, m); err != nil {
-			return Outcome{}, err
+			return Outcome{}, nil, err
 		}
 	} else {
 		inserted, err := e.messages.insertMessage(ctx, m)
 		if err != nil {
-			return Outcome{}, err
+			return Outcome{}, nil, err
 		}
 		if !inserted { // another call is delivering this job right now
 			other, err := e.messages.messageByJob(ctx, d.JobID)
 			if err != nil {
-				return Outcome{}, err
+				return Outcome{}, nil, err
 			}
 			if !finished(other) {
-				return Outcome{}, fmt.Errorf("job %s is being delivered by another call", d.JobID)
+				return Outcome{}, nil, fmt.Errorf("job %s is being delivered by another call", d.JobID)
 			}
-			return other.replay()
+			out, err := other.replay()
+			return out, nil, err
 		}
 	}
 
@@ -168,13 +171,11 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	default:
 		out.Status = "sent"
 	}
-	if err := e.messages.finish(ctx, m, out, strings.Join(append(failures, partial...), "; "), e.messages.now()); err != nil {
-		return Outcome{}, err
+	write, err := e.messages.finishWrite(ctx, m, out, strings.Join(append(failures, partial...), "; "), e.messages.now())
+	if err != nil {
+		return Outcome{}, nil, err
 	}
-	if d.Channel == "in_app" && out.Status != "error" {
-		e.messages.publish(LiveEvent{EnvironmentID: m.EnvironmentID, SubscriberID: m.SubscriberID, MessageID: m.ID, Kind: LiveReceived})
-	}
-	return out, nil
+	return out, write, nil
 }
 
 // finished reports whether a stored message's delivery attempt completed.

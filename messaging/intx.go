@@ -26,8 +26,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 		case err == nil:
 			// Stored and never finished (an older attempt stopped half-way):
 			// sendNow finishes it.
-			out, err := e.sendNow(ctx, d)
-			return out, nil, err
+			return e.sendNow(ctx, d)
 		}
 	}
 	targets, failure, err := e.targets(ctx, d)

@@ -293,11 +293,15 @@ func (s *Store) redeliver(ctx context.Context, m *message) error {
 	return nil
 }
 
-// finish records the result of a delivery attempt on the message.
-func (s *Store) finish(ctx context.Context, m *message, out Outcome, errorText string, at time.Time) error {
+// finishWrite returns the write that records the result of a delivery
+// attempt on the message, for the caller to run in the transaction that
+// records its job's result. Until it commits the message stays unfinished,
+// and an attempt after a crash sends again (see finished). Whatever reads
+// or prepares is done here: the write runs holding the one writer.
+func (s *Store) finishWrite(ctx context.Context, m *message, out Outcome, errorText string, at time.Time) (func(context.Context, *sql.Tx) error, error) {
 	doc, err := storedOutcome(out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var errID, errText any
 	if out.Status == "error" {
@@ -318,20 +322,29 @@ func (s *Store) finish(ctx context.Context, m *message, out Outcome, errorText s
 	case errorText != "":
 		why = &MessageError{Message: strings.ToValidUTF8(errorText, "")}
 	}
-	if !s.wantsAny(ctx, m.EnvironmentID, event) {
-		_, err = s.db.ExecContext(ctx, s.queries.finish, args...)
-	} else {
-		err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, s.queries.finish, args...); err != nil {
+	raise := s.wantsAny(ctx, m.EnvironmentID, event)
+	if err := s.db.PrepareWrites(ctx, s.queries.finish); err != nil {
+		return nil, fmt.Errorf("prepare message finish: %w", err)
+	}
+	var announce func()
+	if m.Channel == "in_app" && out.Status != "error" {
+		ev := LiveEvent{EnvironmentID: m.EnvironmentID, SubscriberID: m.SubscriberID, MessageID: m.ID, Kind: LiveReceived}
+		announce = func() { s.publish(ev) }
+	}
+	return func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := s.db.WriteExec(ctx, tx, s.queries.finish, args...); err != nil {
+			return fmt.Errorf("finish message %s: %w", m.ID, err)
+		}
+		if raise {
+			if err := s.raiseFor(ctx, tx, m.EnvironmentID, event, []string{m.ID}, why); err != nil {
 				return err
 			}
-			return s.raiseFor(ctx, tx, m.EnvironmentID, event, []string{m.ID}, why)
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("finish message %s: %w", m.ID, err)
-	}
-	return nil
+		}
+		if announce != nil {
+			s.db.AfterCommit(tx, announce)
+		}
+		return nil
+	}, nil
 }
 
 // messageByJob returns the message delivered for jobID, or platform.ErrNotFound.
