@@ -32,6 +32,10 @@ type Store struct {
 
 	queries *queries // in db's dialect
 
+	// inserts commits together the messages stored before their sends
+	// (insertMessage): each must be durable before its provider is called.
+	inserts *sqldb.GroupCommit
+
 	hooks, tokens *platform.Sealer // seal messages' targets at rest; nil keeps them plain (WithSecret)
 
 	events   EventSink      // where message events are raised; nil raises none (UseEvents)
@@ -40,7 +44,8 @@ type Store struct {
 
 // NewStore returns a Store on db that reads other domains through src.
 func NewStore(db *sqldb.DB, src Sources) *Store {
-	return &Store{db: db, src: src, now: time.Now, queries: newQueries(db.Dialect())}
+	return &Store{db: db, src: src, now: time.Now, queries: newQueries(db.Dialect()),
+		inserts: sqldb.NewGroupCommit(db, maxInsertBatch)}
 }
 
 // WithClock makes the store read the time from now, for tests; it returns s.
@@ -146,8 +151,15 @@ func scanMessages(rows *sql.Rows) ([]*message, error) {
 // reports whether it did.
 func (s *Store) insertMessage(ctx context.Context, m *message) (inserted bool, err error) {
 	s.sealTargets(m)
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, insertMessageSQL, m.values()...)
+	// Prepared here: preparing inside the write would wait on the writer
+	// connection the group commit holds.
+	if err := s.db.PrepareWrites(ctx, insertMessageSQL, s.queries.payload); err != nil {
+		return false, fmt.Errorf("prepare message insert: %w", err)
+	}
+	values := m.values()
+	err = s.inserts.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		inserted = false // the write runs again alone when its batch fails
+		res, err := s.db.WriteExec(ctx, tx, insertMessageSQL, values...)
 		if err != nil {
 			return err
 		}
@@ -166,6 +178,10 @@ func (s *Store) insertMessage(ctx context.Context, m *message) (inserted bool, e
 	}
 	return inserted, nil
 }
+
+// maxInsertBatch is the most messages one group commit of insertMessage
+// writes.
+const maxInsertBatch = 64
 
 // insertMessageSQL stores a message unless its job already has one. Its
 // payload is not a column: storePayload keeps it.
