@@ -396,6 +396,55 @@ func TestDeliver_RepeatReplaysTheOutcome(t *testing.T) {
 	}
 }
 
+// TestDeliver_OutcomeCommitsWithTheJob: a provider's send is recorded by
+// the write Deliver returns, which the worker runs in the transaction that
+// records the job's result. Until it commits, the message is unfinished and
+// the job's next attempt sends again (a crash loses no send); once it has,
+// no attempt sends again or records a second outcome.
+func TestDeliver_OutcomeCommitsWithTheJob(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	srv := newHook(t)
+	dev := h.srv.App.Development
+	h.src.addIntegration(dev, "chat", "chat-webhook", map[string]any{})
+	ada := h.src.addSubscriber(dev, "ada", map[string]any{"channels": []any{map[string]any{
+		"providerId": "chat-webhook", "credentials": map[string]any{"webhookUrl": srv.URL + "/chat"}}}})
+	j := job{subscriber: ada, channel: "chat", jobID: sqldb.NewID(), controls: map[string]any{"body": "once"}}
+	ctx := t.Context()
+	outcomeOf := func() (n int, outcome string) {
+		is.NoErr(h.srv.App.DB.QueryRowContext(ctx, `SELECT count(*), coalesce(max(outcome), '') FROM messages WHERE job_id = ?`,
+			j.jobID).Scan(&n, &outcome))
+		return n, outcome
+	}
+
+	// The process dies after the provider took the message, before the
+	// job's commit: the write never runs.
+	first, lost, err := h.engine.Deliver(ctx, h.delivery(j))
+	is.NoErr(err)
+	is.Equal(first.Status, "sent")
+	is.True(lost != nil) // the outcome is left to the caller's transaction
+	n, outcome := outcomeOf()
+	is.Equal(n, 1)          // the message is stored before its send
+	is.Equal(outcome, "{}") // unfinished: no outcome was recorded on the side
+	is.Equal(len(srv.got()), 1)
+
+	again, write, err := h.engine.Deliver(ctx, h.delivery(j))
+	is.NoErr(err)
+	is.Equal(len(srv.got()), 2)                // the unrecorded send is sent again, not lost
+	is.Equal(again.MessageID, first.MessageID) // into the same message
+	is.NoErr(h.srv.App.DB.Tx(ctx, func(tx *sql.Tx) error { return write(ctx, tx) }))
+	n, outcome = outcomeOf()
+	is.Equal(n, 1)           // one message for the job
+	is.True(outcome != "{}") // its outcome recorded with the job's commit
+	is.True(strings.Contains(outcome, `"status":"sent"`))
+
+	replay, write, err := h.engine.Deliver(ctx, h.delivery(j))
+	is.NoErr(err)
+	is.True(write == nil)       // nothing more to record
+	is.Equal(len(srv.got()), 2) // a recorded send is never sent twice
+	is.Equal(replay, again)     // its recorded outcome answers
+}
+
 // TestDeliverInApp_RepeatReplaysTheOutcome: an in-app message stored in the
 // caller's transaction keeps no outcome, and a later attempt of its job
 // answers, byte for byte, what the first did.
