@@ -35,7 +35,8 @@ func (b *bench) peers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startPinned(ctx, b.pin.server, b.bin, db)
+	// Every user's inbox session comes from this one address.
+	srv, err := startPinned(ctx, b.pin.server, b.bin, db, "HERALD_INBOX_SESSIONS=0")
 	if err != nil {
 		return err
 	}
