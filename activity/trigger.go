@@ -91,7 +91,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 			return nil, nil, err
 		}
 	}
-	p.contextKeys = contextKeysOf(refs)
+	p.contextKeys = subscribers.ContextKeys(refs)
 	p.template, p.chain = parsed.template, parsed.chain
 	p.snapshots, p.templateColumn, p.preferencesColumn = parsed.snapshots, parsed.templateColumn, parsed.preferencesColumn
 	for _, s := range wf.Steps {
