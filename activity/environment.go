@@ -1,0 +1,25 @@
+package activity
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/herald-notify/herald/sqldb"
+)
+
+// EnvironmentHoldings counts the environment's notifications
+// (platform.EnvironmentPurger).
+func (s *Store) EnvironmentHoldings(ctx context.Context, environmentID string) (map[string]int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM notifications WHERE environment_id = ?`, environmentID).Scan(&n)
+	return map[string]int64{"notifications": n}, err
+}
+
+// PurgeEnvironment deletes the environment's notifications, their jobs,
+// execution details and fan-outs (platform.EnvironmentPurger).
+func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		return sqldb.DeleteByEnvironment(ctx, tx, environmentID, "execution_details", "jobs", "notification_contexts",
+			"notification_topics", "activity_broadcasts", "activity_transactions", "notifications")
+	})
+}
