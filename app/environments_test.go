@@ -1,0 +1,369 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/app/apptest"
+	"github.com/herald-notify/herald/platform/platformtest"
+)
+
+// createdEnv is an environment as POST /v1/environments answers it.
+type createdEnv struct {
+	ID             string  `json:"_id"`
+	Name           string  `json:"name"`
+	Identifier     string  `json:"identifier"`
+	OrganizationID string  `json:"_organizationId"`
+	ParentID       *string `json:"_parentId"`
+	APIKeys        []struct {
+		Key    string `json:"key"`
+		UserID string `json:"_userId"`
+	} `json:"apiKeys"`
+}
+
+// mustCreateEnv creates an environment named name through the API and
+// returns it with a client that sends its key.
+func mustCreateEnv(t *testing.T, srv *apptest.Server, name string) (createdEnv, platformtest.Client) {
+	t.Helper()
+	var env createdEnv
+	apptest.MustCreate(t, srv.Dev, "/v1/environments", `{"name":"`+name+`","color":"#3366ff"}`).Decode(t, &env)
+	if len(env.APIKeys) != 1 {
+		t.Fatalf("created %s with keys %+v", name, env.APIKeys)
+	}
+	return env, srv.Dev.WithKey(env.APIKeys[0].Key)
+}
+
+// openSession starts an inbox session in the environment whose public
+// identifier is identifier, and returns its status and the client.
+func openSession(t *testing.T, srv *apptest.Server, identifier, subscriberID string) (int, *apptest.Inbox) {
+	t.Helper()
+	c := apptest.NewInbox(t, srv, "")
+	status, body, _ := c.Do("POST", "/v1/inbox/session", `{"applicationIdentifier":"`+identifier+`","subscriber":{"subscriberId":"`+subscriberID+`"}}`)
+	var out struct {
+		Data struct {
+			Token string `json:"token"`
+		} `json:"data"`
+	}
+	json.Unmarshal(body, &out)
+	c.Token = out.Data.Token
+	return status, c
+}
+
+func TestEnvironments_Create(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		is := is.New(t)
+		srv := apptest.NewServer(t)
+		env, staging := mustCreateEnv(t, srv, "Staging")
+		is.Equal(env.Name, "Staging")                                                     // the name is kept
+		is.Equal(env.OrganizationID, srv.App.Development.OrganizationID)                  // in the caller's organization
+		is.True(env.Identifier != "" && env.Identifier != srv.App.Development.Identifier) // its own identifier
+		is.Equal(env.ParentID, nil)                                                       // no parent unless given one
+		is.Equal(len(env.APIKeys[0].Key), 32)                                             // the new key, in full, this once
+		is.True(env.APIKeys[0].UserID != "")                                              // the key's user is named
+
+		var list []createdEnv
+		res := srv.Dev.Do(t, "GET", "/v1/environments", "")
+		res.Decode(t, &list)
+		is.Equal(len(list), 3) // listed beside Development and Production
+		is.Equal(list[2].ID, env.ID)
+		is.True(strings.HasPrefix(list[2].APIKeys[0].Key, "•")) // listed keys show only their end
+		is.True(strings.HasSuffix(list[2].APIKeys[0].Key, env.APIKeys[0].Key[28:]))
+
+		var integrations []struct {
+			EnvironmentID string `json:"_environmentId"`
+			Channel       string `json:"channel"`
+		}
+		staging.Do(t, "GET", "/v1/integrations", "").Decode(t, &integrations)
+		seeded := 0
+		for _, in := range integrations {
+			if in.EnvironmentID == env.ID && in.Channel == "in_app" {
+				seeded++
+			}
+		}
+		is.Equal(seeded, 1) // seeded with its in-app integration, as Development and Production are
+
+		var child createdEnv
+		apptest.MustCreate(t, srv.Dev, "/v1/environments", `{"name":"QA","color":"#000","parentId":"`+env.ID+`"}`).Decode(t, &child)
+		is.True(child.ParentID != nil && *child.ParentID == env.ID) // the parent given is kept
+	})
+	t.Run("TriggerAndInbox", func(t *testing.T) {
+		is := is.New(t)
+		srv := apptest.NewServer(t)
+		env, staging := mustCreateEnv(t, srv, "Staging")
+		apptest.MustCreate(t, staging, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+			"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{payload.name}}"}}]}`)
+		apptest.MustCreate(t, staging, "/v1/events/trigger", `{"name":"hello","to":"ada","payload":{"name":"Ada"}}`)
+
+		status, inbox := openSession(t, srv, env.Identifier, "ada")
+		is.Equal(status, 201) // the inbox opens with the new environment's identifier
+		got := inbox.Wait(1)
+		is.Equal(got[0].Body, "Hi Ada") // the trigger in the new environment reached its inbox
+
+		res := srv.Dev.Do(t, "GET", "/v1/subscribers/ada", "")
+		is.Equal(res.Status, 404) // Development holds none of it
+	})
+	for _, tc := range []struct {
+		name, body string
+		status     int
+	}{
+		{"ErrNoName", `{"color":"#fff"}`, 422},
+		{"ErrBlankName", `{"name":"  ","color":"#fff"}`, 422},
+		{"ErrNoColor", `{"name":"Staging"}`, 422},
+		{"ErrNameNotString", `{"name":7,"color":"#fff"}`, 422},
+		{"ErrLongName", `{"name":"` + strings.Repeat("n", 101) + `","color":"#fff"}`, 422},
+		{"ErrParentNotID", `{"name":"Staging","color":"#fff","parentId":"nope"}`, 422},
+		{"ErrParentUnknown", `{"name":"Staging","color":"#fff","parentId":"0123456789abcdef01234567"}`, 404},
+		{"ErrDuplicateName", `{"name":"Development","color":"#fff"}`, 409},
+		{"ErrDuplicateNameOtherCase", `{"name":"production","color":"#fff"}`, 409},
+		{"ErrNotJSON", `{"name":`, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			srv := apptest.NewServer(t)
+			res := srv.Dev.Do(t, "POST", "/v1/environments", tc.body)
+			is.Equal(res.Status, tc.status) // refused
+			var list []createdEnv
+			srv.Dev.Do(t, "GET", "/v1/environments", "").Decode(t, &list)
+			is.Equal(len(list), 2) // nothing was created
+		})
+	}
+	t.Run("ErrNoKey", func(t *testing.T) {
+		is := is.New(t)
+		srv := apptest.NewServer(t)
+		res := srv.Dev.WithKey("").Do(t, "POST", "/v1/environments", `{"name":"Staging","color":"#fff"}`)
+		is.Equal(res.Status, 401) // only a key's holder creates environments
+	})
+}
+
+func TestEnvironments_Update(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		is := is.New(t)
+		srv := apptest.NewServer(t)
+		env, _ := mustCreateEnv(t, srv, "Staging")
+		var got createdEnv
+		res := srv.Dev.Do(t, "PUT", "/v1/environments/"+env.ID,
+			`{"name":"QA","identifier":"qa-inbox","parentId":"`+srv.App.Development.ID+`","color":"#111","dns":{},"bridge":{}}`)
+		is.Equal(res.Status, 200) // changed
+		res.Decode(t, &got)
+		is.Equal(got.Name, "QA")                                                     // renamed
+		is.Equal(got.Identifier, "qa-inbox")                                         // new identifier
+		is.True(got.ParentID != nil && *got.ParentID == srv.App.Development.ID)      // new parent
+		is.True(len(got.APIKeys) == 1 && strings.HasPrefix(got.APIKeys[0].Key, "•")) // its key, masked
+
+		status, _ := openSession(t, srv, "qa-inbox", "ada")
+		is.Equal(status, 201) // the inbox opens with the new identifier
+		status, _ = openSession(t, srv, env.Identifier, "ada")
+		is.True(status >= 400 && status < 500) // and no longer with the old one
+
+		res = srv.Dev.Do(t, "PUT", "/v1/environments/"+srv.App.Production.ID, `{"name":"Production","identifier":"prod-app"}`)
+		is.Equal(res.Status, 200) // Production's identifier may change, its name given unchanged
+	})
+	for _, tc := range []struct {
+		name, target, body string
+		status             int
+	}{
+		{"ErrUnknown", "0123456789abcdef01234567", `{"name":"QA"}`, 404},
+		{"ErrNotAnID", "nope", `{"name":"QA"}`, 404},
+		{"ErrBlankName", "staging", `{"name":" "}`, 422},
+		{"ErrRenameDevelopment", "dev", `{"name":"Dev"}`, 422},
+		{"ErrRenameProduction", "prod", `{"name":"Live"}`, 422},
+		{"ErrDuplicateName", "staging", `{"name":"PRODUCTION"}`, 409},
+		{"ErrDuplicateIdentifier", "staging", `{"identifier":"{dev}"}`, 409},
+		{"ErrBadIdentifier", "staging", `{"identifier":"a b"}`, 422},
+		{"ErrEmptyIdentifier", "staging", `{"identifier":""}`, 422},
+		{"ErrOwnParent", "staging", `{"parentId":"{staging}"}`, 422},
+		{"ErrUnknownParent", "staging", `{"parentId":"0123456789abcdef01234567"}`, 404},
+		{"ErrInboundDomain", "staging", `{"dns":{"inboundParseDomain":"mail.example.com"}}`, 422},
+		{"ErrBridge", "staging", `{"bridge":{"url":"https://bridge.example.com"}}`, 422},
+		{"ErrNotJSON", "staging", `[`, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			srv := apptest.NewServer(t)
+			env, _ := mustCreateEnv(t, srv, "Staging")
+			ids := map[string]string{"staging": env.ID, "dev": srv.App.Development.ID, "prod": srv.App.Production.ID}
+			target := tc.target
+			if id, ok := ids[target]; ok {
+				target = id
+			}
+			body := strings.NewReplacer("{dev}", srv.App.Development.Identifier, "{staging}", env.ID).Replace(tc.body)
+			res := srv.Dev.Do(t, "PUT", "/v1/environments/"+target, body)
+			is.Equal(res.Status, tc.status) // refused
+			var list []createdEnv
+			srv.Dev.Do(t, "GET", "/v1/environments", "").Decode(t, &list)
+			is.Equal(list[2].Name, "Staging")            // unchanged
+			is.Equal(list[2].Identifier, env.Identifier) // unchanged
+			is.Equal(list[0].Name, "Development")        // unchanged
+		})
+	}
+	t.Run("ErrOtherOrganization", func(t *testing.T) {
+		is := is.New(t)
+		srv := apptest.NewServer(t)
+		other := otherOrganizationEnv(t, srv)
+		res := srv.Dev.Do(t, "PUT", "/v1/environments/"+other, `{"name":"Mine"}`)
+		is.Equal(res.Status, 404) // another organization's environment is not found
+		res = srv.Dev.Do(t, "POST", "/v1/environments", `{"name":"Mine","color":"#fff","parentId":"`+other+`"}`)
+		is.Equal(res.Status, 404) // nor taken as a parent
+	})
+}
+
+// otherOrganizationEnv stores a second organization with one environment,
+// which no API creates, and returns the environment's _id.
+func otherOrganizationEnv(t *testing.T, srv *apptest.Server) string {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO organizations (id, name, created_at) VALUES ('0000000000000000000000a1', 'Other', '2024-01-01T00:00:00.000Z')`,
+		`INSERT INTO environments (id, organization_id, name, identifier, created_at)
+		 VALUES ('0000000000000000000000a2', '0000000000000000000000a1', 'Other', 'other-org-env', '2024-01-01T00:00:00.000Z')`,
+	} {
+		if _, err := srv.App.DB.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "0000000000000000000000a2"
+}
+
+func TestEnvironments_Delete(t *testing.T) {
+	t.Run("OKEmpty", func(t *testing.T) {
+		is := is.New(t)
+		srv := apptest.NewServer(t)
+		env, _ := mustCreateEnv(t, srv, "Staging")
+		res := srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID, "")
+		is.Equal(res.Status, 200) // an environment holding nothing goes without confirmation
+		var list []createdEnv
+		srv.Dev.Do(t, "GET", "/v1/environments", "").Decode(t, &list)
+		is.Equal(len(list), 2)                                                        // gone from the list
+		is.Equal(srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID, "").Status, 404) // and gone for good
+	})
+	t.Run("OKWithData", func(t *testing.T) {
+		is := is.New(t)
+		srv := apptest.NewServer(t)
+		env, staging := mustCreateEnv(t, srv, "Staging")
+		fillEnvironment(t, srv, staging, env.Identifier)
+
+		res := srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID, "")
+		is.Equal(res.Status, 409) // data needs confirming
+		for _, held := range []string{"1 workflows", "1 subscribers", "1 messages", "1 notifications", "1 topics", "1 webhook endpoints"} {
+			is.True(strings.Contains(string(res.Body), held)) // the answer names what it holds
+		}
+		is.True(strings.Contains(string(res.Body), "confirm=true"))                                    // and how to confirm
+		is.Equal(srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID+"?confirm=false", "").Status, 409) // false confirms nothing
+		is.Equal(srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID+"?confirm=maybe", "").Status, 400) // nor does a non-boolean
+		is.Equal(staging.Do(t, "GET", "/v1/subscribers/ada", "").Status, 200)                          // nothing was removed
+
+		res = srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID+"?confirm=true", "")
+		is.Equal(res.Status, 200) // deleted with everything in it
+		platformtest.Eventually(t, time.Second, func() bool {
+			return staging.Do(t, "GET", "/v2/workflows", "").Status == http.StatusUnauthorized
+		}, "the deleted environment's key to be refused")
+		status, _ := openSession(t, srv, env.Identifier, "ada")
+		is.True(status >= 400 && status < 500) // its inbox no longer opens
+		for table, n := range rowsOf(t, srv, env.ID) {
+			if n != 0 {
+				t.Errorf("%s keeps %d rows of the deleted environment", table, n)
+			}
+		}
+		var payloads int
+		srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM message_payloads`).Scan(&payloads)
+		is.Equal(payloads, 0)                                                 // its messages' payloads went with them
+		is.Equal(srv.Dev.Do(t, "GET", "/v2/workflows/hello", "").Status, 404) // Development is untouched (it never had one)
+	})
+	for _, tc := range []struct {
+		name, target string
+		status       int
+	}{
+		{"ErrDevelopment", "dev", 409},
+		{"ErrProduction", "prod", 409},
+		{"ErrUnknown", "0123456789abcdef01234567", 404},
+		{"ErrOtherOrganization", "other", 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			srv := apptest.NewServer(t)
+			ids := map[string]string{"dev": srv.App.Development.ID, "prod": srv.App.Production.ID, "other": otherOrganizationEnv(t, srv)}
+			target := tc.target
+			if id, ok := ids[target]; ok {
+				target = id
+			}
+			res := srv.Dev.Do(t, "DELETE", "/v1/environments/"+target+"?confirm=true", "")
+			is.Equal(res.Status, tc.status)                                    // refused
+			is.Equal(srv.Dev.Do(t, "GET", "/v1/environments", "").Status, 200) // the caller's key still works
+			var n int
+			srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM environments`).Scan(&n)
+			is.True(n >= 2) // nothing was deleted
+		})
+	}
+}
+
+// fillEnvironment gives the environment one record of every kind: a
+// workflow, a subscriber with a topic, a triggered notification and its
+// message, a webhook endpoint, an integration.
+func fillEnvironment(t *testing.T, srv *apptest.Server, c platformtest.Client, identifier string) {
+	t.Helper()
+	apptest.MustCreate(t, c, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{payload.name}}"}}]}`)
+	apptest.MustCreate(t, c, "/v1/subscribers", `{"subscriberId":"ada","email":"ada@example.com"}`)
+	apptest.MustCreate(t, c, "/v1/topics", `{"key":"team","name":"Team"}`)
+	apptest.MustCreate(t, c, "/v2/webhooks/endpoints", `{"url":"http://127.0.0.1:9/hook"}`)
+	apptest.MustCreate(t, c, "/v1/events/trigger", `{"name":"hello","to":"ada","payload":{"name":"Ada"}}`)
+	_, inbox := openSession(t, srv, identifier, "ada")
+	inbox.Wait(1)
+}
+
+// rowsOf counts, in every table with an environment_id column, the rows
+// of the environment.
+func rowsOf(t *testing.T, srv *apptest.Server, envID string) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	q := `SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) p
+		WHERE m.type = 'table' AND p.name = 'environment_id'`
+	if srv.App.DB.Postgres {
+		q = `SELECT table_name FROM information_schema.columns
+			WHERE column_name = 'environment_id' AND table_schema = current_schema()`
+	}
+	rows, err := srv.App.DB.QueryContext(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		rows.Scan(&name)
+		tables = append(tables, name)
+	}
+	rows.Close()
+	if len(tables) < 20 {
+		t.Fatalf("found only the tables %v", tables)
+	}
+	out := map[string]int{}
+	for _, table := range tables {
+		var n int
+		if err := srv.App.DB.QueryRowContext(ctx, `SELECT count(*) FROM "`+table+`" WHERE environment_id = ?`, envID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		out[table] = n
+	}
+	return out
+}
+
+func TestEnvironments_SyncBetweenCreated(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	_, staging := mustCreateEnv(t, srv, "Staging")
+	qa, qaClient := mustCreateEnv(t, srv, "QA")
+	apptest.MustCreate(t, staging, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi"}}]}`)
+	res := staging.Do(t, "PUT", "/v2/workflows/hello/sync", `{"targetEnvironmentId":"`+qa.ID+`"}`)
+	is.Equal(res.Status, 200)                                              // one created environment syncs to another
+	is.Equal(qaClient.Do(t, "GET", "/v2/workflows/hello", "").Status, 200) // the workflow is there
+	res = qaClient.Do(t, "PUT", "/v2/workflows/hello/sync", `{"targetEnvironmentId":"`+srv.App.Production.ID+`"}`)
+	is.Equal(res.Status, 200)                                              // and on to Production
+	is.Equal(srv.Prod.Do(t, "GET", "/v2/workflows/hello", "").Status, 200) // where it arrives
+}
