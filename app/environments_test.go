@@ -39,6 +39,16 @@ func mustCreateEnv(t *testing.T, srv *apptest.Server, name string) (createdEnv, 
 	return env, srv.Dev.WithKey(env.APIKeys[0].Key)
 }
 
+// envByID is the environment of list whose _id is id (a zero one when none is).
+func envByID(list []createdEnv, id string) createdEnv {
+	for _, e := range list {
+		if e.ID == id {
+			return e
+		}
+	}
+	return createdEnv{}
+}
+
 // openSession starts an inbox session in the environment whose public
 // identifier is identifier, and returns its status and the client.
 func openSession(t *testing.T, srv *apptest.Server, identifier, subscriberID string) (int, *apptest.Inbox) {
@@ -71,9 +81,9 @@ func TestEnvironments_Create(t *testing.T) {
 		res := srv.Dev.Do(t, "GET", "/v1/environments", "")
 		res.Decode(t, &list)
 		is.Equal(len(list), 3) // listed beside Development and Production
-		is.Equal(list[2].ID, env.ID)
-		is.True(strings.HasPrefix(list[2].APIKeys[0].Key, "•")) // listed keys show only their end
-		is.True(strings.HasSuffix(list[2].APIKeys[0].Key, env.APIKeys[0].Key[28:]))
+		listed := envByID(list, env.ID)
+		is.True(strings.HasPrefix(listed.APIKeys[0].Key, "•")) // listed keys show only their end
+		is.True(strings.HasSuffix(listed.APIKeys[0].Key, env.APIKeys[0].Key[28:]))
 
 		var integrations []struct {
 			EnvironmentID string `json:"_environmentId"`
@@ -197,9 +207,10 @@ func TestEnvironments_Update(t *testing.T) {
 			is.Equal(res.Status, tc.status) // refused
 			var list []createdEnv
 			srv.Dev.Do(t, "GET", "/v1/environments", "").Decode(t, &list)
-			is.Equal(list[2].Name, "Staging")            // unchanged
-			is.Equal(list[2].Identifier, env.Identifier) // unchanged
-			is.Equal(list[0].Name, "Development")        // unchanged
+			is.Equal(envByID(list, env.ID).Name, "Staging")                                          // unchanged
+			is.Equal(envByID(list, env.ID).Identifier, env.Identifier)                               // unchanged
+			is.Equal(envByID(list, srv.App.Development.ID).Name, "Development")                      // unchanged
+			is.Equal(envByID(list, srv.App.Production.ID).Identifier, srv.App.Production.Identifier) // unchanged
 		})
 	}
 	t.Run("ErrOtherOrganization", func(t *testing.T) {
