@@ -129,8 +129,8 @@ func TestEnvironments_Create(t *testing.T) {
 		{"ErrLongName", `{"name":"` + strings.Repeat("n", 101) + `","color":"#fff"}`, 422},
 		{"ErrParentNotID", `{"name":"Staging","color":"#fff","parentId":"nope"}`, 422},
 		{"ErrParentUnknown", `{"name":"Staging","color":"#fff","parentId":"0123456789abcdef01234567"}`, 404},
-		{"ErrDuplicateName", `{"name":"Development","color":"#fff"}`, 409},
-		{"ErrDuplicateNameOtherCase", `{"name":"production","color":"#fff"}`, 409},
+		{"ErrDuplicateName", `{"name":"Development","color":"#fff"}`, 422},
+		{"ErrDuplicateNameOtherCase", `{"name":"production","color":"#fff"}`, 422},
 		{"ErrNotJSON", `{"name":`, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,8 +183,8 @@ func TestEnvironments_Update(t *testing.T) {
 		{"ErrBlankName", "staging", `{"name":" "}`, 422},
 		{"ErrRenameDevelopment", "dev", `{"name":"Dev"}`, 422},
 		{"ErrRenameProduction", "prod", `{"name":"Live"}`, 422},
-		{"ErrDuplicateName", "staging", `{"name":"PRODUCTION"}`, 409},
-		{"ErrDuplicateIdentifier", "staging", `{"identifier":"{dev}"}`, 409},
+		{"ErrDuplicateName", "staging", `{"name":"PRODUCTION"}`, 422},
+		{"ErrDuplicateIdentifier", "staging", `{"identifier":"{dev}"}`, 422},
 		{"ErrBadIdentifier", "staging", `{"identifier":"a b"}`, 422},
 		{"ErrEmptyIdentifier", "staging", `{"identifier":""}`, 422},
 		{"ErrOwnParent", "staging", `{"parentId":"{staging}"}`, 422},
@@ -260,12 +260,12 @@ func TestEnvironments_Delete(t *testing.T) {
 		fillEnvironment(t, srv, staging, env.Identifier)
 
 		res := srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID, "")
-		is.Equal(res.Status, 409) // data needs confirming
+		is.Equal(res.Status, 422) // data needs confirming
 		for _, held := range []string{"1 workflows", "1 subscribers", "1 messages", "1 notifications", "1 topics", "1 webhook endpoints"} {
 			is.True(strings.Contains(string(res.Body), held)) // the answer names what it holds
 		}
 		is.True(strings.Contains(string(res.Body), "confirm=true"))                                    // and how to confirm
-		is.Equal(srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID+"?confirm=false", "").Status, 409) // false confirms nothing
+		is.Equal(srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID+"?confirm=false", "").Status, 422) // false confirms nothing
 		is.Equal(srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID+"?confirm=maybe", "").Status, 400) // nor does a non-boolean
 		is.Equal(staging.Do(t, "GET", "/v1/subscribers/ada", "").Status, 200)                          // nothing was removed
 
@@ -290,8 +290,8 @@ func TestEnvironments_Delete(t *testing.T) {
 		name, target string
 		status       int
 	}{
-		{"ErrDevelopment", "dev", 409},
-		{"ErrProduction", "prod", 409},
+		{"ErrDevelopment", "dev", 422},
+		{"ErrProduction", "prod", 422},
 		{"ErrUnknown", "0123456789abcdef01234567", 404},
 		{"ErrOtherOrganization", "other", 404},
 	} {

@@ -217,7 +217,7 @@ func updateEnvironment(ctx context.Context, tx *sql.Tx, env *Environment, name, 
 		var other string
 		err := tx.QueryRowContext(ctx, `SELECT id FROM environments WHERE identifier = ? AND id <> ?`, *identifier, env.ID).Scan(&other)
 		if err == nil {
-			return Conflict("Another environment has the identifier %s", *identifier)
+			return InvalidField("identifier", *identifier, "Another environment has the identifier %s", *identifier)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -240,14 +240,16 @@ func updateEnvironment(ctx context.Context, tx *sql.Tx, env *Environment, name, 
 // checks together into the answer the second would have had alone.
 func sameEnvironment(err error) error {
 	if sqldb.IsUniqueViolation(err) {
-		return Conflict("Another environment has that name or identifier")
+		return Errorf(http.StatusUnprocessableEntity, "Another environment has that name or identifier")
 	}
 	return err
 }
 
 // checkEnvironmentName refuses a name another environment of the
 // organization has, whatever its case: the inbox tells Production apart by
-// its name, so "production" must not be a second one.
+// its name, so "production" must not be a second one. The refusal is a
+// 422, not a 409: the reference SDK retries a 409 for up to an hour,
+// taking it for a request still running.
 func checkEnvironmentName(ctx context.Context, tx *sql.Tx, orgID, selfID, name string) error {
 	var other string
 	err := tx.QueryRowContext(ctx, `SELECT name FROM environments WHERE organization_id = ? AND lower(name) = lower(?) AND id <> ?`,
@@ -258,7 +260,7 @@ func checkEnvironmentName(ctx context.Context, tx *sql.Tx, orgID, selfID, name s
 	if err != nil {
 		return err
 	}
-	return Conflict("An environment named %s already exists", other)
+	return InvalidField("name", name, "An environment named %s already exists", other)
 }
 
 // checkParent refuses a parent that is not another environment of the

@@ -24,6 +24,8 @@ const ConfirmParam = "confirm"
 // (other instances drop them within the keyring's poll), then each domain
 // empties its own tables, then the environment goes. A failure midway
 // leaves the environment listed, keyless, for the same call to finish.
+// Both refusals are 422s: the reference SDK retries a 409 for up to an
+// hour, and neither refusal changes by waiting.
 func handleEnvironmentDelete(d EnvironmentDomains) http.Handler {
 	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		q := NewQuery(r)
@@ -37,7 +39,7 @@ func handleEnvironmentDelete(d EnvironmentDomains) http.Handler {
 			return err
 		}
 		if isBootstrapped(env) {
-			return Conflict("%s cannot be deleted: Herald creates it at every start", env.Name)
+			return InvalidField("environmentId", env.ID, "%s cannot be deleted: Herald creates it at every start", env.Name)
 		}
 		if confirmed == nil || !*confirmed {
 			held, err := holdings(ctx, d.Purgers, env.ID)
@@ -45,7 +47,8 @@ func handleEnvironmentDelete(d EnvironmentDomains) http.Handler {
 				return err
 			}
 			if held != "" {
-				return Conflict("%s holds %s; delete it with ?%s=true to remove them with it", env.Name, held, ConfirmParam)
+				return InvalidField(ConfirmParam, q.String(ConfirmParam), "%s holds %s; delete it with ?%s=true to remove them with it",
+					env.Name, held, ConfirmParam)
 			}
 		}
 		if err := revokeEnvironmentKeys(ctx, d.DB, env.ID, sqldb.FormatTime(d.now())); err != nil {
