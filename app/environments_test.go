@@ -10,6 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
@@ -377,4 +378,33 @@ func TestEnvironments_SyncBetweenCreated(t *testing.T) {
 	res = qaClient.Do(t, "PUT", "/v2/workflows/hello/sync", `{"targetEnvironmentId":"`+srv.App.Production.ID+`"}`)
 	is.Equal(res.Status, 200)                                              // and on to Production
 	is.Equal(srv.Prod.Do(t, "GET", "/v2/workflows/hello", "").Status, 200) // where it arrives
+}
+
+func TestEnvironments_RetentionSweepsCreated(t *testing.T) {
+	is := is.New(t)
+	const day = 24 * time.Hour
+	srv := apptest.NewServer(t, apptest.Retention(app.Retention{Activity: 30 * day, InApp: 30 * day, Messages: 30 * day}))
+	env, staging := mustCreateEnv(t, srv, "Staging")
+	apptest.MustCreate(t, staging, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
+		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{payload.name}}"}}]}`)
+	apptest.MustCreate(t, staging, "/v1/events/trigger", `{"name":"hello","to":"ada","payload":{"name":"Ada"}}`)
+	_, inbox := openSession(t, srv, env.Identifier, "ada")
+	inbox.Wait(1)
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		return rowsOf(t, srv, env.ID)["jobs"] == 2 && jobsDone(t, srv, env.ID)
+	}, "the trigger's jobs to finish")
+
+	srv.App.Clock.Advance(40 * day)
+	is.NoErr(srv.Herald.Sweeper.Sweep(context.Background())) // swept
+	rows := rowsOf(t, srv, env.ID)
+	is.Equal(rows["notifications"], 0) // the created environment's old notification is gone
+	is.Equal(rows["messages"], 0)      // and its old message
+}
+
+// jobsDone says whether every job of the environment has finished.
+func jobsDone(t *testing.T, srv *apptest.Server, envID string) bool {
+	t.Helper()
+	var n int
+	srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM jobs WHERE environment_id = ? AND status <> 'completed'`, envID).Scan(&n)
+	return n == 0
 }
