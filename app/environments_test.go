@@ -258,7 +258,7 @@ func TestEnvironments_Delete(t *testing.T) {
 		is := is.New(t)
 		srv := apptest.NewServer(t)
 		env, staging := mustCreateEnv(t, srv, "Staging")
-		fillEnvironment(t, srv, staging, env.Identifier)
+		inbox := fillEnvironment(t, srv, staging, env.Identifier)
 
 		res := srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID, "")
 		is.Equal(res.Status, 422) // data needs confirming
@@ -277,6 +277,8 @@ func TestEnvironments_Delete(t *testing.T) {
 		}, "the deleted environment's key to be refused")
 		status, _ := openSession(t, srv, env.Identifier, "ada")
 		is.True(status >= 400 && status < 500) // its inbox no longer opens
+		status, _, _ = inbox.Do("GET", "/v1/inbox/notifications", "")
+		is.Equal(status, http.StatusUnauthorized) // and a session opened before is over
 		for table, n := range rowsOf(t, srv, env.ID) {
 			if n != 0 {
 				t.Errorf("%s keeps %d rows of the deleted environment", table, n)
@@ -317,7 +319,7 @@ func TestEnvironments_Delete(t *testing.T) {
 // fillEnvironment gives the environment one record of every kind: a
 // workflow, a subscriber with a topic, a triggered notification and its
 // message, a webhook endpoint, an integration.
-func fillEnvironment(t *testing.T, srv *apptest.Server, c platformtest.Client, identifier string) {
+func fillEnvironment(t *testing.T, srv *apptest.Server, c platformtest.Client, identifier string) *apptest.Inbox {
 	t.Helper()
 	apptest.MustCreate(t, c, "/v2/workflows", `{"name":"Hello","workflowId":"hello","active":true,
 		"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{payload.name}}"}}]}`)
@@ -327,6 +329,7 @@ func fillEnvironment(t *testing.T, srv *apptest.Server, c platformtest.Client, i
 	apptest.MustCreate(t, c, "/v1/events/trigger", `{"name":"hello","to":"ada","payload":{"name":"Ada"}}`)
 	_, inbox := openSession(t, srv, identifier, "ada")
 	inbox.Wait(1)
+	return inbox
 }
 
 // rowsOf counts, in every table with an environment_id column, the rows

@@ -24,10 +24,20 @@ func (s *Store) EnvironmentHoldings(ctx context.Context, environmentID string) (
 // PurgeEnvironment deletes the environment's subscribers (their search
 // index goes with them), preferences, topics and contexts
 // (platform.EnvironmentPurger).
+//
+// Every cached subscriber and preference is dropped, here and in the
+// other processes: a cached subscriber would keep its inbox token working.
 func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) error {
-	defer s.changed(environmentID)
+	c := cacheFor(s.db)
+	defer c.reset()
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		return sqldb.DeleteByEnvironment(ctx, tx, environmentID, "topic_subscribers", "topics", "subscriber_preferences",
-			"contexts", "subscribers")
+		if err := sqldb.DeleteByEnvironment(ctx, tx, environmentID, "topic_subscribers", "topics", "subscriber_preferences",
+			"contexts", "subscribers"); err != nil {
+			return err
+		}
+		if err := c.written.Changed(ctx, tx); err != nil {
+			return err
+		}
+		return c.preferencesWritten.Changed(ctx, tx)
 	})
 }
