@@ -54,6 +54,8 @@ var (
 	_ console.Content                 = (*workflows.Store)(nil)
 	_ console.Integrations            = (*integrations.Store)(nil)
 	_ console.Tests                   = (*activity.Tester)(nil)
+	_ console.Webhooks                = (*webhooks.Store)(nil)
+	_ console.Contexts                = (*subscribers.Store)(nil)
 	_ platform.EnvironmentSeeder      = (*integrations.Store)(nil)
 	_ platform.EnvironmentSeeder      = (*workflows.Store)(nil)
 	_ platform.EnvironmentPurger      = (*activity.Store)(nil)
@@ -136,7 +138,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		a.Console = console.New(console.Deps{Auth: d.Console, DB: d.DB, Secret: d.Secret, Now: d.Now,
 			Activity: activity.NewViews(activityStore, subscriberStore), Messages: messageStore,
 			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Content: workflowStore,
-			Integrations: integrationStore, Tests: activity.NewTester(activityStore, worker, workflowStore, subscriberStore)})
+			Integrations: integrationStore, Webhooks: hookStore, Contexts: subscriberStore, Tests: activity.NewTester(activityStore, worker, workflowStore, subscriberStore)})
 	}
 	return a, nil
 }

@@ -174,7 +174,7 @@ func lastFour(secret string) string {
 // tone is the colour of a status: ok, warn, error, info or muted.
 func tone(status string) string {
 	switch strings.ToLower(status) {
-	case "completed", "success", "sent", "active", "delivered", "read":
+	case "completed", "success", "succeeded", "sent", "active", "delivered", "read":
 		return "ok"
 	case "failed", "error", "canceled":
 		return "error"
