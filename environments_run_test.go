@@ -65,9 +65,9 @@ func TestRun_RestartSeedsCreatedEnvironments(t *testing.T) {
 		return ids
 	}
 	seeded := inApp()
-	is.Equal(len(seeded), 1)                                                          // seeded at creation
+	is.Equal(len(seeded), 1)                                                                // seeded at creation
 	is.Equal(sendKeyed(t, "DELETE", base+"/v1/integrations/"+seeded[0], key, "", nil), 200) // then removed
-	is.Equal(len(inApp()), 0)                                                         // gone
+	is.Equal(len(inApp()), 0)                                                               // gone
 	is.NoErr(stop())
 
 	base, _, stop = startRun(t, env)
