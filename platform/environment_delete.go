@@ -21,7 +21,7 @@ const ConfirmParam = "confirm"
 // again, empty, under new keys. An environment that holds records is
 // deleted only with ?confirm=true; without it the answer names what it
 // holds. The keys go first, so no request adds to what is being removed
-// (other instances drop them within the keyring's poll), then each domain
+// (other processes drop them within the keyring's poll), then each domain
 // empties its own tables, then the environment goes. A failure midway
 // leaves the environment listed, keyless, for the same call to finish.
 // Both refusals are 422s: the reference SDK retries a 409 for up to an
@@ -89,7 +89,8 @@ func holdings(ctx context.Context, purgers []EnvironmentPurger, envID string) (s
 }
 
 // revokeEnvironmentKeys revokes every working key of the environment and
-// tells running servers so (bumpRevocations).
+// tells running servers so (bumpRevocations); this process's refuse them
+// from their next request on.
 func revokeEnvironmentKeys(ctx context.Context, db *sqldb.DB, envID, ts string) error {
 	return db.Tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE environment_id = ? AND revoked_at IS NULL`, ts, envID)
@@ -99,6 +100,7 @@ func revokeEnvironmentKeys(ctx context.Context, db *sqldb.DB, envID, ts string) 
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
+		db.AfterCommit(tx, func() { forgetKeys(db) })
 		return bumpRevocations(ctx, tx)
 	})
 }
