@@ -409,3 +409,25 @@ func jobsDone(t *testing.T, srv *apptest.Server, envID string) bool {
 	srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM jobs WHERE environment_id = ? AND status <> 'completed'`, envID).Scan(&n)
 	return n == 0
 }
+
+// On PostgreSQL, an environment deleted through one instance is gone for
+// the others too: its key is refused within their poll of revocations,
+// and its subscribers' inbox sessions end.
+func TestEnvironments_DeleteAcrossInstances(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewInstances(t, 2)
+	env, staging := mustCreateEnv(t, srv[0], "Staging")
+	onOther := staging.On(srv[1].Server.Server)
+	inbox := fillEnvironment(t, srv[1], onOther, env.Identifier)
+	is.Equal(onOther.Do(t, "GET", "/v1/subscribers/ada", "").Status, 200) // the other instance serves the environment
+
+	res := srv[0].Dev.Do(t, "DELETE", "/v1/environments/"+env.ID+"?confirm=true", "")
+	is.Equal(res.Status, 200) // deleted through the first
+	platformtest.Eventually(t, 5*time.Second, func() bool {
+		return onOther.Do(t, "GET", "/v2/workflows", "").Status == http.StatusUnauthorized
+	}, "the other instance to refuse the deleted environment's key")
+	platformtest.Eventually(t, 5*time.Second, func() bool {
+		status, _, _ := inbox.Do("GET", "/v1/inbox/notifications", "")
+		return status == http.StatusUnauthorized
+	}, "the other instance to end the deleted environment's inbox session")
+}
