@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -286,6 +287,22 @@ func TestEnvironments_Delete(t *testing.T) {
 		srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM message_payloads`).Scan(&payloads)
 		is.Equal(payloads, 0)                                                 // its messages' payloads went with them
 		is.Equal(srv.Dev.Do(t, "GET", "/v2/workflows/hello", "").Status, 404) // Development is untouched (it never had one)
+	})
+	t.Run("OKMoreThanABatch", func(t *testing.T) {
+		is := is.New(t)
+		srv := apptest.NewServer(t)
+		env, staging := mustCreateEnv(t, srv, "Staging")
+		for b := range 3 {
+			var subs []string
+			for i := range 500 {
+				subs = append(subs, fmt.Sprintf(`{"subscriberId":"s%d-%d","email":"s%d-%d@example.com"}`, b, i, b, i))
+			}
+			apptest.MustCreate(t, staging, "/v1/subscribers/bulk", `{"subscribers":[`+strings.Join(subs, ",")+`]}`)
+		}
+		is.Equal(rowsOf(t, srv, env.ID)["subscribers"], 1500) // more subscribers than one batch deletes
+		res := srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID+"?confirm=true", "")
+		is.Equal(res.Status, 200)                          // deleted
+		is.Equal(rowsOf(t, srv, env.ID)["subscribers"], 0) // every batch of them
 	})
 	for _, tc := range []struct {
 		name, target string

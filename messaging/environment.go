@@ -16,13 +16,16 @@ func (s *Store) EnvironmentHoldings(ctx context.Context, environmentID string) (
 }
 
 // PurgeEnvironment deletes the environment's messages and the payloads
-// they share (platform.EnvironmentPurger).
+// they share, a batch at a time (platform.EnvironmentPurger).
 func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) error {
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM message_payloads WHERE notification_id IN (
-			SELECT notification_id FROM messages WHERE environment_id = ?)`, environmentID); err != nil {
+	return s.db.InBatches(ctx, `SELECT id FROM messages WHERE environment_id = ? LIMIT ?`, environmentID,
+		func(tx *sql.Tx, ids []any) error {
+			in := sqldb.Placeholders(len(ids))
+			if _, err := tx.ExecContext(ctx, `DELETE FROM message_payloads WHERE notification_id IN (
+				SELECT notification_id FROM messages WHERE id IN (`+in+`))`, ids...); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id IN (`+in+`)`, ids...)
 			return err
-		}
-		return sqldb.DeleteByEnvironment(ctx, tx, environmentID, "messages")
-	})
+		})
 }

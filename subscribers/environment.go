@@ -30,6 +30,15 @@ func (s *Store) EnvironmentHoldings(ctx context.Context, environmentID string) (
 func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) error {
 	c := cacheFor(s.db)
 	defer c.reset()
+	// Subscribers a batch at a time: each takes its search index rows with it.
+	err := s.db.InBatches(ctx, `SELECT id FROM subscribers WHERE environment_id = ? LIMIT ?`, environmentID,
+		func(tx *sql.Tx, ids []any) error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM subscribers WHERE id IN (`+sqldb.Placeholders(len(ids))+`)`, ids...)
+			return err
+		})
+	if err != nil {
+		return err
+	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := sqldb.DeleteByEnvironment(ctx, tx, environmentID, "topic_subscribers", "topics", "subscriber_preferences",
 			"contexts", "subscribers"); err != nil {
