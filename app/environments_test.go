@@ -272,7 +272,7 @@ func TestEnvironments_Delete(t *testing.T) {
 		is.Equal(staging.Do(t, "GET", "/v1/subscribers/ada", "").Status, 200)                          // nothing was removed
 
 		res = srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID+"?confirm=true", "")
-		is.Equal(res.Status, 200) // deleted with everything in it
+		is.Equal(res.Status, 200)                                                           // deleted with everything in it
 		is.Equal(staging.Do(t, "GET", "/v2/workflows", "").Status, http.StatusUnauthorized) // its key is refused at once
 		status, _ := openSession(t, srv, env.Identifier, "ada")
 		is.True(status >= 400 && status < 500) // its inbox no longer opens
