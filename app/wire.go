@@ -98,7 +98,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Content:      workflowStore,
 		Contexts:     subscriberStore,
 	}).WithClock(d.Now).WithSecret(d.Secret)
-	activityStore := activity.NewStore(d.DB, d.Now)
+	activityStore := activity.NewStore(d.DB, d.Now).UseOutbound(d.Outbound)
 	activityStore.Observe(d.Metrics)
 	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Now).Observe(d.Metrics, d.Logger)
 	messageStore.UseEvents(hookStore).UseReceipts(activityStore)
@@ -115,7 +115,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.Inbox, Subscribers: subscriberStore,
 			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, WebPush: subscriberStore, Snoozes: activityStore,
 			Live: messaging.NewLiveBus(d.DB, d.Logger), MaxSnooze: d.MaxSnooze, Closing: closing, Metrics: d.Metrics,
-			SocketsPerToken: d.SocketsPerToken})
+			SocketsPerToken: d.SocketsPerToken, Presence: subscriberStore, Logger: d.Logger})
 	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/herald-notify/herald/integrations"
@@ -22,6 +23,9 @@ type InboxSubscribers interface {
 	// SubscriberDatabaseID returns the subscriber's _id, or platform.ErrNotFound.
 	SubscriberDatabaseID(ctx context.Context, environmentID, subscriberID string) (string, error)
 	EnsureInboxSubscriber(ctx context.Context, tenant platform.Tenant, p subscribers.InboxProfile, update bool) (subscribers.InboxIdentity, error)
+	// EnsureContexts creates the contexts a session names that the
+	// environment does not have yet.
+	EnsureContexts(ctx context.Context, tenant platform.Tenant, refs []subscribers.ContextRef) error
 }
 
 // InboxIntegrations finds the in-app integration an environment's inbox
@@ -41,6 +45,15 @@ type InboxIntegrations interface {
 type InboxWorkflows interface {
 	InboxWorkflows(ctx context.Context, environmentID string, ids []string) (map[string]workflows.InboxWorkflow, error)
 	WorkflowSeverities(ctx context.Context, environmentID string) (map[string]string, error)
+}
+
+// Presence keeps a subscriber's online status with its live inbox
+// sockets; subscribers.Store satisfies it. Opened is called when this
+// process opens its first socket of the subscriber (its _id), Closed when
+// it closes its last.
+type Presence interface {
+	SocketsOpened(ctx context.Context, environmentID, subscriberRef string) error
+	SocketsClosed(ctx context.Context, environmentID, subscriberRef string) error
 }
 
 // SnoozeTimer brings a snoozed message back when its snooze ends, through
@@ -76,6 +89,8 @@ type InboxConfig struct {
 	WebPush      WebPushSubscriptions // nil: no /v1/inbox/web-push routes
 	Snoozes      SnoozeTimer          // nil: snoozes cannot be offered
 	Live         LiveBus              // nil: no live updates
+	Presence     Presence             // nil: sockets set no online status
+	Logger       *slog.Logger         // nil: slog.Default()
 	// MaxSnooze is the longest snooze a subscriber may set; the session
 	// offers it as maxSnoozeDurationHours. 0 means DefaultMaxSnooze.
 	MaxSnooze time.Duration
@@ -102,6 +117,9 @@ const DefaultMaxSnooze = 24 * time.Hour
 func (s *Store) UseInbox(cfg InboxConfig) *Store {
 	if cfg.MaxSnooze <= 0 {
 		cfg.MaxSnooze = DefaultMaxSnooze
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
 	if cfg.SocketsPerToken == 0 {
 		cfg.SocketsPerToken = DefaultSocketsPerToken

@@ -129,6 +129,9 @@ type liveSockets struct {
 	bySub   map[string]*subscriberSockets
 	byToken map[string]int // open sockets by token signature (admit)
 	shards  []chan liveJob
+	// presenceMu orders the online status writes of each subscriber (by
+	// shardOf), so the last one written is the state the registry holds.
+	presenceMu [liveWorkers]sync.Mutex
 }
 
 type subscriberSockets struct {
@@ -212,10 +215,13 @@ func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) 
 	// any event is written: a client that acts once connected hears
 	// about it, in order.
 	k.wmu.Lock()
-	ls.add(k)
+	first := ls.add(k)
 	err = k.write(ctx, `40{"sid":"`+newSID()+`"}`)
 	k.wmu.Unlock()
 	defer ls.remove(k)
+	if first {
+		ls.presence(ctx, who)
+	}
 	if err != nil {
 		return
 	}
@@ -236,13 +242,15 @@ func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) 
 
 func liveKey(environmentID, subscriberID string) string { return environmentID + "\x00" + subscriberID }
 
-// add registers k, listening on the bus for its subscriber if it is the first.
-func (ls *liveSockets) add(k *socket) {
+// add registers k, listening on the bus for its subscriber if it is the
+// first, and reports whether it is.
+func (ls *liveSockets) add(k *socket) (first bool) {
 	key := liveKey(k.who.EnvironmentID, k.who.ID)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	subs := ls.bySub[key]
 	if subs == nil {
+		first = true
 		subs = &subscriberSockets{who: k.who, sockets: map[*socket]struct{}{}}
 		ls.bySub[key] = subs
 		shard := ls.shards[shardOf(key)]
@@ -254,23 +262,67 @@ func (ls *liveSockets) add(k *socket) {
 		})
 	}
 	subs.sockets[k] = struct{}{}
+	return first
 }
 
-// remove unregisters k, and stops listening for its subscriber after the last.
+// remove unregisters k, and stops listening for its subscriber after the
+// last, which sets the subscriber offline here.
 func (ls *liveSockets) remove(k *socket) {
+	if ls.unregister(k) {
+		ls.presence(context.Background(), k.who)
+	}
+}
+
+// unregister removes k, and reports whether it was its subscriber's last.
+func (ls *liveSockets) unregister(k *socket) (last bool) {
 	key := liveKey(k.who.EnvironmentID, k.who.ID)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	subs := ls.bySub[key]
 	if subs == nil {
-		return
+		return false
 	}
 	delete(subs.sockets, k)
 	if len(subs.sockets) == 0 {
 		subs.cancel()
 		delete(ls.bySub, key)
+		return true
+	}
+	return false
+}
+
+// presence records whether this process holds a socket of who now. A
+// first socket opening and a last one closing call it; as the two may race
+// (a tab closed while another opens), it writes the registry's state, not
+// the event's, one write at a time per subscriber. It outlives the request:
+// a socket closed at shutdown still marks its subscriber offline. A
+// failure is logged, and the socket goes on: the next open or close, or
+// the next start, writes the status again.
+func (ls *liveSockets) presence(ctx context.Context, who platform.Subscriber) {
+	p := ls.store.inbox.Presence
+	if p == nil {
+		return
+	}
+	key := liveKey(who.EnvironmentID, who.ID)
+	mu := &ls.presenceMu[shardOf(key)]
+	mu.Lock()
+	defer mu.Unlock()
+	ls.mu.Lock()
+	_, open := ls.bySub[key]
+	ls.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), presenceTimeout)
+	defer cancel()
+	write := p.SocketsClosed
+	if open {
+		write = p.SocketsOpened
+	}
+	if err := write(ctx, who.EnvironmentID, who.ID); err != nil {
+		ls.store.inbox.Logger.Warn("online status not written", "environment_id", who.EnvironmentID, "error", err)
 	}
 }
+
+// presenceTimeout bounds one online status write.
+const presenceTimeout = 5 * time.Second
 
 func shardOf(key string) int {
 	h := fnv.New32a()
@@ -278,23 +330,26 @@ func shardOf(key string) int {
 	return int(h.Sum32() % liveWorkers)
 }
 
-// targets returns the subscriber's sockets now, and who it is.
-func (ls *liveSockets) targets(key string) (platform.Subscriber, []*socket) {
+// targets returns the subscriber's sockets now, by the inbox each shows
+// (its session's context), and who the subscriber is.
+func (ls *liveSockets) targets(key string) (platform.Subscriber, map[inboxScope][]*socket) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	subs := ls.bySub[key]
 	if subs == nil {
 		return platform.Subscriber{}, nil
 	}
-	out := make([]*socket, 0, len(subs.sockets))
+	out := map[inboxScope][]*socket{}
 	for k := range subs.sockets {
-		out = append(out, k)
+		box := scopeOf(k.who)
+		out[box] = append(out[box], k)
 	}
 	return subs.who, out
 }
 
-// work turns each event of its shard into frames and writes them to every
-// socket of the event's subscriber whose token is still good.
+// work turns each event of its shard into frames, once for each inbox
+// (context) the subscriber's sockets show, and writes them to each socket
+// whose token is still good.
 func (ls *liveSockets) work(q chan liveJob) {
 	ctx := context.Background()
 	for job := range q {
@@ -306,20 +361,27 @@ func (ls *liveSockets) work(q chan liveJob) {
 		if err != nil {
 			continue // as a failed read of the frames: the client reads again on its next action
 		}
-		frames := ls.store.liveFrames(ctx, who, job.ev)
-		for _, k := range targets {
-			if k.who.Generation != generation {
-				ls.revoked(ctx, k)
-				continue
-			}
-			k.wmu.Lock()
-			for _, f := range frames {
-				if k.write(ctx, f) != nil {
-					k.conn.CloseNow() // its reader sees the close and unregisters it
-					break
+		for box, sockets := range targets {
+			frames := ls.store.liveFrames(ctx, sockets[0].who, box, job.ev)
+			for _, k := range sockets {
+				if k.who.Generation != generation {
+					ls.revoked(ctx, k)
+					continue
 				}
+				ls.writeFrames(ctx, k, frames)
 			}
-			k.wmu.Unlock()
+		}
+	}
+}
+
+// writeFrames writes frames to k in order, closing it when one fails.
+func (ls *liveSockets) writeFrames(ctx context.Context, k *socket, frames []string) {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	for _, f := range frames {
+		if k.write(ctx, f) != nil {
+			k.conn.CloseNow() // its reader sees the close and unregisters it
+			return
 		}
 	}
 }
@@ -370,12 +432,13 @@ func (ls *liveSockets) all() []*socket {
 	return out
 }
 
-// liveFrames are the socket.io EVENT packets ev brings a socket of who,
-// with counts and message read now (reference B3): a message received
-// brings it and both counts; a change, both counts; a seen, the unseen
-// count. A failed read drops the event's frames: the client reads the
+// liveFrames are the socket.io EVENT packets ev brings a socket of who
+// showing the inbox box, with counts and message read now (reference B3):
+// a message received brings it and both counts; a change, both counts; a
+// seen, the unseen count. A message received in another context brings
+// nothing. A failed read drops the event's frames: the client reads the
 // counts again on its next action or load.
-func (s *Store) liveFrames(ctx context.Context, who platform.Subscriber, ev LiveEvent) []string {
+func (s *Store) liveFrames(ctx context.Context, who platform.Subscriber, box inboxScope, ev LiveEvent) []string {
 	var frames []string
 	add := func(name string, payload any) {
 		b, err := json.Marshal([]any{name, payload})
@@ -386,7 +449,7 @@ func (s *Store) liveFrames(ctx context.Context, who platform.Subscriber, ev Live
 	env := who.EnvironmentID
 	if ev.Kind == LiveReceived {
 		m, err := scanInboxMessage(s.db.QueryRow(ctx, `SELECT `+inboxColumns+` FROM messages
-			WHERE environment_id = ? AND subscriber_id = ? AND id = ?`, env, who.ID, ev.MessageID))
+			WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND context_keys = ?`, env, who.ID, ev.MessageID, box.context))
 		if err != nil {
 			return nil
 		}
@@ -398,7 +461,7 @@ func (s *Store) liveFrames(ctx context.Context, who platform.Subscriber, ev Live
 	if err != nil {
 		return frames
 	}
-	c, err := s.liveCounts(ctx, env, who.ID, sev)
+	c, err := s.liveCounts(ctx, box, sev)
 	if err != nil {
 		return frames
 	}
@@ -422,16 +485,17 @@ type liveCount struct {
 }
 
 // liveCounts reads every count the events carry in one query over the
-// subscriber's unseen or unread in-app messages (reference B3: the unread
+// scope's unseen or unread in-app messages (reference B3: the unread
 // total includes snoozed messages, its severity counts do not). Unlike the
 // inbox's count route it does not stop at 100: an event is sent for each
 // change, and one read was cheaper than the three capped ones it replaced.
-func (s *Store) liveCounts(ctx context.Context, env, subscriberID string, sev map[string]string) (liveCount, error) {
+func (s *Store) liveCounts(ctx context.Context, box inboxScope, sev map[string]string) (liveCount, error) {
 	out := liveCount{bySeverity: map[string]int{"high": 0, "medium": 0, "low": 0, "none": 0}}
 	rows, err := s.db.Query(ctx, `SELECT template_id, count(*) FILTER (WHERE seen = 0),
 		count(*) FILTER (WHERE read = 0), count(*) FILTER (WHERE read = 0 AND snoozed_until IS NULL)
-		FROM messages WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND (seen = 0 OR read = 0)
-		GROUP BY template_id`, env, subscriberID)
+		FROM messages WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND context_keys = ?
+		AND (seen = 0 OR read = 0)
+		GROUP BY template_id`, box.env, box.subscriberID, box.context)
 	if err != nil {
 		return out, err
 	}

@@ -254,11 +254,11 @@ CREATE TABLE messages (
     outcome             TEXT NOT NULL DEFAULT '{}',  -- the DeliverJSON outcome, replayed on a repeat call
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL
-, feed_item TEXT, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT, provider_message_id TEXT, receipt_status TEXT);
+, feed_item TEXT, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT, provider_message_id TEXT, receipt_status TEXT, context_keys TEXT NOT NULL DEFAULT '');
 
 CREATE INDEX messages_failed ON messages (environment_id, created_at) WHERE status = 'error';
 
-CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at, id, read, seen);
+CREATE INDEX messages_feed ON messages (environment_id, subscriber_id, channel, created_at, id, read, seen, context_keys);
 
 CREATE INDEX messages_list ON messages (environment_id, created_at, id, channel);
 
@@ -317,7 +317,9 @@ CREATE TABLE notifications (
     topics                   TEXT NOT NULL DEFAULT '[]',
     created_at               TEXT NOT NULL,
     updated_at               TEXT NOT NULL
-);
+, attachments TEXT NOT NULL DEFAULT '');
+
+CREATE INDEX notifications_attachments_values ON notifications (attachments) WHERE attachments LIKE '@%';
 
 CREATE INDEX notifications_list ON notifications (environment_id, created_at, id, severity, channels, template_id, subscriber_id);
 
@@ -374,6 +376,12 @@ CREATE TABLE subscriber_preferences (
     PRIMARY KEY (environment_id, subscriber_id, workflow_id)
 ) WITHOUT ROWID;
 
+CREATE TABLE subscriber_sockets (
+    subscriber_ref TEXT NOT NULL,
+    instance_id    TEXT NOT NULL,
+    PRIMARY KEY (subscriber_ref, instance_id)
+) WITHOUT ROWID;
+
 CREATE TABLE subscriber_suffixes (
     field  INTEGER NOT NULL,
     suffix TEXT NOT NULL,
@@ -398,7 +406,7 @@ CREATE TABLE subscribers (
     channels        TEXT NOT NULL DEFAULT '[]',
     version         INTEGER NOT NULL DEFAULT 0,
     created_at      TEXT NOT NULL,
-    updated_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL, is_online INTEGER, last_online_at TEXT,
     UNIQUE (environment_id, subscriber_id)
 );
 
@@ -457,7 +465,7 @@ CREATE TABLE topic_subscribers (
     id              TEXT NOT NULL,
     environment_id  TEXT NOT NULL,
     subscriber_ref  TEXT NOT NULL,
-    created_at      TEXT NOT NULL,
+    created_at      TEXT NOT NULL, name TEXT, updated_at TEXT,
     PRIMARY KEY (topic_id, subscriber_id)
 ) WITHOUT ROWID;
 
