@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app"
@@ -260,6 +261,9 @@ func TestEnvironments_Delete(t *testing.T) {
 		srv := apptest.NewServer(t)
 		env, staging := mustCreateEnv(t, srv, "Staging")
 		inbox := fillEnvironment(t, srv, staging, env.Identifier)
+		socket := openSocket(t, srv, inbox.Token)
+		platformtest.Eventually(t, 5*time.Second, func() bool { return countRows(t, srv, "subscriber_sockets") == 1 },
+			"the inbox socket to be recorded")
 
 		res := srv.Dev.Do(t, "DELETE", "/v1/environments/"+env.ID, "")
 		is.Equal(res.Status, 422) // data needs confirming
@@ -283,9 +287,9 @@ func TestEnvironments_Delete(t *testing.T) {
 				t.Errorf("%s keeps %d rows of the deleted environment", table, n)
 			}
 		}
-		var payloads int
-		srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM message_payloads`).Scan(&payloads)
-		is.Equal(payloads, 0)                                                 // its messages' payloads went with them
+		is.Equal(countRows(t, srv, "message_payloads"), 0)   // its messages' payloads went with them
+		is.Equal(countRows(t, srv, "subscriber_sockets"), 0) // and its subscribers' open sockets' records
+		socket.CloseNow()
 		is.Equal(srv.Dev.Do(t, "GET", "/v2/workflows/hello", "").Status, 404) // Development is untouched (it never had one)
 	})
 	t.Run("OKMoreThanABatch", func(t *testing.T) {
@@ -447,4 +451,35 @@ func TestEnvironments_DeleteAcrossInstances(t *testing.T) {
 		status, _, _ := inbox.Do("GET", "/v1/inbox/notifications", "")
 		return status == http.StatusUnauthorized
 	}, "the other instance to end the deleted environment's inbox session")
+}
+
+// openSocket opens the inbox's live socket with a subscriber token, as
+// @novu/js does, and joins it.
+func openSocket(t *testing.T, srv *apptest.Server, token string) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(srv.URL, "http") + "/socket.io/?EIO=4&transport=websocket&token=" + token
+	conn, _, err := websocket.Dial(ctx, u, nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { conn.CloseNow() })
+	if _, _, err := conn.Read(ctx); err != nil { // the open packet
+		t.Fatal(err)
+	}
+	if err := conn.Write(ctx, websocket.MessageText, []byte("40")); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// countRows counts the rows of table, of every environment.
+func countRows(t *testing.T, srv *apptest.Server, table string) int {
+	t.Helper()
+	var n int
+	if err := srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

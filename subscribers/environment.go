@@ -30,10 +30,15 @@ func (s *Store) EnvironmentHoldings(ctx context.Context, environmentID string) (
 func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) error {
 	c := cacheFor(s.db)
 	defer c.reset()
-	// Subscribers a batch at a time: each takes its search index rows with it.
+	// Subscribers a batch at a time: each takes its search index rows with
+	// it, and its open inbox sockets' records.
 	err := s.db.InBatches(ctx, `SELECT id FROM subscribers WHERE environment_id = ? LIMIT ?`, environmentID,
 		func(tx *sql.Tx, ids []any) error {
-			_, err := tx.ExecContext(ctx, `DELETE FROM subscribers WHERE id IN (`+sqldb.Placeholders(len(ids))+`)`, ids...)
+			in := sqldb.Placeholders(len(ids))
+			if _, err := tx.ExecContext(ctx, `DELETE FROM subscriber_sockets WHERE subscriber_ref IN (`+in+`)`, ids...); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `DELETE FROM subscribers WHERE id IN (`+in+`)`, ids...)
 			return err
 		})
 	if err != nil {
