@@ -97,7 +97,7 @@ func handleEnvironmentCreate(d EnvironmentDomains) http.Handler {
 		Color    string `json:"color" validate:"required,max=32"`
 		ParentID string `json:"parentId" validate:"omitempty,objectid"`
 	}
-	return Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
+	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := Decode[request](r)
 		if err != nil {
 			return err
@@ -162,7 +162,7 @@ func handleEnvironmentUpdate(d EnvironmentDomains) http.Handler {
 			URL string `json:"url"`
 		} `json:"bridge"`
 	}
-	return Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
+	return Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := Decode[request](r)
 		if err != nil {
 			return err
