@@ -88,7 +88,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Content:      workflowStore,
 		Contexts:     subscriberStore,
 	}).WithClock(d.Now).WithSecret(d.Secret)
-	activityStore := activity.NewStore(d.DB, d.Now)
+	activityStore := activity.NewStore(d.DB, d.Now).UseOutbound(d.Outbound)
 	activityStore.Observe(d.Metrics)
 	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Environments, d.Now).Observe(d.Metrics, d.Logger)
 	messageStore.UseEvents(hookStore).UseReceipts(activityStore)

@@ -77,8 +77,9 @@ type Workflows interface {
 	Sync(ctx context.Context, tenant platform.Tenant, key, targetID string) error
 	Editable(ctx context.Context, envID, key string) (workflows.Editable, error)
 	SaveDraft(ctx context.Context, tenant platform.Tenant, key string, d workflows.Draft) (workflows.Editable, error)
-	PreviewDraft(ctx context.Context, envID, key string, d workflows.Draft, i int, payload map[string]any) (workflows.StepPreview, error)
+	PreviewDraft(ctx context.Context, envID, key string, d workflows.Draft, i int, with workflows.PreviewWith) (workflows.StepPreview, error)
 	Versions(ctx context.Context, envID, key string, limit int) ([]workflows.Version, error)
+	VersionChanges(ctx context.Context, envID, key string, from, n int) ([]workflows.Change, error)
 	Restore(ctx context.Context, tenant platform.Tenant, key string, n int) error
 	SyncChanges(ctx context.Context, tenant platform.Tenant, key, targetID string) ([]string, bool, error)
 }
