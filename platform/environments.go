@@ -1,9 +1,7 @@
 package platform
 
 import (
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/herald-notify/herald/sqldb"
 )
@@ -56,7 +54,7 @@ func handleEnvironmentList(db *sqldb.DB, inbox *SubscriberAuth) http.Handler {
 			}
 			if userID != "" {
 				last := &out[len(out)-1]
-				last.APIKeys = append(last.APIKeys, apiKey{Key: fmt.Sprintf("%s%s", strings.Repeat("•", 28), hint), UserID: userID})
+				last.APIKeys = append(last.APIKeys, apiKey{Key: maskedKey(hint), UserID: userID})
 			}
 		}
 		if err := rows.Err(); err != nil {
@@ -79,4 +77,6 @@ func handleEnvironmentList(db *sqldb.DB, inbox *SubscriberAuth) http.Handler {
 // says which environments' inboxes to warn of.
 func AddRoutes(mux *http.ServeMux, db *sqldb.DB, inbox *SubscriberAuth) {
 	mux.Handle("GET /v1/environments", handleEnvironmentList(db, inbox))
+	mux.Handle("GET /v1/environments/me", handleEnvironmentMe(db))
+	mux.Handle("GET /v1/environments/api-keys", handleEnvironmentKeys(db))
 }

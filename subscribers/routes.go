@@ -7,6 +7,7 @@ import "net/http"
 // subscriber preferences and topics (docs/preferences-and-topics.md).
 func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("POST /v1/subscribers", handleSubscriberCreate(store, false))
+	mux.Handle("GET /v1/subscribers", handleSubscriberListV1(store))
 	mux.Handle("POST /v1/subscribers/bulk", handleSubscriberBulk(store)) // the reference platform's older clients (bulk.go)
 	mux.Handle("GET /v1/subscribers/{subscriberId}", handleSubscriberGet(store))
 	mux.Handle("PUT /v1/subscribers/{subscriberId}", handleSubscriberUpdate(store))
