@@ -20,7 +20,7 @@ func TestIntegrations_InAppStatus(t *testing.T) {
 			inApp = append(inApp, in)
 		}
 	}
-	is.Equal(len(inApp), 1) // one in-app integration in Development
+	is.Equal(len(inApp), 1)                                                                         // one in-app integration in Development
 	is.Equal(srv.Dev.Do(t, "PUT", "/v1/integrations/"+inApp[0].ID, `{"active":false}`).Status, 200) // turned off
 	res = srv.Dev.Do(t, "GET", "/v1/integrations/in-app/status", "")
 	is.Equal(strings.TrimSpace(string(res.Body)), "false") // no inbox sessions now
