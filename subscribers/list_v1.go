@@ -9,7 +9,7 @@ import (
 
 // handleSubscriberListV1 serves GET /v1/subscribers: the environment's
 // subscribers a page at a time, newest first, as the reference platform's
-// older clients list them (docs/api.md, "Subscribers (v1)"). page is
+// older clients list them (docs/api.md, "Subscribers"). page is
 // 0-based; limit is 1..100, default 10.
 func handleSubscriberListV1(store *Store) http.Handler {
 	type pageResponse struct {
