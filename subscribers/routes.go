@@ -31,6 +31,12 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences", handlePreferenceUpdateV2(store))
 	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences/bulk", handlePreferencesBulkV2(store))
 
+	mux.Handle("POST /v1/tenants", handleTenantCreate(store))
+	mux.Handle("GET /v1/tenants", handleTenantList(store))
+	mux.Handle("GET /v1/tenants/{identifier}", handleTenantGet(store))
+	mux.Handle("PATCH /v1/tenants/{identifier}", handleTenantUpdate(store))
+	mux.Handle("DELETE /v1/tenants/{identifier}", handleTenantDelete(store))
+
 	mux.Handle("POST /v1/topics", handleTopicCreateV1(store))
 	mux.Handle("GET /v1/topics", handleTopicListV1(store))
 	mux.Handle("GET /v1/topics/{topicKey}", handleTopicGet(store, false))

@@ -189,6 +189,17 @@ check(topicRenamed.name === "Headlines", "the topic was renamed", topicRenamed);
 await call("topics.removeSubscribers", 204, () => novu.topics.removeSubscribers("node-news", { subscribers: ["node-ada"] }));
 await call("topics.delete", 204, () => novu.topics.delete("node-news"));
 
+// Tenants (Herald's tenant contexts).
+const acme = (await call("tenants.create", 201, () => novu.tenants.create("node-acme", { name: "Acme", data: { tier: "gold" } }))).data;
+check(acme.identifier === "node-acme" && acme.name === "Acme" && acme.data.tier === "gold", "the tenant was created", acme);
+const tenants = await call("tenants.list", 200, () => novu.tenants.list({ page: 0, limit: 10 }));
+check(tenants.data.some((t) => t.identifier === "node-acme") && tenants.hasMore === false, "the tenant is listed", tenants);
+const tenantRead = (await call("tenants.get", 200, () => novu.tenants.get("node-acme"))).data;
+check(tenantRead._id === acme._id, "the tenant reads back", tenantRead);
+const tenantRenamed = (await call("tenants.update", 200, () => novu.tenants.update("node-acme", { identifier: "node-acme-inc", name: "Acme Inc" }))).data;
+check(tenantRenamed.identifier === "node-acme-inc" && tenantRenamed.name === "Acme Inc" && tenantRenamed.data.tier === "gold", "the tenant was renamed", tenantRenamed);
+await call("tenants.delete", 204, () => novu.tenants.delete("node-acme-inc"));
+
 // Deletes, last.
 const gone = (await call("messages.deleteById", 200, () => novu.messages.deleteById(message._id))).data;
 check(gone.acknowledged === true, "the message was deleted", gone);
