@@ -119,8 +119,12 @@ func stepRequests(steps []stepV1Request, fields map[string]platform.FieldError) 
 			}
 		case "delay", "digest":
 			controls = map[string]any{"type": "regular"}
-			for _, k := range []string{"amount", "unit", "type", "digestKey"} {
-				if v, ok := st.Metadata[k]; ok && v != nil && !(t.Type == "delay" && k == "digestKey") {
+			keys := []string{"amount", "unit", "type"}
+			if t.Type == "digest" {
+				keys = append(keys, "digestKey")
+			}
+			for _, k := range keys {
+				if v, ok := st.Metadata[k]; ok && v != nil {
 					controls[k] = v
 				}
 			}
