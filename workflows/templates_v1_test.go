@@ -206,6 +206,9 @@ func TestNotificationTemplatesV1_CRUD(t *testing.T) {
 	is.Equal(len(got.Steps), 1)                      // steps replaced
 	is.Equal(got.Steps[0].ID, w.Steps[0].ID)         // the step sent with its _id keeps it
 	is.Equal(got.Steps[0].Template.Content, "Hello") // with its new content
+	c.Do(t, "GET", "/v1/notification-templates/"+w.ID, "").Decode(t, &got)
+	is.Equal(got.NotificationGroupID, promo.ID)        // the move is stored
+	is.Equal(got.NotificationGroup.Name, "Promotions") // with the group's name
 
 	res = c.Do(t, "PUT", "/v1/notification-templates/"+w.ID+"/status", `{"active":false}`)
 	is.Equal(res.Status, 200) // status changed
