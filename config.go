@@ -341,6 +341,7 @@ type limitSettings struct {
 	writeBurst, authFailureBurst int
 	maxPayload                   int64
 	maxRequestStorage            int64
+	maxAttachments               int64
 	sessions, newSessions        float64
 	socketsPerToken              float64
 }
@@ -366,6 +367,8 @@ func addLimitFlags(fs *flag.FlagSet, env func(name, def string) string) (*limitS
 			platform.DefaultMaxPayload, func(v float64) { s.maxPayload = int64(v) }},
 		{"max-request-storage", "HERALD_MAX_REQUEST_STORAGE", "most bytes one request may cause to be stored",
 			platform.DefaultMaxRequestStorage, func(v float64) { s.maxRequestStorage = int64(v) }},
+		{"max-attachments", "HERALD_MAX_ATTACHMENTS", "most bytes of files, decoded, one trigger request may carry",
+			platform.DefaultMaxAttachments, func(v float64) { s.maxAttachments = int64(v) }},
 		{"inbox-sessions", "HERALD_INBOX_SESSIONS", "inbox sessions of existing subscribers a minute per client address; 0 turns the limit off",
 			platform.DefaultSessionRate, func(v float64) { s.sessions = v }},
 		{"inbox-new-sessions", "HERALD_INBOX_NEW_SESSIONS", "inbox sessions naming a subscriber that does not exist, a minute per client address; 0 turns the limit off",

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,9 +53,13 @@ func TestBrowser_Console(t *testing.T) {
 	is := is.New(t)
 	srv := apptest.NewServer(t)
 
-	// A receiver for the email integration's posts and the chat
-	// integration's check.
+	// A receiver for the email integration's posts, the chat
+	// integration's check and the webhook endpoint's deliveries.
+	var signed atomic.Int64
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/webhook" && r.Header.Get("webhook-signature") != "" {
+			signed.Add(1)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"id":"receiver-message-1"}`))
 	}))
@@ -110,7 +115,8 @@ func TestBrowser_Console(t *testing.T) {
 			revoked++
 		}
 	}
-	is.Equal(revoked, 1) // the key the console made is revoked
+	is.Equal(revoked, 1)        // the key the console made is revoked
+	is.True(signed.Load() >= 1) // the endpoint the console made got its test event, signed
 }
 
 func fileMissing(path string) bool {

@@ -134,7 +134,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 	serverConfig := platform.ServerConfig{MaxBody: cfg.maxBody, Secret: secret, Metrics: metrics, MetricsRoute: cfg.metrics == "",
 		OpenAPI: doc, Compat: cfg.compat, MaxPayload: cfg.limits.maxPayload, MaxRequestStorage: cfg.limits.maxRequestStorage,
-		Limits: cfg.limits.rateLimits(), Inbox: inbox, Console: herald.Console}
+		MaxAttachments: cfg.limits.maxAttachments,
+		Limits:         cfg.limits.rateLimits(), Inbox: inbox, Console: herald.Console}
 	srv := &http.Server{
 		Handler:           platform.NewHandler(logger, db, mux, serverConfig),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -323,6 +323,10 @@ func (t *triggerer) resume(ctx context.Context, u unfinishedBroadcast, logger *s
 		return
 	}
 	p.actor = u.actor
+	if p.attachments, err = t.store.transactionAttachments(ctx, u.tenant.EnvironmentID, u.transactionID); err != nil {
+		logger.Error("broadcast not resumed; it is tried again at the next start", "error", err)
+		return
+	}
 	logger.Info("resuming broadcast", "workflow", req.Name, "after_subscriber_id", u.after)
 	b := &broadcast{p: p, request: u.request, after: u.after, started: true}
 	if u.kind == kindTopics {

@@ -282,3 +282,29 @@ func TestBroadcast_Cancel(t *testing.T) {
 		is.Equal(perSubscriber(h.notifications(t, "transactionId=cut")), map[string]int{"s1": 1, "s2": 1}) // nobody after the cut
 	})
 }
+
+// TestBroadcast_ResumeKeepsItsFiles cuts a broadcast with a file short
+// after its first batch: the batches a later start writes send the file
+// too, read from the notifications already written, since the request the
+// broadcast keeps to resume from holds no files.
+func TestBroadcast_ResumeKeepsItsFiles(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t, smallBatches)
+	h.wf.add(t, h.App.Development.ID, "bill", nil, step("mail", "email", nil))
+	h.addSubscribers(t, "s1", "s2", "s3", "s4", "s5")
+	h.subs.onList(failListingAfter("s2"))
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger/broadcast", `{"name":"bill","transactionId":"cut","payload":{"n":1,
+		"attachments":[{"file":"aGVsbG8=","mime":"text/plain","name":"a.txt","channels":["email"]}]}}`)
+	is.Equal(res.Status, http.StatusInternalServerError) // cut short
+	var request string
+	is.NoErr(h.App.DB.QueryRowContext(context.Background(), `SELECT request FROM activity_broadcasts`).Scan(&request))
+	is.True(!strings.Contains(request, "aGVsbG8=")) // the request kept to resume from holds no file
+
+	h.subs.onList(nil)
+	h.resume(t)
+	h.waitStatuses(t, "cut", "trigger:completed", "email:completed")
+	is.Equal(h.deliveredTo(), everyone) // every subscriber's email sent
+	for _, d := range h.msg.sent() {
+		is.Equal(d.Attachments, []string{"a.txt:hello"}) // with the file, before and after the resume
+	}
+}

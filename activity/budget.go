@@ -109,8 +109,8 @@ func (t *triggerer) storageEstimate(p *plan, recipients func() (int64, error)) (
 			return 0, "", err
 		}
 	}
-	once := int64(len(p.payload) + len(p.overrides))
-	what := fmt.Sprintf("the payload and overrides once, %d bytes, and for each of its %d subscribers' messages the %d bytes its templates render",
+	once := int64(len(p.payload) + len(p.overrides) + len(p.attachments))
+	what := fmt.Sprintf("the payload, overrides and files once, %d bytes, and for each of its %d subscribers' messages the %d bytes its templates render",
 		once, n, perRecipient)
 	return once + perRecipient*n, what, nil
 }

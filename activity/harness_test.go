@@ -171,8 +171,9 @@ type delivery struct {
 		ID           string `json:"_id"`
 		SubscriberID string `json:"subscriberId"`
 	} `json:"subscriber"`
-	Controls  map[string]any `json:"controls"`
-	Variables struct {
+	Controls    map[string]any `json:"controls"`
+	Attachments []string       `json:"attachments"` // each file as name:content
+	Variables   struct {
 		Subscriber map[string]any `json:"subscriber"`
 		Payload    map[string]any `json:"payload"`
 		Steps      map[string]struct {
@@ -203,7 +204,11 @@ func newFakeMessenger() *fakeMessenger {
 // Deliver records md as the tests read it (delivery) and answers with the
 // outcome respond decides.
 func (f *fakeMessenger) Deliver(ctx context.Context, md *messaging.Delivery) (messaging.Outcome, func(context.Context, *sql.Tx) error, error) {
-	raw, _ := json.Marshal(map[string]any{"jobId": md.JobID, "notificationId": md.NotificationID,
+	files := []string{}
+	for _, a := range md.Attachments {
+		files = append(files, a.Name+":"+string(a.Content))
+	}
+	raw, _ := json.Marshal(map[string]any{"attachments": files, "jobId": md.JobID, "notificationId": md.NotificationID,
 		"transactionId": md.TransactionID, "channel": md.Channel, "stepId": md.StepID, "workflowId": md.WorkflowID,
 		"subscriber": md.Subscriber, "controls": md.Controls, "payload": md.Payload,
 		"variables": map[string]any{"subscriber": md.Subscriber.Fields(), "payload": md.Payload, "steps": md.Steps}})

@@ -65,6 +65,7 @@ type plan struct {
 	preferences   json.RawMessage // as the notification stores them
 	payload       json.RawMessage
 	overrides     json.RawMessage
+	attachments   json.RawMessage // the trigger's files as its notifications keep them; nil for none
 	severity      string
 	critical      bool
 	actor         json.RawMessage

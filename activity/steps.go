@@ -294,13 +294,19 @@ func (w *runner) deliver(ctx context.Context, j *job, step jobStep, n notificati
 	json.Unmarshal(j.Controls, &controls)
 	var tags []string
 	json.Unmarshal(n.Tags, &tags)
+	var files []messaging.Attachment
+	if j.Type == "email" {
+		if files, err = w.store.notificationAttachments(ctx, j.NotificationID); err != nil {
+			return nil, err
+		}
+	}
 	o, store, err := w.messenger.Deliver(ctx, &messaging.Delivery{
 		JobID: j.ID, NotificationID: j.NotificationID, EnvironmentID: j.EnvironmentID,
 		OrganizationID: j.OrganizationID, TransactionID: j.TransactionID, Channel: j.Type,
 		StepID: j.StepID, StepDatabaseID: step.ID, WorkflowDatabaseID: n.TemplateID, WorkflowID: n.WorkflowID,
 		Subscriber: *sub, Controls: controls, Steps: steps,
 		Payload: n.Payload, Overrides: n.Overrides, Tags: tags, Actor: n.Actor, ActorSubscriber: actor, Attempt: j.Attempts,
-		ContextKeys: n.ContextKeys,
+		ContextKeys: n.ContextKeys, Attachments: files,
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // stopped mid-delivery: the lease expires and the job runs again

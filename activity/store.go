@@ -38,6 +38,9 @@ type Store struct {
 	swept func(table string)
 
 	metrics *metrics // nil counts nothing (observe.go)
+	// fetcher fetches the files triggers give by URL (UseOutbound).
+	fetcher *http.Client
+	files   fileCache // the files of the triggers whose emails are being sent
 
 	// Queries in db's dialect.
 	claimSQL         string
@@ -145,8 +148,8 @@ const (
 	insertNotificationSQL = `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
-			recipient, tags, severity, critical, preferences, actor, context_keys, topics, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			recipient, tags, severity, critical, preferences, actor, context_keys, topics, created_at, updated_at, attachments)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertContextSQL = `INSERT INTO notification_contexts (environment_id, context_key, created_at, notification_id)
 		VALUES (?, ?, ?, ?)`
 	insertJobSQL = `
@@ -331,7 +334,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), shared.template, shared.payload, shared.overrides,
-			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), string(prefs), string(p.actor), string(keys), rc.topicsJSON(), at, at)
+			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), string(prefs), string(p.actor), string(keys), rc.topicsJSON(), at, at, shared.attachments)
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
 		}
@@ -473,7 +476,7 @@ func isArray(raw json.RawMessage) bool {
 
 // sharedValues are what a trigger's notifications hold of the values they
 // all repeat: each value, or its key when it is stored once (StoreValue).
-type sharedValues struct{ template, payload, overrides string }
+type sharedValues struct{ template, payload, overrides, attachments string }
 
 // storeShared stores p's large values once, in tx, for all its recipients.
 func (s *Store) storeShared(ctx context.Context, tx *sql.Tx, p *plan) (v sharedValues, err error) {
@@ -484,11 +487,17 @@ func (s *Store) storeShared(ctx context.Context, tx *sql.Tx, p *plan) (v sharedV
 	if v.payload, err = s.db.StoreValue(ctx, tx, env, p.payload, now); err != nil {
 		return v, err
 	}
-	v.overrides, err = s.db.StoreValue(ctx, tx, env, p.overrides, now)
+	if v.overrides, err = s.db.StoreValue(ctx, tx, env, p.overrides, now); err != nil {
+		return v, err
+	}
+	if p.attachments != nil {
+		v.attachments, err = s.db.StoreValue(ctx, tx, env, p.attachments, now)
+	}
 	return v, err
 }
 
 // ValueRefs are the columns of activity's tables that may name a stored
 // value: the sweep of stored values keeps one they name.
 var ValueRefs = []sqldb.ValueRef{{Table: "notifications", Column: "template"},
-	{Table: "notifications", Column: "payload"}, {Table: "notifications", Column: "overrides"}}
+	{Table: "notifications", Column: "payload"}, {Table: "notifications", Column: "overrides"},
+	{Table: "notifications", Column: "attachments"}}

@@ -176,7 +176,8 @@ func (t *triggerer) withTopics(ctx context.Context, b *broadcast, req triggerReq
 func (t *triggerer) triggerTopics(ctx context.Context, p *plan, req triggerRequest, res *triggerResult) (*triggerResult, error) {
 	req.TransactionID = p.transactionID // a resumed fan-out rebuilds its plan under it
 	req.To = toWithoutChannels(req.To)
-	req.Actor, _ = withoutChannels(req.Actor) // a resumed fan-out keeps the actor resolved now
+	req.Actor, _ = withoutChannels(req.Actor)      // a resumed fan-out keeps the actor resolved now
+	req.Payload, _ = splitAttachments(req.Payload) // a resumed fan-out reads its files from its notifications
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 		return nil, nil, fmt.Errorf("find workflow: %w", err)
 	}
 	parsed := t.workflowParses.get(wf)
-	payload := req.Payload
+	payload, files := splitAttachments(req.Payload)
 	if isNull(payload) {
 		payload = json.RawMessage(`{}`)
 	}
@@ -65,6 +65,9 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	p := &plan{tenant: tenant, transactionID: txID, wf: wf, payload: payload, preferences: parsed.preferences}
 	if len(wf.Steps) == 0 {
 		return nil, &triggerResult{Acknowledged: true, Status: triggerNoActiveSteps, TransactionID: txID}, nil
+	}
+	if p.attachments, err = t.attachments(ctx, files); err != nil {
+		return nil, nil, err
 	}
 	p.overrides = req.Overrides
 	if isNull(p.overrides) {

@@ -46,8 +46,20 @@ type bulkRequest struct {
 }
 
 // Valid runs each event's own checks, keyed by its place in the array.
+// The events' files share one limit.
 func (b bulkRequest) Valid(ctx context.Context) map[string]string {
 	problems := platform.ValidEach(ctx, "events", b.Events)
+	var total int64
+	for _, ev := range b.Events {
+		_, raw := splitAttachments(ev.Payload)
+		files, _ := readAttachments(ctx, raw)
+		for _, f := range files {
+			total += int64(len(f.File))
+		}
+	}
+	if limit := platform.AttachmentLimit(ctx); total > limit {
+		problems["events"] = overLimit(total, limit) + ", all events together"
+	}
 	for i, ev := range b.Events {
 		// A topic fans out in batches of its own transactions, which a bulk
 		// request's one transaction cannot hold.
@@ -71,7 +83,7 @@ func handleTriggerBulk(t *triggerer) http.Handler {
 		if err != nil {
 			return err
 		}
-		ctx := r.Context()
+		ctx := withAttachmentBudget(r.Context())
 		tenant := platform.TenantFrom(ctx)
 		type prepared struct {
 			plan *plan
@@ -232,7 +244,8 @@ func handleTriggerBroadcast(t *triggerer) http.Handler {
 		// A resumed broadcast rebuilds its plan from this body, under the
 		// same transactionId, generated or not.
 		req.TransactionID = p.transactionID
-		req.Actor, _ = withoutChannels(req.Actor) // a resumed broadcast keeps the actor resolved now
+		req.Actor, _ = withoutChannels(req.Actor)      // a resumed broadcast keeps the actor resolved now
+		req.Payload, _ = splitAttachments(req.Payload) // a resumed broadcast reads its files from its notifications
 		body, err := json.Marshal(req)
 		if err != nil {
 			return err

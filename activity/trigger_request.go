@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -141,11 +142,15 @@ func (r triggerRequest) Valid(ctx context.Context) map[string]string {
 	} else if _, err := parseTopics(r.To); err != nil {
 		problems["to"] = err.Error()
 	}
+	// The payload's limit leaves its files out: they have their own.
+	payload, files := splitAttachments(r.Payload)
 	if !isNull(r.Payload) && !isObject(r.Payload) {
 		problems["payload"] = "must be an object"
-	} else if p := platform.PayloadProblem(ctx, r.Payload); p != "" {
+	} else if p := platform.PayloadProblem(ctx, payload); p != "" {
 		problems["payload"] = p
 	}
+	_, fileProblems := readAttachments(ctx, files)
+	maps.Copy(problems, fileProblems)
 	if !isNull(r.Overrides) && !isObject(r.Overrides) {
 		problems["overrides"] = "must be an object"
 	}

@@ -52,6 +52,8 @@ var (
 	_ console.Content                 = (*workflows.Store)(nil)
 	_ console.Integrations            = (*integrations.Store)(nil)
 	_ console.Tests                   = (*activity.Tester)(nil)
+	_ console.Webhooks                = (*webhooks.Store)(nil)
+	_ console.Contexts                = (*subscribers.Store)(nil)
 )
 
 // OpenAPI lists each package's part of the API description, the
@@ -86,7 +88,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Content:      workflowStore,
 		Contexts:     subscriberStore,
 	}).WithClock(d.Now).WithSecret(d.Secret)
-	activityStore := activity.NewStore(d.DB, d.Now)
+	activityStore := activity.NewStore(d.DB, d.Now).UseOutbound(d.Outbound)
 	activityStore.Observe(d.Metrics)
 	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Environments, d.Now).Observe(d.Metrics, d.Logger)
 	messageStore.UseEvents(hookStore).UseReceipts(activityStore)
@@ -119,7 +121,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		a.Console = console.New(console.Deps{Auth: d.Console, DB: d.DB, Secret: d.Secret, Now: d.Now,
 			Activity: activity.NewViews(activityStore, subscriberStore), Messages: messageStore,
 			Subscribers: subscriberStore, Topics: subscriberStore, Workflows: workflowStore, Content: workflowStore,
-			Integrations: integrationStore, Tests: activity.NewTester(activityStore, worker, workflowStore, subscriberStore)})
+			Integrations: integrationStore, Webhooks: hookStore, Contexts: subscriberStore, Tests: activity.NewTester(activityStore, worker, workflowStore, subscriberStore)})
 	}
 	return a, nil
 }

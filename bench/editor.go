@@ -47,7 +47,8 @@ func (b *bench) editor(ctx context.Context) error {
 		payload[fmt.Sprintf("v%d", i)] = fmt.Sprintf("value %d", i)
 	}
 	// Every request a new edit, as each keystroke changes the body: no
-	// parse of an earlier one can be reused.
+	// earlier parse of the whole body can be reused, only those of the
+	// parts of it the edit left alone (templates/split.go).
 	n := max(b.sz.readRequests/10, 200)
 	reqs := make([][]byte, n+1)
 	for i := range reqs {

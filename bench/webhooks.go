@@ -68,14 +68,16 @@ func (h *hookReceiver) close() { h.srv.Close() }
 // webhook endpoint, then with two that take every event, one answering in
 // 5 ms and one in 500 ms. The fast endpoint's delivery lag must stay low
 // while the slow one falls behind in its own lane, and the trigger rate
-// must hold.
+// must hold. The fast endpoint must get each event once: as many distinct
+// webhook-ids as the server raised events (two per stored message), no
+// more and no fewer.
 func (b *bench) webhooks(ctx context.Context) error {
 	const rate = 1000.0
 	n := int(rate) * 20
 	if b.sz.triggers < 10_000 {
 		n = int(rate) * 5
 	}
-	without, err := b.pacedTriggers(ctx, "webhooks-off", rate, n, nil)
+	without, err := b.pacedTriggers(ctx, "webhooks-off", rate, n, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -90,7 +92,7 @@ func (b *bench) webhooks(ctx context.Context) error {
 	}
 	defer slow.close()
 	var events int
-	with, err := b.pacedTriggers(ctx, "webhooks-on", rate, n, func(c *loadClient) error {
+	createEndpoints := func(c *loadClient) error {
 		for _, h := range []*hookReceiver{fast, slow} {
 			status, body, err := c.do(ctx, request{method: "POST", path: "/v2/webhooks/endpoints", body: []byte(`{"url":"` + h.url + `"}`)})
 			if err != nil || status != 201 {
@@ -98,19 +100,30 @@ func (b *bench) webhooks(ctx context.Context) error {
 			}
 		}
 		return nil
-	})
+	}
+	// The server runs until the deliveries are in. The events expected are
+	// counted from what the server stored, not from the triggers the
+	// client saw answered: one it gave up on (its 30 s timeout) may still
+	// have been accepted, and raises its events like any other.
+	awaitDeliveries := func(c *loadClient) error {
+		messages, err := storedMessages(ctx, c)
+		if err != nil {
+			return err
+		}
+		events = 2 * messages // message.sent and message.delivered
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if got, _ := fast.received(); got >= events {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(time.Second) // an event beyond those expected has time to show
+		return nil
+	}
+	with, err := b.pacedTriggers(ctx, "webhooks-on", rate, n, createEndpoints, awaitDeliveries)
 	if err != nil {
 		return err
-	}
-	// Two events a message at the fast endpoint: message.sent and
-	// message.delivered.
-	events = 2 * (with.Requests - with.Errors)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if got, _ := fast.received(); got >= events {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	got, lags := fast.received()
 	slowGot, _ := slow.received()
@@ -122,16 +135,41 @@ func (b *bench) webhooks(ctx context.Context) error {
 		Pass: b.result(with.PerSec >= 0.9*without.PerSec && with.Errors == 0)})
 	b.rep.add(row{Scenario: sc, Metric: "trigger p99 latency, no endpoint", Value: ms(without.P99), Unit: "ms", Target: "reported"})
 	b.rep.add(row{Scenario: sc, Metric: "trigger p99 latency, with the endpoints", Value: ms(with.P99), Unit: "ms", Target: "reported"})
-	b.rep.add(row{Scenario: sc, Metric: fmt.Sprintf("delivery lag p99 at the 5 ms endpoint (%d of %d events)", got, events),
-		Value: ms(p99), Unit: "ms", Target: "<= 2000 ms", Pass: b.result(p99 <= 2*time.Second && got >= events)})
+	b.rep.add(row{Scenario: sc, Metric: fmt.Sprintf("delivery lag p99 at the 5 ms endpoint (%d of %d events, each once)", got, events),
+		Value: ms(p99), Unit: "ms", Target: "<= 2000 ms", Pass: b.result(p99 <= 2*time.Second && got == events)})
 	b.rep.add(row{Scenario: sc, Metric: "events the 500 ms endpoint had by then (its own lane, 16 at a time)", Value: float64(slowGot), Unit: "events", Target: "reported"})
 	return nil
 }
 
+// storedMessages waits until the server's worker has stored the messages
+// of every trigger it accepted (their count still for a second), and
+// returns how many there are.
+func storedMessages(ctx context.Context, c *loadClient) (int, error) {
+	last, since := -1, time.Now()
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		status, body, err := c.do(ctx, request{method: "GET", path: "/v1/messages?channel=in_app&limit=1"})
+		if err != nil || status != 200 {
+			return 0, fmt.Errorf("count messages: %d %s %v", status, body, err)
+		}
+		var page struct {
+			TotalCount int `json:"totalCount"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return 0, fmt.Errorf("count messages: %w", err)
+		}
+		if page.TotalCount != last {
+			last, since = page.TotalCount, time.Now()
+		} else if time.Since(since) >= time.Second {
+			return last, nil
+		}
+	}
+	return 0, fmt.Errorf("the stored messages did not settle within 5 minutes")
+}
+
 // pacedTriggers starts a server on a fresh database named name, creates the
 // bench workflow and its recipients, runs setUp, then sends n in-app
-// triggers open-loop at rate.
-func (b *bench) pacedTriggers(ctx context.Context, name string, rate float64, n int, setUp func(*loadClient) error) (loadResult, error) {
+// triggers open-loop at rate, and runs drain before it stops the server.
+func (b *bench) pacedTriggers(ctx context.Context, name string, rate float64, n int, setUp, drain func(*loadClient) error) (loadResult, error) {
 	db, err := b.database(ctx, name)
 	if err != nil {
 		return loadResult{}, err
@@ -155,5 +193,10 @@ func (b *bench) pacedTriggers(ctx context.Context, name string, rate float64, n 
 		return request{method: "POST", path: "/v1/events/trigger", want: 201,
 			body: fmt.Appendf(nil, `{"name":"bench-inbox","to":"w%d","payload":{"n":%d}}`, i%b.sz.recipients, i)}
 	})
+	if drain != nil {
+		if err := drain(c); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }

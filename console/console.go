@@ -11,11 +11,13 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/herald-notify/herald/activity"
+	"github.com/herald-notify/herald/activity/webhooks"
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
@@ -74,8 +76,9 @@ type Workflows interface {
 	Sync(ctx context.Context, tenant platform.Tenant, key, targetID string) error
 	Editable(ctx context.Context, envID, key string) (workflows.Editable, error)
 	SaveDraft(ctx context.Context, tenant platform.Tenant, key string, d workflows.Draft) (workflows.Editable, error)
-	PreviewDraft(ctx context.Context, envID, key string, d workflows.Draft, i int, payload map[string]any) (workflows.StepPreview, error)
+	PreviewDraft(ctx context.Context, envID, key string, d workflows.Draft, i int, with workflows.PreviewWith) (workflows.StepPreview, error)
 	Versions(ctx context.Context, envID, key string, limit int) ([]workflows.Version, error)
+	VersionChanges(ctx context.Context, envID, key string, from, n int) ([]workflows.Change, error)
 	Restore(ctx context.Context, tenant platform.Tenant, key string, n int) error
 	SyncChanges(ctx context.Context, tenant platform.Tenant, key, targetID string) ([]string, bool, error)
 }
@@ -104,6 +107,30 @@ type Integrations interface {
 	Check(ctx context.Context, providerID string, creds integrations.Credentials) (string, error)
 }
 
+// Webhooks reads and changes the environment's outbound webhook endpoints
+// and their delivery logs: activity/webhooks' Store.
+type Webhooks interface {
+	Endpoints(ctx context.Context, env string, c webhooks.Cursor) (webhooks.Page[webhooks.Endpoint], error)
+	Endpoint(ctx context.Context, env, id string) (webhooks.Endpoint, error)
+	CreateEndpoint(ctx context.Context, tenant platform.Tenant, in webhooks.EndpointInput) (webhooks.CreatedEndpoint, error)
+	UpdateEndpoint(ctx context.Context, env, id string, in webhooks.EndpointInput) (webhooks.Endpoint, error)
+	DeleteEndpoint(ctx context.Context, env, id string) error
+	RotateSecret(ctx context.Context, env, id string) (string, error)
+	Deliveries(ctx context.Context, env, endpoint string, c webhooks.Cursor) (webhooks.Page[webhooks.Delivery], error)
+	SendTest(ctx context.Context, env, endpoint, eventType string) (webhooks.Delivery, error)
+	Replay(ctx context.Context, env, endpoint, id string) (webhooks.Delivery, error)
+	ReplaySince(ctx context.Context, env, endpoint string, since time.Time) (int64, error)
+}
+
+// Contexts reads and changes the environment's contexts: subscribers'
+// Store.
+type Contexts interface {
+	ContextList(ctx context.Context, envID string, query url.Values) (subscribers.ContextPage, error)
+	Context(ctx context.Context, envID, typ, id string) (subscribers.Context, error)
+	SetContextData(ctx context.Context, tenant platform.Tenant, typ, id string, data json.RawMessage) (subscribers.Context, error)
+	DeleteContext(ctx context.Context, tenant platform.Tenant, typ, id string) error
+}
+
 // Deps is what the console is built from.
 type Deps struct {
 	Auth   *platform.ConsoleAuth // the team's sign-in, sessions and CSRF
@@ -118,6 +145,8 @@ type Deps struct {
 	Workflows    Workflows
 	Content      Content
 	Integrations Integrations
+	Webhooks     Webhooks
+	Contexts     Contexts
 	Tests        Tests // nil: the editor offers no test send
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,6 +71,10 @@ func (f form) Raw(name string) string { return f.Values.Get(name) }
 
 // Checked reports whether the checkbox name was ticked.
 func (f form) Checked(name string) bool { return f.Values.Get(name) != "" }
+
+// Has reports whether one of the field's values is value: a box ticked
+// among several of the same name.
+func (f form) Has(name, value string) bool { return slices.Contains(f.Values[name], value) }
 
 // Error is the field's problem, or "".
 func (f form) Error(name string) string { return f.Errors[name] }

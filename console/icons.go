@@ -13,6 +13,8 @@ var iconPaths = map[string]string{
 	"workflows":    `<circle cx="6" cy="5" r="2"/><circle cx="6" cy="19" r="2"/><circle cx="18" cy="12" r="2"/><path d="M6 7v10M8 5c6 0 8 3 8 5M8 19c6 0 8-3 8-5"/>`,
 	"layouts":      `<rect x="3" y="3" width="18" height="18" rx="2"/><path d="M3 8h18M8 8v13"/>`,
 	"integrations": `<path d="M9 2v5M15 2v5M6 7h12v4a6 6 0 0 1-12 0zM12 17v5"/>`,
+	"webhooks":     `<circle cx="6" cy="17" r="3"/><circle cx="18" cy="17" r="3"/><circle cx="12" cy="6" r="3"/><path d="M10.5 8.6 7.5 14.4M13.5 8.6l3 5.8M9 17h6"/>`,
+	"contexts":     `<path d="M4 21V8l8-5 8 5v13"/><path d="M9 21v-6h6v6M9 10h.01M15 10h.01"/>`,
 	"keys":         `<circle cx="8" cy="15" r="4"/><path d="m11 12 9-9M17 6l3 3M15 8l2 2"/>`,
 	"team":         `<circle cx="9" cy="8" r="3.5"/><circle cx="17" cy="9" r="2.5"/><path d="M2 20c.8-3.5 3.4-5.5 7-5.5s6.2 2 7 5.5M16 14.5c3 0 5 1.6 6 4.5"/>`,
 	"search":       `<circle cx="11" cy="11" r="7"/><path d="m20 20-4-4"/>`,

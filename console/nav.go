@@ -21,7 +21,9 @@ var navigation = []navItem{
 	{Section: "topics", Label: "Topics", Path: "topics", Key: "t", Role: platform.RoleViewer},
 	{Section: "workflows", Label: "Workflows", Path: "workflows", Key: "w", Role: platform.RoleViewer},
 	{Section: "layouts", Label: "Layouts", Path: "layouts", Key: "l", Role: platform.RoleViewer},
+	{Section: "contexts", Label: "Contexts", Path: "contexts", Key: "c", Role: platform.RoleViewer},
 	{Section: "integrations", Label: "Integrations", Path: "integrations", Key: "i", Role: platform.RoleViewer},
+	{Section: "webhooks", Label: "Webhooks", Path: "webhooks", Key: "h", Role: platform.RoleAdmin},
 	{Section: "keys", Label: "API keys", Path: "keys", Key: "k", Role: platform.RoleAdmin},
 	{Section: "team", Label: "Team", Path: "team", Key: "m", Role: platform.RoleAdmin, Team: true},
 }

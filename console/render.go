@@ -96,22 +96,23 @@ func (ps pages) render(w http.ResponseWriter, status int, name string, v view) e
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
-	"asset":    assetURL,
-	"icon":     icon,
-	"when":     when,
-	"lastFour": lastFour,
-	"tone":     tone,
-	"channel":  channelName,
-	"pretty":   prettyJSON,
-	"join":     strings.Join,
-	"initial":  initial,
-	"plural":   plural,
-	"dict":     dict,
-	"envURL":   envURL,
-	"list":     func(v ...string) []string { return v },
-	"add":      func(a, b int) int { return a + b },
-	"pct":      pct,
-	"isTest":   activity.IsTest,
+	"asset":     assetURL,
+	"icon":      icon,
+	"when":      when,
+	"lastFour":  lastFour,
+	"tone":      tone,
+	"channel":   channelName,
+	"pretty":    prettyJSON,
+	"join":      strings.Join,
+	"hasPrefix": strings.HasPrefix,
+	"initial":   initial,
+	"plural":    plural,
+	"dict":      dict,
+	"envURL":    envURL,
+	"list":      func(v ...string) []string { return v },
+	"add":       func(a, b int) int { return a + b },
+	"pct":       pct,
+	"isTest":    activity.IsTest,
 
 	"subscriberName": subscriberName,
 	"fingerprint":    fingerprint,
@@ -174,7 +175,7 @@ func lastFour(secret string) string {
 // tone is the colour of a status: ok, warn, error, info or muted.
 func tone(status string) string {
 	switch strings.ToLower(status) {
-	case "completed", "success", "sent", "active", "delivered", "read":
+	case "completed", "success", "succeeded", "sent", "active", "delivered", "read":
 		return "ok"
 	case "failed", "error", "canceled":
 		return "error"

@@ -37,18 +37,28 @@ var leastRole = map[string]platform.Role{
 	"POST /console/env/{env}/workflows/{workflowId}/versions/{version}/restore": platform.RoleEditor,
 	"POST /console/env/{env}/workflows/{workflowId}/test":                       platform.RoleEditor,
 
-	"POST /console/env/{env}/integrations":              platform.RoleAdmin,
-	"POST /console/env/{env}/integrations/check":        platform.RoleAdmin,
-	"POST /console/env/{env}/integrations/{id}":         platform.RoleAdmin,
-	"POST /console/env/{env}/integrations/{id}/active":  platform.RoleAdmin,
-	"POST /console/env/{env}/integrations/{id}/primary": platform.RoleAdmin,
-	"POST /console/env/{env}/integrations/{id}/delete":  platform.RoleAdmin,
-	"POST /console/env/{env}/keys":                      platform.RoleAdmin,
-	"POST /console/env/{env}/keys/{id}/revoke":          platform.RoleAdmin,
-	"POST /console/team":                                platform.RoleAdmin,
-	"POST /console/team/{id}/role":                      platform.RoleAdmin,
-	"POST /console/team/{id}/access":                    platform.RoleAdmin,
-	"POST /console/team/{id}/remove":                    platform.RoleAdmin,
+	"POST /console/env/{env}/contexts/{type}/{id}":        platform.RoleEditor,
+	"POST /console/env/{env}/contexts/{type}/{id}/delete": platform.RoleEditor,
+
+	"POST /console/env/{env}/webhooks":                                     platform.RoleAdmin,
+	"POST /console/env/{env}/webhooks/{id}":                                platform.RoleAdmin,
+	"POST /console/env/{env}/webhooks/{id}/delete":                         platform.RoleAdmin,
+	"POST /console/env/{env}/webhooks/{id}/secret":                         platform.RoleAdmin,
+	"POST /console/env/{env}/webhooks/{id}/test":                           platform.RoleAdmin,
+	"POST /console/env/{env}/webhooks/{id}/replay":                         platform.RoleAdmin,
+	"POST /console/env/{env}/webhooks/{id}/deliveries/{deliveryId}/replay": platform.RoleAdmin,
+	"POST /console/env/{env}/integrations":                                 platform.RoleAdmin,
+	"POST /console/env/{env}/integrations/check":                           platform.RoleAdmin,
+	"POST /console/env/{env}/integrations/{id}":                            platform.RoleAdmin,
+	"POST /console/env/{env}/integrations/{id}/active":                     platform.RoleAdmin,
+	"POST /console/env/{env}/integrations/{id}/primary":                    platform.RoleAdmin,
+	"POST /console/env/{env}/integrations/{id}/delete":                     platform.RoleAdmin,
+	"POST /console/env/{env}/keys":                                         platform.RoleAdmin,
+	"POST /console/env/{env}/keys/{id}/revoke":                             platform.RoleAdmin,
+	"POST /console/team":                                                   platform.RoleAdmin,
+	"POST /console/team/{id}/role":                                         platform.RoleAdmin,
+	"POST /console/team/{id}/access":                                       platform.RoleAdmin,
+	"POST /console/team/{id}/remove":                                       platform.RoleAdmin,
 }
 
 var routeLine = regexp.MustCompile(`mux\.Handle\("((?:GET|POST) [^"]+)", (?:c\.handle\((\w+),|c\.open\(|handleAsset)`)
@@ -102,7 +112,8 @@ func TestConsole_RolesGateEveryAction(t *testing.T) {
 			t.Run(string(role)+" "+pattern, func(t *testing.T) {
 				is := is.New(t)
 				path := strings.NewReplacer("{env}", srv.App.Development.ID, "{subscriberId}", "ada", "{key}", "beta",
-					"{workflowId}", "welcome", "{id}", "000000000000000000000000", "{version}", "1").Replace(strings.TrimPrefix(pattern, "POST "))
+					"{workflowId}", "welcome", "{id}", "000000000000000000000000", "{version}", "1",
+					"{type}", "tenant", "{deliveryId}", "000000000000000000000000").Replace(strings.TrimPrefix(pattern, "POST "))
 				res := browsers[role].post(path, nil)
 				if role.Allows(need) {
 					is.True(res.status != http.StatusForbidden) // the role may
@@ -114,7 +125,7 @@ func TestConsole_RolesGateEveryAction(t *testing.T) {
 			})
 		}
 	}
-	for _, path := range []string{devURL(srv, "keys"), "/console/team", devURL(srv, "integrations", "new")} {
+	for _, path := range []string{devURL(srv, "keys"), "/console/team", devURL(srv, "integrations", "new"), devURL(srv, "webhooks")} {
 		for _, role := range []platform.Role{platform.RoleViewer, platform.RoleEditor} {
 			is.New(t).Equal(browsers[role].get(path).status, http.StatusForbidden) // an admin's page
 		}

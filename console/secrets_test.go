@@ -31,6 +31,7 @@ var (
 		"a member's one-time password":  "",
 		"a member's setup link's token": "",
 		"a key made in the console":     "",
+		"a webhook's signing secret":    "",
 	}
 )
 
@@ -63,6 +64,8 @@ func TestConsole_SecretsNeverShownInFull(t *testing.T) {
 	res = admin.post("/console/team", url.Values{"name": {"Cy"}, "email": {"cy@example.com"}, "role": {"editor"}, "access": {"link"}})
 	link, _ := url.Parse(shownOnce(t, res))
 	secrets["a member's setup link's token"] = link.Query().Get("token")
+	res = admin.post(devURL(srv, "webhooks"), url.Values{"url": {"https://example.com/hook"}, "allEvents": {"true"}})
+	secrets["a webhook's signing secret"] = shownOnce(t, res)
 	for what, s := range secrets {
 		is.True(len(s) >= 12) // each secret is known, for the scan: what
 		_ = what
@@ -102,7 +105,8 @@ func TestConsole_SecretsNeverShownInFull(t *testing.T) {
 		}
 	}
 	is.True(len(seen) > 15) // the crawl reached the pages
-	for _, must := range []string{devURL(srv, "integrations"), devURL(srv, "subscribers", "ada"), devURL(srv, "keys"), "/console/team"} {
+	for _, must := range []string{devURL(srv, "integrations"), devURL(srv, "subscribers", "ada"), devURL(srv, "keys"), "/console/team",
+		devURL(srv, "webhooks")} {
 		is.True(seen[must]) // among them the ones that hold secrets: must
 	}
 	accounts := srv.Console.Accounts()

@@ -9,6 +9,15 @@ import "net/http"
 const pagePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; form-action 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'"
 
+// editorPolicy is pagePolicy on the workflow editor, which also shows an
+// in-app preview's avatar: an image from any https address. An image runs
+// nothing, and the page's referrer policy (and the image's own
+// no-referrer) keeps the console's addresses from its host; only a
+// member's address reaches it, as it would reach the avatar's host from
+// the subscriber's inbox.
+const editorPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; " +
+	"connect-src 'self'; font-src 'self'; form-action 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'"
+
 // emailPolicy is the policy of an email shown as it was sent, inside the
 // console's sandboxed frame: its own inline styles and remote images, as a
 // mail client shows them, and nothing that runs.

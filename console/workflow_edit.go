@@ -4,13 +4,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/herald-notify/herald/activity"
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -18,17 +21,21 @@ import (
 // editorData is what a workflow's editor page shows: the workflow as
 // stored or as the form holds it, each step's preview, and its versions.
 type editorData struct {
-	W        workflows.Editable
-	Form     form
-	Previews []workflows.StepPreview // by step, as the steps are
-	Payload  string                  // the test payload, JSON
-	Versions []workflows.Version
-	Types    []string
-	Targets  []platform.Environment
-	Compare  *syncCompare
-	Unsaved  bool // the page shows a draft that differs from what is saved
-	CanTest  bool // a test send is offered
-	Channels []string
+	W         workflows.Editable
+	Form      form
+	Previews  []workflows.StepPreview // by step, as the steps are
+	Payload   string                  // the test payload, JSON
+	PreviewAs string                  // the subscriberId previews render for; "" for the sample subscriber
+	Picks     []string                // subscriberIds to offer for it
+	Versions  []workflows.Version
+	Types     []string
+	Targets   []platform.Environment
+	Compare   *syncCompare
+	Diff      *versionDiff // two versions side by side (?diff=N&from=M)
+	Test      *testRun     // a test send followed live (?test=<transactionId>)
+	Unsaved   bool         // the page shows a draft that differs from what is saved
+	CanTest   bool         // a test send is offered
+	Channels  []string
 }
 
 // syncCompare is what syncing to an environment would change there.
@@ -36,6 +43,28 @@ type syncCompare struct {
 	Env     platform.Environment
 	Exists  bool
 	Changes []string
+}
+
+// versionDiff is two versions side by side: what changed from one to the
+// other, or why they cannot be compared.
+type versionDiff struct {
+	From, To int
+	Changes  []workflows.Change
+	Problem  string
+}
+
+// DiffPair is the two versions the compare form shows chosen: the pair
+// compared, else the one before the newest and the newest.
+func (d editorData) DiffPair() [2]int {
+	switch {
+	case d.Diff != nil:
+		return [2]int{d.Diff.From, d.Diff.To}
+	case len(d.Versions) > 1:
+		return [2]int{d.Versions[1].Number, d.Versions[0].Number}
+	case len(d.Versions) == 1:
+		return [2]int{0, d.Versions[0].Number}
+	}
+	return [2]int{}
 }
 
 // Value is the control name of step i as the form shows it.
@@ -86,7 +115,7 @@ func (d editorData) Preview(i int) *workflows.StepPreview {
 // /console/env/{env}/workflows/{workflowId}/edit: the workflow's editor,
 // each step previewed, its versions; ?compare=<environment> adds what a
 // sync there would change. A viewer sees it read-only.
-func handleWorkflowEditor(w Workflows) handler {
+func handleWorkflowEditor(w Workflows, a Activity) handler {
 	return func(p *page) error {
 		key := p.r.PathValue("workflowId")
 		e, err := w.Editable(p.r.Context(), p.env.ID, key)
@@ -105,8 +134,39 @@ func handleWorkflowEditor(w Workflows) handler {
 				return err
 			}
 		}
+		q := p.r.URL.Query()
+		if q.Has("diff") {
+			if d.Diff, err = compareVersions(p, w, key, q); err != nil {
+				return err
+			}
+		}
+		if tx := q.Get("test"); tx != "" {
+			if d.Test, err = followTest(p, a, e.WorkflowID, tx); err != nil {
+				return err
+			}
+		}
 		return renderEditor(p, w, d, http.StatusOK)
 	}
+}
+
+// compareVersions is version ?diff=N of the workflow named by key beside
+// version ?from=M (the one before N unless given; 0 is nothing).
+func compareVersions(p *page, w Workflows, key string, q url.Values) (*versionDiff, error) {
+	to, err := strconv.Atoi(q.Get("diff"))
+	from := to - 1
+	if err == nil && q.Get("from") != "" {
+		from, err = strconv.Atoi(q.Get("from"))
+	}
+	if err != nil || to < 1 || from < 0 {
+		return &versionDiff{Problem: "Choose two versions to compare."}, nil
+	}
+	d := &versionDiff{From: from, To: to}
+	d.Changes, err = w.VersionChanges(p.r.Context(), p.env.ID, key, from, to)
+	var e *platform.Error
+	if errors.As(err, &e) && e.Status == http.StatusNotFound {
+		d.Problem, err = e.Message+".", nil
+	}
+	return d, err
 }
 
 // renderEditor previews every step of d's workflow and renders the page.
@@ -116,13 +176,17 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 	if d.W.ID != "" {
 		key = d.W.ID
 	}
-	var payload map[string]any
-	if err := json.Unmarshal([]byte(d.Payload), &payload); err != nil {
+	var with workflows.PreviewWith
+	if err := json.Unmarshal([]byte(d.Payload), &with.Payload); err != nil {
 		d.Form.fail("payload", "must be a JSON object")
+	}
+	var err error
+	if with.Subscriber, err = previewSubscriber(p, &d); err != nil {
+		return err
 	}
 	draft := draftOf(d.W)
 	for i := range d.W.Steps {
-		pv, err := w.PreviewDraft(ctx, p.env.ID, key, draft, i, payload)
+		pv, err := w.PreviewDraft(ctx, p.env.ID, key, draft, i, with)
 		if err != nil && !d.Form.refused(err) {
 			return err
 		}
@@ -131,7 +195,6 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 		}
 		d.Previews = append(d.Previews, pv)
 	}
-	var err error
 	if d.Versions, err = w.Versions(ctx, p.env.ID, key, 20); err != nil {
 		return err
 	}
@@ -143,7 +206,43 @@ func renderEditor(p *page, w Workflows, d editorData, status int) error {
 			d.Targets = append(d.Targets, env)
 		}
 	}
+	p.w.Header().Set("Content-Security-Policy", editorPolicy)
 	return p.renderStatus(status, "workflow", "workflows", d.W.Name, d)
+}
+
+// previewSubscriber is the subscriber d's previews render for, as its
+// templates see it, or nil for the sample one; it also lists a few
+// subscribers of the environment to pick from. An unknown subscriberId is
+// said beside its field, and the sample stands in.
+func previewSubscriber(p *page, d *editorData) (map[string]any, error) {
+	subs := p.c.d.Subscribers
+	if subs == nil {
+		return nil, nil
+	}
+	list, err := subs.Search(p.r.Context(), p.env.ID, url.Values{"limit": {"20"}})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range list.Subscribers {
+		d.Picks = append(d.Picks, s.SubscriberID)
+	}
+	if d.PreviewAs == "" {
+		return nil, nil
+	}
+	s, err := subs.Subscriber(p.r.Context(), p.env.ID, d.PreviewAs)
+	if errors.Is(err, platform.ErrNotFound) {
+		d.Form.fail("previewSubscriber", "No subscriber has this subscriberId here; the sample subscriber stands in")
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	return out, json.Unmarshal(b, &out)
 }
 
 func draftOf(e workflows.Editable) workflows.Draft {
@@ -233,7 +332,7 @@ func handleWorkflowEdit(w Workflows) handler {
 			return err
 		}
 		f := newForm(p.r)
-		d := editorData{W: readDraft(&f, stored), Form: f, Payload: orJSON(f.Raw("payload"))}
+		d := editorData{W: readDraft(&f, stored), Form: f, Payload: orJSON(f.Raw("payload")), PreviewAs: f.Value("previewSubscriber")}
 		d.W.ID, d.W.Status, d.W.UpdatedAt = stored.ID, stored.Status, stored.UpdatedAt
 		op, arg, _ := strings.Cut(f.Value("op"), ".")
 		i, _ := strconv.Atoi(arg)
@@ -281,7 +380,8 @@ func handleWorkflowPreview(w Workflows) handler {
 			return err
 		}
 		f := newForm(p.r)
-		d := editorData{W: readDraft(&f, stored), Form: f, Payload: orJSON(f.Raw("payload")), Unsaved: true}
+		d := editorData{W: readDraft(&f, stored), Form: f, Payload: orJSON(f.Raw("payload")), PreviewAs: f.Value("previewSubscriber"),
+			Unsaved: true}
 		d.W.ID, d.W.Status, d.W.UpdatedAt = stored.ID, stored.Status, stored.UpdatedAt
 		if len(d.W.Steps) == 0 {
 			d.W.Steps = stored.Steps
@@ -369,8 +469,8 @@ func handlePreviewEmail() handler {
 // handleWorkflowTest serves POST
 // /console/env/{env}/workflows/{workflowId}/test: the saved workflow
 // triggered for the subscriber named with the test payload, as a test
-// (Activity marks it), and the member sent to its notification in
-// Activity, which follows it live.
+// (Activity marks it), and the member sent back to the editor, which
+// follows the test's notification live (?test=<transactionId>).
 func handleWorkflowTest(w Workflows, tests Tests) handler {
 	return func(p *page) error {
 		if tests == nil {
@@ -396,12 +496,74 @@ func handleWorkflowTest(w Workflows, tests Tests) handler {
 				if status != "processed" {
 					msg = "Test to " + subscriber + ": " + status + "."
 				}
-				return p.redirect(p.envURL("activity")+"?transactionId="+tx, msg)
+				return p.redirect(p.envURL("workflows", e.WorkflowID, "edit")+"?test="+url.QueryEscape(tx)+"#test-run", msg)
 			}
 			if !f.refused(err) {
 				return err
 			}
 		}
 		return renderEditor(p, w, editorData{W: e, Form: f, Payload: orJSON(f.Raw("payload"))}, http.StatusUnprocessableEntity)
+	}
+}
+
+// VariablesJSON is the list of variables the page's Liquid fields offer,
+// as JSON for editor.js.
+func (d editorData) VariablesJSON() string {
+	b, _ := json.Marshal(d.W.Variables)
+	return string(b)
+}
+
+// testRun is a test send as it runs: the notifications of its
+// transaction, each step with what it did so far. Done once none is
+// pending; until then the page asks for it again every second (Poll).
+type testRun struct {
+	TransactionID string
+	Notifications []activity.Notification
+	Done          bool
+	Poll          string // the card's own address
+	ActivityURL   string // the transaction in Activity
+	env           string
+}
+
+// Link is the address of notification id in Activity.
+func (t testRun) Link(id string) string { return envURL(t.env, "activity", id) }
+
+// followTest reads the test send whose transaction is tx: the
+// notifications it made so far, with their steps.
+func followTest(p *page, a Activity, workflowID, tx string) (*testRun, error) {
+	run := &testRun{TransactionID: tx, Poll: p.envURL("workflows", workflowID, "test", tx),
+		ActivityURL: p.envURL("activity") + "?transactionId=" + url.QueryEscape(tx), env: p.env.ID}
+	list, err := a.Notifications(p.r.Context(), p.env.ID, url.Values{"transactionId": {tx}, "limit": {"10"}})
+	if err != nil {
+		return nil, err
+	}
+	run.Done = len(list.Notifications) > 0
+	for _, listed := range list.Notifications {
+		n, err := a.Notification(p.r.Context(), p.env.ID, listed.ID)
+		if err != nil {
+			return nil, err
+		}
+		if n.Status() == activity.NotificationPending {
+			run.Done = false
+		}
+		run.Notifications = append(run.Notifications, n)
+	}
+	return run, nil
+}
+
+// handleWorkflowTestRun serves GET
+// /console/env/{env}/workflows/{workflowId}/test/{transactionId}: the
+// editor's card of a test send, which the page polls while it runs.
+func handleWorkflowTestRun(w Workflows, a Activity) handler {
+	return func(p *page) error {
+		e, err := w.Editable(p.r.Context(), p.env.ID, p.r.PathValue("workflowId"))
+		if err != nil {
+			return err
+		}
+		run, err := followTest(p, a, e.WorkflowID, p.r.PathValue("transactionId"))
+		if err != nil {
+			return err
+		}
+		return p.render("test_run", "workflows", "Test of "+e.Name, run)
 	}
 }

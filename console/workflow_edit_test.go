@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -54,7 +55,7 @@ func TestConsole_WorkflowEditor(t *testing.T) {
 		is.True(frame != "") // the email's frame
 		email := ed.get(frame)
 		is.Equal(email.status, http.StatusOK)                                                                                  // loads
-		is.True(strings.Contains(email.body, "<title>Order A-17</title>"))                                                     // the email inside its layout
+		is.True(strings.Contains(email.body, "background-color:#f4f4f5"))                                                      // the email inside its layout
 		is.True(strings.HasPrefix(email.header.Get("Content-Security-Policy"), "sandbox;"))                                    // where nothing runs
 		is.Equal(ed.get(strings.Replace(frame, srv.App.Development.ID, srv.App.Production.ID, 1)).status, http.StatusNotFound) // nor from another environment
 
@@ -162,8 +163,31 @@ func TestConsole_WorkflowEditor(t *testing.T) {
 		res := ed.post(devURL(srv, "workflows", "welcome", "test"), url.Values{"testSubscriber": {"ada"}, "payload": {`{"order":"T-1"}`}})
 		is.Equal(res.status, http.StatusSeeOther) // sent
 		loc := res.header.Get("Location")
-		is.True(strings.Contains(loc, "/activity?transactionId=test-")) // to Activity, on the test's transaction
-		list := ed.get(loc)
+		is.True(strings.Contains(loc, "/workflows/welcome/edit?test=test-")) // back to the editor, on the test's transaction
+		tx := regexp.MustCompile(`test-[0-9a-f]+`).FindString(loc)
+		page := ed.get(loc)
+		is.Equal(page.status, http.StatusOK)                                // the editor
+		is.True(strings.Contains(page.body, `id="test-run"`))               // follows the test
+		is.True(strings.Contains(page.body, `/activity?transactionId=`+tx)) // and links it in Activity
+		run := devURL(srv, "workflows", "welcome", "test", tx)
+		deadline := time.Now().Add(10 * time.Second)
+		card := ed.get(run)
+		for strings.Contains(card.body, `hx-trigger="every 1s"`) && time.Now().Before(deadline) { // polled while it runs
+			time.Sleep(50 * time.Millisecond)
+			card = ed.get(run)
+		}
+		is.Equal(card.status, http.StatusOK)                            // the card
+		is.True(strings.Contains(card.body, `data-done="true"`))        // finished: no more polling
+		is.True(strings.Contains(card.body, ">ada</a>"))                // for ada
+		is.True(strings.Contains(card.body, `data-step-type="in_app"`)) // each step
+		is.True(strings.Contains(card.body, "completed"))               // with its status
+
+		waiting := ed.get(devURL(srv, "workflows", "welcome", "test", "no-such-transaction"))
+		is.Equal(waiting.status, http.StatusOK)                            // a run not recorded yet
+		is.True(strings.Contains(waiting.body, "Waiting for the trigger")) // is awaited
+		is.True(strings.Contains(waiting.body, `hx-trigger="every 1s"`))   // polling
+
+		list := ed.get(devURL(srv, "activity") + "?transactionId=" + tx)
 		is.Equal(list.status, http.StatusOK)                                              // the list
 		is.True(strings.Contains(list.body, `<span class="badge tone-info">test</span>`)) // marks the test
 

@@ -93,6 +93,11 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	if err != nil {
 		return Outcome{}, err
 	}
+	release, err := e.holdFiles(ctx, d.Attachments)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer release()
 	r, err := renderStep(d, sc)
 	if err != nil {
 		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil
@@ -131,6 +136,9 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 		t := &targets[i]
 		t.msg = r.message(t.msg)
 		t.msg.ID = m.ID
+		if warning := withAttachments(t, d.Attachments); warning != nil {
+			out.Details = append(out.Details, *warning)
+		}
 		start := time.Now()
 		res, err := t.provider.Send(ctx, t.msg)
 		e.obs.sent(ctx, d, t.in.ProviderID, t.msg, time.Since(start), err)

@@ -15,6 +15,23 @@ import (
 // Message is one rendered message handed to a provider.
 type Message = provider.Message
 
+// Attachment is a file an email carries.
+type Attachment = provider.Attachment
+
+// withAttachments gives an email t's files when its provider sends them,
+// and otherwise returns the warning detail that says it went without them.
+func withAttachments(t *target, files []Attachment) *Detail {
+	if len(files) == 0 {
+		return nil
+	}
+	if !provider.SendsAttachments(t.in.ProviderID) {
+		return &Detail{Status: "Warning", Source: "Internal", ProviderID: t.in.ProviderID,
+			Detail: fmt.Sprintf("Provider %s does not send attachments: the email was sent without its %d files", t.in.ProviderID, len(files))}
+	}
+	t.msg.Attachments = files
+	return nil
+}
+
 // TokenRemover forgets device tokens a push provider called dead;
 // subscribers.Store satisfies it.
 type TokenRemover interface {

@@ -106,6 +106,8 @@ type Delivery struct {
 	// Attempt counts the job's runs, 1 for the first; 0 when the caller
 	// does not say. A first run has no earlier message to look for.
 	Attempt int
+	// Attachments are the trigger's files for an email step.
+	Attachments []Attachment
 }
 
 // summary is the feed item's subscriber (docs/api.md, "The feed"): absent

@@ -317,7 +317,9 @@ CREATE TABLE notifications (
     topics                   TEXT NOT NULL DEFAULT '[]',
     created_at               TEXT NOT NULL,
     updated_at               TEXT NOT NULL
-);
+, attachments TEXT NOT NULL DEFAULT '');
+
+CREATE INDEX notifications_attachments_values ON notifications (attachments) WHERE attachments LIKE '@%';
 
 CREATE INDEX notifications_list ON notifications (environment_id, created_at, id, severity, channels, template_id, subscriber_id);
 

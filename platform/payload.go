@@ -204,3 +204,24 @@ func StorageProblem(ctx context.Context, bytes int64, what string) error {
 		Message: fmt.Sprintf("This request would store about %d bytes (%s), over the limit of %d bytes a request may store (HERALD_MAX_REQUEST_STORAGE)",
 			bytes, what, limit)}
 }
+
+// DefaultMaxAttachments is the most bytes of files one trigger request may
+// carry when HERALD_MAX_ATTACHMENTS is not set (docs/attachments.md): an
+// invoice or a ticket, with room to spare, well under what email
+// providers accept in one message.
+const DefaultMaxAttachments = 10 << 20
+
+type attachmentLimitKey struct{}
+
+// attachmentRoutes are the paths whose body may carry a trigger's files.
+var attachmentRoutes = map[string]bool{"/v1/events/trigger": true, "/v1/events/trigger/bulk": true,
+	"/v1/events/trigger/broadcast": true}
+
+// AttachmentLimit is the most bytes of files, decoded, one trigger request
+// may carry (ServerConfig.MaxAttachments).
+func AttachmentLimit(ctx context.Context) int64 {
+	if limit, _ := ctx.Value(attachmentLimitKey{}).(int64); limit > 0 {
+		return limit
+	}
+	return DefaultMaxAttachments
+}

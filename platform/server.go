@@ -23,8 +23,11 @@ type ServerConfig struct {
 	// MaxRequestStorage bounds the bytes one request may cause to be
 	// stored (StorageProblem); DefaultMaxRequestStorage when 0.
 	MaxRequestStorage int64
-	Limits            RateLimits // per-key write, per-address auth-failure and inbox session limits
-	Metrics           *Metrics   // counts requests; nil counts none
+	// MaxAttachments bounds the bytes of the files one trigger request
+	// carries (AttachmentLimit); DefaultMaxAttachments when 0.
+	MaxAttachments int64
+	Limits         RateLimits // per-key write, per-address auth-failure and inbox session limits
+	Metrics        *Metrics   // counts requests; nil counts none
 	// MetricsRoute serves Metrics at GET /metrics, without a key, beside the
 	// API; false when it is served on an address of its own.
 	MetricsRoute bool
@@ -71,6 +74,9 @@ func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg Serve
 	if cfg.MaxRequestStorage <= 0 {
 		cfg.MaxRequestStorage = DefaultMaxRequestStorage
 	}
+	if cfg.MaxAttachments <= 0 {
+		cfg.MaxAttachments = DefaultMaxAttachments
+	}
 	limits := cfg.Limits.withDefaults()
 	keys := newKeyring(db, revocationPoll)
 	idem := &idempotency{db: db, now: cfg.Now, started: cfg.Now(), sealer: newSealer(cfg.Secret, "idempotency")}
@@ -116,13 +122,19 @@ func withPattern(pattern string, next http.Handler) http.Handler {
 	})
 }
 
-// limitBody bounds the request body, and hands the payload and storage
-// limits on to the trigger handlers that apply them (PayloadProblem,
-// StorageProblem).
+// limitBody bounds the request body, and hands the payload, storage and
+// attachment limits on to the trigger handlers that apply them
+// (PayloadProblem, StorageProblem, AttachmentLimit). A trigger's body may
+// also hold its files, base64-encoded: it is allowed that much more.
 func limitBody(cfg ServerConfig, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, cfg.MaxBody)
+		limit := cfg.MaxBody
+		if r.Method == http.MethodPost && attachmentRoutes[r.URL.Path] {
+			limit += (cfg.MaxAttachments + 2) / 3 * 4 // their base64 size, in int64 where a 32-bit int would overflow
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		ctx := context.WithValue(r.Context(), payloadLimitKey{}, cfg.MaxPayload)
+		ctx = context.WithValue(ctx, attachmentLimitKey{}, cfg.MaxAttachments)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, storageLimitKey{}, cfg.MaxRequestStorage)))
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -23,6 +24,10 @@ import (
 
 // ValueThreshold is the size from which a value is stored apart.
 const ValueThreshold = 1024
+
+// largeValue is the size from which StoreValue looks for a value before
+// writing it.
+const largeValue = 64 << 10
 
 // ValueGrace is how long a stored value is kept after it was last stored,
 // whether or not a row names it: longer than any write transaction, so a
@@ -66,6 +71,20 @@ func (db *DB) StoreValue(ctx context.Context, tx *sql.Tx, env string, body []byt
 	}
 	if n, _ := res.RowsAffected(); n > 0 {
 		return key, nil
+	}
+	if len(body) >= largeValue {
+		// Not touched: absent, or stored within valueTouch, when no sweep
+		// can take it before tx ends (ValueGrace). A large body (a
+		// trigger's files, each batch of a broadcast storing them again)
+		// is then not sent to the database only to be discarded.
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM stored_values WHERE id = ?`, key).Scan(&one)
+		if err == nil {
+			return key, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return "", fmt.Errorf("find stored value: %w", err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO stored_values (id, environment_id, body, used_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO NOTHING`, key, env, string(body), ts); err != nil {

@@ -42,7 +42,11 @@ func TestStoredValues_SweepNeverTakesANamedValue(t *testing.T) {
 	// enough that a round leaves some unnamed.
 	var bodies [][]byte
 	for i := range 16 {
-		bodies = append(bodies, []byte(fmt.Sprintf(`{"n":%d,"blob":"%s"}`, i, strings.Repeat("v", sqldb.ValueThreshold))))
+		size := sqldb.ValueThreshold
+		if i%4 == 0 {
+			size = 64 << 10 // large enough that StoreValue looks before it writes
+		}
+		bodies = append(bodies, []byte(fmt.Sprintf(`{"n":%d,"blob":"%s"}`, i, strings.Repeat("v", size))))
 	}
 	const (
 		rounds  = 30

@@ -85,9 +85,13 @@ func (s *Store) deleteContext(ctx context.Context, tenant platform.Tenant, key s
 	return nil
 }
 
-// contextPage reads a cursor page of the environment's contexts: of one
-// id when id is given, of keys containing search when it is.
-func (s *Store) contextPage(ctx context.Context, envID, id, search string, p pageQuery) (page []Context, next, previous *cursor, total int, err error) {
+// contextFilter picks the contexts a list shows: of one type, of one id,
+// of keys containing search; each when given.
+type contextFilter struct{ typ, id, search string }
+
+// contextPage reads a cursor page of the environment's contexts that f
+// picks.
+func (s *Store) contextPage(ctx context.Context, envID string, f contextFilter, p pageQuery) (page []Context, next, previous *cursor, total int, err error) {
 	defer platform.Wrap(&err, "list contexts")
 	tx, err := s.db.BeginSnapshot(ctx)
 	if err != nil {
@@ -95,11 +99,14 @@ func (s *Store) contextPage(ctx context.Context, envID, id, search string, p pag
 	}
 	defer tx.Rollback()
 	where, args := []string{"environment_id = ?"}, []any{envID}
-	if id != "" {
-		where, args = append(where, "context_id = ?"), append(args, id)
+	if f.typ != "" {
+		where, args = append(where, "type = ?"), append(args, f.typ)
 	}
-	if search != "" {
-		where, args = append(where, s.db.Dialect().Instr("lower(context_key)", "lower(?)")+" > 0"), append(args, search)
+	if f.id != "" {
+		where, args = append(where, "context_id = ?"), append(args, f.id)
+	}
+	if f.search != "" {
+		where, args = append(where, s.db.Dialect().Instr("lower(context_key)", "lower(?)")+" > 0"), append(args, f.search)
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM contexts WHERE `+strings.Join(where, " AND ")+
 		` LIMIT ?) AS m`, append(args, countCap)...).Scan(&total); err != nil {

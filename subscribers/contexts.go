@@ -128,7 +128,8 @@ func handleContextList(store *Store) http.Handler {
 		if err := q.Err(); err != nil {
 			return err
 		}
-		list, next, previous, total, err := store.contextPage(r.Context(), platform.TenantFrom(r.Context()).EnvironmentID, id, search, p)
+		list, next, previous, total, err := store.contextPage(r.Context(), platform.TenantFrom(r.Context()).EnvironmentID,
+			contextFilter{id: id, search: search}, p)
 		if err != nil {
 			return err
 		}

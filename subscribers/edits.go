@@ -182,3 +182,30 @@ func (s *Store) Unsubscribe(ctx context.Context, environmentID, key string, subs
 	_, missing, notSubscribed, err := s.unsubscribe(ctx, environmentID, key, subscriberIDs)
 	return append(missing, notSubscribed...), err
 }
+
+// SetContextData replaces the data of the context typ:id, under the rules
+// of PATCH /v2/contexts/{type}/{id}: a JSON object of at most
+// MaxContextData bytes, else a 422 on data; a 404 for a context the
+// environment lacks.
+func (s *Store) SetContextData(ctx context.Context, tenant platform.Tenant, typ, id string, data json.RawMessage) (Context, error) {
+	if !contextPartPattern.MatchString(typ) || !contextPartPattern.MatchString(id) {
+		return Context{}, platform.NotFound("Context %q was not found", typ+":"+id)
+	}
+	if len(data) == 0 || string(data) == "null" {
+		return Context{}, platform.InvalidField("data", nil, "is required")
+	}
+	data, err := contextData(data)
+	if err != nil {
+		return Context{}, err
+	}
+	return s.updateContext(ctx, tenant, typ+":"+id, data)
+}
+
+// DeleteContext deletes the context typ:id, as DELETE
+// /v2/contexts/{type}/{id} does, or answers a 404.
+func (s *Store) DeleteContext(ctx context.Context, tenant platform.Tenant, typ, id string) error {
+	if !contextPartPattern.MatchString(typ) || !contextPartPattern.MatchString(id) {
+		return platform.NotFound("Context %q was not found", typ+":"+id)
+	}
+	return s.deleteContext(ctx, tenant, typ+":"+id)
+}

@@ -188,3 +188,41 @@ func (s *Store) TopicMembers(ctx context.Context, environmentID, key string, que
 	}
 	return out, nil
 }
+
+// ContextPage is one page of contexts, with the cursors of the pages
+// around it.
+type ContextPage struct {
+	Contexts       []Context
+	Next, Previous string
+	TotalCount     int
+	Capped         bool
+}
+
+// ContextList reads one page as GET /v2/contexts with query reads it (id,
+// search, the same cursors and errors), and of one type when query's type
+// names one.
+func (s *Store) ContextList(ctx context.Context, environmentID string, query url.Values) (ContextPage, error) {
+	q := platform.QueryOf(query)
+	p := readPageQuery(q)
+	f := contextFilter{typ: q.String("type"), id: q.String("id"), search: q.String("search")}
+	if f.typ != "" && !contextPartPattern.MatchString(f.typ) {
+		q.Fail("type", f.typ, "must be 1 to 100 letters, digits, _ or -")
+	}
+	if err := q.Err(); err != nil {
+		return ContextPage{}, err
+	}
+	list, next, previous, total, err := s.contextPage(ctx, environmentID, f, p)
+	if err != nil {
+		return ContextPage{}, err
+	}
+	return ContextPage{Contexts: list, Next: cursorText(next), Previous: cursorText(previous), TotalCount: total,
+		Capped: total >= countCap}, nil
+}
+
+// Context returns the environment's context typ:id, or a 404.
+func (s *Store) Context(ctx context.Context, environmentID, typ, id string) (Context, error) {
+	if !contextPartPattern.MatchString(typ) || !contextPartPattern.MatchString(id) {
+		return Context{}, platform.NotFound("Context %q was not found", typ+":"+id)
+	}
+	return s.context(ctx, s.db, environmentID, typ+":"+id)
+}

@@ -6,7 +6,9 @@
 // the size of its output and of any string it builds, and in time (the
 // templates of one step share one budget: ShareBudget); include is refused,
 // and a parse is cached by its source, since every delivery of a step
-// renders the same controls. Parse and Check read a template without
+// renders the same controls; a long template is parsed and cached in
+// parts (split.go), so an edit to one place of it parses only that part.
+// Parse and Check read a template without
 // rendering it, so that a workflow names what would fail before any
 // trigger: a template that does not parse, a variable the workflow does not
 // provide, a filter given the wrong arguments. It imports no other Herald

@@ -55,13 +55,15 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 	if perr != nil {
 		return "", fmt.Errorf("template %q: %v", truncate(src, 80), perr)
 	}
-	tpl, perr := parseCached(prepared)
+	tpls, perr := parseParts(prepared)
 	if perr != nil {
 		return "", fmt.Errorf("template %q: %s", truncate(src, 80), unguard(perr.Error()))
 	}
 	w := cappedWriter{budget: budget}
-	if err := tpl.FRender(&w, bindings); err != nil {
-		return "", fmt.Errorf("template %q: %v", truncate(src, 80), renderCause(err))
+	for _, tpl := range tpls {
+		if err := tpl.FRender(&w, bindings); err != nil {
+			return "", fmt.Errorf("template %q: %v", truncate(src, 80), renderCause(err))
+		}
 	}
 	return w.b.String(), nil
 }

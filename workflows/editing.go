@@ -29,6 +29,7 @@ type Editable struct {
 	Status                            string
 	UpdatedAt                         string
 	Steps                             []DraftStep
+	Variables                         []string // what its templates may use, as an editor offers them
 }
 
 // Draft is what an editor saves: the workflow's fields and its steps in
@@ -76,7 +77,7 @@ func (s *Store) editable(ctx context.Context, w *workflow) (Editable, error) {
 	}
 	e := Editable{ID: w.ID, WorkflowID: w.WorkflowID, Name: w.Name, Description: w.Description, Tags: res.Tags,
 		Active: w.Active, Critical: w.Preferences.Critical(), Status: res.Status, UpdatedAt: w.UpdatedAt,
-		Channels: map[string]bool{}}
+		Channels: map[string]bool{}, Variables: variables(w)}
 	for _, c := range channels {
 		e.Channels[c] = w.Preferences.Default.Channels[c].Enabled
 	}
@@ -207,12 +208,19 @@ type PreviewError struct {
 	Line, Column     int
 }
 
+// PreviewWith is what a draft's preview renders with beside the samples:
+// Payload laid over the sample payload, Subscriber (a real one's fields)
+// in place of the sample subscriber. Either may be nil.
+type PreviewWith struct {
+	Payload, Subscriber map[string]any
+}
+
 // PreviewDraft renders step i of d, a draft of the workflow whose
 // workflowId or _id is key, as POST
 // /v2/workflows/{workflowId}/step/{stepId}/preview renders a step, with
-// payload laid over the sample one. The draft's steps stand in for the
-// stored ones, so a step not yet saved previews too.
-func (s *Store) PreviewDraft(ctx context.Context, envID, key string, d Draft, i int, payload map[string]any) (StepPreview, error) {
+// what with gives. The draft's steps stand in for the stored ones, so a
+// step not yet saved previews too.
+func (s *Store) PreviewDraft(ctx context.Context, envID, key string, d Draft, i int, with PreviewWith) (StepPreview, error) {
 	w, err := s.get(ctx, envID, key)
 	if err != nil {
 		return StepPreview{}, err
@@ -234,7 +242,11 @@ func (s *Store) PreviewDraft(ctx context.Context, envID, key string, d Draft, i 
 	if len(fields) > 0 {
 		return StepPreview{}, platform.Invalid(fields)
 	}
-	res := preview(&draft, i, controls, previewPayload{Payload: payload})
+	layout, err := s.previewLayout(ctx, envID, d.Steps[i].Type, controls)
+	if err != nil {
+		return StepPreview{}, err
+	}
+	res := preview(&draft, i, controls, previewPayload{Payload: with.Payload, Subscriber: with.Subscriber}, layout)
 	out := StepPreview{Type: res.Result.Type, Payload: res.PreviewPayloadExample.Payload}
 	out.Preview, _ = res.Result.Preview.(map[string]any)
 	if e := res.Result.Error; e != nil {
@@ -309,3 +321,46 @@ func changeLine(c fieldChange) string {
 
 // Channels are the channels a workflow's preferences turn on or off.
 func Channels() []string { return slices.Clone(channels) }
+
+// Change is one difference between two versions as a page shows it: the
+// value's path, added, removed or changed, and the values before and
+// after as text (a string as it is, anything else as JSON; "" for none).
+type Change struct {
+	Path, Kind, From, To string
+}
+
+// VersionChanges is what changed from version from (0: from nothing) to
+// version n of the workflow whose workflowId or _id is key, as GET
+// /v2/workflows/{workflowId}/versions/{version}/diff?from= answers it.
+func (s *Store) VersionChanges(ctx context.Context, envID, key string, from, n int) ([]Change, error) {
+	to, err := s.version(ctx, envID, key, n)
+	if err != nil {
+		return nil, err
+	}
+	var before *snapshot
+	if from > 0 {
+		v, err := s.version(ctx, envID, key, from)
+		if err != nil {
+			return nil, err
+		}
+		before = &v.Snapshot
+	}
+	var out []Change
+	for _, c := range diff(before, &to.Snapshot) {
+		out = append(out, Change{Path: c.Path, Kind: c.Kind, From: shownValue(c.From, c.Kind == "added"), To: shownValue(c.To, c.Kind == "removed")})
+	}
+	return out, nil
+}
+
+// shownValue is v as a page shows it: a string as it is, anything else as
+// indented JSON; "" when absent (none).
+func shownValue(v any, none bool) string {
+	if none {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}

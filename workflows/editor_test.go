@@ -85,11 +85,33 @@ func TestEditor_Preview(t *testing.T) {
 		body := a.Result.Preview["body"].(string)
 		is.True(strings.HasPrefix(body, "<!DOCTYPE html>"))                // inside the layout
 		is.True(strings.Contains(body, "<p>A-17 for ada@example.com</p>")) // the body rendered
-		is.True(strings.Contains(body, "<title>Your order A-17</title>"))  // the layout carries the subject
+		is.True(strings.Contains(body, "background-color:#f4f4f5"))        // the environment's default layout, as a delivery sends it
 
 		status, a = preview("bare-mail", ``)
 		is.Equal(status, 201)                          // rendered
 		is.Equal(a.Result.Preview["body"], "<p>b</p>") // layoutId null: no layout
+	})
+
+	t.Run("OK email in the layout it names", func(t *testing.T) {
+		is := is.New(t)
+		is.Equal(srv.Dev.Do(t, "POST", "/v2/layouts", `{"layoutId":"brand","name":"Brand"}`).Status, 201) // a layout
+		is.Equal(srv.Dev.Do(t, "PUT", "/v2/layouts/brand", `{"name":"Brand","controlValues":{"email":{"editorType":"html",
+			"body":"<html><body><header>ACME for {{ subscriber.firstName }}</header>{{content}}</body></html>"}}}`).Status, 200) // its body
+		status, a := preview("mail", `{"controlValues":{"subject":"S","body":"<p>{{payload.order}}</p>","layoutId":"brand"},`+
+			`"previewPayload":{"payload":{"order":"A-17"}}}`)
+		is.Equal(status, 201)                                                                                    // rendered
+		is.Equal(a.Result.Preview["body"], "<html><body><header>ACME for Ada</header><p>A-17</p></body></html>") // inside the layout named
+
+		status, a = preview("mail", `{"controlValues":{"subject":"S","body":"<p>x</p>","layoutId":"gone"}}`)
+		is.Equal(status, 201)                                                                    // rendered
+		is.True(strings.Contains(a.Result.Preview["body"].(string), "background-color:#f4f4f5")) // a layout that is gone: the default, as a delivery does
+
+		is.Equal(srv.Dev.Do(t, "PUT", "/v2/layouts/brand", `{"name":"Brand","controlValues":{"email":{"editorType":"html",
+			"body":"<html><body>{{ subscriber.firstName | bogus }}{{content}}</body></html>"}}}`).Status, 200) // a layout that fails
+		status, a = preview("mail", `{"controlValues":{"subject":"S","body":"<p>x</p>","layoutId":"brand"}}`)
+		is.Equal(status, 201)                        // still an answer
+		is.True(a.Result.Error != nil)               // with the error
+		is.Equal(a.Result.Error.Control, "layoutId") // named as the layout's
 	})
 
 	t.Run("OK the author's unsaved controls", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -93,7 +94,11 @@ func handleStepPreview(store *Store) http.Handler {
 				return platform.Invalid(fields)
 			}
 		}
-		return platform.JSON(w, http.StatusCreated, preview(wf, i, controls, req.PreviewPayload))
+		layout, err := store.previewLayout(r.Context(), wf.EnvironmentID, wf.Steps[i].Type, controls)
+		if err != nil {
+			return err
+		}
+		return platform.JSON(w, http.StatusCreated, preview(wf, i, controls, req.PreviewPayload, layout))
 	})
 }
 
@@ -109,9 +114,28 @@ func stepIndex(w *workflow, key string) (int, error) {
 	return 0, e
 }
 
+// previewLayout is the HTML source of the layout an email step with
+// controls c is sent inside, found as a delivery finds it: the layout its
+// layoutId names, else the environment's default; "" for Herald's
+// built-in wrapper, when neither has a body, and for any other step.
+func (s *Store) previewLayout(ctx context.Context, envID, kind string, c map[string]any) (string, error) {
+	if kind != "email" {
+		return "", nil
+	}
+	id, _ := c["layoutId"].(string)
+	l, ok, err := s.EmailLayout(ctx, envID, id)
+	if err == nil && !ok && id != "" {
+		l, ok, err = s.EmailLayout(ctx, envID, "")
+	}
+	if err != nil || !ok {
+		return "", err
+	}
+	return l.HTML, nil
+}
+
 // preview renders step i of w with controls against the sample variables,
-// overridden by given.
-func preview(w *workflow, i int, controls map[string]any, given previewPayload) previewResponse {
+// overridden by given; an email inside layout (previewLayout).
+func preview(w *workflow, i int, controls map[string]any, given previewPayload, layout string) previewResponse {
 	st := w.Steps[i]
 	if controls == nil {
 		controls = map[string]any{}
@@ -125,7 +149,7 @@ func preview(w *workflow, i int, controls map[string]any, given previewPayload) 
 		"steps":      templates.Normalize(deepCopy(example.Steps)),
 	}
 	templates.ShareBudget(vars) // the step's templates share one render budget, as a delivery's do
-	out, err := renderPreview(st.Type, controls, vars, example.Payload)
+	out, err := renderPreview(st.Type, controls, vars, example.Payload, layout)
 	var failed *previewFailed
 	switch {
 	case errors.As(err, &failed):
@@ -141,14 +165,14 @@ func preview(w *workflow, i int, controls map[string]any, given previewPayload) 
 
 // renderPreview renders a step of kind as a delivery of it would look, or
 // for a step that sends nothing (delay, digest, throttle) what it will do.
-func renderPreview(kind string, c map[string]any, vars, payload map[string]any) (any, error) {
+func renderPreview(kind string, c map[string]any, vars, payload map[string]any, layout string) (any, error) {
 	text := func(key string) (string, error) {
 		s, _ := c[key].(string)
 		return renderControl(key, s, vars, templates.RenderText)
 	}
 	switch kind {
 	case "email":
-		return emailPreview(c, vars, text)
+		return emailPreview(c, vars, text, layout)
 	case "in_app":
 		return inAppPreview(c, vars)
 	case "sms":
@@ -211,8 +235,9 @@ func controlError(key, src string, err error) error {
 }
 
 // emailPreview is the subject and the HTML a subscriber receives: the body
-// inside the layout, unless the step turns the layout off (layoutId null).
-func emailPreview(c map[string]any, vars map[string]any, text func(string) (string, error)) (any, error) {
+// inside layout (Herald's built-in wrapper when ""), unless the step turns
+// layouts off (layoutId null).
+func emailPreview(c map[string]any, vars map[string]any, text func(string) (string, error), layout string) (any, error) {
 	subject, err := text("subject")
 	if err != nil {
 		return nil, err
@@ -227,14 +252,21 @@ func emailPreview(c map[string]any, vars map[string]any, text func(string) (stri
 		}
 		return nil, controlError("body", src, err)
 	}
-	layout := true
+	use := true
 	if v, ok := c["layoutId"]; ok && v == nil {
-		layout = false
+		use = false
 	}
-	if layout {
+	switch {
+	case !use:
+	case layout != "":
+		if body, err = templates.ApplyLayout(layout, body, vars, raw); err != nil {
+			return nil, &previewFailed{previewError{Title: "Template error in the layout", Message: templates.Message(err),
+				Control: "layoutId", Hint: "Correct the Liquid of the layout, or choose another"}}
+		}
+	default:
 		body = templates.WithLayout(subject, body)
 	}
-	return map[string]any{"subject": subject, "body": body, "layout": layout}, nil
+	return map[string]any{"subject": subject, "body": body, "layout": use}, nil
 }
 
 // inAppPreview is the in-app card: subject, body, avatar, buttons, redirect

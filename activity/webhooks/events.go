@@ -193,8 +193,12 @@ func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, env, t string, data
 			return "", fmt.Errorf("queue %s: %w", t, err)
 		}
 	}
-	s.metrics.raised(t)
-	s.db.AfterCommit(tx, s.wake)
+	// Counted once committed: a transaction that rolls back raised
+	// nothing, and its retry raises the event again.
+	s.db.AfterCommit(tx, func() {
+		s.metrics.raised(t)
+		s.wake()
+	})
 	return id, nil
 }
 

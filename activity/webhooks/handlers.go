@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
@@ -33,24 +32,9 @@ type endpointRequest struct {
 	Active      *bool      `json:"active"`
 }
 
-// Valid checks the URL and the event types, which the tags cannot.
-func (r endpointRequest) Valid(context.Context) map[string]string {
-	problems := map[string]string{}
-	if r.URL != nil {
-		if why := urlProblem(*r.URL); why != "" {
-			problems["url"] = why
-		}
-	}
-	if len(r.EventTypes.list) > len(EventTypes) {
-		problems["eventTypes"] = "must list each event type at most once"
-	}
-	for i, t := range r.EventTypes.list {
-		if _, ok := knownType(t); !ok {
-			problems["eventTypes."+strconv.Itoa(i)] = "must be one of the event types (GET /v2/webhooks/event-types)"
-		}
-	}
-	return problems
-}
+// Valid checks the URL and the event types, which the tags cannot: the
+// rules the store holds every change to.
+func (r endpointRequest) Valid(ctx context.Context) map[string]string { return r.input().Valid(ctx) }
 
 // urlProblem says what is wrong with an endpoint URL, or "". Where it may
 // connect is the outbound guard's to decide, when it connects
@@ -83,9 +67,6 @@ func handleEndpointCreate(s *Store) http.Handler {
 		req, err := platform.Decode[endpointRequest](r)
 		if err != nil {
 			return err
-		}
-		if req.URL == nil {
-			return platform.InvalidField("url", nil, "is required")
 		}
 		e, err := s.CreateEndpoint(r.Context(), platform.TenantFrom(r.Context()), req.input())
 		if err != nil {

@@ -2,6 +2,8 @@ package webhooks_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/herald-notify/herald/app"
 	"github.com/herald-notify/herald/app/apptest"
 	"github.com/herald-notify/herald/platform/platformtest"
+	"github.com/herald-notify/herald/workflows"
 )
 
 func TestWebhooks_Metrics(t *testing.T) {
@@ -55,4 +58,28 @@ func TestWebhooks_RetentionSweepsTheLog(t *testing.T) {
 	srv.App.Clock.Advance(13 * time.Hour)
 	is.NoErr(srv.Herald.Sweeper.Sweep(context.Background())) // one past it
 	is.Equal(len(deliveries(t, srv, e.ID)), 0)               // removes it
+}
+
+// TestWebhooks_EventsCountedOnCommit: an event raised in a transaction
+// that rolls back (a write that fails after it, then retried) was never
+// raised, and the count of events raised must not say it was.
+func TestWebhooks_EventsCountedOnCommit(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	mustEndpoint(t, srv, newReceiver(t), "workflow.created")
+	failed := errors.New("a later write failed")
+	err := srv.App.DB.Tx(context.Background(), func(tx *sql.Tx) error {
+		e := workflows.WorkflowEvent{EnvironmentID: srv.App.Development.ID, Type: workflows.EventCreated, Object: map[string]any{}}
+		if err := srv.Herald.Webhooks.RaiseWorkflowEvent(context.Background(), tx, e); err != nil {
+			return err
+		}
+		return failed
+	})
+	is.Equal(err, failed) // rolled back
+	n, _ := platformtest.Sample(platformtest.Scrape(t, srv.URL+"/metrics"), "herald_webhook_events_total", map[string]string{"type": "workflow.created"})
+	is.Equal(n, 0.0) // not counted as raised
+
+	apptest.CreateHello(t, srv, "Hi") // raised and committed
+	n, _ = platformtest.Sample(platformtest.Scrape(t, srv.URL+"/metrics"), "herald_webhook_events_total", map[string]string{"type": "workflow.created"})
+	is.Equal(n, 1.0) // counted once
 }

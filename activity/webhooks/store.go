@@ -13,7 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
@@ -92,6 +94,37 @@ type EndpointInput struct {
 	Active      *bool
 }
 
+// Valid reports what is wrong with the input, by the field's JSON path:
+// the store refuses an endpoint that breaks these rules, whoever asks.
+func (in EndpointInput) Valid(context.Context) map[string]string {
+	problems := map[string]string{}
+	if in.URL != nil {
+		if why := urlProblem(*in.URL); why != "" {
+			problems["url"] = why
+		} else if len(*in.URL) > maxURL {
+			problems["url"] = fmt.Sprintf("must be at most %d characters", maxURL)
+		}
+	}
+	if in.Description != nil && utf8.RuneCountInString(*in.Description) > maxDescription {
+		problems["description"] = fmt.Sprintf("must be at most %d characters", maxDescription)
+	}
+	if len(in.EventTypes) > len(EventTypes) {
+		problems["eventTypes"] = "must list each event type at most once"
+	}
+	for i, t := range in.EventTypes {
+		if _, ok := knownType(t); !ok {
+			problems["eventTypes."+strconv.Itoa(i)] = "must be one of the event types (GET /v2/webhooks/event-types)"
+		}
+	}
+	return problems
+}
+
+// The longest URL and description an endpoint keeps.
+const (
+	maxURL         = 2048
+	maxDescription = 500
+)
+
 const endpointColumns = `id, url, description, event_types, active, disabled_reason, created_at, updated_at`
 
 func scanEndpoint(row interface{ Scan(...any) error }) (Endpoint, error) {
@@ -129,6 +162,12 @@ const secretPrefix = "whsec_"
 // CreateEndpoint registers an endpoint in the tenant's environment and
 // returns it with its new secret, which no later answer shows.
 func (s *Store) CreateEndpoint(ctx context.Context, tenant platform.Tenant, in EndpointInput) (_ CreatedEndpoint, err error) {
+	if in.URL == nil {
+		return CreatedEndpoint{}, platform.InvalidField("url", nil, "is required")
+	}
+	if err := platform.ValidateRequest(ctx, in); err != nil {
+		return CreatedEndpoint{}, err
+	}
 	defer platform.Wrap(&err, "create webhook endpoint")
 	now := sqldb.FormatTime(s.now())
 	id := sqldb.NewIDAt(s.now())
@@ -189,6 +228,9 @@ func (s *Store) Endpoint(ctx context.Context, env, id string) (Endpoint, error) 
 // Activating it clears why it was disabled, and the failures that counted
 // towards disabling it.
 func (s *Store) UpdateEndpoint(ctx context.Context, env, id string, in EndpointInput) (_ Endpoint, err error) {
+	if err := platform.ValidateRequest(ctx, in); err != nil {
+		return Endpoint{}, err
+	}
 	defer platform.Wrap(&err, "update webhook endpoint %s", id)
 	cur, err := s.Endpoint(ctx, env, id)
 	if err != nil {

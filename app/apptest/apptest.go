@@ -45,14 +45,15 @@ func (s *Server) Stop() { s.stop() }
 type Option func(*settings)
 
 type settings struct {
-	outbound  *outbound.Guard
-	retention app.Retention
-	compat    string
-	logs      io.Writer
-	storage   int64
-	publicURL string
-	limits    *platform.RateLimits
-	console   platform.ConsoleConfig
+	outbound    *outbound.Guard
+	retention   app.Retention
+	compat      string
+	logs        io.Writer
+	storage     int64
+	attachments int64
+	publicURL   string
+	limits      *platform.RateLimits
+	console     platform.ConsoleConfig
 }
 
 // Outbound sets where sends may connect, as HERALD_OUTBOUND_ALLOW does;
@@ -67,6 +68,10 @@ func Retention(r app.Retention) Option { return func(s *settings) { s.retention 
 // MaxRequestStorage sets the most bytes one request may cause to be
 // stored, as HERALD_MAX_REQUEST_STORAGE does.
 func MaxRequestStorage(n int64) Option { return func(s *settings) { s.storage = n } }
+
+// MaxAttachments sets the most bytes of files one trigger request may
+// carry, as HERALD_MAX_ATTACHMENTS does.
+func MaxAttachments(n int64) Option { return func(s *settings) { s.attachments = n } }
 
 // PublicURL sets where providers reach Herald, as HERALD_PUBLIC_URL does.
 func PublicURL(u string) Option { return func(s *settings) { s.publicURL = u } }
@@ -133,7 +138,7 @@ func (s *Server) starter(t testing.TB, options []Option) func(*http.ServeMux, *p
 		}
 		metrics := platform.NewMetrics(a.DB)
 		a.Edge.OpenAPI, a.Edge.Metrics, a.Edge.MetricsRoute, a.Edge.Compat = doc, metrics, true, set.compat
-		a.Edge.MaxRequestStorage = set.storage
+		a.Edge.MaxRequestStorage, a.Edge.MaxAttachments = set.storage, set.attachments
 		if set.limits != nil {
 			a.Edge.Limits = *set.limits
 		}

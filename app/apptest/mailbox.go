@@ -70,9 +70,9 @@ func (b *Mailbox) UseFor(t testing.TB, c platformtest.Client) {
 		"credentials":{"host":"`+b.Host+`","port":"`+strconv.Itoa(b.Port)+`","from":"noreply@acme.test","ignoreTls":true}}`)
 }
 
-// WaitHTML waits for the n-th mail (from 1) to arrive and returns its HTML
-// part.
-func (b *Mailbox) WaitHTML(t testing.TB, n int) string {
+// Wait waits for the n-th mail (from 1) to arrive and returns it as the
+// server received it.
+func (b *Mailbox) Wait(t testing.TB, n int) []byte {
 	t.Helper()
 	var data []byte
 	platformtest.Eventually(t, 20*time.Second, func() bool {
@@ -83,6 +83,14 @@ func (b *Mailbox) WaitHTML(t testing.TB, n int) string {
 		}
 		return data != nil
 	}, "the mail to arrive")
+	return data
+}
+
+// WaitHTML waits for the n-th mail (from 1) to arrive and returns its HTML
+// part.
+func (b *Mailbox) WaitHTML(t testing.TB, n int) string {
+	t.Helper()
+	data := b.Wait(t, n)
 	msg, err := mail.ReadMessage(strings.NewReader(string(data)))
 	if err != nil {
 		t.Fatalf("mail: %v", err)

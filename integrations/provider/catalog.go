@@ -38,6 +38,8 @@ type spec struct {
 	// shape finds malformed credentials (a service-account JSON, a key),
 	// field name → problem.
 	shape func(c Credentials) map[string]string
+	// files is set for the email providers that send attachments.
+	files bool
 }
 
 // catalog is every provider Herald delivers through, by provider id.
@@ -47,6 +49,9 @@ func merge(parts ...map[string]spec) map[string]spec {
 	out := map[string]spec{}
 	for _, p := range parts {
 		for id, s := range p {
+			if attach, ok := jsonAttachers[id]; ok {
+				s.send, s.files = withAttachments(s.send, attach), true
+			}
 			if s.build == nil && s.send != nil {
 				s.build = httpBuilder(s)
 			}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"strings"
 )
 
@@ -30,7 +32,7 @@ var emailProviders = map[string]spec{
 		}, check: checkCall(func(c Credentials) *call {
 			return &call{url: origin(c, "https://api.sendgrid.com") + "/v3/scopes", header: bearer(val(c.APIKey))}
 		})},
-	"ses": {channel: "email", required: []string{"apiKey", "secretKey", "region", "from"}, id: "MessageId", build: func(c Credentials, d Deps) (Sender, error) {
+	"ses": {channel: "email", files: true, required: []string{"apiKey", "secretKey", "region", "from"}, id: "MessageId", build: func(c Credentials, d Deps) (Sender, error) {
 		return &httpSender{creds: c, deps: d, s: spec{id: "MessageId", send: func(c Credentials, m Message) (*call, error) {
 			dest := map[string]any{"ToAddresses": []string{m.To}}
 			if len(m.Cc) > 0 {
@@ -39,9 +41,12 @@ var emailProviders = map[string]spec{
 			if len(m.Bcc) > 0 {
 				dest["BccAddresses"] = m.Bcc
 			}
-			body := map[string]any{"FromEmailAddress": fromHeader(c, m), "Destination": dest,
-				"Content": map[string]any{"Simple": map[string]any{"Subject": map[string]string{"Data": m.Subject},
-					"Body": map[string]any{"Html": map[string]string{"Data": m.HTML}, "Text": map[string]string{"Data": m.Text}}}}}
+			simple := map[string]any{"Subject": map[string]string{"Data": m.Subject},
+				"Body": map[string]any{"Html": map[string]string{"Data": m.HTML}, "Text": map[string]string{"Data": m.Text}}}
+			if len(m.Attachments) > 0 {
+				simple["Attachments"] = sesAttachments(m.Attachments)
+			}
+			body := map[string]any{"FromEmailAddress": fromHeader(c, m), "Destination": dest, "Content": map[string]any{"Simple": simple}}
 			if m.ReplyTo != "" {
 				body["ReplyToAddresses"] = []string{m.ReplyTo}
 			}
@@ -81,7 +86,7 @@ var emailProviders = map[string]spec{
 	}, check: checkCall(func(c Credentials) *call {
 		return &call{url: origin(c, "https://api.resend.com") + "/domains", header: bearer(val(c.APIKey))}
 	})},
-	"mailgun": {channel: "email", required: []string{"apiKey", "domain", "from"}, id: "id", send: func(c Credentials, m Message) (*call, error) {
+	"mailgun": {channel: "email", files: true, required: []string{"apiKey", "domain", "from"}, id: "id", send: func(c Credentials, m Message) (*call, error) {
 		fields := [][2]string{{"from", fromHeader(c, m)}, {"to", m.To}, {"subject", m.Subject}, {"html", m.HTML}, {"text", m.Text},
 			{"v:heraldMessageId", m.ID}}
 		if len(m.Cc) > 0 {
@@ -93,7 +98,7 @@ var emailProviders = map[string]spec{
 		if m.ReplyTo != "" {
 			fields = append(fields, [2]string{"h:Reply-To", m.ReplyTo})
 		}
-		body, ctype := multipartBody(fields)
+		body, ctype := multipartBody(fields, formFiles(m.Attachments, "inline", "attachment")...)
 		return &call{url: origin(c, "https://api.mailgun.net") + "/v3/" + val(c.Domain) + "/messages", body: body, contentType: ctype,
 			user: cmp.Or(val(c.User), "api"), pass: val(c.APIKey)}, nil
 	}, check: checkCall(func(c Credentials) *call {
@@ -178,7 +183,7 @@ var emailProviders = map[string]spec{
 		_, err := do(ctx, d.Client, &call{url: origin(c, "https://mandrillapp.com") + "/api/1.0/users/ping", json: map[string]string{"key": val(c.APIKey)}})
 		return err
 	}},
-	"infobip-email": {channel: "email", required: []string{"apiKey", "baseUrl", "from"}, id: "messages.0.messageId", send: func(c Credentials, m Message) (*call, error) {
+	"infobip-email": {channel: "email", files: true, required: []string{"apiKey", "baseUrl", "from"}, id: "messages.0.messageId", send: func(c Credentials, m Message) (*call, error) {
 		fields := [][2]string{{"from", fromHeader(c, m)}, {"to", m.To}, {"subject", m.Subject}, {"html", m.HTML}, {"text", m.Text}}
 		for _, a := range m.Cc {
 			fields = append(fields, [2]string{"cc", a})
@@ -189,7 +194,7 @@ var emailProviders = map[string]spec{
 		if m.ReplyTo != "" {
 			fields = append(fields, [2]string{"replyTo", m.ReplyTo})
 		}
-		body, ctype := multipartBody(fields)
+		body, ctype := multipartBody(fields, formFiles(m.Attachments, "inlineImage", "attachment")...)
 		return &call{url: origin(c, "") + "/email/3/send", header: map[string]string{"Authorization": "App " + val(c.APIKey)}, body: body, contentType: ctype}, nil
 	}, check: infobipCheck},
 	"plunk": {channel: "email", required: []string{"apiKey", "from"}, id: "emails.0.contact.id", date: "timestamp", send: func(c Credentials, m Message) (*call, error) {
@@ -206,7 +211,7 @@ var emailProviders = map[string]spec{
 		}
 		return &call{url: origin(c, "https://send.api.mailtrap.io") + "/api/send", header: bearer(val(c.APIKey)), json: body}, nil
 	}, failed: flagFailed("success", "errors.0")},
-	"braze": {channel: "email", required: []string{"apiKey", "baseUrl", "applicationId", "from"}, build: newBraze},
+	"braze": {channel: "email", files: true, required: []string{"apiKey", "baseUrl", "applicationId", "from"}, build: newBraze},
 	"netcore": {channel: "email", required: []string{"apiKey", "from"}, id: "data.message_id", send: func(c Credentials, m Message) (*call, error) {
 		p := map[string]any{"to": emailObjects(m.To)}
 		copies(p, m, "cc", "bcc", "email")
@@ -286,12 +291,19 @@ func addCopies(body map[string]any, m Message, cc, bcc, replyTo string) {
 	}
 }
 
-// multipartBody encodes fields as multipart/form-data.
-func multipartBody(fields [][2]string) ([]byte, string) {
+// multipartBody encodes fields, then files, as multipart/form-data.
+func multipartBody(fields [][2]string, files ...formFile) ([]byte, string) {
 	var b bytes.Buffer
 	w := multipart.NewWriter(&b)
 	for _, f := range fields {
 		w.WriteField(f[0], f[1])
+	}
+	for _, f := range files {
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": f.field, "filename": f.file.Name}))
+		h.Set("Content-Type", f.file.MIME)
+		part, _ := w.CreatePart(h)
+		part.Write(f.file.Content)
 	}
 	w.Close()
 	return b.Bytes(), w.FormDataContentType()
@@ -345,6 +357,9 @@ func (b *braze) Send(ctx context.Context, m Message) (Result, error) {
 	}
 	if len(m.Bcc) > 0 {
 		email["bcc"] = strings.Join(m.Bcc, ",")
+	}
+	if len(m.Attachments) > 0 {
+		email["attachments"] = brazeAttachments(m.Attachments)
 	}
 	r, err := do(ctx, b.d.Client, &call{url: base + "/messages/send", header: bearer(val(b.c.APIKey)),
 		json: map[string]any{"broadcast": false, "external_user_ids": ids, "messages": map[string]any{"email": email}}})

@@ -35,6 +35,7 @@ type Message struct {
 	DeviceTokens []string        // push targets
 	Push         PushOptions     // push: the web-push overrides
 	Payload      json.RawMessage // the trigger payload
+	Attachments  []Attachment    // email: the trigger's files for the email channel
 }
 
 // Result is what a provider answered to a send that succeeded.

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/tls"
@@ -20,10 +21,10 @@ import (
 // smtpProviders send through an SMTP server with go-mail, which handles
 // STARTTLS, implicit TLS, authentication discovery and MIME.
 var smtpProviders = map[string]spec{
-	"nodemailer": {channel: "email", required: []string{"host", "port", "from"}, build: newSMTP, check: checkSMTP, checkField: "host"},
+	"nodemailer": {channel: "email", files: true, required: []string{"host", "port", "from"}, build: newSMTP, check: checkSMTP, checkField: "host"},
 	// outlook365 is Exchange Online's SMTP AUTH submission: STARTTLS on
 	// 587, logging in as the sender (docs/providers.md, "Email").
-	"outlook365": {channel: "email", required: []string{"from", "password"}, build: func(c Credentials, d Deps) (Sender, error) {
+	"outlook365": {channel: "email", files: true, required: []string{"from", "password"}, build: func(c Credentials, d Deps) (Sender, error) {
 		host, port, yes := "smtp.office365.com", "587", true
 		c.Host, c.Port, c.RequireTLS, c.Secure, c.IgnoreTLS = &host, &port, &yes, nil, nil
 		if val(c.User) == "" {
@@ -33,7 +34,7 @@ var smtpProviders = map[string]spec{
 	}},
 	// emailjs was the emailjs npm SMTP library: host, port, secure, user
 	// and password, like nodemailer.
-	"emailjs": {channel: "email", required: []string{"host", "from"}, build: newSMTP},
+	"emailjs": {channel: "email", files: true, required: []string{"host", "from"}, build: newSMTP},
 }
 
 // smtpSender sends one email over SMTP.
@@ -141,6 +142,7 @@ func (p *smtpSender) Send(ctx context.Context, m Message) (Result, error) {
 	msg.SetDate()
 	msg.SetBodyString(mail.TypeTextPlain, m.Text)
 	msg.AddAlternativeString(mail.TypeTextHTML, m.HTML)
+	attachFiles(msg, m.Attachments)
 
 	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
 		return Result{}, smtpError(err)
@@ -148,6 +150,23 @@ func (p *smtpSender) Send(ctx context.Context, m Message) (Result, error) {
 	id := msg.GetMessageID()
 	raw, _ := json.Marshal(map[string]any{"messageId": id, "accepted": slices.Concat([]string{m.To}, m.Cc, m.Bcc)})
 	return Result{ID: id, Raw: string(raw)}, nil
+}
+
+// attachFiles adds an email's files: an inline one as a related part under
+// its Content-ID, which the HTML refers to as cid:…, the others as
+// attachments.
+func attachFiles(msg *mail.Msg, files []Attachment) {
+	for _, a := range files {
+		opts := []mail.FileOption{mail.WithFileContentType(mail.ContentType(a.MIME)), mail.WithFileEncoding(mail.EncodingB64)}
+		if a.CID != "" {
+			opts = append(opts, mail.WithFileContentID("<"+a.CID+">"))
+		}
+		if a.Inline() {
+			msg.EmbedReadSeeker(a.Name, bytes.NewReader(a.Content), opts...)
+		} else {
+			msg.AttachReadSeeker(a.Name, bytes.NewReader(a.Content), opts...)
+		}
+	}
 }
 
 // addressed adds the copies and the reply address a trigger's overrides

@@ -1,0 +1,2 @@
+DROP INDEX notifications_attachments_values;
+ALTER TABLE notifications DROP COLUMN attachments;
