@@ -17,6 +17,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app/apptest"
+	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 )
 
@@ -67,6 +68,8 @@ func TestBrowser_NovuInbox(t *testing.T) {
 	node, chromium, dir := browserTools(t)
 	is := is.New(t)
 	srv := apptest.NewServer(t)
+	hmacOn := srv.Dev.Do(t, "PUT", "/v1/integrations/"+inAppIntegrationID(t, srv), `{"credentials":{"hmac":true}}`)
+	is.Equal(hmacOn.Status, 200) // sessions need the team's HMACs
 	apptest.CreateHello(t, srv, "{{ payload.text }}")
 	apptest.Trigger(t, srv, `{"name":"hello","to":{"subscriberId":"ada","firstName":"Ada"},"payload":{"text":"First"}}`)
 
@@ -82,15 +85,16 @@ func TestBrowser_NovuInbox(t *testing.T) {
 	}
 
 	// The page is served from another origin than Herald, as a team's app
-	// is: every inbox call is cross-origin and needs Herald's CORS.
-	cfg, _ := json.Marshal(map[string]string{"applicationIdentifier": srv.App.Development.Identifier,
-		"subscriberId": "ada", "apiUrl": srv.URL})
+	// is: every inbox call is cross-origin and needs Herald's CORS. Its
+	// team's backend signs the subscriber and, for ?tenant=, the context
+	// it opens the inbox in (?badHash=1 signs another).
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/bundle.js" {
 			w.Header().Set("Content-Type", "text/javascript")
 			http.ServeFile(w, r, filepath.Join(out, "bundle.js"))
 			return
 		}
+		cfg, _ := json.Marshal(inboxPageConfig(srv, r.URL.Query().Get("tenant"), r.URL.Query().Get("badHash") == "1"))
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<!doctype html><html><head><meta charset="utf-8"><title>Inbox</title></head>
 <body><div id="inbox"></div><script>window.HERALD = %s;</script><script type="module" src="/bundle.js"></script></body></html>`, cfg)
@@ -123,8 +127,46 @@ func TestBrowser_NovuInbox(t *testing.T) {
 		} `json:"data"`
 	}
 	srv.Dev.Do(t, "GET", "/v1/messages?channel=in_app&subscriberId=ada", "").Decode(t, &msgs)
-	is.Equal(len(msgs.Data), 2) // both notifications
+	is.Equal(len(msgs.Data), 5) // every notification, of every context
 	for _, m := range msgs.Data {
-		is.True(m.Read) // First read by its button, Second read by archiving it
+		if m.Content == "First" || m.Content == "Second" {
+			is.True(m.Read) // First read by its button, Second read by archiving it
+		}
 	}
+}
+
+// inboxPageConfig is what the page's inbox is opened with: ada, signed,
+// and the tenant context when tenant is given, signed too, or signed as
+// another when badHash.
+func inboxPageConfig(srv *apptest.Server, tenant string, badHash bool) map[string]any {
+	cfg := map[string]any{"applicationIdentifier": srv.App.Development.Identifier, "subscriberId": "ada",
+		"subscriberHash": platform.SubscriberHash(platformtest.DevKey, "ada"), "apiUrl": srv.URL}
+	if tenant != "" {
+		cfg["context"] = map[string]string{"tenant": tenant}
+		signed := tenant
+		if badHash {
+			signed += "-not"
+		}
+		// The canonical JSON of the context, as the team's backend signs it.
+		cfg["contextHash"] = platform.SubscriberHash(platformtest.DevKey, `{"tenant":"`+signed+`"}`)
+	}
+	return cfg
+}
+
+// inAppIntegrationID returns the _id of the Development in-app integration.
+func inAppIntegrationID(t *testing.T, srv *apptest.Server) string {
+	t.Helper()
+	var list []struct {
+		ID            string `json:"_id"`
+		EnvironmentID string `json:"_environmentId"`
+		Channel       string `json:"channel"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/integrations", "").Decode(t, &list)
+	for _, in := range list {
+		if in.Channel == "in_app" && in.EnvironmentID == srv.App.Development.ID {
+			return in.ID
+		}
+	}
+	t.Fatal("no in-app integration")
+	return ""
 }

@@ -91,7 +91,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 			return nil, nil, err
 		}
 	}
-	p.contextKeys = contextKeysOf(refs)
+	p.contextKeys = subscribers.ContextKeys(refs)
 	p.template, p.chain = parsed.template, parsed.chain
 	for _, s := range wf.Steps {
 		if !slices.Contains(p.channels, s.Type) {

@@ -42,50 +42,19 @@ type triggerRequest struct {
 	Context       json.RawMessage `json:"context"`
 }
 
-// maxContextKeys is how many entries a trigger's context may have, as the
-// reference allows.
-const maxContextKeys = 5
-
 // contextRefs reads a trigger's contexts (docs/content.md, "Contexts"):
-// context, {"tenant": "acme"} or {"tenant": {"id": "acme", "data": {…}}},
-// and the older tenant field, an identifier or {identifier, name?, data?},
-// which names the tenant context unless context already does. They come
-// sorted by key.
+// context, as subscribers.ParseContexts reads it, and the older tenant
+// field, an identifier or {identifier, name?, data?}, which names the
+// tenant context unless context already does. They come sorted by key.
 func contextRefs(raw, tenant json.RawMessage) ([]subscribers.ContextRef, error) {
-	refs := []subscribers.ContextRef{}
-	if !isNull(raw) {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, errors.New("must be an object")
-		}
-		if len(m) > maxContextKeys {
-			return nil, fmt.Errorf("must have at most %d entries", maxContextKeys)
-		}
-		for typ, v := range m {
-			ref := subscribers.ContextRef{Type: typ}
-			if json.Unmarshal(v, &ref.ID) != nil {
-				var obj struct {
-					ID   string          `json:"id"`
-					Data json.RawMessage `json:"data"`
-				}
-				if json.Unmarshal(v, &obj) != nil || obj.ID == "" {
-					return nil, fmt.Errorf("entry %q must be an id or an object with an id", typ)
-				}
-				if !isNull(obj.Data) && !isObject(obj.Data) {
-					return nil, fmt.Errorf("entry %q: data must be an object", typ)
-				}
-				ref.ID, ref.Data = obj.ID, obj.Data
-			}
-			if problem := subscribers.CheckContextRef(ref); problem != "" {
-				return nil, fmt.Errorf("entry %q: %s", typ, problem)
-			}
-			refs = append(refs, ref)
-		}
+	refs, err := subscribers.ParseContexts(raw)
+	if err != nil {
+		return nil, err
 	}
 	if t, ok := tenantRef(tenant); ok && !slices.ContainsFunc(refs, func(r subscribers.ContextRef) bool { return r.Type == "tenant" }) {
 		refs = append(refs, t)
+		subscribers.SortContextRefs(refs)
 	}
-	slices.SortFunc(refs, func(a, b subscribers.ContextRef) int { return strings.Compare(a.Type+":"+a.ID, b.Type+":"+b.ID) })
 	return refs, nil
 }
 
@@ -121,15 +90,6 @@ func tenantRef(raw json.RawMessage) (subscribers.ContextRef, bool) {
 		ref.ID = obj.Identifier
 	}
 	return ref, subscribers.CheckContextRef(ref) == ""
-}
-
-// contextKeysOf are the refs' type:id keys, in order.
-func contextKeysOf(refs []subscribers.ContextRef) []string {
-	keys := make([]string, len(refs))
-	for i, r := range refs {
-		keys[i] = r.Type + ":" + r.ID
-	}
-	return keys
 }
 
 // Valid checks what the tags cannot: the shapes of to, payload and overrides.

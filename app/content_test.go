@@ -41,6 +41,14 @@ func TestContent_EmailInsideItsLayout(t *testing.T) {
 
 	apptest.Trigger(t, srv, `{"name":"welcome","to":"ada","payload":{"name":"Cy"},"overrides":{"steps":{"mail":{"layoutId":null}}}}`)
 	is.Equal(box.WaitHTML(t, 3), `<p>Hello Cy</p>`) // the trigger turned the layout off
+
+	// A layout as created, before an update gives it a body: the empty
+	// block document, which holds the step's body and nothing else of note.
+	apptest.MustCreate(t, srv.Dev, "/v2/layouts", `{"layoutId":"fresh","name":"Fresh"}`)
+	apptest.Trigger(t, srv, `{"name":"welcome","to":"ada","payload":{"name":"Di"},"overrides":{"steps":{"mail":{"layoutId":"fresh"}}}}`)
+	html = box.WaitHTML(t, 4)
+	is.True(strings.Contains(html, "<p>Hello Di</p>"))   // the step's body inside the new layout
+	is.True(!strings.HasPrefix(html, "<!DOCTYPE html>")) // not Herald's default page
 }
 
 // inAppContent waits for the subscriber's newest in-app message and returns

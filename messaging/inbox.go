@@ -22,6 +22,9 @@ type InboxSubscribers interface {
 	// SubscriberDatabaseID returns the subscriber's _id, or platform.ErrNotFound.
 	SubscriberDatabaseID(ctx context.Context, environmentID, subscriberID string) (string, error)
 	EnsureInboxSubscriber(ctx context.Context, tenant platform.Tenant, p subscribers.InboxProfile, update bool) (subscribers.InboxIdentity, error)
+	// EnsureContexts creates the contexts a session names that the
+	// environment does not have yet.
+	EnsureContexts(ctx context.Context, tenant platform.Tenant, refs []subscribers.ContextRef) error
 }
 
 // InboxIntegrations finds the in-app integration an environment's inbox

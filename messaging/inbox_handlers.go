@@ -174,7 +174,7 @@ func handleInboxNotifications(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		rows, more, err := s.inboxPage(ctx, who.EnvironmentID, who.ID, f, sev, after, offset, limit)
+		rows, more, err := s.inboxPage(ctx, scopeOf(who), f, sev, after, offset, limit)
 		if err != nil {
 			return err
 		}
@@ -262,7 +262,7 @@ func handleInboxCount(s *Store) http.Handler {
 		}
 		out := make([]count, len(filters))
 		for i, f := range parsed {
-			n, err := s.inboxCount(ctx, who.EnvironmentID, who.ID, f, sev, inboxCountLimit)
+			n, err := s.inboxCount(ctx, scopeOf(who), f, sev, inboxCountLimit)
 			if err != nil {
 				return err
 			}
@@ -367,7 +367,7 @@ func handleInboxMark(s *Store, action inboxAction) http.Handler {
 		if err != nil {
 			return err
 		}
-		m, err := s.inboxMark(ctx, who.EnvironmentID, who.ID, id, action, "")
+		m, err := s.inboxMark(ctx, scopeOf(who), id, action, "")
 		if errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id)
 		}
@@ -413,7 +413,7 @@ func handleInboxSnooze(s *Store) http.Handler {
 		}
 		// The job that ends the snooze is filed first: a message snoozed
 		// with none would never come back.
-		m, err := s.inboxMessage(ctx, who.EnvironmentID, who.ID, id)
+		m, err := s.inboxMessage(ctx, scopeOf(who), id)
 		if errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id)
 		}
@@ -430,7 +430,7 @@ func handleInboxSnooze(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		m, err = s.inboxMark(ctx, who.EnvironmentID, who.ID, id, actionSnooze, sqldb.FormatTime(until))
+		m, err = s.inboxMark(ctx, scopeOf(who), id, actionSnooze, sqldb.FormatTime(until))
 		if errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id) // deleted meanwhile: its job finds nothing to bring back
 		}
@@ -453,7 +453,7 @@ func handleInboxAction(s *Store, status string) http.Handler {
 		if err != nil {
 			return err
 		}
-		m, err := s.inboxAct(ctx, who.EnvironmentID, who.ID, id, req.ActionType, status)
+		m, err := s.inboxAct(ctx, scopeOf(who), id, req.ActionType, status)
 		switch {
 		case errors.Is(err, platform.ErrNotFound):
 			return notificationNotFound(id)
@@ -474,7 +474,7 @@ func handleInboxDelete(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		if err := s.inboxDelete(ctx, who.EnvironmentID, who.ID, id); errors.Is(err, platform.ErrNotFound) {
+		if err := s.inboxDelete(ctx, scopeOf(who), id); errors.Is(err, platform.ErrNotFound) {
 			return notificationNotFound(id)
 		} else if err != nil {
 			return err
@@ -526,19 +526,19 @@ func handleInboxBulk(s *Store, route string) http.Handler {
 		if err != nil {
 			return err
 		}
-		env, sub := who.EnvironmentID, who.ID
+		box := scopeOf(who)
 		kind := LiveChanged
 		switch route {
 		case "read":
-			_, err = s.inboxMarkAll(ctx, env, sub, f, nil, actionRead)
+			_, err = s.inboxMarkAll(ctx, box, f, nil, actionRead)
 		case "archive":
-			_, err = s.inboxMarkAll(ctx, env, sub, f, nil, actionArchive)
+			_, err = s.inboxMarkAll(ctx, box, f, nil, actionArchive)
 		case "read-archive":
 			t := true
 			f.read = &t
-			_, err = s.inboxMarkAll(ctx, env, sub, f, nil, actionArchive)
+			_, err = s.inboxMarkAll(ctx, box, f, nil, actionArchive)
 		case "delete":
-			_, err = s.inboxDeleteAll(ctx, env, sub, f, nil)
+			_, err = s.inboxDeleteAll(ctx, box, f, nil)
 		case "seen":
 			for i, id := range req.NotificationIDs {
 				if !sqldb.IsID(id) {
@@ -549,12 +549,12 @@ func handleInboxBulk(s *Store, route string) http.Handler {
 				return platform.NoContent(w) // no ids: nothing to mark (docs/inbox.md, "Filters")
 			}
 			kind = LiveSeen
-			_, err = s.inboxMarkAll(ctx, env, sub, f, req.NotificationIDs, actionSeen)
+			_, err = s.inboxMarkAll(ctx, box, f, req.NotificationIDs, actionSeen)
 		}
 		if err != nil {
 			return err
 		}
-		s.publish(LiveEvent{EnvironmentID: env, SubscriberID: sub, Kind: kind})
+		s.publish(LiveEvent{EnvironmentID: box.env, SubscriberID: box.subscriberID, Kind: kind})
 		return platform.NoContent(w)
 	})
 }

@@ -22,6 +22,8 @@ func handleInboxSession(s *Store) http.Handler {
 		Subscriber            json.RawMessage `json:"subscriber"`
 		SubscriberID          string          `json:"subscriberId" validate:"max=256"`
 		SubscriberHash        string          `json:"subscriberHash" validate:"max=256"`
+		Context               json.RawMessage `json:"context"`
+		ContextHash           string          `json:"contextHash" validate:"max=256"`
 	}
 	type response struct {
 		Token                  string         `json:"token"`
@@ -59,6 +61,10 @@ func handleInboxSession(s *Store) http.Handler {
 		if p.SubscriberID == "" {
 			return platform.InvalidField("subscriber.subscriberId", nil, "Subscriber ID is required")
 		}
+		refs, err := subscribers.ParseContexts(req.Context)
+		if err != nil {
+			return platform.InvalidField("context", nil, "%s", err.Error())
+		}
 		env, err := in.Auth.EnvironmentByIdentifier(ctx, req.ApplicationIdentifier)
 		if errors.Is(err, platform.ErrNotFound) {
 			return platform.BadRequest("Please provide a valid application identifier")
@@ -85,6 +91,9 @@ func handleInboxSession(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
+		if err := checkContextHash(ctx, in.Auth, env.ID, app, refs, req.Context, req.ContextHash); err != nil {
+			return err
+		}
 		if !exists && !createsSubscribers(app, env) {
 			return platform.NotFound("Subscriber %s does not exist, and this environment's in-app integration does not let "+
 				"an inbox session create it (credentials.autoCreateSubscribers)", p.SubscriberID)
@@ -94,9 +103,13 @@ func handleInboxSession(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		token, err := in.Auth.IssueToken(platform.Subscriber{ID: who.ID, SubscriberID: who.SubscriberID,
+		if err := in.Subscribers.EnsureContexts(ctx, tenant, refs); err != nil {
+			return err
+		}
+		session := platform.Subscriber{ID: who.ID, SubscriberID: who.SubscriberID,
 			EnvironmentID: env.ID, OrganizationID: env.OrganizationID, FirstName: who.FirstName, LastName: who.LastName,
-			Email: who.Email}, generation)
+			Email: who.Email, ContextKeys: subscribers.ContextKeys(refs)}
+		token, err := in.Auth.IssueToken(session, generation)
 		if err != nil {
 			return err
 		}
@@ -104,7 +117,7 @@ func handleInboxSession(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		counts, err := s.unreadBySeverity(ctx, env.ID, who.ID, sev)
+		counts, err := s.unreadBySeverity(ctx, scopeOf(session), sev)
 		if err != nil {
 			return err
 		}
@@ -115,7 +128,7 @@ func handleInboxSession(s *Store) http.Handler {
 		return platform.JSON(w, http.StatusCreated, data[response]{response{
 			Token: token, TotalUnreadCount: counts.Total, UnreadCount: counts, MaxSnoozeDurationHours: maxHours,
 			IsDevelopmentMode: !strings.EqualFold(env.Name, platform.Production), ApplicationIdentifier: env.Identifier,
-			ContextKeys: []string{},
+			ContextKeys: session.ContextKeys,
 		}})
 	})
 }
@@ -165,6 +178,29 @@ func checkSessionHash(ctx context.Context, auth *platform.SubscriberAuth, env st
 		return false, platform.BadRequest("Please provide a valid HMAC hash")
 	}
 	return valid, nil
+}
+
+// checkContextHash checks a session's contextHash when the integration asks
+// for HMACs and the session names a context: the HMAC, as for the
+// subscriber, of the context's canonical JSON as the session sent it.
+func checkContextHash(ctx context.Context, auth *platform.SubscriberAuth, env string, app integration,
+	refs []subscribers.ContextRef, raw json.RawMessage, hash string) error {
+	if len(refs) == 0 || app.Credentials.HMAC == nil || !*app.Credentials.HMAC {
+		return nil
+	}
+	refused := platform.BadRequest("Please provide a valid context HMAC hash")
+	canonical, err := canonicalJSON(raw)
+	if err != nil || hash == "" {
+		return refused
+	}
+	valid, err := auth.CheckSubscriberHash(ctx, env, string(canonical), hash)
+	if err != nil {
+		return err // the subscriber's hash was checked first: a key can be used
+	}
+	if !valid {
+		return refused
+	}
+	return nil
 }
 
 // inAppIntegration is the environment's active in_app integration, or the

@@ -54,11 +54,23 @@ type inboxFilter struct {
 	createdGte, createdLte        string // times (docs/api.md, "Identifiers and timestamps"); "" for none
 }
 
-// cond is the WHERE condition of f for one subscriber's in_app messages.
+// inboxScope is the inbox a request reads: one subscriber's messages in
+// its environment, of the session's context (inbox_context.go).
+type inboxScope struct {
+	env, subscriberID string
+	context           string // contextColumn of the session's context keys
+}
+
+// scopeOf is the inbox of who.
+func scopeOf(who platform.Subscriber) inboxScope {
+	return inboxScope{env: who.EnvironmentID, subscriberID: who.ID, context: contextColumn(who.ContextKeys)}
+}
+
+// cond is the WHERE condition of f for the scope's in_app messages.
 // severities are the workflows' severities other than none, by _id.
-func (f *inboxFilter) cond(q *queries, env, subscriberID string, severities map[string]string) (string, []any) {
-	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'"}
-	args := []any{env, subscriberID}
+func (f *inboxFilter) cond(q *queries, box inboxScope, severities map[string]string) (string, []any) {
+	where := []string{"environment_id = ?", "subscriber_id = ?", "channel = 'in_app'", "context_keys = ?"}
+	args := []any{box.env, box.subscriberID, box.context}
 	return f.more(q, where, args, severities)
 }
 
@@ -133,13 +145,13 @@ func (f *inboxFilter) more(q *queries, where []string, args []any, severities ma
 
 // inboxPage returns up to limit of f's messages, newest first, starting
 // after the message after (when set) or skipping offset, and whether more follow.
-func (s *Store) inboxPage(ctx context.Context, env, subscriberID string, f *inboxFilter, sev map[string]string,
+func (s *Store) inboxPage(ctx context.Context, box inboxScope, f *inboxFilter, sev map[string]string,
 	after string, offset, limit int) ([]*inboxMessage, bool, error) {
-	cond, args := f.cond(s.queries, env, subscriberID, sev)
+	cond, args := f.cond(s.queries, box, sev)
 	if after != "" {
 		var at string
 		err := s.db.QueryRow(ctx, `SELECT created_at FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?`,
-			env, subscriberID, after).Scan(&at)
+			box.env, box.subscriberID, after).Scan(&at)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			// A cursor deleted since the page was read: ids grow with
@@ -181,8 +193,8 @@ func (s *Store) inboxPage(ctx context.Context, env, subscriberID string, f *inbo
 const inboxCountLimit = 100
 
 // inboxCount counts f's messages, up to max.
-func (s *Store) inboxCount(ctx context.Context, env, subscriberID string, f *inboxFilter, sev map[string]string, max int) (int, error) {
-	cond, args := f.cond(s.queries, env, subscriberID, sev)
+func (s *Store) inboxCount(ctx context.Context, box inboxScope, f *inboxFilter, sev map[string]string, max int) (int, error) {
+	cond, args := f.cond(s.queries, box, sev)
 	var n int
 	err := s.db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages WHERE `+cond+` LIMIT ?) AS page`,
 		append(args, max)...).Scan(&n)
@@ -195,12 +207,13 @@ type severityCounts struct {
 	Severity map[string]int `json:"severity"`
 }
 
-// unreadBySeverity counts the subscriber's unread, unsnoozed in_app
-// messages by their workflow's severity, each up to inboxCountLimit.
-func (s *Store) unreadBySeverity(ctx context.Context, env, subscriberID string, sev map[string]string) (severityCounts, error) {
+// unreadBySeverity counts the scope's unread, unsnoozed in_app messages
+// by their workflow's severity, each up to inboxCountLimit.
+func (s *Store) unreadBySeverity(ctx context.Context, box inboxScope, sev map[string]string) (severityCounts, error) {
 	rows, err := s.db.Query(ctx, `SELECT template_id, count(*) FROM messages
-		WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND read = 0 AND snoozed_until IS NULL
-		GROUP BY template_id`, env, subscriberID)
+		WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND context_keys = ?
+		AND read = 0 AND snoozed_until IS NULL
+		GROUP BY template_id`, box.env, box.subscriberID, box.context)
 	if err != nil {
 		return severityCounts{}, err
 	}
@@ -240,7 +253,7 @@ const (
 	actionSeen      inboxAction = "seen"
 )
 
-// inboxSets are the columns each action writes; ?1 is now, ?5 a snooze's
+// inboxSets are the columns each action writes; ?1 is now, ?6 a snooze's
 // end (bound by a snooze alone: a shared database cannot type a parameter
 // a statement does not use).
 var inboxSets = map[inboxAction]string{
@@ -251,25 +264,26 @@ var inboxSets = map[inboxAction]string{
 	actionArchive: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1),
 		read = 1, last_read_date = ?1, archived = 1, archived_at = ?1`,
 	actionUnarchive: `seen = 1, first_seen_date = coalesce(first_seen_date, ?1), read = 1, archived = 0, archived_at = NULL`,
-	actionSnooze: `snoozed_until = ?5, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
+	actionSnooze: `snoozed_until = ?6, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
 		archived = 0, archived_at = NULL`,
 	actionUnsnooze: `snoozed_until = NULL, seen = 1, first_seen_date = coalesce(first_seen_date, ?1),
 		archived = 0, archived_at = NULL`,
 	actionSeen: `seen = 1, last_seen_date = ?1, first_seen_date = coalesce(first_seen_date, ?1)`,
 }
 
-// inboxMark applies action to one of the subscriber's in_app messages and
-// returns it as it stands after, or platform.ErrNotFound when the
-// subscriber has no such message. A snooze's end is until.
-func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, action inboxAction, until string) (*inboxMessage, error) {
+// inboxMark applies action to one of the scope's in_app messages and
+// returns it as it stands after, or platform.ErrNotFound when the scope
+// has no such message. A snooze's end is until.
+func (s *Store) inboxMark(ctx context.Context, box inboxScope, id string, action inboxAction, until string) (*inboxMessage, error) {
 	var out *inboxMessage
+	env := box.env
 	raise := s.wantsAny(ctx, env, inboxEvents[action])
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		cond := `environment_id = ?2 AND subscriber_id = ?3 AND id = ?4 AND channel = 'in_app'`
+		cond := `environment_id = ?2 AND subscriber_id = ?3 AND id = ?4 AND channel = 'in_app' AND context_keys = ?5`
 		if action == actionUnsnooze {
 			cond += ` AND snoozed_until IS NOT NULL` // unsnoozing what is not snoozed is a 404 (docs/inbox.md, "Filters")
 		}
-		args := []any{sqldb.FormatTime(s.now()), env, subscriberID, id}
+		args := []any{sqldb.FormatTime(s.now()), env, box.subscriberID, id, box.context}
 		if action == actionSnooze {
 			args = append(args, until)
 		}
@@ -289,25 +303,26 @@ func (s *Store) inboxMark(ctx context.Context, env, subscriberID, id string, act
 	return out, err
 }
 
-// bulkCond is the WHERE condition of a bulk route: the subscriber's
-// messages of every channel that f selects, among ids when given.
-func (f *inboxFilter) bulkCond(q *queries, env, subscriberID string, ids []string) (string, []any) {
-	where := []string{"environment_id = ?", "subscriber_id = ?"}
-	args := []any{env, subscriberID}
+// bulkCond is the WHERE condition of a bulk route: the scope's messages
+// of every channel that f selects, among ids when given.
+func (f *inboxFilter) bulkCond(q *queries, box inboxScope, ids []string) (string, []any) {
+	where := []string{"environment_id = ?", "subscriber_id = ?", "context_keys = ?"}
+	args := []any{box.env, box.subscriberID, box.context}
 	if ids != nil {
 		where, args = append(where, q.idsIn), append(args, idList(ids))
 	}
 	return f.more(q, where, args, nil)
 }
 
-// inboxMarkAll applies action to every message of the subscriber that f
+// inboxMarkAll applies action to every message of the scope that f
 // selects (of any channel and any state f does not name, as the reference
 // platform's bulk updates), and ids when given; it returns how many changed.
-func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string, action inboxAction) (int64, error) {
-	cond, args := f.bulkCond(s.queries, env, subscriberID, ids)
+func (s *Store) inboxMarkAll(ctx context.Context, box inboxScope, f *inboxFilter, ids []string, action inboxAction) (int64, error) {
+	env := box.env
+	cond, args := f.bulkCond(s.queries, box, ids)
 	// Numbered parameters for the SET clause come first, so the WHERE
 	// clause's plain ones are numbered after them.
-	set := strings.NewReplacer("?1", "?", "?5", "?").Replace(inboxSets[action])
+	set := strings.NewReplacer("?1", "?", "?6", "?").Replace(inboxSets[action])
 	now := sqldb.FormatTime(s.now())
 	var setArgs []any
 	for range strings.Count(set, "?") {
@@ -337,21 +352,22 @@ func (s *Store) inboxMarkAll(ctx context.Context, env, subscriberID string, f *i
 	return n, nil
 }
 
-// inboxMessage reads one of the subscriber's in-app messages.
-func (s *Store) inboxMessage(ctx context.Context, env, subscriberID, id string) (*inboxMessage, error) {
+// inboxMessage reads one of the scope's in-app messages.
+func (s *Store) inboxMessage(ctx context.Context, box inboxScope, id string) (*inboxMessage, error) {
 	m, err := scanInboxMessage(s.db.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages
-		WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND channel = 'in_app'`, env, subscriberID, id))
+		WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND channel = 'in_app' AND context_keys = ?`,
+		box.env, box.subscriberID, id, box.context))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, platform.ErrNotFound
 	}
 	return m, err
 }
 
-// inboxDeleteAll removes every message of the subscriber f selects, and
-// ids when given, with the payloads no message is left to read (the
-// sweeper only finds payloads through their messages).
-func (s *Store) inboxDeleteAll(ctx context.Context, env, subscriberID string, f *inboxFilter, ids []string) (int64, error) {
-	cond, args := f.bulkCond(s.queries, env, subscriberID, ids)
+// inboxDeleteAll removes every message of the scope f selects, and ids
+// when given, with the payloads no message is left to read (the sweeper
+// only finds payloads through their messages).
+func (s *Store) inboxDeleteAll(ctx context.Context, box inboxScope, f *inboxFilter, ids []string) (int64, error) {
+	cond, args := f.bulkCond(s.queries, box, ids)
 	var n int64
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		gone, _, err := s.deleteMessages(ctx, tx, cond, args...)
@@ -365,14 +381,15 @@ func (s *Store) inboxDeleteAll(ctx context.Context, env, subscriberID string, f 
 }
 
 // inboxAct completes (status "done") or reverts ("pending") the action
-// button of type button on one of the subscriber's messages; completing
-// an unread message reads it, as the reference platform does. It returns
+// button of type button on one of the scope's messages; completing an
+// unread message reads it, as the reference platform does. It returns
 // errNoButton when the message has no such button.
-func (s *Store) inboxAct(ctx context.Context, env, subscriberID, id, button, status string) (*inboxMessage, error) {
+func (s *Store) inboxAct(ctx context.Context, box inboxScope, id, button, status string) (*inboxMessage, error) {
 	var out *inboxMessage
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		m, err := scanInboxMessage(tx.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages
-			WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND channel = 'in_app'`, env, subscriberID, id))
+			WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND channel = 'in_app' AND context_keys = ?`,
+			box.env, box.subscriberID, id, box.context))
 		if err != nil {
 			return err
 		}
@@ -413,11 +430,12 @@ func hasButton(cta []byte, t string) bool {
 	return false
 }
 
-// inboxDelete removes one of the subscriber's messages, with its payload
-// when no other message reads it.
-func (s *Store) inboxDelete(ctx context.Context, env, subscriberID, id string) error {
+// inboxDelete removes one of the scope's messages, with its payload when
+// no other message reads it.
+func (s *Store) inboxDelete(ctx context.Context, box inboxScope, id string) error {
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		gone, _, err := s.deleteMessages(ctx, tx, `environment_id = ? AND subscriber_id = ? AND id = ?`, env, subscriberID, id)
+		gone, _, err := s.deleteMessages(ctx, tx, `environment_id = ? AND subscriber_id = ? AND id = ? AND context_keys = ?`,
+			box.env, box.subscriberID, id, box.context)
 		if err == nil && len(gone) == 0 {
 			return platform.ErrNotFound
 		}

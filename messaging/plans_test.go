@@ -32,6 +32,23 @@ func TestFeedCond_CountsOnTheIndex(t *testing.T) {
 	}
 }
 
+// TestInboxFilter_CountsOnTheIndex checks that an inbox's count, which
+// tests the session's context as well as read or seen, reads the
+// messages_feed index alone: 000049 carries the context there.
+func TestInboxFilter_CountsOnTheIndex(t *testing.T) {
+	sqldbtest.SQLiteOnly(t, "a SQLite query plan")
+	q := newQueries(sqldbtest.NewDB(t).Dialect())
+	yes, no := true, false
+	for _, f := range []inboxFilter{{}, {read: &no}, {seen: &no}, {read: &yes, seen: &yes}} {
+		for _, box := range []inboxScope{{env: "e", subscriberID: "s"}, {env: "e", subscriberID: "s", context: "tenant:acme"}} {
+			cond, args := f.cond(q, box, nil)
+			if plan := sqldbtest.QueryPlan(t, `SELECT count(*) FROM (SELECT 1 FROM messages WHERE `+cond+` LIMIT 100) AS page`, args...); !strings.Contains(plan, "USING COVERING INDEX messages_feed") {
+				t.Errorf("count of %s: plan %q, want it covered by messages_feed", cond, plan)
+			}
+		}
+	}
+}
+
 // TestListQuery_ReadsTheFiltersIndex checks GET /v1/messages: a page of a
 // transaction's or a subscriber's messages is read through that filter's
 // index (queries.listQuery), not through messages_list, which holds the whole

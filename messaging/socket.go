@@ -278,23 +278,26 @@ func shardOf(key string) int {
 	return int(h.Sum32() % liveWorkers)
 }
 
-// targets returns the subscriber's sockets now, and who it is.
-func (ls *liveSockets) targets(key string) (platform.Subscriber, []*socket) {
+// targets returns the subscriber's sockets now, by the inbox each shows
+// (its session's context), and who the subscriber is.
+func (ls *liveSockets) targets(key string) (platform.Subscriber, map[inboxScope][]*socket) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	subs := ls.bySub[key]
 	if subs == nil {
 		return platform.Subscriber{}, nil
 	}
-	out := make([]*socket, 0, len(subs.sockets))
+	out := map[inboxScope][]*socket{}
 	for k := range subs.sockets {
-		out = append(out, k)
+		box := scopeOf(k.who)
+		out[box] = append(out[box], k)
 	}
 	return subs.who, out
 }
 
-// work turns each event of its shard into frames and writes them to every
-// socket of the event's subscriber whose token is still good.
+// work turns each event of its shard into frames, once for each inbox
+// (context) the subscriber's sockets show, and writes them to each socket
+// whose token is still good.
 func (ls *liveSockets) work(q chan liveJob) {
 	ctx := context.Background()
 	for job := range q {
@@ -306,20 +309,27 @@ func (ls *liveSockets) work(q chan liveJob) {
 		if err != nil {
 			continue // as a failed read of the frames: the client reads again on its next action
 		}
-		frames := ls.store.liveFrames(ctx, who, job.ev)
-		for _, k := range targets {
-			if k.who.Generation != generation {
-				ls.revoked(ctx, k)
-				continue
-			}
-			k.wmu.Lock()
-			for _, f := range frames {
-				if k.write(ctx, f) != nil {
-					k.conn.CloseNow() // its reader sees the close and unregisters it
-					break
+		for box, sockets := range targets {
+			frames := ls.store.liveFrames(ctx, sockets[0].who, box, job.ev)
+			for _, k := range sockets {
+				if k.who.Generation != generation {
+					ls.revoked(ctx, k)
+					continue
 				}
+				ls.writeFrames(ctx, k, frames)
 			}
-			k.wmu.Unlock()
+		}
+	}
+}
+
+// writeFrames writes frames to k in order, closing it when one fails.
+func (ls *liveSockets) writeFrames(ctx context.Context, k *socket, frames []string) {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	for _, f := range frames {
+		if k.write(ctx, f) != nil {
+			k.conn.CloseNow() // its reader sees the close and unregisters it
+			return
 		}
 	}
 }
@@ -370,12 +380,13 @@ func (ls *liveSockets) all() []*socket {
 	return out
 }
 
-// liveFrames are the socket.io EVENT packets ev brings a socket of who,
-// with counts and message read now (reference B3): a message received
-// brings it and both counts; a change, both counts; a seen, the unseen
-// count. A failed read drops the event's frames: the client reads the
+// liveFrames are the socket.io EVENT packets ev brings a socket of who
+// showing the inbox box, with counts and message read now (reference B3):
+// a message received brings it and both counts; a change, both counts; a
+// seen, the unseen count. A message received in another context brings
+// nothing. A failed read drops the event's frames: the client reads the
 // counts again on its next action or load.
-func (s *Store) liveFrames(ctx context.Context, who platform.Subscriber, ev LiveEvent) []string {
+func (s *Store) liveFrames(ctx context.Context, who platform.Subscriber, box inboxScope, ev LiveEvent) []string {
 	var frames []string
 	add := func(name string, payload any) {
 		b, err := json.Marshal([]any{name, payload})
@@ -386,7 +397,7 @@ func (s *Store) liveFrames(ctx context.Context, who platform.Subscriber, ev Live
 	env := who.EnvironmentID
 	if ev.Kind == LiveReceived {
 		m, err := scanInboxMessage(s.db.QueryRow(ctx, `SELECT `+inboxColumns+` FROM messages
-			WHERE environment_id = ? AND subscriber_id = ? AND id = ?`, env, who.ID, ev.MessageID))
+			WHERE environment_id = ? AND subscriber_id = ? AND id = ? AND context_keys = ?`, env, who.ID, ev.MessageID, box.context))
 		if err != nil {
 			return nil
 		}
@@ -398,7 +409,7 @@ func (s *Store) liveFrames(ctx context.Context, who platform.Subscriber, ev Live
 	if err != nil {
 		return frames
 	}
-	c, err := s.liveCounts(ctx, env, who.ID, sev)
+	c, err := s.liveCounts(ctx, box, sev)
 	if err != nil {
 		return frames
 	}
@@ -422,16 +433,17 @@ type liveCount struct {
 }
 
 // liveCounts reads every count the events carry in one query over the
-// subscriber's unseen or unread in-app messages (reference B3: the unread
+// scope's unseen or unread in-app messages (reference B3: the unread
 // total includes snoozed messages, its severity counts do not). Unlike the
 // inbox's count route it does not stop at 100: an event is sent for each
 // change, and one read was cheaper than the three capped ones it replaced.
-func (s *Store) liveCounts(ctx context.Context, env, subscriberID string, sev map[string]string) (liveCount, error) {
+func (s *Store) liveCounts(ctx context.Context, box inboxScope, sev map[string]string) (liveCount, error) {
 	out := liveCount{bySeverity: map[string]int{"high": 0, "medium": 0, "low": 0, "none": 0}}
 	rows, err := s.db.Query(ctx, `SELECT template_id, count(*) FILTER (WHERE seen = 0),
 		count(*) FILTER (WHERE read = 0), count(*) FILTER (WHERE read = 0 AND snoozed_until IS NULL)
-		FROM messages WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND (seen = 0 OR read = 0)
-		GROUP BY template_id`, env, subscriberID)
+		FROM messages WHERE environment_id = ? AND subscriber_id = ? AND channel = 'in_app' AND context_keys = ?
+		AND (seen = 0 OR read = 0)
+		GROUP BY template_id`, box.env, box.subscriberID, box.context)
 	if err != nil {
 		return out, err
 	}

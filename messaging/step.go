@@ -366,6 +366,7 @@ func newMessage(d *Delivery, r *rendered, targets []target, now time.Time, withS
 		Payload: r.payload, Overrides: orEmpty(d.Overrides, "{}"), Data: r.data, Tags: tagsJSON,
 		Actor: actorJSON(d.Actor), SubscriberSummary: sum, Status: "sent",
 		DeliveredAt: []byte("[]"), Outcome: []byte("{}"), CreatedAt: at, UpdatedAt: at,
+		ContextKeys: contextColumn(d.ContextKeys),
 	}
 	switch d.Channel {
 	case "email":

@@ -77,6 +77,9 @@ type message struct {
 	FeedOverrides []byte
 	// Archived is read by the feed only (an inbox state, migration 000030).
 	Archived bool
+	// ContextKeys is the trigger's context as the inbox matches it
+	// (contextColumn); written, never read back into a message.
+	ContextKeys string
 }
 
 // payloadColumn reads a message's payload, which is stored once per
@@ -171,8 +174,8 @@ const insertMessageSQL = `INSERT INTO messages (id, environment_id, organization
 	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
 	direct_webhook_url, avatar, device_tokens, cta, overrides, data, tags, actor,
 	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
-	delivered_at, outcome, created_at, updated_at, feed_item)
-	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?)
+	delivered_at, outcome, created_at, updated_at, feed_item, context_keys)
+	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?,?)
 	ON CONFLICT (job_id) DO NOTHING`
 
 // values are m's columns in insertMessageSQL's order.
@@ -183,7 +186,7 @@ func (m *message) values() []any {
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), m.storedOverrides(),
 		nullJSON(m.Data), string(m.Tags), string(m.Actor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
-		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.storedFeedItem()}
+		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.storedFeedItem(), m.ContextKeys}
 }
 
 // insertPayloadSQL keeps a notification's payload once, whichever of its

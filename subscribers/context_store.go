@@ -216,7 +216,10 @@ func (s *Store) Contexts(ctx context.Context, environmentID string, keys []strin
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+contextColumns+` FROM contexts
+	// Through a prepared statement: every trigger with a context and every
+	// step it sends read here, and a trigger names at most MaxContextRefs,
+	// so there are few texts to keep prepared.
+	rows, err := s.db.Query(ctx, `SELECT `+contextColumns+` FROM contexts
 		WHERE environment_id = ? AND context_key IN (`+sqldb.Placeholders(len(keys))+`)`, args...)
 	if err != nil {
 		return nil, err

@@ -328,3 +328,28 @@ func TestPreferences_ListActiveWorkflowsOnly(t *testing.T) {
 		`{"channel":{"type":"sms","enabled":false}}`, http.StatusOK).Decode(t, &upd)
 	is.Equal(upd.Preference.Channels, map[string]bool{"sms": false}) // the inactive workflow's preference is still written and answered
 }
+
+func TestPreferences_ContextIsNotAScope(t *testing.T) {
+	is := is.New(t)
+	srv, _ := setUpPreferences(t)
+	res := srv.Dev.Do(t, "PATCH", "/v2/subscribers/ada/preferences",
+		`{"workflowId":"news","channels":{"email":false},"context":{"tenant":"acme"}}`)
+	is.Equal(res.Status, http.StatusOK) // a write naming a context is accepted
+	var got struct {
+		Workflows []struct {
+			Channels map[string]bool `json:"channels"`
+			Workflow struct {
+				Identifier string `json:"identifier"`
+			} `json:"workflow"`
+		} `json:"workflows"`
+	}
+	srv.Dev.Do(t, "GET", "/v2/subscribers/ada/preferences?contextKeys=tenant:globex", "").Decode(t, &got)
+	found := false
+	for _, w := range got.Workflows {
+		if w.Workflow.Identifier == "news" {
+			found = true
+			is.Equal(w.Channels["email"], false) // the one set of preferences, whatever the context
+		}
+	}
+	is.True(found) // news is listed
+}

@@ -97,13 +97,22 @@ func (s *Store) newLayout(tenant platform.Tenant, layoutID, name string, transla
 		LayoutID: layoutID, Name: name, IsTranslationEnabled: translations, UpdatedBy: tenant.UserID, CreatedAt: ts, UpdatedAt: ts}
 }
 
-// createLayout stores a new layout from req, its body Herald's default
-// layout until an update gives it another.
+// emptyBlockLayout is the body a new layout starts with, as the block
+// editor opens it: a block document holding only the step's content, between
+// two blank paragraphs, for the team to build its page around.
+const emptyBlockLayout = `{"type":"doc","content":[` +
+	`{"type":"paragraph","attrs":{"textAlign":null,"showIfKey":null},"content":[{"type":"text","text":" "}]},` +
+	`{"type":"paragraph","attrs":{"textAlign":"left","showIfKey":null},"content":[{"type":"variable",` +
+	`"attrs":{"id":"content","label":null,"fallback":null,"required":false,"aliasFor":null}}]},` +
+	`{"type":"paragraph","attrs":{"textAlign":null,"showIfKey":null},"content":[{"type":"text","text":" "}]}]}`
+
+// createLayout stores a new layout from req, its body an empty block
+// document until an update gives it another.
 func (s *Store) createLayout(ctx context.Context, tenant platform.Tenant, req layoutCreateRequest) (l *layout, err error) {
 	defer s.changed()
 	defer platform.Wrap(&err, "create layout")
 	l = s.newLayout(tenant, req.LayoutID, req.Name, req.IsTranslationEnabled)
-	l.Email = &layoutEmail{Body: templates.DefaultLayout, EditorType: "html"}
+	l.Email = &layoutEmail{Body: emptyBlockLayout, EditorType: "block"}
 	return l, s.db.Tx(ctx, func(tx *sql.Tx) error { return s.insertLayout(ctx, tx, l) })
 }
 

@@ -65,12 +65,28 @@ func TestLayouts_CRUD(t *testing.T) {
 	is.True(list.Layouts[0].Controls.Values.Email != nil) // with a body
 
 	l := createLayout(t, c, "brand")
-	is.True(!l.IsDefault)                                                  // the seeded layout stays the default
-	is.Equal(l.Origin, "service-cloud")                                    // origin
-	is.Equal(l.Type, "REGULAR")                                            // type
-	is.Equal(l.Controls.UISchema.Group, "LAYOUT")                          // ui group
-	is.True(strings.Contains(l.Controls.Values.Email.Body, "{{content}}")) // starts as Herald's layout
-	is.True(strings.HasSuffix(l.Slug, "_ly_"+l.ID))                        // slug ends with the id
+	is.True(!l.IsDefault)                                 // the seeded layout stays the default
+	is.Equal(l.Origin, "service-cloud")                   // origin
+	is.Equal(l.Type, "REGULAR")                           // type
+	is.Equal(l.Controls.UISchema.Group, "LAYOUT")         // ui group
+	is.Equal(l.Controls.Values.Email.EditorType, "block") // starts as a block document
+	var doc struct {
+		Type    string `json:"type"`
+		Content []struct {
+			Content []struct {
+				Type  string `json:"type"`
+				Attrs struct {
+					ID string `json:"id"`
+				} `json:"attrs"`
+			} `json:"content"`
+		} `json:"content"`
+	}
+	is.NoErr(json.Unmarshal([]byte(l.Controls.Values.Email.Body), &doc)) // the document as a JSON string
+	is.Equal(doc.Type, "doc")                                            // a block document
+	is.Equal(len(doc.Content), 3)                                        // three paragraphs
+	is.Equal(doc.Content[1].Content[0].Type, "variable")                 // the middle one the step's content
+	is.Equal(doc.Content[1].Content[0].Attrs.ID, "content")              // named content
+	is.True(strings.HasSuffix(l.Slug, "_ly_"+l.ID))                      // slug ends with the id
 
 	quoted, _ := json.Marshal(brandPage)
 	res := c.Do(t, "PUT", "/v2/layouts/brand", `{"name":"Brand","isTranslationEnabled":true,

@@ -18,7 +18,30 @@ async function api(method, path, body) {
 
 const step = (what) => console.log(`step: ${what}`);
 
-const browser = await chromium.launch({
+// openInbox opens the page for one context with its popover open, and
+// waits for its empty list.
+async function openInbox(query) {
+  const p = await browser.newPage();
+  await p.goto(PAGE_URL + query);
+  await p.waitForSelector('#bell[data-count="0"]', { timeout });
+  await p.click('#bell');
+  return p;
+}
+
+// arrives waits until a notification with text shows in p's open list,
+// live: a list shows what arrives at once when empty, and behind a "new
+// notifications" notice otherwise.
+async function arrives(p, text) {
+  await p.waitForSelector('#bell[data-count="1"]', { timeout });
+  const item = p.locator('.nv-notification').filter({ hasText: text });
+  const notice = p.locator('.nv-notificationListNewNotificationsNotice__button');
+  await item.or(notice).first().waitFor({ timeout });
+  if (await notice.count() > 0) await notice.click();
+  await item.waitFor({ timeout });
+}
+
+let browser;
+browser = await chromium.launch({
   executablePath: CHROMIUM,
   headless: true,
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
@@ -65,6 +88,31 @@ try {
   await page.locator('.nv-inboxStatus__dropdownItem').filter({ hasText: 'Archived' }).click();
   await items.filter({ hasText: 'Second' }).waitFor({ timeout });
   if (await items.filter({ hasText: 'First' }).count() !== 0) throw new Error('the archived tab lists an unarchived notification');
+
+  step('two inboxes in two contexts each see only their own notification arrive');
+  const acme = await openInbox('?tenant=acme');
+  const globex = await openInbox('?tenant=globex');
+  await api('POST', '/v1/events/trigger',
+    { name: 'hello', to: SUBSCRIBER_ID, payload: { text: 'For Acme' }, context: { tenant: 'acme' } });
+  await api('POST', '/v1/events/trigger',
+    { name: 'hello', to: SUBSCRIBER_ID, payload: { text: 'For Globex' }, context: { tenant: 'globex' } });
+  await arrives(acme, 'For Acme');
+  await arrives(globex, 'For Globex');
+  await api('POST', '/v1/events/trigger', { name: 'hello', to: SUBSCRIBER_ID, payload: { text: 'For no one' } });
+  // The first page's, without a context, and the one sent since are not
+  // theirs: each bell counts its one, and each list holds it alone.
+  await page.waitForSelector('#bell[data-count="1"]', { timeout });
+  for (const [p, own] of [[acme, 'For Acme'], [globex, 'For Globex']]) {
+    const texts = await p.locator('.nv-notification').allInnerTexts();
+    if (texts.length !== 1 || !texts[0].includes(own)) throw new Error(`the ${own} inbox lists ${JSON.stringify(texts)}`);
+    if (await p.locator('#bell').getAttribute('data-count') !== '1') throw new Error(`the ${own} bell counts another context`);
+  }
+
+  step('a context signed as another is refused');
+  const forged = await browser.newPage();
+  const refused = forged.waitForResponse((r) => r.url().endsWith('/v1/inbox/session'), { timeout });
+  await forged.goto(PAGE_URL + '?tenant=acme&badHash=1');
+  if ((await refused).status() !== 400) throw new Error(`a wrong contextHash got ${(await refused).status()}`);
 
   console.log(JSON.stringify({ ok: true, errors }));
 } finally {

@@ -9,8 +9,12 @@ const ui = new NovuUI({
   options: {
     applicationIdentifier: cfg.applicationIdentifier,
     subscriber: cfg.subscriberId,
+    subscriberHash: cfg.subscriberHash,
     apiUrl: cfg.apiUrl,
     socketUrl: cfg.apiUrl,
+    // A page opened for one of the team's customers: its inbox shows
+    // only what was sent in that customer's context.
+    ...(cfg.context ? { context: cfg.context, contextHash: cfg.contextHash } : {}),
   },
 });
 ui.mountComponent({
