@@ -133,6 +133,26 @@ func TestBrowser_NovuInbox(t *testing.T) {
 			is.True(m.Read) // First read by its button, Second read by archiving it
 		}
 	}
+
+	// The schedule the page set through @novu/js, one day per call, is
+	// the subscriber's: both days, as the API reads it.
+	var global struct {
+		Schedule struct {
+			IsEnabled      bool `json:"isEnabled"`
+			WeeklySchedule map[string]struct {
+				IsEnabled bool `json:"isEnabled"`
+				Hours     []struct {
+					Start string `json:"start"`
+					End   string `json:"end"`
+				} `json:"hours"`
+			} `json:"weeklySchedule"`
+		} `json:"schedule"`
+	}
+	srv.Dev.Do(t, "GET", "/v2/subscribers/ada/preferences/global", "").Decode(t, &global)
+	is.True(global.Schedule.IsEnabled)                                              // on
+	is.Equal(global.Schedule.WeeklySchedule["monday"].Hours[0].Start, "09:00 AM")   // the first call's day
+	is.Equal(global.Schedule.WeeklySchedule["saturday"].Hours[0].Start, "10:00 PM") // the second call's, past midnight
+	is.Equal(global.Schedule.WeeklySchedule["saturday"].Hours[0].End, "02:00 AM")
 }
 
 // inboxPageConfig is what the page's inbox is opened with: ada, signed,

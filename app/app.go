@@ -97,6 +97,12 @@ func Start(ctx context.Context, mux *http.ServeMux, d Deps) (*App, error) {
 	}
 	stopBeat := d.DB.StartHeartbeat(d.Now)
 	d.DB.SetLogger(d.Logger)
+	// Sockets a stopped process held are gone: their subscribers are
+	// offline unless a live instance holds another.
+	if err := a.Subscribers.ResetPresence(ctx); err != nil {
+		stopBeat(ctx)
+		return nil, err
+	}
 	for _, s := range []environmentSeeder{a.Integrations, a.Workflows} {
 		for _, env := range d.Environments {
 			if err := s.SeedEnvironment(ctx, env); err != nil {

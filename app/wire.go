@@ -105,7 +105,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		messageStore.UseInbox(messaging.InboxConfig{Auth: d.Inbox, Subscribers: subscriberStore,
 			Integrations: integrationStore, Workflows: workflowStore, Preferences: subscriberStore, WebPush: subscriberStore, Snoozes: activityStore,
 			Live: messaging.NewLiveBus(d.DB, d.Logger), MaxSnooze: d.MaxSnooze, Closing: closing, Metrics: d.Metrics,
-			SocketsPerToken: d.SocketsPerToken})
+			SocketsPerToken: d.SocketsPerToken, Presence: subscriberStore, Logger: d.Logger})
 	}
 	integrations.AddRoutes(mux, integrationStore)
 	subscribers.AddRoutes(mux, subscriberStore)

@@ -4,7 +4,7 @@
 //
 //	go run ./bench          # the full run (several minutes)
 //	go run ./bench -quick   # about a minute on smaller data, not judged
-//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12), webhooks (13), console (14), editor (15) or instances (10, with -db)
+//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12), webhooks (13), console (14), editor (15), webpush (17) or instances (10, with -db)
 //	go run ./bench -db postgres://postgres@127.0.0.1:5432/postgres   # the server scenarios on SQLite and on PostgreSQL, and scenario 10
 package main
 
@@ -56,7 +56,7 @@ func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
 	expired := flag.Int("expired", 0, "expired notifications the sweeper deletes while scenario 1 runs again; 0 means 1,000,000 (20,000 with -quick)")
-	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12), webhooks (13), console (14), editor (15) or instances (10, needs -db)")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12), webhooks (13), console (14), editor (15), webpush (17) or instances (10, needs -db)")
 	db := flag.String("db", "", "a postgres:// URL: run the server scenarios on that PostgreSQL server too (a fresh database each, created and dropped through this URL), printed beside SQLite's, and scenario 10 (1, 2 and 3 instances on one database)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -105,7 +105,7 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 	var parts []string
 	switch only {
 	case "":
-		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox, b.broadcastStorage, b.webhooks, b.console, b.editor)
+		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox, b.broadcastStorage, b.webhooks, b.console, b.editor, b.webPush)
 		parts = []string{"delivery", "reads", "providers", "fanout", "inbox", "storage", "webhooks", "instances"}
 		// Scenario 12 runs for minutes at any size: the full run only.
 		if !quick {
@@ -125,6 +125,8 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 		steps = []func(context.Context) error{b.build, b.console}
 	case "editor": // against its target: the server's time for one preview
 		steps = []func(context.Context) error{b.build, b.editor}
+	case "webpush": // reported: what encrypting and signing each push costs
+		steps = []func(context.Context) error{b.build, b.webPush}
 	case "inbox", "retention", "webhooks": // measured against their targets, not a floor
 		steps = []func(context.Context) error{b.build, pgSteps[only]}
 		parts = []string{only}
@@ -135,7 +137,7 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 		steps = []func(context.Context) error{b.build}
 		parts = []string{"instances"}
 	default:
-		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox, storage, retention, webhooks, console, editor or instances", only)
+		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox, storage, retention, webhooks, console, editor, webpush or instances", only)
 	}
 	if pgURL != "" {
 		for _, part := range parts {

@@ -52,6 +52,7 @@ type Subscribers interface {
 	RemoveDeviceTokens(ctx context.Context, envID, subscriberID, providerID string, tokens []string) error
 	PreferenceSheet(ctx context.Context, envID, subscriberID string) (subscribers.PreferenceSheet, error)
 	SetPreference(ctx context.Context, envID, subscriberID, workflow, channel string, enabled bool) error
+	SetSchedule(ctx context.Context, envID, subscriberID string, sc subscribers.Schedule) error
 	TopicsOf(ctx context.Context, envID, subscriberID string) ([]subscribers.Topic, error)
 }
 

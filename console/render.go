@@ -118,6 +118,15 @@ var funcs = template.FuncMap{
 	"fingerprint":    fingerprint,
 	"deref":          func(p *string) string { return derefString(p) },
 	"has":            func(m map[string]bool, k string) bool { _, ok := m[k]; return ok },
+	"capitalize":     capitalize,
+}
+
+// capitalize is s with its first letter in upper case: a weekday's name.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func derefString(p *string) string {

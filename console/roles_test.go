@@ -25,6 +25,7 @@ var leastRole = map[string]platform.Role{
 	"POST /console/env/{env}/subscribers/{subscriberId}/credentials":            platform.RoleEditor,
 	"POST /console/env/{env}/subscribers/{subscriberId}/credentials/remove":     platform.RoleEditor,
 	"POST /console/env/{env}/subscribers/{subscriberId}/preferences":            platform.RoleEditor,
+	"POST /console/env/{env}/subscribers/{subscriberId}/schedule":               platform.RoleEditor,
 	"POST /console/env/{env}/subscribers/{subscriberId}/topics":                 platform.RoleEditor,
 	"POST /console/env/{env}/topics":                                            platform.RoleEditor,
 	"POST /console/env/{env}/topics/{key}/rename":                               platform.RoleEditor,

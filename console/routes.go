@@ -44,6 +44,7 @@ func (c *console) addRoutes(mux *http.ServeMux) {
 	mux.Handle("POST /console/env/{env}/subscribers/{subscriberId}/credentials", c.handle(editor, handleCredentialsSave(d)))
 	mux.Handle("POST /console/env/{env}/subscribers/{subscriberId}/credentials/remove", c.handle(editor, handleCredentialsRemove(d)))
 	mux.Handle("POST /console/env/{env}/subscribers/{subscriberId}/preferences", c.handle(editor, handlePreferenceSet(d)))
+	mux.Handle("POST /console/env/{env}/subscribers/{subscriberId}/schedule", c.handle(editor, handleScheduleSave(d)))
 	mux.Handle("POST /console/env/{env}/subscribers/{subscriberId}/topics", c.handle(editor, handleSubscriberTopics(d)))
 	mux.Handle("GET /console/env/{env}/topics", c.handle(viewer, handleTopics(d.Topics)))
 	mux.Handle("POST /console/env/{env}/topics", c.handle(editor, handleTopicCreate(d.Topics)))

@@ -83,6 +83,8 @@ type subscriberData struct {
 	S             subscribers.Subscriber
 	Form          form // the profile form, with what was typed when refused
 	CredForm      form
+	ScheduleForm  form // the schedule form, with what was typed when refused
+	Weekdays      []string
 	Preferences   subscribers.PreferenceSheet
 	Channels      []string
 	Topics        []subscribers.Topic
@@ -127,6 +129,10 @@ func renderSubscriber(p *page, d *Deps, data subscriberData, status int) error {
 	if data.Form.Values == nil {
 		data.Form = profileForm(data.S)
 	}
+	if data.ScheduleForm.Values == nil {
+		data.ScheduleForm = scheduleForm(data.Preferences.Schedule)
+	}
+	data.Weekdays = weekdays
 	data.Channels = subscribers.Channels
 	data.Providers = subscribers.ProviderIDs()
 	return p.renderStatus(status, "subscriber", "subscribers", data.S.SubscriberID, data)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/herald-notify/herald/integrations"
@@ -46,6 +47,15 @@ type InboxWorkflows interface {
 	WorkflowSeverities(ctx context.Context, environmentID string) (map[string]string, error)
 }
 
+// Presence keeps a subscriber's online status with its live inbox
+// sockets; subscribers.Store satisfies it. Opened is called when this
+// process opens its first socket of the subscriber (its _id), Closed when
+// it closes its last.
+type Presence interface {
+	SocketsOpened(ctx context.Context, environmentID, subscriberRef string) error
+	SocketsClosed(ctx context.Context, environmentID, subscriberRef string) error
+}
+
 // SnoozeTimer brings a snoozed message back when its snooze ends, through
 // a queue that outlives the process (activity's jobs): Schedule makes it
 // call EndSnooze(environmentID, messageID, until) at until, in place of
@@ -79,6 +89,8 @@ type InboxConfig struct {
 	WebPush      WebPushSubscriptions // nil: no /v1/inbox/web-push routes
 	Snoozes      SnoozeTimer          // nil: snoozes cannot be offered
 	Live         LiveBus              // nil: no live updates
+	Presence     Presence             // nil: sockets set no online status
+	Logger       *slog.Logger         // nil: slog.Default()
 	// MaxSnooze is the longest snooze a subscriber may set; the session
 	// offers it as maxSnoozeDurationHours. 0 means DefaultMaxSnooze.
 	MaxSnooze time.Duration
@@ -105,6 +117,9 @@ const DefaultMaxSnooze = 24 * time.Hour
 func (s *Store) UseInbox(cfg InboxConfig) *Store {
 	if cfg.MaxSnooze <= 0 {
 		cfg.MaxSnooze = DefaultMaxSnooze
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
 	if cfg.SocketsPerToken == 0 {
 		cfg.SocketsPerToken = DefaultSocketsPerToken

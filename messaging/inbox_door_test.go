@@ -250,3 +250,24 @@ func TestInboxDoor_ProductionWithoutHMACIsWarnedOf(t *testing.T) {
 	res = srv.Dev.Do(t, "GET", "/v1/environments", "")
 	is.Equal(res.Header.Values("Warning"), nil) // none once Production's inbox needs an HMAC
 }
+
+// Sessions opened at once, as a page with two inbox clients opens them,
+// each spend their own address's allowance: the gate a session request
+// carries is its own (the race detector catches a shared one).
+func TestInboxDoor_SessionsAtOnce(t *testing.T) {
+	srv := apptest.NewServer(t)
+	dev := srv.App.Development
+	statuses := make(chan int, 8)
+	for i := range cap(statuses) {
+		go func() {
+			status, _, _ := apptest.NewInbox(t, srv, "").Do("POST", "/v1/inbox/session",
+				`{"applicationIdentifier":"`+dev.Identifier+`","subscriber":{"subscriberId":"`+fmt.Sprint("at-once-", i%2)+`"}}`)
+			statuses <- status
+		}()
+	}
+	for range cap(statuses) {
+		if status := <-statuses; status != 201 {
+			t.Errorf("a session opened beside others: %d", status)
+		}
+	}
+}

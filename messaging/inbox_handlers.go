@@ -137,8 +137,8 @@ func (f *inboxFilter) checkUnreadArchived() error {
 
 // handleInboxNotifications serves GET /v1/inbox/notifications: a page of
 // the subscriber's in_app notifications, newest first (docs/inbox.md,
-// "Filters").
-func handleInboxNotifications(s *Store) http.Handler {
+// "Filters"), and GET /v2/subscribers/{subscriberId}/notifications.
+func handleInboxNotifications(s *Store, rt notificationRoute) http.Handler {
 	type filterEcho struct {
 		Tags     []string       `json:"tags,omitempty"`
 		Read     *bool          `json:"read,omitempty"`
@@ -154,7 +154,11 @@ func handleInboxNotifications(s *Store) http.Handler {
 		Filter  filterEcho          `json:"filter"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
+		ctx := r.Context()
+		who, err := rt.owner(r)
+		if err != nil {
+			return err
+		}
 		q := platform.NewQuery(r)
 		values := r.URL.Query()
 		limit := q.Int("limit", 10, 1, 100)
@@ -227,14 +231,19 @@ type inboxCountFilter struct {
 
 // handleInboxCount serves GET /v1/inbox/notifications/count: a count, up to
 // 100, for each filter of the filters JSON array, in its order
-// (docs/inbox.md, "What the routes do").
-func handleInboxCount(s *Store) http.Handler {
+// (docs/inbox.md, "What the routes do"), and GET
+// /v2/subscribers/{subscriberId}/notifications/count.
+func handleInboxCount(s *Store, rt notificationRoute) http.Handler {
 	type count struct {
 		Count  int              `json:"count"`
 		Filter inboxCountFilter `json:"filter"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
+		ctx := r.Context()
+		who, err := rt.owner(r)
+		if err != nil {
+			return err
+		}
 		raw := r.URL.Query().Get("filters")
 		var filters []inboxCountFilter
 		if raw == "" {
@@ -268,7 +277,7 @@ func handleInboxCount(s *Store) http.Handler {
 			}
 			out[i] = count{Count: n, Filter: filters[i]}
 		}
-		return platform.JSON(w, http.StatusOK, data[[]count]{out})
+		return rt.answer(w, out)
 	})
 }
 
@@ -321,10 +330,10 @@ func (cf inboxCountFilter) filter() (*inboxFilter, error) {
 	return f, nil
 }
 
-// notificationID reads the {id} of a notification route; an id that is no
-// message id is one the subscriber does not have.
-func notificationID(r *http.Request) (string, error) {
-	id := r.PathValue("id")
+// notificationID reads the notification id of a route's path; an id that
+// is no message id is one the subscriber does not have.
+func (rt notificationRoute) notificationID(r *http.Request) (string, error) {
+	id := r.PathValue(rt.idParam)
 	if !sqldb.IsID(id) {
 		return "", notificationNotFound(id)
 	}
@@ -332,9 +341,9 @@ func notificationID(r *http.Request) (string, error) {
 }
 
 // decodeNotificationRequest reads a notification route's {id} and its body.
-func decodeNotificationRequest[T any](r *http.Request) (string, T, error) {
+func decodeNotificationRequest[T any](rt notificationRoute, r *http.Request) (string, T, error) {
 	var req T
-	id, err := notificationID(r)
+	id, err := rt.notificationID(r)
 	if err != nil {
 		return "", req, err
 	}
@@ -346,24 +355,29 @@ func notificationNotFound(id string) error {
 	return platform.NotFound("Notification with id: %s is not found.", id)
 }
 
-// respondNotification answers a changed notification in the envelope and
-// announces the change.
-func (s *Store) respondNotification(w http.ResponseWriter, r *http.Request, m *inboxMessage, kind LiveKind) error {
-	who := platform.SubscriberFrom(r.Context())
+// respondNotification answers a changed notification of who and announces
+// the change.
+func (s *Store) respondNotification(w http.ResponseWriter, r *http.Request, rt notificationRoute, who platform.Subscriber,
+	m *inboxMessage, kind LiveKind) error {
 	out, err := s.notifications(r.Context(), who, []*inboxMessage{m})
 	if err != nil {
 		return err
 	}
 	s.publish(LiveEvent{EnvironmentID: who.EnvironmentID, SubscriberID: who.ID, Kind: kind})
-	return platform.JSON(w, http.StatusOK, data[inboxNotification]{out[0]})
+	return rt.answer(w, out[0])
 }
 
 // handleInboxMark serves PATCH /v1/inbox/notifications/{id}/<action> for
-// read, unread, archive, unarchive and unsnooze.
-func handleInboxMark(s *Store, action inboxAction) http.Handler {
+// read, unread, archive, unarchive and unsnooze, and PATCH
+// /v2/subscribers/{subscriberId}/notifications/{notificationId}/<action>.
+func handleInboxMark(s *Store, rt notificationRoute, action inboxAction) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
-		id, err := notificationID(r)
+		ctx := r.Context()
+		who, err := rt.owner(r)
+		if err != nil {
+			return err
+		}
+		id, err := rt.notificationID(r)
 		if err != nil {
 			return err
 		}
@@ -379,20 +393,25 @@ func handleInboxMark(s *Store, action inboxAction) http.Handler {
 				return err
 			}
 		}
-		return s.respondNotification(w, r, m, LiveChanged)
+		return s.respondNotification(w, r, rt, who, m, LiveChanged)
 	})
 }
 
 // handleInboxSnooze serves PATCH /v1/inbox/notifications/{id}/snooze: the
 // message leaves the inbox until snoozeUntil, at least a minute and at most
-// the configured maximum ahead, and the job queue brings it back then.
-func handleInboxSnooze(s *Store) http.Handler {
+// the configured maximum ahead, and the job queue brings it back then;
+// and PATCH /v2/subscribers/{subscriberId}/notifications/{notificationId}/snooze.
+func handleInboxSnooze(s *Store, rt notificationRoute) http.Handler {
 	type request struct {
 		SnoozeUntil string `json:"snoozeUntil" validate:"required"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
-		id, req, err := decodeNotificationRequest[request](r)
+		ctx := r.Context()
+		who, err := rt.owner(r)
+		if err != nil {
+			return err
+		}
+		id, req, err := decodeNotificationRequest[request](rt, r)
 		if err != nil {
 			return err
 		}
@@ -437,7 +456,7 @@ func handleInboxSnooze(s *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		return s.respondNotification(w, r, m, LiveChanged)
+		return s.respondNotification(w, r, rt, who, m, LiveChanged)
 	})
 }
 
@@ -448,29 +467,40 @@ func handleInboxAction(s *Store, status string) http.Handler {
 		ActionType string `json:"actionType" validate:"required,oneof=primary secondary"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
-		id, req, err := decodeNotificationRequest[request](r)
+		who := platform.SubscriberFrom(r.Context())
+		id, req, err := decodeNotificationRequest[request](inboxRoute, r)
 		if err != nil {
 			return err
 		}
-		m, err := s.inboxAct(ctx, scopeOf(who), id, req.ActionType, status)
-		switch {
-		case errors.Is(err, platform.ErrNotFound):
-			return notificationNotFound(id)
-		case errors.Is(err, errNoButton):
-			return platform.BadRequest("Could not find %s action", req.ActionType)
-		case err != nil:
-			return err
-		}
-		return s.respondNotification(w, r, m, LiveChanged)
+		return s.act(w, r, inboxRoute, who, id, req.ActionType, status)
 	})
 }
 
-// handleInboxDelete serves DELETE /v1/inbox/notifications/{id}/delete.
-func handleInboxDelete(s *Store) http.Handler {
+// act sets the action button of type button of who's notification id to
+// status, and answers the notification.
+func (s *Store) act(w http.ResponseWriter, r *http.Request, rt notificationRoute, who platform.Subscriber, id, button, status string) error {
+	m, err := s.inboxAct(r.Context(), scopeOf(who), id, button, status)
+	switch {
+	case errors.Is(err, platform.ErrNotFound):
+		return notificationNotFound(id)
+	case errors.Is(err, errNoButton):
+		return platform.BadRequest("Could not find %s action", button)
+	case err != nil:
+		return err
+	}
+	return s.respondNotification(w, r, rt, who, m, LiveChanged)
+}
+
+// handleInboxDelete serves DELETE /v1/inbox/notifications/{id}/delete and
+// DELETE /v2/subscribers/{subscriberId}/notifications/{notificationId}.
+func handleInboxDelete(s *Store, rt notificationRoute) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
-		id, err := notificationID(r)
+		ctx := r.Context()
+		who, err := rt.owner(r)
+		if err != nil {
+			return err
+		}
+		id, err := rt.notificationID(r)
 		if err != nil {
 			return err
 		}
@@ -489,6 +519,10 @@ type bulkRequest struct {
 	NotificationIDs []string        `json:"notificationIds"`
 	Tags            json.RawMessage `json:"tags"`
 	Data            json.RawMessage `json:"data"` // a JSON string holding the object, as the client sends it
+	// ContextKeys, on the API's routes, select the messages of exactly
+	// that context, as a session's context does; the inbox's own routes go
+	// by the session's.
+	ContextKeys []string `json:"contextKeys"`
 }
 
 // filter reads the bulk body's tags and data.
@@ -511,13 +545,17 @@ func (b bulkRequest) filter() (*inboxFilter, error) {
 
 // handleInboxBulk serves the bulk routes, POST /v1/inbox/notifications/
 // read, archive, read-archive, delete and seen: every message of the
-// subscriber the body's tags and data select (seen: the ids it names).
-func handleInboxBulk(s *Store, route string) http.Handler {
+// subscriber the body's tags and data select (seen: the ids it names); and
+// the same under /v2/subscribers/{subscriberId}/notifications/.
+func handleInboxBulk(s *Store, rt notificationRoute, route string) http.Handler {
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		ctx, who := r.Context(), platform.SubscriberFrom(r.Context())
+		ctx := r.Context()
+		who, err := rt.owner(r)
+		if err != nil {
+			return err
+		}
 		var req bulkRequest
 		if r.ContentLength != 0 {
-			var err error
 			if req, err = platform.Decode[bulkRequest](r); err != nil {
 				return err
 			}
@@ -525,6 +563,9 @@ func handleInboxBulk(s *Store, route string) http.Handler {
 		f, err := req.filter()
 		if err != nil {
 			return err
+		}
+		if !rt.envelope && req.ContextKeys != nil {
+			who.ContextKeys = req.ContextKeys
 		}
 		box := scopeOf(who)
 		kind := LiveChanged

@@ -129,6 +129,9 @@ type liveSockets struct {
 	bySub   map[string]*subscriberSockets
 	byToken map[string]int // open sockets by token signature (admit)
 	shards  []chan liveJob
+	// presenceMu orders the online status writes of each subscriber (by
+	// shardOf), so the last one written is the state the registry holds.
+	presenceMu [liveWorkers]sync.Mutex
 }
 
 type subscriberSockets struct {
@@ -212,10 +215,13 @@ func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) 
 	// any event is written: a client that acts once connected hears
 	// about it, in order.
 	k.wmu.Lock()
-	ls.add(k)
+	first := ls.add(k)
 	err = k.write(ctx, `40{"sid":"`+newSID()+`"}`)
 	k.wmu.Unlock()
 	defer ls.remove(k)
+	if first {
+		ls.presence(ctx, who)
+	}
 	if err != nil {
 		return
 	}
@@ -236,13 +242,15 @@ func (ls *liveSockets) serve(ctx context.Context, k *socket, queryToken string) 
 
 func liveKey(environmentID, subscriberID string) string { return environmentID + "\x00" + subscriberID }
 
-// add registers k, listening on the bus for its subscriber if it is the first.
-func (ls *liveSockets) add(k *socket) {
+// add registers k, listening on the bus for its subscriber if it is the
+// first, and reports whether it is.
+func (ls *liveSockets) add(k *socket) (first bool) {
 	key := liveKey(k.who.EnvironmentID, k.who.ID)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	subs := ls.bySub[key]
 	if subs == nil {
+		first = true
 		subs = &subscriberSockets{who: k.who, sockets: map[*socket]struct{}{}}
 		ls.bySub[key] = subs
 		shard := ls.shards[shardOf(key)]
@@ -254,23 +262,67 @@ func (ls *liveSockets) add(k *socket) {
 		})
 	}
 	subs.sockets[k] = struct{}{}
+	return first
 }
 
-// remove unregisters k, and stops listening for its subscriber after the last.
+// remove unregisters k, and stops listening for its subscriber after the
+// last, which sets the subscriber offline here.
 func (ls *liveSockets) remove(k *socket) {
+	if ls.unregister(k) {
+		ls.presence(context.Background(), k.who)
+	}
+}
+
+// unregister removes k, and reports whether it was its subscriber's last.
+func (ls *liveSockets) unregister(k *socket) (last bool) {
 	key := liveKey(k.who.EnvironmentID, k.who.ID)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	subs := ls.bySub[key]
 	if subs == nil {
-		return
+		return false
 	}
 	delete(subs.sockets, k)
 	if len(subs.sockets) == 0 {
 		subs.cancel()
 		delete(ls.bySub, key)
+		return true
+	}
+	return false
+}
+
+// presence records whether this process holds a socket of who now. A
+// first socket opening and a last one closing call it; as the two may race
+// (a tab closed while another opens), it writes the registry's state, not
+// the event's, one write at a time per subscriber. It outlives the request:
+// a socket closed at shutdown still marks its subscriber offline. A
+// failure is logged, and the socket goes on: the next open or close, or
+// the next start, writes the status again.
+func (ls *liveSockets) presence(ctx context.Context, who platform.Subscriber) {
+	p := ls.store.inbox.Presence
+	if p == nil {
+		return
+	}
+	key := liveKey(who.EnvironmentID, who.ID)
+	mu := &ls.presenceMu[shardOf(key)]
+	mu.Lock()
+	defer mu.Unlock()
+	ls.mu.Lock()
+	_, open := ls.bySub[key]
+	ls.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), presenceTimeout)
+	defer cancel()
+	write := p.SocketsClosed
+	if open {
+		write = p.SocketsOpened
+	}
+	if err := write(ctx, who.EnvironmentID, who.ID); err != nil {
+		ls.store.inbox.Logger.Warn("online status not written", "environment_id", who.EnvironmentID, "error", err)
 	}
 }
+
+// presenceTimeout bounds one online status write.
+const presenceTimeout = 5 * time.Second
 
 func shardOf(key string) int {
 	h := fnv.New32a()

@@ -1,5 +1,5 @@
 -- Tenancy, API keys, idempotency and settings: the tables the platform package owns.
--- Times are stored as ISO 8601 UTC strings with milliseconds (contract §3), which
+-- Times are stored as ISO 8601 UTC strings with milliseconds, which
 -- sort the same as the instants they name.
 
 CREATE TABLE organizations (
@@ -39,8 +39,8 @@ CREATE TABLE api_keys (
 );
 CREATE INDEX api_keys_environment ON api_keys (environment_id);
 
--- idempotency_keys remembers one request per (environment, key) for 24 hours
--- (contract §5). state is 'running' until the response is stored as 'done'.
+-- idempotency_keys remembers one request per (environment, key) for 24 hours.
+-- state is 'running' until the response is stored as 'done'.
 CREATE TABLE idempotency_keys (
     environment_id TEXT NOT NULL,
     key            TEXT NOT NULL,

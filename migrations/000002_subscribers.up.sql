@@ -1,4 +1,4 @@
--- Subscribers (spec §2.1) and their channel credentials (spec §2.2–§2.4).
+-- Subscribers and their channel credentials.
 --
 -- seq is the rowid that links a row to its entry in subscribers_fts; id is the
 -- public _id. channels is the JSON array of channel entries: it lives and dies
@@ -25,7 +25,7 @@ CREATE TABLE subscribers (
 );
 
 -- Keyset paging of GET /v2/subscribers walks one of these in either direction
--- (contract §6: orderBy _id, createdAt or updatedAt, ties broken by _id).
+-- (orderBy _id, createdAt or updatedAt, ties broken by _id).
 CREATE INDEX subscribers_env_id ON subscribers (environment_id, id);
 CREATE INDEX subscribers_env_created ON subscribers (environment_id, created_at, id);
 CREATE INDEX subscribers_env_updated ON subscribers (environment_id, updated_at, id);

@@ -1,4 +1,4 @@
--- Integrations: configured connections to providers, one channel each (spec §2.5).
+-- Integrations: configured connections to providers, one channel each.
 -- credentials holds AES-256-GCM ciphertext (version byte, nonce, sealed JSON),
 -- never plaintext. Rows are soft-deleted: deleted rows stay for the record but
 -- no longer count for identifier uniqueness or primary selection.
@@ -24,8 +24,8 @@ CREATE TABLE integrations (
 
 -- An identifier is unique among an environment's live integrations.
 CREATE UNIQUE INDEX integrations_identifier ON integrations (environment_id, identifier) WHERE deleted = 0;
--- At most one primary per channel per environment (contract §7).
+-- At most one primary per channel per environment.
 CREATE UNIQUE INDEX integrations_primary ON integrations (environment_id, channel) WHERE is_primary = 1 AND deleted = 0;
--- The organization-wide list (spec §4.5) and the per-channel lookups of delivery.
+-- The organization-wide list and the per-channel lookups of delivery.
 CREATE INDEX integrations_organization ON integrations (organization_id, created_at);
 CREATE INDEX integrations_channel ON integrations (environment_id, channel, active) WHERE deleted = 0;

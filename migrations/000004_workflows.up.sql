@@ -1,8 +1,8 @@
--- Workflows and notification groups (spec §2.14, §2.10.1; contract §7, §9).
+-- Workflows and notification groups.
 
 -- notification_groups holds each environment's default group ("General"),
 -- which every workflow belongs to: message summaries need a real
--- _notificationGroupId (contract §9).
+-- _notificationGroupId.
 CREATE TABLE notification_groups (
     id              TEXT PRIMARY KEY,
     organization_id TEXT NOT NULL,

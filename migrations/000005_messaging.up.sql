@@ -1,5 +1,5 @@
--- Messages: one row per delivered channel step (spec §2.10), owned by the messaging package.
--- JSON columns hold the wire value as JSON text; times are contract §3 strings.
+-- Messages: one row per delivered channel step, owned by the messaging package.
+-- JSON columns hold the wire value as JSON text; times are ISO 8601 UTC strings with milliseconds.
 CREATE TABLE messages (
     id                  TEXT PRIMARY KEY,
     environment_id      TEXT NOT NULL,

@@ -1,10 +1,10 @@
 -- Activity: the triggered-event records (notifications), their job chains, the
 -- execution details that explain each job, and the durable queue those jobs
--- form. Times are ISO 8601 UTC strings with milliseconds (contract §3); JSON
+-- form. Times are ISO 8601 UTC strings with milliseconds; JSON
 -- documents are stored as TEXT.
 
 -- activity_transactions claims a transactionId once per environment, so a
--- reused one is refused in the trigger's own transaction (contract §7).
+-- reused one is refused in the trigger's own transaction.
 CREATE TABLE activity_transactions (
     environment_id TEXT NOT NULL,
     transaction_id TEXT NOT NULL,
@@ -51,7 +51,7 @@ CREATE INDEX notifications_template ON notifications (environment_id, template_i
 -- claim sets lease_owner/lease_until, and a job whose lease has expired (its
 -- worker died) is due again. Finishing a job clears run_at, so the claim
 -- index only ever holds live work. Each job's parent_id is the job before it
--- in its notification's chain (contract §8).
+-- in its notification's chain.
 CREATE TABLE jobs (
     id               TEXT PRIMARY KEY,
     environment_id   TEXT NOT NULL,

@@ -1,4 +1,4 @@
--- feed_item is the part of a message's spec §2.9 feed item that does not
+-- feed_item is the part of a message's feed item that does not
 -- change after delivery, as JSON, written with the message: the feed, the
 -- hottest read, then reads it and the few columns that change (read, seen,
 -- their dates, status, provider, deliveredAt, updatedAt) instead of

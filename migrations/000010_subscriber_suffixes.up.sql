@@ -10,7 +10,7 @@
 -- A suffix is kept to its first 32 characters, which bounds what a long
 -- value costs; a needle longer than that is looked up by its first 32 and
 -- every candidate is checked against the whole needle (as every candidate
--- always is). Suffixes are case-sensitive, as the filters are (contract §6).
+-- always is). Suffixes are case-sensitive, as the filters are.
 
 -- suffix_positions holds 1 to 513, the longest value indexed (a name of
 -- 256 + 1 + 256 characters), so the triggers below can make one row per

@@ -1,7 +1,7 @@
 -- A trigger's payload was stored in every message of its notification
 -- twice, in payload and in feed_item, beside the notification's own copy:
 -- a broadcast of a 1 MB payload to 100 subscribers grew the database by
--- 632 MB (issue 37). Messaging now keeps it once per notification, here,
+-- 632 MB. Messaging now keeps it once per notification, here,
 -- and every message reads it through its notification_id; an empty
 -- payload ({}) is not stored at all. (Messaging keeps its own copy, not a
 -- reference to the notification's: an in-app message outlives the

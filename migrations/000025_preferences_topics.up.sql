@@ -1,4 +1,4 @@
--- Subscriber preferences (issue 38). One row per subscriber for its global
+-- Subscriber preferences. One row per subscriber for its global
 -- preferences (workflow_id '') and one per subscriber and workflow for its
 -- overrides (workflow_id: the workflow's _id). channels is a JSON object of
 -- the channels the subscriber set, {"email": false}: a channel absent from
@@ -17,7 +17,7 @@ CREATE TABLE subscriber_preferences (
 
 -- Topics: a named group of subscribers a trigger can address. key is
 -- unique in its environment. The three indexes serve GET /v2/topics's
--- keyset paging by _id, createdAt and updatedAt (contract §6).
+-- keyset paging by _id, createdAt and updatedAt.
 CREATE TABLE topics (
     id              TEXT PRIMARY KEY,
     environment_id  TEXT NOT NULL,

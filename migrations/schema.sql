@@ -376,6 +376,12 @@ CREATE TABLE subscriber_preferences (
     PRIMARY KEY (environment_id, subscriber_id, workflow_id)
 ) WITHOUT ROWID;
 
+CREATE TABLE subscriber_sockets (
+    subscriber_ref TEXT NOT NULL,
+    instance_id    TEXT NOT NULL,
+    PRIMARY KEY (subscriber_ref, instance_id)
+) WITHOUT ROWID;
+
 CREATE TABLE subscriber_suffixes (
     field  INTEGER NOT NULL,
     suffix TEXT NOT NULL,
@@ -400,7 +406,7 @@ CREATE TABLE subscribers (
     channels        TEXT NOT NULL DEFAULT '[]',
     version         INTEGER NOT NULL DEFAULT 0,
     created_at      TEXT NOT NULL,
-    updated_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL, is_online INTEGER, last_online_at TEXT,
     UNIQUE (environment_id, subscriber_id)
 );
 
@@ -459,7 +465,7 @@ CREATE TABLE topic_subscribers (
     id              TEXT NOT NULL,
     environment_id  TEXT NOT NULL,
     subscriber_ref  TEXT NOT NULL,
-    created_at      TEXT NOT NULL,
+    created_at      TEXT NOT NULL, name TEXT, updated_at TEXT,
     PRIMARY KEY (topic_id, subscriber_id)
 ) WITHOUT ROWID;
 

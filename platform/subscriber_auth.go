@@ -343,9 +343,10 @@ func requireSubscriber(a *SubscriberAuth, failures *buckets, sessions sessionGat
 			return tooMany(wait)
 		}
 		if r.URL.Path == InboxSessionPath {
-			sessions.addr = addr
+			gate := sessions // this request's own: sessions is every request's
+			gate.addr = addr
 			sw := &statusWriter{ResponseWriter: w}
-			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), sessionGateKey{}, sessions)))
+			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), sessionGateKey{}, gate)))
 			if sw.status == http.StatusBadRequest || sw.status == http.StatusUnauthorized {
 				failures.take(addr)
 			}

@@ -105,6 +105,21 @@ func (s *Store) SetPreference(ctx context.Context, environmentID, subscriberID, 
 	return s.updatePreferences(ctx, environmentID, ref, []preferenceChange{change})
 }
 
+// SetSchedule lays sc over the subscriber's schedule, as PATCH
+// /v2/subscribers/{subscriberId}/preferences does with a schedule: the
+// days sc names replace the stored ones. A schedule that is not well
+// formed is a 400, a missing subscriber a 404.
+func (s *Store) SetSchedule(ctx context.Context, environmentID, subscriberID string, sc Schedule) error {
+	if err := sc.Check(); err != nil {
+		return err
+	}
+	ref, err := s.subscriberRef(ctx, environmentID, subscriberID)
+	if err != nil {
+		return err
+	}
+	return s.updatePreferences(ctx, environmentID, ref, []preferenceChange{{schedule: &sc}})
+}
+
 // NewTopic is a topic to create, under the rules of POST /v1/topics.
 type NewTopic struct {
 	Key  string `json:"key" validate:"required,topickey"`

@@ -29,12 +29,14 @@ type PreferenceEvent struct {
 }
 
 // EventPreference is the preference object of preference.updated: its
-// level, whether it is on, and its channels as they stand after the write.
+// level, whether it is on, its channels as they stand after the write,
+// and, at the global level, the subscriber's schedule when it has one.
 type EventPreference struct {
 	Level    string         `json:"level"` // global or template
 	Enabled  bool           `json:"enabled"`
 	Channels Set            `json:"channels"`
 	Workflow *EventWorkflow `json:"workflow,omitempty"`
+	Schedule *Schedule      `json:"schedule,omitempty"`
 }
 
 // EventWorkflow names the workflow of a template-level preference.

@@ -252,7 +252,7 @@ func (s *Store) updatePreferences(ctx context.Context, environmentID, subscriber
 				}
 			}
 		}
-		return s.raisePreferences(ctx, tx, environmentID, subscriberRef, events, sets)
+		return s.raisePreferences(ctx, tx, environmentID, subscriberRef, events, changes, sets)
 	})
 }
 
@@ -280,8 +280,11 @@ func (s *Store) preferenceEvents(ctx context.Context, environmentID string, chan
 }
 
 // raisePreferences raises events, each with its change's channels as
-// written (sets), inside tx.
-func (s *Store) raisePreferences(ctx context.Context, tx *sql.Tx, environmentID, subscriberRef string, events []PreferenceEvent, sets []Set) error {
+// written (sets), inside tx. A global one carries the subscriber's
+// schedule as it stands after the write, and a change of the schedule
+// alone raises one too.
+func (s *Store) raisePreferences(ctx context.Context, tx *sql.Tx, environmentID, subscriberRef string, events []PreferenceEvent,
+	changes []preferenceChange, sets []Set) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -290,11 +293,19 @@ func (s *Store) raisePreferences(ctx context.Context, tx *sql.Tx, environmentID,
 		return err
 	}
 	for i, e := range events {
-		if sets[i] == nil {
+		if sets[i] == nil && changes[i].schedule == nil {
 			continue // nothing changed
 		}
+		if changes[i].workflowID == "" {
+			global, schedule, err := s.globalPreferences(ctx, tx, environmentID, subscriberRef)
+			if err != nil {
+				return err
+			}
+			sets[i], e.Preference.Schedule = global, schedule
+		}
 		e.SubscriberID, e.Preference.Channels = subscriberID, sets[i]
-		e.Preference.Enabled = slices.Contains(slices.Collect(maps.Values(sets[i])), true)
+		// A set that names no channel leaves every one on.
+		e.Preference.Enabled = len(sets[i]) == 0 || slices.Contains(slices.Collect(maps.Values(sets[i])), true)
 		if err := s.events.RaisePreferenceEvent(ctx, tx, e); err != nil {
 			return err
 		}

@@ -223,6 +223,24 @@ func parseSchedule(raw sql.NullString) (*Schedule, error) {
 	return &sc, nil
 }
 
+// globalPreferences reads the subscriber's global channels and schedule
+// inside tx: what a write left.
+func (s *Store) globalPreferences(ctx context.Context, tx *sql.Tx, environmentID, subscriberRef string) (Set, *Schedule, error) {
+	var channels string
+	var raw sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT channels, schedule FROM subscriber_preferences
+		WHERE environment_id = ? AND subscriber_id = ? AND workflow_id = ''`, environmentID, subscriberRef).Scan(&channels, &raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	set := Set{}
+	if err := json.Unmarshal([]byte(channels), &set); err != nil {
+		return nil, nil, err
+	}
+	schedule, err := parseSchedule(raw)
+	return set, schedule, err
+}
+
 // setSchedule lays change over the subscriber's schedule, on its global
 // preferences row, which it creates with no channel set when there is
 // none yet.

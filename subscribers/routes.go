@@ -31,6 +31,8 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences", handlePreferenceUpdateV2(store))
 	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences/bulk", handlePreferencesBulkV2(store))
 
+	mux.Handle("PATCH /v1/subscribers/{subscriberId}/online-status", handleSubscriberOnlineStatus(store))
+
 	mux.Handle("POST /v1/tenants", handleTenantCreate(store))
 	mux.Handle("GET /v1/tenants", handleTenantList(store))
 	mux.Handle("GET /v1/tenants/{identifier}", handleTenantGet(store))
@@ -54,6 +56,8 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("POST /v2/topics/{topicKey}/subscriptions", handleSubscribeV2(store))
 	mux.Handle("DELETE /v2/topics/{topicKey}/subscriptions", handleUnsubscribeV2(store))
 	mux.Handle("GET /v2/topics/{topicKey}/subscriptions/{identifier}", handleSubscriptionGetV2(store))
+	mux.Handle("PATCH /v2/topics/{topicKey}/subscriptions/{identifier}", handleSubscriptionUpdateV2(store))
+	mux.Handle("GET /v2/subscribers/{subscriberId}/subscriptions", handleSubscriberSubscriptions(store))
 
 	mux.Handle("POST /v2/contexts", handleContextCreate(store))
 	mux.Handle("GET /v2/contexts", handleContextList(store))

@@ -55,6 +55,13 @@ func minuteOfDay(s string) (int, bool) {
 	return h*60 + mins, true
 }
 
+// IsClockTime reports whether s is a time of day in the 12-hour form a
+// schedule's hours take, as "09:00 AM".
+func IsClockTime(s string) bool {
+	_, ok := minuteOfDay(s)
+	return ok
+}
+
 // Check returns a 400 naming what is wrong with the schedule, or nil.
 func (s *Schedule) Check() error {
 	if s.IsEnabled && s.WeeklySchedule != nil && len(s.WeeklySchedule) == 0 {

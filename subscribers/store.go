@@ -65,7 +65,7 @@ const (
 
 // subscriberColumns is the select list every read scans with scanSubscriber.
 const subscriberColumns = `id, organization_id, environment_id, subscriber_id, first_name, last_name,
-	email, phone, avatar, locale, timezone, data, channels, version, created_at, updated_at`
+	email, phone, avatar, locale, timezone, data, channels, version, created_at, updated_at, is_online, last_online_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -73,8 +73,10 @@ func (s *Store) scanSubscriber(row scanner) (*subscriber, error) {
 	var sub subscriber
 	var data *string
 	var chans string
+	var online *int64
 	err := row.Scan(&sub.ID, &sub.OrganizationID, &sub.EnvironmentID, &sub.SubscriberID, &sub.FirstName, &sub.LastName,
-		&sub.Email, &sub.Phone, &sub.Avatar, &sub.Locale, &sub.Timezone, &data, &chans, &sub.Version, &sub.CreatedAt, &sub.UpdatedAt)
+		&sub.Email, &sub.Phone, &sub.Avatar, &sub.Locale, &sub.Timezone, &data, &chans, &sub.Version, &sub.CreatedAt, &sub.UpdatedAt,
+		&online, &sub.LastOnlineAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, platform.ErrNotFound
 	}
@@ -83,6 +85,10 @@ func (s *Store) scanSubscriber(row scanner) (*subscriber, error) {
 	}
 	if data != nil {
 		sub.Data = json.RawMessage(*data)
+	}
+	if online != nil {
+		on := *online != 0
+		sub.IsOnline = &on
 	}
 	if sub.Channels, err = s.decodeChannels(sub.ID, chans); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package subscribers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -188,8 +189,8 @@ type batchError struct {
 
 // changedSubscription is a subscription as the answers of POST and DELETE
 // /v2/topics/{topicKey}/subscriptions list it: the reference's SDK refuses
-// an item without updatedAt. A subscription is never changed once made, so
-// it was last updated when it was created.
+// an item without updatedAt: when the subscription was last named, else
+// when it was made.
 type changedSubscription struct {
 	subscriptionV2
 	UpdatedAt string `json:"updatedAt"`
@@ -200,7 +201,7 @@ type changedSubscription struct {
 func batchAnswer(w http.ResponseWriter, status int, subs []Subscription, errs []batchError) error {
 	data := make([]changedSubscription, len(subs))
 	for i, sub := range subs {
-		data[i] = changedSubscription{toSubscriptionV2(sub), sub.CreatedAt}
+		data[i] = changedSubscription{toSubscriptionV2(sub), cmp.Or(sub.UpdatedAt, sub.CreatedAt)}
 	}
 	res := map[string]any{"data": data, "meta": map[string]int{"totalCount": len(subs) + len(errs),
 		"successful": len(subs), "failed": len(errs)}}
@@ -280,6 +281,14 @@ func handleSubscriptionGetV2(store *Store) http.Handler {
 		if err != nil {
 			return err
 		}
-		return platform.JSON(w, http.StatusOK, map[string]any{"id": sub.ID, "identifier": sub.Identifier()})
+		name, _, err := store.renameSubscription(ctx, sub, nil)
+		if err != nil {
+			return err
+		}
+		out := map[string]any{"id": sub.ID, "identifier": sub.Identifier()}
+		if name != nil {
+			out["name"] = *name
+		}
+		return platform.JSON(w, http.StatusOK, out)
 	})
 }

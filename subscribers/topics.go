@@ -228,6 +228,7 @@ type Subscription struct {
 	SubscriberID string // the subscriber's subscriberId
 	Subscriber   *subscriber
 	CreatedAt    string
+	UpdatedAt    string // when it was last named; "" where it was not read
 }
 
 // Identifier is the subscription's identifier, as the reference makes it
@@ -342,7 +343,7 @@ func (s *Store) subscriptions(ctx context.Context, q querier, t Topic, found map
 	for _, id := range subscriberIDs {
 		args = append(args, id)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT id, subscriber_id, created_at FROM topic_subscribers
+	rows, err := q.QueryContext(ctx, `SELECT id, subscriber_id, created_at, coalesce(updated_at, created_at) FROM topic_subscribers
 		WHERE topic_id = ? AND subscriber_id IN (`+sqldb.Placeholders(len(subscriberIDs))+`)`, args...)
 	if err != nil {
 		return nil, err
@@ -351,7 +352,7 @@ func (s *Store) subscriptions(ctx context.Context, q querier, t Topic, found map
 	byID := map[string]Subscription{}
 	for rows.Next() {
 		sub := Subscription{Topic: t}
-		if err := rows.Scan(&sub.ID, &sub.SubscriberID, &sub.CreatedAt); err != nil {
+		if err := rows.Scan(&sub.ID, &sub.SubscriberID, &sub.CreatedAt, &sub.UpdatedAt); err != nil {
 			return nil, err
 		}
 		sub.Subscriber = found[sub.SubscriberID]

@@ -200,6 +200,8 @@ type subscriber struct {
 	ID, OrganizationID, EnvironmentID, SubscriberID   string
 	FirstName, LastName, Email, Phone, Avatar, Locale *string
 	Timezone                                          *string
+	IsOnline                                          *bool           // nil until it first connects or is set
+	LastOnlineAt                                      *string         // when it was last seen leaving
 	Data                                              json.RawMessage // nil for null
 	Channels                                          []Channel
 	Version                                           int
@@ -269,6 +271,7 @@ func (s *subscriber) toResponse(withHidden bool) Subscriber {
 		Avatar: s.Avatar, Locale: s.Locale, Channels: chans, Topics: []string{}, Version: s.Version,
 		Data: data, Timezone: s.Timezone, SubscriberID: s.SubscriberID, OrganizationID: s.OrganizationID,
 		EnvironmentID: s.EnvironmentID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		IsOnline: s.IsOnline, LastOnlineAt: s.LastOnlineAt,
 	}
 }
 

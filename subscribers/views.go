@@ -47,6 +47,7 @@ func (s *Store) Search(ctx context.Context, environmentID string, query url.Valu
 type PreferenceSheet struct {
 	Global    map[string]bool // the channels of the environment's workflows
 	Workflows []WorkflowPreferences
+	Schedule  *Schedule // nil when the subscriber set none
 }
 
 // WorkflowPreferences is a subscriber's preferences for one workflow.
@@ -65,7 +66,7 @@ func (s *Store) PreferenceSheet(ctx context.Context, environmentID, subscriberID
 	if err != nil {
 		return PreferenceSheet{}, err
 	}
-	out := PreferenceSheet{Global: st.globalChannels()}
+	out := PreferenceSheet{Global: st.globalChannels(), Schedule: st.schedule}
 	for _, v := range st.listed() {
 		wp := WorkflowPreferences{ID: v.wf.ID, WorkflowID: v.wf.WorkflowID, Name: v.wf.Name, Critical: v.resolved.Critical,
 			Channels: v.channels(false), BySubscriber: map[string]bool{}}

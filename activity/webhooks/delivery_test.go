@@ -313,3 +313,49 @@ func TestWebhooks_WorkflowAndPreferenceEvents(t *testing.T) {
 	is.Equal(pref.Object.Workflow.Identifier, "hello")                               // which one
 	is.Equal(pref.Object.Channels["email"], false)                                   // as written
 }
+
+func TestWebhooks_ScheduleChangeRaisesPreferenceUpdated(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	rc := newReceiver(t)
+	mustEndpoint(t, srv, rc, "preference.updated")
+	inbox, _ := apptest.OpenInbox(t, srv, "ada", "")
+	apptest.MustStatus(t, srv.Dev, "PATCH", "/v2/subscribers/ada/preferences",
+		`{"schedule":{"isEnabled":true,"weeklySchedule":{"monday":{"isEnabled":true,"hours":[{"start":"09:00 AM","end":"05:00 PM"}]}}}}`, 200)
+	rc.wait(1)
+	status, _, _ := inbox.Do("PATCH", "/v1/inbox/preferences",
+		`{"schedule":{"isEnabled":true,"weeklySchedule":{"saturday":{"isEnabled":true,"hours":[{"start":"10:00 PM","end":"02:00 AM"}]}}}}`)
+	is.Equal(status, 200) // the inbox's write
+	got := rc.wait(2)
+	is.Equal(len(got), 2) // one event per write
+
+	type event struct {
+		SubscriberID string `json:"subscriberId"`
+		Object       struct {
+			Level    string          `json:"level"`
+			Enabled  bool            `json:"enabled"`
+			Channels map[string]bool `json:"channels"`
+			Schedule *struct {
+				IsEnabled      bool `json:"isEnabled"`
+				WeeklySchedule map[string]struct {
+					Hours []struct{ Start, End string } `json:"hours"`
+				} `json:"weeklySchedule"`
+			} `json:"schedule"`
+		} `json:"object"`
+	}
+	var days []int
+	for _, g := range got {
+		var e event
+		is.NoErr(json.Unmarshal(g.Event.Data, &e))
+		is.Equal(e.SubscriberID, "ada")      // whose schedule
+		is.Equal(e.Object.Level, "global")   // a subscriber's schedule is its global preference's
+		is.True(e.Object.Enabled)            // no channel turned off
+		is.True(e.Object.Channels != nil)    // channels are always there
+		is.True(e.Object.Schedule != nil)    // the schedule, as written
+		is.True(e.Object.Schedule.IsEnabled) // on
+		is.Equal(e.Object.Schedule.WeeklySchedule["monday"].Hours[0].End, "05:00 PM")
+		days = append(days, len(e.Object.Schedule.WeeklySchedule))
+	}
+	slices.Sort(days)
+	is.Equal(days, []int{1, 2}) // the second event carries the schedule as it stands after the inbox's write: both days
+}

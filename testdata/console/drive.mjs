@@ -127,6 +127,30 @@ try {
   check(!(await page.getByLabel('Email for Welcome').isChecked()), 'the page shows the preference off');
   await shot(page, 'subscriber');
 
+  step('set the subscriber\'s quiet hours; a time that is not 12-hour is marked on its day');
+  await page.getByRole('heading', { name: 'Schedule' }).waitFor({ timeout });
+  await page.getByLabel('Keep to the schedule').check();
+  await page.getByLabel('Monday has open hours').check();
+  await page.getByLabel('Monday', { exact: true }).fill('09:00 AM - 05:00 PM');
+  await page.getByLabel('Friday has open hours').check();
+  await page.getByLabel('Friday', { exact: true }).fill('09:00 AM - 17:00 PM');
+  const beforeSchedule = errors.length;
+  await page.getByRole('button', { name: 'Save schedule' }).click();
+  await page.locator('#schedule .field-error').filter({ hasText: '17:00 PM' }).waitFor({ timeout });
+  // Chromium logs the form's 422 answer, as it logs every failed load.
+  errors.splice(beforeSchedule, errors.length - beforeSchedule, ...errors.slice(beforeSchedule).filter((e) => !e.includes('422')));
+  check(await page.getByLabel('Monday', { exact: true }).inputValue() === '09:00 AM - 05:00 PM', 'the refused form lost what was typed');
+  const refused = await api('GET', '/v2/subscribers/ada/preferences/global');
+  check(!refused.body.schedule, 'a refused schedule was stored: ' + JSON.stringify(refused.body));
+  await page.getByLabel('Friday', { exact: true }).fill('09:00 AM - 12:00 PM, 10:00 PM - 02:00 AM');
+  await page.getByRole('button', { name: 'Save schedule' }).click();
+  await page.getByText('The schedule is saved.').waitFor({ timeout });
+  const stored = (await api('GET', '/v2/subscribers/ada/preferences/global')).body.schedule;
+  check(stored && stored.isEnabled && stored.weeklySchedule.monday.hours[0].end === '05:00 PM'
+    && stored.weeklySchedule.friday.hours.length === 2 && stored.weeklySchedule.sunday.isEnabled === false,
+    'the API reads another schedule: ' + JSON.stringify(stored));
+  await shot(page, 'subscriber-schedule');
+
   step('create an integration through its form and check it');
   await page.getByRole('link', { name: 'Integrations' }).first().click();
   await page.getByRole('link', { name: 'New integration' }).click();
@@ -369,6 +393,9 @@ try {
   errors.splice(before, errors.length - before, ...errors.slice(before).filter((e) => !e.includes('403')));
   const prefs = await api('GET', '/v2/subscribers/ada/preferences');
   check(prefs.body.workflows.find((w) => w.workflow.identifier === 'welcome').channels.in_app === true, 'the crafted post changed a preference');
+  check(await viewer.getByLabel('Friday', { exact: true }).inputValue() === '09:00 AM - 12:00 PM, 10:00 PM - 02:00 AM', 'a viewer does not see the schedule');
+  check(await viewer.getByLabel('Friday', { exact: true }).isDisabled(), 'a viewer can edit the schedule');
+  check(await viewer.getByRole('button', { name: 'Save schedule' }).count() === 0, 'a viewer sees Save schedule');
   await shot(viewer, 'viewer-subscriber');
   await viewer.goto(editorURL);
   await viewer.getByText('Read-only').waitFor({ timeout });

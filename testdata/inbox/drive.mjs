@@ -114,6 +114,33 @@ try {
   await forged.goto(PAGE_URL + '?tenant=acme&badHash=1');
   if ((await refused).status() !== 400) throw new Error(`a wrong contextHash got ${(await refused).status()}`);
 
+  step('the subscriber sets a schedule through @novu/js, one day at a time');
+  // A page of its own: a second Novu client in the inbox's page would
+  // share its live connection.
+  const schedulePage = await browser.newPage();
+  await schedulePage.goto(PAGE_URL);
+  const schedule = await schedulePage.evaluate(async () => {
+    const sched = window.newNovu().preferences.schedule;
+    const plain = (r) => ({ error: r.error ? String(r.error) : null,
+      data: r.data && { isEnabled: r.data.isEnabled, weeklySchedule: r.data.weeklySchedule } });
+    const first = plain(await sched.update({ isEnabled: true,
+      weeklySchedule: { monday: { isEnabled: true, hours: [{ start: '09:00 AM', end: '05:00 PM' }] } } }));
+    const second = plain(await sched.update({ isEnabled: true,
+      weeklySchedule: { saturday: { isEnabled: true, hours: [{ start: '10:00 PM', end: '02:00 AM' }] } } }));
+    const read = plain(await sched.get());
+    return { first, second, read };
+  });
+  for (const [what, r] of Object.entries(schedule)) {
+    if (r.error || !r.data || !r.data.isEnabled) throw new Error(`schedule ${what}: ${JSON.stringify(r)}`);
+  }
+  if (!schedule.read.data.weeklySchedule.monday || !schedule.read.data.weeklySchedule.saturday) {
+    throw new Error('the schedule read back lost a day: ' + JSON.stringify(schedule.read));
+  }
+  const stored = (await api('GET', `/v2/subscribers/${SUBSCRIBER_ID}/preferences/global`)).schedule;
+  if (!stored || stored.weeklySchedule.saturday.hours[0].end !== '02:00 AM' || stored.weeklySchedule.monday.hours[0].start !== '09:00 AM') {
+    throw new Error('the API reads another schedule: ' + JSON.stringify(stored));
+  }
+
   console.log(JSON.stringify({ ok: true, errors }));
 } finally {
   await browser.close();

@@ -1,10 +1,20 @@
 // The page the browser test opens: @novu/js's own Inbox component,
 // unmodified, pointed at Herald. window.HERALD is set by the page the Go
 // test serves. The bell is rendered with the unread count the component
-// hands it, so the test can read it.
+// hands it, so the test can read it. window.newNovu makes a headless Novu
+// client beside it, what a page calls to set the subscriber's schedule;
+// it opens its own session, so only when the test asks for one.
+import { Novu } from '@novu/js';
 import { NovuUI } from '@novu/js/ui';
 
 const cfg = window.HERALD;
+window.newNovu = () => new Novu({
+  applicationIdentifier: cfg.applicationIdentifier,
+  subscriber: cfg.subscriberId,
+  subscriberHash: cfg.subscriberHash,
+  apiUrl: cfg.apiUrl,
+  socketUrl: cfg.apiUrl,
+});
 const ui = new NovuUI({
   options: {
     applicationIdentifier: cfg.applicationIdentifier,

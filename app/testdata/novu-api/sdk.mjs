@@ -96,6 +96,13 @@ const listed = await step("list the topic's subscriptions", () => novu.topics.su
 check(listed.result.data.length === 1 && listed.result.data[0].id === subscribed.result.data[0].id,
   "the subscription is listed", listed.result.data);
 
+const renamed = await step("name the subscription", () =>
+  novu.topics.subscriptions.update({ topicKey: "sdk-news", identifier: subscribed.result.data[0].identifier,
+    updateTopicSubscriptionRequestDto: { name: "Ada's news" } }),
+);
+check(renamed.result.name === "Ada's news" && renamed.result.subscriber?.subscriberId === "sdk-ada", "the subscription is named", renamed.result);
+const adaTopics = await step("list the subscriber's subscriptions", () => novu.subscribers.topics.list({ subscriberId: "sdk-ada" }));
+check(adaTopics.result.data.length === 1 && adaTopics.result.data[0].topic.key === "sdk-news", "the subscriber's topic is listed", adaTopics.result);
 const unsubscribed = await step("unsubscribe from the topic", () =>
   novu.topics.subscriptions.delete({ subscriptions: ["sdk-ada"] }, "sdk-news"),
 );
@@ -268,4 +275,57 @@ await step("trigger with the context", () =>
 );
 await step("delete the context", () => novu.contexts.delete("sdk-acme", "tenant"));
 await step("delete the translation group", () => novu.translations.groups.delete("workflow", "sdk-mail"));
+// A subscriber's notifications from the server, as its inbox sees them.
+await step("create a workflow with a button", () =>
+  novu.workflows.create({
+    name: "SDK buttons", workflowId: "sdk-buttons", active: true,
+    steps: [{ name: "Inbox", type: "in_app", controlValues: { body: "Approve?", primaryAction: { label: "Yes" } } }],
+  }),
+);
+await step("trigger it", () => novu.trigger({ workflowId: "sdk-buttons", to: "sdk-ada" }));
+const sn = novu.subscribers.notifications;
+let withButton;
+for (let i = 0; i < 200 && !withButton; i++) {
+  const page = res(await step("list the subscriber's notifications", () => sn.list({ subscriberId: "sdk-ada", limit: 10 })));
+  withButton = page.data.find((n) => n.primaryAction);
+  if (!withButton) await new Promise((r) => setTimeout(r, 50));
+}
+check(withButton?.body === "Approve?" && withButton.to.subscriberId === "sdk-ada", "the notification is listed", withButton);
+const nid = { subscriberId: "sdk-ada", notificationId: withButton.id };
+const counted = res(await step("count notifications", () => sn.count("sdk-ada", JSON.stringify([{ read: false }, { seen: true }]))));
+check(counted.length === 2 && counted[0].count >= 1, "one count per filter", counted);
+check(res(await step("mark a notification read", () => sn.markAsRead(nid))).isRead === true, "it is read", nid);
+check(res(await step("mark it unread", () => sn.markAsUnread(nid))).isRead === false, "it is unread", nid);
+check(res(await step("archive it", () => sn.archive(nid))).isArchived === true, "it is archived", nid);
+check(res(await step("unarchive it", () => sn.unarchive(nid))).isArchived === false, "it is unarchived", nid);
+const snoozed = res(await step("snooze it", () =>
+  sn.snooze({ ...nid, snoozeSubscriberNotificationDto: { snoozeUntil: new Date(Date.now() + 3600e3) } }),
+));
+check(snoozed.isSnoozed === true, "it is snoozed", snoozed);
+check(res(await step("unsnooze it", () => sn.unsnooze(nid))).isSnoozed === false, "it is back", nid);
+const done = res(await step("complete its action", () => sn.completeAction({ ...nid, actionType: "primary" })));
+check(done.primaryAction.isCompleted === true, "its button is done", done.primaryAction);
+const undone = res(await step("revert its action", () => sn.revertAction({ ...nid, actionType: "primary" })));
+check(undone.primaryAction.isCompleted === false, "its button is pending again", undone.primaryAction);
+const acted = res(await step("set a message's action", () =>
+  novu.subscribers.messages.updateAsSeen({ subscriberId: "sdk-ada", messageId: withButton.id, type: "primary",
+    markMessageActionAsSeenDto: { status: "done", payload: { answer: "yes" } } }),
+));
+// The SDK's payload schema is an empty object, so it sends {}.
+check(acted.cta?.action?.status === "done" && acted.cta.action.result?.type === "primary", "the action is done, with its button", acted.cta);
+await step("mark notifications seen", () => sn.markAsSeen({ notificationIds: [withButton.id] }, "sdk-ada"));
+await step("mark all read", () => sn.markAllAsRead({}, "sdk-ada"));
+await step("archive all read", () => sn.archiveAllRead({}, "sdk-ada"));
+await step("archive all", () => sn.archiveAll({ contextKeys: [] }, "sdk-ada"));
+const archived = res(await step("list archived notifications", () => sn.list({ subscriberId: "sdk-ada", archived: true })));
+check(archived.data.length >= 2 && archived.data.every((n) => n.isArchived && n.isRead), "every one is read and archived", archived.data);
+await step("delete a notification", () => sn.delete(nid));
+await step("delete all", () => sn.deleteAll({}, "sdk-ada"));
+const none = res(await step("list them again", () => sn.list({ subscriberId: "sdk-ada" })));
+check(none.data.length === 0, "none is left", none.data);
+// Online status, set by hand as the inbox's sockets set it.
+const online = res(await step("set the subscriber online", () => novu.subscribers.properties.updateOnlineFlag({ isOnline: true }, "sdk-ada")));
+check(online.isOnline === true, "the subscriber is online", online);
+const offline = res(await step("set it offline", () => novu.subscribers.properties.updateOnlineFlag({ isOnline: false }, "sdk-ada")));
+check(offline.isOnline === false && typeof offline.lastOnlineAt === "string", "offline, with when it left", offline);
 console.log("sdk: all ok");
