@@ -68,6 +68,8 @@ const bulk = (await call("subscribers.bulkCreate", 201, () =>
   novu.subscribers.bulkCreate([{ subscriberId: "node-bea" }, { subscriberId: "node-cy" }]),
 )).data;
 check(bulk.created.length === 2, "two subscribers were created in bulk", bulk);
+const online = (await call("subscribers.updateOnlineStatus", 200, () => novu.subscribers.updateOnlineStatus("node-ada", true))).data;
+check(online.isOnline === true, "the subscriber is online", online);
 const got = (await call("subscribers.get", 200, () => novu.subscribers.get("node-ada"))).data;
 check(got.email === "ada@example.com", "the subscriber reads back", got);
 const page = await call("subscribers.list", 200, () => novu.subscribers.list(0, 2));
@@ -143,6 +145,10 @@ const read = (await call("subscribers.markMessageRead", 201, () => novu.subscrib
 check(read[0].read === true, "the message was marked read", read);
 const unread = (await call("subscribers.markMessageAs", 201, () => novu.subscribers.markMessageAs("node-ada", message._id, { read: false }))).data;
 check(unread[0].read === false, "the message was marked unread", unread);
+const acted = (await call("subscribers.markMessageActionSeen", 201, () =>
+  novu.subscribers.markMessageActionSeen("node-ada", message._id, "primary", { status: "done", payload: { via: "node" } }),
+)).data;
+check(acted._id === message._id && acted.cta.action.status === "done" && acted.cta.action.result.type === "primary", "the message's action was done", acted.cta);
 const marked = (await call("subscribers.markAllMessagesAs", 201, () => novu.subscribers.markAllMessagesAs("node-ada", "read"))).data;
 check(marked >= 1, "every message was marked read", marked);
 
