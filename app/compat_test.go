@@ -47,6 +47,7 @@ type compatRoute struct {
 type compatFixture struct {
 	integrationID, messageID, notificationID, transactionID, prodEnvID string
 	endpointID, deliveryID, groupID, inboxID                           string
+	envID                                                              string
 }
 
 // pageIDs are the _ids of a page's records ([""] when it has none; the
@@ -350,6 +351,12 @@ var compatRoutes = []compatRoute{
 		body: fixed(`{"since":"2020-01-01T00:00:00Z"}`)},
 	{op: "DELETE /v2/webhooks/endpoints/{endpointId}", path: endpointPath(""), status: 204},
 	{op: "GET /v2/webhooks/event-types", path: fixed("/v2/webhooks/event-types"), status: 200},
+	{op: "POST /v1/environments", path: fixed("/v1/environments"), status: 201, wrapped: true,
+		body: fixed(`{"name":"Staging","color":"#ffaa00"}`), keep: func(f *compatFixture, d json.RawMessage) { f.envID = idOf(d) }},
+	{op: "PUT /v1/environments/{environmentId}", path: func(f *compatFixture) string { return "/v1/environments/" + f.envID },
+		body: fixed(`{"name":"QA"}`), status: 200, wrapped: true},
+	{op: "DELETE /v1/environments/{environmentId}", path: func(f *compatFixture) string { return "/v1/environments/" + f.envID },
+		status: 200, wrapped: true},
 }
 
 // groupPath is the path of the fixture's notification group.

@@ -48,6 +48,8 @@ var apiRoutes = []struct{ method, path, seed string }{
 	{"GET", "/v1/notifications", ""},
 	{"GET", "/v1/notifications/{notification}", ""},
 	{"GET", "/v1/environments", ""},
+	{"POST", "/v1/environments", `{"name":"Fz env","color":"#fff","parentId":"{environment}"}`},
+	{"PUT", "/v1/environments/{environment}", `{"name":"Fz renamed","identifier":"fz-env","parentId":"{environment}","color":"#000","dns":{},"bridge":{}}`},
 	{"GET", "/v1/environments/me", ""},
 	{"GET", "/v1/environments/api-keys", ""},
 	{"GET", "/v1/subscribers", ""},
@@ -126,6 +128,7 @@ var apiRoutes = []struct{ method, path, seed string }{
 	{"DELETE", "/v2/workflows/{workflow}", ""},
 	{"DELETE", "/v2/subscribers/{subscriber}", ""},
 	{"DELETE", "/v1/subscribers/{subscriber}", ""},
+	{"DELETE", "/v1/environments/{environment}", ""},
 }
 
 // FuzzAPI sends requests made of fuzzed parts (a route, a path id, a query
@@ -234,6 +237,8 @@ func fuzzFixtures(t testing.TB, srv *apptest.Server) map[string]string {
 		} `json:"data"`
 	}
 	srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "").Decode(t, &feed)
+	var env map[string]any
+	apptest.MustCreate(t, srv.Dev, "/v1/environments", `{"name":"Fz","color":"#fff"}`).Decode(t, &env)
 	if len(feed.Data) != 1 {
 		t.Fatalf("feed holds %d messages, want 1", len(feed.Data))
 	}
@@ -244,5 +249,6 @@ func fuzzFixtures(t testing.TB, srv *apptest.Server) map[string]string {
 		"transaction":  fmt.Sprint(ack["transactionId"]),
 		"message":      feed.Data[0].ID,
 		"notification": feed.Data[0].NotificationID,
+		"environment":  fmt.Sprint(env["_id"]),
 	}
 }

@@ -84,7 +84,7 @@ CREATE TABLE environments (
     name            TEXT NOT NULL,
     identifier      TEXT NOT NULL UNIQUE,
     parent_id       TEXT REFERENCES environments (id),
-    created_at      TEXT NOT NULL,
+    created_at      TEXT NOT NULL, color TEXT NOT NULL DEFAULT '',
     UNIQUE (organization_id, name)
 );
 
