@@ -41,6 +41,15 @@ check(envs.some((e) => e._id === me._id), "the environments include the key's", 
 const keys = (await call("environments.getApiKeys", 200, () => novu.environments.getApiKeys())).data;
 check(keys.length === 1 && keys[0].key.endsWith(process.env.HERALD_KEY.slice(-4)), "the key is shown by its last four characters", keys);
 
+// The 2.6 client's payload type has no color, which Herald requires as the
+// current API does; the client sends what it is given.
+const created = (await call("environments.create", 201, () =>
+  novu.environments.create({ name: "Node staging", color: "#4c6ef5", parentId: me._id }),
+)).data;
+check(created.name === "Node staging" && created._parentId === me._id && created.apiKeys.length === 1, "the environment was created", created);
+const changed = (await call("environments.updateOne", 200, () => novu.environments.updateOne(created._id, { name: "Node QA" }))).data;
+check(changed.name === "Node QA" && changed._id === created._id, "the environment was renamed", changed);
+
 // Integrations.
 const inApp = (await call("integrations.getInAppStatus", 200, () => novu.integrations.getInAppStatus())).data;
 check(inApp === true, "the in-app integration is active", inApp);
