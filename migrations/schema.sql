@@ -564,6 +564,11 @@ CREATE TABLE webhook_events (
 
 CREATE INDEX webhook_events_created ON webhook_events (created_at, id);
 
+CREATE TABLE workflow_snapshots (
+    id   TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE workflow_versions (
     id             TEXT PRIMARY KEY,
     environment_id TEXT NOT NULL,
