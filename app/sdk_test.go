@@ -18,8 +18,10 @@ import (
 // unmodified @novu/api SDK (pinned in its package-lock.json), against Herald
 // in compatibility mode: it creates and reads a workflow, triggers it,
 // lists notifications, subscribes to and unsubscribes from a topic, and
-// runs every layouts, translations and contexts operation, and fails on
-// any answer the SDK's own schemas refuse.
+// runs every other operation Herald serves, and fails on any answer the
+// SDK's own schemas refuse or any unexpected status. The script prints the
+// operations it called; they must be exactly those docs/compatibility.md
+// says are served.
 // It needs Node and the SDK installed; without them it is skipped, saying
 // how to run it. .ci/run installs them.
 func TestSDK_NovuAPI(t *testing.T) {
@@ -48,6 +50,19 @@ func TestSDK_NovuAPI(t *testing.T) {
 		t.Fatalf("the SDK failed against HERALD_COMPAT=novu: %v\n%s", err, out)
 	}
 	t.Log(out)
+	// The script prints the operations it called by their src/funcs name,
+	// the name docs/compatibility.md's rows give: each served one must be
+	// called, and none that is not.
+	called := calledList(out)
+	for _, r := range compatTable(t, "## `@novu/api`") {
+		if r.served != called[r.call] {
+			t.Errorf("docs/compatibility.md:%d: %s is served: %v, called by sdk.mjs: %v", r.line, r.call, r.served, called[r.call])
+		}
+		delete(called, r.call)
+	}
+	for op := range called {
+		t.Errorf("sdk.mjs called %s, which docs/compatibility.md does not list", op)
+	}
 	// Without the mode, the same SDK refuses Herald's own spelling: the
 	// mode is what makes it work.
 	out, err = sdk()
@@ -88,10 +103,8 @@ func TestSDK_NovuNode(t *testing.T) {
 	}
 	t.Log(out.String())
 
-	_, list, _ := strings.Cut(out.String(), "called: ")
-	list, _, _ = strings.Cut(list, "\n")
 	called := map[string]bool{}
-	for _, m := range strings.Fields(list) {
+	for m := range calledList(out.String()) {
 		called[strings.ToLower(m)] = true
 	}
 	for _, r := range compatTable(t, "## `@novu/node`") {
@@ -102,4 +115,15 @@ func TestSDK_NovuNode(t *testing.T) {
 			t.Errorf("docs/compatibility.md:%d: %s is served: %v, called by sdk.mjs: %v", r.line, r.call, r.served, called[name])
 		}
 	}
+}
+
+// calledList is the set a script printed on its "called: " line.
+func calledList(out string) map[string]bool {
+	_, list, _ := strings.Cut(out, "called: ")
+	list, _, _ = strings.Cut(list, "\n")
+	called := map[string]bool{}
+	for _, m := range strings.Fields(list) {
+		called[m] = true
+	}
+	return called
 }
