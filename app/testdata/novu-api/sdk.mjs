@@ -415,8 +415,10 @@ check(pref.workflows.find((w) => w.workflow.identifier === "sdk-hello")?.channel
 const prefs2 = res(await step("turn it back on in bulk", () =>
   novu.subscribers.preferences.bulkUpdate({ preferences: [{ workflowId: "sdk-hello", channels: { inApp: true } }] }, "sdk-ada"),
 ));
-check(JSON.stringify(prefs2).includes("sdk-hello"), "the bulk update answers the workflow's preference", prefs2);
-await step("delete a subscriber", () => novu.subscribers.delete("sdk-bulk-1"));
+check(prefs2.length === 1 && prefs2[0].level === "template" && prefs2[0].workflow?.identifier === "sdk-hello" && prefs2[0].channels.inApp === true,
+  "the bulk update answers the workflow's preference, the channel on", prefs2);
+const removed = res(await step("delete a subscriber", () => novu.subscribers.delete("sdk-bulk-1")));
+check(removed.acknowledged === true && removed.status === "deleted", "the deletion is acknowledged", removed);
 const gone = res(await step("search for it", () => novu.subscribers.search({ subscriberId: "sdk-bulk-1" })));
 check(gone.data.length === 0, "it is gone", gone.data);
 
@@ -436,14 +438,16 @@ const feedV1 = res(await step("read the v1 feed", () => novu.subscribers.notific
 check(feedV1.data.some((m) => m.id === m1.id), "the message is in the feed", feedV1.data);
 const unseen = res(await step("count unseen", () => novu.subscribers.notifications.unseenCount({ subscriberId: "sdk-ada" })));
 check(unseen.count >= 1, "the message is unseen", unseen);
+const seenCount = res(await step("mark all seen", () => novu.subscribers.messages.markAll({ markAs: "seen" }, "sdk-ada")));
+check(seenCount === 1, "the number marked is answered", seenCount);
 const markedAs = res(await step("mark a message read", () =>
   novu.subscribers.messages.markAllAs({ messageId: m1.id, markAs: "read" }, "sdk-ada"),
 ));
-check(markedAs.length === 1 && markedAs[0].read === true, "the message is read", markedAs);
-await step("mark all seen", () => novu.subscribers.messages.markAll({ markAs: "seen" }, "sdk-ada"));
+check(markedAs.length === 1 && markedAs[0].read === true && markedAs[0].seen === true, "the message is read", markedAs);
 const unseen0 = res(await step("count unseen again", () => novu.subscribers.notifications.unseenCount({ subscriberId: "sdk-ada" })));
 check(unseen0.count === 0, "nothing is unseen", unseen0);
-await step("delete the message", () => novu.messages.delete(m1.id));
+const delMsg = res(await step("delete the message", () => novu.messages.delete(m1.id)));
+check(delMsg.acknowledged === true && delMsg.status === "deleted", "the message deletion is acknowledged", delMsg);
 const m2 = await inApp("trigger to delete by transaction");
 await step("delete messages by transaction", () => novu.messages.deleteByTransactionId(m2.transactionId));
 const left = res(await step("list the messages", () => novu.messages.retrieve({ subscriberId: "sdk-ada", channel: "in_app" })));
@@ -481,7 +485,8 @@ const gotSub = res(await step("read the subscription", () =>
 check(gotSub.id === dealSub.data[0].id && gotSub.identifier === dealSub.data[0].identifier, "the subscription reads back", gotSub);
 const member = res(await step("check the topic's subscriber", () => novu.topics.subscribers.retrieve("sdk-ada", "sdk-deals")));
 check(member.externalSubscriberId === "sdk-ada" && member.topicKey === "sdk-deals", "the subscriber belongs to the topic", member);
-await step("delete the topic", () => novu.topics.delete("sdk-deals"));
+const delTopic = res(await step("delete the topic", () => novu.topics.delete("sdk-deals")));
+check(delTopic.acknowledged === true, "the topic deletion is acknowledged", delTopic);
 const noTopics = res(await step("list topics again", () => novu.topics.list({ key: "sdk-deals" })));
 check(!noTopics.data.some((t) => t.key === "sdk-deals"), "the topic is gone", noTopics.data);
 
@@ -498,8 +503,9 @@ check(active.some((i) => i.id === integration.id), "it is active", active.map((i
 const integrationRenamed = res(await step("update the integration", () => novu.integrations.update({ name: "SDK mail 2" }, integration.id)));
 check(integrationRenamed.name === "SDK mail 2", "the integration is renamed", integrationRenamed);
 const primary = res(await step("make it primary", () => novu.integrations.setAsPrimary(integration.id)));
-check(primary.primary === true, "the integration is primary", primary);
-await step("delete the integration", () => novu.integrations.delete(integration.id));
+check(primary.primary === true && primary.id === integration.id, "the integration is primary", primary);
+const remaining = res(await step("delete the integration", () => novu.integrations.delete(integration.id)));
+check(Array.isArray(remaining) && !remaining.some((i) => i.id === integration.id), "the remaining integrations are answered", remaining);
 const afterDelete = res(await step("list integrations again", () => novu.integrations.list()));
 check(!afterDelete.some((i) => i.id === integration.id), "the integration is gone", afterDelete.map((i) => i.identifier));
 
