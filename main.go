@@ -112,6 +112,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
+	// Every environment, the ones the team created beside these two
+	// included, is seeded and checked at start.
+	if envs, err = platform.Environments(ctx, db, envs[0].OrganizationID); err != nil {
+		return err
+	}
 	inbox := platform.NewSubscriberAuth(db, secret, time.Now)
 	consoleAuth := platform.NewConsoleAuth(db, secret, cfg.console)
 

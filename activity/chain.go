@@ -18,6 +18,7 @@ import (
 type chainStep struct {
 	step     workflows.Step
 	snapshot json.RawMessage // the job's copy of its step (docs/api.md, "Delivery")
+	stored   string          // what a job's step column holds for snapshot (snapshots.go)
 	values   json.RawMessage
 	provider string
 	digest   any    // the digest metadata, as stored; nil for other steps
@@ -95,7 +96,7 @@ func (p *plan) planChain(r *recipient, now time.Time) {
 	var payload map[string]any // read only when a step groups by it
 	r.jobs = make([]jobRow, len(p.chain))
 	for i, c := range p.chain {
-		row := jobRow{id: sqldb.NewIDAt(now), position: i, step: c.step, snapshot: c.snapshot, values: c.values,
+		row := jobRow{id: sqldb.NewIDAt(now), position: i, step: c.step, snapshot: c.snapshot, stepColumn: c.stored, values: c.values,
 			provider: c.provider, status: statusPending, digest: c.digest}
 		if i > 0 {
 			row.parent = r.jobs[i-1].id

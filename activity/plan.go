@@ -72,8 +72,13 @@ type plan struct {
 	contextKeys   []string
 	template      json.RawMessage
 	chain         []chainStep // the trigger step, then the active ones
-	channels      []string
-	recipients    []recipient
+	// snapshots are the workflow's values its rows name by key, and
+	// templateColumn and preferencesColumn what a notification's columns
+	// hold; "" for the template and preferences themselves (snapshots.go).
+	snapshots                         []workflowSnapshot
+	templateColumn, preferencesColumn string
+	channels                          []string
+	recipients                        []recipient
 
 	// What a trigger's transaction writes besides its rows, each nil for
 	// none: a broadcast batch's progress (broadcast.go), and the request's

@@ -101,6 +101,7 @@ func (s *Store) anyDue(ctx context.Context, lane int) (bool, error) {
 // them as controlVariables: a column of their own (dropped by 000028)
 // stored every step's template twice per job.
 func claimQuery(d sqldb.Dialect) string {
+	jobStep := snapshotColumn("jobs.step", "jobs.step")
 	return `
 		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
 		WHERE id IN (
@@ -108,7 +109,7 @@ func claimQuery(d sqldb.Dialect) string {
 			WHERE ` + laneSQL + ` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
 			ORDER BY run_at, id LIMIT ?` + d.SkipLocked() + `)
 		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			position, type, step_id, step, coalesce(` + d.JSONGet("step", "controlVariables") + `, '{}'),
+			position, type, step_id, ` + jobStep + `, coalesce(` + d.JSONGet(jobStep, "controlVariables") + `, '{}'),
 			provider_id, stage, digest, group_key, attempts, interruptions, created_at`
 }
 

@@ -32,7 +32,7 @@ func (s *Store) notificationContext(ctx context.Context, id string) (notificatio
 	var payload, overrides, tags, prefs, actor, contextKeys string
 	err := s.db.QueryRow(ctx, `
 		SELECT template_id, workflow_id, `+sqldb.ValueColumn("payload")+`, `+sqldb.ValueColumn("overrides")+`,
-			tags, preferences, actor, channels, critical, context_keys
+			tags, `+snapshotColumn("preferences", "preferences")+`, actor, channels, critical, context_keys
 		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor,
 		&n.Channels, &n.Critical, &contextKeys)
 	if err != nil {

@@ -37,6 +37,10 @@ type Store struct {
 	// deletes from, inside its transaction; tests stop a sweep there.
 	swept func(table string)
 
+	// snapshots holds the keys of the workflow snapshots known to be
+	// committed (snapshots.go).
+	snapshots sync.Map
+
 	metrics *metrics // nil counts nothing (observe.go)
 	// fetcher fetches the files triggers give by URL (UseOutbound).
 	fetcher *http.Client
@@ -160,7 +164,7 @@ const (
 )
 
 // insertStatements are the statements a trigger's write uses.
-var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertJobSQL,
+var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertJobSQL, insertSnapshotSQL,
 	insertNotificationTopicSQL}, insertDetailSQL[1:]...)
 
 // maxInsertBatch is the most triggers one group commit writes.
@@ -268,6 +272,7 @@ func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
 			errs[i] = err
 		}
 		if errs[i] == nil {
+			s.snapshotsCommitted(r)
 			s.wakeFor(r)
 		}
 		r.done <- errs[i]
@@ -284,6 +289,9 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 		if err := s.claimTransactions(ctx, tx, r); err != nil {
 			return err
 		}
+	}
+	if err := s.storeSnapshots(ctx, tx, r); err != nil {
+		return err
 	}
 	for _, p := range r.plans {
 		if err := s.insertPlan(ctx, tx, p); err != nil {
@@ -323,7 +331,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 	channels, _ := json.Marshal(p.channels)
 	keys, _ := json.Marshal(nonNilStrings(p.contextKeys))
 	tags, _ := json.Marshal(nonNilStrings(p.wf.Tags))
-	prefs := p.preferences
+	prefs := firstNonEmpty(p.preferencesColumn, string(p.preferences))
 	shared, err := s.storeShared(ctx, tx, p)
 	if err != nil {
 		return err
@@ -334,7 +342,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), shared.template, shared.payload, shared.overrides,
-			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), string(prefs), string(p.actor), string(keys), rc.topicsJSON(), at, at, shared.attachments)
+			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), prefs, string(p.actor), string(keys), rc.topicsJSON(), at, at, shared.attachments)
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
 		}
@@ -390,12 +398,15 @@ type jobRow struct {
 	position int
 	step     workflows.Step
 	snapshot json.RawMessage // the job's copy of its step (docs/api.md, "Delivery")
-	values   json.RawMessage
-	provider string
-	status   string
-	digest   any
-	groupKey string
-	runAt    any
+	// stepColumn is what the job's step column holds for snapshot
+	// (snapshots.go); "" for snapshot itself.
+	stepColumn string
+	values     json.RawMessage
+	provider   string
+	status     string
+	digest     any
+	groupKey   string
+	runAt      any
 
 	// Set when the trigger ran the job itself (inline.go).
 	stage       string
@@ -415,7 +426,7 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 	for _, row := range r.jobs {
 		_, err := s.db.WriteExec(ctx, tx, insertJobSQL,
 			row.id, env, p.tenant.OrganizationID, r.nid, p.transactionID, r.id, p.wf.ID, row.parent, row.position,
-			row.step.Type, row.step.StepID, string(row.snapshot), firstNonEmpty(row.deliveredBy, row.provider),
+			row.step.Type, row.step.StepID, firstNonEmpty(row.stepColumn, string(row.snapshot)), firstNonEmpty(row.deliveredBy, row.provider),
 			row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
 		if err != nil {
 			return fmt.Errorf("insert job: %w", err)
@@ -481,8 +492,11 @@ type sharedValues struct{ template, payload, overrides, attachments string }
 // storeShared stores p's large values once, in tx, for all its recipients.
 func (s *Store) storeShared(ctx context.Context, tx *sql.Tx, p *plan) (v sharedValues, err error) {
 	env, now := p.tenant.EnvironmentID, s.now()
-	if v.template, err = s.db.StoreValue(ctx, tx, env, p.template, now); err != nil {
-		return v, err
+	v.template = p.templateColumn
+	if v.template == "" {
+		if v.template, err = s.db.StoreValue(ctx, tx, env, p.template, now); err != nil {
+			return v, err
+		}
 	}
 	if v.payload, err = s.db.StoreValue(ctx, tx, env, p.payload, now); err != nil {
 		return v, err

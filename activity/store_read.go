@@ -41,7 +41,7 @@ type notificationRow struct {
 // notificationColumns are the columns scanNotification reads; the large
 // values a trigger shares are read from where they are stored once.
 var notificationColumns = `id, environment_id, organization_id, subscriber_id, template_id, transaction_id,
-	digested_notification_id, subscriber_snapshot, channels, ` + sqldb.ValueColumn("template") + `, ` +
+	digested_notification_id, subscriber_snapshot, channels, ` + snapshotColumn("template", sqldb.ValueColumn("template")) + `, ` +
 	sqldb.ValueColumn("payload") + `, recipient, tags, context_keys, topics, severity, critical, created_at, updated_at`
 
 func scanNotification(sc interface{ Scan(...any) error }) (notificationRow, error) {
@@ -397,7 +397,7 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) 
 		return nil, err
 	}
 	rows, err := q.QueryContext(ctx, `
-		SELECT j.notification_id, j.id, j.type, j.digest, j.step, `+sqldb.ValueColumn("n.overrides")+`, `+sqldb.ValueColumn("n.payload")+`, j.provider_id, j.status, j.updated_at
+		SELECT j.notification_id, j.id, j.type, j.digest, `+snapshotColumn("j.step", "j.step")+`, `+sqldb.ValueColumn("n.overrides")+`, `+sqldb.ValueColumn("n.payload")+`, j.provider_id, j.status, j.updated_at
 		FROM jobs j JOIN notifications n ON n.id = j.notification_id
 		WHERE j.notification_id IN (`+marks+`) AND j.position >= 0 ORDER BY j.notification_id, j.position`, args...)
 	if err != nil {

@@ -93,6 +93,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	}
 	p.contextKeys = subscribers.ContextKeys(refs)
 	p.template, p.chain = parsed.template, parsed.chain
+	p.snapshots, p.templateColumn, p.preferencesColumn = parsed.snapshots, parsed.templateColumn, parsed.preferencesColumn
 	for _, s := range wf.Steps {
 		if !slices.Contains(p.channels, s.Type) {
 			p.channels = append(p.channels, s.Type)

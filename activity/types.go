@@ -167,6 +167,11 @@ type parsedWorkflow struct {
 	template    json.RawMessage
 	chain       []chainStep
 	preferences json.RawMessage
+	// snapshots are the values above its notifications and jobs name by
+	// key, and templateColumn and preferencesColumn what a notification's
+	// columns hold (snapshots.go).
+	snapshots                         []workflowSnapshot
+	templateColumn, preferencesColumn string
 	// rendered is renderedPaths' answer.
 	rendered [][]string
 }
@@ -175,6 +180,7 @@ func parseWorkflow(wf *workflows.Workflow) *parsedWorkflow {
 	prefs, _ := json.Marshal(wf.Preferences)
 	p := &parsedWorkflow{wf: wf, template: templateSummary(wf), chain: chainSteps(wf), preferences: prefs}
 	p.rendered = renderedPaths(wf)
+	p.snapshotColumns()
 	return p
 }
 

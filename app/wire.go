@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/herald-notify/herald/activity"
@@ -9,6 +10,7 @@ import (
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -54,6 +56,14 @@ var (
 	_ console.Tests                   = (*activity.Tester)(nil)
 	_ console.Webhooks                = (*webhooks.Store)(nil)
 	_ console.Contexts                = (*subscribers.Store)(nil)
+	_ platform.EnvironmentSeeder      = (*integrations.Store)(nil)
+	_ platform.EnvironmentSeeder      = (*workflows.Store)(nil)
+	_ platform.EnvironmentPurger      = (*activity.Store)(nil)
+	_ platform.EnvironmentPurger      = (*webhooks.Store)(nil)
+	_ platform.EnvironmentPurger      = (*messaging.Store)(nil)
+	_ platform.EnvironmentPurger      = (*subscribers.Store)(nil)
+	_ platform.EnvironmentPurger      = (*workflows.Store)(nil)
+	_ platform.EnvironmentPurger      = (*integrations.Store)(nil)
 )
 
 // OpenAPI lists each package's part of the API description, the
@@ -90,7 +100,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	}).WithClock(d.Now).WithSecret(d.Secret)
 	activityStore := activity.NewStore(d.DB, d.Now).UseOutbound(d.Outbound)
 	activityStore.Observe(d.Metrics)
-	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Environments, d.Now).Observe(d.Metrics, d.Logger)
+	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Now).Observe(d.Metrics, d.Logger)
 	messageStore.UseEvents(hookStore).UseReceipts(activityStore)
 	workflowStore.UseEvents(hookStore)
 	subscriberStore.UseEvents(hookStore)
@@ -113,6 +123,13 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	messaging.AddRoutes(mux, messageStore)
 	activity.AddRoutes(mux, activityStore, worker, workflowStore, subscriberStore)
 	webhooks.AddRoutes(mux, hookStore)
+	// A deleted environment is emptied from the records that name others
+	// (notifications name workflows and subscribers) to those they name;
+	// the values they stored go last.
+	platform.AddEnvironmentRoutes(mux, platform.EnvironmentDomains{DB: d.DB, Secret: d.Secret, Now: d.Now,
+		Seeders: []platform.EnvironmentSeeder{integrationStore, workflowStore},
+		Purgers: []platform.EnvironmentPurger{activityStore, hookStore, messageStore, subscriberStore, workflowStore,
+			integrationStore, storedValues{d.DB}}})
 	a := &App{Integrations: integrationStore, Workflows: workflowStore, Subscribers: subscriberStore,
 		Messages: messageStore, Activity: activityStore, Worker: worker, Webhooks: hookStore,
 		Dispatcher: webhooks.NewDispatcher(hookStore, webhooks.DispatcherConfig{Guard: d.Outbound, Logger: d.Logger,
@@ -124,4 +141,16 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 			Integrations: integrationStore, Webhooks: hookStore, Contexts: subscriberStore, Tests: activity.NewTester(activityStore, worker, workflowStore, subscriberStore)})
 	}
 	return a, nil
+}
+
+// storedValues empties a deleted environment's stored values, which the
+// database layer keeps for activity and messaging alike.
+type storedValues struct{ db *sqldb.DB }
+
+func (storedValues) EnvironmentHoldings(context.Context, string) (map[string]int64, error) {
+	return nil, nil // what names them is counted by its owner
+}
+
+func (v storedValues) PurgeEnvironment(ctx context.Context, environmentID string) error {
+	return v.db.DeleteValues(ctx, environmentID)
 }

@@ -19,6 +19,9 @@ type request struct {
 	path   string
 	body   []byte
 	want   int // expected status
+	// auth, when set, is the Authorization header in place of the
+	// client's API key (an inbox session's bearer token).
+	auth string
 	// answered, when set, is told each answer's status and when it came
 	// (paced only).
 	answered func(status int, at time.Time)
@@ -77,9 +80,12 @@ func (c *loadClient) send(ctx context.Context, r request) (*http.Response, error
 	if err != nil {
 		return nil, err
 	}
-	if c.cookie != "" {
+	switch {
+	case r.auth != "":
+		req.Header.Set("Authorization", r.auth)
+	case c.cookie != "":
 		req.Header.Set("Cookie", c.cookie)
-	} else {
+	default:
 		req.Header.Set("Authorization", "ApiKey "+c.key)
 	}
 	if r.body != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -44,7 +45,19 @@ func openPGServer(ctx context.Context, dsn string) (*pgServer, error) {
 		admin.Close()
 		return nil, fmt.Errorf("-db: %w", err)
 	}
+	warnAutovacuumOff(ctx, admin)
 	return &pgServer{url: dsn, admin: admin}, nil
+}
+
+// warnAutovacuumOff says so when the server runs without autovacuum: its
+// fresh databases are then never analysed, the plans Herald's connections
+// cache while the tables are empty stay sequential scans, and every figure
+// of a scenario that grows its tables measures that instead.
+func warnAutovacuumOff(ctx context.Context, admin *sql.DB) {
+	var on string
+	if err := admin.QueryRowContext(ctx, `SHOW autovacuum`).Scan(&on); err == nil && on != "on" {
+		fmt.Fprintln(os.Stderr, "bench: warning: autovacuum is off on the -db server; its figures are not a real installation's")
+	}
 }
 
 // create makes a fresh, empty database for one scenario and returns its

@@ -139,10 +139,13 @@ func (s *server) rssMB() (current, peak float64) {
 	return current, peak
 }
 
-// cpu returns the CPU time the server has used, user and system, from
-// /proc (in clock ticks of 1/100 s, USER_HZ on Linux).
-func (s *server) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+// cpu returns the CPU time the server has used, user and system.
+func (s *server) cpu() time.Duration { return processCPU(s.cmd.Process.Pid) }
+
+// processCPU returns the CPU time process pid has used, user and system,
+// from /proc (in clock ticks of 1/100 s, USER_HZ on Linux).
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}

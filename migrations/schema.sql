@@ -84,7 +84,7 @@ CREATE TABLE environments (
     name            TEXT NOT NULL,
     identifier      TEXT NOT NULL UNIQUE,
     parent_id       TEXT REFERENCES environments (id),
-    created_at      TEXT NOT NULL,
+    created_at      TEXT NOT NULL, color TEXT NOT NULL DEFAULT '',
     UNIQUE (organization_id, name)
 );
 
@@ -563,6 +563,11 @@ CREATE TABLE webhook_events (
 );
 
 CREATE INDEX webhook_events_created ON webhook_events (created_at, id);
+
+CREATE TABLE workflow_snapshots (
+    id   TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+) WITHOUT ROWID;
 
 CREATE TABLE workflow_versions (
     id             TEXT PRIMARY KEY,

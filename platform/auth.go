@@ -91,7 +91,40 @@ func newKeyring(db *sqldb.DB, poll time.Duration) *keyring {
 	k := &keyring{db: db, poll: poll}
 	k.cache.Store(&sync.Map{})
 	k.revocations.Store(-1) // unknown: the first check clears nothing that matters
+	rings, _ := localKeyrings.LoadOrStore(db, &keyringSet{})
+	rings.(*keyringSet).add(k)
 	return k
+}
+
+// localKeyrings are this process's keyrings by database, so that keys
+// revoked here (a deleted environment's) stop working from the next
+// request on rather than at the next poll; other processes still learn of
+// it by polling.
+var localKeyrings sync.Map // *sqldb.DB → *keyringSet
+
+type keyringSet struct {
+	mu    sync.Mutex
+	rings []*keyring
+}
+
+func (s *keyringSet) add(k *keyring) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rings = append(s.rings, k)
+}
+
+// forgetKeys empties the cache of every keyring of db in this process.
+func forgetKeys(db *sqldb.DB) {
+	rings, ok := localKeyrings.Load(db)
+	if !ok {
+		return
+	}
+	s := rings.(*keyringSet)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range s.rings {
+		k.cache.Store(&sync.Map{})
+	}
 }
 
 // fresh drops the cache when a key has been revoked since it was filled.

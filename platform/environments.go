@@ -1,9 +1,10 @@
 package platform
 
 import (
-	"fmt"
+	"context"
+	"database/sql"
+	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/herald-notify/herald/sqldb"
 )
@@ -15,18 +16,6 @@ import (
 // left out. A Production inbox open without an HMAC adds a Warning header:
 // the body's shape is the API's, and has no place for it.
 func handleEnvironmentList(db *sqldb.DB, inbox *SubscriberAuth) http.Handler {
-	type apiKey struct {
-		Key    string `json:"key"`
-		UserID string `json:"_userId"`
-	}
-	type environment struct {
-		ID             string   `json:"_id"`
-		Name           string   `json:"name"`
-		Identifier     string   `json:"identifier"`
-		OrganizationID string   `json:"_organizationId"`
-		ParentID       *string  `json:"_parentId,omitempty"`
-		APIKeys        []apiKey `json:"apiKeys"`
-	}
 	return Handle(func(w http.ResponseWriter, r *http.Request) (err error) {
 		defer Wrap(&err, "list environments")
 		ctx := r.Context()
@@ -40,9 +29,9 @@ func handleEnvironmentList(db *sqldb.DB, inbox *SubscriberAuth) http.Handler {
 			return err
 		}
 		defer rows.Close()
-		out := []environment{}
+		out := []environmentResponse{}
 		for rows.Next() {
-			var e environment
+			var e environmentResponse
 			var parent, hint, userID string
 			if err := rows.Scan(&e.ID, &e.Name, &e.Identifier, &e.OrganizationID, &parent, &hint, &userID); err != nil {
 				return err
@@ -51,12 +40,12 @@ func handleEnvironmentList(db *sqldb.DB, inbox *SubscriberAuth) http.Handler {
 				if parent != "" {
 					e.ParentID = &parent
 				}
-				e.APIKeys = []apiKey{}
+				e.APIKeys = []apiKeyResponse{}
 				out = append(out, e)
 			}
 			if userID != "" {
 				last := &out[len(out)-1]
-				last.APIKeys = append(last.APIKeys, apiKey{Key: fmt.Sprintf("%s%s", strings.Repeat("•", 28), hint), UserID: userID})
+				last.APIKeys = append(last.APIKeys, apiKeyResponse{Key: maskKey(hint), UserID: userID})
 			}
 		}
 		if err := rows.Err(); err != nil {
@@ -79,4 +68,38 @@ func handleEnvironmentList(db *sqldb.DB, inbox *SubscriberAuth) http.Handler {
 // says which environments' inboxes to warn of.
 func AddRoutes(mux *http.ServeMux, db *sqldb.DB, inbox *SubscriberAuth) {
 	mux.Handle("GET /v1/environments", handleEnvironmentList(db, inbox))
+	mux.Handle("GET /v1/environments/me", handleEnvironmentMe(db))
+	mux.Handle("GET /v1/environments/api-keys", handleEnvironmentKeys(db))
+}
+
+// EnvironmentIdentifier returns the identifier environment id has now,
+// read in tx, "" when it is gone: what an event raised in it is stamped
+// with, read at each event since the team may change it.
+func EnvironmentIdentifier(ctx context.Context, tx *sql.Tx, id string) (string, error) {
+	var identifier string
+	err := tx.QueryRowContext(ctx, `SELECT identifier FROM environments WHERE id = ?`, id).Scan(&identifier)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return identifier, err
+}
+
+// EnvironmentIDs returns the _id of every environment, in order: what
+// work that visits each in turn (the retention sweep) goes through, the
+// ones created since the process started included.
+func EnvironmentIDs(ctx context.Context, db *sqldb.DB) (ids []string, err error) {
+	defer Wrap(&err, "list environment ids")
+	rows, err := db.QueryContext(ctx, `SELECT id FROM environments ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

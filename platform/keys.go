@@ -73,7 +73,7 @@ func CreateAPIKey(ctx context.Context, db *sqldb.DB, envName string, secret []by
 			SELECT e.id, (SELECT u.id FROM users u WHERE u.organization_id = e.organization_id ORDER BY u.created_at LIMIT 1)
 			FROM environments e WHERE e.name = ?`, envName).Scan(&envID, &userID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("no environment named %q (there are %s and %s; start herald serve once to create them)", envName, Development, Production)
+			return fmt.Errorf("no environment named %q (herald serve creates %s and %s at its first start; GET /v1/environments lists every one)", envName, Development, Production)
 		}
 		if err != nil {
 			return err

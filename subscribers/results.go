@@ -148,6 +148,14 @@ func (c *resultCache) listen(db *sqldb.DB) {
 	c.preferencesWritten = db.Invalidations("herald_subscriber_preferences", nil, c.preferences.Invalidate)
 }
 
+// reset drops everything cached, as a write of every subscriber would.
+func (c *resultCache) reset() {
+	c.gen.Add(1)
+	c.docs.Invalidate()
+	c.identities.Reset()
+	c.preferences.Invalidate()
+}
+
 // writing begins, in tx, a write of the environment's subscriberIDs that
 // reads them first. It tells the other processes sharing the database to
 // forget those subscribers when tx commits, and takes turns with their

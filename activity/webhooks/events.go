@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/herald-notify/herald/platform"
 	"slices"
 
 	"github.com/herald-notify/herald/messaging"
@@ -180,8 +181,12 @@ func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, env, t string, data
 	now := s.now()
 	ts := sqldb.FormatTime(now)
 	id := "evt_" + sqldb.NewIDAt(now)
+	identifier, err := platform.EnvironmentIdentifier(ctx, tx, env)
+	if err != nil {
+		return "", err
+	}
 	body, err := json.Marshal(envelope{ID: id, Type: t, Object: object, Data: data, Timestamp: ts,
-		EnvironmentID: s.identifiers[env]})
+		EnvironmentID: identifier})
 	if err != nil {
 		return "", fmt.Errorf("encode %s: %w", t, err)
 	}

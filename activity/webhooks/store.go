@@ -26,9 +26,6 @@ type Store struct {
 	db     *sqldb.DB
 	now    func() time.Time
 	sealer *platform.Sealer
-	// identifiers maps an environment's _id to the identifier the
-	// envelope's environmentId carries (docs/webhooks.md, "The envelope").
-	identifiers map[string]string
 
 	// wanted caches each environment's active endpoints, read on every
 	// raise; its writes and the other processes' (peers) clear it.
@@ -40,17 +37,14 @@ type Store struct {
 }
 
 // NewStore returns the webhook store on db. secret seals the endpoints'
-// signing secrets at rest (nil keeps them plain); environments name the
-// environments events are raised in; now is the clock, nil for time.Now.
-func NewStore(db *sqldb.DB, secret []byte, environments []platform.Environment, now func() time.Time) *Store {
+// signing secrets at rest (nil keeps them plain); now is the clock, nil for
+// time.Now.
+func NewStore(db *sqldb.DB, secret []byte, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
 	s := &Store{db: db, now: now, sealer: platform.NewSealer(secret, "webhook endpoint secret"),
-		identifiers: map[string]string{}, woken: make(chan struct{}, 1)}
-	for _, env := range environments {
-		s.identifiers[env.ID] = env.Identifier
-	}
+		woken: make(chan struct{}, 1)}
 	s.peers = db.Invalidations("herald_webhook_endpoints", nil, s.wanted.Invalidate)
 	return s
 }

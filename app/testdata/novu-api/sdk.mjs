@@ -275,6 +275,41 @@ await step("trigger with the context", () =>
 );
 await step("delete the context", () => novu.contexts.delete("sdk-acme", "tenant"));
 await step("delete the translation group", () => novu.translations.groups.delete("workflow", "sdk-mail"));
+const env = res(await step("create an environment", () => novu.environments.create({ name: "SDK staging", color: "#3366ff" })));
+check(env.name === "SDK staging" && env.identifier && env.apiKeys?.length === 1 && env.apiKeys[0].key.length === 32,
+  "the environment is created with its own identifier and key", env);
+const envKey = env.apiKeys[0].key;
+const inEnv = new Novu({ secretKey: envKey, serverURL: process.env.HERALD_URL });
+await step("create a workflow in the new environment", () =>
+  inEnv.workflows.create({ name: "SDK env", workflowId: "sdk-env", active: true,
+    steps: [{ name: "Inbox", type: "in_app", controlValues: { body: "Hi" } }] }),
+);
+const envAck = res(await step("trigger in the new environment", () => inEnv.trigger({ workflowId: "sdk-env", to: "sdk-env-ada" })));
+check(envAck.acknowledged === true, "the trigger in the new environment is taken", envAck);
+const envRenamed = res(await step("update the environment", () =>
+  novu.environments.update({ name: "SDK QA", identifier: "sdk-qa", color: "#000000" }, env.id),
+));
+check(envRenamed.name === "SDK QA" && envRenamed.identifier === "sdk-qa" && envRenamed.id === env.id, "the environment is renamed", envRenamed);
+const envs = res(await step("list environments", () => novu.environments.list()));
+check(envs.some((e) => e.id === env.id && e.name === "SDK QA"), "the environment is listed", envs.map((e) => e.name));
+let refused;
+try {
+  await novu.environments.delete(env.id);
+} catch (e) {
+  refused = e;
+}
+check(refused?.statusCode === 422, "an environment holding a workflow is deleted only when confirmed", refused?.message);
+// The SDK's delete has no parameter for Herald's confirmation: a plain request sends it.
+await step("delete the environment, confirmed", async () => {
+  const r = await fetch(process.env.HERALD_URL + "/v1/environments/" + env.id + "?confirm=true", {
+    method: "DELETE", headers: { Authorization: "ApiKey " + process.env.HERALD_KEY },
+  });
+  if (r.status !== 200) throw new Error("status " + r.status);
+});
+const empty = res(await step("create an empty environment", () => novu.environments.create({ name: "SDK scratch", color: "#ffffff" })));
+await step("delete the empty environment", () => novu.environments.delete(empty.id));
+const after = res(await step("list environments again", () => novu.environments.list()));
+check(!after.some((e) => e.id === env.id || e.id === empty.id), "the deleted environments are gone", after.map((e) => e.name));
 // A subscriber's notifications from the server, as its inbox sees them.
 await step("create a workflow with a button", () =>
   novu.workflows.create({

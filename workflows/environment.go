@@ -1,0 +1,32 @@
+package workflows
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/herald-notify/herald/sqldb"
+)
+
+// EnvironmentHoldings counts the environment's workflows and
+// translations; its default group and layout are what every environment
+// is seeded with (platform.EnvironmentPurger).
+func (s *Store) EnvironmentHoldings(ctx context.Context, environmentID string) (map[string]int64, error) {
+	var workflows, translations int64
+	err := s.db.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM workflows WHERE environment_id = ? AND deleted = 0),
+		(SELECT count(*) FROM translations WHERE environment_id = ?)`, environmentID, environmentID).Scan(&workflows, &translations)
+	return map[string]int64{"workflows": workflows, "translations": translations}, err
+}
+
+// PurgeEnvironment deletes the environment's workflows, their versions,
+// layouts, translations and groups (platform.EnvironmentPurger).
+func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) error {
+	defer s.changed()
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := sqldb.DeleteByEnvironment(ctx, tx, environmentID, "workflow_versions", "workflows", "translations",
+			"layouts", "notification_groups"); err != nil {
+			return err
+		}
+		return s.peers.Changed(ctx, tx)
+	})
+}
