@@ -355,6 +355,8 @@ var compatRoutes = []compatRoute{
 		body: fixed(`{"name":"Staging","color":"#ffaa00"}`), keep: func(f *compatFixture, d json.RawMessage) { f.envID = idOf(d) }},
 	{op: "PUT /v1/environments/{environmentId}", path: func(f *compatFixture) string { return "/v1/environments/" + f.envID },
 		body: fixed(`{"name":"QA"}`), status: 200, wrapped: true},
+	{op: "GET /v2/environments/{environmentId}/tags", path: func(f *compatFixture) string { return "/v2/environments/" + f.envID + "/tags" },
+		status: 200, wrapped: true},
 	{op: "DELETE /v1/environments/{environmentId}", path: func(f *compatFixture) string { return "/v1/environments/" + f.envID },
 		status: 200, wrapped: true},
 }

@@ -303,7 +303,7 @@ check(env.name === "SDK staging" && env.identifier && env.apiKeys?.length === 1 
 const envKey = env.apiKeys[0].key;
 const inEnv = client(envKey);
 await step("create a workflow in the new environment", () =>
-  inEnv.workflows.create({ name: "SDK env", workflowId: "sdk-env", active: true,
+  inEnv.workflows.create({ name: "SDK env", workflowId: "sdk-env", active: true, tags: ["billing", "alerts"],
     steps: [{ name: "Inbox", type: "in_app", controlValues: { body: "Hi" } }] }),
 );
 const envAck = res(await step("trigger in the new environment", () => inEnv.trigger({ workflowId: "sdk-env", to: "sdk-env-ada" })));
@@ -312,6 +312,8 @@ const envRenamed = res(await step("update the environment", () =>
   novu.environments.update({ name: "SDK QA", identifier: "sdk-qa", color: "#000000" }, env.id),
 ));
 check(envRenamed.name === "SDK QA" && envRenamed.identifier === "sdk-qa" && envRenamed.id === env.id, "the environment is renamed", envRenamed);
+const envTags = res(await step("list the environment's tags", () => novu.environments.getTags(env.id)));
+check(envTags.map((t) => t.name).join() === "alerts,billing", "the environment's tags are its workflows', each once", envTags);
 const envs = res(await step("list environments", () => novu.environments.list()));
 check(envs.some((e) => e.id === env.id && e.name === "SDK QA"), "the environment is listed", envs.map((e) => e.name));
 let refused;
