@@ -18,4 +18,5 @@ func AddRoutes(mux *http.ServeMux, store *Store, worker *Worker, workflows Workf
 	mux.Handle("DELETE /v1/events/trigger/{transactionId}", handleTriggerCancel(store))
 	mux.Handle("GET /v1/notifications", handleNotificationList(store, subscribers))
 	mux.Handle("GET /v1/notifications/{notificationId}", handleNotificationGet(store, subscribers))
+	mux.Handle("GET /v1/execution-details", handleExecutionDetails(store, subscribers))
 }

@@ -46,7 +46,7 @@ type compatRoute struct {
 // compatFixture holds what earlier rows created, for later rows' paths.
 type compatFixture struct {
 	integrationID, messageID, notificationID, transactionID, prodEnvID string
-	endpointID, deliveryID, inboxID                                    string
+	endpointID, deliveryID, groupID, inboxID                           string
 	envID                                                              string
 }
 
@@ -103,6 +103,9 @@ var compatRoutes = []compatRoute{
 				}
 			}
 		}},
+	{op: "GET /v1/environments/me", path: fixed("/v1/environments/me"), status: 200, wrapped: true},
+	{op: "GET /v1/environments/api-keys", path: fixed("/v1/environments/api-keys"), status: 200, wrapped: true},
+	{op: "GET /v1/integrations/in-app/status", path: fixed("/v1/integrations/in-app/status"), status: 200, wrapped: true},
 	{op: "POST /v1/integrations", path: fixed("/v1/integrations"), status: 201, wrapped: true,
 		body: fixed(`{"providerId":"email-webhook","channel":"email","active":true,"credentials":{"webhookUrl":"https://mail.example.com/hook"}}`),
 		keep: func(f *compatFixture, d json.RawMessage) { f.integrationID = idOf(d) }},
@@ -110,6 +113,8 @@ var compatRoutes = []compatRoute{
 	{op: "GET /v1/integrations/{integrationId}", path: func(f *compatFixture) string { return "/v1/integrations/" + f.integrationID },
 		status: 200, wrapped: true},
 	{op: "GET /v1/integrations/active", path: fixed("/v1/integrations/active"), status: 200, wrapped: true},
+	{op: "GET /v1/integrations/webhook/provider/{providerId}/status", path: fixed("/v1/integrations/webhook/provider/email-webhook/status"),
+		status: 200, wrapped: true},
 	{op: "PUT /v1/integrations/{integrationId}", path: func(f *compatFixture) string { return "/v1/integrations/" + f.integrationID },
 		body: fixed(`{"name":"Mail"}`), status: 200, wrapped: true},
 	{op: "POST /v1/integrations/{integrationId}/set-primary", path: func(f *compatFixture) string {
@@ -121,6 +126,7 @@ var compatRoutes = []compatRoute{
 	{op: "POST /v1/subscribers/bulk", path: fixed("/v1/subscribers/bulk"), status: 201, wrapped: true,
 		body: fixed(`{"subscribers":[{"subscriberId":"bea"},{"subscriberId":"cy"}]}`)},
 	{op: "GET /v1/subscribers/{subscriberId}", path: fixed("/v1/subscribers/ada"), status: 200, wrapped: true},
+	{op: "GET /v1/subscribers", path: fixed("/v1/subscribers?limit=2"), status: 200, wrapped: false},
 	{op: "PUT /v1/subscribers/{subscriberId}", path: fixed("/v1/subscribers/ada"), body: fixed(`{"lastName":"Lovelace"}`), status: 200, wrapped: true},
 	{op: "PATCH /v1/subscribers/{subscriberId}/credentials", path: fixed("/v1/subscribers/ada/credentials"),
 		body: fixed(`{"providerId":"fcm","credentials":{"deviceTokens":["t1"]}}`), status: 200, wrapped: true},
@@ -165,6 +171,24 @@ var compatRoutes = []compatRoute{
 		body: fixed(`{"name":"Hello","workflowId":"hello","active":true,"steps":[{"name":"Inbox","type":"in_app",
 			"controlValues":{"body":"Hi","primaryAction":{"label":"Open"}}}]}`)},
 	{op: "GET /v2/workflows", path: fixed("/v2/workflows"), status: 200, wrapped: true},
+	{op: "GET /v1/notification-groups", path: fixed("/v1/notification-groups"), status: 200, wrapped: true},
+	{op: "POST /v1/notification-groups", path: fixed("/v1/notification-groups"), body: fixed(`{"name":"Marketing"}`), status: 201, wrapped: true,
+		keep: func(f *compatFixture, d json.RawMessage) { f.groupID = idOf(d) }},
+	{op: "GET /v1/notification-groups/{id}", path: groupPath, status: 200, wrapped: true},
+	{op: "PATCH /v1/notification-groups/{id}", path: groupPath, body: fixed(`{"name":"Promotions"}`), status: 200, wrapped: true},
+	{op: "POST /v1/notification-templates", path: fixed("/v1/notification-templates"), status: 201, wrapped: true,
+		body: func(f *compatFixture) string {
+			return `{"name":"Old hello","identifier":"old-hello","notificationGroupId":"` + f.groupID +
+				`","steps":[{"template":{"type":"in_app","content":"Hi"}}]}`
+		}},
+	{op: "GET /v1/notification-templates", path: fixed("/v1/notification-templates"), status: 200, wrapped: false},
+	{op: "GET /v1/notification-templates/{templateId}", path: fixed("/v1/notification-templates/old-hello"), status: 200, wrapped: true},
+	{op: "PUT /v1/notification-templates/{templateId}", path: fixed("/v1/notification-templates/old-hello"),
+		body: fixed(`{"description":"Greets"}`), status: 200, wrapped: true},
+	{op: "PUT /v1/notification-templates/{templateId}/status", path: fixed("/v1/notification-templates/old-hello/status"),
+		body: fixed(`{"active":true}`), status: 200, wrapped: true},
+	{op: "DELETE /v1/notification-templates/{templateId}", path: fixed("/v1/notification-templates/old-hello"), status: 200, wrapped: true},
+	{op: "DELETE /v1/notification-groups/{id}", path: groupPath, status: 200, wrapped: true},
 	{op: "GET /v2/workflows/{workflowId}", path: fixed("/v2/workflows/hello"), status: 200, wrapped: true},
 	{op: "PUT /v2/workflows/{workflowId}", path: fixed("/v2/workflows/hello"), status: 200, wrapped: true,
 		body: fixed(`{"name":"Hello","active":true,"steps":[{"name":"Inbox","type":"in_app","controlValues":{"body":"Hi {{ payload.n }}"}}]}`)},
@@ -200,6 +224,11 @@ var compatRoutes = []compatRoute{
 		body: fixed(`{"locale":"de_DE","masterJson":{"workflows":{"hello":{"hi":"Hallo"}}}}`)},
 	{op: "DELETE /v2/translations/{resourceType}/{resourceId}/{locale}", path: fixed("/v2/translations/workflow/hello/de_DE"), status: 204},
 	{op: "DELETE /v2/translations/{resourceType}/{resourceId}", path: fixed("/v2/translations/workflow/hello"), status: 204},
+	{op: "POST /v1/tenants", path: fixed("/v1/tenants"), body: fixed(`{"identifier":"globex","name":"Globex","data":{"tier":"gold"}}`), status: 201, wrapped: true},
+	{op: "GET /v1/tenants", path: fixed("/v1/tenants"), status: 200, wrapped: false},
+	{op: "GET /v1/tenants/{identifier}", path: fixed("/v1/tenants/globex"), status: 200, wrapped: true},
+	{op: "PATCH /v1/tenants/{identifier}", path: fixed("/v1/tenants/globex"), body: fixed(`{"name":"Globex Corp"}`), status: 200, wrapped: true},
+	{op: "DELETE /v1/tenants/{identifier}", path: fixed("/v1/tenants/globex"), status: 204},
 	{op: "POST /v2/contexts", path: fixed("/v2/contexts"), body: fixed(`{"type":"tenant","id":"acme","data":{"name":"Acme"}}`), status: 201, wrapped: true},
 	{op: "GET /v2/contexts", path: fixed("/v2/contexts"), status: 200, wrapped: false},
 	{op: "GET /v2/contexts/{type}/{id}", path: fixed("/v2/contexts/tenant/acme"), status: 200, wrapped: true},
@@ -223,6 +252,9 @@ var compatRoutes = []compatRoute{
 		keep: func(f *compatFixture, d json.RawMessage) { f.notificationID = pageIDs(d)[0] }},
 	{op: "GET /v1/notifications/{notificationId}", path: func(f *compatFixture) string { return "/v1/notifications/" + f.notificationID },
 		status: 200, wrapped: true},
+	{op: "GET /v1/execution-details", path: func(f *compatFixture) string {
+		return "/v1/execution-details?subscriberId=ada&notificationId=" + f.notificationID
+	}, status: 200, wrapped: true},
 	{op: "GET /v1/subscribers/{subscriberId}/notifications/feed", path: fixed("/v1/subscribers/ada/notifications/feed"),
 		status: 200, wrapped: false,
 		keep: func(f *compatFixture, d json.RawMessage) { f.messageID = pageIDs(d)[0] }},
@@ -323,9 +355,14 @@ var compatRoutes = []compatRoute{
 		body: fixed(`{"name":"Staging","color":"#ffaa00"}`), keep: func(f *compatFixture, d json.RawMessage) { f.envID = idOf(d) }},
 	{op: "PUT /v1/environments/{environmentId}", path: func(f *compatFixture) string { return "/v1/environments/" + f.envID },
 		body: fixed(`{"name":"QA"}`), status: 200, wrapped: true},
+	{op: "GET /v2/environments/{environmentId}/tags", path: func(f *compatFixture) string { return "/v2/environments/" + f.envID + "/tags" },
+		status: 200, wrapped: true},
 	{op: "DELETE /v1/environments/{environmentId}", path: func(f *compatFixture) string { return "/v1/environments/" + f.envID },
 		status: 200, wrapped: true},
 }
+
+// groupPath is the path of the fixture's notification group.
+func groupPath(f *compatFixture) string { return "/v1/notification-groups/" + f.groupID }
 
 // inboxPath is the path of the notification the subscriber list kept, then rest.
 func inboxPath(rest string) func(*compatFixture) string {

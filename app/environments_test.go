@@ -483,3 +483,31 @@ func countRows(t *testing.T, srv *apptest.Server, table string) int {
 	}
 	return n
 }
+
+// TestEnvironments_Tags: an environment's tags are those its live
+// workflows carry, each once, in order, and only its own.
+func TestEnvironments_Tags(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	env, c := mustCreateEnv(t, srv, "Staging")
+	tags := func(id string) []map[string]string {
+		var out []map[string]string
+		res := srv.Dev.Do(t, "GET", "/v2/environments/"+id+"/tags", "")
+		is.Equal(res.Status, 200)
+		res.Decode(t, &out)
+		return out
+	}
+	is.Equal(tags(env.ID), []map[string]string{}) // none before a workflow
+	apptest.MustCreate(t, c, "/v2/workflows", `{"name":"A","workflowId":"a","tags":["billing","alerts"],"steps":[]}`)
+	apptest.MustCreate(t, c, "/v2/workflows", `{"name":"B","workflowId":"b","tags":["alerts"],"steps":[]}`)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"C","workflowId":"c","tags":["dev-only"],"steps":[]}`)
+	is.Equal(tags(env.ID), []map[string]string{{"name": "alerts"}, {"name": "billing"}}) // each once, in order, its own
+	is.Equal(c.Do(t, "DELETE", "/v2/workflows/a", "").Status, 204)
+	is.Equal(tags(env.ID), []map[string]string{{"name": "alerts"}}) // a deleted workflow's go
+
+	for name, id := range map[string]string{"ErrUnknown": "0000000000000000000000ff", "ErrOtherOrganization": otherOrganizationEnv(t, srv), "ErrNotAnID": "staging"} {
+		res := srv.Dev.Do(t, "GET", "/v2/environments/"+id+"/tags", "")
+		is.True(res.Status == 404 || res.Status == 422) // refused
+		is.True(res.Status != 422 || name == "ErrNotAnID")
+	}
+}

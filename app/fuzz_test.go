@@ -50,6 +50,25 @@ var apiRoutes = []struct{ method, path, seed string }{
 	{"GET", "/v1/environments", ""},
 	{"POST", "/v1/environments", `{"name":"Fz env","color":"#fff","parentId":"{environment}"}`},
 	{"PUT", "/v1/environments/{environment}", `{"name":"Fz renamed","identifier":"fz-env","parentId":"{environment}","color":"#000","dns":{},"bridge":{}}`},
+	{"GET", "/v1/environments/me", ""},
+	{"GET", "/v1/environments/api-keys", ""},
+	{"GET", "/v1/subscribers", ""},
+	{"GET", "/v1/integrations/in-app/status", ""},
+	{"GET", "/v1/integrations/webhook/provider/{provider}/status", ""},
+	{"GET", "/v1/execution-details", ""},
+	{"GET", "/v1/notification-groups", ""},
+	{"POST", "/v1/notification-groups", `{"name":"Fz group"}`},
+	{"GET", "/v1/notification-groups/{group}", ""},
+	{"PATCH", "/v1/notification-groups/{group}", `{"name":"Fz renamed"}`},
+	{"GET", "/v1/notification-templates", ""},
+	{"POST", "/v1/notification-templates", `{"name":"Fz v1","notificationGroupId":"{group}","steps":[{"template":{"type":"email","subject":"S","content":[{"type":"text","content":"Hi"}]}}]}`},
+	{"GET", "/v1/notification-templates/{workflow}", ""},
+	{"PUT", "/v1/notification-templates/{workflow}", `{"description":"d","critical":true,"preferenceSettings":{"sms":false},"steps":[{"template":{"type":"in_app","content":"Hi"}}]}`},
+	{"PUT", "/v1/notification-templates/{workflow}/status", `{"active":true}`},
+	{"POST", "/v1/tenants", `{"identifier":"fz-new","name":"New","data":{"k":1}}`},
+	{"GET", "/v1/tenants", ""},
+	{"GET", "/v1/tenants/{tenant}", ""},
+	{"PATCH", "/v1/tenants/{tenant}", `{"name":"Renamed","data":{"k":2}}`},
 	{"GET", "/v1/subscribers/{subscriber}/preferences", ""},
 	{"GET", "/v1/subscribers/{subscriber}/preferences/global", ""},
 	{"PATCH", "/v1/subscribers/{subscriber}/preferences", `{"preferences":[{"type":"email","enabled":false}]}`},
@@ -103,6 +122,9 @@ var apiRoutes = []struct{ method, path, seed string }{
 	{"DELETE", "/v1/events/trigger/{transaction}", ""},
 	{"DELETE", "/v1/subscribers/{subscriber}/credentials/{provider}", ""},
 	{"DELETE", "/v1/integrations/{integration}", ""},
+	{"DELETE", "/v1/tenants/{tenant}", ""},
+	{"DELETE", "/v1/notification-templates/{workflow}", ""},
+	{"DELETE", "/v1/notification-groups/{group}", ""},
 	{"DELETE", "/v2/workflows/{workflow}", ""},
 	{"DELETE", "/v2/subscribers/{subscriber}", ""},
 	{"DELETE", "/v1/subscribers/{subscriber}", ""},
@@ -140,6 +162,7 @@ func FuzzAPI(f *testing.F) {
 	}
 	f.Add(route("GET", "/v1/subscribers/{subscriber}/notifications/feed"), "ada", "page=-1&limit=1e9&read=maybe&payload=%7B", "")
 	f.Add(route("POST", "/v1/events/trigger"), "", "", `{"name":"fz","to":[],"payload":[1]}`)
+	f.Add(route("GET", "/v1/execution-details"), "", "subscriberId=ada&notificationId="+ids["notification"], "")
 	f.Fuzz(func(t *testing.T, route uint8, id, query, body string) {
 		r := apiRoutes[int(route)%len(apiRoutes)]
 		path := r.path
@@ -204,6 +227,9 @@ func fuzzFixtures(t testing.TB, srv *apptest.Server) map[string]string {
 	apptest.MustCreate(t, srv.Dev, "/v1/integrations", `{"providerId":"slack","channel":"chat","credentials":{},"active":true}`).Decode(t, &integration)
 	apptest.MustCreate(t, srv.Dev, "/v1/events/trigger", `{"name":"fz","to":"ada","payload":{"x":1}}`).Decode(t, &ack)
 	apptest.MustCreate(t, srv.Dev, "/v2/topics/fzt/subscriptions", `{"subscriptions":["ada"]}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/tenants", `{"identifier":"fzt","name":"Fz"}`)
+	var group map[string]any
+	apptest.MustCreate(t, srv.Dev, "/v1/notification-groups", `{"name":"Fz"}`).Decode(t, &group)
 	var feed struct {
 		Data []struct {
 			ID             string `json:"_id"`
@@ -217,7 +243,8 @@ func fuzzFixtures(t testing.TB, srv *apptest.Server) map[string]string {
 		t.Fatalf("feed holds %d messages, want 1", len(feed.Data))
 	}
 	return map[string]string{
-		"subscriber": "ada", "provider": "slack", "workflow": "fz", "topic": "fzt", "app": srv.App.Development.Identifier,
+		"subscriber": "ada", "provider": "slack", "workflow": "fz", "topic": "fzt", "tenant": "fzt", "app": srv.App.Development.Identifier,
+		"group":        fmt.Sprint(group["_id"]),
 		"integration":  fmt.Sprint(integration["_id"]),
 		"transaction":  fmt.Sprint(ack["transactionId"]),
 		"message":      feed.Data[0].ID,

@@ -129,7 +129,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	platform.AddEnvironmentRoutes(mux, platform.EnvironmentDomains{DB: d.DB, Secret: d.Secret, Now: d.Now,
 		Seeders: []platform.EnvironmentSeeder{integrationStore, workflowStore},
 		Purgers: []platform.EnvironmentPurger{activityStore, hookStore, messageStore, subscriberStore, workflowStore,
-			integrationStore, storedValues{d.DB}}})
+			integrationStore, storedValues{d.DB}}, Tags: workflowStore})
 	a := &App{Integrations: integrationStore, Workflows: workflowStore, Subscribers: subscriberStore,
 		Messages: messageStore, Activity: activityStore, Worker: worker, Webhooks: hookStore,
 		Dispatcher: webhooks.NewDispatcher(hookStore, webhooks.DispatcherConfig{Guard: d.Outbound, Logger: d.Logger,

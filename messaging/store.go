@@ -404,18 +404,15 @@ type feedFilter struct {
 
 // feed returns one page of the subscriber's in_app messages, newest first,
 // and the number of all that match. The (environment, subscriber, channel,
-// created_at, id, read, seen) index serves both queries.
+// created_at, id, read, seen) index serves both. The page carries its count
+// (feedRows), so one statement, one snapshot on either database, answers
+// both without a transaction; only an empty page past the first, which has
+// no row to carry it, reads the two in a snapshot.
 func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message, int, error) {
 	cond, args := feedCond(s.queries.d, env, f)
-	// The page and its count read one snapshot.
-	tx, err := s.db.BeginSnapshot(ctx)
-	if err != nil {
-		return nil, 0, fmt.Errorf("read feed: %w", err)
-	}
-	defer tx.Rollback()
-	msgs, err := s.feedRows(ctx, tx, true, cond, args, f)
-	if errors.Is(err, errNoFeedItem) {
-		msgs, err = s.feedRows(ctx, tx, false, cond, args, f)
+	msgs, total, err := s.feedPage(ctx, nil, cond, args, f)
+	if err == nil && total < 0 {
+		msgs, total, err = s.feedSnapshot(ctx, cond, args, f)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("read feed: %w", err)
@@ -427,11 +424,42 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 			m.OrganizationID = f.organizationID
 		}
 	}
-	total, err := s.countPage(ctx, tx, cond, args, f.page, f.limit, len(msgs))
-	if err != nil {
-		return nil, 0, fmt.Errorf("count feed: %w", err)
-	}
 	return msgs, total, nil
+}
+
+// feedSnapshot is feedPage in a snapshot, counting apart when the page is
+// empty.
+func (s *Store) feedSnapshot(ctx context.Context, cond string, args []any, f feedFilter) ([]*message, int, error) {
+	tx, err := s.db.BeginSnapshot(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	msgs, total, err := s.feedPage(ctx, tx, cond, args, f)
+	if err == nil && total < 0 {
+		total, err = s.countPage(ctx, tx, cond, args, f.page, f.limit, len(msgs))
+	}
+	return msgs, total, err
+}
+
+// feedPage reads one page of the feed, in tx when it is not nil, and the
+// number of all that match: known without counting from a page that is not
+// full (countPage), read with the page from one that has rows, and -1 for
+// an empty page past the first.
+func (s *Store) feedPage(ctx context.Context, tx *sql.Tx, cond string, args []any, f feedFilter) ([]*message, int, error) {
+	msgs, counted, err := s.feedRows(ctx, tx, true, cond, args, f)
+	if errors.Is(err, errNoFeedItem) {
+		msgs, counted, err = s.feedRows(ctx, tx, false, cond, args, f)
+	}
+	switch n := len(msgs); {
+	case err != nil:
+		return nil, 0, err
+	case n < f.limit && (n > 0 || f.page == 0):
+		return msgs, f.page*f.limit + n, nil
+	case n > 0:
+		return msgs, counted, nil
+	}
+	return msgs, -1, nil
 }
 
 // feedCond is the WHERE condition of f's messages, and its arguments.
@@ -466,8 +494,10 @@ var errNoFeedItem = errors.New("a message has no stored feed item")
 
 // feedRows reads one page of the feed: with stored, each row's feed_item
 // and the columns that change, failing with errNoFeedItem when a row has
-// none; without, every column a feed item shows.
-func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, stored bool, cond string, args []any, f feedFilter) ([]*message, error) {
+// none; without, every column a feed item shows. Each row carries the number
+// of all that match, which the database counts once, when the first row
+// reads it, in the page's own snapshot; 0 when the page is empty.
+func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, stored bool, cond string, args []any, f feedFilter) ([]*message, int, error) {
 	cols := feedColumns
 	if stored {
 		cols = feedItemColumns
@@ -476,13 +506,22 @@ func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, stored bool, cond stri
 	if f.withSummary {
 		cols += ", subscriber_summary"
 	}
-	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+cols+` FROM messages WHERE `+cond+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
+	query := `SELECT ` + cols + `, (SELECT count(*) FROM messages WHERE ` + cond + `) FROM messages WHERE ` + cond + `
+		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`
+	args = append(append(append(make([]any, 0, 2*len(args)+2), args...), args...), f.limit, f.page*f.limit)
+	var rows *sql.Rows
+	var err error
+	if tx == nil {
+		rows, err = s.db.Query(ctx, query, args...)
+	} else {
+		rows, err = s.db.TxQuery(ctx, tx, query, args...)
+	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rows.Close()
 	var msgs []*message
+	var total int
 	for rows.Next() {
 		var m message
 		dst := []any{&m.FeedItem, &m.ProviderID, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
@@ -498,15 +537,15 @@ func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, stored bool, cond stri
 		if f.withSummary {
 			dst = append(dst, &m.SubscriberSummary)
 		}
-		if err := rows.Scan(dst...); err != nil {
-			return nil, err
+		if err := rows.Scan(append(dst, &total)...); err != nil {
+			return nil, 0, err
 		}
 		if stored && m.FeedItem == nil {
-			return nil, errNoFeedItem
+			return nil, 0, errNoFeedItem
 		}
 		msgs = append(msgs, &m)
 	}
-	return msgs, rows.Err()
+	return msgs, total, rows.Err()
 }
 
 // countPage returns how many messages match cond, given that page (of

@@ -30,6 +30,12 @@ type EnvironmentPurger interface {
 	PurgeEnvironment(ctx context.Context, environmentID string) error
 }
 
+// EnvironmentTagger is the domain that knows the tags an environment's
+// workflows carry.
+type EnvironmentTagger interface {
+	EnvironmentTags(ctx context.Context, environmentID string) ([]string, error)
+}
+
 // EnvironmentDomains is what the environment routes need beyond the
 // platform's own tables: the domains that seed a new environment and
 // those that empty a deleted one, in the order to empty them (the ones
@@ -40,6 +46,7 @@ type EnvironmentDomains struct {
 	Now     func() time.Time // nil means time.Now
 	Seeders []EnvironmentSeeder
 	Purgers []EnvironmentPurger
+	Tags    EnvironmentTagger
 }
 
 func (d EnvironmentDomains) now() time.Time {
@@ -56,6 +63,30 @@ func AddEnvironmentRoutes(mux *http.ServeMux, d EnvironmentDomains) {
 	mux.Handle("POST /v1/environments", handleEnvironmentCreate(d))
 	mux.Handle("PUT /v1/environments/{environmentId}", handleEnvironmentUpdate(d))
 	mux.Handle("DELETE /v1/environments/{environmentId}", handleEnvironmentDelete(d))
+	mux.Handle("GET /v2/environments/{environmentId}/tags", handleEnvironmentTags(d))
+}
+
+// handleEnvironmentTags serves GET /v2/environments/{environmentId}/tags:
+// the tags of the environment's workflows, each once, as [{name}].
+func handleEnvironmentTags(d EnvironmentDomains) http.Handler {
+	type tag struct {
+		Name string `json:"name"`
+	}
+	return Handle(func(w http.ResponseWriter, r *http.Request) error {
+		env, err := findOwnEnvironment(r.Context(), d.DB, TenantFrom(r.Context()), r.PathValue("environmentId"))
+		if err != nil {
+			return err
+		}
+		tags, err := d.Tags.EnvironmentTags(r.Context(), env.ID)
+		if err != nil {
+			return err
+		}
+		out := make([]tag, len(tags))
+		for i, t := range tags {
+			out[i] = tag{t}
+		}
+		return JSON(w, http.StatusOK, out)
+	})
 }
 
 // envIdentifier is what an identifier may be: what the inbox's clients

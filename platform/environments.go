@@ -68,6 +68,8 @@ func handleEnvironmentList(db *sqldb.DB, inbox *SubscriberAuth) http.Handler {
 // says which environments' inboxes to warn of.
 func AddRoutes(mux *http.ServeMux, db *sqldb.DB, inbox *SubscriberAuth) {
 	mux.Handle("GET /v1/environments", handleEnvironmentList(db, inbox))
+	mux.Handle("GET /v1/environments/me", handleEnvironmentMe(db))
+	mux.Handle("GET /v1/environments/api-keys", handleEnvironmentKeys(db))
 }
 
 // EnvironmentIdentifier returns the identifier environment id has now,

@@ -155,12 +155,18 @@ func (s *Store) resetPresence(ctx context.Context, environmentID string, subscri
 // set by hand, as its inbox sockets set it, answered as GET answers it.
 func handleSubscriberOnlineStatus(store *Store) http.Handler {
 	type request struct {
-		IsOnline *bool `json:"isOnline" validate:"required"`
+		IsOnline *bool `json:"isOnline" validate:"required_without=Online"`
+		// Online is the name the reference's older Node client (2.6) sends
+		// the flag under; isOnline wins when both are sent.
+		Online *bool `json:"online"`
 	}
 	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		req, err := platform.Decode[request](r)
 		if err != nil {
 			return err
+		}
+		if req.IsOnline == nil {
+			req.IsOnline = req.Online
 		}
 		ctx, env := r.Context(), platform.TenantFrom(r.Context()).EnvironmentID
 		id := r.PathValue("subscriberId")

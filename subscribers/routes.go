@@ -7,6 +7,7 @@ import "net/http"
 // subscriber preferences and topics (docs/preferences-and-topics.md).
 func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("POST /v1/subscribers", handleSubscriberCreate(store, false))
+	mux.Handle("GET /v1/subscribers", handleSubscriberListV1(store))
 	mux.Handle("POST /v1/subscribers/bulk", handleSubscriberBulk(store)) // the reference platform's older clients (bulk.go)
 	mux.Handle("GET /v1/subscribers/{subscriberId}", handleSubscriberGet(store))
 	mux.Handle("PUT /v1/subscribers/{subscriberId}", handleSubscriberUpdate(store))
@@ -31,6 +32,13 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("PATCH /v2/subscribers/{subscriberId}/preferences/bulk", handlePreferencesBulkV2(store))
 
 	mux.Handle("PATCH /v1/subscribers/{subscriberId}/online-status", handleSubscriberOnlineStatus(store))
+
+	mux.Handle("POST /v1/tenants", handleTenantCreate(store))
+	mux.Handle("GET /v1/tenants", handleTenantList(store))
+	mux.Handle("GET /v1/tenants/{identifier}", handleTenantGet(store))
+	mux.Handle("PATCH /v1/tenants/{identifier}", handleTenantUpdate(store))
+	mux.Handle("DELETE /v1/tenants/{identifier}", handleTenantDelete(store))
+
 	mux.Handle("POST /v1/topics", handleTopicCreateV1(store))
 	mux.Handle("GET /v1/topics", handleTopicListV1(store))
 	mux.Handle("GET /v1/topics/{topicKey}", handleTopicGet(store, false))

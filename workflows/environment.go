@@ -3,6 +3,10 @@ package workflows
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/herald-notify/herald/sqldb"
 )
@@ -29,4 +33,32 @@ func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) erro
 		}
 		return s.peers.Changed(ctx, tx)
 	})
+}
+
+// EnvironmentTags are the tags the environment's workflows carry, each
+// once, in order (platform.EnvironmentTagger).
+func (s *Store) EnvironmentTags(ctx context.Context, environmentID string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT tags FROM workflows WHERE environment_id = ? AND deleted = 0`, environmentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		var tags []string
+		if err := json.Unmarshal([]byte(raw), &tags); err != nil {
+			return nil, fmt.Errorf("workflow tags: %w", err)
+		}
+		for _, t := range tags {
+			seen[t] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }

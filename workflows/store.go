@@ -274,11 +274,11 @@ func update(ctx context.Context, tx *sql.Tx, w *workflow) error {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `
-		UPDATE workflows SET workflow_id = ?, name = ?, description = ?, tags = ?, active = ?, validate_payload = ?,
-			payload_schema = ?, translation_enabled = ?, severity = ?, preferences = ?, steps = ?, updated_by = ?,
-			last_published_at = NULLIF(?, ''), last_published_by = NULLIF(?, ''), updated_at = ?
+		UPDATE workflows SET workflow_id = ?, notification_group_id = ?, name = ?, description = ?, tags = ?, active = ?,
+			validate_payload = ?, payload_schema = ?, translation_enabled = ?, severity = ?, preferences = ?, steps = ?,
+			updated_by = ?, last_published_at = NULLIF(?, ''), last_published_by = NULLIF(?, ''), updated_at = ?
 		WHERE id = ?`,
-		w.WorkflowID, w.Name, w.Description, tags, sqldb.Flag(w.Active), sqldb.Flag(w.ValidatePayload),
+		w.WorkflowID, w.NotificationGroupID, w.Name, w.Description, tags, sqldb.Flag(w.Active), sqldb.Flag(w.ValidatePayload),
 		nullJSON(w.PayloadSchema), sqldb.Flag(w.IsTranslationEnabled), w.Severity, prefs, steps, w.UpdatedBy,
 		w.LastPublishedAt, w.LastPublishedBy, w.UpdatedAt, w.ID)
 	return conflictOn(err, w.WorkflowID)

@@ -276,7 +276,7 @@ func (s *Store) createWith(ctx context.Context, tenant platform.Tenant, req work
 		if err := s.writing(ctx, tx, tenant.EnvironmentID); err != nil {
 			return err
 		}
-		if w.NotificationGroupID, err = s.defaultGroup(ctx, tx, tenant.OrganizationID, tenant.EnvironmentID); err != nil {
+		if err := s.placeInGroup(ctx, tx, w); err != nil {
 			return err
 		}
 		if w.WorkflowID, err = chooseIdentifier(ctx, tx, tenant.EnvironmentID, req.WorkflowID, req.Name, ""); err != nil {

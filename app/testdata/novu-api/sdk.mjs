@@ -6,7 +6,29 @@
 import { Novu } from "@novu/api";
 import * as components from "@novu/api/models/components/index.js";
 
-const novu = new Novu({ secretKey: process.env.HERALD_KEY, serverURL: process.env.HERALD_URL });
+// Every call goes through recorded(), which notes the SDK operation by its
+// src/funcs name (novu.subscribers.credentials.append is
+// subscribersCredentialsAppend); the script ends by printing them, and
+// TestSDK_NovuAPI compares them with docs/compatibility.md.
+const called = new Set();
+function recorded(target, path = []) {
+  return new Proxy(target, {
+    get(obj, prop) {
+      const value = Reflect.get(obj, prop, obj);
+      if (typeof prop !== "string" || prop.startsWith("_")) return value;
+      const at = [...path, prop];
+      if (typeof value === "function") {
+        return (...args) => {
+          called.add(at.map((p, i) => (i === 0 ? p : p[0].toUpperCase() + p.slice(1))).join(""));
+          return value.apply(obj, args);
+        };
+      }
+      return value !== null && typeof value === "object" ? recorded(value, at) : value;
+    },
+  });
+}
+const client = (secretKey) => recorded(new Novu({ secretKey, serverURL: process.env.HERALD_URL }));
+const novu = client(process.env.HERALD_KEY);
 
 function check(ok, what, got) {
   if (!ok) {
@@ -279,9 +301,9 @@ const env = res(await step("create an environment", () => novu.environments.crea
 check(env.name === "SDK staging" && env.identifier && env.apiKeys?.length === 1 && env.apiKeys[0].key.length === 32,
   "the environment is created with its own identifier and key", env);
 const envKey = env.apiKeys[0].key;
-const inEnv = new Novu({ secretKey: envKey, serverURL: process.env.HERALD_URL });
+const inEnv = client(envKey);
 await step("create a workflow in the new environment", () =>
-  inEnv.workflows.create({ name: "SDK env", workflowId: "sdk-env", active: true,
+  inEnv.workflows.create({ name: "SDK env", workflowId: "sdk-env", active: true, tags: ["billing", "alerts"],
     steps: [{ name: "Inbox", type: "in_app", controlValues: { body: "Hi" } }] }),
 );
 const envAck = res(await step("trigger in the new environment", () => inEnv.trigger({ workflowId: "sdk-env", to: "sdk-env-ada" })));
@@ -290,6 +312,8 @@ const envRenamed = res(await step("update the environment", () =>
   novu.environments.update({ name: "SDK QA", identifier: "sdk-qa", color: "#000000" }, env.id),
 ));
 check(envRenamed.name === "SDK QA" && envRenamed.identifier === "sdk-qa" && envRenamed.id === env.id, "the environment is renamed", envRenamed);
+const envTags = res(await step("list the environment's tags", () => novu.environments.getTags(env.id)));
+check(envTags.map((t) => t.name).join() === "alerts,billing", "the environment's tags are its workflows', each once", envTags);
 const envs = res(await step("list environments", () => novu.environments.list()));
 check(envs.some((e) => e.id === env.id && e.name === "SDK QA"), "the environment is listed", envs.map((e) => e.name));
 let refused;
@@ -363,4 +387,146 @@ const online = res(await step("set the subscriber online", () => novu.subscriber
 check(online.isOnline === true, "the subscriber is online", online);
 const offline = res(await step("set it offline", () => novu.subscribers.properties.updateOnlineFlag({ isOnline: false }, "sdk-ada")));
 check(offline.isOnline === false && typeof offline.lastOnlineAt === "string", "offline, with when it left", offline);
+// Subscribers: read, search, change, in bulk, their credentials and
+// preferences.
+const ada = res(await step("read the subscriber", () => novu.subscribers.retrieve("sdk-ada")));
+check(ada.subscriberId === "sdk-ada" && ada.email === "ada@example.com", "the subscriber reads back", ada);
+const adaPatched = res(await step("patch the subscriber", () => novu.subscribers.patch({ lastName: "Lovelace" }, "sdk-ada")));
+check(adaPatched.lastName === "Lovelace" && adaPatched.firstName === "Ada", "only the given field changes", adaPatched);
+const found = res(await step("search subscribers", () => novu.subscribers.search({ email: "ada@example.com", limit: 10 })));
+check(found.data.length === 1 && found.data[0].subscriberId === "sdk-ada", "the search finds the subscriber", found.data);
+const bulk = res(await step("create subscribers in bulk", () =>
+  novu.subscribers.createBulk({ subscribers: [{ subscriberId: "sdk-bulk-1" }, { subscriberId: "sdk-bulk-2", firstName: "Bo" }] }),
+));
+check(bulk.created.length === 2 && bulk.failed.length === 0, "both are created", bulk);
+const cred = { providerId: "fcm", credentials: { deviceTokens: ["sdk-t1"] } };
+const set = res(await step("set push credentials", () => novu.subscribers.credentials.update(cred, "sdk-ada")));
+check(set.channels?.some((c) => c.providerId === "fcm" && c.credentials.deviceTokens.join() === "sdk-t1"), "the tokens are set", set.channels);
+const appended = res(await step("append a device token", () =>
+  novu.subscribers.credentials.append({ providerId: "fcm", credentials: { deviceTokens: ["sdk-t2"] } }, "sdk-ada"),
+));
+// Herald's PATCH replaces a given deviceTokens list (docs/api.md, "Channel credentials").
+check(appended.channels?.find((c) => c.providerId === "fcm")?.credentials.deviceTokens.join() === "sdk-t2", "the given tokens are stored", appended.channels);
+await step("delete the push credentials", () => novu.subscribers.credentials.delete("sdk-ada", "fcm"));
+const noFcm = res(await step("read the subscriber again", () => novu.subscribers.retrieve("sdk-ada")));
+check(!noFcm.channels?.some((c) => c.providerId === "fcm"), "the credentials are gone", noFcm.channels);
+const pref = res(await step("turn a workflow's in-app channel off", () =>
+  novu.subscribers.preferences.update({ workflowId: "sdk-hello", channels: { inApp: false } }, "sdk-ada"),
+));
+check(pref.workflows.find((w) => w.workflow.identifier === "sdk-hello")?.channels.inApp === false, "the channel is off", pref.workflows);
+const prefs2 = res(await step("turn it back on in bulk", () =>
+  novu.subscribers.preferences.bulkUpdate({ preferences: [{ workflowId: "sdk-hello", channels: { inApp: true } }] }, "sdk-ada"),
+));
+check(prefs2.length === 1 && prefs2[0].level === "template" && prefs2[0].workflow?.identifier === "sdk-hello" && prefs2[0].channels.inApp === true,
+  "the bulk update answers the workflow's preference, the channel on", prefs2);
+const removed = res(await step("delete a subscriber", () => novu.subscribers.delete("sdk-bulk-1")));
+check(removed.acknowledged === true && removed.status === "deleted", "the deletion is acknowledged", removed);
+const gone = res(await step("search for it", () => novu.subscribers.search({ subscriberId: "sdk-bulk-1" })));
+check(gone.data.length === 0, "it is gone", gone.data);
+
+// Messages and the v1 feed: a fresh notification to read, mark and delete.
+async function inApp(what) {
+  const ack = res(await step(what, () => novu.trigger({ workflowId: "sdk-hello", to: "sdk-ada", payload: { name: what } })));
+  for (let i = 0; i < 200; i++) {
+    const msgs = res(await step("list the subscriber's messages", () => novu.messages.retrieve({ subscriberId: "sdk-ada", channel: "in_app" })));
+    const m = msgs.data.find((x) => x.transactionId === ack.transactionId);
+    if (m) return m;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  check(false, `${what}: its message is delivered`, ack);
+}
+const m1 = await inApp("trigger for the feed");
+const feedV1 = res(await step("read the v1 feed", () => novu.subscribers.notifications.feed({ subscriberId: "sdk-ada", limit: 10 })));
+check(feedV1.data.some((m) => m.id === m1.id), "the message is in the feed", feedV1.data);
+const unseen = res(await step("count unseen", () => novu.subscribers.notifications.unseenCount({ subscriberId: "sdk-ada" })));
+check(unseen.count >= 1, "the message is unseen", unseen);
+const seenCount = res(await step("mark all seen", () => novu.subscribers.messages.markAll({ markAs: "seen" }, "sdk-ada")));
+check(seenCount === 1, "the number marked is answered", seenCount);
+const markedAs = res(await step("mark a message read", () =>
+  novu.subscribers.messages.markAllAs({ messageId: m1.id, markAs: "read" }, "sdk-ada"),
+));
+check(markedAs.length === 1 && markedAs[0].read === true && markedAs[0].seen === true, "the message is read", markedAs);
+const unseen0 = res(await step("count unseen again", () => novu.subscribers.notifications.unseenCount({ subscriberId: "sdk-ada" })));
+check(unseen0.count === 0, "nothing is unseen", unseen0);
+const delMsg = res(await step("delete the message", () => novu.messages.delete(m1.id)));
+check(delMsg.acknowledged === true && delMsg.status === "deleted", "the message deletion is acknowledged", delMsg);
+const m2 = await inApp("trigger to delete by transaction");
+await step("delete messages by transaction", () => novu.messages.deleteByTransactionId(m2.transactionId));
+const left = res(await step("list the messages", () => novu.messages.retrieve({ subscriberId: "sdk-ada", channel: "in_app" })));
+check(!left.data.some((m) => m.id === m1.id || m.id === m2.id), "both messages are gone", left.data.map((m) => m.id));
+
+// Cancel a delayed trigger; broadcast and bulk triggers.
+await step("create a delayed workflow", () =>
+  novu.workflows.create({ name: "SDK later", workflowId: "sdk-later", active: true,
+    steps: [{ name: "Wait", type: "delay", controlValues: { amount: 1, unit: "hours" } },
+      { name: "Inbox", type: "in_app", controlValues: { body: "Later" } }] }),
+);
+const later = res(await step("trigger the delayed workflow", () => novu.trigger({ workflowId: "sdk-later", to: "sdk-ada" })));
+const cancelled = res(await step("cancel it", () => novu.cancel(later.transactionId)));
+check(cancelled === true, "the trigger is cancelled", cancelled);
+const broadcast = res(await step("broadcast", () => novu.triggerBroadcast({ name: "sdk-hello", payload: { name: "all" } })));
+check(broadcast.acknowledged === true && typeof broadcast.transactionId === "string", "the broadcast is taken", broadcast);
+const bulkAck = res(await step("trigger in bulk", () =>
+  novu.triggerBulk({ events: [{ workflowId: "sdk-hello", to: "sdk-ada" }, { workflowId: "sdk-hello", to: "sdk-bulk-2" }] }),
+));
+check(bulkAck.length === 2 && bulkAck.every((a) => a.acknowledged === true), "each event is taken", bulkAck);
+
+// Topics by themselves.
+const topic = res(await step("create a topic", () => novu.topics.create({ key: "sdk-deals", name: "Deals" })));
+check(topic.key === "sdk-deals" && topic.name === "Deals", "the topic is created", topic);
+const gotTopic = res(await step("read the topic", () => novu.topics.get("sdk-deals")));
+check(gotTopic.id === topic.id, "the topic reads back", gotTopic);
+const topicRenamed = res(await step("rename the topic", () => novu.topics.update({ name: "Hot deals" }, "sdk-deals")));
+check(topicRenamed.name === "Hot deals", "the topic is renamed", topicRenamed);
+const topics = res(await step("list topics", () => novu.topics.list({ limit: 10 })));
+check(topics.data.some((t) => t.key === "sdk-deals" && t.name === "Hot deals"), "the topic is listed", topics.data);
+const dealSub = res(await step("subscribe to the topic", () => novu.topics.subscriptions.create({ subscriptions: ["sdk-ada"] }, "sdk-deals")));
+const gotSub = res(await step("read the subscription", () =>
+  novu.topics.subscriptions.getSubscription("sdk-deals", dealSub.data[0].identifier),
+));
+check(gotSub.id === dealSub.data[0].id && gotSub.identifier === dealSub.data[0].identifier, "the subscription reads back", gotSub);
+const member = res(await step("check the topic's subscriber", () => novu.topics.subscribers.retrieve("sdk-ada", "sdk-deals")));
+check(member.externalSubscriberId === "sdk-ada" && member.topicKey === "sdk-deals", "the subscriber belongs to the topic", member);
+const delTopic = res(await step("delete the topic", () => novu.topics.delete("sdk-deals")));
+check(delTopic.acknowledged === true, "the topic deletion is acknowledged", delTopic);
+const noTopics = res(await step("list topics again", () => novu.topics.list({ key: "sdk-deals" })));
+check(!noTopics.data.some((t) => t.key === "sdk-deals"), "the topic is gone", noTopics.data);
+
+// Integrations.
+const integration = res(await step("create an integration", () =>
+  novu.integrations.create({ providerId: "sendgrid", channel: "email", name: "SDK mail", identifier: "sdk-sendgrid",
+    credentials: { apiKey: "sdk-key", from: "no-reply@example.com", senderName: "SDK" }, active: true }),
+));
+check(integration.identifier === "sdk-sendgrid" && integration.providerId === "sendgrid", "the integration is created", integration);
+const integrations = res(await step("list integrations", () => novu.integrations.list()));
+check(integrations.some((i) => i.id === integration.id), "the integration is listed", integrations.map((i) => i.identifier));
+const active = res(await step("list active integrations", () => novu.integrations.listActive()));
+check(active.some((i) => i.id === integration.id), "it is active", active.map((i) => i.identifier));
+const integrationRenamed = res(await step("update the integration", () => novu.integrations.update({ name: "SDK mail 2" }, integration.id)));
+check(integrationRenamed.name === "SDK mail 2", "the integration is renamed", integrationRenamed);
+const primary = res(await step("make it primary", () => novu.integrations.setAsPrimary(integration.id)));
+check(primary.primary === true && primary.id === integration.id, "the integration is primary", primary);
+const remaining = res(await step("delete the integration", () => novu.integrations.delete(integration.id)));
+check(Array.isArray(remaining) && !remaining.some((i) => i.id === integration.id), "the remaining integrations are answered", remaining);
+const afterDelete = res(await step("list integrations again", () => novu.integrations.list()));
+check(!afterDelete.some((i) => i.id === integration.id), "the integration is gone", afterDelete.map((i) => i.identifier));
+
+// Workflows: list, patch, replace, sync to another environment, delete.
+const wfs = res(await step("list workflows", () => novu.workflows.list({ limit: 50 })));
+check(wfs.workflows.some((w) => w.workflowId === "sdk-hello") && wfs.totalCount >= 1, "the workflows are listed", wfs.totalCount);
+const wfPatched = res(await step("patch a workflow", () => novu.workflows.patch({ description: "Patched" }, "sdk-hello")));
+check(wfPatched.description === "Patched" && wfPatched.workflowId === "sdk-hello", "the description is set", wfPatched);
+const wfUpdated = res(await step("replace a workflow", () =>
+  novu.workflows.update({ name: "SDK paused again", preferences: {}, steps: [{ name: "Text", type: "sms", controlValues: { body: "Hello" } }] }, "sdk-paused"),
+));
+check(wfUpdated.name === "SDK paused again" && wfUpdated.steps.length === 1, "the workflow is replaced", wfUpdated);
+const target = res(await step("create an environment to sync to", () => novu.environments.create({ name: "SDK sync", color: "#00ff00" })));
+const synced = res(await step("sync a workflow", () => novu.workflows.sync({ targetEnvironmentId: target.id }, "sdk-hello")));
+check(synced.workflowId === "sdk-hello", "the workflow is synced", synced);
+const inTarget = res(await step("read it in the target", () => client(target.apiKeys[0].key).workflows.get("sdk-hello")));
+check(inTarget.name === wfPatched.name && inTarget.id !== wfPatched.id, "the copy is in the target environment", inTarget);
+await step("delete a workflow", () => novu.workflows.delete("sdk-paused"));
+const wfsAfter = res(await step("list workflows again", () => novu.workflows.list({ limit: 50 })));
+check(!wfsAfter.workflows.some((w) => w.workflowId === "sdk-paused"), "the workflow is gone", wfsAfter.workflows.map((w) => w.workflowId));
+console.log("called: " + [...called].sort().join(" "));
 console.log("sdk: all ok");

@@ -1,0 +1,106 @@
+package activity
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+
+	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
+)
+
+// executionDetail is one line of a notification's execution log as GET
+// /v1/execution-details lists it: a detail with the ids of the job, the
+// notification and the subscriber it belongs to.
+type executionDetail struct {
+	ID                     string  `json:"_id"`
+	OrganizationID         string  `json:"_organizationId"`
+	EnvironmentID          string  `json:"_environmentId"`
+	JobID                  string  `json:"_jobId"`
+	NotificationID         string  `json:"_notificationId"`
+	NotificationTemplateID string  `json:"_notificationTemplateId"`
+	SubscriberID           string  `json:"_subscriberId"`
+	ProviderID             string  `json:"providerId"`
+	TransactionID          string  `json:"transactionId"`
+	Channel                string  `json:"channel"`
+	Detail                 string  `json:"detail"`
+	Source                 string  `json:"source"`
+	Status                 string  `json:"status"`
+	IsTest                 bool    `json:"isTest"`
+	IsRetry                bool    `json:"isRetry"`
+	CreatedAt              string  `json:"createdAt"`
+	Raw                    *string `json:"raw"`
+}
+
+// handleExecutionDetails serves GET /v1/execution-details: the execution
+// details of one notification of one subscriber, in the order they were
+// written. Both query values are required; a subscriber or notification
+// that is not the environment's is a 404.
+func handleExecutionDetails(s *Store, subscribers Subscribers) http.Handler {
+	return platform.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		q := platform.NewQuery(r)
+		notificationID, subscriberID := q.String("notificationId"), q.String("subscriberId")
+		if notificationID == "" {
+			q.Fail("notificationId", nil, "notificationId should not be empty")
+		}
+		if subscriberID == "" {
+			q.Fail("subscriberId", nil, "subscriberId should not be empty")
+		}
+		if err := q.Err(); err != nil {
+			return err
+		}
+		ctx := r.Context()
+		env := platform.TenantFrom(ctx).EnvironmentID
+		subs, err := subscribers.SubscribersBySubscriberID(ctx, env, []string{subscriberID})
+		if err != nil {
+			return err
+		}
+		sub, ok := subs[subscriberID]
+		if !ok {
+			return platform.NotFound("Subscriber %s not found", subscriberID)
+		}
+		if !sqldb.IsID(notificationID) {
+			return platform.NotFound("Notification %s not found", notificationID)
+		}
+		out, err := s.executionDetails(ctx, env, notificationID, sub.ID)
+		if err != nil {
+			return err
+		}
+		return platform.JSON(w, http.StatusOK, out)
+	})
+}
+
+// executionDetails reads the details of the subscriber's notification; a
+// notification of another subscriber has none.
+func (s *Store) executionDetails(ctx context.Context, environmentID, notificationID, subscriberRef string) (out []executionDetail, err error) {
+	defer platform.Wrap(&err, "execution details of %s", notificationID)
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT d.id, n.organization_id, n.environment_id, d.job_id, n.id, n.template_id, n.subscriber_id,
+		       d.provider_id, n.transaction_id, coalesce(j.type, ''), d.detail, d.source, d.status,
+		       d.is_test, d.is_retry, d.created_at, d.raw
+		FROM notifications n
+		JOIN execution_details d ON d.notification_id = n.id
+		LEFT JOIN jobs j ON j.id = d.job_id
+		WHERE n.id = ? AND n.environment_id = ? AND n.subscriber_id = ?
+		ORDER BY d.seq`, notificationID, environmentID, subscriberRef)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out = []executionDetail{}
+	for rows.Next() {
+		var d executionDetail
+		var raw sql.NullString
+		if err := rows.Scan(&d.ID, &d.OrganizationID, &d.EnvironmentID, &d.JobID, &d.NotificationID, &d.NotificationTemplateID,
+			&d.SubscriberID, &d.ProviderID, &d.TransactionID, &d.Channel, &d.Detail, &d.Source, &d.Status,
+			&d.IsTest, &d.IsRetry, &d.CreatedAt, &raw); err != nil {
+			return nil, err
+		}
+		if raw.Valid {
+			d.Raw = &raw.String
+		}
+		d.ProviderID = shapeList.provider(d.ProviderID)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
