@@ -174,3 +174,41 @@ func TestContent_Contexts(t *testing.T) {
 	apptest.Trigger(t, srv, `{"name":"hello","to":"ada","tenant":{"identifier":"globex","name":"Globex"}}`)
 	is.Equal(inAppContent(t, srv, "ada", 4), "Globex (globex) · Globex · ") // tenant is the tenant context
 }
+
+// A step's preview is translated as a delivery is: the step's keys and its
+// layout's, in the locale of the subscriber previewed (the sample's,
+// en_US, unless the request names another).
+func TestContent_PreviewTranslates(t *testing.T) {
+	srv := apptest.NewServer(t)
+	page, _ := json.Marshal(`<html><body>{{ content }}<footer>{{ t.footer }}</footer></body></html>`)
+	apptest.MustCreate(t, srv.Dev, "/v2/layouts", `{"layoutId":"brand","name":"Brand","isTranslationEnabled":true}`)
+	apptest.MustStatus(t, srv.Dev, "PUT", "/v2/layouts/brand", `{"name":"Brand","isTranslationEnabled":true,"controlValues":{"email":{"body":`+string(page)+`,"editorType":"html"}}}`, 200)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Mail","workflowId":"mail","active":true,"isTranslationEnabled":true,
+		"steps":[{"name":"Mail","type":"email","controlValues":{"subject":"{{t.subject}}","body":"<p>{{t.body}}</p>","layoutId":"brand"}}]}`)
+	for _, tr := range []string{
+		`{"resourceId":"brand","resourceType":"layout","locale":"en_US","content":{"footer":"Bye"}}`,
+		`{"resourceId":"brand","resourceType":"layout","locale":"de_DE","content":{"footer":"Tschüss"}}`,
+		`{"resourceId":"mail","resourceType":"workflow","locale":"en_US","content":{"subject":"Hello","body":"Welcome"}}`,
+		`{"resourceId":"mail","resourceType":"workflow","locale":"de_DE","content":{"subject":"Hallo","body":"Willkommen"}}`,
+	} {
+		apptest.MustStatus(t, srv.Dev, "POST", "/v2/translations", tr, 200)
+	}
+	for _, tc := range []struct{ name, body, subject, html string }{
+		{"OK the sample's locale", `{}`, "Hello", `<html><body><p>Welcome</p><footer>Bye</footer></body></html>`},
+		{"OK a German subscriber", `{"previewPayload":{"subscriber":{"locale":"de_AT"}}}`, "Hallo", `<html><body><p>Willkommen</p><footer>Tschüss</footer></body></html>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			var out struct {
+				Result struct {
+					Preview struct{ Subject, Body string } `json:"preview"`
+				} `json:"result"`
+			}
+			res := srv.Dev.Do(t, "POST", "/v2/workflows/mail/step/mail/preview", tc.body)
+			is.Equal(res.Status, 201)
+			res.Decode(t, &out)
+			is.Equal(out.Result.Preview.Subject, tc.subject) // the step's keys
+			is.Equal(out.Result.Preview.Body, tc.html)       // and the layout's
+		})
+	}
+}

@@ -242,7 +242,7 @@ func (s *Store) PreviewDraft(ctx context.Context, envID, key string, d Draft, i 
 	if len(fields) > 0 {
 		return StepPreview{}, platform.Invalid(fields)
 	}
-	layout, err := s.previewLayout(ctx, envID, d.Steps[i].Type, controls)
+	controls, layout, err := s.previewContent(ctx, w, d.Steps[i].Type, controls, with.Subscriber)
 	if err != nil {
 		return StepPreview{}, err
 	}

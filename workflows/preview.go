@@ -94,7 +94,7 @@ func handleStepPreview(store *Store) http.Handler {
 				return platform.Invalid(fields)
 			}
 		}
-		layout, err := store.previewLayout(r.Context(), wf.EnvironmentID, wf.Steps[i].Type, controls)
+		controls, layout, err := store.previewContent(r.Context(), wf, wf.Steps[i].Type, controls, req.PreviewPayload.Subscriber)
 		if err != nil {
 			return err
 		}
@@ -114,11 +114,36 @@ func stepIndex(w *workflow, key string) (int, error) {
 	return 0, e
 }
 
+// previewContent is what a step of kind renders with for a subscriber
+// (the sample one, overridden by subscriber), as a delivery's content is:
+// controls translated into its locale, and an email's layout.
+func (s *Store) previewContent(ctx context.Context, w *workflow, kind string, controls, subscriber map[string]any) (map[string]any, string, error) {
+	locale, _ := mergeMaps(sampleSubscriber(), subscriber)["locale"].(string)
+	layout, err := s.previewLayout(ctx, w.EnvironmentID, kind, controls, locale)
+	if err != nil {
+		return nil, "", err
+	}
+	controls, err = s.translateControls(ctx, w, controls, locale)
+	return controls, layout, err
+}
+
+// translateControls resolves the {{t.key}} of controls in locale, as a
+// delivery to a subscriber of that locale does, when w has translations
+// on; a missing key stays as its name.
+func (s *Store) translateControls(ctx context.Context, w *workflow, controls map[string]any, locale string) (map[string]any, error) {
+	keys, on, err := s.Translations(ctx, w.EnvironmentID, "workflow", w.WorkflowID, locale)
+	if err != nil || !on || controls == nil {
+		return controls, err
+	}
+	return templates.TranslateValue(controls, keys, map[string]bool{}).(map[string]any), nil
+}
+
 // previewLayout is the HTML source of the layout an email step with
 // controls c is sent inside, found as a delivery finds it: the layout its
-// layoutId names, else the environment's default; "" for Herald's
-// built-in wrapper, when neither has a body, and for any other step.
-func (s *Store) previewLayout(ctx context.Context, envID, kind string, c map[string]any) (string, error) {
+// layoutId names, else the environment's default, translated into locale
+// when the layout has translations on; "" for Herald's built-in wrapper,
+// when neither has a body, and for any other step.
+func (s *Store) previewLayout(ctx context.Context, envID, kind string, c map[string]any, locale string) (string, error) {
 	if kind != "email" {
 		return "", nil
 	}
@@ -130,7 +155,14 @@ func (s *Store) previewLayout(ctx context.Context, envID, kind string, c map[str
 	if err != nil || !ok {
 		return "", err
 	}
-	return l.HTML, nil
+	if !l.TranslationEnabled {
+		return l.HTML, nil
+	}
+	keys, on, err := s.Translations(ctx, envID, "layout", l.LayoutID, locale)
+	if err != nil || !on {
+		return l.HTML, err
+	}
+	return templates.Translate(l.HTML, keys, map[string]bool{}), nil
 }
 
 // preview renders step i of w with controls against the sample variables,
