@@ -127,13 +127,13 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 
-	// Readers map the file instead of copying each page they touch out of
-	// it with a read system call: a feed page at a million messages reads
-	// a dozen pages scattered over the file, and read by system calls they
-	// cost a feed request more CPU (BenchmarkReads/feed with
-	// HERALD_MMAP_SIZE=0 measures it). Each reader connection
-	// maps the file apart, and an operator's VmRSS counts a page once per
-	// mapping that touched it, so the size is capped (docs/memory.md).
+	// Readers copy the pages they read into SQLite's page cache with a
+	// read system call unless told to map the file (mmap_size). A mapping
+	// saves a feed request some CPU, but SQLite maps the file once per
+	// connection, and the kernel counts a mapped page in the resident set
+	// once per mapping that touched it: with every reader mapping, the
+	// process shows the same page cache several times over, up to readers
+	// × mmap_size more than its own memory (docs/memory.md).
 	r, err := sql.Open("sqlite", common+fmt.Sprintf("&_pragma=query_only(1)&_pragma=mmap_size(%d)", o.mmapSize))
 	if err != nil {
 		w.Close()
@@ -158,8 +158,10 @@ func Open(ctx context.Context, path string, opts ...OpenOption) (*DB, error) {
 }
 
 // DefaultMmapSize is how much of the database file each reader connection
-// maps into memory unless told otherwise (HERALD_MMAP_SIZE).
-const DefaultMmapSize = 64 << 20
+// maps into memory unless told otherwise (HERALD_MMAP_SIZE): none, so that
+// Herald's resident memory is its own and not the file's pages counted once
+// per reader.
+const DefaultMmapSize = 0
 
 // An OpenOption changes how Open opens the database.
 type OpenOption func(*openOptions)
