@@ -32,6 +32,9 @@ type messagebirdClaims struct {
 // url_hash is the hash of the URL called, query included, so the report
 // cannot be altered; a body, when MessageBird sends one, is covered by
 // payload_hash. Its id is single-use: a token taken before is a replay.
+// Its nbf (or iat) must be within the tolerance of now, as every signed
+// timestamp is, so that a token outlives the replay record of its id by
+// no more than that whatever its exp.
 func readMessageBird(ctx context.Context, s *Store, q receiptRequest) ([]Receipt, error) {
 	claims, ok := messagebirdVerified(q)
 	if !ok {
@@ -66,13 +69,27 @@ func messagebirdVerified(q receiptRequest) (messagebirdClaims, bool) {
 	_, err := jwt.ParseWithClaims(raw, &claims, func(*jwt.Token) (any, error) { return []byte(key), nil },
 		jwt.WithValidMethods([]string{"HS256", "HS384", "HS512"}), jwt.WithIssuer("MessageBird"),
 		jwt.WithExpirationRequired(), jwt.WithLeeway(time.Second), jwt.WithTimeFunc(func() time.Time { return q.now }))
-	if err != nil || claims.ID == "" || !sameHash(claims.URLHash, []byte(q.url)) {
+	if err != nil || claims.ID == "" || !freshClaims(claims, q.now) || !sameHash(claims.URLHash, []byte(q.url)) {
 		return claims, false
 	}
 	if len(q.body) == 0 {
 		return claims, claims.PayloadHash == ""
 	}
 	return claims, sameHash(claims.PayloadHash, q.body)
+}
+
+// freshClaims reports whether the token's nbf, or iat without one, is
+// within the tolerance of now.
+func freshClaims(c messagebirdClaims, now time.Time) bool {
+	at := c.NotBefore
+	if at == nil {
+		at = c.IssuedAt
+	}
+	if at == nil {
+		return false
+	}
+	d := now.Sub(at.Time)
+	return d < signatureTolerance && d > -signatureTolerance
 }
 
 // sameHash reports whether claimed is the hex SHA-256 of data.

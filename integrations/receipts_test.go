@@ -214,11 +214,18 @@ func messagebirdReport(key, u, pid string, at time.Time, signedURL string) recei
 	if signedURL != "" {
 		full = signedURL
 	}
-	sum := sha256.Sum256([]byte(full))
+	return receipt{method: "GET", query: query, header: http.Header{
+		"Messagebird-Signature-Jwt": {messagebirdToken(key, full, at, at.Add(5*time.Minute))}}}
+}
+
+// messagebirdToken is a MessageBird-Signature-JWT for a bodiless request
+// to signedURL, issued at at, expiring at exp.
+func messagebirdToken(key, signedURL string, at, exp time.Time) string {
+	sum := sha256.Sum256([]byte(signedURL))
 	token, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "MessageBird", "iat": at.Unix(),
-		"nbf": at.Unix(), "exp": at.Add(5 * time.Minute).Unix(), "jti": "jti-" + strconv.FormatInt(at.UnixNano(), 36),
+		"nbf": at.Unix(), "exp": exp.Unix(), "jti": "jti-" + strconv.FormatInt(time.Now().UnixNano(), 36),
 		"url_hash": hex.EncodeToString(sum[:])}).SignedString([]byte(key))
-	return receipt{method: "GET", query: query, header: http.Header{"Messagebird-Signature-Jwt": {token}}}
+	return token
 }
 
 // twilioSignature signs a form as Twilio documents: HMAC-SHA1 of the URL
