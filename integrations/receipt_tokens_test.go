@@ -57,6 +57,48 @@ func TestReceipts_MailgunReplayRefused(t *testing.T) {
 	is.Equal(post(signed("token-2")), 200)     // a new token is taken
 }
 
+// TestReceipts_MessageBirdReplayRefused: a MessageBird status report's
+// JWT id is single-use: the same signed report fetched again is refused
+// with 401 and changes nothing, while a newly signed one is taken; a token
+// signed too long ago is refused however far off its exp.
+func TestReceipts_MessageBirdReplayRefused(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	pid := "messagebird-msg-1"
+	tc := receiptCase{provider: "messagebird", channel: "sms", key: "messagebird-signing-key",
+		credentials: map[string]any{"accessKey": "key", "from": "+15550000000"}}
+	integrationID, before := setUpSend(t, srv, tc, pid)
+	u := srv.URL + "/webhooks/organizations/" + srv.App.Development.OrganizationID + "/environments/" +
+		srv.App.Development.ID + "/sms/" + integrationID
+	get := func(r receipt) int {
+		req, _ := http.NewRequest("GET", u+"?"+r.query, nil)
+		req.Header = r.header
+		res, err := http.DefaultClient.Do(req)
+		is.NoErr(err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	deliveries := func() int {
+		var list struct {
+			Data []sentMessage `json:"data"`
+		}
+		apptest.MustStatus(t, srv.Dev, "GET", "/v1/messages?channel=sms", "", 200).Decode(t, &list)
+		return len(list.Data[0].DeliveredAt)
+	}
+	old := messagebirdReport("messagebird-signing-key", u, pid, time.Now().Add(-time.Hour), "")
+	old.header.Set("Messagebird-Signature-Jwt", messagebirdToken("messagebird-signing-key", u+"?"+old.query,
+		time.Now().Add(-time.Hour), time.Now().Add(time.Hour)))
+	is.Equal(get(old), 401) // signed an hour ago, though unexpired: refused
+
+	first := messagebirdReport("messagebird-signing-key", u, pid, time.Now(), "")
+	is.Equal(get(first), 200) // taken
+	taken := deliveries()
+	is.Equal(taken, len(before.DeliveredAt)+1)                                               // a delivery time added
+	is.Equal(get(first), 401)                                                                // the same report again is a replay
+	is.Equal(deliveries(), taken)                                                            // and changes nothing
+	is.Equal(get(messagebirdReport("messagebird-signing-key", u, pid, time.Now(), "")), 200) // a newly signed one is taken
+}
+
 // TestReceiptTokens_Bounded: the tokens kept against replays go once no
 // fresh receipt can carry them any more, so the table holds minutes of
 // receipts whatever the traffic.

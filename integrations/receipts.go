@@ -63,17 +63,23 @@ type receiptReader func(ctx context.Context, s *Store, q receiptRequest) ([]Rece
 // receiptReaders are the providers whose delivery callbacks Herald reads
 // (docs/webhooks.md, "Receipts from providers").
 var receiptReaders = map[string]receiptReader{
-	"sendgrid":  readSendGrid,
-	"mailgun":   readMailgun,
-	"postmark":  readPostmark,
-	"resend":    readResend,
-	"ses":       readSES,
-	"twilio":    readTwilio,
-	"plivo":     readPlivo,
-	"telnyx":    readTelnyx,
-	"nexmo":     readNexmo,
-	"bandwidth": readBandwidth,
+	"sendgrid":    readSendGrid,
+	"mailgun":     readMailgun,
+	"postmark":    readPostmark,
+	"resend":      readResend,
+	"ses":         readSES,
+	"twilio":      readTwilio,
+	"plivo":       readPlivo,
+	"telnyx":      readTelnyx,
+	"nexmo":       readNexmo,
+	"bandwidth":   readBandwidth,
+	"messagebird": readMessageBird,
 }
+
+// getReceipts are the providers that call the receipt route with GET, the
+// receipt in the query: MessageBird's status reports. Every other
+// provider posts, and a GET for its integration is refused.
+var getReceipts = map[string]bool{"messagebird": true}
 
 // ReceiptPath is where a provider posts an integration's receipts: the
 // reference platform's route.
@@ -81,7 +87,7 @@ func ReceiptPath(organizationID, environmentID, channel, integrationID string) s
 	return "/webhooks/organizations/" + organizationID + "/environments/" + environmentID + "/" + channel + "/" + integrationID
 }
 
-// handleReceipt serves POST
+// handleReceipt serves POST (and, for a provider that calls with GET, GET)
 // /webhooks/organizations/{organizationId}/environments/{environmentId}/{channel}/{integrationId}:
 // a provider's delivery callback, verified as the provider documents it
 // (401 and nothing changed when it is not), applied to the messages it
@@ -158,6 +164,9 @@ func (s *Store) receiptIntegration(ctx context.Context, r *http.Request) (integr
 	}
 	if on := in.Configurations.InboundWebhookEnabled; on == nil || !*on {
 		return integration{}, platform.NotFound("Inbound webhooks are not enabled for integration %s", in.ID)
+	}
+	if r.Method != http.MethodPost && !getReceipts[in.ProviderID] {
+		return integration{}, platform.Errorf(http.StatusMethodNotAllowed, "The %s webhook is received with POST", in.ProviderID)
 	}
 	return in, nil
 }

@@ -1,6 +1,7 @@
 package integrations_test
 
 import (
+	"cmp"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -28,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/matryer/is"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
@@ -50,6 +52,8 @@ func providerDouble(t *testing.T, id string) *httptest.Server {
 
 // receipt is one provider's callback as the provider builds and signs it.
 type receipt struct {
+	method      string // "" for POST
+	query       string // the query of the URL called, the receipt itself for a GET
 	contentType string
 	body        string
 	header      http.Header
@@ -62,13 +66,14 @@ type receipt struct {
 type receiptCase struct {
 	provider, channel string
 	credentials       map[string]any
-	key               string                                      // the integration's inbound signing key
-	sign              func(t *testing.T, url, pid string) receipt // a correctly signed callback
-	forge             func(r *receipt)                            // what a forger changes
-	unsign            func(r *receipt)                            // takes the signature off; nil: the headers and basic auth
-	event             string                                      // the outbound event raised
-	status            string                                      // the message's status after
-	delivered, seen   bool                                        // whether it gains a delivery time, or is seen
+	key               string                                        // the integration's inbound signing key
+	sign              func(t *testing.T, url, pid string) receipt   // a correctly signed callback
+	forge             func(r *receipt)                              // what a forger changes
+	unsign            func(r *receipt)                              // takes the signature off; nil: the headers and basic auth
+	alsoForged        []func(t *testing.T, url, pid string) receipt // more callbacks signed wrongly
+	event             string                                        // the outbound event raised
+	status            string                                        // the message's status after
+	delivered, seen   bool                                          // whether it gains a delivery time, or is seen
 }
 
 func TestReceipts_SignedMovesTheMessageForgedChangesNothing(t *testing.T) {
@@ -174,11 +179,53 @@ func TestReceipts_SignedMovesTheMessageForgedChangesNothing(t *testing.T) {
 					"errorCode":4720,"to":"+15551234567","message":{"id":"` + pid + `","direction":"out","tag":"not-a-herald-id"}}]`
 				return receipt{contentType: "application/json", body: body, basicAuth: [2]string{"callback-user", "callback-pass"}}
 			}, forge: func(r *receipt) { r.basicAuth[1] = "guess" }, event: "message.failed", status: "error"},
+		{provider: "messagebird", channel: "sms", credentials: map[string]any{"accessKey": "key", "from": "+15550000000"},
+			key: "messagebird-signing-key",
+			sign: func(t *testing.T, u, pid string) receipt {
+				return messagebirdReport("messagebird-signing-key", u, pid, time.Now(), "")
+			}, forge: func(r *receipt) { r.query = strings.Replace(r.query, "delivered", "delivery_failed", 1) },
+			alsoForged: []func(t *testing.T, u, pid string) receipt{
+				func(t *testing.T, u, pid string) receipt { // under another key
+					return messagebirdReport("not-the-signing-key", u, pid, time.Now(), "")
+				},
+				func(t *testing.T, u, pid string) receipt { // expired
+					return messagebirdReport("messagebird-signing-key", u, pid, time.Now().Add(-time.Hour), "")
+				},
+				func(t *testing.T, u, pid string) receipt { // url_hash of another URL
+					return messagebirdReport("messagebird-signing-key", u, pid, time.Now(), "https://elsewhere.example.com/webhook")
+				},
+			},
+			event: "message.delivered", status: "sent", delivered: true},
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
 			runReceiptCase(t, tc)
 		})
 	}
+}
+
+// messagebirdReport is a MessageBird status report as MessageBird sends
+// it: a GET whose query is the report, with a MessageBird-Signature-JWT
+// (HS256 under key, issued at at, valid five minutes) whose url_hash is
+// the SHA-256 of the URL called, or of signedURL when set.
+func messagebirdReport(key, u, pid string, at time.Time, signedURL string) receipt {
+	query := url.Values{"id": {pid}, "reference": {"ref"}, "recipient": {"15551234567"}, "status": {"delivered"},
+		"statusDatetime": {at.UTC().Format(time.RFC3339)}}.Encode()
+	full := u + "?" + query
+	if signedURL != "" {
+		full = signedURL
+	}
+	return receipt{method: "GET", query: query, header: http.Header{
+		"Messagebird-Signature-Jwt": {messagebirdToken(key, full, at, at.Add(5*time.Minute))}}}
+}
+
+// messagebirdToken is a MessageBird-Signature-JWT for a bodiless request
+// to signedURL, issued at at, expiring at exp.
+func messagebirdToken(key, signedURL string, at, exp time.Time) string {
+	sum := sha256.Sum256([]byte(signedURL))
+	token, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "MessageBird", "iat": at.Unix(),
+		"nbf": at.Unix(), "exp": exp.Unix(), "jti": "jti-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+		"url_hash": hex.EncodeToString(sum[:])}).SignedString([]byte(key))
+	return token
 }
 
 // twilioSignature signs a form as Twilio documents: HMAC-SHA1 of the URL
@@ -305,7 +352,11 @@ func runReceiptCase(t *testing.T, tc receiptCase) {
 	is.Equal(shown.InboundWebhookURL, srv.URL+path) // the integration shows where its receipts go
 
 	post := func(r receipt) int {
-		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(r.body))
+		u := srv.URL + path
+		if r.query != "" {
+			u += "?" + r.query
+		}
+		req, _ := http.NewRequest(cmp.Or(r.method, "POST"), u, strings.NewReader(r.body))
 		req.Header.Set("Content-Type", r.contentType)
 		for k, v := range r.header {
 			req.Header[k] = v
@@ -335,7 +386,14 @@ func runReceiptCase(t *testing.T, tc receiptCase) {
 	}
 	is.Equal(post(forged), 401)   // a forged receipt is refused
 	is.Equal(post(unsigned), 401) // and an unsigned one
-	is.Equal(message(), before)   // and nothing changed
+	for _, f := range tc.alsoForged {
+		is.Equal(post(f(t, srv.URL+path, pid)), 401) // and each other forgery
+	}
+	if signed := tc.sign(t, srv.URL+path, pid); signed.method == "" {
+		signed.method = "GET"
+		is.Equal(post(signed), 405) // a provider that posts is not read from a GET
+	}
+	is.Equal(message(), before) // and nothing changed
 
 	is.Equal(post(tc.sign(t, srv.URL+path, pid)), 200) // a receipt signed as the provider signs is taken
 	after := message()

@@ -15,4 +15,5 @@ func AddRoutes(mux *http.ServeMux, store *Store) {
 	mux.Handle("DELETE /v1/integrations/{integrationId}", handleIntegrationDelete(store))
 	mux.Handle("GET /v1/integrations/{integrationId}", handleIntegrationGet(store))
 	mux.Handle("POST /webhooks/organizations/{organizationId}/environments/{environmentId}/{channel}/{integrationId}", handleReceipt(store))
+	mux.Handle("GET /webhooks/organizations/{organizationId}/environments/{environmentId}/{channel}/{integrationId}", handleReceipt(store))
 }

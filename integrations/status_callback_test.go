@@ -19,7 +19,7 @@ import (
 // TestSend_NamesTheReceiptRouteAsStatusCallback: with a public URL set,
 // a send through a provider whose send call can name a status callback
 // (Twilio's StatusCallback, Vonage's callback, Plivo's url, Telnyx's
-// webhook_url) names the integration's receipt route, so that the
+// webhook_url, MessageBird's reportUrl) names the integration's receipt route, so that the
 // provider posts the message's fate where Herald reads it; without
 // inbound webhooks enabled, it names none.
 func TestSend_NamesTheReceiptRouteAsStatusCallback(t *testing.T) {
@@ -34,6 +34,7 @@ func TestSend_NamesTheReceiptRouteAsStatusCallback(t *testing.T) {
 		{"nexmo", map[string]any{"apiKey": "k", "secretKey": "s", "from": "+15550000000"}, "callback", true},
 		{"plivo", map[string]any{"accountSid": "MA1", "token": "t", "from": "+15550000000"}, "url", true},
 		{"telnyx", map[string]any{"apiKey": "k", "from": "+15550000000"}, "webhook_url", true},
+		{"messagebird", map[string]any{"accessKey": "k", "from": "+15550000000"}, "reportUrl", true},
 		{"twilio", map[string]any{"accountSid": "AC1", "token": "t", "from": "+15550000000"}, "StatusCallback", false},
 	} {
 		name := tc.provider
@@ -47,7 +48,14 @@ func TestSend_NamesTheReceiptRouteAsStatusCallback(t *testing.T) {
 			double := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body, _ := io.ReadAll(r.Body)
 				fields := map[string]string{}
-				if json.Unmarshal(body, &fields) != nil {
+				var doc map[string]any
+				if json.Unmarshal(body, &doc) == nil {
+					for k, v := range doc {
+						if s, ok := v.(string); ok {
+							fields[k] = s
+						}
+					}
+				} else {
 					form, _ := url.ParseQuery(string(body))
 					for k := range form {
 						fields[k] = form.Get(k)

@@ -46,11 +46,12 @@ type ServerConfig struct {
 	Console http.Handler
 }
 
-// receiptRoutes is the prefix of the routes providers post delivery
-// receipts to (integrations' receipt route): they carry no API key, each
-// being verified by the signature its provider documents
-// (docs/webhooks.md, "Receipts from providers").
-const receiptRoutes = "POST /webhooks/"
+// receiptRoutes are the prefixes of the routes providers send delivery
+// receipts to (integrations' receipt route), posted or, for a provider
+// that calls with GET, fetched: they carry no API key, each being verified
+// by the signature its provider documents (docs/webhooks.md, "Receipts
+// from providers").
+var receiptRoutes = []string{"POST /webhooks/", "GET /webhooks/"}
 
 // DefaultMaxBody is the body limit when HERALD_MAX_BODY is not set.
 const DefaultMaxBody = 1 << 20
@@ -100,7 +101,9 @@ func NewHandler(logger *slog.Logger, db *sqldb.DB, mux *http.ServeMux, cfg Serve
 		root.Handle("GET /docs/redoc.standalone.js", withPattern("GET /docs/redoc.standalone.js", handleRedoc()))
 	}
 	root.Handle("/", limitBody(cfg, api))
-	root.Handle(receiptRoutes, limitBody(cfg, routeJSON(mux)))
+	for _, pattern := range receiptRoutes {
+		root.Handle(pattern, limitBody(cfg, routeJSON(mux)))
+	}
 	if cfg.Inbox != nil {
 		sessions := sessionGate{existing: perMinute(limits.Sessions, cfg.Now), created: perMinute(limits.NewSessions, cfg.Now)}
 		root.Handle("/v1/inbox/", inboxCORS(limitBody(cfg, requireSubscriber(cfg.Inbox, failures, sessions, routeJSON(mux)))))

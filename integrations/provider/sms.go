@@ -85,8 +85,12 @@ var smsProviders = map[string]spec{
 	}},
 	"messagebird": {channel: "sms", required: []string{"accessKey", "from"}, id: "id", date: "createdDatetime",
 		send: func(c Credentials, m Message) (*call, error) {
+			body := map[string]any{"originator": sender(c, m), "recipients": []string{m.To}, "body": m.Content, "reference": m.ID}
+			if c.StatusCallback != "" {
+				body["reportUrl"] = c.StatusCallback
+			}
 			return &call{url: origin(c, "https://rest.messagebird.com") + "/messages", header: map[string]string{"Authorization": "AccessKey " + val(c.AccessKey)},
-				json: map[string]any{"originator": sender(c, m), "recipients": []string{m.To}, "body": m.Content, "reference": m.ID}}, nil
+				json: body}, nil
 		}, check: checkCall(func(c Credentials) *call {
 			return &call{url: origin(c, "https://rest.messagebird.com") + "/balance", header: map[string]string{"Authorization": "AccessKey " + val(c.AccessKey)}}
 		})},
