@@ -23,9 +23,7 @@ type Store struct {
 	now   func() time.Time
 	woken [laneCount]chan struct{} // per lane, signalled after a write that made its work due
 
-	insMu     sync.Mutex
-	inserts   []*insertRequest // triggers waiting for the next group commit
-	inserting bool             // a goroutine is committing them
+	inserts *sqldb.GroupCommit // triggers arriving together share a transaction
 
 	// broadcastBatch is how many subscribers one broadcast transaction
 	// covers; tests make it small.
@@ -58,7 +56,8 @@ func NewStore(db *sqldb.DB, now func() time.Time) *Store {
 		now = time.Now
 	}
 	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: sqldb.InstanceTTL,
-		claimSQL: claimQuery(db.Dialect()), notificationsSQL: newNotificationsSQL(db.Dialect())}
+		claimSQL: claimQuery(db.Dialect()), notificationsSQL: newNotificationsSQL(db.Dialect()),
+		inserts: sqldb.NewGroupCommit(db, maxInsertBatch)}
 	for i := range s.woken {
 		s.woken[i] = make(chan struct{}, 1)
 	}
@@ -176,7 +175,6 @@ type insertRequest struct {
 	plans []*plan
 	claim bool
 	now   time.Time
-	done  chan error
 }
 
 // insertTrigger writes a planned trigger: the transactionId claim (when
@@ -186,7 +184,7 @@ type insertRequest struct {
 //
 // Triggers arriving together are written in one transaction (a group
 // commit); one refused (a reused transactionId) leaves the others written
-// (see writeInserts). insertTrigger returns only once its trigger is
+// (see insert). insertTrigger returns only once its trigger is
 // committed, so an accepted trigger is durable.
 func (s *Store) insertTrigger(ctx context.Context, p *plan, claim bool) (err error) {
 	defer platform.Wrap(&err, "insert trigger %s", p.transactionID)
@@ -201,82 +199,39 @@ func (s *Store) insertTriggers(ctx context.Context, plans []*plan) (err error) {
 	return s.insert(ctx, &insertRequest{plans: plans, claim: true})
 }
 
+// insert writes req in the group commit. A trigger whose transactionId is
+// taken writes nothing at its first statement (an ON CONFLICT DO NOTHING,
+// which no database fails), so its refusal leaves the batch to go on
+// without it; any other failure fails the batch, which the group commit
+// then writes a request a transaction.
+//
+// The worker's lanes are woken once the trigger is committed, and only
+// those it left a job to run. A trigger whose first step ran inline leaves
+// none (what its settlement released wakes the worker itself), and waking
+// the worker then cost a claim on the writer after every group commit.
 func (s *Store) insert(ctx context.Context, req *insertRequest) error {
 	if err := s.db.PrepareWrites(ctx, insertStatements...); err != nil {
 		return err
 	}
-	req.now, req.done = s.now(), make(chan error, 1)
-	s.insMu.Lock()
-	s.inserts = append(s.inserts, req)
-	if !s.inserting {
-		s.inserting = true
-		go s.commitInserts(context.WithoutCancel(ctx))
-	}
-	s.insMu.Unlock()
-	return <-req.done
-}
-
-// commitInserts writes the waiting triggers, a batch per transaction, until
-// none waits.
-func (s *Store) commitInserts(ctx context.Context) {
-	for {
-		s.insMu.Lock()
-		n := min(len(s.inserts), maxInsertBatch)
-		if n == 0 {
-			s.inserting = false
-			s.insMu.Unlock()
-			return
+	req.now = s.now()
+	var refused error
+	err := s.inserts.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		refused = s.insertTx(ctx, tx, req)
+		var conflict *platform.Error
+		if errors.As(refused, &conflict) && conflict.Status == http.StatusConflict {
+			return nil
 		}
-		batch := s.inserts[:n:n]
-		s.inserts = s.inserts[n:]
-		if len(s.inserts) == 0 {
-			s.inserts = nil
-		}
-		s.insMu.Unlock()
-		s.writeInserts(ctx, batch)
-	}
-}
-
-// writeInserts commits a batch in one transaction. A trigger whose
-// transactionId is taken writes nothing at its first statement (an ON
-// CONFLICT DO NOTHING, which no database fails), so the batch goes on
-// without it; any other failure aborts the transaction, and then each
-// trigger is tried in a transaction of its own.
-//
-// The worker's lanes are woken once the batch is committed, and only those
-// a trigger left a job to run. A trigger whose first step ran inline leaves none
-// (what its settlement released wakes the worker itself), and waking the
-// worker then cost a claim on the writer after every group commit.
-func (s *Store) writeInserts(ctx context.Context, batch []*insertRequest) {
-	errs := make([]error, len(batch))
-	// RetryTx: on a shared database two instances' batches may deadlock
-	// on the rows they insert (one transactionId each way, say).
-	err := s.db.RetryTx(ctx, func(tx *sql.Tx) error {
-		for i, r := range batch {
-			errs[i] = s.insertTx(ctx, tx, r)
-			var conflict *platform.Error
-			if errs[i] != nil && !(errors.As(errs[i], &conflict) && conflict.Status == http.StatusConflict) {
-				return errs[i]
-			}
-		}
-		return nil
+		return refused
 	})
-	if err != nil && len(batch) > 1 {
-		for _, r := range batch {
-			s.writeInserts(ctx, []*insertRequest{r})
-		}
-		return
+	if err != nil {
+		return err
 	}
-	for i, r := range batch {
-		if errs[i] == nil {
-			errs[i] = err
-		}
-		if errs[i] == nil {
-			s.snapshotsCommitted(r)
-			s.wakeFor(r)
-		}
-		r.done <- errs[i]
+	if refused != nil {
+		return refused
 	}
+	s.snapshotsCommitted(req)
+	s.wakeFor(req)
+	return nil
 }
 
 // insertTx writes one request's triggers inside tx. Only its first
