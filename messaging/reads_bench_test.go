@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -37,6 +38,7 @@ const readBenchKey = "read-bench-development-key-0000000000"
 type readBenchServer struct {
 	handler     http.Handler
 	subscribers int
+	app         string // the Development environment's applicationIdentifier, for inbox sessions
 }
 
 var (
@@ -98,27 +100,61 @@ func seedReadBench(b *testing.B, nSubs, nMessages int) (*readBenchServer, error)
 	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	wctx, cancel := context.WithCancel(ctx)
 	b.Cleanup(cancel)
+	secret := []byte("read-bench-secret-0123456789abcdef0123")
+	inbox := platform.NewSubscriberAuth(db, secret, time.Now)
+	metrics := platform.NewMetrics(db)
 	mux := http.NewServeMux()
-	platform.AddRoutes(mux, db, nil)
-	_, err = app.Start(wctx, mux, app.Deps{DB: db, Logger: logger, Secret: []byte("read-bench-secret-0123456789abcdef0123"),
-		Now: time.Now, Environments: envs})
+	platform.AddRoutes(mux, db, inbox)
+	_, err = app.Start(wctx, mux, app.Deps{DB: db, Logger: logger, Secret: secret,
+		Now: time.Now, Environments: envs, Inbox: inbox, Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}
-	h := platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: []byte("read-bench-secret-0123456789abcdef0123")})
-	return &readBenchServer{handler: h, subscribers: nSubs}, nil
+	// As `herald serve` serves, with the metrics every request updates, but
+	// sessions unlimited: the benchmark opens hundreds from one address.
+	h := platform.NewHandler(logger, db, mux, platform.ServerConfig{Secret: secret, Metrics: metrics, Inbox: inbox,
+		Limits: platform.RateLimits{Sessions: 1e9, NewSessions: 1e9}})
+	return &readBenchServer{handler: h, subscribers: nSubs, app: envs[0].Identifier}, nil
 }
 
 // get serves one GET in-process and fails the benchmark unless it is a 200.
 func (s *readBenchServer) get(b *testing.B, path string) []byte {
+	return s.getAs(b, path, "ApiKey "+readBenchKey)
+}
+
+// getAs is get with the Authorization header auth.
+func (s *readBenchServer) getAs(b *testing.B, path, auth string) []byte {
 	req := httptest.NewRequest("GET", path, nil)
-	req.Header.Set("Authorization", "ApiKey "+readBenchKey)
+	req.Header.Set("Authorization", auth)
 	rec := httptest.NewRecorder()
 	s.handler.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
 		b.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
 	}
 	return rec.Body.Bytes()
+}
+
+// inboxTokens opens an inbox session for each of the first n subscribers
+// and returns their "Bearer <token>" headers.
+func (s *readBenchServer) inboxTokens(b *testing.B, n int) []string {
+	out := make([]string, 0, n)
+	for i := range min(n, s.subscribers) {
+		body := fmt.Sprintf(`{"applicationIdentifier":%q,"subscriber":{"subscriberId":"s%07d"}}`, s.app, i)
+		req := httptest.NewRequest("POST", "/v1/inbox/session", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		s.handler.ServeHTTP(rec, req)
+		var session struct {
+			Data struct {
+				Token string `json:"token"`
+			} `json:"data"`
+		}
+		if rec.Code != http.StatusCreated || json.Unmarshal(rec.Body.Bytes(), &session) != nil {
+			b.Fatalf("inbox session: %d %s", rec.Code, rec.Body)
+		}
+		out = append(out, "Bearer "+session.Data.Token)
+	}
+	return out
 }
 
 // BenchmarkReads measures the read scenarios of bench/ (feed, search by
@@ -155,6 +191,20 @@ func BenchmarkReads(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
 		})
 	}
+	// The inbox's newest 20, as bench/'s peer-shaped scenario reads them,
+	// each request with a random one of 200 sessions.
+	b.Run("inbox", func(b *testing.B) {
+		tokens := srv.inboxTokens(b, 200)
+		b.ResetTimer()
+		cpu0 := cpuTime()
+		b.SetParallelism(32)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				srv.getAs(b, "/v1/inbox/notifications?limit=20", tokens[rand.IntN(len(tokens))])
+			}
+		})
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
+	})
 	b.Run("cursor_paging", func(b *testing.B) {
 		groups := max(srv.subscribers/1000, 1)
 		b.SetParallelism(32)
