@@ -174,9 +174,11 @@ func handleInboxNotifications(s *Store, rt notificationRoute) http.Handler {
 		if err := f.checkUnreadArchived(); err != nil {
 			return err
 		}
-		sev, err := s.inbox.Workflows.WorkflowSeverities(ctx, who.EnvironmentID)
-		if err != nil {
-			return err
+		var sev map[string]string // only a severity filter reads them
+		if len(f.severity) > 0 {
+			if sev, err = s.inbox.Workflows.WorkflowSeverities(ctx, who.EnvironmentID); err != nil {
+				return err
+			}
 		}
 		rows, more, err := s.inboxPage(ctx, scopeOf(who), f, sev, after, offset, limit)
 		if err != nil {

@@ -77,9 +77,14 @@ func (f *inboxFilter) cond(q *queries, box inboxScope, severities map[string]str
 // more adds f's conditions to where. A data filter's key may be nested
 // ("a.b") two levels deep.
 func (f *inboxFilter) more(q *queries, where []string, args []any, severities map[string]string) (string, []any) {
-	for col, v := range map[string]*bool{"read": f.read, "archived": f.archived, "seen": f.seen} {
-		if v != nil {
-			where, args = append(where, col+" = ?"), append(args, sqldb.Flag(*v))
+	// In one order, so that a filter's query is always the same text and
+	// reuses its prepared statement.
+	for _, c := range [...]struct {
+		col string
+		v   *bool
+	}{{"read", f.read}, {"archived", f.archived}, {"seen", f.seen}} {
+		if c.v != nil {
+			where, args = append(where, c.col+" = ?"), append(args, sqldb.Flag(*c.v))
 		}
 	}
 	if f.snoozed != nil {

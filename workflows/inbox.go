@@ -18,19 +18,47 @@ type InboxWorkflow struct {
 }
 
 // InboxWorkflows returns the environment's workflows among ids, deleted
-// ones included, keyed by _id; ids of no workflow are absent.
+// ones included, keyed by _id; ids of no workflow are absent. Answers are
+// cached until the next workflow write, and share their Tags with the cache:
+// callers must not modify them.
 func (s *Store) InboxWorkflows(ctx context.Context, environmentID string, ids []string) (out map[string]InboxWorkflow, err error) {
 	defer platform.Wrap(&err, "inbox workflows")
-	out = map[string]InboxWorkflow{}
+	out = make(map[string]InboxWorkflow, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	list, err := s.workflowsByID(ctx, environmentID, ids)
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = environmentID + "\x00" + id
+	}
+	found, err := s.inboxWorkflows.GetMany(keys, func(missing []string) (map[string]sqldb.Loaded[InboxWorkflow], error) {
+		missingIDs := make([]string, len(missing))
+		for i, k := range missing {
+			missingIDs[i] = k[len(environmentID)+1:]
+		}
+		list, err := s.workflowsByID(ctx, environmentID, missingIDs)
+		if err != nil {
+			return nil, err
+		}
+		// An id of no workflow is kept too, as the zero InboxWorkflow: _ids
+		// are never reused, and a new workflow is a write, which empties
+		// the cache.
+		loaded := make(map[string]sqldb.Loaded[InboxWorkflow], len(missing))
+		for _, k := range missing {
+			loaded[k] = sqldb.Loaded[InboxWorkflow]{Keep: true}
+		}
+		for _, w := range list {
+			loaded[environmentID+"\x00"+w.ID] = sqldb.Loaded[InboxWorkflow]{Value: inboxWorkflow(w), Keep: true}
+		}
+		return loaded, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range list {
-		out[w.ID] = inboxWorkflow(w)
+	for k, w := range found {
+		if w.ID != "" {
+			out[k[len(environmentID)+1:]] = w
+		}
 	}
 	return out, nil
 }
@@ -74,9 +102,16 @@ func inboxWorkflow(w *workflow) InboxWorkflow {
 
 // WorkflowSeverities returns the severity of each of the environment's
 // workflows whose severity is not none, keyed by _id: an inbox counts and
-// filters its messages by their workflow's severity.
+// filters its messages by their workflow's severity. Answers are cached
+// until the next workflow write and shared: callers must not modify them.
 func (s *Store) WorkflowSeverities(ctx context.Context, environmentID string) (out map[string]string, err error) {
 	defer platform.Wrap(&err, "workflow severities")
+	return s.severities.Get(environmentID, func() (map[string]string, error) {
+		return s.readSeverities(ctx, environmentID)
+	})
+}
+
+func (s *Store) readSeverities(ctx context.Context, environmentID string) (out map[string]string, err error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, severity FROM workflows
 		WHERE environment_id = ? AND severity NOT IN ('', 'none')`, environmentID)
 	if err != nil {

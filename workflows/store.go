@@ -33,6 +33,13 @@ type Store struct {
 	// translations are each workflow's and layout's translations by
 	// locale (Translations), kept the same way.
 	translations sqldb.WriteCache[*localeKeys]
+	// inboxWorkflows are what inbox notifications show of their workflow
+	// (InboxWorkflows), and severities each environment's severities
+	// (WorkflowSeverities): every inbox read names its workflows, so they
+	// are kept the same way; keyed by environment + "\x00" + _id, and by
+	// environment.
+	inboxWorkflows sqldb.WriteCache[InboxWorkflow]
+	severities     sqldb.WriteCache[map[string]string]
 
 	// lastTriggered is when each workflow's lastTriggeredAt was last
 	// written, by _id (Triggered).
@@ -49,6 +56,8 @@ func (s *Store) changed() {
 	s.triggers.Invalidate()
 	s.layouts.Invalidate()
 	s.translations.Invalidate()
+	s.inboxWorkflows.Invalidate()
+	s.severities.Invalidate()
 }
 
 // NewStore returns a Store on db.
