@@ -242,6 +242,8 @@ func TestMessages_List(t *testing.T) {
 		{"OK default", "", 1002, 10, true},
 		{"OK limit 1000", "?limit=1000", 1002, 1000, true},
 		{"OK last page", "?limit=1000&page=1", 1002, 2, false},
+		{"OK past the last page", "?limit=1000&page=2", 1002, 0, false}, // no row carries the count
+		{"OK none match", "?transactionId=tx-none", 0, 0, false},
 		{"OK channel", "?channel=sms", 1, 1, false},
 		{"OK subscriber", "?subscriberId=bob&limit=1000", 500, 500, false},
 		{"OK transactions repeated", "?transactionId=tx-1&transactionId=tx-2&limit=1000", 400, 400, false},

@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +72,53 @@ func TestListQuery_ReadsTheFiltersIndex(t *testing.T) {
 		plan := sqldbtest.QueryPlan(t, `SELECT id FROM `+from+` WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT 10`, args...)
 		if !strings.Contains(plan, "INDEX "+tc.index) {
 			t.Errorf("%s: plan %q, want it read through %s", tc.name, plan, tc.index)
+		}
+	}
+}
+
+// TestListSQL_PlansAsPageAndCountApart checks GET /v1/messages's one
+// statement (listSQL): its page is read through the filter's index, as
+// TestListQuery_ReadsTheFiltersIndex checks for the page alone, and its
+// count, a scalar subquery run once, is planned as the count alone is:
+// joining them costs neither an index nor a sort.
+func TestListSQL_PlansAsPageAndCountApart(t *testing.T) {
+	sqldbtest.SQLiteOnly(t, "a SQLite query plan")
+	for _, tc := range []struct {
+		name  string
+		f     listFilter
+		index string
+	}{
+		{"all", listFilter{}, "messages_list"},
+		{"channel", listFilter{channel: "in_app"}, "messages_list"},
+		{"transaction", listFilter{transactionIDs: []string{"t1", "t2"}}, "messages_transaction"},
+		{"transaction and subscriber", listFilter{transactionIDs: []string{"t1"}, subscriberID: "s"}, "messages_transaction"},
+		{"subscriber", listFilter{subscriberID: "s"}, "messages_feed"},
+		{"subscriber and channel", listFilter{subscriberID: "s", channel: "in_app"}, "messages_feed"},
+	} {
+		from, cond, args := newQueries(sqldbtest.NewDB(t).Dialect()).listQuery("e", tc.f)
+		both := append(append(append([]any{}, args...), args...), 10, 0)
+		plan := sqldbtest.QueryPlan(t, listSQL(from, cond), both...)
+		pagePlan := sqldbtest.QueryPlan(t, `SELECT `+messageColumns+` FROM `+from+` WHERE `+cond+`
+			ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(append([]any{}, args...), 10, 0)...)
+		countPlan := sqldbtest.QueryPlan(t, `SELECT count(*) FROM messages WHERE `+cond, args...)
+		if !strings.Contains(pagePlan, "INDEX "+tc.index) {
+			t.Errorf("%s: page plan %q, want it read through %s", tc.name, pagePlan, tc.index)
+		}
+		// The same steps, in any order, and the count's subquery.
+		var steps []string
+		subqueries := 0
+		for _, step := range strings.Split(plan, "; ") {
+			if strings.HasPrefix(step, "SCALAR SUBQUERY") { // not CORRELATED: run once
+				subqueries++
+			} else {
+				steps = append(steps, step)
+			}
+		}
+		apart := append(strings.Split(pagePlan, "; "), strings.Split(countPlan, "; ")...)
+		slices.Sort(steps)
+		slices.Sort(apart)
+		if subqueries != 1 || !slices.Equal(steps, apart) {
+			t.Errorf("%s: plan %q, want the page's %q and the count's %q", tc.name, plan, pagePlan, countPlan)
 		}
 	}
 }

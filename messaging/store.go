@@ -111,16 +111,21 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanMessage(row scanner) (*message, error) {
 	var m message
-	err := row.Scan(&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
-		&m.SubscriberID, &m.ExternalSubscriber, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier,
-		&m.StepID, &m.TransactionID, &m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Title, &m.Email, &m.Phone,
-		&m.DirectWebhookURL, &m.Avatar, &m.DeviceTokens, &m.CTA, &m.Payload, &m.Overrides, &m.Data, &m.Tags, &m.Actor,
-		&m.SubscriberSummary, &m.Status, &m.ErrorID, &m.ErrorText, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
-		&m.DeliveredAt, &m.Outcome, &m.CreatedAt, &m.UpdatedAt)
+	err := row.Scan(m.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, platform.ErrNotFound
 	}
 	return &m, err
+}
+
+// dest is where a row of messageColumns is scanned to, column by column.
+func (m *message) dest() []any {
+	return []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
+		&m.SubscriberID, &m.ExternalSubscriber, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier,
+		&m.StepID, &m.TransactionID, &m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Title, &m.Email, &m.Phone,
+		&m.DirectWebhookURL, &m.Avatar, &m.DeviceTokens, &m.CTA, &m.Payload, &m.Overrides, &m.Data, &m.Tags, &m.Actor,
+		&m.SubscriberSummary, &m.Status, &m.ErrorID, &m.ErrorText, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
+		&m.DeliveredAt, &m.Outcome, &m.CreatedAt, &m.UpdatedAt}
 }
 
 func queryMessages(ctx context.Context, db interface {
@@ -607,26 +612,44 @@ func (q *queries) listQuery(env string, f listFilter) (from, cond string, args [
 // number of all that match.
 func (s *Store) list(ctx context.Context, env string, f listFilter) ([]*message, int, error) {
 	from, cond, args := s.queries.listQuery(env, f)
-	// The page and its count read one snapshot.
-	tx, err := s.db.BeginSnapshot(ctx)
+	// The page and its count in one statement, so one snapshot, as the feed
+	// reads them (feedRows): the count is a subquery that does not depend
+	// on the row, which both stores run once, on the filter's index.
+	rows, err := s.db.Query(ctx, listSQL(from, cond),
+		append(append(append(make([]any, 0, 2*len(args)+2), args...), args...), f.limit, f.page*f.limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list messages: %w", err)
 	}
-	defer tx.Rollback()
-	rows, err := s.db.TxQuery(ctx, tx, `SELECT `+messageColumns+` FROM `+from+` WHERE `+cond+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.limit, f.page*f.limit)...)
-	if err != nil {
+	defer rows.Close()
+	var msgs []*message
+	var total int
+	for rows.Next() {
+		var m message
+		if err := rows.Scan(append(m.dest(), &total)...); err != nil {
+			return nil, 0, fmt.Errorf("list messages: %w", err)
+		}
+		msgs = append(msgs, &m)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("list messages: %w", err)
 	}
-	msgs, err := scanMessages(rows)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list messages: %w", err)
-	}
-	total, err := s.countPage(ctx, tx, cond, args, f.page, f.limit, len(msgs))
-	if err != nil {
-		return nil, 0, fmt.Errorf("count messages: %w", err)
+	if len(msgs) == 0 && f.page > 0 {
+		// A page past the end has no row to carry the count.
+		err := s.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE `+cond, args...).Scan(&total)
+		if err != nil {
+			return nil, 0, fmt.Errorf("count messages: %w", err)
+		}
 	}
 	return msgs, total, nil
+}
+
+// listSQL is list's statement: a page of the messages from from (the table,
+// or the table through the filter's index) that match cond, newest first,
+// each row carrying the count of all that match. Its parameters are cond's,
+// twice, then the limit and the offset.
+func listSQL(from, cond string) string {
+	return `SELECT ` + messageColumns + `, (SELECT count(*) FROM messages WHERE ` + cond + `) FROM ` + from + ` WHERE ` + cond + `
+		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`
 }
 
 // markAs changes the read/seen state of the subscriber's messages among ids
