@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/herald-notify/herald/integrations"
 	"github.com/herald-notify/herald/platform"
@@ -219,7 +220,9 @@ func toNotification(m *inboxMessage, to inboxTo, wf *workflows.InboxWorkflow) in
 		ArchivedAt: m.ArchivedAt, Avatar: m.Avatar, ChannelType: m.Channel, Tags: []string{}, Severity: "none",
 	}
 	json.Unmarshal(m.DeliveredAt, &n.DeliveredAt)
-	json.Unmarshal(m.Tags, &n.Tags)
+	if len(m.Tags) > 2 && string(m.Tags) != "null" { // not [], which most messages have
+		json.Unmarshal(m.Tags, &n.Tags)
+	}
 	if n.Tags == nil {
 		n.Tags = []string{}
 	}
@@ -256,11 +259,27 @@ func toNotification(m *inboxMessage, to inboxTo, wf *workflows.InboxWorkflow) in
 
 // contentText is an in_app message's content, stored as a JSON string.
 func contentText(raw []byte) string {
+	// A string with nothing escaped in it is its own text: most are, and
+	// every inbox read converts a page of them.
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plainJSONString(raw[1:n-1]) {
+		return string(raw[1 : n-1])
+	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
 		return string(raw)
 	}
 	return s
+}
+
+// plainJSONString reports whether b, the inside of a JSON string, decodes
+// to itself: valid UTF-8 with nothing escaped and nothing that must be.
+func plainJSONString(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 // liveMessage is the raw message a notification_received event carries,
