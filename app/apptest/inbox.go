@@ -115,6 +115,7 @@ type InboxNotification struct {
 	} `json:"to"`
 	Workflow *struct {
 		Identifier string `json:"identifier"`
+		Name       string `json:"name"`
 		Severity   string `json:"severity"`
 	} `json:"workflow"`
 }
