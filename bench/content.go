@@ -135,7 +135,7 @@ func (b *bench) contentRun(ctx context.Context, rcv *emailReceiver, r contentRun
 		return 0, fmt.Errorf("scenario 18 %s triggers: %s", r.name, sent)
 	}
 	if err := rcv.wait(ctx, n); err != nil {
-		return 0, fmt.Errorf("scenario 18 %s: %w", r.name, err)
+		return 0, fmt.Errorf("scenario 18 %s: %w (%s)", r.name, err, unsentEmail(ctx, c))
 	}
 	cpu := srv.perRequest(cpu0, sent)
 	if _, _, err := waitDelivered(ctx, c, n, 0); err != nil {
@@ -145,6 +145,39 @@ func (b *bench) contentRun(ctx context.Context, rcv *emailReceiver, r contentRun
 		return 0, fmt.Errorf("scenario 18 %s: %d emails lack %q: %.300s", r.name, bad, r.want, html)
 	}
 	return cpu, nil
+}
+
+// unsentEmail says how many email messages the server stored and why the
+// first that was not sent was not, for a run whose emails did not all
+// arrive.
+func unsentEmail(ctx context.Context, c *loadClient) string {
+	total := 0
+	for page := 0; ; page++ {
+		status, body, err := c.do(ctx, request{method: "GET", path: fmt.Sprintf("/v1/messages?channel=email&limit=1000&page=%d", page)})
+		if err != nil || status != 200 {
+			return fmt.Sprintf("messages: %d %v", status, err)
+		}
+		var list struct {
+			Data []struct {
+				ID        string `json:"_id"`
+				Status    string `json:"status"`
+				ErrorText string `json:"errorText"`
+			} `json:"data"`
+			TotalCount int `json:"totalCount"`
+		}
+		if err := json.Unmarshal(body, &list); err != nil {
+			return err.Error()
+		}
+		total = list.TotalCount
+		for _, m := range list.Data {
+			if m.Status != "sent" {
+				return fmt.Sprintf("%d email messages stored; %s is %s: %s", total, m.ID, m.Status, m.ErrorText)
+			}
+		}
+		if len(list.Data) < 1000 {
+			return fmt.Sprintf("%d email messages stored, every one sent", total)
+		}
+	}
 }
 
 // emailReceiver is the email-webhook integration's endpoint on loopback:
