@@ -9,6 +9,7 @@ import (
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // leanActivityRows are a notification with two jobs and their details as
@@ -66,4 +67,44 @@ func TestLeanActivity_KeepsWhatIsRead(t *testing.T) {
 	is.Equal(column(t, db, `SELECT id || ' ' || organization_id || ' ' || transaction_id || ' ' || subscriber_id || ' ' || template_id FROM jobs ORDER BY id`),
 		[]string{"j1 o tx s w", "j2 o tx s w"})
 	is.Equal(count(t, db, `SELECT count(*) FROM messages WHERE feed_item IS NULL`), 1) // built from its columns by the release before
+}
+
+// TestLeanActivity_Postgres checks 000062 to 000064 on PostgreSQL the way
+// TestLeanActivity_KeepsWhatIsRead does on SQLite: from a database taken
+// down to 000061 and holding rows of then, up, then down again.
+func TestLeanActivity_Postgres(t *testing.T) {
+	if sqldbtest.DatabaseURL == "" {
+		t.Skip("needs TEST_DATABASE_URL")
+	}
+	is := is.New(t)
+	ctx := context.Background()
+	db, err := sqldb.Open(ctx, sqldbtest.NewPostgresURL(t))
+	is.NoErr(err)
+	defer db.Close()
+	run := func(name string) {
+		b, err := fs.ReadFile(migrations.FS, "postgres/"+name)
+		is.NoErr(err)
+		_, err = db.ExecContext(ctx, string(b))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	run("000064_lean_jobs.down.sql")
+	run("000063_lean_execution_details.down.sql")
+	run("000062_message_feed_items.down.sql")
+	_, err = db.ExecContext(ctx, leanActivityRows)
+	is.NoErr(err) // rows of release 61
+	run("000062_message_feed_items.up.sql")
+	run("000063_lean_execution_details.up.sql")
+	run("000064_lean_jobs.up.sql")
+	is.Equal(column(t, db, `SELECT id || ' ' || kind || ' ' || coalesce(status, '-') || ' ' || coalesce(detail, '-') || ' ' ||
+		coalesce(source, '-') || ' ' || coalesce(created_at, '-') || ' ' || coalesce(raw, '-') FROM execution_details ORDER BY seq`),
+		[]string{"d1 1 - - - - -", "d2 3 - - - t1 -", `d3 0 Failed Subscriber not found Internal t1 {"x":1}`}) // known texts as their kind, the notification's time as NULL
+	run("000064_lean_jobs.down.sql")
+	run("000063_lean_execution_details.down.sql")
+	run("000062_message_feed_items.down.sql")
+	is.Equal(column(t, db, `SELECT id || ' ' || environment_id || ' ' || status || ' ' || detail || ' ' || source || ' ' || created_at FROM execution_details ORDER BY seq`),
+		[]string{"d1 e Pending Step queued Internal t0", "d2 e Success Message sent Internal t1", "d3 e Failed Subscriber not found Internal t1"})
+	is.Equal(column(t, db, `SELECT id || ' ' || organization_id || ' ' || transaction_id || ' ' || subscriber_id || ' ' || template_id FROM jobs ORDER BY id`),
+		[]string{"j1 o tx s w", "j2 o tx s w"}) // each job's copies back
 }
