@@ -135,7 +135,7 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 			args = append(args, sqldb.NewIDAt(now), envID, notificationID, r.jobID, r.Status, r.Detail,
 				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, sqldb.Flag(r.IsRetry), ts)
 		}
-		if _, err := s.db.WriteExec(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
+		if err := s.db.WriteLater(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert execution details: %w", err)
 		}
 	}
@@ -294,7 +294,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 	for i := range p.recipients {
 		rc := &p.recipients[i]
 		at := sqldb.FormatTime(rc.at)
-		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
+		err := s.db.WriteLater(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), shared.template, shared.payload, shared.overrides,
 			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), prefs, string(p.actor), string(keys), rc.topicsJSON(), at, at, shared.attachments)
@@ -302,7 +302,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 			return fmt.Errorf("insert notification: %w", err)
 		}
 		for _, key := range p.contextKeys {
-			if _, err := s.db.WriteExec(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
+			if err := s.db.WriteLater(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
 				return fmt.Errorf("insert notification context: %w", err)
 			}
 		}
@@ -379,7 +379,7 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 	env := p.tenant.EnvironmentID
 	details := make([]detailRow, 0, len(r.jobs)+len(r.later))
 	for _, row := range r.jobs {
-		_, err := s.db.WriteExec(ctx, tx, insertJobSQL,
+		err := s.db.WriteLater(ctx, tx, insertJobSQL,
 			row.id, env, p.tenant.OrganizationID, r.nid, p.transactionID, r.id, p.wf.ID, row.parent, row.position,
 			row.step.Type, row.step.StepID, firstNonEmpty(row.stepColumn, string(row.snapshot)), firstNonEmpty(row.deliveredBy, row.provider),
 			row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)

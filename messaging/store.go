@@ -243,8 +243,7 @@ func (s *Store) storePayload(ctx context.Context, tx *sql.Tx, m *message) error 
 	if s.queries.payloadLocked {
 		args = append(args, payloadLock(m.NotificationID))
 	}
-	_, err = s.db.WriteExec(ctx, tx, s.queries.payload, args...)
-	return err
+	return s.db.WriteLater(ctx, tx, s.queries.payload, args...)
 }
 
 // storedOverrides is what m's overrides column holds: the overrides
