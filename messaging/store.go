@@ -243,7 +243,8 @@ func (s *Store) storePayload(ctx context.Context, tx *sql.Tx, m *message) error 
 	if s.queries.payloadLocked {
 		args = append(args, payloadLock(m.NotificationID))
 	}
-	return s.db.WriteLater(ctx, tx, s.queries.payload, args...)
+	_, err = s.db.WriteExec(ctx, tx, s.queries.payload, args...)
+	return err
 }
 
 // storedOverrides is what m's overrides column holds: the overrides
