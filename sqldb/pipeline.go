@@ -36,7 +36,9 @@ type laterKey struct{}
 // whose result the caller does not read. An error it meets fails that
 // later statement or the commit instead, never this call; the caller must
 // not recover from a failure within the transaction (with a savepoint,
-// say) around a held statement. On SQLite it runs now.
+// say) around a held statement. A statement that takes a lock others wait
+// on must not be held either: it would take the lock only as it commits.
+// On SQLite it runs now.
 func (db *DB) WriteLater(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
 	if !db.Postgres {
 		_, err := db.WriteExec(ctx, tx, query, args...)
