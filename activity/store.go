@@ -92,19 +92,19 @@ const maxDetailRows = 4
 var insertDetailSQL = func() []string {
 	qs := make([]string, maxDetailRows+1)
 	for n := 1; n <= maxDetailRows; n++ {
-		qs[n] = `INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, raw, is_retry, created_at)
+		qs[n] = `INSERT INTO execution_details (id, notification_id, job_id, kind, status, detail, source, provider_id, raw, is_retry, created_at)
 	VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	}
 	return qs
 }()
 
 // insertDetails records details of one job, in order.
-func (s *Store) insertDetails(ctx context.Context, tx *sql.Tx, envID, notificationID, jobID, providerID string, now time.Time, ds []detail) error {
+func (s *Store) insertDetails(ctx context.Context, tx *sql.Tx, notificationID, jobID, providerID string, now time.Time, ds []detail) error {
 	rows := make([]detailRow, len(ds))
 	for i, d := range ds {
 		rows[i] = detailRow{jobID: jobID, providerID: providerID, detail: d}
 	}
-	return s.insertDetailRows(ctx, tx, envID, notificationID, now, rows)
+	return s.insertDetailRows(ctx, tx, notificationID, now, false, rows)
 }
 
 // detailRow is a detail of one job of a notification; providerID is the
@@ -115,9 +115,15 @@ type detailRow struct {
 }
 
 // insertDetailRows records details of a notification's jobs, in order:
-// seq follows the order of the VALUES rows.
-func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notificationID string, now time.Time, rows []detailRow) error {
-	ts := sqldb.FormatTime(now)
+// seq follows the order of the VALUES rows. A detail of a known kind
+// (detailKinds) is stored as its number, without its texts; written when
+// the notification is (created is set, and now is its time), its time is
+// not stored either: it reads the notification's.
+func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, notificationID string, now time.Time, created bool, rows []detailRow) error {
+	var ts any = sqldb.FormatTime(now)
+	if created {
+		ts = nil
+	}
 	for len(rows) > 0 {
 		chunk := rows[:min(len(rows), maxDetailRows)]
 		rows = rows[len(chunk):]
@@ -132,8 +138,14 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 					raw = string(r.Raw)
 				}
 			}
-			args = append(args, sqldb.NewIDAt(now), envID, notificationID, r.jobID, r.Status, r.Detail,
-				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, sqldb.Flag(r.IsRetry), ts)
+			source := firstNonEmpty(r.Source, sourceInternal)
+			var status, text, src any = r.Status, r.Detail, source
+			kind := kindOf(r.Status, r.Detail, source)
+			if kind > 0 {
+				status, text, src = nil, nil, nil
+			}
+			args = append(args, sqldb.NewIDAt(now), notificationID, r.jobID, kind, status, text,
+				src, firstNonEmpty(r.ProviderID, r.providerID), raw, sqldb.Flag(r.IsRetry), ts)
 		}
 		if err := s.db.WriteLater(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert execution details: %w", err)
@@ -165,11 +177,11 @@ const maxJobRows = 4
 var insertJobSQL = func() []string {
 	qs := make([]string, maxJobRows+1)
 	for n := 1; n <= maxJobRows; n++ {
-		qs[n] = `INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
+		qs[n] = `INSERT INTO jobs (id, environment_id, notification_id,
 			parent_id, position, type, step_id, step, provider_id, status, stage, digest, group_key, run_at,
 			attempts, created_at, updated_at)
-		VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) +
-			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) +
+			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	}
 	return qs
 }()
@@ -393,9 +405,9 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 	for jobs := r.jobs; len(jobs) > 0; {
 		chunk := jobs[:min(len(jobs), maxJobRows)]
 		jobs = jobs[len(chunk):]
-		args := make([]any, 0, 21*len(chunk))
+		args := make([]any, 0, 17*len(chunk))
 		for _, row := range chunk {
-			args = append(args, row.id, env, p.tenant.OrganizationID, r.nid, p.transactionID, r.id, p.wf.ID, row.parent, row.position,
+			args = append(args, row.id, env, r.nid, row.parent, row.position,
 				row.step.Type, row.step.StepID, firstNonEmpty(row.stepColumn, string(row.snapshot)), firstNonEmpty(row.deliveredBy, row.provider),
 				row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
 			details = append(details, detailRow{jobID: row.id, providerID: row.provider,
@@ -405,7 +417,7 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 			return fmt.Errorf("insert job: %w", err)
 		}
 	}
-	if err := s.insertDetailRows(ctx, tx, env, r.nid, r.at, append(details, r.later...)); err != nil {
+	if err := s.insertDetailRows(ctx, tx, r.nid, r.at, true, append(details, r.later...)); err != nil {
 		return err
 	}
 	if r.first != nil {
