@@ -147,7 +147,7 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, notificationID
 			args = append(args, sqldb.NewIDAt(now), notificationID, r.jobID, kind, status, text,
 				src, firstNonEmpty(r.ProviderID, r.providerID), raw, sqldb.Flag(r.IsRetry), ts)
 		}
-		if _, err := s.db.WriteExec(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
+		if err := s.db.WriteLater(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert execution details: %w", err)
 		}
 	}
@@ -167,16 +167,28 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertContextSQL = `INSERT INTO notification_contexts (environment_id, context_key, created_at, notification_id)
 		VALUES (?, ?, ?, ?)`
-	insertJobSQL = `
-		INSERT INTO jobs (id, environment_id, notification_id,
-			parent_id, position, type, step_id, step, provider_id, status, stage, digest, group_key, run_at,
-			attempts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
+// maxJobRows is the most jobs one INSERT writes: a chain of a trigger job
+// and a step or three, the common workflow, is one statement.
+const maxJobRows = 4
+
+// insertJobSQL[n] inserts n jobs in one statement.
+var insertJobSQL = func() []string {
+	qs := make([]string, maxJobRows+1)
+	for n := 1; n <= maxJobRows; n++ {
+		qs[n] = `INSERT INTO jobs (id, environment_id, notification_id,
+			parent_id, position, type, step_id, step, provider_id, status, stage, digest, group_key, run_at,
+			attempts, created_at, updated_at)
+		VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) +
+			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	}
+	return qs
+}()
+
 // insertStatements are the statements a trigger's write uses.
-var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertJobSQL, insertSnapshotSQL,
-	insertNotificationTopicSQL}, insertDetailSQL[1:]...)
+var insertStatements = append(append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertSnapshotSQL,
+	insertNotificationTopicSQL}, insertDetailSQL[1:]...), insertJobSQL[1:]...)
 
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 64
@@ -306,7 +318,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 	for i := range p.recipients {
 		rc := &p.recipients[i]
 		at := sqldb.FormatTime(rc.at)
-		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
+		err := s.db.WriteLater(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), shared.template, shared.payload, shared.overrides,
 			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), prefs, string(p.actor), string(keys), rc.topicsJSON(), at, at, shared.attachments)
@@ -314,7 +326,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 			return fmt.Errorf("insert notification: %w", err)
 		}
 		for _, key := range p.contextKeys {
-			if _, err := s.db.WriteExec(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
+			if err := s.db.WriteLater(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
 				return fmt.Errorf("insert notification context: %w", err)
 			}
 		}
@@ -390,16 +402,20 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 	ts := sqldb.FormatTime(r.at)
 	env := p.tenant.EnvironmentID
 	details := make([]detailRow, 0, len(r.jobs)+len(r.later))
-	for _, row := range r.jobs {
-		_, err := s.db.WriteExec(ctx, tx, insertJobSQL,
-			row.id, env, r.nid, row.parent, row.position,
-			row.step.Type, row.step.StepID, firstNonEmpty(row.stepColumn, string(row.snapshot)), firstNonEmpty(row.deliveredBy, row.provider),
-			row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
-		if err != nil {
+	for jobs := r.jobs; len(jobs) > 0; {
+		chunk := jobs[:min(len(jobs), maxJobRows)]
+		jobs = jobs[len(chunk):]
+		args := make([]any, 0, 17*len(chunk))
+		for _, row := range chunk {
+			args = append(args, row.id, env, r.nid, row.parent, row.position,
+				row.step.Type, row.step.StepID, firstNonEmpty(row.stepColumn, string(row.snapshot)), firstNonEmpty(row.deliveredBy, row.provider),
+				row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
+			details = append(details, detailRow{jobID: row.id, providerID: row.provider,
+				detail: detail{Status: detailPending, Detail: "Step queued", Source: sourceInternal}})
+		}
+		if err := s.db.WriteLater(ctx, tx, insertJobSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
-		details = append(details, detailRow{jobID: row.id, providerID: row.provider,
-			detail: detail{Status: detailPending, Detail: "Step queued", Source: sourceInternal}})
 	}
 	if err := s.insertDetailRows(ctx, tx, r.nid, r.at, true, append(details, r.later...)); err != nil {
 		return err
