@@ -232,7 +232,7 @@ const insertNotificationTopicSQL = `INSERT INTO notification_topics (environment
 // reached it, for GET /v1/notifications?topicKey=.
 func (s *Store) insertNotificationTopics(ctx context.Context, tx *sql.Tx, env, at string, r *recipient) error {
 	for _, tp := range r.topics {
-		if _, err := s.db.WriteExec(ctx, tx, insertNotificationTopicSQL, env, tp.Key, at, r.nid); err != nil {
+		if err := s.db.WriteLater(ctx, tx, insertNotificationTopicSQL, env, tp.Key, at, r.nid); err != nil {
 			return fmt.Errorf("insert notification topic: %w", err)
 		}
 	}
