@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -163,8 +164,8 @@ const (
 )
 
 // insertStatements are the statements a trigger's write uses.
-var insertStatements = append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertJobSQL, insertSnapshotSQL,
-	insertNotificationTopicSQL}, insertDetailSQL[1:]...)
+var insertStatements = slices.Concat([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertJobSQL, insertSnapshotSQL},
+	insertDetailSQL[1:], insertNotificationTopicSQL[1:])
 
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 64
@@ -306,12 +307,12 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 				return fmt.Errorf("insert notification context: %w", err)
 			}
 		}
-		if err := s.insertNotificationTopics(ctx, tx, env, at, rc); err != nil {
-			return err
-		}
 		if err := s.insertJobs(ctx, tx, p, rc); err != nil {
 			return err
 		}
+	}
+	if err := s.insertNotificationTopics(ctx, tx, p); err != nil {
+		return err
 	}
 	if p.progress != nil {
 		if err := p.progress(ctx, tx); err != nil {
