@@ -292,7 +292,7 @@ type chatReceiver struct {
 
 func newChatReceiver(t *testing.T, delay time.Duration, pids func() []int) *chatReceiver {
 	r := &chatReceiver{delay: delay, pids: pids, sends: map[string][]chatSend{}, owner: map[string]int{}}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		pid := r.senderOf(req.RemoteAddr)
 		b, _ := io.ReadAll(req.Body)
 		var body struct {
@@ -308,6 +308,16 @@ func newChatReceiver(t *testing.T, delay time.Duration, pids func() []int) *chat
 		}
 		w.WriteHeader(http.StatusOK)
 	}))
+	// A closed connection's port may be taken next by another process's
+	// connection, which must be looked up afresh.
+	r.Config.ConnState = func(conn net.Conn, state http.ConnState) {
+		if state == http.StateClosed {
+			r.mu.Lock()
+			delete(r.owner, conn.RemoteAddr().String())
+			r.mu.Unlock()
+		}
+	}
+	r.Start()
 	t.Cleanup(r.Close)
 	return r
 }
