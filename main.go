@@ -89,6 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err := sqldb.Migrate(db, migrations.FS); err != nil {
 		return err
 	}
+	db.KeepAnalysed(ctx, logger)
 	// The secret comes first: Bootstrap seals the keys it stores with it.
 	secret, err := platform.LoadSecret(ctx, db, cfg.secret, func(msg string) { logger.Warn(msg) })
 	if err != nil {

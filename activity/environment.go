@@ -38,7 +38,13 @@ func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) erro
 		return err
 	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		return sqldb.DeleteByEnvironment(ctx, tx, environmentID, "execution_details", "jobs", "notification_contexts",
+		// Details carry no environment: those of jobs left without their
+		// notification go by the jobs'.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM execution_details WHERE notification_id IN
+			(SELECT notification_id FROM jobs WHERE environment_id = ?)`, environmentID); err != nil {
+			return err
+		}
+		return sqldb.DeleteByEnvironment(ctx, tx, environmentID, "jobs", "notification_contexts",
 			"notification_topics", "activity_broadcasts", "activity_transactions", "notifications")
 	})
 }

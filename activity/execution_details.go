@@ -76,8 +76,8 @@ func (s *Store) executionDetails(ctx context.Context, environmentID, notificatio
 	defer platform.Wrap(&err, "execution details of %s", notificationID)
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT d.id, n.organization_id, n.environment_id, d.job_id, n.id, n.template_id, n.subscriber_id,
-		       d.provider_id, n.transaction_id, coalesce(j.type, ''), d.detail, d.source, d.status,
-		       d.is_test, d.is_retry, d.created_at, d.raw
+		       d.provider_id, n.transaction_id, coalesce(j.type, ''), `+detailTextColumns+`,
+		       d.is_test, d.is_retry, coalesce(d.created_at, n.created_at), d.raw
 		FROM notifications n
 		JOIN execution_details d ON d.notification_id = n.id
 		LEFT JOIN jobs j ON j.id = d.job_id
@@ -91,11 +91,13 @@ func (s *Store) executionDetails(ctx context.Context, environmentID, notificatio
 	for rows.Next() {
 		var d executionDetail
 		var raw sql.NullString
+		var kind int
 		if err := rows.Scan(&d.ID, &d.OrganizationID, &d.EnvironmentID, &d.JobID, &d.NotificationID, &d.NotificationTemplateID,
-			&d.SubscriberID, &d.ProviderID, &d.TransactionID, &d.Channel, &d.Detail, &d.Source, &d.Status,
+			&d.SubscriberID, &d.ProviderID, &d.TransactionID, &d.Channel, &d.Status, &d.Detail, &d.Source, &kind,
 			&d.IsTest, &d.IsRetry, &d.CreatedAt, &raw); err != nil {
 			return nil, err
 		}
+		detailTexts(kind, &d.Status, &d.Detail, &d.Source)
 		if raw.Valid {
 			d.Raw = &raw.String
 		}
@@ -104,3 +106,49 @@ func (s *Store) executionDetails(ctx context.Context, environmentID, notificatio
 	}
 	return out, rows.Err()
 }
+
+// detailKinds are the execution details that many jobs write word for
+// word: one of them is stored as its kind, its index here plus one, and
+// its texts are read from here. Kinds are stored, so this list only ever
+// grows at its end, and migration 000063 names the same ones.
+var detailKinds = [...]struct{ status, detail, source string }{
+	{detailPending, "Step queued", sourceInternal},
+	{detailPending, "Message created", sourceInternal},
+	{detailSuccess, "Message sent", sourceInternal},
+	{detailSuccess, "Delay is finished", sourceInternal},
+	{detailPending, "Step delayed", sourceInternal},
+	{detailSuccess, "Custom step passed", sourceInternal},
+	{detailSuccess, "Step was skipped based on steps conditions", sourceInternal},
+	{detailSuccess, "Step was filtered based on steps filters", sourceInternal},
+	{detailPending, "Step digested", sourceInternal},
+	{detailSuccess, "Digest triggered events", sourceInternal},
+	{detailSuccess, "Step passed the throttle", sourceInternal},
+}
+
+var detailKindOf = func() map[[3]string]int {
+	m := make(map[[3]string]int, len(detailKinds))
+	for i, k := range detailKinds {
+		m[[3]string{k.status, k.detail, k.source}] = i + 1
+	}
+	return m
+}()
+
+// kindOf is the kind of a detail with these texts, 0 for one stored as
+// its texts.
+func kindOf(status, detail, source string) int {
+	return detailKindOf[[3]string{status, detail, source}]
+}
+
+// detailTexts fills in the texts of a detail stored as its kind; one of
+// kind 0 keeps those read from its columns.
+func detailTexts(kind int, status, detail, source *string) {
+	if kind < 1 || kind > len(detailKinds) {
+		return
+	}
+	k := detailKinds[kind-1]
+	*status, *detail, *source = k.status, k.detail, k.source
+}
+
+// detailTextColumns read a detail's status, detail and source (empty where
+// its kind stands for them), then its kind.
+const detailTextColumns = `coalesce(d.status, ''), coalesce(d.detail, ''), coalesce(d.source, ''), d.kind`

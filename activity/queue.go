@@ -99,16 +99,22 @@ func (s *Store) anyDue(ctx context.Context, lane int) (bool, error) {
 // shared (the dialect's SkipLocked), so two claims never pick one job.
 // The job's control values are read from its step snapshot, which holds
 // them as controlVariables: a column of their own (dropped by 000028)
-// stored every step's template twice per job.
+// stored every step's template twice per job. What a job shares with its
+// notification (organization, transaction, subscriber, workflow) is read
+// from the notification, which keeps it once for all its jobs.
 func claimQuery(d sqldb.Dialect) string {
 	jobStep := snapshotColumn("jobs.step", "jobs.step")
+	of := func(column string) string {
+		return `(SELECT n.` + column + ` FROM notifications n WHERE n.id = jobs.notification_id)`
+	}
 	return `
 		UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
 		WHERE id IN (
 			SELECT id FROM jobs
 			WHERE ` + laneSQL + ` = ? AND run_at IS NOT NULL AND run_at <= ? AND lease_until <= ?
 			ORDER BY run_at, id LIMIT ?` + d.SkipLocked() + `)
-		RETURNING id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
+		RETURNING id, environment_id, ` + of("organization_id") + `, notification_id, ` + of("transaction_id") + `,
+			` + of("subscriber_id") + `, ` + of("template_id") + `,
 			position, type, step_id, ` + jobStep + `, coalesce(` + d.JSONGet(jobStep, "controlVariables") + `, '{}'),
 			provider_id, stage, digest, group_key, attempts, interruptions, created_at`
 }
@@ -319,7 +325,7 @@ func (s *Store) settleTx(ctx context.Context, tx *sql.Tx, j *job, st settlement)
 		return errLeaseLost
 	}
 	provider := firstNonEmpty(st.providerID, j.ProviderID)
-	if err := s.insertDetails(ctx, tx, j.EnvironmentID, j.NotificationID, j.ID, provider, now, st.details); err != nil {
+	if err := s.insertDetails(ctx, tx, j.NotificationID, j.ID, provider, now, st.details); err != nil {
 		return err
 	}
 	switch st.then {
@@ -385,7 +391,7 @@ func (s *Store) updateJobs(ctx context.Context, tx *sql.Tx, now time.Time, d det
 		return 0, err
 	}
 	for _, c := range list {
-		if err := s.insertDetails(ctx, tx, c.env, c.notification, c.id, c.provider, now, []detail{d}); err != nil {
+		if err := s.insertDetails(ctx, tx, c.notification, c.id, c.provider, now, []detail{d}); err != nil {
 			return 0, err
 		}
 	}
@@ -563,5 +569,5 @@ func (s *Store) promote(ctx context.Context, tx *sql.Tx, envID, masterID, runAt 
 		return err
 	}
 	d := []detail{{Status: detailPending, Detail: "Digest master was canceled; this digest now collects the events", Source: sourceInternal}}
-	return s.insertDetails(ctx, tx, envID, heirNotification, heir, "service", now, d)
+	return s.insertDetails(ctx, tx, heirNotification, heir, "service", now, d)
 }

@@ -22,6 +22,6 @@ func (s *Store) RecordReceiptDetail(ctx context.Context, tx *sql.Tx, d messaging
 		// string, so no document of another domain is parsed here.
 		raw, _ = json.Marshal(d.Raw)
 	}
-	return s.insertDetails(ctx, tx, d.EnvironmentID, d.NotificationID, d.JobID, d.ProviderID, d.At,
+	return s.insertDetails(ctx, tx, d.NotificationID, d.JobID, d.ProviderID, d.At,
 		[]detail{{Status: d.Status, Detail: d.Detail, Source: sourceWebhook, ProviderID: d.ProviderID, Raw: raw}})
 }

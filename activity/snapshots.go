@@ -67,7 +67,7 @@ func (s *Store) storeSnapshots(ctx context.Context, tx *sql.Tx, r *insertRequest
 			if _, ok := s.snapshots.Load(snap.key); ok || snap.key == "" {
 				continue
 			}
-			if _, err := s.db.WriteExec(ctx, tx, insertSnapshotSQL, snap.key, string(snap.body)); err != nil {
+			if err := s.db.WriteLater(ctx, tx, insertSnapshotSQL, snap.key, string(snap.body)); err != nil {
 				return fmt.Errorf("store workflow snapshot: %w", err)
 			}
 		}

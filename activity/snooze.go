@@ -61,12 +61,10 @@ func (s *Store) ScheduleUnsnooze(ctx context.Context, sn messaging.Snooze) (err 
 			sn.EnvironmentID, stepUnsnooze, sn.MessageID); err != nil {
 			return err
 		}
-		_, err = txn.ExecContext(ctx, `INSERT INTO jobs (id, environment_id, organization_id, notification_id,
-			transaction_id, subscriber_id, template_id, position, type, step_id, step, provider_id,
-			status, run_at, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, -1, ?, ?, ?, '', 'queued', ?, ?, ?)`,
-			sqldb.NewIDAt(s.now()), sn.EnvironmentID, sn.OrganizationID, sn.NotificationID, sn.TransactionID,
-			sn.SubscriberID, sn.TemplateID, stepUnsnooze, sn.MessageID, string(step),
+		_, err = txn.ExecContext(ctx, `INSERT INTO jobs (id, environment_id, notification_id,
+			position, type, step_id, step, provider_id, status, run_at, created_at, updated_at)
+			VALUES (?, ?, ?, -1, ?, ?, ?, '', 'queued', ?, ?, ?)`,
+			sqldb.NewIDAt(s.now()), sn.EnvironmentID, sn.NotificationID, stepUnsnooze, sn.MessageID, string(step),
 			sqldb.FormatTime(sn.Until), now, now)
 		return err
 	})

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -93,19 +92,19 @@ const maxDetailRows = 4
 var insertDetailSQL = func() []string {
 	qs := make([]string, maxDetailRows+1)
 	for n := 1; n <= maxDetailRows; n++ {
-		qs[n] = `INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, raw, is_retry, created_at)
+		qs[n] = `INSERT INTO execution_details (id, notification_id, job_id, kind, status, detail, source, provider_id, raw, is_retry, created_at)
 	VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	}
 	return qs
 }()
 
 // insertDetails records details of one job, in order.
-func (s *Store) insertDetails(ctx context.Context, tx *sql.Tx, envID, notificationID, jobID, providerID string, now time.Time, ds []detail) error {
+func (s *Store) insertDetails(ctx context.Context, tx *sql.Tx, notificationID, jobID, providerID string, now time.Time, ds []detail) error {
 	rows := make([]detailRow, len(ds))
 	for i, d := range ds {
 		rows[i] = detailRow{jobID: jobID, providerID: providerID, detail: d}
 	}
-	return s.insertDetailRows(ctx, tx, envID, notificationID, now, rows)
+	return s.insertDetailRows(ctx, tx, notificationID, now, false, rows)
 }
 
 // detailRow is a detail of one job of a notification; providerID is the
@@ -116,9 +115,15 @@ type detailRow struct {
 }
 
 // insertDetailRows records details of a notification's jobs, in order:
-// seq follows the order of the VALUES rows.
-func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notificationID string, now time.Time, rows []detailRow) error {
-	ts := sqldb.FormatTime(now)
+// seq follows the order of the VALUES rows. A detail of a known kind
+// (detailKinds) is stored as its number, without its texts; written when
+// the notification is (created is set, and now is its time), its time is
+// not stored either: it reads the notification's.
+func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, notificationID string, now time.Time, created bool, rows []detailRow) error {
+	var ts any = sqldb.FormatTime(now)
+	if created {
+		ts = nil
+	}
 	for len(rows) > 0 {
 		chunk := rows[:min(len(rows), maxDetailRows)]
 		rows = rows[len(chunk):]
@@ -133,10 +138,16 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, envID, notific
 					raw = string(r.Raw)
 				}
 			}
-			args = append(args, sqldb.NewIDAt(now), envID, notificationID, r.jobID, r.Status, r.Detail,
-				firstNonEmpty(r.Source, sourceInternal), firstNonEmpty(r.ProviderID, r.providerID), raw, sqldb.Flag(r.IsRetry), ts)
+			source := firstNonEmpty(r.Source, sourceInternal)
+			var status, text, src any = r.Status, r.Detail, source
+			kind := kindOf(r.Status, r.Detail, source)
+			if kind > 0 {
+				status, text, src = nil, nil, nil
+			}
+			args = append(args, sqldb.NewIDAt(now), notificationID, r.jobID, kind, status, text,
+				src, firstNonEmpty(r.ProviderID, r.providerID), raw, sqldb.Flag(r.IsRetry), ts)
 		}
-		if _, err := s.db.WriteExec(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
+		if err := s.db.WriteLater(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert execution details: %w", err)
 		}
 	}
@@ -156,16 +167,28 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertContextSQL = `INSERT INTO notification_contexts (environment_id, context_key, created_at, notification_id)
 		VALUES (?, ?, ?, ?)`
-	insertJobSQL = `
-		INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id, template_id,
-			parent_id, position, type, step_id, step, provider_id, status, stage, digest, group_key, run_at,
-			attempts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
+// maxJobRows is the most jobs one INSERT writes: a chain of a trigger job
+// and a step or three, the common workflow, is one statement.
+const maxJobRows = 4
+
+// insertJobSQL[n] inserts n jobs in one statement.
+var insertJobSQL = func() []string {
+	qs := make([]string, maxJobRows+1)
+	for n := 1; n <= maxJobRows; n++ {
+		qs[n] = `INSERT INTO jobs (id, environment_id, notification_id,
+			parent_id, position, type, step_id, step, provider_id, status, stage, digest, group_key, run_at,
+			attempts, created_at, updated_at)
+		VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) +
+			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	}
+	return qs
+}()
+
 // insertStatements are the statements a trigger's write uses.
-var insertStatements = slices.Concat([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertJobSQL, insertSnapshotSQL},
-	insertDetailSQL[1:], insertNotificationTopicSQL[1:])
+var insertStatements = append(append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertSnapshotSQL,
+	insertNotificationTopicSQL}, insertDetailSQL[1:]...), insertJobSQL[1:]...)
 
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 64
@@ -295,7 +318,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 	for i := range p.recipients {
 		rc := &p.recipients[i]
 		at := sqldb.FormatTime(rc.at)
-		_, err := s.db.WriteExec(ctx, tx, insertNotificationSQL,
+		err := s.db.WriteLater(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), shared.template, shared.payload, shared.overrides,
 			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), prefs, string(p.actor), string(keys), rc.topicsJSON(), at, at, shared.attachments)
@@ -303,16 +326,16 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 			return fmt.Errorf("insert notification: %w", err)
 		}
 		for _, key := range p.contextKeys {
-			if _, err := s.db.WriteExec(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
+			if err := s.db.WriteLater(ctx, tx, insertContextSQL, env, key, at, rc.nid); err != nil {
 				return fmt.Errorf("insert notification context: %w", err)
 			}
+		}
+		if err := s.insertNotificationTopics(ctx, tx, env, at, rc); err != nil {
+			return err
 		}
 		if err := s.insertJobs(ctx, tx, p, rc); err != nil {
 			return err
 		}
-	}
-	if err := s.insertNotificationTopics(ctx, tx, p); err != nil {
-		return err
 	}
 	if p.progress != nil {
 		if err := p.progress(ctx, tx); err != nil {
@@ -379,18 +402,22 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 	ts := sqldb.FormatTime(r.at)
 	env := p.tenant.EnvironmentID
 	details := make([]detailRow, 0, len(r.jobs)+len(r.later))
-	for _, row := range r.jobs {
-		_, err := s.db.WriteExec(ctx, tx, insertJobSQL,
-			row.id, env, p.tenant.OrganizationID, r.nid, p.transactionID, r.id, p.wf.ID, row.parent, row.position,
-			row.step.Type, row.step.StepID, firstNonEmpty(row.stepColumn, string(row.snapshot)), firstNonEmpty(row.deliveredBy, row.provider),
-			row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
-		if err != nil {
+	for jobs := r.jobs; len(jobs) > 0; {
+		chunk := jobs[:min(len(jobs), maxJobRows)]
+		jobs = jobs[len(chunk):]
+		args := make([]any, 0, 17*len(chunk))
+		for _, row := range chunk {
+			args = append(args, row.id, env, r.nid, row.parent, row.position,
+				row.step.Type, row.step.StepID, firstNonEmpty(row.stepColumn, string(row.snapshot)), firstNonEmpty(row.deliveredBy, row.provider),
+				row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
+			details = append(details, detailRow{jobID: row.id, providerID: row.provider,
+				detail: detail{Status: detailPending, Detail: "Step queued", Source: sourceInternal}})
+		}
+		if err := s.db.WriteLater(ctx, tx, insertJobSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
-		details = append(details, detailRow{jobID: row.id, providerID: row.provider,
-			detail: detail{Status: detailPending, Detail: "Step queued", Source: sourceInternal}})
 	}
-	if err := s.insertDetailRows(ctx, tx, env, r.nid, r.at, append(details, r.later...)); err != nil {
+	if err := s.insertDetailRows(ctx, tx, r.nid, r.at, true, append(details, r.later...)); err != nil {
 		return err
 	}
 	if r.first != nil {

@@ -374,8 +374,9 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) 
 	}
 	details := map[string][]detailResponse{}
 	drows, err := q.QueryContext(ctx, `
-		SELECT job_id, id, created_at, status, detail, is_retry, is_test, provider_id, raw, source
-		FROM execution_details WHERE notification_id IN (`+marks+`) ORDER BY seq`, args...)
+		SELECT d.job_id, d.id, coalesce(d.created_at, n.created_at), `+detailTextColumns+`, d.is_retry, d.is_test, d.provider_id, d.raw
+		FROM execution_details d JOIN notifications n ON n.id = d.notification_id
+		WHERE d.notification_id IN (`+marks+`) ORDER BY d.seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read execution details: %w", err)
 	}
@@ -384,9 +385,11 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) 
 		var jobID string
 		var d detailResponse
 		var raw sql.NullString
-		if err := drows.Scan(&jobID, &d.ID, &d.CreatedAt, &d.Status, &d.Detail, &d.IsRetry, &d.IsTest, &d.ProviderID, &raw, &d.Source); err != nil {
+		var kind int
+		if err := drows.Scan(&jobID, &d.ID, &d.CreatedAt, &d.Status, &d.Detail, &d.Source, &kind, &d.IsRetry, &d.IsTest, &d.ProviderID, &raw); err != nil {
 			return nil, err
 		}
+		detailTexts(kind, &d.Status, &d.Detail, &d.Source)
 		if raw.Valid {
 			d.Raw = &raw.String
 		}

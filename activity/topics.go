@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/herald-notify/herald/platform"
-	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 )
 
@@ -226,54 +225,18 @@ func (r *recipient) topicsJSON() string {
 	return string(b)
 }
 
-// maxTopicRows is the most notification_topics rows one statement inserts.
-const maxTopicRows = 32
+const insertNotificationTopicSQL = `INSERT INTO notification_topics (environment_id, topic_key, created_at, notification_id)
+	VALUES (?, ?, ?, ?)`
 
-// insertNotificationTopicSQL[n] indexes notifications under topics, n rows
-// in one statement.
-var insertNotificationTopicSQL = func() []string {
-	qs := make([]string, maxTopicRows+1)
-	for n := 1; n <= maxTopicRows; n++ {
-		qs[n] = `INSERT INTO notification_topics (environment_id, topic_key, created_at, notification_id)
-	VALUES ` + strings.Repeat("(?, ?, ?, ?), ", n-1) + `(?, ?, ?, ?)`
-	}
-	return qs
-}()
-
-// insertNotificationTopics indexes each of p's notifications under each
-// topic that reached it, for GET /v1/notifications?topicKey=. A fan-out
-// batch's rows go in a few statements, not one per notification: its
-// notifications are written a statement each already, and an index row
-// should cost the batch less than a notification does.
-func (s *Store) insertNotificationTopics(ctx context.Context, tx *sql.Tx, p *plan) error {
-	env := p.tenant.EnvironmentID
-	args := make([]any, 0, 4*maxTopicRows)
-	flush := func() error {
-		if len(args) == 0 {
-			return nil
-		}
-		if _, err := s.db.WriteExec(ctx, tx, insertNotificationTopicSQL[len(args)/4], args...); err != nil {
-			return fmt.Errorf("insert notification topics: %w", err)
-		}
-		args = args[:0]
-		return nil
-	}
-	for i := range p.recipients {
-		rc := &p.recipients[i]
-		if len(rc.topics) == 0 {
-			continue
-		}
-		at := sqldb.FormatTime(rc.at)
-		for _, tp := range rc.topics {
-			args = append(args, env, tp.Key, at, rc.nid)
-			if len(args) == 4*maxTopicRows {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
+// insertNotificationTopics indexes a notification under each topic that
+// reached it, for GET /v1/notifications?topicKey=.
+func (s *Store) insertNotificationTopics(ctx context.Context, tx *sql.Tx, env, at string, r *recipient) error {
+	for _, tp := range r.topics {
+		if err := s.db.WriteLater(ctx, tx, insertNotificationTopicSQL, env, tp.Key, at, r.nid); err != nil {
+			return fmt.Errorf("insert notification topic: %w", err)
 		}
 	}
-	return flush()
+	return nil
 }
 
 // newTriggerer returns a triggerer that finds workflows and subscribers

@@ -69,7 +69,7 @@ func benchTrigger(b *testing.B, request func(i int64) []byte) {
 	bench.AddSubscribers(b, benchRecipients)
 	var seq atomic.Int64
 	b.SetParallelism(32) // 64 goroutines on 2 cores, as bench/ runs
-	cpu0, written0 := cpuTime(), writtenBytes()
+	cpu0, written0, wire0 := cpuTime(), writtenBytes(), bench.DB.WireStats()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -89,6 +89,12 @@ func benchTrigger(b *testing.B, request func(i int64) []byte) {
 	// machine is, so they show a change to the rows where CPU time is noise.
 	if w := writtenBytes(); w > 0 {
 		b.ReportMetric(float64(w-written0)/1024/float64(b.N), "written-KB/op")
+	}
+	// On PostgreSQL, the writer's statements and the round trips it waited
+	// for, per trigger, the worker's included.
+	if wire := bench.DB.WireStats(); wire.Statements > 0 {
+		b.ReportMetric(float64(wire.Statements-wire0.Statements)/float64(b.N), "stmts/op")
+		b.ReportMetric(float64(wire.RoundTrips-wire0.RoundTrips)/float64(b.N), "roundtrips/op")
 	}
 	// The first step is in-app, so each trigger stores its message before
 	// it answers: a count short of the triggers is a lost delivery.

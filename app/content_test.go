@@ -175,6 +175,53 @@ func TestContent_Contexts(t *testing.T) {
 	is.Equal(inAppContent(t, srv, "ada", 4), "Globex (globex) · Globex · ") // tenant is the tenant context
 }
 
+// Deliveries read contexts from a cache: every write of a context through
+// the API reaches the next delivery (an update, a delete and a trigger
+// creating it again with new data, a v1 tenant's new name and its new
+// identifier), and a trigger naming a context it has writes nothing to it.
+func TestContent_ContextWritesReachTheNextDelivery(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "{{ context.tenant.id }}: {{ context.tenant.data.name }}")
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+	sent := 0
+	deliver := func(context string) string {
+		t.Helper()
+		apptest.Trigger(t, srv, `{"name":"hello","to":"ada","context":`+context+`}`)
+		sent++
+		return inAppContent(t, srv, "ada", sent)
+	}
+	updatedAt := func(key string) string {
+		var c struct {
+			UpdatedAt string `json:"updatedAt"`
+		}
+		apptest.MustStatus(t, srv.Dev, "GET", "/v2/contexts/"+key, "", 200).Decode(t, &c)
+		return c.UpdatedAt
+	}
+
+	is.Equal(deliver(`{"tenant":{"id":"acme","data":{"name":"Acme"}}}`), "acme: Acme") // created by the trigger
+	is.Equal(deliver(`{"tenant":"acme"}`), "acme: Acme")                               // read again, now cached
+	stamp := updatedAt("tenant/acme")
+	time.Sleep(5 * time.Millisecond)                                                    // a write would stamp a later time
+	is.Equal(deliver(`{"tenant":{"id":"acme","data":{"name":"Acme"}}}`), "acme: Acme")  // the same data
+	is.Equal(deliver(`{"tenant":{"id":"acme","data":{"name":"Other"}}}`), "acme: Acme") // other data: the stored data stays
+	is.Equal(updatedAt("tenant/acme"), stamp)                                           // neither trigger wrote the context
+
+	apptest.MustStatus(t, srv.Dev, "PATCH", "/v2/contexts/tenant/acme", `{"data":{"name":"Acme Inc"}}`, 200)
+	is.Equal(deliver(`{"tenant":"acme"}`), "acme: Acme Inc") // the update
+
+	apptest.MustStatus(t, srv.Dev, "DELETE", "/v2/contexts/tenant/acme", "", 204)
+	is.Equal(deliver(`{"tenant":{"id":"acme","data":{"name":"Acme Again"}}}`), "acme: Acme Again") // deleted, then created by the trigger
+
+	apptest.MustStatus(t, srv.Dev, "PATCH", "/v1/tenants/acme", `{"name":"Acme v1"}`, 200)
+	is.Equal(deliver(`{"tenant":"acme"}`), "acme: Acme v1") // a v1 tenant's new name
+	is.Equal(deliver(`{"tenant":"acme2"}`), "acme2: ")      // not yet a context: created without data
+	apptest.MustStatus(t, srv.Dev, "DELETE", "/v2/contexts/tenant/acme2", "", 204)
+	apptest.MustStatus(t, srv.Dev, "PATCH", "/v1/tenants/acme", `{"identifier":"acme2"}`, 200)
+	is.Equal(deliver(`{"tenant":"acme2"}`), "acme2: Acme v1") // the renamed tenant under its new key
+	is.Equal(deliver(`{"tenant":"acme"}`), "acme: ")          // and none under its old one
+}
+
 // A step's preview is translated as a delivery is: the step's keys and its
 // layout's, in the locale of the subscriber previewed (the sample's,
 // en_US, unless the request names another).

@@ -288,6 +288,7 @@ func TestEnvironments_Delete(t *testing.T) {
 			}
 		}
 		is.Equal(countRows(t, srv, "message_payloads"), 0)   // its messages' payloads went with them
+		is.Equal(countRows(t, srv, "execution_details"), 0)  // and its notifications' execution details
 		is.Equal(countRows(t, srv, "subscriber_sockets"), 0) // and its subscribers' open sockets' records
 		socket.CloseNow()
 		is.Equal(srv.Dev.Do(t, "GET", "/v2/workflows/hello", "").Status, 404) // Development is untouched (it never had one)

@@ -209,15 +209,15 @@ func seedConsole(ctx context.Context, path string, n int) error {
 					SELECT printf('c%023x', i), e.id, e.organization_id, s.id, '{}', ?5,
 						'bench-console', printf('console-%d', i), '["in_app"]', ?4, printf('{"n":%d}', i), '{}', '{}', '[]',
 						'none', 0, '{}', '{"type":"none","data":null}', t, t FROM n, e JOIN s ON s.sk = i % 100`,
-				`INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id,
-					template_id, parent_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
-					SELECT printf('j%023x', 2 * i + k), e.id, e.organization_id, printf('c%023x', i), printf('console-%d', i),
-						s.id, ?5, CASE k WHEN 1 THEN printf('j%023x', 2 * i) ELSE '' END, k,
+				`INSERT INTO jobs (id, environment_id, notification_id,
+					parent_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
+					SELECT printf('j%023x', 2 * i + k), e.id, printf('c%023x', i),
+						CASE k WHEN 1 THEN printf('j%023x', 2 * i) ELSE '' END, k,
 						CASE k WHEN 0 THEN 'trigger' ELSE 'in_app' END, CASE k WHEN 0 THEN 'trigger' ELSE 'inbox' END,
 						'{"name":"Inbox","type":"in_app"}', 'service', 'completed', t, t
 					FROM n, e JOIN s ON s.sk = i % 100, (SELECT 0 AS k UNION ALL SELECT 1)`,
-				`INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, created_at)
-					SELECT printf('d%023x', 4 * i + k), e.id, printf('c%023x', i), printf('j%023x', 2 * i + k / 2),
+				`INSERT INTO execution_details (id, notification_id, job_id, status, detail, source, provider_id, created_at)
+					SELECT printf('d%023x', 4 * i + k), printf('c%023x', i), printf('j%023x', 2 * i + k / 2),
 						'Success', 'Step queued', 'Internal', 'service', t
 					FROM n, e, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)`,
 			} {

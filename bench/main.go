@@ -4,7 +4,7 @@
 //
 //	go run ./bench          # the full run (several minutes)
 //	go run ./bench -quick   # about a minute on smaller data, not judged
-//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12), webhooks (13), console (14), editor (15), peers (16), webpush (17) or instances (10, with -db)
+//	go run ./bench -quick -only delivery   # one part: delivery (1, 2, 6), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12), webhooks (13), console (14), editor (15), peers (16), webpush (17), content (18) or instances (10, with -db)
 //	go run ./bench -db postgres://postgres@127.0.0.1:5432/postgres   # the server scenarios on SQLite and on PostgreSQL, and scenario 10
 package main
 
@@ -58,7 +58,7 @@ func main() {
 	quick := flag.Bool("quick", false, "a ~30 second run on small data; figures are reported, not judged")
 	out := flag.String("out", "bench/results/latest.json", "where to write the results as JSON")
 	expired := flag.Int("expired", 0, "expired notifications the sweeper deletes while scenario 1 runs again; 0 means 1,000,000 (20,000 with -quick)")
-	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12), webhooks (13), console (14), editor (15), peers (16), webpush (17) or instances (10, needs -db)")
+	only := flag.String("only", "", "run one part only, for profiling a change: delivery (scenarios 1, 2, 6 and the footprint per notification), reads (3, 4, 5), providers (7), fanout (8), inbox (9), storage (11), retention (12), webhooks (13), console (14), editor (15), peers (16), webpush (17), content (18) or instances (10, needs -db)")
 	db := flag.String("db", "", "a postgres:// URL: run the server scenarios on that PostgreSQL server too (a fresh database each, created and dropped through this URL), printed beside SQLite's, and scenario 10 (1, 2 and 3 instances on one database)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -105,12 +105,12 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 	// On PostgreSQL too, with -db: the scenarios that start a server. The
 	// footprint (SQLite's dbstat) and the sweeper run (rows seeded into the
 	// file) measure SQLite's file and are not repeated.
-	pgSteps := map[string]func(context.Context) error{"storage": b.broadcastStorage, "delivery": b.delivery, "reads": b.reads, "providers": b.providers, "fanout": b.fanout, "inbox": b.inbox, "retention": b.retention, "webhooks": b.webhooks, "peers": b.peers}
+	pgSteps := map[string]func(context.Context) error{"storage": b.broadcastStorage, "delivery": b.delivery, "reads": b.reads, "providers": b.providers, "fanout": b.fanout, "inbox": b.inbox, "retention": b.retention, "webhooks": b.webhooks, "peers": b.peers, "content": b.content}
 	var parts []string
 	switch only {
 	case "":
-		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox, b.broadcastStorage, b.webhooks, b.console, b.editor, b.peers, b.webPush)
-		parts = []string{"delivery", "reads", "providers", "fanout", "inbox", "storage", "webhooks", "peers", "instances"}
+		steps = append(steps, b.delivery, b.footprint, b.reads, b.providers, b.fanout, b.inbox, b.broadcastStorage, b.webhooks, b.console, b.editor, b.peers, b.webPush, b.content)
+		parts = []string{"delivery", "reads", "providers", "fanout", "inbox", "storage", "webhooks", "peers", "content", "instances"}
 		// Scenario 12 runs for minutes at any size: the full run only.
 		if !quick {
 			steps = append(steps, b.retention)
@@ -131,7 +131,7 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 		steps = []func(context.Context) error{b.build, b.editor}
 	case "webpush": // reported: what encrypting and signing each push costs
 		steps = []func(context.Context) error{b.build, b.webPush}
-	case "inbox", "retention", "webhooks", "peers": // measured against their targets, not a floor
+	case "inbox", "retention", "webhooks", "peers", "content": // measured against their targets, not a floor
 		steps = []func(context.Context) error{b.build, pgSteps[only]}
 		parts = []string{only}
 	case "instances":
@@ -141,7 +141,7 @@ func run(ctx context.Context, quick bool, only, out string, expired int, pgURL s
 		steps = []func(context.Context) error{b.build}
 		parts = []string{"instances"}
 	default:
-		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox, storage, retention, webhooks, console, editor, peers, webpush or instances", only)
+		return fmt.Errorf("-only %q: want delivery, reads, providers, fanout, inbox, storage, retention, webhooks, console, editor, peers, webpush, content or instances", only)
 	}
 	if pgURL != "" {
 		for _, part := range parts {

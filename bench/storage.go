@@ -185,15 +185,15 @@ func seedExpired(ctx context.Context, path string, n int) error {
 					SELECT printf('e%023x', i), e.id, e.organization_id, 'expired-subscriber', '{}', 'expired-workflow',
 						'bench-inbox', printf('expired-%d', i), '["in_app"]', '{}', printf('{"n":%d}', i), '{}', '{}', '[]',
 						'none', 0, '{}', '{"type":"none","data":null}', ?3, ?3 FROM n, e`,
-				`INSERT INTO jobs (id, environment_id, organization_id, notification_id, transaction_id, subscriber_id,
-					template_id, parent_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
-					SELECT printf('j%023x', 2 * i + k), e.id, e.organization_id, printf('e%023x', i), printf('expired-%d', i),
-						'expired-subscriber', 'expired-workflow', CASE k WHEN 1 THEN printf('j%023x', 2 * i) ELSE '' END, k,
+				`INSERT INTO jobs (id, environment_id, notification_id,
+					parent_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
+					SELECT printf('j%023x', 2 * i + k), e.id, printf('e%023x', i),
+						CASE k WHEN 1 THEN printf('j%023x', 2 * i) ELSE '' END, k,
 						CASE k WHEN 0 THEN 'trigger' ELSE 'in_app' END, CASE k WHEN 0 THEN 'trigger' ELSE 'inbox' END,
 						'{"controlVariables":{}}', 'service', 'completed', ?3, ?3
 					FROM n, e, (SELECT 0 AS k UNION ALL SELECT 1)`,
-				`INSERT INTO execution_details (id, environment_id, notification_id, job_id, status, detail, source, provider_id, created_at)
-					SELECT printf('d%023x', 4 * i + k), e.id, printf('e%023x', i), printf('j%023x', 2 * i + k / 2),
+				`INSERT INTO execution_details (id, notification_id, job_id, status, detail, source, provider_id, created_at)
+					SELECT printf('d%023x', 4 * i + k), printf('e%023x', i), printf('j%023x', 2 * i + k / 2),
 						'Success', 'Step queued', 'Internal', 'service', ?3
 					FROM n, e, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)`,
 			} {

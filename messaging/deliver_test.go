@@ -498,37 +498,6 @@ func emailWebhook(t *testing.T, h *harness) (*hook, map[string]any) {
 	return srv, h.src.addSubscriber(dev, "ada", nil)
 }
 
-// TestDeliver_FeedItemOnlyForInApp: only an in-app message is stored with
-// the feed item the feed reads; a message of any other channel, which the
-// feed never shows, is stored without one and lists as before.
-func TestDeliver_FeedItemOnlyForInApp(t *testing.T) {
-	is := is.New(t)
-	h := newHarness(t)
-	srv, ada := emailWebhook(t, h)
-	controls := map[string]any{"subject": "s", "body": "Hi {{ payload.name }}"}
-	payload := map[string]any{"name": "Bea"}
-	email := h.deliver(t, job{subscriber: ada, channel: "email", payload: payload, controls: controls})
-	inApp := h.deliver(t, job{subscriber: ada, channel: "in_app", payload: payload, controls: controls})
-	is.Equal(email.Status, "sent") // delivered
-	is.Equal(inApp.Status, "sent")
-	is.Equal(len(srv.got()), 1) // the email went to its provider
-
-	stored := func(id string) bool {
-		var has bool
-		is.NoErr(h.srv.App.DB.QueryRowContext(context.Background(), `SELECT feed_item IS NOT NULL FROM messages WHERE id = ?`, id).Scan(&has))
-		return has
-	}
-	is.True(!stored(email.MessageID)) // no feed item for an email
-	is.True(stored(inApp.MessageID))  // the in-app message keeps its own
-
-	var p page
-	h.srv.Dev.Do(t, "GET", "/v1/messages?channel=email", "").Decode(t, &p)
-	is.Equal(len(p.Data), 1) // the email lists
-	var content string
-	is.NoErr(json.Unmarshal(p.Data[0].Content, &content))
-	is.True(strings.Contains(content, "Hi Bea")) // with its rendered content
-}
-
 func TestDeliver_EmailBlocks(t *testing.T) {
 	is := is.New(t)
 	h := newHarness(t)

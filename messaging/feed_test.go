@@ -1,7 +1,6 @@
 package messaging_test
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -298,26 +297,4 @@ func TestFeed_ItemShape(t *testing.T) {
 	is.Equal(buttons[0].(map[string]any)["type"], "primary")   // primary first
 	is.Equal(buttons[0].(map[string]any)["content"], "Open")   // its label
 	is.Equal(buttons[1].(map[string]any)["type"], "secondary") // then secondary
-}
-
-// Rows stored before feed items were (or re-rendered by a retry) have no
-// stored feed_item; the feed builds their items from the columns, and they
-// read exactly as stored ones do.
-func TestFeed_RowsWithoutStoredItem(t *testing.T) {
-	is := is.New(t)
-	h := newHarness(t)
-	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
-	h.mustDeliver(t, job{subscriber: ada, controls: map[string]any{"body": "first <b>one</b>", "subject": "S"}})
-	h.mustDeliver(t, job{subscriber: ada, controls: map[string]any{"body": "second"}})
-	read := func() any {
-		res := h.srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed", "")
-		is.Equal(res.Status, 200) // feed read
-		var page any
-		res.Decode(t, &page)
-		return page
-	}
-	stored := read()
-	_, err := h.srv.App.DB.ExecContext(context.Background(), `UPDATE messages SET feed_item = NULL WHERE id = (SELECT min(id) FROM messages)`)
-	is.NoErr(err)
-	is.Equal(read(), stored) // the same page, one item built from its columns
 }

@@ -3,7 +3,6 @@ package messaging
 import (
 	"bytes"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -38,21 +37,11 @@ func appendFeedPage(b []byte, total int, hasMore bool, rows []*message, sum []by
 }
 
 // appendFeedItem appends m as a feed item; sum is the subscriber's current
-// summary, or nil for the one stored at delivery. The part of the item
-// that never changes after delivery is m.FeedItem, stored with the
-// message, or built from the columns when the row has none.
+// summary, or nil for the one stored at delivery.
 func appendFeedItem(b []byte, m *message, sum []byte) []byte {
-	var static string
-	if m.FeedItem != nil {
-		static = *m.FeedItem
-	} else {
-		static = string(appendFeedStatic(nil, m, true))
-	}
 	if sum == nil {
 		sum = m.SubscriberSummary
 	}
-	// What every item of one subscriber's feed shares is not stored: the
-	// feed knows it from the request.
 	b = appendField(b, `{"_environmentId":`, m.EnvironmentID)
 	b = appendField(b, `,"_organizationId":`, m.OrganizationID)
 	b = appendField(b, `,"_subscriberId":`, m.SubscriberID)
@@ -76,36 +65,8 @@ func appendFeedItem(b []byte, m *message, sum []byte) []byte {
 	b = append(b, `,"seen":`...)
 	b = strconv.AppendBool(b, m.Seen)
 	b = appendField(b, `,"status":`, m.Status)
-	// The payload is kept once per notification, not in the stored part.
 	b = appendRaw(b, `,"payload":`, m.Payload)
-	// The stored part is a whole object: its fields follow these.
-	if m.FeedItem == nil || m.FeedOverrides == nil {
-		return append(append(b, ','), static[1:]...)
-	}
-	// Overrides stored apart go back where the item left them out, before
-	// its last field, tags: a JSON string escapes its quotes, so the
-	// last `,"tags":` in the item is that field's own.
-	at := strings.LastIndex(static, tagsField)
-	if at < 0 { // not an item appendFeedStatic wrote: shown as it is
-		return append(append(b, ','), static[1:]...)
-	}
-	b = append(append(b, ','), static[1:at]...)
-	b = appendRaw(b, `,"overrides":`, m.FeedOverrides)
-	return append(b, static[at:]...)
-}
-
-// tagsField opens a feed item's last field (appendFeedStatic).
-const tagsField = `,"tags":`
-
-// appendFeedStatic appends, as one JSON object, the feed item fields of m
-// that do not change once it is delivered (a retry that re-renders the
-// message clears the stored copy) and that differ between the items of
-// one feed: its environment, organization, subscriber and channel, and
-// the payload, kept once per notification, are written beside it. Without
-// overrides, it leaves them out, for the feed to write them in from where
-// they are stored once (appendFeedItem).
-func appendFeedStatic(b []byte, m *message, overrides bool) []byte {
-	b = appendField(b, `{"_id":`, m.ID)
+	b = appendField(b, `,"_id":`, m.ID)
 	b = appendField(b, `,"_templateId":`, m.TemplateID)
 	if m.MessageTemplateID != "" {
 		b = appendField(b, `,"_messageTemplateId":`, m.MessageTemplateID)
@@ -130,10 +91,8 @@ func appendFeedStatic(b []byte, m *message, overrides bool) []byte {
 	}
 	b = appendRaw(b, `,"cta":`, m.CTA)
 	b = appendRaw(b, `,"data":`, m.Data)
-	if overrides {
-		b = appendRaw(b, `,"overrides":`, m.Overrides)
-	}
-	b = appendRaw(b, tagsField, m.Tags)
+	b = appendRaw(b, `,"overrides":`, m.Overrides)
+	b = appendRaw(b, `,"tags":`, m.Tags)
 	return append(b, '}')
 }
 

@@ -128,33 +128,6 @@ func TestAppendFeedItem_MatchesEncodingJSON(t *testing.T) {
 			if !reflect.DeepEqual(w, g) {
 				t.Fatalf("feed item differs\n got %s\nwant %s", got, want)
 			}
-			// The same item from the part stored at delivery.
-			stored := tc.m
-			item := string(appendFeedStatic(nil, &tc.m, true))
-			stored.FeedItem = &item
-			// Read from the stored part, and the payload, which is kept
-			// once per notification and read beside it; the feed fills in
-			// the environment, organization, subscriber and channel.
-			stored.ID, stored.Content = "", nil
-			got = appendFeedItem(nil, &stored, tc.sum)
-			is.Equal(duplicateKeys(t, got), "") // each field once, from the stored part too
-			is.NoErr(json.Unmarshal(got, &g))
-			if !reflect.DeepEqual(w, g) {
-				t.Fatalf("feed item from its stored part differs\n got %s\nwant %s", got, want)
-			}
-			// The same item from a stored part without the overrides,
-			// which are stored once for the trigger and read beside it:
-			// byte for byte the item built from the columns.
-			if tc.m.Overrides == nil {
-				return // none to store apart
-			}
-			built := appendFeedItem(nil, &tc.m, tc.sum)
-			apart := string(appendFeedStatic(nil, &tc.m, false))
-			stored.FeedItem, stored.FeedOverrides = &apart, tc.m.Overrides
-			got = appendFeedItem(nil, &stored, tc.sum)
-			if !bytes.Equal(got, built) {
-				t.Fatalf("feed item with its overrides apart differs\n got %s\nwant %s", got, built)
-			}
 		})
 	}
 }

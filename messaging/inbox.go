@@ -73,9 +73,7 @@ var ErrSnoozeExpired = errors.New("the message's notification has expired")
 // Snooze is one message's snooze: the message, what it was delivered for,
 // and when the snooze ends.
 type Snooze struct {
-	EnvironmentID, OrganizationID, MessageID string
-	NotificationID, TransactionID            string
-	SubscriberID, TemplateID                 string // the subscriber's and the workflow's _id
+	EnvironmentID, MessageID, NotificationID string
 	Until                                    time.Time
 }
 

@@ -440,8 +440,7 @@ func handleInboxSnooze(s *Store, rt notificationRoute) http.Handler {
 			return err
 		}
 		err = s.inbox.Snoozes.ScheduleUnsnooze(ctx, Snooze{EnvironmentID: who.EnvironmentID,
-			OrganizationID: m.OrganizationID, MessageID: id, NotificationID: m.NotificationID,
-			TransactionID: m.TransactionID, SubscriberID: m.SubscriberID, TemplateID: m.TemplateID, Until: until})
+			MessageID: id, NotificationID: m.NotificationID, Until: until})
 		if errors.Is(err, ErrSnoozeExpired) {
 			return platform.Errorf(http.StatusUnprocessableEntity,
 				"Notification with id: %s can no longer be snoozed: its activity record has expired (HERALD_ACTIVITY_RETENTION)", id)

@@ -403,7 +403,7 @@ func (s *Store) inboxAct(ctx context.Context, box inboxScope, id, button, status
 			last_seen_date = CASE WHEN read = 0 THEN ?3 ELSE last_seen_date END,
 			last_read_date = CASE WHEN read = 0 THEN ?3 ELSE last_read_date END,
 			seen = CASE WHEN read = 0 THEN 1 ELSE seen END,
-			read = 1, feed_item = NULL, updated_at = ?3
+			read = 1, updated_at = ?3
 			WHERE id = ?4`, status, button, now, id)
 		if err != nil {
 			return err

@@ -76,7 +76,7 @@ func (s *Store) setAction(ctx context.Context, env, subscriberID, id, button, st
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE messages SET cta = ?, feed_item = NULL, updated_at = ? WHERE id = ?`,
+		_, err = tx.ExecContext(ctx, `UPDATE messages SET cta = ?, updated_at = ? WHERE id = ?`,
 			cta, sqldb.FormatTime(s.now()), id)
 		if err != nil {
 			return err

@@ -60,7 +60,7 @@ func newQueries(d sqldb.Dialect) *queries {
 			provider_message_id = ?
 			WHERE id = ?`,
 		endSnooze: `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
-			created_at = ?1, delivered_at = ` + d.JSONAppend("delivered_at", "?1") + `, feed_item = NULL, updated_at = ?1
+			created_at = ?1, delivered_at = ` + d.JSONAppend("delivered_at", "?1") + `, updated_at = ?1
 			WHERE environment_id = ?2 AND id = ?3 AND snoozed_until IS NOT NULL AND snoozed_until <= ?4
 			RETURNING subscriber_id`,
 		act:     d.JSONSet(d.JSONSet("cta", []string{"action", "status"}, "?1"), []string{"action", "result", "type"}, "?2"),

@@ -106,7 +106,7 @@ func (s *Store) applyReceipt(ctx context.Context, env, providerID string, r inte
 		why := strings.ToValidUTF8(r.Error, "")
 		set := effect.set
 		if set != "" {
-			set += ", feed_item = NULL, "
+			set += ", "
 		}
 		set = strings.ReplaceAll(set, ":delivered", s.queries.d.JSONAppend("delivered_at", ":at"))
 		query, args := bindNamed(`UPDATE messages SET `+set+`receipt_status = :event, updated_at = :at WHERE id = :id`,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/herald-notify/herald/sqldb"
@@ -162,13 +163,54 @@ func (e *Deliverer) contexts(ctx context.Context, d *Delivery) (map[string]any, 
 		return nil, err
 	}
 	for _, c := range found {
-		data, err := decodeNormalized(c.Data)
+		data, err := contextData.decode(c.Data)
 		if err != nil {
 			return nil, fmt.Errorf("context %s: %v", c.Key(), err)
 		}
 		out[c.Type] = map[string]any{"id": c.ID, "data": data}
 	}
 	return out, nil
+}
+
+// contextData keeps contexts' data decoded, by its JSON text: every step
+// sent on behalf of a tenant reads the same few objects, and the same text
+// always decodes to the same value, so nothing ever needs forgetting. The
+// values are shared by the deliveries that read them, which only read
+// them (templates render from them; bindings wraps them in maps of its
+// own).
+var contextData = decodedCache{limit: 1024, maxText: 8 << 10}
+
+// decodedCache is a bounded map from JSON text to its decoded value; past
+// limit entries it starts over. Texts over maxText bytes are decoded each
+// time, so that a few large contexts cannot hold much memory.
+type decodedCache struct {
+	limit, maxText int
+
+	mu      sync.Mutex
+	entries map[string]any
+}
+
+func (c *decodedCache) decode(raw []byte) (any, error) {
+	if len(raw) > c.maxText {
+		return decodeNormalized(raw)
+	}
+	c.mu.Lock()
+	v, ok := c.entries[string(raw)]
+	c.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := decodeNormalized(raw)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= c.limit {
+		c.entries = map[string]any{}
+	}
+	c.entries[string(raw)] = v
+	c.mu.Unlock()
+	return v, nil
 }
 
 // missingDetail is the warning an execution detail records for the

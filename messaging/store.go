@@ -74,12 +74,6 @@ type message struct {
 	LastReadDate, LastSeenDate                               *string
 	DeliveredAt, Outcome                                     []byte
 	CreatedAt, UpdatedAt                                     string
-	// FeedItem is the stored feed_item; nil to build it. A string, so the
-	// feed reads it without the copy a []byte scan makes.
-	FeedItem *string
-	// FeedOverrides are the overrides a stored FeedItem leaves out, read
-	// beside it; nil when it holds them.
-	FeedOverrides []byte
 	// Archived is read by the feed only (an inbox state, migration 000030).
 	Archived bool
 	// ContextKeys is the trigger's context as the inbox matches it
@@ -190,8 +184,8 @@ const insertMessageSQL = `INSERT INTO messages (id, environment_id, organization
 	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
 	direct_webhook_url, avatar, device_tokens, cta, overrides, data, tags, actor,
 	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
-	delivered_at, outcome, created_at, updated_at, feed_item, context_keys)
-	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?,?)
+	delivered_at, outcome, created_at, updated_at, context_keys)
+	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?)
 	ON CONFLICT (job_id) DO NOTHING`
 
 // values are m's columns in insertMessageSQL's order.
@@ -202,7 +196,7 @@ func (m *message) values() []any {
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), m.storedOverrides(),
 		nullJSON(m.Data), string(m.Tags), string(m.Actor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
-		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.storedFeedItem(), m.ContextKeys}
+		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.ContextKeys}
 }
 
 // insertPayloadSQL keeps a notification's payload once, whichever of its
@@ -279,28 +273,11 @@ func isEmptyObject(raw []byte) bool {
 	return len(raw) == 0 || string(raw) == "null" || string(raw) == "{}"
 }
 
-// storedFeedItem is the feed_item m is written with: its static feed item
-// when it is an in-app message, and NULL for every other channel, whose
-// messages the feed never shows (an email's would carry its HTML again).
-// Reading the item stored at delivery instead of building it from a dozen
-// columns makes a feed request cheaper (BenchmarkReads/feed measures it).
-//
-// A message whose content is large has none either: its content is stored
-// once, in its column, and its feed item is built from the columns. Large
-// overrides, stored once for the trigger, are left out of the stored item:
-// the feed reads them beside it (feedOverridesColumn).
-func (m *message) storedFeedItem() any {
-	if m.Channel != "in_app" || len(m.Content) >= sqldb.ValueThreshold {
-		return nil
-	}
-	return string(appendFeedStatic(nil, m, !largeOverrides(m.Overrides)))
-}
-
 func (s *Store) redeliver(ctx context.Context, m *message) error {
 	s.sealTargets(m)
 	_, err := s.db.ExecContext(ctx, `UPDATE messages SET provider_id = ?, content = ?, subject = ?,
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
-		data = ?, updated_at = ?, feed_item = NULL WHERE id = ?`,
+		data = ?, updated_at = ? WHERE id = ?`,
 		m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone, m.DirectWebhookURL, m.Avatar,
 		nullJSON(m.DeviceTokens), string(m.CTA), nullJSON(m.Data), m.UpdatedAt, m.ID)
 	if err != nil {
@@ -380,18 +357,6 @@ var feedColumns = `id, environment_id, organization_id, job_id, notification_id,
 	data, tags, actor, status, read, seen, last_read_date, last_seen_date,
 	delivered_at, created_at, updated_at`
 
-// feedItemColumns are what a feed item needs beside a stored feed_item:
-// the columns that change after delivery, the payload, kept once per
-// notification, and large overrides, kept once per trigger. (The
-// environment, organization, subscriber and channel the item leaves out
-// come from the request.)
-var feedItemColumns = `feed_item, provider_id, status, read, seen, last_read_date, last_seen_date,
-	delivered_at, updated_at, ` + payloadColumn + `, ` + feedOverridesColumn
-
-// feedOverridesColumn is a message's overrides when they are stored apart,
-// and so left out of its stored feed_item; NULL when the item holds them.
-var feedOverridesColumn = `CASE WHEN overrides LIKE '@%' THEN (SELECT sv.body FROM stored_values sv WHERE sv.id = overrides) END`
-
 // feedFilter selects a page of one subscriber's in-app feed.
 type feedFilter struct {
 	withSummary    bool   // read the summary stored at delivery (no current one)
@@ -447,10 +412,7 @@ func (s *Store) feedSnapshot(ctx context.Context, cond string, args []any, f fee
 // full (countPage), read with the page from one that has rows, and -1 for
 // an empty page past the first.
 func (s *Store) feedPage(ctx context.Context, tx *sql.Tx, cond string, args []any, f feedFilter) ([]*message, int, error) {
-	msgs, counted, err := s.feedRows(ctx, tx, true, cond, args, f)
-	if errors.Is(err, errNoFeedItem) {
-		msgs, counted, err = s.feedRows(ctx, tx, false, cond, args, f)
-	}
+	msgs, counted, err := s.feedRows(ctx, tx, cond, args, f)
 	switch n := len(msgs); {
 	case err != nil:
 		return nil, 0, err
@@ -489,20 +451,12 @@ func feedCond(d sqldb.Dialect, env string, f feedFilter) (string, []any) {
 	return strings.Join(where, " AND "), args
 }
 
-// errNoFeedItem means a page holds a message without a stored feed_item.
-var errNoFeedItem = errors.New("a message has no stored feed item")
-
-// feedRows reads one page of the feed: with stored, each row's feed_item
-// and the columns that change, failing with errNoFeedItem when a row has
-// none; without, every column a feed item shows. Each row carries the number
+// feedRows reads one page of the feed: every column a feed item shows.
+// Each row carries the number
 // of all that match, which the database counts once, when the first row
 // reads it, in the page's own snapshot; 0 when the page is empty.
-func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, stored bool, cond string, args []any, f feedFilter) ([]*message, int, error) {
-	cols := feedColumns
-	if stored {
-		cols = feedItemColumns
-	}
-	cols += ", archived"
+func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, cond string, args []any, f feedFilter) ([]*message, int, error) {
+	cols := feedColumns + ", archived"
 	if f.withSummary {
 		cols += ", subscriber_summary"
 	}
@@ -524,24 +478,17 @@ func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, stored bool, cond stri
 	var total int
 	for rows.Next() {
 		var m message
-		dst := []any{&m.FeedItem, &m.ProviderID, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
-			&m.DeliveredAt, &m.UpdatedAt, &m.Payload, &m.FeedOverrides}
-		if !stored {
-			dst = []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
-				&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
-				&m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Avatar, &m.CTA, &m.Payload, &m.Overrides,
-				&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
-				&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt}
-		}
+		dst := []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
+			&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
+			&m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Avatar, &m.CTA, &m.Payload, &m.Overrides,
+			&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
+			&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt}
 		dst = append(dst, &m.Archived)
 		if f.withSummary {
 			dst = append(dst, &m.SubscriberSummary)
 		}
 		if err := rows.Scan(append(dst, &total)...); err != nil {
 			return nil, 0, err
-		}
-		if stored && m.FeedItem == nil {
-			return nil, 0, errNoFeedItem
 		}
 		msgs = append(msgs, &m)
 	}

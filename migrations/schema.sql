@@ -91,17 +91,17 @@ CREATE TABLE environments (
 CREATE TABLE "execution_details" (
     seq             INTEGER PRIMARY KEY,
     id              TEXT NOT NULL,
-    environment_id  TEXT NOT NULL,
     notification_id TEXT NOT NULL,
     job_id          TEXT NOT NULL,
-    status          TEXT NOT NULL,
-    detail          TEXT NOT NULL,
-    source          TEXT NOT NULL,
+    kind            INTEGER NOT NULL DEFAULT 0, -- 0: status, detail and source are in their columns
+    status          TEXT,
+    detail          TEXT,
+    source          TEXT,
     provider_id     TEXT NOT NULL,
     raw             TEXT,
     is_retry        INTEGER NOT NULL DEFAULT 0,
     is_test         INTEGER NOT NULL DEFAULT 0,
-    created_at      TEXT NOT NULL
+    created_at      TEXT                         -- NULL: the notification's created_at
 );
 
 CREATE INDEX execution_details_notification ON execution_details (notification_id, seq);
@@ -152,11 +152,7 @@ CREATE UNIQUE INDEX integrations_primary ON integrations (environment_id, channe
 CREATE TABLE jobs (
     id               TEXT PRIMARY KEY,
     environment_id   TEXT NOT NULL,
-    organization_id  TEXT NOT NULL,
     notification_id  TEXT NOT NULL REFERENCES notifications (id),
-    transaction_id   TEXT NOT NULL,
-    subscriber_id    TEXT NOT NULL,
-    template_id      TEXT NOT NULL,
     parent_id        TEXT NOT NULL DEFAULT '',
     position         INTEGER NOT NULL,
     type             TEXT NOT NULL,
@@ -254,7 +250,7 @@ CREATE TABLE messages (
     outcome             TEXT NOT NULL DEFAULT '{}',  -- the DeliverJSON outcome, replayed on a repeat call
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL
-, feed_item TEXT, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT, provider_message_id TEXT, receipt_status TEXT, context_keys TEXT NOT NULL DEFAULT '');
+, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT, provider_message_id TEXT, receipt_status TEXT, context_keys TEXT NOT NULL DEFAULT '');
 
 CREATE INDEX messages_failed ON messages (environment_id, created_at) WHERE status = 'error';
 

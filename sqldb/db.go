@@ -52,6 +52,7 @@ type DB struct {
 	stmts        readStmts     // prepared reads on r, by query text (see ReadStmt)
 	writes       writeStmts    // prepared writes on w, by query text (see PrepareWrites)
 	commits      afterCommits  // what runs once a transaction of Tx commits
+	wire         *wireCounts   // the writer's traffic on PostgreSQL (pipeline.go)
 }
 
 // checkpointEvery is how often the WAL is copied back into the database

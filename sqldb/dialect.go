@@ -19,40 +19,50 @@ import (
 // wrapped around pgx's. String literals, quoted identifiers and comments
 // are copied untouched.
 
-// pgConnector opens pgx connections that speak the translated SQL.
-type pgConnector struct{ driver.Connector }
+// pgConnector opens pgx connections that speak the translated SQL. wire,
+// set on the writer's, counts their traffic and lets their transactions
+// hold statements back (pipeline.go).
+type pgConnector struct {
+	driver.Connector
+	wire *wireCounts
+}
 
 func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{Conn: conn.(*stdlib.Conn)}, nil
+	return &pgConn{Conn: conn.(*stdlib.Conn), wire: c.wire}, nil
 }
 
 // pgConn is a pgx connection whose statements are translated first.
-type pgConn struct{ *stdlib.Conn }
+type pgConn struct {
+	*stdlib.Conn
+	wire *wireCounts
+
+	// In a transaction of BeginTx, the statements held back (its BEGIN
+	// first, until sent), never nil; nil outside one.
+	pending []held
+	begun   bool // the BEGIN was sent
+}
 
 func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
-	return c.Conn.Prepare(translate(query))
+	return c.PrepareContext(context.Background(), query)
 }
 
 func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(ctx, translate(query))
-}
-
-func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.ExecContext(ctx, translate(query), args)
-}
-
-func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, translate(query), args)
+	q := translate(query)
+	st, err := c.Conn.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return &pgStmt{Stmt: st.(*stdlib.Stmt), c: c, query: q}, nil
 }
 
 // openPostgres returns a pool on cfg whose connections number the
-// placeholders.
-func openPostgres(cfg *pgx.ConnConfig) *sql.DB {
-	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
+// placeholders; wire, when not nil, is the writer's (see pgConnector).
+func openPostgres(cfg *pgx.ConnConfig, wire *wireCounts) *sql.DB {
+	return sql.OpenDB(pgConnector{Connector: stdlib.GetConnector(*cfg), wire: wire})
 }
 
 // translations caches translate's answers: the stores use a few hundred

@@ -43,18 +43,19 @@ func openPG(ctx context.Context, dsn string) (*DB, error) {
 		cfg.ConnectTimeout = connectTimeout
 	}
 	where := fmt.Sprintf("PostgreSQL at %s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
-	w := openPostgres(cfg)
+	wire := &wireCounts{}
+	w := openPostgres(cfg, wire)
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("reach %s: %w", where, err)
 	}
-	r := openPostgres(cfg)
+	r := openPostgres(cfg, nil)
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	return &DB{w: w, r: r, Postgres: true, pgConfig: cfg, instance: NewID()}, nil
+	return &DB{w: w, r: r, Postgres: true, pgConfig: cfg, wire: wire, instance: NewID()}, nil
 }
 
 // pgParseReason is why pgx refused a URL, without the URL itself: it may

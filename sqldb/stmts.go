@@ -112,7 +112,15 @@ type writeStmts struct {
 
 // PrepareWrites prepares on the writer every query not prepared yet. It
 // must not be called while this goroutine holds a write transaction.
+//
+// On PostgreSQL it prepares nothing: pgx already prepares each statement
+// the first time its connection runs it and keeps it, by its text, for the
+// connection's life. A database/sql statement on top would cost a lookup
+// and an allocation per call and save no parsing.
 func (db *DB) PrepareWrites(ctx context.Context, queries ...string) error {
+	if db.Postgres {
+		return nil
+	}
 	for _, q := range queries {
 		if db.WriteStmt(q) != nil {
 			continue

@@ -42,6 +42,8 @@ func (s *Store) context(ctx context.Context, q rowQuerier, envID, key string) (C
 // createContext stores a new context; 409 when its type:id exists.
 func (s *Store) createContext(ctx context.Context, tenant platform.Tenant, typ, id string, data json.RawMessage) (c Context, err error) {
 	defer platform.Wrap(&err, "create context")
+	// A context read as absent is not cached, so no process holds an
+	// answer this insert changes.
 	ts := sqldb.FormatTime(s.now())
 	c = Context{Type: typ, ID: id, Data: data, CreatedAt: ts, UpdatedAt: ts}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO contexts (id, organization_id, environment_id, context_key, type,
@@ -56,6 +58,7 @@ func (s *Store) createContext(ctx context.Context, tenant platform.Tenant, typ, 
 // updateContext replaces a context's data.
 func (s *Store) updateContext(ctx context.Context, tenant platform.Tenant, key string, data json.RawMessage) (c Context, err error) {
 	defer platform.Wrap(&err, "update context")
+	defer s.contextsChanged(tenant.EnvironmentID, key)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE contexts SET data = ?, updated_at = ? WHERE environment_id = ? AND context_key = ?`,
 			string(data), sqldb.FormatTime(s.now()), tenant.EnvironmentID, key)
@@ -64,6 +67,9 @@ func (s *Store) updateContext(ctx context.Context, tenant platform.Tenant, key s
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return platform.NotFound("Context %q was not found", key)
+		}
+		if err := s.contextsWriting(ctx, tx, tenant.EnvironmentID, key); err != nil {
+			return err
 		}
 		c, err = s.context(ctx, tx, tenant.EnvironmentID, key)
 		return err
@@ -75,14 +81,41 @@ func (s *Store) updateContext(ctx context.Context, tenant platform.Tenant, key s
 // keep its key.
 func (s *Store) deleteContext(ctx context.Context, tenant platform.Tenant, key string) (err error) {
 	defer platform.Wrap(&err, "delete context")
-	res, err := s.db.ExecContext(ctx, `DELETE FROM contexts WHERE environment_id = ? AND context_key = ?`, tenant.EnvironmentID, key)
-	if err != nil {
-		return err
+	defer s.contextsChanged(tenant.EnvironmentID, key)
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM contexts WHERE environment_id = ? AND context_key = ?`, tenant.EnvironmentID, key)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return platform.NotFound("Context %q was not found", key)
+		}
+		return s.contextsWriting(ctx, tx, tenant.EnvironmentID, key)
+	})
+}
+
+// contextsWriting tells the other processes sharing the database, when tx
+// commits, to forget the environment's contexts with keys (type:id).
+func (s *Store) contextsWriting(ctx context.Context, tx *sql.Tx, environmentID string, keys ...string) error {
+	cacheKeys := make([]string, len(keys))
+	for i, k := range keys {
+		cacheKeys[i] = contextCacheKey(environmentID, k)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return platform.NotFound("Context %q was not found", key)
+	return cacheFor(s.db).contextsWritten.Changed(ctx, tx, cacheKeys...)
+}
+
+// contextsChanged ends every write of the environment's contexts with keys
+// (deferred, so it runs after the commit): this process reads them again.
+func (s *Store) contextsChanged(environmentID string, keys ...string) {
+	c := cacheFor(s.db)
+	for _, k := range keys {
+		c.contexts.Forget(contextCacheKey(environmentID, k))
 	}
-	return nil
+}
+
+// contextCacheKey names one context in the contexts cache.
+func contextCacheKey(environmentID, key string) string {
+	return environmentID + "\x00" + key
 }
 
 // contextFilter picks the contexts a list shows: of one type, of one id,
@@ -206,19 +239,55 @@ func (s *Store) EnsureContexts(ctx context.Context, tenant platform.Tenant, refs
 }
 
 // Contexts returns the environment's contexts with the given type:id
-// keys; keys it does not have are absent.
+// keys; keys it does not have are absent. Answers come from the contexts
+// cache, which every write of a context through this package empties of
+// it, here and, on PostgreSQL, in the other processes; a context that
+// does not exist is not cached, so creating one needs no forgetting.
 func (s *Store) Contexts(ctx context.Context, environmentID string, keys []string) (out []Context, err error) {
 	defer platform.Wrap(&err, "read contexts")
 	if len(keys) == 0 {
 		return nil, nil
 	}
+	cacheKeys := make([]string, len(keys))
+	for i, k := range keys {
+		cacheKeys[i] = contextCacheKey(environmentID, k)
+	}
+	found, err := cacheFor(s.db).contexts.GetMany(cacheKeys, func(missing []string) (map[string]sqldb.Loaded[Context], error) {
+		keys := make([]string, len(missing))
+		for i, k := range missing {
+			keys[i] = k[len(environmentID)+1:]
+		}
+		read, err := s.readContexts(ctx, environmentID, keys)
+		if err != nil {
+			return nil, err
+		}
+		loaded := make(map[string]sqldb.Loaded[Context], len(read))
+		for _, c := range read {
+			loaded[contextCacheKey(environmentID, c.Key())] = sqldb.Loaded[Context]{Value: c, Keep: true}
+		}
+		return loaded, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range cacheKeys {
+		if c, ok := found[k]; ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// readContexts reads the environment's contexts with the given type:id
+// keys from the database.
+func (s *Store) readContexts(ctx context.Context, environmentID string, keys []string) (out []Context, err error) {
 	args := []any{environmentID}
 	for _, k := range keys {
 		args = append(args, k)
 	}
 	// Through a prepared statement: every trigger with a context and every
-	// step it sends read here, and a trigger names at most MaxContextRefs,
-	// so there are few texts to keep prepared.
+	// step it sends may read here, and a trigger names at most
+	// MaxContextRefs, so there are few texts to keep prepared.
 	rows, err := s.db.Query(ctx, `SELECT `+contextColumns+` FROM contexts
 		WHERE environment_id = ? AND context_key IN (`+sqldb.Placeholders(len(keys))+`)`, args...)
 	if err != nil {

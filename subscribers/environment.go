@@ -25,7 +25,7 @@ func (s *Store) EnvironmentHoldings(ctx context.Context, environmentID string) (
 // index goes with them), preferences, topics and contexts
 // (platform.EnvironmentPurger).
 //
-// Every cached subscriber and preference is dropped, here and in the
+// Every cached subscriber, preference and context is dropped, here and in the
 // other processes: a cached subscriber would keep its inbox token working.
 func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) error {
 	c := cacheFor(s.db)
@@ -52,6 +52,9 @@ func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) erro
 		if err := c.written.Changed(ctx, tx); err != nil {
 			return err
 		}
-		return c.preferencesWritten.Changed(ctx, tx)
+		if err := c.preferencesWritten.Changed(ctx, tx); err != nil {
+			return err
+		}
+		return c.contextsWritten.Changed(ctx, tx)
 	})
 }

@@ -2,6 +2,7 @@ package subscribers_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -146,4 +147,40 @@ func TestTopics_InstancesSubscribingAtOnce(t *testing.T) {
 		srv[round%3].Dev.Do(t, "GET", "/v2/topics/"+key+"/subscriptions?limit=100", "").Decode(t, &subs)
 		is.Equal(len(subs.Data), n) // one topic, every subscriber subscribed to it
 	}
+}
+
+// Deliveries read contexts from a cache; a context written through one
+// instance must reach the others' next read within a second.
+func TestContexts_ChangesReachOtherInstances(t *testing.T) {
+	is := is.New(t)
+	srv, stores := newInstances(t, 2)
+	a, b := srv[0], stores[1]
+	ctx := context.Background()
+	env := srv[1].App.Development.ID
+	name := func(key string) string { // the name instance B reads, "" for none
+		found, err := b.Contexts(ctx, env, []string{key})
+		is.NoErr(err) // instance B reads the context
+		if len(found) == 0 {
+			return ""
+		}
+		var data struct {
+			Name string `json:"name"`
+		}
+		is.NoErr(json.Unmarshal(found[0].Data, &data)) // its data is an object
+		return data.Name
+	}
+	reaches := func(key, want, what string) {
+		t.Helper()
+		platformtest.Eventually(t, time.Second, func() bool { return name(key) == want }, what)
+	}
+
+	mustDo(t, a.Dev, "POST", "/v2/contexts", `{"type":"tenant","id":"acme","data":{"name":"Acme"}}`, 201, nil)
+	is.Equal(name("tenant:acme"), "Acme") // made through A, read and cached by B
+	mustDo(t, a.Dev, "PATCH", "/v2/contexts/tenant/acme", `{"data":{"name":"Acme Inc"}}`, 200, nil)
+	reaches("tenant:acme", "Acme Inc", "instance B to read the data written through A")
+	mustDo(t, a.Dev, "PATCH", "/v1/tenants/acme", `{"identifier":"acme2","name":"Acme Two"}`, 200, nil)
+	reaches("tenant:acme", "", "instance B to miss the tenant renamed through A")
+	reaches("tenant:acme2", "Acme Two", "instance B to read the tenant under its new identifier")
+	mustDo(t, a.Dev, "DELETE", "/v2/contexts/tenant/acme2", "", 204, nil)
+	reaches("tenant:acme2", "", "instance B to miss the context deleted through A")
 }

@@ -50,12 +50,19 @@ type resultCache struct {
 	// and as many as the inboxes being read, so kept where the collector
 	// does not walk them one by one.
 	identities sqldb.ByteCache
+	// contexts are the environments' contexts by environment and
+	// type:id (contextCacheKey): every trigger that names one, and every
+	// step it sends, reads them, and they change only through this
+	// package's writes (contextsChanged).
+	contexts sqldb.WriteCache[Context]
 
 	// written and preferencesWritten tell the other processes sharing the
 	// database which subscribers a write changed, and that preferences
 	// did, and bring their writes here (see listen).
 	written            sqldb.Invalidations
 	preferencesWritten sqldb.Invalidations
+	// contextsWritten tells them which contexts a write changed.
+	contextsWritten sqldb.Invalidations
 }
 
 // keysCall is one read of a search's keys that concurrent misses of the
@@ -105,6 +112,10 @@ const maxCachedPreferences = 20_000
 // a ByteCache is two.
 const maxCachedIdentities = 100_000
 
+// maxCachedContexts bounds the contexts kept; a context's data is at most
+// MaxContextData, and most are a few fields.
+const maxCachedContexts = 10_000
+
 // resultCaches holds one resultCache per database, so that every Store on
 // the same database sees the others' writes; resultCachesMu makes one.
 var (
@@ -125,6 +136,7 @@ func cacheFor(db *sqldb.DB) *resultCache {
 		docs:        sqldb.WriteCache[Subscriber]{Limit: maxCachedDocs},
 		preferences: sqldb.WriteCache[Subscribed]{Limit: maxCachedPreferences},
 		identities:  sqldb.ByteCache{Limit: maxCachedIdentities},
+		contexts:    sqldb.WriteCache[Context]{Limit: maxCachedContexts},
 	}
 	c.listen(db)
 	resultCaches.Store(db, c)
@@ -146,6 +158,7 @@ func (c *resultCache) listen(db *sqldb.DB) {
 		c.identities.Reset()
 	})
 	c.preferencesWritten = db.Invalidations("herald_subscriber_preferences", nil, c.preferences.Invalidate)
+	c.contextsWritten = db.Invalidations("herald_contexts", c.contexts.Forget, c.contexts.Invalidate)
 }
 
 // reset drops everything cached, as a write of every subscriber would.
@@ -154,6 +167,7 @@ func (c *resultCache) reset() {
 	c.docs.Invalidate()
 	c.identities.Reset()
 	c.preferences.Invalidate()
+	c.contexts.Invalidate()
 }
 
 // writing begins, in tx, a write of the environment's subscriberIDs that

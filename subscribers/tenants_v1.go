@@ -218,6 +218,7 @@ func (s *Store) updateTenant(ctx context.Context, envID, id, newID string, name 
 	if newID != "" {
 		to = newID
 	}
+	defer s.contextsChanged(envID, tenantType+":"+id, tenantType+":"+to)
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		c, err := s.context(ctx, tx, envID, tenantType+":"+id)
 		if hasStatus(err, http.StatusNotFound) {
@@ -243,7 +244,10 @@ func (s *Store) updateTenant(ctx context.Context, envID, id, newID string, name 
 		if sqldb.IsUniqueViolation(err) {
 			return platform.Conflict("Tenant with identifier: %s already exists", to)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return s.contextsWriting(ctx, tx, envID, tenantType+":"+id, tenantType+":"+to)
 	})
 	return to, err
 }

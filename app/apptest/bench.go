@@ -20,13 +20,14 @@ import (
 	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // benchKey is the Development key of a Bench.
 const benchKey = "bench-development-key-000000000000000"
 
-// Bench is Herald in-process on a file database, as bench/ runs it, for a
-// benchmark: requests reach the handler with no network between, so a CPU
+// Bench is Herald in-process on a file database, as bench/ runs it (on a
+// fresh PostgreSQL database with TEST_DATABASE_URL), for a benchmark: requests reach the handler with no network between, so a CPU
 // profile shows what the server itself spends. It holds bench/'s one-step
 // in-app workflow "bench-inbox".
 type Bench struct {
@@ -39,7 +40,11 @@ type Bench struct {
 func StartBench(b *testing.B) *Bench {
 	ServerGC(b)
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := sqldb.Open(ctx, filepath.Join(b.TempDir(), "trigger.db"))
+	path := filepath.Join(b.TempDir(), "trigger.db")
+	if sqldbtest.OnPostgres() {
+		path = sqldbtest.NewPostgresURL(b)
+	}
+	db, err := sqldb.Open(ctx, path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,6 +57,7 @@ func StartBench(b *testing.B) *Bench {
 	}
 	secret := []byte("trigger-bench-secret-0123456789abcdef0")
 	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db.KeepAnalysed(ctx, logger) // as herald serve does
 	mux := http.NewServeMux()
 	platform.AddRoutes(mux, db, nil)
 	// Sends may reach loopback, where a benchmark runs its providers.

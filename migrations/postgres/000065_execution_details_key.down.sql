@@ -1,0 +1,1 @@
+ALTER TABLE execution_details ADD PRIMARY KEY (seq);
