@@ -135,8 +135,8 @@ func step(stepID, typ string, values map[string]any) map[string]any {
 type listedSubscribers struct {
 	*subscribers.Store
 	mu sync.Mutex
-	// listing, when set, runs first in SubscribersAfter and fails it with
-	// its error.
+	// listing, when set, runs first in SubscribersAfter and
+	// TopicMembersAfter and fails them with its error.
 	listing func(ctx context.Context, after string) error
 }
 
@@ -157,6 +157,20 @@ func (f *listedSubscribers) SubscribersAfter(ctx context.Context, environmentID,
 		}
 	}
 	return f.Store.SubscribersAfter(ctx, environmentID, after, limit)
+}
+
+// TopicMembersAfter is the store's, after the same hook as SubscribersAfter:
+// a trigger to topics pages its members through it.
+func (f *listedSubscribers) TopicMembersAfter(ctx context.Context, environmentID string, topics []subscribers.Topic, after string, limit int, exclude []string) ([]subscribers.TopicMember, string, bool, error) {
+	f.mu.Lock()
+	listing := f.listing
+	f.mu.Unlock()
+	if listing != nil {
+		if err := listing(ctx, after); err != nil {
+			return nil, "", false, err
+		}
+	}
+	return f.Store.TopicMembersAfter(ctx, environmentID, topics, after, limit, exclude)
 }
 
 // delivery is the part of a messaging.Delivery the tests read, as JSON.
@@ -311,6 +325,7 @@ func newHarness(t *testing.T, options ...func(*Store)) *harness {
 		h.subs = &listedSubscribers{Store: subscribers.NewStore(app.DB, nil, app.Clock.Now)}
 		h.wf.Store = workflows.NewStore(app.DB)
 		workflows.AddRoutes(mux, h.wf.Store, nil)
+		subscribers.AddRoutes(mux, h.subs.Store)
 		for _, o := range options {
 			o(h.store)
 		}
@@ -394,7 +409,10 @@ type apiNotification struct {
 	DigestedNotificationID string   `json:"_digestedNotificationId"`
 	TransactionID          string   `json:"transactionId"`
 	Channels               []string `json:"channels"`
-	Subscriber             struct {
+	Topics                 []struct {
+		TopicKey string `json:"topicKey"`
+	} `json:"topics"`
+	Subscriber struct {
 		ID           string `json:"_id"`
 		SubscriberID string `json:"subscriberId"`
 		Email        string `json:"email"`

@@ -41,7 +41,14 @@ func (e *Deliverer) Deliver(ctx context.Context, d *Delivery) (_ Outcome, _ func
 
 // sendNow delivers d, or replays the outcome of an earlier attempt of its
 // job that did not fail; it returns the write that records the outcome.
+//
+// A job's first run has no earlier attempt to look for, and skips the
+// read: should another call be delivering the same job, deliver's insert
+// finds its message and replays it or refuses.
 func (e *Deliverer) sendNow(ctx context.Context, d *Delivery) (Outcome, func(context.Context, *sql.Tx) error, error) {
+	if d.Attempt == 1 {
+		return e.deliver(ctx, d, nil)
+	}
 	prev, err := e.messages.messageByJob(ctx, d.JobID)
 	switch {
 	case err == nil && prev.Status != "error" && finished(prev):

@@ -22,22 +22,33 @@ type TopicMember struct {
 // than limit (some excluded) and still not be the last.
 //
 // Each topic is read along its primary key from the cursor, limit rows at
-// most, and the pages are merged: a page costs the same read whatever the
-// size of the topics, so a fan-out to many topics never sorts their members.
+// most, each membership joined to its subscriber's row in the same query,
+// and the pages are merged: a page costs one query per topic, as a
+// broadcast's costs one, whatever the size of the topics, so a fan-out to
+// many topics never sorts their members, and no member is read twice.
 func (s *Store) TopicMembersAfter(ctx context.Context, environmentID string, topics []Topic, after string, limit int, exclude []string) (members []TopicMember, next string, last bool, err error) {
 	defer platform.Wrap(&err, "topic members after %q", after)
-	in := map[string][]Topic{}  // subscriberId → its topics among those read
+	type member struct {
+		sub    *subscriber
+		topics []Topic
+	}
+	in := map[string]*member{}  // subscriberId → its row and its topics among those read
 	bound, bounded := "", false // members past the smallest full page's end are not all known yet
 	for _, t := range topics {
-		ids, err := s.membersAfter(ctx, t.ID, after, limit)
+		subs, err := s.membersAfter(ctx, environmentID, t.ID, after, limit)
 		if err != nil {
 			return nil, "", false, err
 		}
-		for _, id := range ids {
-			in[id] = append(in[id], t)
+		for _, sub := range subs {
+			m := in[sub.SubscriberID]
+			if m == nil {
+				m = &member{sub: sub}
+				in[sub.SubscriberID] = m
+			}
+			m.topics = append(m.topics, t)
 		}
-		if len(ids) == limit && (!bounded || ids[len(ids)-1] < bound) {
-			bound, bounded = ids[len(ids)-1], true
+		if len(subs) == limit && (!bounded || subs[len(subs)-1].SubscriberID < bound) {
+			bound, bounded = subs[len(subs)-1].SubscriberID, true
 		}
 	}
 	ids := make([]string, 0, len(in))
@@ -54,16 +65,16 @@ func (s *Store) TopicMembersAfter(ctx context.Context, environmentID string, top
 	if len(ids) > 0 {
 		next = ids[len(ids)-1]
 	}
-	ids = slices.DeleteFunc(ids, func(id string) bool { return slices.Contains(exclude, id) })
-	subs, err := s.storedIn(ctx, s.db, environmentID, ids)
-	if err != nil {
-		return nil, "", false, err
-	}
-	ordered := make([]*subscriber, 0, len(ids))
-	for _, id := range ids {
-		if sub, ok := subs[id]; ok { // deleted since: its memberships went with it
-			ordered = append(ordered, sub)
+	if len(exclude) > 0 {
+		skip := make(map[string]bool, len(exclude))
+		for _, id := range exclude {
+			skip[id] = true
 		}
+		ids = slices.DeleteFunc(ids, func(id string) bool { return skip[id] })
+	}
+	ordered := make([]*subscriber, len(ids))
+	for i, id := range ids {
+		ordered[i] = in[id].sub
 	}
 	docs, err := s.documents(ctx, environmentID, ordered)
 	if err != nil {
@@ -71,29 +82,28 @@ func (s *Store) TopicMembersAfter(ctx context.Context, environmentID string, top
 	}
 	members = make([]TopicMember, len(docs))
 	for i, doc := range docs {
-		members[i] = TopicMember{Subscriber: doc, Topics: in[ordered[i].SubscriberID]}
+		members[i] = TopicMember{Subscriber: doc, Topics: in[ids[i]].topics}
 	}
 	return members, next, last, nil
 }
 
-// membersAfter reads up to limit subscriberIds of a topic after the cursor.
-func (s *Store) membersAfter(ctx context.Context, topicID, after string, limit int) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT subscriber_id FROM topic_subscribers
-		WHERE topic_id = ? AND subscriber_id > ? ORDER BY subscriber_id LIMIT ?`, topicID, after, limit)
+// membersAfter reads up to limit members of a topic after the cursor, in
+// subscriberId order, each with its subscriber's row. Deleting a
+// subscriber deletes its memberships (a trigger on subscribers), so every
+// membership joins a row and a full page means there may be more.
+func (s *Store) membersAfter(ctx context.Context, environmentID, topicID, after string, limit int) ([]*subscriber, error) {
+	rows, err := s.db.Query(ctx, membersAfterSQL, topicID, after, environmentID, limit)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	ids := make([]string, 0, limit)
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return s.scanAll(rows)
 }
+
+// membersAfterSQL reads a page of a topic's members with their rows.
+var membersAfterSQL = `SELECT ` + prefixed("s.", subscriberColumns) + ` FROM topic_subscribers t
+	JOIN subscribers s ON s.id = t.subscriber_ref
+	WHERE t.topic_id = ? AND t.subscriber_id > ? AND s.environment_id = ?
+	ORDER BY t.subscriber_id LIMIT ?`
 
 // CountTopicKeyMembers answers how many memberships the environment's
 // topics among keys have: at least the subscribers a trigger to them
