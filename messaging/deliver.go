@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-notify/herald/integrations/provider"
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/templates"
 )
 
 // Deliver renders and delivers one channel step (activity's Messenger). It
@@ -109,7 +110,7 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 	defer release()
 	r, err := renderStep(d, sc)
 	if err != nil {
-		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil, nil
+		return *e.obs.notSent(ctx, d, notRendered(targets[0].in.ProviderID, err)), nil, nil
 	}
 	now := e.messages.now()
 	m := newMessage(d, r, targets, now, e.messages.src.Subscribers == nil)
@@ -192,6 +193,18 @@ func (e *Deliverer) deliver(ctx context.Context, d *Delivery, prev *message) (Ou
 // so delivery is at least once rather than possibly never.
 func finished(m *message) bool {
 	return string(m.Outcome) != "{}"
+}
+
+// notRendered is the outcome of a step whose content failed to render. A
+// render cut off by the time limit is tried again after the backoff, as a
+// provider's error is: on a machine short of CPU the limit trips for
+// templates that take a moment when it is not, and the later attempts tell
+// a busy machine from a slow template. Any other failure is the template's
+// own and would come again.
+func notRendered(providerID string, err error) *Outcome {
+	out := fail(providerID, "Payload", "Message content could not be generated: "+err.Error())
+	out.Retryable = errors.Is(err, templates.ErrTooSlow)
+	return out
 }
 
 // fail is the outcome of a delivery that stored nothing.

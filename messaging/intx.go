@@ -42,7 +42,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	}
 	r, err := renderStep(d, sc)
 	if err != nil {
-		return *e.obs.notSent(ctx, d, fail(targets[0].in.ProviderID, "Payload", "Message content could not be generated: "+err.Error())), nil, nil
+		return *e.obs.notSent(ctx, d, notRendered(targets[0].in.ProviderID, err)), nil, nil
 	}
 	now := e.messages.now()
 	m := newMessage(d, r, targets, now, e.messages.src.Subscribers == nil)

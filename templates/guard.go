@@ -32,7 +32,9 @@ var maxRenderTime = time.Second
 var (
 	errLoopBudget = fmt.Errorf("loops ran more than %d iterations", maxLoopIterations)
 	errTooLarge   = fmt.Errorf("output is larger than %d bytes", maxRenderedBytes)
-	errTooSlow    = fmt.Errorf("rendering took longer than %s", maxRenderTime)
+	// ErrTooSlow is the one limit a render can meet for want of CPU rather
+	// than because of its template, so a caller may try it again later.
+	ErrTooSlow = fmt.Errorf("rendering took longer than %s", maxRenderTime)
 )
 
 // The loop filter and the binding that carries the render's budget.
@@ -129,7 +131,7 @@ func joinCapped(a, b string) (string, error) {
 // time.
 func capValue(v any, budget any) (any, error) {
 	if b, ok := budget.(*renderBudget); ok && b.late() {
-		return nil, errTooSlow
+		return nil, ErrTooSlow
 	}
 	switch t := v.(type) {
 	case string:
@@ -237,7 +239,7 @@ func (b budgeted) Index(i int) any {
 		panic(errLoopBudget) // the only way out of a Liquid loop; render recovers it
 	}
 	if b.budget.late() {
-		panic(errTooSlow)
+		panic(ErrTooSlow)
 	}
 	b.budget.left--
 	return b.items.Index(i)
@@ -256,7 +258,7 @@ func budgetLoop(v any, budget any) (any, error) {
 		return nil, errors.New("loops are not available here")
 	}
 	if b.late() { // the collection's filters ran, and it may be empty
-		return nil, errTooSlow
+		return nil, ErrTooSlow
 	}
 	if it, ok := v.(iterable); ok {
 		return budgeted{it, b}, nil
@@ -380,7 +382,7 @@ func (w *cappedWriter) Write(p []byte) (int, error) {
 		return 0, errTooLarge
 	}
 	if w.budget != nil && w.budget.late() {
-		return 0, errTooSlow
+		return 0, ErrTooSlow
 	}
 	return w.b.Write(p)
 }

@@ -48,7 +48,7 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 	bindings[loopBudgetVar] = budget
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("template %q: %v", truncate(src, 80), renderCause(r))
+			err = fmt.Errorf("template %q: %w", truncate(src, 80), renderCause(r))
 		}
 	}()
 	prepared, perr := prepareTemplate(src, escape)
@@ -62,7 +62,7 @@ func render(src string, vars map[string]any, escape bool) (out string, err error
 	w := cappedWriter{budget: budget}
 	for _, tpl := range tpls {
 		if err := tpl.FRender(&w, bindings); err != nil {
-			return "", fmt.Errorf("template %q: %v", truncate(src, 80), renderCause(err))
+			return "", fmt.Errorf("template %q: %w", truncate(src, 80), renderCause(err))
 		}
 	}
 	return w.b.String(), nil
@@ -146,13 +146,13 @@ func parseCached(src string) (*liquid.Template, error) {
 // with or the error it returned, else r's first line (Liquid appends a
 // stack trace). A limit a filter or tag reports reaches here inside
 // Liquid's wrappers, which name the guard's own filters.
-func renderCause(r any) any {
+func renderCause(r any) error {
 	for e, depth := r, 0; e != nil && depth < 10; depth++ {
 		err, ok := e.(error)
 		if !ok {
 			break
 		}
-		for _, limit := range []error{errLoopBudget, errTooLarge, errTooSlow} {
+		for _, limit := range []error{errLoopBudget, errTooLarge, ErrTooSlow} {
 			if errors.Is(err, limit) {
 				return limit
 			}
@@ -167,7 +167,7 @@ func renderCause(r any) any {
 		}
 	}
 	first, _, _ := strings.Cut(fmt.Sprint(r), "\n")
-	return unguard(first)
+	return errors.New(unguard(first))
 }
 
 // unguard takes guard.go's rewrites back out of a message of Liquid's,

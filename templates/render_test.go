@@ -197,7 +197,7 @@ func TestRenderTimeLimit(t *testing.T) {
 			is := is.New(t)
 			_, err := RenderText(tc.src, spent())
 			is.True(err != nil)                                        // refused
-			is.True(strings.Contains(err.Error(), errTooSlow.Error())) // for the time
+			is.True(strings.Contains(err.Error(), ErrTooSlow.Error())) // for the time
 		})
 	}
 	t.Run("plain text needs no time", func(t *testing.T) {
@@ -214,7 +214,7 @@ func TestRenderTimeLimit(t *testing.T) {
 		is.NoErr(err) // in time
 		vars[loopBudgetVar].(*renderBudget).deadline = time.Now().Add(-time.Millisecond)
 		_, err = RenderText("{{ payload.s }}", vars)
-		is.True(err != nil && strings.Contains(err.Error(), errTooSlow.Error())) // the next template draws on the same budget
+		is.True(err != nil && strings.Contains(err.Error(), ErrTooSlow.Error())) // the next template draws on the same budget
 	})
 }
 
