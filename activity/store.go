@@ -58,6 +58,7 @@ func NewStore(db *sqldb.DB, now func() time.Time) *Store {
 	s := &Store{db: db, now: now, broadcastBatch: 500, broadcastRescue: sqldb.InstanceTTL,
 		claimSQL: claimQuery(db.Dialect()), notificationsSQL: newNotificationsSQL(db.Dialect()),
 		inserts: sqldb.NewGroupCommit(db, maxInsertBatch)}
+	s.inserts.Prepare = s.claimBatch
 	for i := range s.woken {
 		s.woken[i] = make(chan struct{}, 1)
 	}
@@ -160,6 +161,16 @@ const (
 	// (25P02), where SQLite undoes the statement alone.
 	claimTransactionSQL = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at) VALUES (?, ?, ?)
 		ON CONFLICT (environment_id, transaction_id) DO NOTHING`
+	// claimTransactionsSQL is claimTransactionSQL for a group commit's
+	// triggers at once, on PostgreSQL; it returns the claims that got in.
+	claimTransactionsSQL = `INSERT INTO activity_transactions (environment_id, transaction_id, created_at)
+		SELECT e, t, at FROM unnest(?::text[], ?::text[], ?::text[]) AS c (e, t, at)
+		ON CONFLICT (environment_id, transaction_id) DO NOTHING
+		RETURNING environment_id, transaction_id`
+	// unclaimTransactionsSQL undoes the claims of requests refused for
+	// another of their claims.
+	unclaimTransactionsSQL = `DELETE FROM activity_transactions
+		WHERE (environment_id, transaction_id) IN (SELECT e, t FROM unnest(?::text[], ?::text[]) AS c (e, t))`
 	insertNotificationSQL = `
 		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id,
 			subscriber_snapshot, template_id, workflow_id, transaction_id, channels, template, payload, overrides,
@@ -199,6 +210,10 @@ type insertRequest struct {
 	plans []*plan
 	claim bool
 	now   time.Time
+
+	// Set by claimBatch for the transaction under way.
+	claimed bool  // its transactionIds are claimed
+	refused error // one of them was taken: it writes nothing
 }
 
 // insertTrigger writes a planned trigger: the transactionId claim (when
@@ -239,7 +254,7 @@ func (s *Store) insert(ctx context.Context, req *insertRequest) error {
 	}
 	req.now = s.now()
 	var refused error
-	err := s.inserts.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.inserts.DoItem(ctx, req, func(ctx context.Context, tx *sql.Tx) error {
 		refused = s.insertTx(ctx, tx, req)
 		var conflict *platform.Error
 		if errors.As(refused, &conflict) && conflict.Status == http.StatusConflict {
@@ -264,7 +279,10 @@ func (s *Store) insert(ctx context.Context, req *insertRequest) error {
 // written. Each trigger's progress (a broadcast batch's) and answer are
 // written last, so that they commit with it or not at all.
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
-	if r.claim {
+	if r.refused != nil {
+		return r.refused
+	}
+	if r.claim && !r.claimed {
 		if err := s.claimTransactions(ctx, tx, r); err != nil {
 			return err
 		}
@@ -299,6 +317,83 @@ func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequ
 				}
 			}
 			return transactionConflict(p.transactionID)
+		}
+	}
+	return nil
+}
+
+// claimKey is a transactionId of an environment.
+type claimKey struct{ env, id string }
+
+// claimBatch claims, on PostgreSQL, the transactionIds of a group commit's
+// requests (items) in one statement, sent in the pipeline with what the
+// transaction held before it, where each trigger's claim would have been
+// a round trip of its own. A request whose transactionId is taken (before,
+// or by a request ahead of it in the batch) is refused alone, and what it
+// claimed is undone, as claimTransactions does it; the others go on. On
+// SQLite each request claims its own (insertTx): there a statement is no
+// round trip.
+func (s *Store) claimBatch(ctx context.Context, tx *sql.Tx, items []any) error {
+	var envs, ids, ats []string
+	for _, it := range items {
+		r := it.(*insertRequest)
+		r.claimed, r.refused = false, nil
+		if !r.claim || !s.db.Postgres {
+			continue
+		}
+		ts := sqldb.FormatTime(r.now)
+		for _, p := range r.plans {
+			envs = append(envs, p.tenant.EnvironmentID)
+			ids = append(ids, p.transactionID)
+			ats = append(ats, ts)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	got := make(map[claimKey]bool, len(ids))
+	err := s.db.WriteReturning(ctx, tx, claimTransactionsSQL, func(scan func(...any) error) error {
+		var k claimKey
+		if err := scan(&k.env, &k.id); err != nil {
+			return err
+		}
+		got[k] = true
+		return nil
+	}, envs, ids, ats)
+	if err != nil {
+		return fmt.Errorf("claim transactionIds: %w", err)
+	}
+	// Each claim that got in is its first asker's, in the batch's order.
+	var undoEnvs, undoIDs []string
+	for _, it := range items {
+		r := it.(*insertRequest)
+		if !r.claim {
+			continue
+		}
+		var mine []claimKey
+		for _, p := range r.plans {
+			k := claimKey{p.tenant.EnvironmentID, p.transactionID}
+			if !got[k] {
+				if r.refused == nil {
+					r.refused = transactionConflict(p.transactionID)
+				}
+				continue
+			}
+			delete(got, k)
+			mine = append(mine, k)
+		}
+		if r.refused == nil {
+			r.claimed = true
+			continue
+		}
+		for _, k := range mine {
+			undoEnvs = append(undoEnvs, k.env)
+			undoIDs = append(undoIDs, k.id)
+		}
+	}
+	if len(undoIDs) > 0 {
+		if _, err := s.db.WriteExec(ctx, tx, unclaimTransactionsSQL, undoEnvs, undoIDs); err != nil {
+			return fmt.Errorf("undo transactionId claims: %w", err)
 		}
 	}
 	return nil

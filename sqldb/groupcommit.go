@@ -15,6 +15,15 @@ type GroupCommit struct {
 	db  *DB
 	max int // the most writes one transaction holds
 
+	// Prepare, when set, runs first in each transaction with the items
+	// of its writes (DoItem's; nil for Do), in their order, so that what
+	// each write would send in a statement of its own goes in one
+	// statement for all. When a batch fails and its writes run alone, it
+	// runs again for each, with that write's item alone; the items' own
+	// state, which it may set for their writes to read, must be reset by
+	// each run. Set it before the first Do.
+	Prepare func(ctx context.Context, tx *sql.Tx, items []any) error
+
 	mu      sync.Mutex
 	waiting []*groupWrite
 	running bool // a goroutine is committing the waiting writes
@@ -22,6 +31,7 @@ type GroupCommit struct {
 
 type groupWrite struct {
 	fn   func(context.Context, *sql.Tx) error
+	item any // for Prepare
 	done chan error
 }
 
@@ -37,7 +47,12 @@ func NewGroupCommit(db *DB, max int) *GroupCommit {
 // fails, the batch is rolled back and each write is run alone, so that a
 // failure fails only its own caller.
 func (g *GroupCommit) Do(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
-	w := &groupWrite{fn: fn, done: make(chan error, 1)}
+	return g.DoItem(ctx, nil, fn)
+}
+
+// DoItem is Do, with item passed to Prepare before fn runs.
+func (g *GroupCommit) DoItem(ctx context.Context, item any, fn func(context.Context, *sql.Tx) error) error {
+	w := &groupWrite{fn: fn, item: item, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.waiting = append(g.waiting, w)
 	if !g.running {
@@ -73,6 +88,9 @@ func (g *GroupCommit) run(ctx context.Context) {
 // instances' batches may deadlock on the rows they write.
 func (g *GroupCommit) commit(ctx context.Context, batch []*groupWrite) {
 	err := g.db.RetryTx(ctx, func(tx *sql.Tx) error {
+		if err := g.prepare(ctx, tx, batch); err != nil {
+			return err
+		}
 		for _, w := range batch {
 			if err := w.fn(ctx, tx); err != nil {
 				return err
@@ -82,11 +100,28 @@ func (g *GroupCommit) commit(ctx context.Context, batch []*groupWrite) {
 	})
 	if err != nil && len(batch) > 1 {
 		for _, w := range batch {
-			w.done <- g.db.RetryTx(ctx, func(tx *sql.Tx) error { return w.fn(ctx, tx) })
+			w.done <- g.db.RetryTx(ctx, func(tx *sql.Tx) error {
+				if err := g.prepare(ctx, tx, []*groupWrite{w}); err != nil {
+					return err
+				}
+				return w.fn(ctx, tx)
+			})
 		}
 		return
 	}
 	for _, w := range batch {
 		w.done <- err
 	}
+}
+
+// prepare runs Prepare, when set, on batch's items.
+func (g *GroupCommit) prepare(ctx context.Context, tx *sql.Tx, batch []*groupWrite) error {
+	if g.Prepare == nil {
+		return nil
+	}
+	items := make([]any, len(batch))
+	for i, w := range batch {
+		items[i] = w.item
+	}
+	return g.Prepare(ctx, tx, items)
 }

@@ -48,6 +48,40 @@ func (db *DB) WriteLater(ctx context.Context, tx *sql.Tx, query string, args ...
 	return err
 }
 
+// returningKey marks a context whose statement returns rows its caller
+// reads: its value is the caller's function for each row.
+type returningKey struct{}
+
+// WriteReturning runs query, a write in tx whose rows the caller reads (an
+// INSERT … RETURNING), and calls row for each row it returns with a
+// function that scans that row into dest. On PostgreSQL the statements
+// held before it go in the same pipeline, so that it costs no round trip
+// more than an answered WriteExec; database/sql's own queries cannot, as
+// their rows are read after the call returns.
+func (db *DB) WriteReturning(ctx context.Context, tx *sql.Tx, query string, row func(scan func(dest ...any) error) error, args ...any) error {
+	if !db.Postgres {
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := row(rows.Scan); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	_, err := tx.ExecContext(context.WithValue(ctx, returningKey{}, row), query, args...)
+	return err
+}
+
+// returning is the row function a context of WriteReturning carries.
+func returning(ctx context.Context) func(scan func(dest ...any) error) error {
+	row, _ := ctx.Value(returningKey{}).(func(scan func(dest ...any) error) error)
+	return row
+}
+
 // WireStats counts the writer's traffic on PostgreSQL; zero on SQLite.
 type WireStats struct {
 	Statements int64 // statements sent, BEGIN and COMMIT included
@@ -167,19 +201,34 @@ func (c *pgConn) abort() {
 // flush sends the held statements and last in one pipeline and returns
 // last's command tag, or the first error the server answered.
 func (c *pgConn) flush(ctx context.Context, last held) (pgconn.CommandTag, error) {
+	return c.flushRows(ctx, last, nil)
+}
+
+// flushRows is flush, calling row for each row last returns when row is
+// not nil (WriteReturning). Outside a pipelined transaction it sends last
+// alone.
+func (c *pgConn) flushRows(ctx context.Context, last held, row func(scan func(dest ...any) error) error) (pgconn.CommandTag, error) {
 	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(c.pending)+1)}
 	for _, h := range c.pending {
 		b.Queue(h.query, h.args...)
 	}
 	b.Queue(last.query, last.args...)
-	c.pending = c.pending[:0]
-	c.begun = true
+	if c.pending != nil {
+		c.pending = c.pending[:0]
+		c.begun = true
+	}
 	c.wire.sent(len(b.QueuedQueries))
 	br := c.Conn.Conn().SendBatch(ctx, b)
 	var tag pgconn.CommandTag
 	var first error
-	for range b.QueuedQueries {
-		t, err := br.Exec()
+	for i := range b.QueuedQueries {
+		var t pgconn.CommandTag
+		var err error
+		if i == len(b.QueuedQueries)-1 && row != nil && first == nil {
+			t, err = readRows(br, row)
+		} else {
+			t, err = br.Exec()
+		}
 		if err != nil && first == nil {
 			first = err
 		}
@@ -191,10 +240,34 @@ func (c *pgConn) flush(ctx context.Context, last held) (pgconn.CommandTag, error
 	return tag, first
 }
 
+// readRows reads the next result of br, a query's, calling row for each
+// of its rows.
+func readRows(br pgx.BatchResults, row func(scan func(dest ...any) error) error) (pgconn.CommandTag, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows.Scan); err != nil {
+			return pgconn.CommandTag{}, err
+		}
+	}
+	rows.Close()
+	return rows.CommandTag(), rows.Err()
+}
+
 // holding reports whether statements wait to be sent before the next one.
 func (c *pgConn) holding() bool { return len(c.pending) > 0 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if row := returning(ctx); row != nil {
+		tag, err := c.flushRows(ctx, held{query: translate(query), args: namedArgs(args)}, row)
+		if err != nil {
+			return nil, err
+		}
+		return driver.RowsAffected(tag.RowsAffected()), nil
+	}
 	if c.pending == nil {
 		c.wire.sent(1)
 		return c.Conn.ExecContext(ctx, translate(query), args)
@@ -250,7 +323,7 @@ type pgStmt struct {
 }
 
 func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if s.c.pending != nil {
+	if s.c.pending != nil || returning(ctx) != nil {
 		return s.c.ExecContext(ctx, s.query, args)
 	}
 	s.c.wire.sent(1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 
@@ -175,4 +176,95 @@ func TestGroupCommit_HeldStatementFailsOnlyItsWrite(t *testing.T) {
 		is.True(statements >= 3*int64(len(errs))) // every write's statements were sent
 		is.True(trips*3 < statements)             // held statements shared round trips
 	}
+}
+
+// TestWriteReturning_OK: a write's returned rows are read, after the
+// statements held before it, which it sends in the same round trip.
+func TestWriteReturning_OK(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := sqldbtest.NewDB(t)
+	pipelineTables(t, db)
+	_, err := db.ExecContext(ctx, `INSERT INTO pl_parent (id) VALUES (2)`)
+	is.NoErr(err) // a parent taken before
+	before := db.WireStats()
+	var got []int
+	err = db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := db.WriteLater(ctx, tx, `INSERT INTO pl_parent (id) VALUES (?)`, 1); err != nil {
+			return err
+		}
+		return db.WriteReturning(ctx, tx, `INSERT INTO pl_parent (id) VALUES (1), (2), (3), (3), (4)
+			ON CONFLICT (id) DO NOTHING RETURNING id`, func(scan func(...any) error) error {
+			var id int
+			if err := scan(&id); err != nil {
+				return err
+			}
+			got = append(got, id)
+			return nil
+		})
+	})
+	is.NoErr(err) // committed
+	slices.Sort(got)
+	is.Equal(got, []int{3, 4})                     // only the rows that got in came back, a duplicate once
+	is.Equal(pipelineCount(t, db, "pl_parent"), 4) // 1 held, 2 before, 3 and 4 returned
+	if db.Postgres {
+		wire := db.WireStats()
+		// BEGIN, the held insert and the returning one in one round trip,
+		// COMMIT in another.
+		is.Equal(wire.Statements-before.Statements, int64(4))
+		is.Equal(wire.RoundTrips-before.RoundTrips, int64(2))
+	}
+}
+
+// TestGroupCommit_PrepareSeesTheBatchItems: Prepare runs first in each
+// transaction with the items of the writes it holds, in order; when the
+// batch fails, with each write's item alone as the write runs again.
+func TestGroupCommit_PrepareSeesTheBatchItems(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := sqldbtest.NewDB(t)
+	pipelineTables(t, db)
+	g := sqldb.NewGroupCommit(db, 16)
+	type item struct{ id, prepared int }
+	// Prepare writes each item's parent in one statement; a write adds
+	// the child, which fails for the write whose parent was not prepared.
+	g.Prepare = func(ctx context.Context, tx *sql.Tx, items []any) error {
+		q, args := `INSERT INTO pl_parent (id) VALUES `, []any{}
+		for i, it := range items {
+			it := it.(*item)
+			it.prepared++
+			if i > 0 {
+				q += ", "
+			}
+			q += "(?)"
+			args = append(args, it.id)
+		}
+		_, err := db.WriteExec(ctx, tx, q, args...)
+		return err
+	}
+	items := make([]*item, 32)
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i := range items {
+		items[i] = &item{id: i}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parent := i
+			if i == 13 {
+				parent = 100_000 // no such parent: the write fails, alone
+			}
+			errs[i] = g.DoItem(ctx, items[i], func(ctx context.Context, tx *sql.Tx) error {
+				_, err := db.WriteExec(ctx, tx, `INSERT INTO pl_child (id, parent) VALUES (?, ?)`, i, parent)
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		is.Equal(err != nil, i == 13) // only the failing write failed
+		is.True(items[i].prepared >= 1)
+	}
+	is.Equal(pipelineCount(t, db, "pl_parent"), len(items)-1) // every other write's prepared parent committed
+	is.Equal(pipelineCount(t, db, "pl_child"), len(items)-1)
 }
