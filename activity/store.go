@@ -1,12 +1,14 @@
 package activity
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -334,7 +336,8 @@ type claimKey struct{ env, id string }
 // SQLite each request claims its own (insertTx): there a statement is no
 // round trip.
 func (s *Store) claimBatch(ctx context.Context, tx *sql.Tx, items []any) error {
-	var envs, ids, ats []string
+	type claimRow struct{ env, id, at string }
+	var claims []claimRow
 	for _, it := range items {
 		r := it.(*insertRequest)
 		r.claimed, r.refused = false, nil
@@ -343,13 +346,20 @@ func (s *Store) claimBatch(ctx context.Context, tx *sql.Tx, items []any) error {
 		}
 		ts := sqldb.FormatTime(r.now)
 		for _, p := range r.plans {
-			envs = append(envs, p.tenant.EnvironmentID)
-			ids = append(ids, p.transactionID)
-			ats = append(ats, ts)
+			claims = append(claims, claimRow{p.tenant.EnvironmentID, p.transactionID, ts})
 		}
 	}
-	if len(ids) == 0 {
+	if len(claims) == 0 {
 		return nil
+	}
+	// In key order, so that two instances' group commits wanting the same
+	// transactionIds wait on each other in the same order, not deadlock.
+	slices.SortFunc(claims, func(a, b claimRow) int {
+		return cmp.Or(strings.Compare(a.env, b.env), strings.Compare(a.id, b.id))
+	})
+	envs, ids, ats := make([]string, len(claims)), make([]string, len(claims)), make([]string, len(claims))
+	for i, c := range claims {
+		envs[i], ids[i], ats[i] = c.env, c.id, c.at
 	}
 	got := make(map[claimKey]bool, len(ids))
 	err := s.db.WriteReturning(ctx, tx, claimTransactionsSQL, func(scan func(...any) error) error {
