@@ -45,10 +45,41 @@ func openDB(t testing.TB, path string) *sqldb.DB {
 		t.Fatalf("open database: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := sqldb.Migrate(db, migrations.FS); err != nil {
+	if db.Postgres {
+		err = sqldb.Migrate(db, migrations.FS)
+	} else {
+		err = copyMigrated(db)
+	}
+	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	return db
+}
+
+// migrated is an in-memory SQLite database migrated once per test
+// process, which every SQLite test database starts as a copy of: copying
+// its pages is much cheaper than running every migration again, as the
+// PostgreSQL tests clone a migrated template database. It stays open
+// until the process ends.
+var migrated struct {
+	once sync.Once
+	db   *sqldb.DB
+	err  error
+}
+
+// copyMigrated makes db a copy of the migrated database, whose schema is
+// the one sqldb.Migrate gives.
+func copyMigrated(db *sqldb.DB) error {
+	migrated.once.Do(func() {
+		migrated.db, migrated.err = sqldb.Open(context.Background(), sqldb.MemoryPath)
+		if migrated.err == nil {
+			migrated.err = sqldb.Migrate(migrated.db, migrations.FS)
+		}
+	})
+	if migrated.err != nil {
+		return migrated.err
+	}
+	return db.CopyFrom(context.Background(), migrated.db)
 }
 
 // SkipUnlessShared skips a test of several Herald processes on one
