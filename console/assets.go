@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 )
 
 // The console's scripts, styles and icons, embedded. htmx.min.js is htmx
@@ -20,15 +21,19 @@ import (
 //go:embed assets
 var assetFS embed.FS
 
-// asset is one embedded file, ready to serve: its bytes, gzipped once, and
-// a fingerprint of its content for its URL.
+// asset is one embedded file, ready to serve: its bytes, gzipped when
+// first asked for, and a fingerprint of its content for its URL.
 type asset struct {
-	body, gzipped []byte
-	kind          string
-	version       string
+	body    []byte
+	gzipped func() []byte
+	kind    string
+	version string
 }
 
-// assets are the embedded files by name, read once at start.
+// assets are the embedded files by name, read once at start. Each is
+// gzipped on its first request rather than at start: the best compression
+// allocates about a megabyte of state per file, work every start paid for
+// a console that may never be opened.
 var assets = loadAssets()
 
 func loadAssets() map[string]asset {
@@ -37,17 +42,22 @@ func loadAssets() map[string]asset {
 	for _, f := range files {
 		body, _ := assetFS.ReadFile("assets/" + f.Name())
 		sum := sha256.Sum256(body)
-		var gz bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-		zw.Write(body)
-		zw.Close()
 		kind := mime.TypeByExtension(path.Ext(f.Name()))
 		if kind == "" {
 			kind = "text/plain; charset=utf-8"
 		}
-		out[f.Name()] = asset{body: body, gzipped: gz.Bytes(), kind: kind, version: hex.EncodeToString(sum[:6])}
+		out[f.Name()] = asset{body: body, gzipped: sync.OnceValue(func() []byte { return gzipBytes(body) }),
+			kind: kind, version: hex.EncodeToString(sum[:6])}
 	}
 	return out
+}
+
+func gzipBytes(body []byte) []byte {
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(body)
+	zw.Close()
+	return gz.Bytes()
 }
 
 // assetURL is the URL of an embedded file, fingerprinted by its content, so
@@ -72,7 +82,7 @@ func handleAsset() http.Handler {
 		body := a.body
 		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 			h.Set("Content-Encoding", "gzip")
-			body = a.gzipped
+			body = a.gzipped()
 		}
 		w.Write(body)
 	})
