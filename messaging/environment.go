@@ -25,7 +25,9 @@ func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) erro
 				SELECT notification_id FROM messages WHERE id IN (`+in+`))`, ids...); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id IN (`+in+`)`, ids...)
-			return err
+			if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id IN (`+in+`)`, ids...); err != nil {
+				return err
+			}
+			return s.allPagesChanged(ctx, tx)
 		})
 }

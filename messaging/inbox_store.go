@@ -153,6 +153,32 @@ func (f *inboxFilter) more(q *queries, where []string, args []any, severities ma
 func (s *Store) inboxPage(ctx context.Context, box inboxScope, f *inboxFilter, sev map[string]string,
 	after string, offset, limit int) ([]*inboxMessage, bool, error) {
 	cond, args := f.cond(s.queries, box, sev)
+	query := pageQuery(cond, args, "inbox", after, offset, limit)
+	p, err := cachedPageOf(s, pageOwner(box.env, box.subscriberID), query, func() (inboxAnswer, error) {
+		msgs, more, err := s.readInboxPage(ctx, box, cond, args, after, offset, limit)
+		return inboxAnswer{msgs, more}, err
+	}, inboxAnswer.size)
+	return p.msgs, p.more, err
+}
+
+// inboxAnswer is a page of an inbox and whether more follow; kept in the
+// page cache, it is never changed.
+type inboxAnswer struct {
+	msgs []*inboxMessage
+	more bool
+}
+
+func (p inboxAnswer) size() int {
+	n := 0
+	for _, m := range p.msgs {
+		n += m.size()
+	}
+	return n
+}
+
+// readInboxPage is inboxPage, read from the database.
+func (s *Store) readInboxPage(ctx context.Context, box inboxScope, cond string, args []any,
+	after string, offset, limit int) ([]*inboxMessage, bool, error) {
 	if after != "" {
 		var at string
 		err := s.db.QueryRow(ctx, `SELECT created_at FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?`,
@@ -299,6 +325,9 @@ func (s *Store) inboxMark(ctx context.Context, box inboxScope, id string, action
 		if n, _ := res.RowsAffected(); n == 0 {
 			return platform.ErrNotFound
 		}
+		if err := s.pagesChanged(ctx, tx, env, box.subscriberID); err != nil {
+			return err
+		}
 		out, err = scanInboxMessage(tx.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages WHERE id = ?`, id))
 		if err != nil || !raise {
 			return err
@@ -340,13 +369,20 @@ func (s *Store) inboxMarkAll(ctx context.Context, box inboxScope, f *inboxFilter
 		if err != nil {
 			return 0, fmt.Errorf("mark all %s: %w", action, err)
 		}
-		return res.RowsAffected()
+		n, err := res.RowsAffected()
+		if err == nil && n > 0 {
+			err = s.pagesChanged(ctx, nil, env, box.subscriberID)
+		}
+		return n, err
 	}
 	var n int64
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		ids, err := returningIDs(ctx, tx, query, all...)
 		n = int64(len(ids))
 		if err != nil {
+			return err
+		}
+		if err := s.pagesChanged(ctx, tx, env, box.subscriberID); err != nil {
 			return err
 		}
 		return s.raiseFor(ctx, tx, env, event, ids, nil)
@@ -413,6 +449,9 @@ func (s *Store) inboxAct(ctx context.Context, box inboxScope, id, button, status
 		if err != nil {
 			return err
 		}
+		if err := s.pagesChanged(ctx, tx, box.env, box.subscriberID); err != nil {
+			return err
+		}
 		out, err = scanInboxMessage(tx.QueryRowContext(ctx, `SELECT `+inboxColumns+` FROM messages WHERE id = ?`, id))
 		return err
 	})
@@ -463,6 +502,9 @@ func (s *Store) EndSnooze(ctx context.Context, environmentID, messageID string, 
 	raise := s.wantsAny(ctx, environmentID, EventUnsnoozed)
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, s.queries.endSnooze, now, environmentID, messageID, sqldb.FormatTime(until)).Scan(&subscriberID)
+		if err == nil {
+			err = s.pagesChanged(ctx, tx, environmentID, subscriberID)
+		}
 		if err != nil || !raise {
 			return err
 		}

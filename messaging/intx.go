@@ -91,6 +91,9 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 		if announce != nil {
 			db.AfterCommit(tx, announce)
 		}
+		// The other processes forget the subscriber's pages on the live
+		// event the insert notifies (listenPages).
+		e.messages.forgetPagesHere(tx, pageOwner(m.EnvironmentID, m.SubscriberID))
 		if err := e.messages.storeOverrides(ctx, tx, m); err != nil {
 			return err
 		}

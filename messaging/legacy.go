@@ -167,6 +167,9 @@ func (s *Store) markAll(ctx context.Context, env, subscriberID, mark string) (in
 			return 0, fmt.Errorf("mark all messages %s: %w", mark, err)
 		}
 		n, err := res.RowsAffected()
+		if err == nil && n > 0 {
+			err = s.pagesChanged(ctx, nil, env, subscriberID)
+		}
 		return int(n), err
 	}
 	var n int
@@ -174,6 +177,9 @@ func (s *Store) markAll(ctx context.Context, env, subscriberID, mark string) (in
 		ids, err := returningIDs(ctx, tx, query, args...)
 		n = len(ids)
 		if err != nil {
+			return err
+		}
+		if err := s.pagesChanged(ctx, tx, env, subscriberID); err != nil {
 			return err
 		}
 		return s.raiseFor(ctx, tx, env, event, ids, nil)

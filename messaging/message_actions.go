@@ -81,6 +81,9 @@ func (s *Store) setAction(ctx context.Context, env, subscriberID, id, button, st
 		if err != nil {
 			return err
 		}
+		if err := s.pagesChanged(ctx, tx, env, subscriberID); err != nil {
+			return err
+		}
 		rows, err := queryMessages(ctx, tx, `SELECT `+messageColumns+` FROM messages WHERE id = ?`, id)
 		if err != nil {
 			return err

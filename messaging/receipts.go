@@ -92,9 +92,10 @@ func (s *Store) applyReceipt(ctx context.Context, env, providerID string, r inte
 	err = s.db.RetryTx(ctx, func(tx *sql.Tx) error {
 		found = false
 		var id, notificationID, jobID string
-		err := tx.QueryRowContext(ctx, `SELECT id, notification_id, job_id FROM messages
+		var subscriberID, channel string
+		err := tx.QueryRowContext(ctx, `SELECT id, notification_id, job_id, subscriber_id, channel FROM messages
 			WHERE environment_id = ? AND provider_id = ? AND (id = ? OR provider_message_id = ?)
-			ORDER BY id LIMIT 1`, env, providerID, r.MessageID, r.ProviderMessageID).Scan(&id, &notificationID, &jobID)
+			ORDER BY id LIMIT 1`, env, providerID, r.MessageID, r.ProviderMessageID).Scan(&id, &notificationID, &jobID, &subscriberID, &channel)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -113,6 +114,11 @@ func (s *Store) applyReceipt(ctx context.Context, env, providerID string, r inte
 			map[string]any{":at": ts, ":why": why, ":errid": sqldb.NewIDAt(at), ":event": r.Event, ":id": id})
 		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 			return err
+		}
+		if channel == "in_app" {
+			if err := s.pagesChanged(ctx, tx, env, subscriberID); err != nil {
+				return err
+			}
 		}
 		if s.receipts != nil {
 			if err := s.receipts.RecordReceiptDetail(ctx, tx, ReceiptDetail{EnvironmentID: env, NotificationID: notificationID,

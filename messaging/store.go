@@ -40,12 +40,17 @@ type Store struct {
 
 	events   EventSink      // where message events are raised; nil raises none (UseEvents)
 	receipts ReceiptDetails // where a receipt's execution detail is recorded; nil records none (UseReceipts)
+
+	pages       pageCache           // the feeds' and inboxes' pages read lately (pages.go)
+	pageChanges sqldb.Invalidations // tells the processes sharing the database whose pages changed
 }
 
 // NewStore returns a Store on db that reads other domains through src.
 func NewStore(db *sqldb.DB, src Sources) *Store {
-	return &Store{db: db, src: src, now: time.Now, queries: newQueries(db.Dialect()),
+	s := &Store{db: db, src: src, now: time.Now, queries: newQueries(db.Dialect()),
 		inserts: sqldb.NewGroupCommit(db, maxInsertBatch)}
+	s.listenPages()
+	return s
 }
 
 // WithClock makes the store read the time from now, for tests; it returns s.
@@ -167,6 +172,9 @@ func (s *Store) insertMessage(ctx context.Context, m *message) (inserted bool, e
 			return err
 		}
 		inserted = true
+		if err := s.inAppChanged(ctx, tx, m); err != nil {
+			return err
+		}
 		if err := s.storeOverrides(ctx, tx, m); err != nil {
 			return err
 		}
@@ -288,7 +296,7 @@ func (s *Store) redeliver(ctx context.Context, m *message) error {
 	if err != nil {
 		return fmt.Errorf("update message %s: %w", m.ID, err)
 	}
-	return nil
+	return s.inAppChanged(ctx, nil, m)
 }
 
 // finishWrite returns the write that records the result of a delivery
@@ -332,6 +340,9 @@ func (s *Store) finishWrite(ctx context.Context, m *message, out Outcome, errorT
 	return func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := s.db.WriteExec(ctx, tx, s.queries.finish, args...); err != nil {
 			return fmt.Errorf("finish message %s: %w", m.ID, err)
+		}
+		if err := s.inAppChanged(ctx, tx, m); err != nil {
+			return err
 		}
 		if raise {
 			if err := s.raiseFor(ctx, tx, m.EnvironmentID, event, []string{m.ID}, why); err != nil {
@@ -380,6 +391,31 @@ type feedFilter struct {
 // no row to carry it, reads the two in a snapshot.
 func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message, int, error) {
 	cond, args := feedCond(s.queries.d, env, f)
+	query := pageQuery(cond, args, "feed", f.page, f.limit, f.withSummary, f.organizationID)
+	p, err := cachedPageOf(s, pageOwner(env, f.subscriberID), query, func() (feedAnswer, error) {
+		msgs, total, err := s.readFeed(ctx, env, cond, args, f)
+		return feedAnswer{msgs, total}, err
+	}, feedAnswer.size)
+	return p.msgs, p.total, err
+}
+
+// feedAnswer is a page of the feed and the number of all that match;
+// kept in the page cache, it is never changed.
+type feedAnswer struct {
+	msgs  []*message
+	total int
+}
+
+func (p feedAnswer) size() int {
+	n := 0
+	for _, m := range p.msgs {
+		n += m.size()
+	}
+	return n
+}
+
+// readFeed is feed, read from the database.
+func (s *Store) readFeed(ctx context.Context, env, cond string, args []any, f feedFilter) ([]*message, int, error) {
 	msgs, total, err := s.feedPage(ctx, nil, cond, args, f)
 	if err == nil && total < 0 {
 		msgs, total, err = s.feedSnapshot(ctx, cond, args, f)
@@ -625,6 +661,9 @@ func (s *Store) markAs(ctx context.Context, env, subscriberID string, ids []stri
 		if err != nil {
 			return err
 		}
+		if err := s.pagesChanged(ctx, tx, env, subscriberID); err != nil {
+			return err
+		}
 		// Its own parameters: a shared database cannot type one a
 		// statement does not use.
 		out, err = queryMessages(ctx, tx, `SELECT `+messageColumns+` FROM messages
@@ -725,6 +764,17 @@ func (s *Store) deleteMessages(ctx context.Context, tx *sql.Tx, where string, ar
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
+	}
+	var owners []string
+	for _, d := range gone {
+		if o := pageOwner(d.env, d.subscriberID); d.channel == "in_app" && !slices.Contains(owners, o) {
+			owners = append(owners, o)
+		}
+	}
+	if len(owners) > 0 {
+		if err := s.forgetPages(ctx, tx, owners); err != nil {
+			return nil, 0, err
+		}
 	}
 	payloads, err := s.dropPayloads(ctx, tx, gone)
 	return gone, payloads, err
