@@ -33,11 +33,16 @@ const inboxColumns = `id, organization_id, notification_id, subscriber_id, templ
 	cta, data, tags, delivered_at, read, seen, archived, last_read_date, last_seen_date, first_seen_date,
 	archived_at, snoozed_until, created_at, updated_at`
 
+// dest is where a row of inboxColumns is scanned, in their order.
+func (m *inboxMessage) dest() []any {
+	return []any{&m.ID, &m.OrganizationID, &m.NotificationID, &m.SubscriberID, &m.TemplateID, &m.TransactionID, &m.Channel, &m.Content, &m.Subject,
+		&m.Avatar, &m.CTA, &m.Data, &m.Tags, &m.DeliveredAt, &m.Read, &m.Seen, &m.Archived, &m.LastReadDate,
+		&m.LastSeenDate, &m.FirstSeenDate, &m.ArchivedAt, &m.SnoozedUntil, &m.CreatedAt, &m.UpdatedAt}
+}
+
 func scanInboxMessage(row scanner) (*inboxMessage, error) {
 	var m inboxMessage
-	err := row.Scan(&m.ID, &m.OrganizationID, &m.NotificationID, &m.SubscriberID, &m.TemplateID, &m.TransactionID, &m.Channel, &m.Content, &m.Subject,
-		&m.Avatar, &m.CTA, &m.Data, &m.Tags, &m.DeliveredAt, &m.Read, &m.Seen, &m.Archived, &m.LastReadDate,
-		&m.LastSeenDate, &m.FirstSeenDate, &m.ArchivedAt, &m.SnoozedUntil, &m.CreatedAt, &m.UpdatedAt)
+	err := row.Scan(m.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, platform.ErrNotFound
 	}
@@ -157,23 +162,27 @@ func (s *Store) inboxPage(ctx context.Context, box inboxScope, f *inboxFilter, s
 	p, err := cachedPageOf(s, pageOwner(box.env, box.subscriberID), query, func() (inboxAnswer, error) {
 		msgs, more, err := s.readInboxPage(ctx, box, cond, args, after, offset, limit)
 		return inboxAnswer{msgs, more}, err
-	}, inboxAnswer.size)
+	}, inboxAnswer.encode, decodeInbox)
 	return p.msgs, p.more, err
 }
 
-// inboxAnswer is a page of an inbox and whether more follow; kept in the
-// page cache, it is never changed.
+// inboxAnswer is a page of an inbox and whether more follow.
 type inboxAnswer struct {
 	msgs []*inboxMessage
 	more bool
 }
 
-func (p inboxAnswer) size() int {
-	n := 0
-	for _, m := range p.msgs {
-		n += m.size()
+func (p inboxAnswer) encode(b []byte) []byte {
+	b = appendFlag(b, p.more)
+	return encodeRows(b, p.msgs, (*inboxMessage).dest)
+}
+
+func decodeInbox(b []byte) (inboxAnswer, error) {
+	if len(b) == 0 {
+		return inboxAnswer{}, errBadPage
 	}
-	return n
+	msgs, err := decodeRows(b[1:], (*inboxMessage).dest)
+	return inboxAnswer{msgs, b[0] == 1}, err
 }
 
 // readInboxPage is inboxPage, read from the database.

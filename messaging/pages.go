@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,9 +10,11 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// pageCacheBytes bounds what a pageCache holds, by pageSize's estimate;
-// past it, the cache starts over.
-const pageCacheBytes = 24 << 20
+// pageRingBytes is the memory a pageCache keeps its pages in. It is
+// mapped apart from the Go heap (mapRing), so the pages it holds do not
+// raise how far the heap grows between collections, which is a multiple
+// of what each collection keeps (app.TuneGC).
+const pageRingBytes = 24 << 20
 
 // pagesPerOwner is the most queries a pageCache keeps for one subscriber:
 // an inbox shows a few tabs (all, unread, archived), each its own query.
@@ -21,7 +24,9 @@ const pagesPerOwner = 4
 // until a write changes that subscriber's messages. A client reads its
 // inbox far more often than the inbox changes: on open, on every focus,
 // after every mark. Each page is kept under its owner (pageOwner) and
-// the query that read it, whose text and arguments decide its rows.
+// the query that read it, whose text and arguments decide its rows,
+// encoded (encodeRows) in a ring: a page written at its end wraps to its
+// start, over the oldest pages.
 //
 // A read takes the cache's epoch before it asks the database, and keeps
 // its answer only if no write was forgotten meanwhile (forget bumps the
@@ -31,49 +36,85 @@ const pagesPerOwner = 4
 type pageCache struct {
 	mu     sync.Mutex
 	epoch  uint64
-	owners map[string]map[string]cachedPage
-	bytes  int
+	ring   []byte // mapped on the first keep
+	lap    uint64 // times the ring was wrapped
+	pos    int    // where the next page goes; [0, pos) is this lap's
+	owners map[string]map[string]pageRef
 }
 
-type cachedPage struct {
-	value any
-	size  int
+// pageRef is where a page lies in the ring.
+type pageRef struct {
+	lap    uint64
+	off, n int
 }
 
 // pageOwner is the key of one subscriber's pages.
 func pageOwner(env, subscriberID string) string { return env + "\x00" + subscriberID }
 
-// get returns the page query read for owner, if it is kept, and the epoch
-// to keep an answer read now with.
-func (c *pageCache) get(owner, query string) (any, bool, uint64) {
+// get returns a copy of the page query read for owner, if it is kept,
+// and the epoch to keep an answer read now with.
+func (c *pageCache) get(owner, query string) ([]byte, bool, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.owners[owner][query]
-	return p.value, ok, c.epoch
+	ref, ok := c.owners[owner][query]
+	if !ok || !c.intact(ref) {
+		return nil, false, c.epoch
+	}
+	return bytes.Clone(c.ring[ref.off : ref.off+ref.n]), true, c.epoch
 }
 
-// keep holds value, of size bytes, as owner's answer to query, read at
-// epoch; an answer read before a write forgotten since is dropped.
-func (c *pageCache) keep(owner, query string, epoch uint64, value any, size int) {
+// intact reports whether no later page was written over ref: one of this
+// lap, or of the last one past where this lap has reached.
+func (c *pageCache) intact(ref pageRef) bool {
+	return ref.lap == c.lap || ref.lap+1 == c.lap && ref.off >= c.pos
+}
+
+// keep holds page as owner's answer to query, read at epoch; an answer
+// read before a write forgotten since is dropped, and so is a page
+// larger than a sixteenth of the ring.
+func (c *pageCache) keep(owner, query string, epoch uint64, page []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if epoch != c.epoch || size > pageCacheBytes/64 {
+	if epoch != c.epoch || len(page) > pageRingBytes/16 {
 		return
 	}
-	if c.owners == nil || c.bytes+size > pageCacheBytes {
-		c.owners, c.bytes = map[string]map[string]cachedPage{}, 0
+	if c.ring == nil {
+		ring, err := mapRing(pageRingBytes)
+		if err != nil {
+			return
+		}
+		c.ring = ring
+	}
+	if c.pos+len(page) > len(c.ring) {
+		c.lap, c.pos = c.lap+1, 0
+		c.dropOverwritten()
+	}
+	ref := pageRef{lap: c.lap, off: c.pos, n: len(page)}
+	c.pos += copy(c.ring[c.pos:], page)
+	if c.owners == nil {
+		c.owners = map[string]map[string]pageRef{}
 	}
 	pages := c.owners[owner]
-	if len(pages) >= pagesPerOwner {
-		c.dropLocked(owner)
-		pages = nil
-	}
-	if pages == nil {
-		pages = map[string]cachedPage{}
+	if pages == nil || len(pages) >= pagesPerOwner {
+		pages = map[string]pageRef{}
 		c.owners[owner] = pages
 	}
-	pages[query] = cachedPage{value: value, size: size}
-	c.bytes += size
+	pages[query] = ref
+}
+
+// dropOverwritten forgets the pages the new lap will write over: those
+// of the lap before last, so that the index does not outgrow the ring.
+func (c *pageCache) dropOverwritten() {
+	for owner, pages := range c.owners {
+		for q, ref := range pages {
+			if ref.lap+1 < c.lap {
+				delete(pages, q)
+			}
+		}
+		if len(pages) == 0 {
+			delete(c.owners, owner)
+		}
+	}
 }
 
 // forget drops the pages of owners; none drops every page.
@@ -82,19 +123,12 @@ func (c *pageCache) forget(owners ...string) {
 	defer c.mu.Unlock()
 	c.epoch++
 	if len(owners) == 0 {
-		c.owners, c.bytes = nil, 0
+		c.owners = nil
 		return
 	}
 	for _, o := range owners {
-		c.dropLocked(o)
+		delete(c.owners, o)
 	}
-}
-
-func (c *pageCache) dropLocked(owner string) {
-	for _, p := range c.owners[owner] {
-		c.bytes -= p.size
-	}
-	delete(c.owners, owner)
 }
 
 // pagesChannel carries, between the processes sharing a database, the
@@ -174,20 +208,22 @@ func (s *Store) forgetPages(ctx context.Context, tx *sql.Tx, owners []string) er
 	return s.pageChanges.Changed(ctx, tx, owners...)
 }
 
-// cachedPageOf returns owner's answer to query: the cached one, or
-// read's, which is kept when it has no error. size estimates an answer's
-// bytes.
-func cachedPageOf[V any](s *Store, owner, query string, read func() (V, error), size func(V) int) (V, error) {
+// cachedPageOf returns owner's answer to query: the kept one, or read's,
+// which is kept when it has no error.
+func cachedPageOf[V any](s *Store, owner, query string, read func() (V, error),
+	encode func(V, []byte) []byte, decode func([]byte) (V, error)) (V, error) {
 	if query == "" || !s.cachesPages() {
 		return read()
 	}
-	cached, ok, epoch := s.pages.get(owner, query)
+	page, ok, epoch := s.pages.get(owner, query)
 	if ok {
-		return cached.(V), nil
+		if v, err := decode(page); err == nil {
+			return v, nil
+		}
 	}
 	v, err := read()
 	if err == nil {
-		s.pages.keep(owner, query, epoch, v, size(v))
+		s.pages.keep(owner, query, epoch, encode(v, nil))
 	}
 	return v, err
 }
@@ -201,36 +237,6 @@ func pageQuery(cond string, args []any, rest ...any) string {
 		return ""
 	}
 	return string(b)
-}
-
-// rowBytes is a page row's estimated bytes beyond its texts.
-const rowBytes = 400
-
-// size estimates m's bytes in memory.
-func (m *message) size() int {
-	n := rowBytes + len(m.ID) + len(m.EnvironmentID) + len(m.OrganizationID) + len(m.JobID) + len(m.NotificationID) +
-		len(m.SubscriberID) + len(m.TemplateID) + len(m.MessageTemplateID) + len(m.TemplateIdentifier) +
-		len(m.TransactionID) + len(m.ProviderID) + len(m.Content) + len(m.CTA) + len(m.Payload) + len(m.Overrides) +
-		len(m.Data) + len(m.Tags) + len(m.Actor) + len(m.SubscriberSummary) + len(m.DeliveredAt) + len(m.CreatedAt) + len(m.UpdatedAt)
-	for _, p := range []*string{m.Subject, m.Avatar, m.LastReadDate, m.LastSeenDate} {
-		if p != nil {
-			n += len(*p)
-		}
-	}
-	return n
-}
-
-// size estimates m's bytes in memory.
-func (m *inboxMessage) size() int {
-	n := rowBytes + len(m.ID) + len(m.OrganizationID) + len(m.NotificationID) + len(m.SubscriberID) + len(m.TemplateID) +
-		len(m.TransactionID) + len(m.Content) + len(m.CTA) + len(m.Data) + len(m.Tags) + len(m.DeliveredAt) +
-		len(m.CreatedAt) + len(m.UpdatedAt)
-	for _, p := range []*string{m.Subject, m.Avatar, m.LastReadDate, m.LastSeenDate, m.FirstSeenDate, m.ArchivedAt, m.SnoozedUntil} {
-		if p != nil {
-			n += len(*p)
-		}
-	}
-	return n
 }
 
 // inAppChanged is pagesChanged for m's subscriber, when m is in-app: no

@@ -1,6 +1,8 @@
 package messaging
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/matryer/is"
@@ -12,38 +14,81 @@ func TestPageCache_KeepsNoAnswerReadAcrossAWrite(t *testing.T) {
 	_, ok, epoch := c.get("env\x00ada", "q")
 	is.True(!ok) // nothing kept yet
 	c.forget("env\x00bob")
-	c.keep("env\x00ada", "q", epoch, "old", 10)
+	c.keep("env\x00ada", "q", epoch, []byte("old"))
 	_, ok, epoch = c.get("env\x00ada", "q")
 	is.True(!ok) // read while a write was forgotten: not kept
-	c.keep("env\x00ada", "q", epoch, "new", 10)
+	c.keep("env\x00ada", "q", epoch, []byte("new"))
 	v, ok, _ := c.get("env\x00ada", "q")
-	is.True(ok)        // kept
-	is.Equal(v, "new") // the answer read after the write
+	is.True(ok)                // kept
+	is.Equal(string(v), "new") // the answer read after the write
 	c.forget("env\x00ada")
 	_, ok, _ = c.get("env\x00ada", "q")
 	is.True(!ok) // forgotten with its owner
 }
 
-func TestPageCache_Bounds(t *testing.T) {
+func TestPageCache_Ring(t *testing.T) {
 	is := is.New(t)
 	var c pageCache
 	_, _, epoch := c.get("a", "")
 	for _, q := range []string{"1", "2", "3", "4", "5"} {
-		c.keep("a", q, epoch, q, 1)
+		c.keep("a", q, epoch, []byte(q))
 	}
 	_, ok, _ := c.get("a", "1")
 	is.True(!ok) // an owner's fifth page drops the four before
 	v, ok, _ := c.get("a", "5")
-	is.True(ok && v == "5") // and keeps itself
-	c.keep("b", "big", epoch, "x", pageCacheBytes/64+1)
+	is.True(ok && string(v) == "5") // and keeps itself
+	c.keep("b", "big", epoch, make([]byte, pageRingBytes/16+1))
 	_, ok, _ = c.get("b", "big")
 	is.True(!ok) // a page too large is not kept
-	for i := range 64 {
-		c.keep(string(rune('c'+i)), "q", epoch, i, pageCacheBytes/64)
+
+	// Pages of a sixteenth of the ring each: the seventeenth wraps over
+	// the first, and the pages after it stay.
+	page := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, pageRingBytes/16-8) }
+	for i := range 17 {
+		c.keep(fmt.Sprint("p", i), "q", epoch, page(i))
 	}
-	is.True(c.bytes <= pageCacheBytes) // never past the bound
 	_, ok, _ = c.get("a", "5")
-	is.True(!ok) // starting over dropped the oldest
+	is.True(!ok) // written over
+	_, ok, _ = c.get("p0", "q")
+	is.True(!ok) // written over
+	v, ok, _ = c.get("p1", "q")
+	is.True(ok && bytes.Equal(v, page(1))) // the last lap's, past where this one reached
+	v, ok, _ = c.get("p16", "q")
+	is.True(ok && bytes.Equal(v, page(16))) // this lap's
+	for i := 17; i < 40; i++ {
+		c.keep(fmt.Sprint("p", i), "q", epoch, page(i))
+	}
+	is.Equal(len(c.owners), 24) // the index holds this lap's pages and the last one's, none before
 	c.forget()
-	is.Equal(c.bytes, 0) // forgetting all empties it
+	_, ok, _ = c.get("p39", "q")
+	is.True(!ok) // forgetting all empties it
+}
+
+func TestPageCodec_RoundTrip(t *testing.T) {
+	is := is.New(t)
+	subject := "Hi"
+	in := feedAnswer{total: 42, msgs: []*message{
+		{ID: "a", Content: []byte(`"x"`), Subject: &subject, Read: true, CTA: []byte{}, SubscriberSummary: nil},
+		{ID: "b", Archived: true, Payload: []byte(`{"n":1}`)},
+		{ID: "b", Subject: &subject, Payload: []byte(`{"n":1}`), CTA: []byte{}},
+	}}
+	out, err := decodeFeed(in.encode(nil))
+	is.NoErr(err)
+	is.Equal(out.total, 42)                      // the count
+	is.Equal(len(out.msgs), 3)                   // every row
+	is.Equal(*out.msgs[0].Subject, "Hi")         // a pointer's text
+	is.Equal(out.msgs[1].Subject, nil)           // a nil pointer
+	is.True(out.msgs[0].CTA != nil)              // an empty slice stays empty, not nil
+	is.Equal(out.msgs[0].SubscriberSummary, nil) // a nil slice stays nil
+	is.True(out.msgs[0].Read && out.msgs[1].Archived)
+	is.Equal(string(out.msgs[1].Payload), `{"n":1}`)
+	is.Equal(out.msgs[2].ID, "b")                    // a text as the row before's
+	is.Equal(string(out.msgs[2].Payload), `{"n":1}`) // bytes as the row before's
+	is.Equal(*out.msgs[2].Subject, "Hi")             // a pointer's text after a nil one
+	is.True(out.msgs[2].CTA != nil)                  // an empty slice after a nil one
+	enc := in.encode(nil)
+	for n := range len(enc) {
+		_, err := decodeFeed(enc[:n])
+		is.True(err != nil) // a cut page does not decode
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -373,6 +374,16 @@ var feedColumns = `id, environment_id, organization_id, job_id, notification_id,
 	data, tags, actor, status, read, seen, last_read_date, last_seen_date,
 	delivered_at, created_at, updated_at`
 
+// feedDest is where feedRows scans a feed item's columns, in
+// feedColumns' order, then archived and subscriber_summary.
+func (m *message) feedDest() []any {
+	return []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
+		&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
+		&m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Avatar, &m.CTA, &m.Payload, &m.Overrides,
+		&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
+		&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt, &m.Archived, &m.SubscriberSummary}
+}
+
 // feedFilter selects a page of one subscriber's in-app feed.
 type feedFilter struct {
 	withSummary    bool   // read the summary stored at delivery (no current one)
@@ -395,23 +406,28 @@ func (s *Store) feed(ctx context.Context, env string, f feedFilter) ([]*message,
 	p, err := cachedPageOf(s, pageOwner(env, f.subscriberID), query, func() (feedAnswer, error) {
 		msgs, total, err := s.readFeed(ctx, env, cond, args, f)
 		return feedAnswer{msgs, total}, err
-	}, feedAnswer.size)
+	}, feedAnswer.encode, decodeFeed)
 	return p.msgs, p.total, err
 }
 
-// feedAnswer is a page of the feed and the number of all that match;
-// kept in the page cache, it is never changed.
+// feedAnswer is a page of the feed and the number of all that match.
 type feedAnswer struct {
 	msgs  []*message
 	total int
 }
 
-func (p feedAnswer) size() int {
-	n := 0
-	for _, m := range p.msgs {
-		n += m.size()
+func (p feedAnswer) encode(b []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(p.total))
+	return encodeRows(b, p.msgs, (*message).feedDest)
+}
+
+func decodeFeed(b []byte) (feedAnswer, error) {
+	total, n := binary.Uvarint(b)
+	if n <= 0 {
+		return feedAnswer{}, errBadPage
 	}
-	return n
+	msgs, err := decodeRows(b[n:], (*message).feedDest)
+	return feedAnswer{msgs, int(total)}, err
 }
 
 // readFeed is feed, read from the database.
@@ -519,14 +535,9 @@ func (s *Store) feedRows(ctx context.Context, tx *sql.Tx, cond string, args []an
 	var total int
 	for rows.Next() {
 		var m message
-		dst := []any{&m.ID, &m.EnvironmentID, &m.OrganizationID, &m.JobID, &m.NotificationID,
-			&m.SubscriberID, &m.TemplateID, &m.MessageTemplateID, &m.TemplateIdentifier, &m.TransactionID,
-			&m.Channel, &m.ProviderID, &m.Content, &m.Subject, &m.Avatar, &m.CTA, &m.Payload, &m.Overrides,
-			&m.Data, &m.Tags, &m.Actor, &m.Status, &m.Read, &m.Seen, &m.LastReadDate, &m.LastSeenDate,
-			&m.DeliveredAt, &m.CreatedAt, &m.UpdatedAt}
-		dst = append(dst, &m.Archived)
-		if f.withSummary {
-			dst = append(dst, &m.SubscriberSummary)
+		dst := m.feedDest()
+		if !f.withSummary {
+			dst = dst[:len(dst)-1]
 		}
 		if err := rows.Scan(append(dst, &total)...); err != nil {
 			return nil, 0, err
