@@ -88,7 +88,7 @@ func (s *Store) revokeTokensIfHMACTurnedOn(ctx context.Context, tx *sql.Tx, befo
 			return err
 		}
 		if on {
-			if err := platform.RevokeSubscriberTokens(ctx, tx, env); err != nil {
+			if err := platform.RevokeSubscriberTokens(ctx, s.db, tx, env); err != nil {
 				return err
 			}
 		}

@@ -6,10 +6,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/app/apptest"
+	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
@@ -83,4 +85,28 @@ func TestSocket_EventsFromAnotherInstance(t *testing.T) {
 	names, p = sock.events(2)
 	is.Equal(names, []string{"unseen_count_changed", "unread_count_changed"}) // counts sent again
 	is.Equal(p[1]["unreadCount"], 0.0)                                        // as they stand
+}
+
+// TestInboxDoor_HMACOnRevokesOnEveryInstance: tokens bought without a hash
+// are refused by every instance once one turns HMAC on, the others within
+// the moment they reuse a token generation for.
+func TestInboxDoor_HMACOnRevokesOnEveryInstance(t *testing.T) {
+	if !sqldbtest.OnPostgres() {
+		t.Skip("several instances share a PostgreSQL database only")
+	}
+	is := is.New(t)
+	instances := apptest.NewInstances(t, 2)
+	a, b := instances[0], instances[1]
+	c, _ := apptest.OpenInbox(t, a, "ada", "")
+	onB := apptest.NewInbox(t, b, c.Token)
+	status, _, _ := onB.Do("GET", "/v1/inbox/notifications?limit=10", "")
+	is.Equal(status, 200) // good on b while HMAC is off
+
+	setCredentials(t, a, a.App.Development, `{"hmac":true}`)
+	status, _, _ = c.Do("GET", "/v1/inbox/notifications?limit=10", "")
+	is.Equal(status, 401) // refused at once by the instance that turned it on
+	platformtest.Eventually(t, 2*time.Second, func() bool {
+		status, _, _ := onB.Do("GET", "/v1/inbox/notifications?limit=10", "")
+		return status == 401
+	}, "b to refuse the token")
 }

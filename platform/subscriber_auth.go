@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herald-notify/herald/sqldb"
@@ -68,6 +70,9 @@ type SubscriberAuth struct {
 	now      func() time.Time
 	lookup   SubscriberLookup
 	hmacs    InboxHMACs
+
+	gensMu sync.Mutex
+	gens   map[string]knownGeneration // by environment (generation)
 }
 
 // NewSubscriberAuth returns the inbox's authority on db. Tokens are signed
@@ -254,7 +259,7 @@ func (a *SubscriberAuth) Authenticate(ctx context.Context, token string) (Subscr
 	if a.now().Unix() >= c.Expires {
 		return Subscriber{}, errBadToken
 	}
-	generation, err := a.TokenGeneration(ctx, c.EnvironmentID)
+	generation, err := a.generation(ctx, c.EnvironmentID)
 	if err != nil {
 		return Subscriber{}, err
 	}
@@ -302,15 +307,58 @@ func (a *SubscriberAuth) TokenGeneration(ctx context.Context, environmentID stri
 	return n, nil
 }
 
-// RevokeSubscriberTokens refuses, from when tx commits, every subscriber
-// token the environment has issued.
-func RevokeSubscriberTokens(ctx context.Context, tx *sql.Tx, environmentID string) error {
+// generationFor is how long a token check reuses an environment's token
+// generation: every inbox request checks it, and it moves only when an
+// environment's sessions start to need an HMAC. A revocation through this
+// process is seen at once (revocations); through another, within this.
+const generationFor = 100 * time.Millisecond
+
+// revocations counts this process's token revocations, each once its
+// transaction has committed: a token check reads the generation anew
+// after one.
+var revocations atomic.Uint64
+
+type knownGeneration struct {
+	n           int64
+	read        time.Time // monotonic: a test's clock may stand still
+	revocations uint64
+}
+
+// generation is TokenGeneration for a token check, reused for up to
+// generationFor. A session reads it anew: a token it issues must carry
+// the generation of now.
+func (a *SubscriberAuth) generation(ctx context.Context, environmentID string) (int64, error) {
+	seen := revocations.Load()
+	a.gensMu.Lock()
+	g, ok := a.gens[environmentID]
+	a.gensMu.Unlock()
+	if ok && g.revocations == seen && time.Since(g.read) < generationFor {
+		return g.n, nil
+	}
+	read := time.Now()
+	n, err := a.TokenGeneration(ctx, environmentID)
+	if err != nil {
+		return 0, err
+	}
+	a.gensMu.Lock()
+	defer a.gensMu.Unlock()
+	if a.gens == nil || len(a.gens) >= 1024 {
+		a.gens = map[string]knownGeneration{}
+	}
+	a.gens[environmentID] = knownGeneration{n: n, read: read, revocations: seen}
+	return n, nil
+}
+
+// RevokeSubscriberTokens refuses, from when tx, a transaction of db.Tx,
+// commits, every subscriber token the environment has issued.
+func RevokeSubscriberTokens(ctx context.Context, db *sqldb.DB, tx *sql.Tx, environmentID string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES (?, '1')
 		ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(settings.value AS INTEGER) + 1 AS TEXT)`,
 		tokenGenerationPrefix+environmentID)
 	if err != nil {
 		return fmt.Errorf("revoke subscriber tokens: %w", err)
 	}
+	db.AfterCommit(tx, func() { revocations.Add(1) })
 	return nil
 }
 
