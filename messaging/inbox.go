@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -217,7 +218,7 @@ func toNotification(m *inboxMessage, to inboxTo, wf *workflows.InboxWorkflow) in
 		SnoozedUntil: m.SnoozedUntil, CreatedAt: m.CreatedAt, ReadAt: m.LastReadDate, FirstSeenAt: m.FirstSeenDate,
 		ArchivedAt: m.ArchivedAt, Avatar: m.Avatar, ChannelType: m.Channel, Tags: []string{}, Severity: "none",
 	}
-	json.Unmarshal(m.DeliveredAt, &n.DeliveredAt)
+	n.DeliveredAt = stringList(m.DeliveredAt)
 	if len(m.Tags) > 2 && string(m.Tags) != "null" { // not [], which most messages have
 		json.Unmarshal(m.Tags, &n.Tags)
 	}
@@ -228,7 +229,7 @@ func toNotification(m *inboxMessage, to inboxTo, wf *workflows.InboxWorkflow) in
 		n.Data = m.Data
 	}
 	var cta messageCTA
-	if json.Unmarshal(m.CTA, &cta) == nil {
+	if linksOrActs(m.CTA) && json.Unmarshal(m.CTA, &cta) == nil {
 		if cta.Data.URL != "" {
 			n.Redirect = &inboxRedirect{URL: cta.Data.URL, Target: cta.Data.Target}
 		}
@@ -253,6 +254,39 @@ func toNotification(m *inboxMessage, to inboxTo, wf *workflows.InboxWorkflow) in
 		n.Severity = wf.Severity
 	}
 	return n
+}
+
+// stringList decodes a stored JSON array of strings, such as a message's
+// delivery times: when no string in it escapes a character, without the
+// JSON decoder, which every inbox read would run on each row.
+func stringList(raw []byte) []string {
+	inside, prefixed := bytes.CutPrefix(raw, []byte(`["`))
+	inside, suffixed := bytes.CutSuffix(inside, []byte(`"]`))
+	if !prefixed || !suffixed || len(raw) < 4 || bytes.IndexByte(raw, '\\') >= 0 {
+		var out []string
+		if json.Unmarshal(raw, &out) != nil {
+			return nil
+		}
+		return out
+	}
+	var out []string
+	for s := range bytes.SplitSeq(inside, []byte(`","`)) {
+		if !plainJSONString(s) {
+			var all []string
+			json.Unmarshal(raw, &all)
+			return all
+		}
+		out = append(out, string(s))
+	}
+	return out
+}
+
+// linksOrActs reports whether a stored cta may hold a redirect or action
+// buttons: most hold neither ({"data":{},"type":"redirect"}), and need
+// not be decoded. Herald writes cta itself, escaping no key, so a cta
+// without a backslash and without those keys holds neither.
+func linksOrActs(cta []byte) bool {
+	return bytes.IndexByte(cta, '\\') >= 0 || bytes.Contains(cta, []byte(`"url"`)) || bytes.Contains(cta, []byte(`"action"`))
 }
 
 // contentText is an in_app message's content, stored as a JSON string.
