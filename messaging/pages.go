@@ -3,6 +3,7 @@ package messaging
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"sync"
@@ -230,13 +231,15 @@ func cachedPageOf[V any](s *Store, owner, query string, read func() (V, error),
 
 // pageQuery is the key of a page under its owner: the statement's
 // condition and arguments, which decide its rows, and the rest of what
-// the read was asked.
+// the read was asked, as their SHA-256, so that the index holds 32 bytes
+// a page rather than the statement's text.
 func pageQuery(cond string, args []any, rest ...any) string {
 	b, err := json.Marshal(append(append([]any{cond}, args...), rest...))
 	if err != nil { // not kept: "" is no query (cachedPageOf)
 		return ""
 	}
-	return string(b)
+	sum := sha256.Sum256(b)
+	return string(sum[:])
 }
 
 // inAppChanged is pagesChanged for m's subscriber, when m is in-app: no
