@@ -17,6 +17,12 @@ import (
 // of what each collection keeps (app.TuneGC).
 const pageRingBytes = 24 << 20
 
+// pageStripes is how many epochs a pageCache keeps (pageCache.stripe):
+// a write forgets its owners' pages and bumps their stripes' epochs only,
+// so that a busy service's deliveries to some subscribers do not keep
+// every other subscriber's page from being kept.
+const pageStripes = 256
+
 // pagesPerOwner is the most queries a pageCache keeps for one subscriber:
 // an inbox shows a few tabs (all, unread, archived), each its own query.
 const pagesPerOwner = 4
@@ -29,14 +35,15 @@ const pagesPerOwner = 4
 // encoded (encodeRows) in a ring: a page written at its end wraps to its
 // start, over the oldest pages.
 //
-// A read takes the cache's epoch before it asks the database, and keeps
-// its answer only if no write was forgotten meanwhile (forget bumps the
-// epoch): an answer read while a write commits is never kept past it.
+// A read takes its owner's epoch before it asks the database, and keeps
+// its answer only if no write to that owner (or to another of its stripe)
+// was forgotten meanwhile (forget bumps the epoch): an answer read while
+// a write commits is never kept past it.
 // Writers forget after they commit (Store.pagesChanged), so a read that
 // starts later sees their rows.
 type pageCache struct {
 	mu     sync.Mutex
-	epoch  uint64
+	epochs [pageStripes]uint64
 	ring   []byte // mapped on the first keep
 	lap    uint64 // times the ring was wrapped
 	pos    int    // where the next page goes; [0, pos) is this lap's
@@ -52,16 +59,26 @@ type pageRef struct {
 // pageOwner is the key of one subscriber's pages.
 func pageOwner(env, subscriberID string) string { return env + "\x00" + subscriberID }
 
+// stripe is the index of owner's epoch: an FNV-1a hash of it.
+func stripe(owner string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(owner); i++ {
+		h = (h ^ uint32(owner[i])) * 16777619
+	}
+	return int(h % pageStripes)
+}
+
 // get returns a copy of the page query read for owner, if it is kept,
 // and the epoch to keep an answer read now with.
 func (c *pageCache) get(owner, query string) ([]byte, bool, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	epoch := c.epochs[stripe(owner)]
 	ref, ok := c.owners[owner][query]
 	if !ok || !c.intact(ref) {
-		return nil, false, c.epoch
+		return nil, false, epoch
 	}
-	return bytes.Clone(c.ring[ref.off : ref.off+ref.n]), true, c.epoch
+	return bytes.Clone(c.ring[ref.off : ref.off+ref.n]), true, epoch
 }
 
 // intact reports whether no later page was written over ref: one of this
@@ -76,7 +93,7 @@ func (c *pageCache) intact(ref pageRef) bool {
 func (c *pageCache) keep(owner, query string, epoch uint64, page []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if epoch != c.epoch || len(page) > pageRingBytes/16 {
+	if epoch != c.epochs[stripe(owner)] || len(page) > pageRingBytes/16 {
 		return
 	}
 	if c.ring == nil {
@@ -122,12 +139,15 @@ func (c *pageCache) dropOverwritten() {
 func (c *pageCache) forget(owners ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.epoch++
 	if len(owners) == 0 {
+		for i := range c.epochs {
+			c.epochs[i]++
+		}
 		c.owners = nil
 		return
 	}
 	for _, o := range owners {
+		c.epochs[stripe(o)]++
 		delete(c.owners, o)
 	}
 }

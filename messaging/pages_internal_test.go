@@ -11,19 +11,26 @@ import (
 func TestPageCache_KeepsNoAnswerReadAcrossAWrite(t *testing.T) {
 	is := is.New(t)
 	var c pageCache
-	_, ok, epoch := c.get("env\x00ada", "q")
+	ada, bob := "env\x00ada", "env\x00bob"
+	is.True(stripe(ada) != stripe(bob)) // the test needs two stripes
+	_, ok, epoch := c.get(ada, "q")
 	is.True(!ok) // nothing kept yet
-	c.forget("env\x00bob")
-	c.keep("env\x00ada", "q", epoch, []byte("old"))
-	_, ok, epoch = c.get("env\x00ada", "q")
-	is.True(!ok) // read while a write was forgotten: not kept
-	c.keep("env\x00ada", "q", epoch, []byte("new"))
-	v, ok, _ := c.get("env\x00ada", "q")
-	is.True(ok)                // kept
+	c.forget(ada)
+	c.keep(ada, "q", epoch, []byte("old"))
+	_, ok, epoch = c.get(ada, "q")
+	is.True(!ok) // read while its owner's write was forgotten: not kept
+	c.forget(bob)
+	c.keep(ada, "q", epoch, []byte("new"))
+	v, ok, _ := c.get(ada, "q")
+	is.True(ok)                // kept, though another owner's write came meanwhile
 	is.Equal(string(v), "new") // the answer read after the write
-	c.forget("env\x00ada")
-	_, ok, _ = c.get("env\x00ada", "q")
+	c.forget(ada)
+	_, ok, epoch = c.get(ada, "q")
 	is.True(!ok) // forgotten with its owner
+	c.forget()
+	c.keep(ada, "q", epoch, []byte("older"))
+	_, ok, _ = c.get(ada, "q")
+	is.True(!ok) // forgetting everyone bumps every epoch
 }
 
 func TestPageCache_Ring(t *testing.T) {
