@@ -127,6 +127,7 @@ func (s *Store) UseInbox(cfg InboxConfig) *Store {
 	s.inbox = &cfg
 	s.live = cfg.Live
 	cfg.Metrics.Gauge("herald_inbox_sockets", "Live inbox sockets open on this process.", s.openSockets)
+	s.observePages(cfg.Metrics)
 	return s
 }
 

@@ -1,11 +1,14 @@
 package messaging
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
+	"github.com/herald-notify/herald/platform"
 	"sync"
 
 	"github.com/herald-notify/herald/sqldb"
@@ -152,6 +155,33 @@ func (c *pageCache) forget(owners ...string) {
 	}
 }
 
+// pageReads counts how feed and inbox pages were answered: kept, from
+// the page cache, or read from the database; nothing until observePages.
+type pageReads struct{ kept, read prometheus.Counter }
+
+func (r pageReads) count(kept bool) {
+	switch {
+	case r.kept == nil:
+	case kept:
+		r.kept.Inc()
+	default:
+		r.read.Inc()
+	}
+}
+
+// observePages counts the store's page reads in m.
+func (s *Store) observePages(m *platform.Metrics) {
+	if m == nil {
+		return
+	}
+	reads := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_inbox_pages_total",
+		Help: "Pages of feeds and inboxes answered from the pages kept in memory (kept) or read from the database (read).",
+	}, []string{"result"})
+	m.MustRegister(reads)
+	s.pageReads = pageReads{kept: reads.WithLabelValues("kept"), read: reads.WithLabelValues("read")}
+}
+
 // pagesChannel carries, between the processes sharing a database, the
 // subscribers whose pages a write changed (sqldb.Invalidations). A new
 // in-app message needs none: the insert that stores it notifies the live
@@ -239,9 +269,11 @@ func cachedPageOf[V any](s *Store, owner, query string, read func() (V, error),
 	page, ok, epoch := s.pages.get(owner, query)
 	if ok {
 		if v, err := decode(page); err == nil {
+			s.pageReads.count(true)
 			return v, nil
 		}
 	}
+	s.pageReads.count(false)
 	v, err := read()
 	if err == nil {
 		s.pages.keep(owner, query, epoch, encode(v, nil))

@@ -227,3 +227,33 @@ func TestPages_WritesOfAnotherInstance(t *testing.T) {
 		return f.TotalCount == 0 && len(inbox) == 0
 	})
 }
+
+// A page stays kept while other subscribers' messages change, and the
+// metrics say how pages were answered.
+func TestPages_KeptAcrossOtherSubscribersWrites(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t)
+	apptest.CreateHello(t, srv, "Hello {{ payload.n }}")
+	feedIDs(t, srv, "ada", 1)
+	pages := func(result string) float64 {
+		n, _ := platformtest.Sample(platformtest.Scrape(t, srv.URL+"/metrics"), "herald_inbox_pages_total", map[string]string{"result": result})
+		return n
+	}
+	read := func() { srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed?limit=5", "") }
+	read()
+	kept, fromDB := pages("kept"), pages("read")
+	// Another subscriber's deliveries, waited for through the messages
+	// list, which no page cache answers.
+	apptest.TriggerTo(t, srv, "hello", "bob", `{"n":1}`)
+	apptest.TriggerTo(t, srv, "hello", "bob", `{"n":2}`)
+	platformtest.Eventually(t, 10*time.Second, func() bool {
+		var list struct {
+			TotalCount int `json:"totalCount"`
+		}
+		srv.Dev.Do(t, "GET", "/v1/messages?channel=in_app&subscriberId=bob", "").Decode(t, &list)
+		return list.TotalCount == 2
+	}, "bob's messages")
+	read()
+	is.Equal(pages("kept"), kept+1) // ada's page answered from memory
+	is.Equal(pages("read"), fromDB) // not from the database
+}

@@ -43,6 +43,7 @@ type Store struct {
 	receipts ReceiptDetails // where a receipt's execution detail is recorded; nil records none (UseReceipts)
 
 	pages       pageCache           // the feeds' and inboxes' pages read lately (pages.go)
+	pageReads   pageReads           // how pages were answered (observePages)
 	pageChanges sqldb.Invalidations // tells the processes sharing the database whose pages changed
 }
 
