@@ -42,6 +42,7 @@ type config struct {
 	limits     *limitSettings
 	retention  app.Retention
 	mmapSize   int64
+	pageCache  int64
 	metrics    string // where /metrics is served: "" beside the API
 	compat     string // the wire of another platform's clients; "" for the spec's
 	publicURL  string // where providers and the team reach Herald; "" for each request's own host
@@ -126,6 +127,11 @@ func declareSettings(fs *flag.FlagSet, cfg *config, env func(name, def string) s
 		return nil, fmt.Errorf("HERALD_MMAP_SIZE: %q is not a number of bytes", env("HERALD_MMAP_SIZE", ""))
 	}
 	fs.Int64Var(&cfg.mmapSize, "mmap-size", mmapSize, "bytes of the database each reader maps into memory; 0 maps none (HERALD_MMAP_SIZE)")
+	pageCache, err := strconv.ParseInt(env("HERALD_PAGE_CACHE", strconv.Itoa(messaging.DefaultPageCache)), 10, 64)
+	if err != nil || pageCache < 0 {
+		return nil, fmt.Errorf("HERALD_PAGE_CACHE: %q is not a number of bytes", env("HERALD_PAGE_CACHE", ""))
+	}
+	fs.Int64Var(&cfg.pageCache, "page-cache", pageCache, "bytes of memory that keep feed and inbox pages until their subscriber's next write; 0 keeps none (HERALD_PAGE_CACHE)")
 	fs.StringVar(&cfg.metrics, "metrics-addr", env("HERALD_METRICS_ADDR", ""), "serve /metrics on this address instead of beside the API (HERALD_METRICS_ADDR)")
 	fs.StringVar(&cfg.publicURL, "public-url", env("HERALD_PUBLIC_URL", ""), "the URL providers and the team reach Herald at: the host of delivery receipts' URL and the console's setup link (HERALD_PUBLIC_URL); unset, each request's own host, and http://addr for the link")
 	if err := backupSettingFlags(fs, &cfg.backup, env); err != nil {
@@ -217,6 +223,9 @@ func checkConfig(cfg config) error {
 	}
 	if cfg.mmapSize < 0 {
 		return fmt.Errorf("-mmap-size: %d is negative", cfg.mmapSize)
+	}
+	if cfg.pageCache < 0 || cfg.pageCache > maxPageCache {
+		return fmt.Errorf("-page-cache: %d is not between 0 and %d bytes", cfg.pageCache, maxPageCache)
 	}
 	if err := platform.CheckCompat(cfg.compat); err != nil {
 		return err
@@ -477,3 +486,15 @@ func parseRetention(name, value string) (time.Duration, error) {
 
 // maxRetentionDays bounds a setting in days well inside time.Duration.
 const maxRetentionDays = 100 * 366
+
+// maxPageCache bounds -page-cache: the ring is one mapping, kept whole.
+const maxPageCache = 1 << 30
+
+// pageCacheDep is -page-cache as app.Deps takes it: 0 there is the
+// default, and none is negative.
+func pageCacheDep(bytes int64) int {
+	if bytes == 0 {
+		return -1
+	}
+	return int(bytes)
+}

@@ -133,7 +133,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	herald, err := app.Start(ctx, mux, app.Deps{DB: db, Logger: logger, Secret: secret, Now: time.Now, Environments: envs,
 		Workers: cfg.workers, Outbound: cfg.outbound, Retention: cfg.retention, Metrics: metrics,
 		Inbox: inbox, MaxSnooze: cfg.maxSnooze, SocketsPerToken: cfg.limits.socketsPerTokenLimit(), PublicURL: cfg.publicURL,
-		Console: consoleAuth, DefaultTimezone: cfg.timezone})
+		Console: consoleAuth, DefaultTimezone: cfg.timezone, PageCache: pageCacheDep(cfg.pageCache)})
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, to age a test database's schema
 	"github.com/matryer/is"
 
+	"github.com/herald-notify/herald/messaging"
 	"github.com/herald-notify/herald/outbound"
 	"github.com/herald-notify/herald/platform/platformtest"
 	"github.com/herald-notify/herald/sqldb/sqldbtest"
@@ -393,6 +394,9 @@ func TestRun_BadStorageSettings(t *testing.T) {
 		{"ErrSweepEveryUnreadable", []string{"herald"}, map[string]string{"HERALD_SWEEP_EVERY": "hourly"}, "HERALD_SWEEP_EVERY"},
 		{"ErrMmapUnreadable", []string{"herald"}, map[string]string{"HERALD_MMAP_SIZE": "lots"}, "HERALD_MMAP_SIZE"},
 		{"ErrMmapNegative", []string{"herald", "-mmap-size", "-1"}, nil, "-mmap-size"},
+		{"ErrPageCacheUnreadable", []string{"herald"}, map[string]string{"HERALD_PAGE_CACHE": "24MB"}, "HERALD_PAGE_CACHE"},
+		{"ErrPageCacheNegative", []string{"herald", "-page-cache", "-1"}, nil, "-page-cache"},
+		{"ErrPageCacheHuge", []string{"herald", "-page-cache", "4294967296"}, nil, "-page-cache"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -475,6 +479,17 @@ func TestParseRetention(t *testing.T) {
 // TestParseConfig_SweepEvery: the sweep runs at a tenth of the shortest
 // retention, between a minute and an hour, unless -sweep-every or its
 // variable says otherwise.
+func TestParseConfig_PageCache(t *testing.T) {
+	is := is.New(t)
+	cfg, err := parseConfig(nil, func(string) string { return "" })
+	is.NoErr(err)
+	is.Equal(cfg.pageCache, int64(messaging.DefaultPageCache)) // kept by default
+	is.Equal(pageCacheDep(cfg.pageCache), messaging.DefaultPageCache)
+	cfg, err = parseConfig(nil, func(k string) string { return map[string]string{"HERALD_PAGE_CACHE": "0"}[k] })
+	is.NoErr(err)
+	is.True(pageCacheDep(cfg.pageCache) < 0) // 0 keeps none, which app.Deps spells negative
+}
+
 func TestParseConfig_SweepEvery(t *testing.T) {
 	for _, tc := range []struct {
 		name string

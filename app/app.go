@@ -53,6 +53,10 @@ type Deps struct {
 	// DefaultTimezone reads the schedules of subscribers without a
 	// timezone (HERALD_DEFAULT_TIMEZONE); nil is UTC.
 	DefaultTimezone *time.Location
+	// PageCache is how many bytes of memory keep feed and inbox pages
+	// between writes (HERALD_PAGE_CACHE); 0 means messaging's default,
+	// negative none.
+	PageCache int
 }
 
 // App is a started Herald: each domain's store, connected to the others,

@@ -98,6 +98,9 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Content:      workflowStore,
 		Contexts:     subscriberStore,
 	}).WithClock(d.Now).WithSecret(d.Secret)
+	if d.PageCache != 0 {
+		messageStore.KeepPages(d.PageCache)
+	}
 	activityStore := activity.NewStore(d.DB, d.Now).UseOutbound(d.Outbound)
 	activityStore.Observe(d.Metrics)
 	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Now).Observe(d.Metrics, d.Logger)

@@ -10,15 +10,16 @@ import (
 	"encoding/json"
 	"github.com/herald-notify/herald/platform"
 	"sync"
+	"sync/atomic"
 
 	"github.com/herald-notify/herald/sqldb"
 )
 
-// pageRingBytes is the memory a pageCache keeps its pages in. It is
-// mapped apart from the Go heap (mapRing), so the pages it holds do not
-// raise how far the heap grows between collections, which is a multiple
-// of what each collection keeps (app.TuneGC).
-const pageRingBytes = 24 << 20
+// DefaultPageCache is the memory a Store keeps feed and inbox pages in
+// (KeepPages). It is mapped apart from the Go heap (mapRing), so the pages
+// it holds do not raise how far the heap grows between collections, which
+// is a multiple of what each collection keeps (app.TuneGC).
+const DefaultPageCache = 24 << 20
 
 // pageStripes is how many epochs a pageCache keeps (pageCache.stripe):
 // a write forgets its owners' pages and bumps their stripes' epochs only,
@@ -45,6 +46,7 @@ const pagesPerOwner = 4
 // Writers forget after they commit (Store.pagesChanged), so a read that
 // starts later sees their rows.
 type pageCache struct {
+	size   atomic.Int64 // bytes of the ring; 0 keeps nothing
 	mu     sync.Mutex
 	epochs [pageStripes]uint64
 	ring   []byte // mapped on the first keep
@@ -96,15 +98,17 @@ func (c *pageCache) intact(ref pageRef) bool {
 func (c *pageCache) keep(owner, query string, epoch uint64, page []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if epoch != c.epochs[stripe(owner)] || len(page) > pageRingBytes/16 {
+	size := int(c.size.Load())
+	if epoch != c.epochs[stripe(owner)] || len(page) > size/16 {
 		return
 	}
-	if c.ring == nil {
-		ring, err := mapRing(pageRingBytes)
+	if len(c.ring) != size { // the first page, or KeepPages changed the size
+		ring, err := mapRing(size)
 		if err != nil {
 			return
 		}
-		c.ring = ring
+		unmapRing(c.ring)
+		c.ring, c.lap, c.pos, c.owners = ring, c.lap+2, 0, nil
 	}
 	if c.pos+len(page) > len(c.ring) {
 		c.lap, c.pos = c.lap+1, 0
@@ -188,34 +192,61 @@ func (s *Store) observePages(m *platform.Metrics) {
 // channel, which listenPages hears too.
 const pagesChannel = "herald_pages"
 
-// listenPages makes s's page cache hear the other processes' writes, on a
-// shared database: their announcements on pagesChannel, and their new
-// messages on the live channel. A lost listener connection drops every
-// page.
+// processPages is the key of the database's page cache among what its
+// users share (sqldb.DB.ProcessWide).
+type processPages struct{}
+
+// sharedPages is what every Store of this process on one database shares:
+// the kept pages, and the channel that carries the other processes'
+// writes.
+type sharedPages struct {
+	cache   *pageCache
+	changes sqldb.Invalidations
+}
+
+// listenPages gives s the database's page cache, made and, on a shared
+// database, made to hear the other processes' writes on first use: their
+// announcements on pagesChannel, and their new messages on the live
+// channel. A lost listener connection drops every page.
 func (s *Store) listenPages() {
-	if !s.db.Shared() {
-		return
-	}
-	reset := func() { s.pages.forget() }
-	s.pageChanges = s.db.Invalidations(pagesChannel, func(owner string) { s.pages.forget(owner) }, reset)
-	s.db.Listen(liveChannel, sqldb.Listener{
-		Notified: func(payload string) {
-			var evs []liveWire
-			if json.Unmarshal([]byte(payload), &evs) != nil {
-				reset()
-				return
-			}
-			for _, ev := range evs {
-				// Other kinds follow writes that announce themselves on
-				// pagesChannel, in their transaction; live events are sent
-				// after it, and may be dropped.
-				if ev.K == LiveReceived {
-					s.pages.forget(pageOwner(ev.E, ev.S))
+	shared := s.db.ProcessWide(processPages{}, func() any {
+		c := &pageCache{}
+		c.size.Store(DefaultPageCache)
+		p := sharedPages{cache: c}
+		if !s.db.Shared() {
+			return p
+		}
+		reset := func() { c.forget() }
+		p.changes = s.db.Invalidations(pagesChannel, func(owner string) { c.forget(owner) }, reset)
+		s.db.Listen(liveChannel, sqldb.Listener{
+			Notified: func(payload string) {
+				var evs []liveWire
+				if json.Unmarshal([]byte(payload), &evs) != nil {
+					reset()
+					return
 				}
-			}
-		},
-		Reset: reset,
-	})
+				for _, ev := range evs {
+					// Other kinds follow writes that announce themselves on
+					// pagesChannel, in their transaction; live events are sent
+					// after it, and may be dropped.
+					if ev.K == LiveReceived {
+						c.forget(pageOwner(ev.E, ev.S))
+					}
+				}
+			},
+			Reset: reset,
+		})
+		return p
+	}).(sharedPages)
+	s.pages, s.pageChanges = shared.cache, shared.changes
+}
+
+// KeepPages sets how many bytes of memory keep feed and inbox pages
+// between writes (DefaultPageCache unless set); 0 keeps none. Every Store
+// of this process on the database shares the pages.
+func (s *Store) KeepPages(bytes int) *Store {
+	s.pages.size.Store(int64(max(bytes, 0)))
+	return s
 }
 
 // cachesPages reports whether s keeps pages: always on a database of its
@@ -263,7 +294,7 @@ func (s *Store) forgetPages(ctx context.Context, tx *sql.Tx, owners []string) er
 // which is kept when it has no error.
 func cachedPageOf[V any](s *Store, owner, query string, read func() (V, error),
 	encode func(V, []byte) []byte, decode func([]byte) (V, error)) (V, error) {
-	if query == "" || !s.cachesPages() {
+	if query == "" || s.pages.size.Load() == 0 || !s.cachesPages() {
 		return read()
 	}
 	page, ok, epoch := s.pages.get(owner, query)

@@ -10,7 +10,7 @@ import (
 
 func TestPageCache_KeepsNoAnswerReadAcrossAWrite(t *testing.T) {
 	is := is.New(t)
-	var c pageCache
+	c := newTestCache()
 	ada, bob := "env\x00ada", "env\x00bob"
 	is.True(stripe(ada) != stripe(bob)) // the test needs two stripes
 	_, ok, epoch := c.get(ada, "q")
@@ -35,7 +35,7 @@ func TestPageCache_KeepsNoAnswerReadAcrossAWrite(t *testing.T) {
 
 func TestPageCache_Ring(t *testing.T) {
 	is := is.New(t)
-	var c pageCache
+	c := newTestCache()
 	_, _, epoch := c.get("a", "")
 	for _, q := range []string{"1", "2", "3", "4", "5"} {
 		c.keep("a", q, epoch, []byte(q))
@@ -44,13 +44,13 @@ func TestPageCache_Ring(t *testing.T) {
 	is.True(!ok) // an owner's fifth page drops the four before
 	v, ok, _ := c.get("a", "5")
 	is.True(ok && string(v) == "5") // and keeps itself
-	c.keep("b", "big", epoch, make([]byte, pageRingBytes/16+1))
+	c.keep("b", "big", epoch, make([]byte, DefaultPageCache/16+1))
 	_, ok, _ = c.get("b", "big")
 	is.True(!ok) // a page too large is not kept
 
 	// Pages of a sixteenth of the ring each: the seventeenth wraps over
 	// the first, and the pages after it stay.
-	page := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, pageRingBytes/16-8) }
+	page := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, DefaultPageCache/16-8) }
 	for i := range 17 {
 		c.keep(fmt.Sprint("p", i), "q", epoch, page(i))
 	}
@@ -98,4 +98,25 @@ func TestPageCodec_RoundTrip(t *testing.T) {
 		_, err := decodeFeed(enc[:n])
 		is.True(err != nil) // a cut page does not decode
 	}
+}
+
+func newTestCache() *pageCache {
+	c := &pageCache{}
+	c.size.Store(DefaultPageCache)
+	return c
+}
+
+func TestPageCache_Resized(t *testing.T) {
+	is := is.New(t)
+	c := newTestCache()
+	_, _, epoch := c.get("a", "q")
+	c.keep("a", "q", epoch, []byte("page"))
+	c.size.Store(1 << 20)
+	_, _, epoch = c.get("b", "q")
+	c.keep("b", "q", epoch, []byte("other"))
+	is.Equal(len(c.ring), 1<<20) // mapped again at the new size
+	_, ok, _ := c.get("a", "q")
+	is.True(!ok) // the pages of the old ring dropped
+	v, ok, _ := c.get("b", "q")
+	is.True(ok && string(v) == "other") // the new ring's kept
 }

@@ -257,3 +257,17 @@ func TestPages_KeptAcrossOtherSubscribersWrites(t *testing.T) {
 	is.Equal(pages("kept"), kept+1) // ada's page answered from memory
 	is.Equal(pages("read"), fromDB) // not from the database
 }
+
+// With no memory for pages, every read asks the database.
+func TestPages_NoneKept(t *testing.T) {
+	is := is.New(t)
+	srv := apptest.NewServer(t, apptest.PageCache(-1))
+	apptest.CreateHello(t, srv, "Hello {{ payload.n }}")
+	feedIDs(t, srv, "ada", 1)
+	for range 3 {
+		srv.Dev.Do(t, "GET", "/v1/subscribers/ada/notifications/feed?limit=5", "")
+	}
+	m := platformtest.Scrape(t, srv.URL+"/metrics")
+	kept, _ := platformtest.Sample(m, "herald_inbox_pages_total", map[string]string{"result": "kept"})
+	is.Equal(kept, 0.0) // none kept
+}

@@ -10,3 +10,10 @@ import "syscall"
 func mapRing(n int) ([]byte, error) {
 	return syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 }
+
+// unmapRing returns a ring mapRing mapped; nil is none.
+func unmapRing(ring []byte) {
+	if ring != nil {
+		syscall.Munmap(ring)
+	}
+}

@@ -42,7 +42,7 @@ type Store struct {
 	events   EventSink      // where message events are raised; nil raises none (UseEvents)
 	receipts ReceiptDetails // where a receipt's execution detail is recorded; nil records none (UseReceipts)
 
-	pages       pageCache           // the feeds' and inboxes' pages read lately (pages.go)
+	pages       *pageCache          // the feeds' and inboxes' pages read lately, the database's (pages.go)
 	pageReads   pageReads           // how pages were answered (observePages)
 	pageChanges sqldb.Invalidations // tells the processes sharing the database whose pages changed
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -53,6 +54,28 @@ type DB struct {
 	writes       writeStmts    // prepared writes on w, by query text (see PrepareWrites)
 	commits      afterCommits  // what runs once a transaction of Tx commits
 	wire         *wireCounts   // the writer's traffic on PostgreSQL (pipeline.go)
+
+	wideMu sync.Mutex
+	wide   map[any]any // what every user of the database in this process shares (ProcessWide)
+}
+
+// ProcessWide returns the value under key that every user of db in this
+// process shares, made by make on first use. State that describes the
+// database's content, such as a cache its writes invalidate, belongs
+// here rather than to one store: two stores of one kind on one database
+// (a test's restart, say) then see each other's writes.
+func (db *DB) ProcessWide(key any, make func() any) any {
+	db.wideMu.Lock()
+	defer db.wideMu.Unlock()
+	v, ok := db.wide[key]
+	if !ok {
+		if db.wide == nil {
+			db.wide = map[any]any{}
+		}
+		v = make()
+		db.wide[key] = v
+	}
+	return v
 }
 
 // checkpointEvery is how often the WAL is copied back into the database

@@ -54,6 +54,7 @@ type settings struct {
 	publicURL   string
 	limits      *platform.RateLimits
 	console     platform.ConsoleConfig
+	pageCache   int
 }
 
 // Outbound sets where sends may connect, as HERALD_OUTBOUND_ALLOW does;
@@ -87,6 +88,10 @@ func Limits(l platform.RateLimits) Option { return func(s *settings) { s.limits 
 // Console sets the console's session and sign-in settings (its clock is
 // the server's).
 func Console(c platform.ConsoleConfig) Option { return func(s *settings) { s.console = c } }
+
+// PageCache sets how many bytes keep feed and inbox pages, as
+// HERALD_PAGE_CACHE does; negative keeps none.
+func PageCache(n int) Option { return func(s *settings) { s.pageCache = n } }
 
 // Logs writes the server's log to w as HERALD_LOG_FORMAT=json does, at
 // info and up, instead of to the test's log.
@@ -147,7 +152,8 @@ func (s *Server) starter(t testing.TB, options []Option) func(*http.ServeMux, *p
 		console := platform.NewConsoleAuth(a.DB, a.Secret, set.console)
 		herald, err := app.Start(ctx, mux, app.Deps{DB: a.DB, Logger: a.Logger, Secret: a.Secret, Now: a.Clock.Now,
 			Environments: []platform.Environment{a.Development, a.Production}, Outbound: set.outbound,
-			Retention: set.retention, Metrics: metrics, Inbox: a.Inbox, Console: console, PublicURL: set.publicURL})
+			Retention: set.retention, Metrics: metrics, Inbox: a.Inbox, Console: console, PublicURL: set.publicURL,
+			PageCache: set.pageCache})
 		if err != nil {
 			cancel()
 			t.Fatalf("start: %v", err)
