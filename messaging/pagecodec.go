@@ -152,39 +152,47 @@ func readPageField(b []byte, f, before any) ([]byte, bool) {
 		v, ok := value(1)
 		*f = text(v)
 		return b[len(v):], ok
-	case *[]byte:
+	case *[]byte, **string:
 		switch {
 		case n == nilValue:
-			*f = nil
+			setField(f, nil, nil)
 			return b, true
 		case n == sameValue:
 			if before == nil {
 				return nil, false
 			}
-			*f = *before.(*[]byte)
+			setField(f, nil, before)
 			return b, true
 		}
 		v, ok := value(2)
-		*f = v
-		return b[len(v):], ok
-	case **string:
-		switch {
-		case n == nilValue:
-			*f = nil
-			return b, true
-		case n == sameValue:
-			if before == nil {
-				return nil, false
-			}
-			*f = *before.(**string)
-			return b, true
-		}
-		v, ok := value(2)
-		s := text(v)
-		*f = &s
+		setField(f, v, nil)
 		return b[len(v):], ok
 	}
 	return nil, false
+}
+
+// setField sets a *[]byte or **string field to v, or to what before
+// points to when it is set; neither sets nil.
+func setField(f any, v []byte, before any) {
+	switch f := f.(type) {
+	case *[]byte:
+		switch {
+		case before != nil:
+			*f = *before.(*[]byte)
+		default:
+			*f = v
+		}
+	case **string:
+		switch {
+		case before != nil:
+			*f = *before.(**string)
+		case v == nil:
+			*f = nil
+		default:
+			s := text(v)
+			*f = &s
+		}
+	}
 }
 
 // text is b as a string without a copy: b is a decoded page's own, never
