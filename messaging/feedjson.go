@@ -3,6 +3,7 @@ package messaging
 import (
 	"bytes"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -14,6 +15,11 @@ import (
 // docs/api.md, "The feed", field for field; feedjson_test.go checks it
 // against the encoding/json rendering of the same rows, and
 // BenchmarkReads/feed measures what the writer saves.
+
+// pageBodies holds the buffers feed and inbox pages are written into,
+// each reused once its response is written: a page is some 20 KB, and
+// every open inbox reads one on each focus.
+var pageBodies = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
 // appendFeedPage appends the feed's envelope around rows; sum is the
 // subscriber's current summary, or nil for the one each row stored.

@@ -49,8 +49,10 @@ func handleFeed(s *Store) http.Handler {
 			return err
 		}
 		hasMore := f.page*f.limit+len(rows) < total
-		body := appendFeedPage(make([]byte, 0, 1024+1024*len(rows)), total, hasMore, rows, sum, f.page)
-		return platform.WriteJSON(w, http.StatusOK, body)
+		buf := pageBodies.Get().(*[]byte)
+		defer pageBodies.Put(buf)
+		*buf = appendFeedPage((*buf)[:0], total, hasMore, rows, sum, f.page)
+		return platform.WriteJSON(w, http.StatusOK, *buf)
 	})
 }
 

@@ -193,7 +193,9 @@ func handleInboxNotifications(s *Store, rt notificationRoute) http.Handler {
 		}
 		// {"data":[…],"hasMore":…,"filter":…}, the page written by hand
 		// (inboxjson.go).
-		body := append(make([]byte, 0, 512+768*len(out)), `{"data":[`...)
+		buf := pageBodies.Get().(*[]byte)
+		defer pageBodies.Put(buf)
+		body := append((*buf)[:0], `{"data":[`...)
 		for i := range out {
 			if i > 0 {
 				body = append(body, ',')
@@ -201,8 +203,8 @@ func handleInboxNotifications(s *Store, rt notificationRoute) http.Handler {
 			body = appendInboxNotification(body, &out[i])
 		}
 		body = appendBool(append(body, ']'), `,"hasMore":`, more)
-		body = append(append(append(body, `,"filter":`...), filter...), '}')
-		return platform.WriteJSON(w, http.StatusOK, body)
+		*buf = append(append(append(body, `,"filter":`...), filter...), '}')
+		return platform.WriteJSON(w, http.StatusOK, *buf)
 	})
 }
 
