@@ -17,8 +17,8 @@ import (
 // BenchmarkReads/feed measures what the writer saves.
 
 // pageBodies holds the buffers feed and inbox pages are written into,
-// each reused once its response is written: a page is some 20 KB, and
-// every open inbox reads one on each focus.
+// each reused once its response is written: a page is a read's largest
+// allocation, and every open inbox reads one on each focus.
 var pageBodies = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
 // appendFeedPage appends the feed's envelope around rows; sum is the
