@@ -1,8 +1,6 @@
 package messaging
 
-import (
-	"strconv"
-)
+import "strconv"
 
 // An inbox page is read as often as the feed, by every open <Inbox/>, so
 // it is written here field by field as feedjson.go writes the feed, not

@@ -1,17 +1,17 @@
 package messaging
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
-	"github.com/herald-notify/herald/platform"
 	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herald-notify/herald/platform"
 	"github.com/herald-notify/herald/sqldb"
 )
 
@@ -21,7 +21,7 @@ import (
 // is a multiple of what each collection keeps (app.TuneGC).
 const DefaultPageCache = 24 << 20
 
-// pageStripes is how many epochs a pageCache keeps (pageCache.stripe):
+// pageStripes is how many epochs a pageCache keeps (stripe):
 // a write forgets its owners' pages and bumps their stripes' epochs only,
 // so that a busy service's deliveries to some subscribers do not keep
 // every other subscriber's page from being kept.
@@ -42,14 +42,14 @@ const pagesPerOwner = 4
 // A read takes its owner's epoch before it asks the database, and keeps
 // its answer only if no write to that owner (or to another of its stripe)
 // was forgotten meanwhile (forget bumps the epoch): an answer read while
-// a write commits is never kept past it.
-// Writers forget after they commit (Store.pagesChanged), so a read that
-// starts later sees their rows.
+// a write commits is never kept past it. Writers forget after they
+// commit (Store.pagesChanged), so a read that starts later sees their
+// rows.
 type pageCache struct {
 	size   atomic.Int64 // bytes of the ring; 0 keeps nothing
 	mu     sync.Mutex
 	epochs [pageStripes]uint64
-	ring   []byte // mapped on the first keep
+	ring   []byte // mapped on the first keep (mapRing)
 	lap    uint64 // times the ring was wrapped
 	pos    int    // where the next page goes; [0, pos) is this lap's
 	owners map[string]map[string]pageRef
