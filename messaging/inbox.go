@@ -264,20 +264,24 @@ func stringList(raw []byte) []string {
 	inside, prefixed := bytes.CutPrefix(raw, []byte(`["`))
 	inside, suffixed := bytes.CutSuffix(inside, []byte(`"]`))
 	if !prefixed || !suffixed || len(raw) < 4 || bytes.IndexByte(raw, '\\') >= 0 {
-		var out []string
-		if json.Unmarshal(raw, &out) != nil {
-			return nil
-		}
-		return out
+		return decodedStringList(raw)
 	}
 	var out []string
 	for s := range bytes.SplitSeq(inside, []byte(`","`)) {
 		if !plainJSONString(s) {
-			var all []string
-			json.Unmarshal(raw, &all)
-			return all
+			return decodedStringList(raw)
 		}
 		out = append(out, string(s))
+	}
+	return out
+}
+
+// decodedStringList is stringList through the JSON decoder; nil when raw
+// is not a list of strings.
+func decodedStringList(raw []byte) []string {
+	var out []string
+	if json.Unmarshal(raw, &out) != nil {
+		return nil
 	}
 	return out
 }

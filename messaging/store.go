@@ -749,6 +749,20 @@ func inAppSubscribers(gone []deleted) []string {
 	return ids
 }
 
+// inAppOwners returns the page owners (pageOwner) of the in-app messages
+// among gone, each once. A sweep's batch holds thousands.
+func inAppOwners(gone []deleted) []string {
+	seen := map[string]bool{}
+	var owners []string
+	for _, d := range gone {
+		if o := pageOwner(d.env, d.subscriberID); d.channel == "in_app" && !seen[o] {
+			seen[o] = true
+			owners = append(owners, o)
+		}
+	}
+	return owners
+}
+
 // deleted is one message a delete removed: its notification, with what
 // finds that notification's other messages through messages_transaction,
 // and whose inbox it was in.
@@ -777,13 +791,7 @@ func (s *Store) deleteMessages(ctx context.Context, tx *sql.Tx, where string, ar
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
-	var owners []string
-	for _, d := range gone {
-		if o := pageOwner(d.env, d.subscriberID); d.channel == "in_app" && !slices.Contains(owners, o) {
-			owners = append(owners, o)
-		}
-	}
-	if len(owners) > 0 {
+	if owners := inAppOwners(gone); len(owners) > 0 {
 		if err := s.forgetPages(ctx, tx, owners); err != nil {
 			return nil, 0, err
 		}
