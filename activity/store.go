@@ -91,15 +91,34 @@ type detail struct {
 // stepping than SQLite spent storing the row.
 const maxDetailRows = 4
 
-// insertDetailSQL[n] inserts n execution details in one statement.
-var insertDetailSQL = func() []string {
+// insertDetailSQL[n] inserts n execution details of one notification in
+// one statement, numbered past its others (docs/storage.md): the kth row's
+// seq is the largest of the notification's plus k. Whether the engine reads
+// that largest before the statement's first row or before each, every row
+// is numbered past the ones before it. insertNewDetailSQL[n] inserts the
+// first details of a notification the same transaction creates, each
+// row's seq an argument: there are none to look for.
+var insertDetailSQL, insertNewDetailSQL = detailInserts(true), detailInserts(false)
+
+// detailInserts are the statements inserting 1 to maxDetailRows details;
+// the second argument of each row is its notification to number it after
+// (after is set), or its seq.
+func detailInserts(after bool) []string {
+	seq := "?"
 	qs := make([]string, maxDetailRows+1)
 	for n := 1; n <= maxDetailRows; n++ {
-		qs[n] = `INSERT INTO execution_details (id, notification_id, job_id, kind, status, detail, source, provider_id, raw, is_retry, created_at)
-	VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) + `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		rows := make([]string, n)
+		for k := range rows {
+			if after {
+				seq = fmt.Sprintf("(SELECT coalesce(max(seq), 0) + %d FROM execution_details WHERE notification_id = ?)", k+1)
+			}
+			rows[k] = "(?, " + seq + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		}
+		qs[n] = `INSERT INTO execution_details (notification_id, seq, id, job_id, kind, status, detail, source, provider_id, raw, is_retry, created_at)
+	VALUES ` + strings.Join(rows, ", ")
 	}
 	return qs
-}()
+}
 
 // insertDetails records details of one job, in order.
 func (s *Store) insertDetails(ctx context.Context, tx *sql.Tx, notificationID, jobID, providerID string, now time.Time, ds []detail) error {
@@ -118,19 +137,20 @@ type detailRow struct {
 }
 
 // insertDetailRows records details of a notification's jobs, in order:
-// seq follows the order of the VALUES rows. A detail of a known kind
-// (detailKinds) is stored as its number, without its texts; written when
-// the notification is (created is set, and now is its time), its time is
-// not stored either: it reads the notification's.
+// seq follows the order of the rows. A detail of a known kind (detailKinds)
+// is stored as its number, without its texts; written when the
+// notification is (created is set, and now is its time), its time is not
+// stored either: it reads the notification's.
 func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, notificationID string, now time.Time, created bool, rows []detailRow) error {
 	var ts any = sqldb.FormatTime(now)
+	statements := insertDetailSQL
 	if created {
-		ts = nil
+		ts, statements = nil, insertNewDetailSQL
 	}
-	for len(rows) > 0 {
+	for seq := 1; len(rows) > 0; {
 		chunk := rows[:min(len(rows), maxDetailRows)]
 		rows = rows[len(chunk):]
-		args := make([]any, 0, 11*len(chunk))
+		args := make([]any, 0, 12*len(chunk))
 		for _, r := range chunk {
 			var raw any
 			if !isNull(r.Raw) {
@@ -147,10 +167,14 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, notificationID
 			if kind > 0 {
 				status, text, src = nil, nil, nil
 			}
-			args = append(args, sqldb.NewIDAt(now), notificationID, r.jobID, kind, status, text,
+			var after any = notificationID
+			if created {
+				after, seq = seq, seq+1
+			}
+			args = append(args, notificationID, after, sqldb.NewIDAt(now), r.jobID, kind, status, text,
 				src, firstNonEmpty(r.ProviderID, r.providerID), raw, sqldb.Flag(r.IsRetry), ts)
 		}
-		if err := s.db.WriteLater(ctx, tx, insertDetailSQL[len(chunk)], args...); err != nil {
+		if err := s.db.WriteLater(ctx, tx, statements[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert execution details: %w", err)
 		}
 	}
@@ -201,7 +225,7 @@ var insertJobSQL = func() []string {
 
 // insertStatements are the statements a trigger's write uses.
 var insertStatements = append(append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertSnapshotSQL,
-	insertNotificationTopicSQL}, insertDetailSQL[1:]...), insertJobSQL[1:]...)
+	insertNotificationTopicSQL}, insertNewDetailSQL[1:]...), insertJobSQL[1:]...)
 
 // maxInsertBatch is the most triggers one group commit writes.
 const maxInsertBatch = 64

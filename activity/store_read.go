@@ -376,7 +376,7 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) 
 	drows, err := q.QueryContext(ctx, `
 		SELECT d.job_id, d.id, coalesce(d.created_at, n.created_at), `+detailTextColumns+`, d.is_retry, d.is_test, d.provider_id, d.raw
 		FROM execution_details d JOIN notifications n ON n.id = d.notification_id
-		WHERE d.notification_id IN (`+marks+`) ORDER BY d.seq`, args...)
+		WHERE d.notification_id IN (`+marks+`) ORDER BY d.notification_id, d.seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read execution details: %w", err)
 	}

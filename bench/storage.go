@@ -192,8 +192,8 @@ func seedExpired(ctx context.Context, path string, n int) error {
 						CASE k WHEN 0 THEN 'trigger' ELSE 'in_app' END, CASE k WHEN 0 THEN 'trigger' ELSE 'inbox' END,
 						'{"controlVariables":{}}', 'service', 'completed', ?3, ?3
 					FROM n, e, (SELECT 0 AS k UNION ALL SELECT 1)`,
-				`INSERT INTO execution_details (id, notification_id, job_id, status, detail, source, provider_id, created_at)
-					SELECT printf('d%023x', 4 * i + k), printf('e%023x', i), printf('j%023x', 2 * i + k / 2),
+				`INSERT INTO execution_details (id, notification_id, seq, job_id, status, detail, source, provider_id, created_at)
+					SELECT printf('d%023x', 4 * i + k), printf('e%023x', i), k + 1, printf('j%023x', 2 * i + k / 2),
 						'Success', 'Step queued', 'Internal', 'service', ?3
 					FROM n, e, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)`,
 			} {

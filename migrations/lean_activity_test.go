@@ -89,6 +89,7 @@ func TestLeanActivity_Postgres(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
+	run("000066_execution_details_by_notification.down.sql")
 	run("000064_lean_jobs.down.sql")
 	run("000063_lean_execution_details.down.sql")
 	run("000062_message_feed_items.down.sql")

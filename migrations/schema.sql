@@ -89,9 +89,9 @@ CREATE TABLE environments (
 );
 
 CREATE TABLE "execution_details" (
-    seq             INTEGER PRIMARY KEY,
-    id              TEXT NOT NULL,
     notification_id TEXT NOT NULL,
+    seq             INTEGER NOT NULL,
+    id              TEXT NOT NULL,
     job_id          TEXT NOT NULL,
     kind            INTEGER NOT NULL DEFAULT 0, -- 0: status, detail and source are in their columns
     status          TEXT,
@@ -101,10 +101,9 @@ CREATE TABLE "execution_details" (
     raw             TEXT,
     is_retry        INTEGER NOT NULL DEFAULT 0,
     is_test         INTEGER NOT NULL DEFAULT 0,
-    created_at      TEXT                         -- NULL: the notification's created_at
-);
-
-CREATE INDEX execution_details_notification ON execution_details (notification_id, seq);
+    created_at      TEXT,                        -- NULL: the notification's created_at
+    PRIMARY KEY (notification_id, seq)
+) WITHOUT ROWID;
 
 CREATE TABLE idempotency_keys (
     environment_id TEXT NOT NULL,

@@ -1,0 +1,90 @@
+package migrations_test
+
+import (
+	"context"
+	"io/fs"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/migrations"
+	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
+)
+
+// numberedDetails are two notifications' details as a release before
+// 000066 numbered them: one sequence across both, interleaved.
+const numberedDetails = `
+	INSERT INTO execution_details (seq, id, notification_id, job_id, kind, provider_id)
+	VALUES (7, 'a1', 'na', 'j', 1, 'service'), (8, 'b1', 'nb', 'j', 1, 'service'),
+	       (9, 'a2', 'na', 'j', 2, 'service'), (12, 'b2', 'nb', 'j', 3, 'service')`
+
+// nextDetail adds a detail to na numbered as the writer numbers it since
+// 000066: the largest of its notification's plus one.
+const nextDetail = `
+	INSERT INTO execution_details (notification_id, seq, id, job_id, kind, provider_id)
+	VALUES ('na', (SELECT coalesce(max(seq), 0) + 1 FROM execution_details WHERE notification_id = 'na'), 'a3', 'j', 3, 'service')`
+
+// inOrder is each notification's details in the order they read.
+const inOrder = `SELECT id FROM execution_details ORDER BY notification_id, seq`
+
+// TestDetailsByNotification_KeepsOrder checks that 000066 keeps every
+// detail in its notification's order, that one numbered after it sorts
+// last, and that its down file gives back a table numbering its rows
+// itself, in the same order.
+func TestDetailsByNotification_KeepsOrder(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := openAt(t, "000065")
+	_, err := db.ExecContext(ctx, numberedDetails)
+	is.NoErr(err) // rows of release 65
+
+	is.NoErr(sqldb.Migrate(db, migrations.FS))
+	is.Equal(column(t, db, inOrder), []string{"a1", "a2", "b1", "b2"}) // kept, in order
+	_, err = db.ExecContext(ctx, nextDetail)
+	is.NoErr(err)                                                            // a detail written after
+	is.Equal(column(t, db, inOrder), []string{"a1", "a2", "a3", "b1", "b2"}) // after its notification's others
+
+	down, err := fs.ReadFile(migrations.FS, "000066_execution_details_by_notification.down.sql")
+	is.NoErr(err)
+	_, err = db.ExecContext(ctx, string(down))
+	is.NoErr(err) // the down file runs
+	_, err = db.ExecContext(ctx, `INSERT INTO execution_details (id, notification_id, job_id, kind, provider_id) VALUES ('b3', 'nb', 'j', 1, 'service')`)
+	is.NoErr(err) // numbered by the table, as a release before writes
+	is.Equal(column(t, db, inOrder), []string{"a1", "a2", "a3", "b1", "b2", "b3"})
+}
+
+// TestDetailsByNotification_Postgres checks 000066 on PostgreSQL the same
+// way, from a database taken down to 000065.
+func TestDetailsByNotification_Postgres(t *testing.T) {
+	if sqldbtest.DatabaseURL == "" {
+		t.Skip("needs TEST_DATABASE_URL")
+	}
+	is := is.New(t)
+	ctx := context.Background()
+	db, err := sqldb.Open(ctx, sqldbtest.NewPostgresURL(t))
+	is.NoErr(err)
+	defer db.Close()
+	run := func(name string) {
+		b, err := fs.ReadFile(migrations.FS, "postgres/"+name)
+		is.NoErr(err)
+		if _, err := db.ExecContext(ctx, string(b)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	run("000066_execution_details_by_notification.down.sql")
+	_, err = db.ExecContext(ctx, numberedDetails)
+	is.NoErr(err) // rows of release 65
+
+	run("000066_execution_details_by_notification.up.sql")
+	_, err = db.ExecContext(ctx, nextDetail)
+	is.NoErr(err) // a detail written after
+	is.Equal(column(t, db, inOrder), []string{"a1", "a2", "a3", "b1", "b2"})
+	_, err = db.ExecContext(ctx, `INSERT INTO execution_details (id, notification_id, job_id, kind, provider_id) VALUES ('x', 'nb', 'j', 1, 'service')`)
+	is.True(err != nil) // nothing numbers a row but its writer
+
+	run("000066_execution_details_by_notification.down.sql")
+	_, err = db.ExecContext(ctx, `INSERT INTO execution_details (id, notification_id, job_id, kind, provider_id) VALUES ('b3', 'nb', 'j', 1, 'service')`)
+	is.NoErr(err) // numbered by the table again, past every row
+	is.Equal(column(t, db, inOrder), []string{"a1", "a2", "a3", "b1", "b2", "b3"})
+}
