@@ -31,7 +31,7 @@ func chainSteps(wf *workflows.Workflow) []chainStep {
 	steps := append([]workflows.Step{{ID: triggerStepID(wf.ID), StepID: stepTrigger, Type: stepTrigger, Name: "trigger"}}, wf.Steps...)
 	chain := make([]chainStep, len(steps))
 	for i, st := range steps {
-		c := chainStep{step: st, values: json.RawMessage(`{}`), provider: "service"}
+		c := chainStep{step: st, values: json.RawMessage(`{}`), provider: chainProvider(st.Type)}
 		if len(st.ControlValues) > 0 {
 			c.values, _ = json.Marshal(st.ControlValues)
 		}
@@ -61,9 +61,6 @@ func chainSteps(wf *workflows.Workflow) []chainStep {
 			snapshot["metadata"] = cfg.metadata()
 		}
 		c.snapshot, _ = json.Marshal(snapshot)
-		if channelSteps[st.Type] {
-			c.provider = defaultProviders[st.Type]
-		}
 		chain[i] = c
 	}
 	return chain
@@ -72,23 +69,28 @@ func chainSteps(wf *workflows.Workflow) []chainStep {
 // triggerStepID is the _id of a workflow's trigger step, which the
 // workflow itself does not store. It is derived from the workflow's _id,
 // so every trigger job of a workflow names the same step, as the jobs of
-// its other steps do, and their snapshots stay the same bytes. It has the
-// ObjectId layout of every _id (docs/api.md, "Identifiers and timestamps"):
-// the workflow's own creation seconds, then a hash.
+// its other steps do, and their snapshots stay the same bytes.
 func triggerStepID(workflowID string) string {
+	return derivedID("herald/trigger-step/", workflowID)
+}
+
+// derivedID is the _id of what is derived from of rather than stored,
+// named by kind. It has the ObjectId layout of every _id (docs/api.md,
+// "Identifiers and timestamps"): of's own creation seconds, then a hash.
+func derivedID(kind, of string) string {
 	seconds := "00000000"
-	if sqldb.IsID(workflowID) {
-		seconds = workflowID[:8]
+	if sqldb.IsID(of) {
+		seconds = of[:8]
 	}
-	sum := sha256.Sum256([]byte("herald/trigger-step/" + workflowID))
+	sum := sha256.Sum256([]byte(kind + of))
 	return seconds + hex.EncodeToString(sum[:8])
 }
 
 // planChain decides a recipient's notification id and job chain from the
 // workflow's chain. The trigger job does nothing but release the first
-// step, so it is written completed and the first step due now: the same
-// rows the worker would leave, without a claim and a settlement per
-// notification.
+// step, so the first step is due now, as the worker would leave it without
+// a claim and a settlement per notification; the trigger job itself is
+// completed, derived from its notification and not written (derived.go).
 func (p *plan) planChain(r *recipient, now time.Time) {
 	r.at = now
 	r.nid = sqldb.NewIDAt(now)
@@ -96,10 +98,10 @@ func (p *plan) planChain(r *recipient, now time.Time) {
 	var payload map[string]any // read only when a step groups by it
 	r.jobs = make([]jobRow, len(p.chain))
 	for i, c := range p.chain {
-		row := jobRow{id: sqldb.NewIDAt(now), position: i, step: c.step, snapshot: c.snapshot, stepColumn: c.stored, values: c.values,
+		row := jobRow{id: triggerJobID(r.nid), position: i, step: c.step, snapshot: c.snapshot, stepColumn: c.stored, values: c.values,
 			provider: c.provider, status: statusPending, digest: c.digest}
 		if i > 0 {
-			row.parent = r.jobs[i-1].id
+			row.id = sqldb.NewIDAt(now)
 		}
 		if c.step.Type == stepDigest || c.step.Type == stepThrottle {
 			if payload == nil {

@@ -3,6 +3,7 @@ package activity
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/http"
 
 	"github.com/herald-notify/herald/platform"
@@ -70,34 +71,103 @@ func handleExecutionDetails(s *Store, subscribers Subscribers) http.Handler {
 	})
 }
 
-// executionDetails reads the details of the subscriber's notification; a
-// notification of another subscriber has none.
+// executionDetails reads the details of the subscriber's notification, the
+// derived ones first (derived.go), in one read transaction; a notification
+// of another subscriber has none.
 func (s *Store) executionDetails(ctx context.Context, environmentID, notificationID, subscriberRef string) (out []executionDetail, err error) {
 	defer platform.Wrap(&err, "execution details of %s", notificationID)
-	rows, err := s.db.QueryContext(ctx, `
-		SELECT d.id, n.organization_id, n.environment_id, d.job_id, n.id, n.template_id, n.subscriber_id,
-		       d.provider_id, n.transaction_id, coalesce(j.type, ''), `+detailTextColumns+`,
-		       d.is_test, d.is_retry, coalesce(d.created_at, n.created_at), d.raw
-		FROM notifications n
-		JOIN execution_details d ON d.notification_id = n.id
-		LEFT JOIN jobs j ON j.id = d.job_id
-		WHERE n.id = ? AND n.environment_id = ? AND n.subscriber_id = ?
-		ORDER BY d.seq`, notificationID, environmentID, subscriberRef)
+	tx, err := s.db.BeginSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var n executionDetail // the fields every detail of the notification shares
+	err = tx.QueryRowContext(ctx, `
+		SELECT id, organization_id, environment_id, template_id, subscriber_id, transaction_id, created_at
+		FROM notifications WHERE id = ? AND environment_id = ? AND subscriber_id = ?`, notificationID, environmentID, subscriberRef).
+		Scan(&n.NotificationID, &n.OrganizationID, &n.EnvironmentID, &n.NotificationTemplateID, &n.SubscriberID, &n.TransactionID, &n.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return []executionDetail{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	stored, err := storedExecutionDetails(ctx, tx, n)
+	if err != nil {
+		return nil, err
+	}
+	queued := map[string]bool{}
+	for _, d := range stored {
+		queued[d.JobID] = queued[d.JobID] || d.kind == queuedKind
+	}
+	jobs, err := tx.QueryContext(ctx, `SELECT id, type, position FROM jobs WHERE notification_id = ? AND position >= 0 ORDER BY position`, notificationID)
+	if err != nil {
+		return nil, err
+	}
+	defer jobs.Close()
+	out = []executionDetail{}
+	derive := func(jobID, stepType string) {
+		if queued[jobID] {
+			return
+		}
+		q := queuedDetail(jobID, stepType, n.CreatedAt, shapeList)
+		d := n
+		d.ID, d.JobID, d.Channel, d.ProviderID, d.Status, d.Detail, d.Source = q.ID, jobID, stepType, q.ProviderID, q.Status, q.Detail, q.Source
+		out = append(out, d)
+	}
+	// A trigger job is derived where none is stored at position 0.
+	sawJob := false
+	for jobs.Next() {
+		var id, stepType string
+		var position int
+		if err := jobs.Scan(&id, &stepType, &position); err != nil {
+			return nil, err
+		}
+		if !sawJob && position != 0 {
+			derive(triggerJobID(notificationID), stepTrigger)
+		}
+		sawJob = true
+		derive(id, stepType)
+	}
+	if err := jobs.Err(); err != nil {
+		return nil, err
+	}
+	if !sawJob {
+		derive(triggerJobID(notificationID), stepTrigger)
+	}
+	for _, d := range stored {
+		out = append(out, d.executionDetail)
+	}
+	return out, nil
+}
+
+// storedDetail is a stored execution detail and its kind.
+type storedDetail struct {
+	executionDetail
+	kind int
+}
+
+// storedExecutionDetails reads the stored details of notification n, in
+// the order they were written.
+func storedExecutionDetails(ctx context.Context, q querier, n executionDetail) ([]storedDetail, error) {
+	rows, err := q.QueryContext(ctx, `
+		SELECT d.id, d.job_id, d.provider_id, coalesce(j.type, ''), `+detailTextColumns+`,
+		       d.is_test, d.is_retry, coalesce(d.created_at, ?), d.raw
+		FROM execution_details d LEFT JOIN jobs j ON j.id = d.job_id
+		WHERE d.notification_id = ? ORDER BY d.seq`, n.CreatedAt, n.NotificationID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out = []executionDetail{}
+	var out []storedDetail
 	for rows.Next() {
-		var d executionDetail
+		d := storedDetail{executionDetail: n}
 		var raw sql.NullString
-		var kind int
-		if err := rows.Scan(&d.ID, &d.OrganizationID, &d.EnvironmentID, &d.JobID, &d.NotificationID, &d.NotificationTemplateID,
-			&d.SubscriberID, &d.ProviderID, &d.TransactionID, &d.Channel, &d.Status, &d.Detail, &d.Source, &kind,
+		if err := rows.Scan(&d.ID, &d.JobID, &d.ProviderID, &d.Channel, &d.Status, &d.Detail, &d.Source, &d.kind,
 			&d.IsTest, &d.IsRetry, &d.CreatedAt, &raw); err != nil {
 			return nil, err
 		}
-		detailTexts(kind, &d.Status, &d.Detail, &d.Source)
+		detailTexts(d.kind, &d.Status, &d.Detail, &d.Source)
 		if raw.Valid {
 			d.Raw = &raw.String
 		}

@@ -26,7 +26,7 @@ type recipient struct {
 	at    time.Time // when the notification was created
 	jobs  []jobRow
 	first write       // the rest of the first step's result (its message), when the trigger ran it (inline.go)
-	later []detailRow // the details that result records, written after every "Step queued"
+	later []detailRow // the details that result records, written with the jobs
 
 	topics []topicSummary // the trigger's topics that reached it; none for a direct recipient (topics.go)
 }

@@ -286,9 +286,9 @@ const (
 			digest = coalesce(?, digest), lease_owner = '', lease_until = '', updated_at = ?, attempts = attempts - ?
 		WHERE id = ? AND lease_owner = ?`
 	// The child is the next position of the same notification: the chain's
-	// _parentId link (docs/api.md, "Delivery") always points one position back, and
-	// jobs_notification finds it, so parent_id needs no index of its own.
-	// Its type says which lane to wake.
+	// _parentId link (docs/api.md, "Delivery") always points one position
+	// back, so a job keeps no parent of its own, and jobs_notification
+	// finds the child. Its type says which lane to wake.
 	releaseChildSQL = `
 			UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ?
 			WHERE notification_id = ? AND position = ? AND status = 'pending' AND run_at IS NULL

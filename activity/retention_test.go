@@ -55,7 +55,7 @@ func TestSweepFinished_KeepsNewerAndPending(t *testing.T) {
 	removed, err := h.sweepAll(context.Background(), h.App.Clock.Now().Add(-30*24*time.Hour), 2)
 	is.NoErr(err)                                        // swept
 	is.Equal(removed["notifications"], int64(5))         // the five old finished notifications
-	is.Equal(removed["jobs"], int64(10))                 // with their jobs
+	is.Equal(removed["jobs"], int64(5))                  // with their in-app jobs (their trigger jobs are derived)
 	is.Equal(removed["execution_details"] > 0, true)     // and details
 	is.Equal(removed["activity_transactions"], int64(5)) // and their transactions' claims
 	for _, tx := range old {
@@ -101,7 +101,7 @@ func TestSweepFinished_CancelledMidBatchResumes(t *testing.T) {
 	_, err := h.sweepAll(ctx, before, 2)
 	is.True(errors.Is(err, context.Canceled))                     // the sweep stopped
 	is.Equal(count("notifications"), 4)                           // no notification deleted
-	is.Equal(count("jobs"), 8)                                    // no job
+	is.Equal(count("jobs"), 4)                                    // no job
 	is.Equal(count("execution_details"), details)                 // no detail: the batch rolled back
 	is.Equal(len(h.notifications(t, "transactionId="+old[0])), 1) // and the first still reads whole
 

@@ -97,7 +97,7 @@ func (parsed *parsedWorkflow) snapshotColumns() {
 		}
 		return snap.column()
 	}
-	for i := range parsed.chain {
+	for i := 1; i < len(parsed.chain); i++ { // the trigger job at 0 is not stored
 		parsed.chain[i].stored = add(parsed.chain[i].snapshot)
 	}
 	parsed.templateColumn = add(parsed.template)

@@ -33,7 +33,7 @@ func TestWorkflowSnapshots_StoredOnceAndReadTheSame(t *testing.T) {
 		is.NoErr(db.QueryRowContext(ctx, query).Scan(&n))
 		return n
 	}
-	is.Equal(count(`SELECT count(*) FROM workflow_snapshots`), 4) // two steps, the template summary and the preferences, once
+	is.Equal(count(`SELECT count(*) FROM workflow_snapshots`), 3) // the in-app step (the trigger job is derived), the template summary and the preferences, once
 	is.Equal(count(`SELECT count(*) FROM jobs WHERE step NOT LIKE '#%'`), 0)
 	is.Equal(count(`SELECT count(*) FROM notifications WHERE template NOT LIKE '#%' OR preferences NOT LIKE '#%'`), 0)
 
@@ -65,5 +65,5 @@ func TestWorkflowSnapshots_StoredOnceAndReadTheSame(t *testing.T) {
 	srv.StartAgain(t)
 	tx := apptest.TriggerTo(t, srv, "hello", "ada", `{"name":"Bob"}`)
 	apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
-	is.Equal(count(`SELECT count(*) FROM workflow_snapshots`), 4)
+	is.Equal(count(`SELECT count(*) FROM workflow_snapshots`), 3)
 }

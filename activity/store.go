@@ -215,10 +215,10 @@ var insertJobSQL = func() []string {
 	qs := make([]string, maxJobRows+1)
 	for n := 1; n <= maxJobRows; n++ {
 		qs[n] = `INSERT INTO jobs (id, environment_id, notification_id,
-			parent_id, position, type, step_id, step, provider_id, status, stage, digest, group_key, run_at,
+			position, type, step_id, step, provider_id, status, stage, digest, group_key, run_at,
 			attempts, created_at, updated_at)
-		VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) +
-			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES ` + strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n-1) +
+			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	}
 	return qs
 }()
@@ -502,7 +502,6 @@ func transactionConflict(id string) error {
 // transaction so that the trigger can run the first step itself (inline.go).
 type jobRow struct {
 	id       string
-	parent   string // the parent job's id, "" for the trigger job
 	position int
 	step     workflows.Step
 	snapshot json.RawMessage // the job's copy of its step (docs/api.md, "Delivery")
@@ -522,31 +521,29 @@ type jobRow struct {
 	deliveredBy string // the provider its result named, "" for none
 }
 
-// insertJobs writes a recipient's planned chain, each job with a "Step
-// queued" detail. When the trigger ran the first step itself, the chain is
-// already settled by its result (settleFirst): its details follow the "Step
-// queued" ones in the same statement, and the rest of the result, r.first,
-// is written last, as the worker would record it.
+// insertJobs writes a recipient's planned chain, but for the trigger job
+// and each job's "Step queued" detail, which are derived when read
+// (derived.go). When the trigger ran the first step itself, the chain is
+// already settled by its result (settleFirst): its details are written
+// with the jobs, and the rest of the result, r.first, last, as the worker
+// would record it.
 func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) error {
 	ts := sqldb.FormatTime(r.at)
 	env := p.tenant.EnvironmentID
-	details := make([]detailRow, 0, len(r.jobs)+len(r.later))
-	for jobs := r.jobs; len(jobs) > 0; {
+	for jobs := r.jobs[1:]; len(jobs) > 0; {
 		chunk := jobs[:min(len(jobs), maxJobRows)]
 		jobs = jobs[len(chunk):]
-		args := make([]any, 0, 17*len(chunk))
+		args := make([]any, 0, 16*len(chunk))
 		for _, row := range chunk {
-			args = append(args, row.id, env, r.nid, row.parent, row.position,
+			args = append(args, row.id, env, r.nid, row.position,
 				row.step.Type, row.step.StepID, firstNonEmpty(row.stepColumn, string(row.snapshot)), firstNonEmpty(row.deliveredBy, row.provider),
 				row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
-			details = append(details, detailRow{jobID: row.id, providerID: row.provider,
-				detail: detail{Status: detailPending, Detail: "Step queued", Source: sourceInternal}})
 		}
 		if err := s.db.WriteLater(ctx, tx, insertJobSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
 	}
-	if err := s.insertDetailRows(ctx, tx, r.nid, r.at, true, append(details, r.later...)); err != nil {
+	if err := s.insertDetailRows(ctx, tx, r.nid, r.at, true, r.later); err != nil {
 		return err
 	}
 	if r.first != nil {

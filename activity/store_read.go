@@ -365,29 +365,103 @@ func render(ctx context.Context, envID string, rows []notificationRow, jobs map[
 
 // jobsOf returns the jobs of the notifications, keyed by notification, each
 // in chain order with its details in the order they were written, in the
-// shape sh.
+// shape sh; the trigger job and "Step queued" details not stored are
+// derived (derived.go).
 func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) (map[string][]jobResponse, error) {
 	marks := sqldb.Placeholders(len(notificationIDs))
 	args := make([]any, len(notificationIDs))
 	for i, id := range notificationIDs {
 		args[i] = id
 	}
-	details := map[string][]detailResponse{}
-	drows, err := q.QueryContext(ctx, `
+	details, queuedStored, err := storedDetails(ctx, q, marks, args, sh)
+	if err != nil {
+		return nil, err
+	}
+	// Every notification has a row: its stored jobs, or one without a job.
+	rows, err := q.QueryContext(ctx, `
+		SELECT n.id, n.template_id, n.created_at, `+sqldb.ValueColumn("n.overrides")+`, `+sqldb.ValueColumn("n.payload")+`,
+		       coalesce(j.position, -1), coalesce(j.id, ''), coalesce(j.type, ''), j.digest, coalesce(`+snapshotColumn("j.step", "j.step")+`, ''),
+		       coalesce(j.provider_id, ''), coalesce(j.status, ''), coalesce(j.updated_at, '')
+		FROM notifications n LEFT JOIN jobs j ON j.notification_id = n.id AND j.position >= 0
+		WHERE n.id IN (`+marks+`) ORDER BY n.id, j.position`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]jobResponse{}
+	snapshots, created := map[string]json.RawMessage{}, map[string]string{}
+	zero := 0
+	for rows.Next() {
+		var nid, workflowID, createdAt, step, overrides, payload string
+		var position int
+		var digest sql.NullString
+		var j jobResponse
+		if err := rows.Scan(&nid, &workflowID, &createdAt, &overrides, &payload,
+			&position, &j.ID, &j.Type, &digest, &step, &j.ProviderID, &j.Status, &j.UpdatedAt); err != nil {
+			return nil, err
+		}
+		jobs := out[nid]
+		if len(jobs) == 0 {
+			created[nid] = createdAt
+			if position != 0 {
+				if snapshots[workflowID] == nil {
+					snapshots[workflowID] = triggerSnapshot(workflowID)
+				}
+				jobs = append(jobs, triggerJob(nid, createdAt, snapshots[workflowID], json.RawMessage(overrides), json.RawMessage(payload), sh))
+			}
+		}
+		if position >= 0 && !(sh == shapeOne && j.Type == stepThrottle) { // the single-event schema has no throttle job type
+			if digest.Valid {
+				j.Digest = json.RawMessage(digest.String)
+			}
+			j.Step, j.Overrides, j.Payload = json.RawMessage(step), json.RawMessage(overrides), json.RawMessage(payload)
+			j.ProviderID = sh.provider(j.ProviderID)
+			jobs = append(jobs, j)
+		}
+		out[nid] = jobs
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for nid, jobs := range out {
+		for i := range jobs {
+			j := &jobs[i]
+			if !queuedStored[j.ID] {
+				j.ExecutionDetails = append(j.ExecutionDetails, queuedDetail(j.ID, j.Type, created[nid], sh))
+			}
+			j.ExecutionDetails = append(j.ExecutionDetails, details[j.ID]...)
+			if j.ExecutionDetails == nil {
+				j.ExecutionDetails = []detailResponse{}
+			}
+			if sh == shapeList {
+				j.ScheduleExtensionsCount = &zero
+			}
+		}
+		out[nid] = jobs
+	}
+	return out, nil
+}
+
+// storedDetails reads the stored details of the notifications (marks and
+// args name them), by job, in the order they were written, and which jobs
+// have their "Step queued" detail stored.
+func storedDetails(ctx context.Context, q querier, marks string, args []any, sh shape) (map[string][]detailResponse, map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `
 		SELECT d.job_id, d.id, coalesce(d.created_at, n.created_at), `+detailTextColumns+`, d.is_retry, d.is_test, d.provider_id, d.raw
 		FROM execution_details d JOIN notifications n ON n.id = d.notification_id
 		WHERE d.notification_id IN (`+marks+`) ORDER BY d.notification_id, d.seq`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read execution details: %w", err)
+		return nil, nil, fmt.Errorf("read execution details: %w", err)
 	}
-	defer drows.Close()
-	for drows.Next() {
+	defer rows.Close()
+	details, queued := map[string][]detailResponse{}, map[string]bool{}
+	for rows.Next() {
 		var jobID string
 		var d detailResponse
 		var raw sql.NullString
 		var kind int
-		if err := drows.Scan(&jobID, &d.ID, &d.CreatedAt, &d.Status, &d.Detail, &d.Source, &kind, &d.IsRetry, &d.IsTest, &d.ProviderID, &raw); err != nil {
-			return nil, err
+		if err := rows.Scan(&jobID, &d.ID, &d.CreatedAt, &d.Status, &d.Detail, &d.Source, &kind, &d.IsRetry, &d.IsTest, &d.ProviderID, &raw); err != nil {
+			return nil, nil, err
 		}
 		detailTexts(kind, &d.Status, &d.Detail, &d.Source)
 		if raw.Valid {
@@ -395,45 +469,9 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) 
 		}
 		d.ProviderID = sh.provider(d.ProviderID)
 		details[jobID] = append(details[jobID], d)
+		queued[jobID] = queued[jobID] || kind == queuedKind
 	}
-	if err := drows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err := q.QueryContext(ctx, `
-		SELECT j.notification_id, j.id, j.type, j.digest, `+snapshotColumn("j.step", "j.step")+`, `+sqldb.ValueColumn("n.overrides")+`, `+sqldb.ValueColumn("n.payload")+`, j.provider_id, j.status, j.updated_at
-		FROM jobs j JOIN notifications n ON n.id = j.notification_id
-		WHERE j.notification_id IN (`+marks+`) AND j.position >= 0 ORDER BY j.notification_id, j.position`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read jobs: %w", err)
-	}
-	defer rows.Close()
-	out := map[string][]jobResponse{}
-	zero := 0
-	for rows.Next() {
-		var nid, step, overrides, payload string
-		var digest sql.NullString
-		var j jobResponse
-		if err := rows.Scan(&nid, &j.ID, &j.Type, &digest, &step, &overrides, &payload, &j.ProviderID, &j.Status, &j.UpdatedAt); err != nil {
-			return nil, err
-		}
-		if sh == shapeOne && j.Type == stepThrottle {
-			continue // the single-event schema has no throttle job type
-		}
-		if digest.Valid {
-			j.Digest = json.RawMessage(digest.String)
-		}
-		j.Step, j.Overrides, j.Payload = json.RawMessage(step), json.RawMessage(overrides), json.RawMessage(payload)
-		j.ProviderID = sh.provider(j.ProviderID)
-		j.ExecutionDetails = details[j.ID]
-		if j.ExecutionDetails == nil {
-			j.ExecutionDetails = []detailResponse{}
-		}
-		if sh == shapeList {
-			j.ScheduleExtensionsCount = &zero
-		}
-		out[nid] = append(out[nid], j)
-	}
-	return out, rows.Err()
+	return details, queued, rows.Err()
 }
 
 // provider is the providerId a job or detail shows in sh: the API's answers

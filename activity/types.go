@@ -118,6 +118,15 @@ var defaultProviders = map[string]string{
 	"push":   "push-webhook",
 }
 
+// chainProvider is the providerId a job of the step type carries when its
+// chain is planned.
+func chainProvider(stepType string) string {
+	if channelSteps[stepType] {
+		return defaultProviders[stepType]
+	}
+	return "service"
+}
+
 // preferencesDoc is a notification's preferences column: the workflow's
 // preferences (docs/api.md, "What strict clients check") as the trigger
 // stored them. Every field is optional, so a row stored with fewer of them

@@ -182,8 +182,8 @@ func consoleSignIn(ctx context.Context, base string) (cookie, env string, err er
 }
 
 // seedConsole writes n notifications of the console workflow for its 100
-// subscribers, one a second up to now, each with a trigger and an in-app
-// job, four execution details and its transaction's claim: what a busy
+// subscribers, one a second up to now, each with its in-app job, the
+// two execution details of its delivery and its transaction's claim: what a busy
 // environment's Activity list reads.
 func seedConsole(ctx context.Context, path string, n int) error {
 	db, err := sqldb.Open(ctx, path)
@@ -210,16 +210,13 @@ func seedConsole(ctx context.Context, path string, n int) error {
 						'bench-console', printf('console-%d', i), '["in_app"]', ?4, printf('{"n":%d}', i), '{}', '{}', '[]',
 						'none', 0, '{}', '{"type":"none","data":null}', t, t FROM n, e JOIN s ON s.sk = i % 100`,
 				`INSERT INTO jobs (id, environment_id, notification_id,
-					parent_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
-					SELECT printf('j%023x', 2 * i + k), e.id, printf('c%023x', i),
-						CASE k WHEN 1 THEN printf('j%023x', 2 * i) ELSE '' END, k,
-						CASE k WHEN 0 THEN 'trigger' ELSE 'in_app' END, CASE k WHEN 0 THEN 'trigger' ELSE 'inbox' END,
+					position, type, step_id, step, provider_id, status, created_at, updated_at)
+					SELECT printf('j%023x', i), e.id, printf('c%023x', i), 1, 'in_app', 'inbox',
 						'{"name":"Inbox","type":"in_app"}', 'service', 'completed', t, t
-					FROM n, e JOIN s ON s.sk = i % 100, (SELECT 0 AS k UNION ALL SELECT 1)`,
-				`INSERT INTO execution_details (id, notification_id, seq, job_id, status, detail, source, provider_id, created_at)
-					SELECT printf('d%023x', 4 * i + k), printf('c%023x', i), k + 1, printf('j%023x', 2 * i + k / 2),
-						'Success', 'Step queued', 'Internal', 'service', t
-					FROM n, e, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)`,
+					FROM n, e`,
+				`INSERT INTO execution_details (notification_id, seq, id, job_id, kind, provider_id)
+					SELECT printf('c%023x', i), k + 1, printf('d%023x', 2 * i + k), printf('j%023x', i), k + 2, 'service'
+					FROM n, e, (SELECT 0 AS k UNION ALL SELECT 1)`,
 			} {
 				q = `WITH RECURSIVE r(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM r WHERE i + 1 < ?2),
 					n AS (SELECT i, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', printf('-%d seconds', ?3 - i)) AS t FROM r),

@@ -32,8 +32,8 @@ func noopFloor(ctx context.Context, dir string, clients, n int) (_ loadResult, c
 }
 
 // sqliteFloor measures what the storage allows: the rows one in-app delivery
-// must write at minimum (its notification, a trigger job and a step job,
-// four execution details and the message), inserted raw in batched
+// must write at minimum (its notification, its step's job, the two
+// execution details of the delivery and the message), inserted raw in batched
 // transactions through the same driver and pragmas, as deliveries/s. Each
 // row carries a document of about 90 bytes, where Herald's rows are 0.2 to
 // 1.3 KB: what Herald stores beyond the minimum is part of the gap. Every
@@ -82,21 +82,20 @@ func sqliteFloor(ctx context.Context, dir string, deliveries, batch int) (float6
 func insertDelivery(ctx context.Context, tx *sql.Tx, doc string) error {
 	now := sqldb.FormatTime(time.Now())
 	env, sub, n := sqldb.NewID(), sqldb.NewID(), sqldb.NewID()
-	j1, j2 := sqldb.NewID(), sqldb.NewID()
+	j := sqldb.NewID()
 	stmts := []struct {
 		q    string
 		args []any
 	}{
 		{`INSERT INTO n VALUES (?, ?, ?, ?, ?, ?)`, []any{n, env, sub, n, doc, now}},
-		{`INSERT INTO j VALUES (?, ?, ?, '', 'completed', NULL, ?)`, []any{j1, env, n, doc}},
-		{`INSERT INTO j VALUES (?, ?, ?, ?, 'completed', NULL, ?)`, []any{j2, env, n, j1, doc}},
-		{`INSERT INTO m VALUES (?, ?, ?, ?, 'Hello there', ?, ?)`, []any{sqldb.NewID(), env, sub, j2, doc, now}},
+		{`INSERT INTO j VALUES (?, ?, ?, '', 'completed', NULL, ?)`, []any{j, env, n, doc}},
+		{`INSERT INTO m VALUES (?, ?, ?, ?, 'Hello there', ?, ?)`, []any{sqldb.NewID(), env, sub, j, doc, now}},
 	}
-	for _, d := range []string{"Step queued", "Step queued", "Message created", "Message sent"} {
+	for _, d := range []string{"Message created", "Message sent"} {
 		stmts = append(stmts, struct {
 			q    string
 			args []any
-		}{`INSERT INTO d VALUES (?, ?, 'Success', ?, ?)`, []any{sqldb.NewID(), j2, d, now}})
+		}{`INSERT INTO d VALUES (?, ?, 'Success', ?, ?)`, []any{sqldb.NewID(), j, d, now}})
 	}
 	for _, s := range stmts {
 		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {

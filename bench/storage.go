@@ -161,7 +161,7 @@ func (b *bench) memoryRows(srv *server, scenario, when string) {
 }
 
 // seedExpired writes n notifications of the Development environment, each
-// with a trigger and an in-app job, four execution details and its
+// with its in-app job, the two execution details of its delivery and its
 // transaction's claim, all 400 days old: what the retention sweeper of a
 // server started on path deletes at once. (Their messages are not
 // seeded: scenario 1 counts in-app messages as it runs.)
@@ -186,16 +186,13 @@ func seedExpired(ctx context.Context, path string, n int) error {
 						'bench-inbox', printf('expired-%d', i), '["in_app"]', '{}', printf('{"n":%d}', i), '{}', '{}', '[]',
 						'none', 0, '{}', '{"type":"none","data":null}', ?3, ?3 FROM n, e`,
 				`INSERT INTO jobs (id, environment_id, notification_id,
-					parent_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
-					SELECT printf('j%023x', 2 * i + k), e.id, printf('e%023x', i),
-						CASE k WHEN 1 THEN printf('j%023x', 2 * i) ELSE '' END, k,
-						CASE k WHEN 0 THEN 'trigger' ELSE 'in_app' END, CASE k WHEN 0 THEN 'trigger' ELSE 'inbox' END,
+					position, type, step_id, step, provider_id, status, created_at, updated_at)
+					SELECT printf('j%023x', i), e.id, printf('e%023x', i), 1, 'in_app', 'inbox',
 						'{"controlVariables":{}}', 'service', 'completed', ?3, ?3
+					FROM n, e`,
+				`INSERT INTO execution_details (notification_id, seq, id, job_id, kind, provider_id)
+					SELECT printf('e%023x', i), k + 1, printf('d%023x', 2 * i + k), printf('j%023x', i), k + 2, 'service'
 					FROM n, e, (SELECT 0 AS k UNION ALL SELECT 1)`,
-				`INSERT INTO execution_details (id, notification_id, seq, job_id, status, detail, source, provider_id, created_at)
-					SELECT printf('d%023x', 4 * i + k), printf('e%023x', i), k + 1, printf('j%023x', 2 * i + k / 2),
-						'Success', 'Step queued', 'Internal', 'service', ?3
-					FROM n, e, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)`,
 			} {
 				q = `WITH RECURSIVE n(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?2),
 					e AS (SELECT id, organization_id FROM environments WHERE name = 'Development') ` + q

@@ -88,3 +88,31 @@ func TestDetailsByNotification_Postgres(t *testing.T) {
 	is.NoErr(err) // numbered by the table again, past every row
 	is.Equal(column(t, db, inOrder), []string{"a1", "a2", "a3", "b1", "b2", "b3"})
 }
+
+// TestJobsWithoutParent checks that 000067 drops the column naming a job's
+// parent, and that its down file names each parent that is stored again.
+func TestJobsWithoutParent(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := openAt(t, "000066")
+	_, err := db.ExecContext(ctx, `
+		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot,
+			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
+			critical, preferences, actor, created_at, updated_at)
+		VALUES ('n', 'e', 'o', 's', '{}', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '{}', 't', 't'),
+		       ('m', 'e', 'o', 's', '{}', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '{}', 't', 't');
+		INSERT INTO jobs (id, environment_id, notification_id, parent_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
+		VALUES ('j0', 'e', 'n', '', 0, 'trigger', 'trigger', '{}', 'service', 'completed', 't', 't'),
+		       ('j1', 'e', 'n', 'j0', 1, 'in_app', 'inbox', '{}', 'service', 'completed', 't', 't'),
+		       ('k1', 'e', 'm', 'k0', 1, 'in_app', 'inbox', '{}', 'service', 'completed', 't', 't')`)
+	is.NoErr(err) // jobs of release 66, the last of a notification whose trigger job is derived
+
+	is.NoErr(sqldb.Migrate(db, migrations.FS))
+	is.Equal(count(t, db, `SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'parent_id'`), 0) // gone
+
+	down, err := fs.ReadFile(migrations.FS, "000067_jobs_without_parent.down.sql")
+	is.NoErr(err)
+	_, err = db.ExecContext(ctx, string(down))
+	is.NoErr(err) // the down file runs
+	is.Equal(column(t, db, `SELECT id || ':' || parent_id FROM jobs ORDER BY id`), []string{"j0:", "j1:j0", "k1:"})
+}

@@ -152,7 +152,6 @@ CREATE TABLE jobs (
     id               TEXT PRIMARY KEY,
     environment_id   TEXT NOT NULL,
     notification_id  TEXT NOT NULL REFERENCES notifications (id),
-    parent_id        TEXT NOT NULL DEFAULT '',
     position         INTEGER NOT NULL,
     type             TEXT NOT NULL,
     step_id          TEXT NOT NULL,

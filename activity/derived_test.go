@@ -1,0 +1,71 @@
+package activity_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/herald-notify/herald/app/apptest"
+)
+
+// TestDerivedRows_ReadAsStored checks that a notification's trigger job and
+// "Step queued" details, derived when read, are not stored, and that every
+// answer that shows them is byte for byte what it is when they are stored,
+// as a notification written before they were derived holds them.
+func TestDerivedRows_ReadAsStored(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Two","workflowId":"two","active":true,"steps":[
+		{"name":"First","type":"in_app","controlValues":{"body":"one"}},
+		{"name":"Second","type":"in_app","controlValues":{"body":"two"}}]}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+	tx := apptest.TriggerTo(t, srv, "two", "ada", `{"n":1}`)
+	n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed", "in_app:completed")
+
+	reads := func() []string {
+		return []string{
+			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/notifications?transactionId="+tx, "", 200).Body),
+			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/notifications/"+n.ID, "", 200).Body),
+			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/execution-details?notificationId="+n.ID+"&subscriberId=ada", "", 200).Body),
+		}
+	}
+	derived := reads()
+	db := srv.App.DB
+	count := func(query string) int {
+		var c int
+		is.NoErr(db.QueryRowContext(ctx, query, n.ID).Scan(&c))
+		return c
+	}
+	is.Equal(count(`SELECT count(*) FROM jobs WHERE notification_id = ?`), 2)                           // the steps' jobs, not the trigger's
+	is.Equal(count(`SELECT count(*) FROM execution_details WHERE notification_id = ? AND kind = 1`), 0) // no "Step queued"
+
+	var one struct {
+		Jobs []struct {
+			ID               string          `json:"_id"`
+			Step             json.RawMessage `json:"step"`
+			ExecutionDetails []struct {
+				ID     string `json:"_id"`
+				Detail string `json:"detail"`
+			} `json:"executionDetails"`
+		} `json:"jobs"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/notifications/"+n.ID, "").Decode(t, &one)
+	jobs := one.Jobs
+	is.Equal(len(jobs), 3) // the trigger job and the two steps'
+	_, err := db.ExecContext(ctx, `
+		INSERT INTO jobs (id, environment_id, notification_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
+		SELECT ?, environment_id, id, 0, 'trigger', 'trigger', ?, 'service', 'completed', created_at, created_at
+		FROM notifications WHERE id = ?`, jobs[0].ID, string(jobs[0].Step), n.ID)
+	is.NoErr(err) // the trigger job, stored
+	for i, j := range jobs {
+		is.Equal(j.ExecutionDetails[0].Detail, "Step queued") // each job's first
+		_, err := db.ExecContext(ctx, `
+			INSERT INTO execution_details (notification_id, seq, id, job_id, kind, provider_id)
+			VALUES (?, ?, ?, ?, 1, 'service')`, n.ID, i-len(jobs), j.ExecutionDetails[0].ID, j.ID)
+		is.NoErr(err) // its "Step queued", stored before the others
+	}
+	is.Equal(reads(), derived) // read the same stored as derived
+}
