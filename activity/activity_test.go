@@ -71,6 +71,31 @@ func TestTrigger_ThreeSubscribers(t *testing.T) {
 	is.True(strings.Contains(string(one.Body), `"executionDetails":[`)) // details inline
 }
 
+// TestTrigger_GeneratedTransactionIDs: a transactionId Herald made up is
+// not claimed, as no other trigger can have it, yet a client sending it
+// back is refused as for any used one.
+func TestTrigger_GeneratedTransactionIDs(t *testing.T) {
+	is := is.New(t)
+	h := newHarness(t)
+	h.wf.add(t, h.App.Development.ID, "on", nil, step("inbox", "in_app", nil))
+	made := h.trigger(t, `{"name":"on","to":"ada"}`)
+	h.trigger(t, `{"name":"on","to":"ada","transactionId":"given"}`)
+	var claims []string
+	rows, err := h.App.DB.QueryContext(context.Background(), `SELECT transaction_id FROM activity_transactions`)
+	is.NoErr(err)
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		is.NoErr(rows.Scan(&id))
+		claims = append(claims, id)
+	}
+	is.Equal(claims, []string{"given"}) // only the client's is claimed
+
+	res := h.Dev.Do(t, "POST", "/v1/events/trigger", `{"name":"on","to":"ada","transactionId":"`+made+`"}`)
+	is.Equal(res.Status, http.StatusConflict)                   // the made-up one, sent back, is refused
+	is.Equal(len(h.notifications(t, "transactionId="+made)), 1) // and nothing more is written with it
+}
+
 func TestTrigger_Errors(t *testing.T) {
 	h := newHarness(t)
 	env := h.App.Development.ID

@@ -61,17 +61,21 @@ func newRecipient(sub *subscribers.Subscriber) recipient {
 type plan struct {
 	tenant        platform.Tenant
 	transactionID string
-	wf            *workflows.Workflow
-	preferences   json.RawMessage // as the notification stores them
-	payload       json.RawMessage
-	overrides     json.RawMessage
-	attachments   json.RawMessage // the trigger's files as its notifications keep them; nil for none
-	severity      string
-	critical      bool
-	actor         json.RawMessage
-	contextKeys   []string
-	template      json.RawMessage
-	chain         []chainStep // the trigger step, then the active ones
+	// generated is set when Herald made transactionID up: no other trigger
+	// can have it, so it is not claimed (docs/storage.md, "Transaction
+	// claims").
+	generated   bool
+	wf          *workflows.Workflow
+	preferences json.RawMessage // as the notification stores them
+	payload     json.RawMessage
+	overrides   json.RawMessage
+	attachments json.RawMessage // the trigger's files as its notifications keep them; nil for none
+	severity    string
+	critical    bool
+	actor       json.RawMessage
+	contextKeys []string
+	template    json.RawMessage
+	chain       []chainStep // the trigger step, then the active ones
 	// snapshots are the workflow's values its rows name by key, and
 	// templateColumn and preferencesColumn what a notification's columns
 	// hold; "" for the template and preferences themselves (snapshots.go).

@@ -3,6 +3,7 @@ package activity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -40,8 +41,8 @@ func TestSweepFinished_KeepsNewerAndPending(t *testing.T) {
 		step("wait", "delay", map[string]any{"type": "regular", "amount": 100, "unit": "days"}),
 		step("inbox", "in_app", nil))
 	var old []string
-	for range 5 {
-		old = append(old, h.trigger(t, `{"name":"hello","to":"ada","payload":{"k":1}}`))
+	for i := range 5 { // each with a transactionId of the client's, which is claimed
+		old = append(old, h.trigger(t, fmt.Sprintf(`{"name":"hello","to":"ada","payload":{"k":1},"transactionId":"old-%d"}`, i)))
 	}
 	pending := h.trigger(t, `{"name":"later","to":"ada"}`)
 	h.waitStatuses(t, pending, "trigger:completed", "delay:delayed", "in_app:pending")

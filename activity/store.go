@@ -324,10 +324,14 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, r *insertRequest) erro
 	return nil
 }
 
-// claimTransactions claims the transactionId of each of r's triggers.
+// claimTransactions claims the transactionId of each of r's triggers that
+// the client gave.
 func (s *Store) claimTransactions(ctx context.Context, tx *sql.Tx, r *insertRequest) error {
 	ts := sqldb.FormatTime(r.now)
 	for i, p := range r.plans {
+		if p.generated {
+			continue
+		}
 		env := p.tenant.EnvironmentID
 		res, err := s.db.WriteExec(ctx, tx, claimTransactionSQL, env, p.transactionID, ts)
 		if err != nil {
@@ -370,7 +374,9 @@ func (s *Store) claimBatch(ctx context.Context, tx *sql.Tx, items []any) error {
 		}
 		ts := sqldb.FormatTime(r.now)
 		for _, p := range r.plans {
-			claims = append(claims, claimRow{p.tenant.EnvironmentID, p.transactionID, ts})
+			if !p.generated {
+				claims = append(claims, claimRow{p.tenant.EnvironmentID, p.transactionID, ts})
+			}
 		}
 	}
 	if len(claims) == 0 {
@@ -406,6 +412,9 @@ func (s *Store) claimBatch(ctx context.Context, tx *sql.Tx, items []any) error {
 		}
 		var mine []claimKey
 		for _, p := range r.plans {
+			if p.generated {
+				continue
+			}
 			k := claimKey{p.tenant.EnvironmentID, p.transactionID}
 			if !got[k] {
 				if r.refused == nil {
@@ -480,10 +489,12 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 }
 
 // transactionUsed reports whether a trigger of the environment already
-// claimed transactionID.
+// used transactionID: claimed it, or, where Herald made it up, wrote a
+// notification with it.
 func (s *Store) transactionUsed(ctx context.Context, envID, transactionID string) (bool, error) {
 	var one int
-	err := s.db.QueryRow(ctx, `SELECT 1 FROM activity_transactions WHERE environment_id = ? AND transaction_id = ?`,
+	err := s.db.QueryRow(ctx, `SELECT 1 FROM activity_transactions WHERE environment_id = ?1 AND transaction_id = ?2
+		UNION ALL SELECT 1 FROM notifications WHERE environment_id = ?1 AND transaction_id = ?2 LIMIT 1`,
 		envID, transactionID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil

@@ -32,8 +32,8 @@ type triggerer struct {
 // prepare reads the workflow and checks the payload. A nil plan with a
 // result means the trigger ends there (inactive, no steps).
 func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req triggerRequest) (*plan, *triggerResult, error) {
-	txID := req.TransactionID
-	if txID == "" {
+	txID, generated := req.TransactionID, req.TransactionID == ""
+	if generated {
 		txID = newTransactionID()
 	}
 	wf, err := t.workflows.TriggerWorkflow(ctx, tenant.EnvironmentID, req.Name)
@@ -62,7 +62,7 @@ func (t *triggerer) prepare(ctx context.Context, tenant platform.Tenant, req tri
 	if !wf.Active {
 		return nil, &triggerResult{Acknowledged: true, Status: triggerNotActive, TransactionID: txID}, nil
 	}
-	p := &plan{tenant: tenant, transactionID: txID, wf: wf, payload: payload, preferences: parsed.preferences}
+	p := &plan{tenant: tenant, transactionID: txID, generated: generated, wf: wf, payload: payload, preferences: parsed.preferences}
 	if len(wf.Steps) == 0 {
 		return nil, &triggerResult{Acknowledged: true, Status: triggerNoActiveSteps, TransactionID: txID}, nil
 	}
