@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"time"
@@ -93,6 +94,24 @@ type plan struct {
 
 // noActor is the actor (docs/api.md, "The feed") of a trigger that names none.
 var noActor = json.RawMessage(`{"type":"none","data":null}`)
+
+// storedActor is what a notification's actor column holds for actor: ""
+// for noActor, which most triggers have (docs/storage.md, "Values left
+// out"), and readActor gives back.
+func storedActor(actor json.RawMessage) string {
+	if bytes.Equal(actor, noActor) {
+		return ""
+	}
+	return string(actor)
+}
+
+// readActor is the actor a stored column holds.
+func readActor(stored string) json.RawMessage {
+	if stored == "" {
+		return noActor
+	}
+	return json.RawMessage(stored)
+}
 
 // named is a subscriber a trigger names, as its actor or a recipient.
 type named struct {

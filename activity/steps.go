@@ -42,7 +42,7 @@ func (s *Store) notificationContext(ctx context.Context, id string) (notificatio
 		return n, fmt.Errorf("read notification %s: context keys: %w", id, err)
 	}
 	n.Payload, n.Overrides, n.Tags = json.RawMessage(payload), json.RawMessage(overrides), json.RawMessage(tags)
-	n.Preferences, n.Actor = json.RawMessage(prefs), json.RawMessage(actor)
+	n.Preferences, n.Actor = json.RawMessage(prefs), readActor(actor)
 	return n, nil
 }
 

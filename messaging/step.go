@@ -437,7 +437,7 @@ func actorJSON(raw json.RawMessage) []byte {
 	}
 	known := map[string]bool{"none": true, "user": true, "system_icon": true, "system_custom": true}
 	if json.Unmarshal(raw, &a) != nil || !known[a.Type] {
-		return []byte(`{"type":"none","data":null}`)
+		return []byte(noActor)
 	}
 	b, _ := json.Marshal(a)
 	return b

@@ -100,11 +100,27 @@ var payloadColumn = `coalesce((SELECT ` + sqldb.ValueColumn("p.payload") + ` FRO
 // message names them (storedOverrides).
 var overridesColumn = sqldb.ValueColumn("overrides")
 
+// noActor is the actor of a message whose trigger named none: most
+// messages', so its column holds "" for it (docs/storage.md, "Values left
+// out"), which actorColumn reads back.
+const noActor = `{"type":"none","data":null}`
+
+// actorColumn reads a message's actor.
+const actorColumn = `coalesce(nullif(actor, ''), '` + noActor + `')`
+
+// storedActor is what the actor column holds for actor.
+func storedActor(actor json.RawMessage) string {
+	if string(actor) == noActor {
+		return ""
+	}
+	return string(actor)
+}
+
 // messageColumns lists the columns in the order scanMessage reads them.
 var messageColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, external_subscriber, template_id, message_template_id, template_identifier,
 	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
-	direct_webhook_url, avatar, device_tokens, cta, ` + payloadColumn + `, ` + overridesColumn + `, data, tags, actor,
+	direct_webhook_url, avatar, device_tokens, cta, ` + payloadColumn + `, ` + overridesColumn + `, data, tags, ` + actorColumn + `,
 	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
 	delivered_at, outcome, created_at, updated_at`
 
@@ -209,7 +225,7 @@ func (m *message) values() []any {
 		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
 		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), m.storedOverrides(),
-		nullJSON(m.Data), string(m.Tags), string(m.Actor),
+		nullJSON(m.Data), string(m.Tags), storedActor(m.Actor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
 		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.ContextKeys}
 }
@@ -372,7 +388,7 @@ func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error
 var feedColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, template_id, message_template_id, template_identifier, transaction_id,
 	channel, provider_id, content, subject, avatar, cta, ` + payloadColumn + `, ` + overridesColumn + `,
-	data, tags, actor, status, read, seen, last_read_date, last_seen_date,
+	data, tags, ` + actorColumn + `, status, read, seen, last_read_date, last_seen_date,
 	delivered_at, created_at, updated_at`
 
 // feedDest is where feedRows scans a feed item's columns, in
