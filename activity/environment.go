@@ -16,7 +16,8 @@ func (s *Store) EnvironmentHoldings(ctx context.Context, environmentID string) (
 }
 
 // PurgeEnvironment deletes the environment's notifications, their jobs,
-// execution details and fan-outs (platform.EnvironmentPurger): the
+// execution details and fan-outs, and its deleted subscribers' summaries
+// (platform.EnvironmentPurger): the
 // notifications with what hangs on them a batch at a time, the rest at
 // the end.
 func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) error {
@@ -45,6 +46,6 @@ func (s *Store) PurgeEnvironment(ctx context.Context, environmentID string) erro
 			return err
 		}
 		return sqldb.DeleteByEnvironment(ctx, tx, environmentID, "jobs", "notification_contexts",
-			"notification_topics", "activity_broadcasts", "activity_transactions", "notifications")
+			"notification_topics", "activity_broadcasts", "activity_transactions", "deleted_subscribers", "notifications")
 	})
 }

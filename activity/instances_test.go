@@ -52,7 +52,7 @@ func queueJobs(t *testing.T, s *Store, txID string, n int) platform.Tenant {
 		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), preferences: json.RawMessage(`{}`), chain: chainSteps(wf)}
 	for i := range n {
 		p.recipients = append(p.recipients, recipient{id: sqldb.NewID(), subscriberID: fmt.Sprintf("s%04d", i),
-			snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)})
+			to: json.RawMessage(`{}`)})
 		p.planChain(&p.recipients[i], s.now())
 	}
 	if err := s.insertTrigger(context.Background(), p, true); err != nil {
@@ -216,7 +216,7 @@ func triggerOnce(t *testing.T, s *Store, tenant platform.Tenant, wf *workflows.W
 	t.Helper()
 	p := &plan{tenant: tenant, transactionID: txID, payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
 		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), preferences: json.RawMessage(`{}`), chain: chainSteps(wf),
-		recipients: []recipient{{id: subscriber, subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
+		recipients: []recipient{{id: subscriber, subscriberID: "ada", to: json.RawMessage(`{}`)}}}
 	p.planChain(&p.recipients[0], s.now())
 	if err := s.insertTrigger(context.Background(), p, true); err != nil {
 		t.Fatal(err)

@@ -269,7 +269,7 @@ func newQueue(t *testing.T) (*Store, *platformtest.Clock, *plan) {
 		Steps: []workflows.Step{{ID: sqldb.NewID(), StepID: "inbox", Type: "in_app"}, {ID: sqldb.NewID(), StepID: "mail", Type: "email"}}}
 	p := &plan{tenant: tenant, transactionID: "tx", payload: json.RawMessage(`{}`), overrides: json.RawMessage(`{}`),
 		wf: wf, template: json.RawMessage(`{}`), actor: json.RawMessage(`{}`), preferences: json.RawMessage(`{}`), chain: chainSteps(wf),
-		recipients: []recipient{{id: sqldb.NewID(), subscriberID: "ada", snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}}
+		recipients: []recipient{{id: sqldb.NewID(), subscriberID: "ada", to: json.RawMessage(`{}`)}}}
 	p.planChain(&p.recipients[0], clock.Now())
 	is.NoErr(s.insertTrigger(ctx, p, true))
 	return s, clock, p

@@ -26,7 +26,7 @@ func handleNotificationList(s *Store, subscribers Subscribers) http.Handler {
 		if err != nil {
 			return err
 		}
-		data, err := render(ctx, env, rows, jobs, subscribers, true)
+		data, err := s.render(ctx, env, rows, jobs, subscribers, true)
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func handleNotificationGet(s *Store, subscribers Subscribers) http.Handler {
 		if err != nil {
 			return err
 		}
-		data, err := render(ctx, env, rows, jobs, subscribers, false)
+		data, err := s.render(ctx, env, rows, jobs, subscribers, false)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,6 @@ import (
 type recipient struct {
 	id           string                  // database _id
 	subscriberID string                  // the client's subscriberId
-	snapshot     json.RawMessage         // {_id, subscriberId, firstName, …}: the list's fallback
 	to           json.RawMessage         // what the trigger said, as an object
 	sub          *subscribers.Subscriber // the whole subscriber, for running the first step inline
 
@@ -52,8 +51,7 @@ func summaryOf(sub *subscribers.Subscriber) subscriberSummary {
 // newRecipient is the recipient sub, as a bare subscriberId names it; a
 // trigger that named it by an object sets to.
 func newRecipient(sub *subscribers.Subscriber) recipient {
-	snap, _ := json.Marshal(summaryOf(sub))
-	r := recipient{id: sub.ID, subscriberID: sub.SubscriberID, snapshot: snap, sub: sub}
+	r := recipient{id: sub.ID, subscriberID: sub.SubscriberID, sub: sub}
 	r.to, _ = json.Marshal(map[string]string{"subscriberId": sub.SubscriberID})
 	return r
 }

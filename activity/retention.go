@@ -41,7 +41,7 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		// Read through notifications_list, the environment oldest first:
 		// the page stops at before, and the cursor steps past the kept.
-		rows, err := tx.QueryContext(ctx, `SELECT n.id, n.transaction_id, n.context_keys, n.topics, n.created_at,
+		rows, err := tx.QueryContext(ctx, `SELECT n.id, n.transaction_id, n.subscriber_id, n.context_keys, n.topics, n.created_at,
 				EXISTS (SELECT 1 FROM jobs j WHERE j.notification_id = n.id AND `+pendingJob+`)
 				OR EXISTS (SELECT 1 FROM activity_broadcasts b
 					WHERE b.environment_id = n.environment_id AND b.transaction_id = n.transaction_id)
@@ -52,12 +52,12 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 		if err != nil {
 			return err
 		}
-		var ids, txs, contexts, topicked []string
+		var ids, txs, subs, contexts, topicked []string
 		seen, read := map[string]bool{}, 0
 		for rows.Next() {
-			var id, txID, keys, topics string
+			var id, txID, sub, keys, topics string
 			var pending bool
-			if err := rows.Scan(&id, &txID, &keys, &topics, &after.CreatedAt, &pending); err != nil {
+			if err := rows.Scan(&id, &txID, &sub, &keys, &topics, &after.CreatedAt, &pending); err != nil {
 				rows.Close()
 				return err
 			}
@@ -68,6 +68,9 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 			ids = append(ids, id)
 			if !seen[txID] {
 				seen[txID], txs = true, append(txs, txID)
+			}
+			if !seen["s"+sub] {
+				seen["s"+sub], subs = true, append(subs, sub)
 			}
 			if keys != "[]" && keys != "" {
 				contexts = append(contexts, id)
@@ -130,6 +133,19 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 		}
 		n, _ := res.RowsAffected()
 		removed["activity_transactions"] += n
+		// A deleted subscriber's summary goes with the last notification
+		// naming it (deleted_subscribers.go).
+		gone, _ := json.Marshal(subs)
+		res, err = tx.ExecContext(ctx, `DELETE FROM deleted_subscribers
+			WHERE environment_id = ?1 AND subscriber_id IN (SELECT value FROM `+d.JSONTexts("?2", "")+`)
+			AND NOT EXISTS (SELECT 1 FROM `+d.IndexedBy("notifications n", "notifications_subscriber")+`
+				WHERE n.environment_id = ?1 AND n.subscriber_id = deleted_subscribers.subscriber_id)`,
+			env, string(gone))
+		if err != nil {
+			return fmt.Errorf("delete deleted subscribers' summaries: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		removed["deleted_subscribers"] += n
 		return nil
 	})
 	if err != nil {

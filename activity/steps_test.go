@@ -517,7 +517,7 @@ func TestInsertTriggers_AllOrNone(t *testing.T) {
 	s, _, taken := newQueue(t) // its trigger has transactionId "tx"
 	fresh := *taken
 	fresh.transactionID, fresh.recipients = "fresh", []recipient{{id: sqldb.NewID(), subscriberID: "bob",
-		snapshot: json.RawMessage(`{}`), to: json.RawMessage(`{}`)}}
+		to: json.RawMessage(`{}`)}}
 	fresh.planChain(&fresh.recipients[0], t0)
 	taken.planChain(&taken.recipients[0], t0) // planned afresh
 

@@ -457,7 +457,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 		rc := &p.recipients[i]
 		at := sqldb.FormatTime(rc.at)
 		err := s.db.WriteLater(ctx, tx, insertNotificationSQL,
-			rc.nid, env, p.tenant.OrganizationID, rc.id, string(rc.snapshot), p.wf.ID, p.wf.WorkflowID,
+			rc.nid, env, p.tenant.OrganizationID, rc.id, "", p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), shared.template, shared.payload, shared.overrides,
 			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), prefs, storedActor(p.actor), string(keys), rc.topicsJSON(), at, "", shared.attachments)
 		if err != nil {

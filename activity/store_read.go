@@ -316,7 +316,7 @@ type (
 // subscriber of the page in one query each. list selects the list
 // endpoint's variant (severity, critical, contextKeys, throttle jobs and the
 // wider providerId set); the single-event variant leaves those out.
-func render(ctx context.Context, envID string, rows []notificationRow, jobs map[string][]jobResponse, subscribers Subscribers, list bool) ([]notificationResponse, error) {
+func (s *Store) render(ctx context.Context, envID string, rows []notificationRow, jobs map[string][]jobResponse, subscribers Subscribers, list bool) ([]notificationResponse, error) {
 	out := make([]notificationResponse, 0, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -332,6 +332,10 @@ func render(ctx context.Context, envID string, rows []notificationRow, jobs map[
 	subs, err := subscribers.SubscribersByID(ctx, envID, subIDs)
 	if err != nil {
 		return nil, fmt.Errorf("read subscribers: %w", err)
+	}
+	present := func(id string) bool { _, ok := subs[id]; return ok }
+	if err := s.fillSnapshots(ctx, envID, rows, present); err != nil {
+		return nil, err
 	}
 	for _, n := range rows {
 		r := notificationResponse{

@@ -35,6 +35,7 @@ var (
 	_ messaging.InboxWorkflows        = (*workflows.Store)(nil)
 	_ messaging.InboxIntegrations     = (*integrations.Store)(nil)
 	_ messaging.SnoozeTimer           = (*activity.Store)(nil)
+	_ subscribers.Deletions           = (*activity.Store)(nil)
 	_ messaging.InboxPreferenceStore  = (*subscribers.Store)(nil)
 	_ platform.SubscriberLookup       = (*subscribers.Store)(nil)
 	_ platform.InboxHMACs             = (*integrations.Store)(nil)
@@ -106,7 +107,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Now).Observe(d.Metrics, d.Logger)
 	messageStore.UseEvents(hookStore).UseReceipts(activityStore)
 	workflowStore.UseEvents(hookStore)
-	subscriberStore.UseEvents(hookStore)
+	subscriberStore.UseEvents(hookStore).UseDeletions(activityStore)
 	integrationStore.UseReceipts(messageStore).UsePublicURL(d.PublicURL)
 	d.Metrics.MustRegister(newStorageGauge(d.DB, d.Logger))
 	worker := activity.NewWorker(activityStore, subscriberStore, messaging.NewDeliverer(messageStore, d.Outbound).Observe(d.Logger, d.Metrics),

@@ -116,3 +116,29 @@ func TestJobsWithoutParent(t *testing.T) {
 	is.NoErr(err) // the down file runs
 	is.Equal(column(t, db, `SELECT id || ':' || parent_id FROM jobs ORDER BY id`), []string{"j0:", "j1:j0", "k1:"})
 }
+
+// TestDeletedSubscribers_DownKeepsCopies checks that 000068's down file
+// gives each notification written without a copy of its subscriber one:
+// the summary kept at the subscriber's deletion, or its _id alone.
+func TestDeletedSubscribers_DownKeepsCopies(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := openAt(t, every)
+	_, err := db.ExecContext(ctx, `
+		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot,
+			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
+			critical, preferences, actor, created_at, updated_at)
+		VALUES ('n1', 'e', 'o', 'gone', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't', ''),
+		       ('n2', 'e', 'o', 'live', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't', ''),
+		       ('n3', 'e', 'o', 'old', '{"_id":"old"}', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't', '');
+		INSERT INTO deleted_subscribers (environment_id, subscriber_id, summary) VALUES ('e', 'gone', '{"_id":"gone","subscriberId":"g"}');`)
+	is.NoErr(err) // rows of release 68
+
+	down, err := fs.ReadFile(migrations.FS, "000068_deleted_subscribers.down.sql")
+	is.NoErr(err)
+	_, err = db.ExecContext(ctx, string(down))
+	is.NoErr(err) // the down file runs
+	is.Equal(column(t, db, `SELECT subscriber_snapshot FROM notifications ORDER BY id`),
+		[]string{`{"_id":"gone","subscriberId":"g"}`, `{"_id":"live"}`, `{"_id":"old"}`})
+}
+

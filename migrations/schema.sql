@@ -78,6 +78,13 @@ CREATE INDEX contexts_environment_created ON contexts (environment_id, created_a
 
 CREATE INDEX contexts_environment_id ON contexts (environment_id, id);
 
+CREATE TABLE deleted_subscribers (
+    environment_id TEXT NOT NULL,
+    subscriber_id  TEXT NOT NULL, -- the deleted subscriber's _id
+    summary        TEXT NOT NULL, -- {_id, subscriberId, firstName, lastName, email, phone}
+    PRIMARY KEY (environment_id, subscriber_id)
+) WITHOUT ROWID;
+
 CREATE TABLE environments (
     id              TEXT PRIMARY KEY,
     organization_id TEXT NOT NULL REFERENCES organizations (id),

@@ -40,6 +40,20 @@ type Store struct {
 	now          func() time.Time
 	fetchByKeys  string    // fetchKeys's SELECT up to its list of keys, in db's dialect
 	events       EventSink // where preference events are raised; nil raises none (UseEvents)
+	deletions    Deletions // told of each deleted subscriber; nil tells none (UseDeletions)
+}
+
+// Deletions is told of each subscriber deleted, inside the transaction
+// that deletes it, so that what it keeps of the subscriber commits with
+// the deletion or not at all.
+type Deletions interface {
+	SubscriberDeleted(ctx context.Context, tx *sql.Tx, sub Subscriber) error
+}
+
+// UseDeletions has d told of each subscriber deleted.
+func (s *Store) UseDeletions(d Deletions) *Store {
+	s.deletions = d
+	return s
 }
 
 // NewStore returns a store on db. integrations may be nil (no integrations
@@ -304,15 +318,22 @@ func (s *Store) delete(ctx context.Context, environmentID, subscriberID string) 
 	defer s.changed(environmentID, subscriberID)
 	defer platform.Wrap(&err, "delete subscriber")
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM subscribers WHERE environment_id = ? AND subscriber_id = ?`,
-			environmentID, subscriberID)
+		// What names the subscriber, and nothing sealed: a deletion never
+		// fails on what it deletes.
+		sub := Subscriber{EnvironmentID: environmentID}
+		err := tx.QueryRowContext(ctx, `DELETE FROM subscribers WHERE environment_id = ? AND subscriber_id = ?
+			RETURNING id, organization_id, subscriber_id, first_name, last_name, email, phone`, environmentID, subscriberID).
+			Scan(&sub.ID, &sub.OrganizationID, &sub.SubscriberID, &sub.FirstName, &sub.LastName, &sub.Email, &sub.Phone)
+		if errors.Is(err, sql.ErrNoRows) {
+			return platform.NotFound("Subscriber %q not found", subscriberID)
+		}
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return platform.NotFound("Subscriber %q not found", subscriberID)
+		if s.deletions != nil {
+			if err := s.deletions.SubscriberDeleted(ctx, tx, sub); err != nil {
+				return err
+			}
 		}
 		// In the transaction: the others hear of it if, and once, it commits.
 		return cacheFor(s.db).written.Changed(ctx, tx, subscriberKey(environmentID, subscriberID))
