@@ -142,3 +142,28 @@ func TestDeletedSubscribers_DownKeepsCopies(t *testing.T) {
 		[]string{`{"_id":"gone","subscriberId":"g"}`, `{"_id":"live"}`, `{"_id":"old"}`})
 }
 
+// TestLeftOutValues_DownWritesThem checks that 000069's down file writes
+// out each value a row leaves out.
+func TestLeftOutValues_DownWritesThem(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := openAt(t, every)
+	_, err := db.ExecContext(ctx, `
+		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot,
+			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
+			critical, preferences, actor, created_at, updated_at)
+		VALUES ('n1', 'e', 'o', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't0', ''),
+		       ('n2', 'e', 'o', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '{"type":"user","data":"a"}', 't0', 't1');
+		INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id, subscriber_id, external_subscriber,
+			transaction_id, channel, status, actor, created_at, updated_at)
+		VALUES ('m1', 'e', 'o', 'j1', 'n1', 's', 'ada', 'tx', 'in_app', 'sent', '', 't0', 't0');`)
+	is.NoErr(err) // rows of release 69
+
+	down, err := fs.ReadFile(migrations.FS, "000069_left_out_values.down.sql")
+	is.NoErr(err)
+	_, err = db.ExecContext(ctx, string(down))
+	is.NoErr(err) // the down file runs
+	is.Equal(column(t, db, `SELECT actor || ' ' || updated_at FROM notifications ORDER BY id`),
+		[]string{`{"type":"none","data":null} t0`, `{"type":"user","data":"a"} t1`})
+	is.Equal(column(t, db, `SELECT actor FROM messages`), []string{`{"type":"none","data":null}`})
+}

@@ -1,0 +1,4 @@
+-- Each value left out, written out again, as a release before reads it.
+UPDATE notifications SET actor = '{"type":"none","data":null}' WHERE actor = '';
+UPDATE notifications SET updated_at = created_at WHERE updated_at = '';
+UPDATE messages SET actor = '{"type":"none","data":null}' WHERE actor = '';

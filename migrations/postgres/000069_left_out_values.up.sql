@@ -1,0 +1,5 @@
+-- A notification and a message hold "" for an actor of none, and a
+-- notification "" for an updated_at that is its created_at
+-- (docs/storage.md, "Values left out"): the readers put the values back,
+-- so rows written before need no change. The down file writes them out.
+SELECT 1;
