@@ -167,10 +167,14 @@ func TestOnline_CloseRacingAnOpen(t *testing.T) {
 		next := dialSocket(t, srv, c.Token)
 		next.next()
 		waitSockets(t, srv, 1)
+		// The close's write and the open's may still be under way, one
+		// after the other: once both are done, the open socket is recorded.
+		platformtest.Eventually(t, 10*time.Second, func() bool {
+			var held int
+			is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM subscriber_sockets`).Scan(&held))
+			return held == 1
+		}, "the open socket to be recorded")
 		waitStatus(t, srv, "ada", true)
-		var held int
-		is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM subscriber_sockets`).Scan(&held))
-		is.Equal(held, 1) // the socket open is recorded
 		old = next
 	}
 }
