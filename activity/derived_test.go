@@ -71,8 +71,8 @@ func TestDerivedRows_ReadAsStored(t *testing.T) {
 }
 
 // TestLeftOutValues_ReadAsStored checks that the values a notification and
-// its message leave out (an actor of none, an updated_at that is the
-// created_at) are not stored, and that every answer showing them is byte
+// its message leave out (an actor of none, a plain cta, an updated_at that
+// is the created_at) are not stored, and that every answer showing them is byte
 // for byte what it is when they are, as rows written before hold them.
 func TestLeftOutValues_ReadAsStored(t *testing.T) {
 	is := is.New(t)
@@ -82,12 +82,16 @@ func TestLeftOutValues_ReadAsStored(t *testing.T) {
 	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
 	tx := apptest.TriggerTo(t, srv, "hello", "ada", `{}`)
 	n := apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed")
+	inbox, _ := apptest.OpenInbox(t, srv, "ada", "")
 	reads := func() []string {
+		status, page, _ := inbox.Do("GET", "/v1/inbox/notifications", "")
+		is.Equal(status, 200) // the inbox read
 		return []string{
 			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/notifications?transactionId="+tx, "", 200).Body),
 			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/notifications/"+n.ID, "", 200).Body),
 			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/subscribers/ada/notifications/feed", "", 200).Body),
 			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/messages?transactionId="+tx, "", 200).Body),
+			string(page),
 		}
 	}
 	left := reads()
@@ -95,12 +99,12 @@ func TestLeftOutValues_ReadAsStored(t *testing.T) {
 	var stored string
 	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || updated_at FROM notifications WHERE id = ?`, n.ID).Scan(&stored))
 	is.Equal(stored, "|") // the notification's actor and updated_at left out
-	is.NoErr(db.QueryRowContext(ctx, `SELECT actor FROM messages WHERE notification_id = ?`, n.ID).Scan(&stored))
-	is.Equal(stored, "") // and the message's actor
+	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || cta FROM messages WHERE notification_id = ?`, n.ID).Scan(&stored))
+	is.Equal(stored, "|") // and the message's actor and cta
 
 	for _, q := range []string{
 		`UPDATE notifications SET actor = '{"type":"none","data":null}', updated_at = created_at WHERE id = ?`,
-		`UPDATE messages SET actor = '{"type":"none","data":null}' WHERE notification_id = ?`,
+		`UPDATE messages SET actor = '{"type":"none","data":null}', cta = '{"data":{},"type":"redirect"}' WHERE notification_id = ?`,
 	} {
 		_, err := db.ExecContext(ctx, q, n.ID)
 		is.NoErr(err) // stored as rows written before hold them

@@ -30,7 +30,7 @@ type inboxMessage struct {
 }
 
 const inboxColumns = `id, organization_id, notification_id, subscriber_id, template_id, transaction_id, channel, content, subject, avatar,
-	cta, data, tags, delivered_at, read, seen, archived, last_read_date, last_seen_date, first_seen_date,
+	` + ctaColumn + `, data, tags, delivered_at, read, seen, archived, last_read_date, last_seen_date, first_seen_date,
 	archived_at, snoozed_until, created_at, updated_at`
 
 // dest is where a row of inboxColumns is scanned, in their order.

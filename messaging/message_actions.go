@@ -64,7 +64,7 @@ func (s *Store) setAction(ctx context.Context, env, subscriberID, id, button, st
 	var out *message
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var raw []byte
-		err := tx.QueryRowContext(ctx, `SELECT cta FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?`,
+		err := tx.QueryRowContext(ctx, `SELECT `+ctaColumn+` FROM messages WHERE environment_id = ? AND subscriber_id = ? AND id = ?`,
 			env, subscriberID, id).Scan(&raw)
 		if errors.Is(err, sql.ErrNoRows) {
 			return platform.ErrNotFound

@@ -63,7 +63,7 @@ func newQueries(d sqldb.Dialect) *queries {
 			created_at = ?1, delivered_at = ` + d.JSONAppend("delivered_at", "?1") + `, updated_at = ?1
 			WHERE environment_id = ?2 AND id = ?3 AND snoozed_until IS NOT NULL AND snoozed_until <= ?4
 			RETURNING subscriber_id`,
-		act:     d.JSONSet(d.JSONSet("cta", []string{"action", "status"}, "?1"), []string{"action", "result", "type"}, "?2"),
+		act:     d.JSONSet(d.JSONSet(ctaColumn, []string{"action", "status"}, "?1"), []string{"action", "result", "type"}, "?2"),
 		payload: insertPayloadSQL,
 	}
 	if lock := d.LockShared("?"); lock != "" {

@@ -110,17 +110,36 @@ const actorColumn = `coalesce(nullif(actor, ''), '` + noActor + `')`
 
 // storedActor is what the actor column holds for actor.
 func storedActor(actor json.RawMessage) string {
-	if string(actor) == noActor {
+	return leftOut(actor, noActor)
+}
+
+// plainCTA is the cta of a message whose step names no redirect and no
+// buttons: most messages', so its column holds "" for it, which ctaColumn
+// reads back.
+const plainCTA = `{"data":{},"type":"redirect"}`
+
+// ctaColumn reads a message's cta.
+const ctaColumn = `coalesce(nullif(cta, ''), '` + plainCTA + `')`
+
+// storedCTA is what the cta column holds for cta.
+func storedCTA(cta json.RawMessage) string {
+	return leftOut(cta, plainCTA)
+}
+
+// leftOut is "" for a value equal to the one most rows hold, and the
+// value otherwise.
+func leftOut(v json.RawMessage, common string) string {
+	if string(v) == common {
 		return ""
 	}
-	return string(actor)
+	return string(v)
 }
 
 // messageColumns lists the columns in the order scanMessage reads them.
 var messageColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, external_subscriber, template_id, message_template_id, template_identifier,
 	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
-	direct_webhook_url, avatar, device_tokens, cta, ` + payloadColumn + `, ` + overridesColumn + `, data, tags, ` + actorColumn + `,
+	direct_webhook_url, avatar, device_tokens, ` + ctaColumn + `, ` + payloadColumn + `, ` + overridesColumn + `, data, tags, ` + actorColumn + `,
 	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
 	delivered_at, outcome, created_at, updated_at`
 
@@ -224,7 +243,7 @@ func (m *message) values() []any {
 	return []any{m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
 		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
 		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
-		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), string(m.CTA), m.storedOverrides(),
+		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), storedCTA(m.CTA), m.storedOverrides(),
 		nullJSON(m.Data), string(m.Tags), storedActor(m.Actor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
 		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.ContextKeys}
@@ -310,7 +329,7 @@ func (s *Store) redeliver(ctx context.Context, m *message) error {
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
 		data = ?, updated_at = ? WHERE id = ?`,
 		m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone, m.DirectWebhookURL, m.Avatar,
-		nullJSON(m.DeviceTokens), string(m.CTA), nullJSON(m.Data), m.UpdatedAt, m.ID)
+		nullJSON(m.DeviceTokens), storedCTA(m.CTA), nullJSON(m.Data), m.UpdatedAt, m.ID)
 	if err != nil {
 		return fmt.Errorf("update message %s: %w", m.ID, err)
 	}
@@ -387,7 +406,7 @@ func (s *Store) messageByJob(ctx context.Context, jobID string) (*message, error
 // delivery addresses) is never shown in the feed.
 var feedColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, template_id, message_template_id, template_identifier, transaction_id,
-	channel, provider_id, content, subject, avatar, cta, ` + payloadColumn + `, ` + overridesColumn + `,
+	channel, provider_id, content, subject, avatar, ` + ctaColumn + `, ` + payloadColumn + `, ` + overridesColumn + `,
 	data, tags, ` + actorColumn + `, status, read, seen, last_read_date, last_seen_date,
 	delivered_at, created_at, updated_at`
 

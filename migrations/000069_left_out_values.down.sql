@@ -2,3 +2,4 @@
 UPDATE notifications SET actor = '{"type":"none","data":null}' WHERE actor = '';
 UPDATE notifications SET updated_at = created_at WHERE updated_at = '';
 UPDATE messages SET actor = '{"type":"none","data":null}' WHERE actor = '';
+UPDATE messages SET cta = '{"data":{},"type":"redirect"}' WHERE cta = '';

@@ -156,7 +156,8 @@ func TestLeftOutValues_DownWritesThem(t *testing.T) {
 		       ('n2', 'e', 'o', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '{"type":"user","data":"a"}', 't0', 't1');
 		INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id, subscriber_id, external_subscriber,
 			transaction_id, channel, status, actor, created_at, updated_at)
-		VALUES ('m1', 'e', 'o', 'j1', 'n1', 's', 'ada', 'tx', 'in_app', 'sent', '', 't0', 't0');`)
+		VALUES ('m1', 'e', 'o', 'j1', 'n1', 's', 'ada', 'tx', 'in_app', 'sent', '', 't0', 't0');
+		UPDATE messages SET cta = '';`)
 	is.NoErr(err) // rows of release 69
 
 	down, err := fs.ReadFile(migrations.FS, "000069_left_out_values.down.sql")
@@ -165,5 +166,5 @@ func TestLeftOutValues_DownWritesThem(t *testing.T) {
 	is.NoErr(err) // the down file runs
 	is.Equal(column(t, db, `SELECT actor || ' ' || updated_at FROM notifications ORDER BY id`),
 		[]string{`{"type":"none","data":null} t0`, `{"type":"user","data":"a"} t1`})
-	is.Equal(column(t, db, `SELECT actor FROM messages`), []string{`{"type":"none","data":null}`})
+	is.Equal(column(t, db, `SELECT actor || ' ' || cta FROM messages`), []string{`{"type":"none","data":null} {"data":{},"type":"redirect"}`})
 }
