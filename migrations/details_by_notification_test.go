@@ -65,13 +65,7 @@ func TestDetailsByNotification_Postgres(t *testing.T) {
 	db, err := sqldb.Open(ctx, sqldbtest.NewPostgresURL(t))
 	is.NoErr(err)
 	defer db.Close()
-	run := func(name string) {
-		b, err := fs.ReadFile(migrations.FS, "postgres/"+name)
-		is.NoErr(err)
-		if _, err := db.ExecContext(ctx, string(b)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
+	run := postgresRunner(t, db)
 	run("000066_execution_details_by_notification.down.sql")
 	_, err = db.ExecContext(ctx, numberedDetails)
 	is.NoErr(err) // rows of release 65
@@ -95,11 +89,7 @@ func TestJobsWithoutParent(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, "000066")
-	_, err := db.ExecContext(ctx, `
-		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot,
-			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
-			critical, preferences, actor, created_at, updated_at)
-		VALUES ('n', 'e', 'o', 's', '{}', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '{}', 't', 't'),
+	_, err := db.ExecContext(ctx, insertNotifications+`('n', 'e', 'o', 's', '{}', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '{}', 't', 't'),
 		       ('m', 'e', 'o', 's', '{}', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '{}', 't', 't');
 		INSERT INTO jobs (id, environment_id, notification_id, parent_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
 		VALUES ('j0', 'e', 'n', '', 0, 'trigger', 'trigger', '{}', 'service', 'completed', 't', 't'),
@@ -124,11 +114,7 @@ func TestDeletedSubscribers_DownKeepsCopies(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, every)
-	_, err := db.ExecContext(ctx, `
-		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot,
-			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
-			critical, preferences, actor, created_at, updated_at)
-		VALUES ('n1', 'e', 'o', 'gone', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't', ''),
+	_, err := db.ExecContext(ctx, insertNotifications+`('n1', 'e', 'o', 'gone', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't', ''),
 		       ('n2', 'e', 'o', 'live', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't', ''),
 		       ('n3', 'e', 'o', 'old', '{"_id":"old"}', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't', '');
 		INSERT INTO deleted_subscribers (environment_id, subscriber_id, summary) VALUES ('e', 'gone', '{"_id":"gone","subscriberId":"g"}');`)
@@ -148,11 +134,7 @@ func TestLeftOutValues_DownWritesThem(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	db := openAt(t, every)
-	_, err := db.ExecContext(ctx, `
-		INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot,
-			template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
-			critical, preferences, actor, created_at, updated_at)
-		VALUES ('n1', 'e', 'o', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't0', ''),
+	_, err := db.ExecContext(ctx, insertNotifications+`('n1', 'e', 'o', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't0', ''),
 		       ('n2', 'e', 'o', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '{"type":"user","data":"a"}', 't0', 't1');
 		INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id, subscriber_id, external_subscriber,
 			transaction_id, channel, status, actor, created_at, updated_at)
@@ -168,3 +150,11 @@ func TestLeftOutValues_DownWritesThem(t *testing.T) {
 		[]string{`{"type":"none","data":null} t0`, `{"type":"user","data":"a"} t1`})
 	is.Equal(column(t, db, `SELECT actor || ' ' || cta FROM messages`), []string{`{"type":"none","data":null} {"data":{},"type":"redirect"}`})
 }
+
+// insertNotifications begins an INSERT of notifications with the columns a
+// release since 000066 requires, up to its VALUES.
+const insertNotifications = `
+	INSERT INTO notifications (id, environment_id, organization_id, subscriber_id, subscriber_snapshot,
+		template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
+		critical, preferences, actor, created_at, updated_at)
+	VALUES `

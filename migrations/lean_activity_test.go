@@ -81,14 +81,7 @@ func TestLeanActivity_Postgres(t *testing.T) {
 	db, err := sqldb.Open(ctx, sqldbtest.NewPostgresURL(t))
 	is.NoErr(err)
 	defer db.Close()
-	run := func(name string) {
-		b, err := fs.ReadFile(migrations.FS, "postgres/"+name)
-		is.NoErr(err)
-		_, err = db.ExecContext(ctx, string(b))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
+	run := postgresRunner(t, db)
 	run("000066_execution_details_by_notification.down.sql")
 	run("000064_lean_jobs.down.sql")
 	run("000063_lean_execution_details.down.sql")
@@ -108,4 +101,19 @@ func TestLeanActivity_Postgres(t *testing.T) {
 		[]string{"d1 e Pending Step queued Internal t0", "d2 e Success Message sent Internal t1", "d3 e Failed Subscriber not found Internal t1"})
 	is.Equal(column(t, db, `SELECT id || ' ' || organization_id || ' ' || transaction_id || ' ' || subscriber_id || ' ' || template_id FROM jobs ORDER BY id`),
 		[]string{"j1 o tx s w", "j2 o tx s w"}) // each job's copies back
+}
+
+// postgresRunner returns a function running one of PostgreSQL's migration
+// files, by name, on db.
+func postgresRunner(t *testing.T, db *sqldb.DB) func(name string) {
+	return func(name string) {
+		t.Helper()
+		b, err := fs.ReadFile(migrations.FS, "postgres/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(context.Background(), string(b)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
 }
