@@ -72,7 +72,7 @@ func TestDerivedRows_ReadAsStored(t *testing.T) {
 
 // TestLeftOutValues_ReadAsStored checks that the values a notification and
 // its message leave out (an actor of none, a plain cta, an updated_at that
-// is the created_at) are not stored, and that every answer showing them is byte
+// is the created_at, a delivery at creation) are not stored, and that every answer showing them is byte
 // for byte what it is when they are, as rows written before hold them.
 func TestLeftOutValues_ReadAsStored(t *testing.T) {
 	is := is.New(t)
@@ -99,12 +99,13 @@ func TestLeftOutValues_ReadAsStored(t *testing.T) {
 	var stored string
 	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || updated_at FROM notifications WHERE id = ?`, n.ID).Scan(&stored))
 	is.Equal(stored, "|") // the notification's actor and updated_at left out
-	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || cta FROM messages WHERE notification_id = ?`, n.ID).Scan(&stored))
-	is.Equal(stored, "|") // and the message's actor and cta
+	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || cta || '|' || updated_at || '|' || delivered_at FROM messages WHERE notification_id = ?`, n.ID).Scan(&stored))
+	is.Equal(stored, "|||") // and the message's actor, cta, updated_at and delivery time
 
 	for _, q := range []string{
 		`UPDATE notifications SET actor = '{"type":"none","data":null}', updated_at = created_at WHERE id = ?`,
-		`UPDATE messages SET actor = '{"type":"none","data":null}', cta = '{"data":{},"type":"redirect"}' WHERE notification_id = ?`,
+		`UPDATE messages SET actor = '{"type":"none","data":null}', cta = '{"data":{},"type":"redirect"}', updated_at = created_at,
+			delivered_at = '["' || created_at || '"]' WHERE notification_id = ?`,
 	} {
 		_, err := db.ExecContext(ctx, q, n.ID)
 		is.NoErr(err) // stored as rows written before hold them

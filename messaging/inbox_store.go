@@ -30,8 +30,8 @@ type inboxMessage struct {
 }
 
 const inboxColumns = `id, organization_id, notification_id, subscriber_id, template_id, transaction_id, channel, content, subject, avatar,
-	` + ctaColumn + `, data, tags, delivered_at, read, seen, archived, last_read_date, last_seen_date, first_seen_date,
-	archived_at, snoozed_until, created_at, updated_at`
+	` + ctaColumn + `, data, tags, ` + deliveredColumn + `, read, seen, archived, last_read_date, last_seen_date, first_seen_date,
+	archived_at, snoozed_until, created_at, ` + updatedColumn
 
 // dest is where a row of inboxColumns is scanned, in their order.
 func (m *inboxMessage) dest() []any {

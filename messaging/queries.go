@@ -56,11 +56,11 @@ func newQueries(d sqldb.Dialect) *queries {
 		// no integer as a condition.
 		finish: `UPDATE messages SET status = ?, error_id = ?, error_text = ?,
 			provider_id = ?, outcome = ?, updated_at = ?,
-			delivered_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN ` + d.JSONAppend("delivered_at", "?") + ` ELSE delivered_at END,
+			delivered_at = CASE WHEN CAST(? AS INTEGER) = 1 THEN ` + d.JSONAppend(deliveredColumn, "?") + ` ELSE delivered_at END,
 			provider_message_id = ?
 			WHERE id = ?`,
 		endSnooze: `UPDATE messages SET snoozed_until = NULL, read = 0, last_read_date = NULL,
-			created_at = ?1, delivered_at = ` + d.JSONAppend("delivered_at", "?1") + `, updated_at = ?1
+			created_at = ?1, delivered_at = ` + d.JSONAppend(deliveredColumn, "?1") + `, updated_at = ?1
 			WHERE environment_id = ?2 AND id = ?3 AND snoozed_until IS NOT NULL AND snoozed_until <= ?4
 			RETURNING subscriber_id`,
 		act:     d.JSONSet(d.JSONSet(ctaColumn, []string{"action", "status"}, "?1"), []string{"action", "result", "type"}, "?2"),

@@ -109,7 +109,7 @@ func (s *Store) applyReceipt(ctx context.Context, env, providerID string, r inte
 		if set != "" {
 			set += ", "
 		}
-		set = strings.ReplaceAll(set, ":delivered", s.queries.d.JSONAppend("delivered_at", ":at"))
+		set = strings.ReplaceAll(set, ":delivered", s.queries.d.JSONAppend(deliveredColumn, ":at"))
 		query, args := bindNamed(`UPDATE messages SET `+set+`receipt_status = :event, updated_at = :at WHERE id = :id`,
 			map[string]any{":at": ts, ":why": why, ":errid": sqldb.NewIDAt(at), ":event": r.Event, ":id": id})
 		if _, err := tx.ExecContext(ctx, query, args...); err != nil {

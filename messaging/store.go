@@ -135,13 +135,39 @@ func leftOut(v json.RawMessage, common string) string {
 	return string(v)
 }
 
+// updatedColumn reads a message's updated_at: "" until a write changes the
+// message after its delivery (docs/storage.md, "Values left out"), which
+// reads its created_at.
+const updatedColumn = `coalesce(nullif(updated_at, ''), created_at)`
+
+// storedUpdated is what the updated_at column holds for m.
+func (m *message) storedUpdated() string {
+	if m.UpdatedAt == m.CreatedAt {
+		return ""
+	}
+	return m.UpdatedAt
+}
+
+// deliveredColumn reads a message's delivered_at: "" for a message
+// delivered once, when it was stored (docs/storage.md, "Values left out"),
+// which reads as its created_at alone.
+const deliveredColumn = `coalesce(nullif(delivered_at, ''), '["' || created_at || '"]')`
+
+// storedDelivered is what the delivered_at column holds for m.
+func (m *message) storedDelivered() string {
+	if string(m.DeliveredAt) == `["`+m.CreatedAt+`"]` {
+		return ""
+	}
+	return string(m.DeliveredAt)
+}
+
 // messageColumns lists the columns in the order scanMessage reads them.
 var messageColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, external_subscriber, template_id, message_template_id, template_identifier,
 	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
 	direct_webhook_url, avatar, device_tokens, ` + ctaColumn + `, ` + payloadColumn + `, ` + overridesColumn + `, data, tags, ` + actorColumn + `,
 	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
-	delivered_at, outcome, created_at, updated_at`
+	` + deliveredColumn + `, outcome, created_at, ` + updatedColumn
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -246,7 +272,7 @@ func (m *message) values() []any {
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), storedCTA(m.CTA), m.storedOverrides(),
 		nullJSON(m.Data), string(m.Tags), storedActor(m.Actor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
-		string(m.DeliveredAt), string(m.Outcome), m.CreatedAt, m.UpdatedAt, m.ContextKeys}
+		m.storedDelivered(), string(m.Outcome), m.CreatedAt, m.storedUpdated(), m.ContextKeys}
 }
 
 // insertPayloadSQL keeps a notification's payload once, whichever of its
@@ -408,7 +434,7 @@ var feedColumns = `id, environment_id, organization_id, job_id, notification_id,
 	subscriber_id, template_id, message_template_id, template_identifier, transaction_id,
 	channel, provider_id, content, subject, avatar, ` + ctaColumn + `, ` + payloadColumn + `, ` + overridesColumn + `,
 	data, tags, ` + actorColumn + `, status, read, seen, last_read_date, last_seen_date,
-	delivered_at, created_at, updated_at`
+	` + deliveredColumn + `, created_at, ` + updatedColumn
 
 // feedDest is where feedRows scans a feed item's columns, in
 // feedColumns' order, then archived and subscriber_summary.

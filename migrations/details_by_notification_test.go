@@ -139,7 +139,7 @@ func TestLeftOutValues_DownWritesThem(t *testing.T) {
 		INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id, subscriber_id, external_subscriber,
 			transaction_id, channel, status, actor, created_at, updated_at)
 		VALUES ('m1', 'e', 'o', 'j1', 'n1', 's', 'ada', 'tx', 'in_app', 'sent', '', 't0', 't0');
-		UPDATE messages SET cta = '';`)
+		UPDATE messages SET cta = '', updated_at = '', delivered_at = '';`)
 	is.NoErr(err) // rows of release 69
 
 	down, err := fs.ReadFile(migrations.FS, "000069_left_out_values.down.sql")
@@ -148,7 +148,8 @@ func TestLeftOutValues_DownWritesThem(t *testing.T) {
 	is.NoErr(err) // the down file runs
 	is.Equal(column(t, db, `SELECT actor || ' ' || updated_at FROM notifications ORDER BY id`),
 		[]string{`{"type":"none","data":null} t0`, `{"type":"user","data":"a"} t1`})
-	is.Equal(column(t, db, `SELECT actor || ' ' || cta FROM messages`), []string{`{"type":"none","data":null} {"data":{},"type":"redirect"}`})
+	is.Equal(column(t, db, `SELECT actor || ' ' || cta || ' ' || updated_at || ' ' || delivered_at FROM messages`),
+		[]string{`{"type":"none","data":null} {"data":{},"type":"redirect"} t0 ["t0"]`})
 }
 
 // insertNotifications begins an INSERT of notifications with the columns a
