@@ -86,33 +86,28 @@ func derivedID(kind, of string) string {
 	return seconds + hex.EncodeToString(sum[:8])
 }
 
-// planChain decides a recipient's notification id and job chain from the
-// workflow's chain. The trigger job does nothing but release the first
-// step, so the first step is due now, as the worker would leave it without
-// a claim and a settlement per notification; the trigger job itself is
-// completed, derived from its notification and not written (derived.go).
+// planChain decides a recipient's notification id and the jobs of its
+// steps from the workflow's chain. The trigger job, at position 0, does
+// nothing but release the first step, so the first step is due now, as the
+// worker would leave it without a claim and a settlement per notification;
+// the trigger job itself is derived from its notification and not planned
+// or written (derived.go).
 func (p *plan) planChain(r *recipient, now time.Time) {
 	r.at = now
 	r.nid = sqldb.NewIDAt(now)
 	ts := sqldb.FormatTime(now)
 	var payload map[string]any // read only when a step groups by it
-	r.jobs = make([]jobRow, len(p.chain))
-	for i, c := range p.chain {
-		row := jobRow{id: triggerJobID(r.nid), position: i, step: c.step, snapshot: c.snapshot, stepColumn: c.stored, values: c.values,
+	r.jobs = make([]jobRow, len(p.chain)-1)
+	for i, c := range p.chain[1:] {
+		row := jobRow{id: sqldb.NewIDAt(now), position: i + 1, step: c.step, snapshot: c.snapshot, stepColumn: c.stored, values: c.values,
 			provider: c.provider, status: statusPending, digest: c.digest}
-		if i > 0 {
-			row.id = sqldb.NewIDAt(now)
-		}
 		if c.step.Type == stepDigest || c.step.Type == stepThrottle {
 			if payload == nil {
 				json.Unmarshal(p.payload, &payload)
 			}
 			row.groupKey = group(p.wf.ID, r.id, c.step.StepID, keyValue(payload, c.groupBy))
 		}
-		switch i {
-		case 0:
-			row.status = statusCompleted
-		case 1:
+		if i == 0 {
 			row.status, row.runAt = statusQueued, ts
 		}
 		r.jobs[i] = row

@@ -41,7 +41,7 @@ func (t *triggerer) runFirst(ctx context.Context, p *plan, until time.Time) {
 			return
 		}
 		rc := &p.recipients[i]
-		row := &rc.jobs[1]
+		row := &rc.jobs[0]
 		var result *settlement
 		j := &job{ID: row.id, EnvironmentID: p.tenant.EnvironmentID, OrganizationID: p.tenant.OrganizationID,
 			NotificationID: rc.nid, TransactionID: p.transactionID, SubscriberID: rc.id, TemplateID: p.wf.ID,
@@ -65,7 +65,7 @@ func (t *triggerer) runFirst(ctx context.Context, p *plan, until time.Time) {
 // canceled or skipped. It returns the details the result records, in the
 // order the worker writes them.
 func (r *recipient) settleFirst(st settlement) []detailRow {
-	first, rest := &r.jobs[1], r.jobs[2:]
+	first, rest := &r.jobs[0], r.jobs[1:]
 	first.status, first.stage, first.attempts, first.deliveredBy = st.status, st.stage, 1, st.providerID
 	first.runAt = nil
 	if !st.runAt.IsZero() {

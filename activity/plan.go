@@ -22,9 +22,9 @@ type recipient struct {
 	sub          *subscribers.Subscriber // the whole subscriber, for running the first step inline
 
 	// Decided by planChain before the write.
-	nid   string    // the notification's _id
-	at    time.Time // when the notification was created
-	jobs  []jobRow
+	nid   string      // the notification's _id
+	at    time.Time   // when the notification was created
+	jobs  []jobRow    // the jobs of its steps, from position 1: the trigger job is derived
 	first write       // the rest of the first step's result (its message), when the trigger ran it (inline.go)
 	later []detailRow // the details that result records, written with the jobs
 

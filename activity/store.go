@@ -532,8 +532,8 @@ type jobRow struct {
 	deliveredBy string // the provider its result named, "" for none
 }
 
-// insertJobs writes a recipient's planned chain, but for the trigger job
-// and each job's "Step queued" detail, which are derived when read
+// insertJobs writes the planned jobs of a recipient's steps; the trigger
+// job and each job's "Step queued" detail are derived when read
 // (derived.go). When the trigger ran the first step itself, the chain is
 // already settled by its result (settleFirst): its details are written
 // with the jobs, and the rest of the result, r.first, last, as the worker
@@ -541,7 +541,7 @@ type jobRow struct {
 func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipient) error {
 	ts := sqldb.FormatTime(r.at)
 	env := p.tenant.EnvironmentID
-	for jobs := r.jobs[1:]; len(jobs) > 0; {
+	for jobs := r.jobs; len(jobs) > 0; {
 		chunk := jobs[:min(len(jobs), maxJobRows)]
 		jobs = jobs[len(chunk):]
 		args := make([]any, 0, 16*len(chunk))
