@@ -92,36 +92,34 @@ func (s *Store) executionDetails(ctx context.Context, environmentID, notificatio
 	if err != nil {
 		return nil, err
 	}
-	stored, err := storedExecutionDetails(ctx, tx, n)
+	stored, err := storedDetails(ctx, tx, "?", []any{notificationID}, shapeList)
 	if err != nil {
 		return nil, err
 	}
-	queued := map[string]bool{}
-	for _, d := range stored {
-		queued[d.JobID] = queued[d.JobID] || d.kind == queuedKind
-	}
-	jobs, err := tx.QueryContext(ctx, `SELECT id, type, position FROM jobs WHERE notification_id = ? AND position >= 0 ORDER BY position`, notificationID)
+	queued := queuedStored(stored)
+	jobs, err := tx.QueryContext(ctx, `SELECT id, type, position FROM jobs WHERE notification_id = ? ORDER BY position`, notificationID)
 	if err != nil {
 		return nil, err
 	}
 	defer jobs.Close()
 	out = []executionDetail{}
 	derive := func(jobID, stepType string) {
-		if queued[jobID] {
-			return
+		if !queued[jobID] {
+			out = append(out, n.of(jobID, stepType, queuedDetail(jobID, stepType, n.CreatedAt, shapeList)))
 		}
-		q := queuedDetail(jobID, stepType, n.CreatedAt, shapeList)
-		d := n
-		d.ID, d.JobID, d.Channel, d.ProviderID, d.Status, d.Detail, d.Source = q.ID, jobID, stepType, q.ProviderID, q.Status, q.Detail, q.Source
-		out = append(out, d)
 	}
-	// A trigger job is derived where none is stored at position 0.
-	sawJob := false
+	// A trigger job is derived where none is stored at position 0; a job
+	// out of the chain (position -1) has no "Step queued".
+	types, sawJob := map[string]string{}, false
 	for jobs.Next() {
 		var id, stepType string
 		var position int
 		if err := jobs.Scan(&id, &stepType, &position); err != nil {
 			return nil, err
+		}
+		types[id] = stepType
+		if position < 0 {
+			continue
 		}
 		if !sawJob && position != 0 {
 			derive(triggerJobID(notificationID), stepTrigger)
@@ -136,45 +134,17 @@ func (s *Store) executionDetails(ctx context.Context, environmentID, notificatio
 		derive(triggerJobID(notificationID), stepTrigger)
 	}
 	for _, d := range stored {
-		out = append(out, d.executionDetail)
+		out = append(out, n.of(d.jobID, types[d.jobID], d.detailResponse))
 	}
 	return out, nil
 }
 
-// storedDetail is a stored execution detail and its kind.
-type storedDetail struct {
-	executionDetail
-	kind int
-}
-
-// storedExecutionDetails reads the stored details of notification n, in
-// the order they were written.
-func storedExecutionDetails(ctx context.Context, q querier, n executionDetail) ([]storedDetail, error) {
-	rows, err := q.QueryContext(ctx, `
-		SELECT d.id, d.job_id, d.provider_id, coalesce(j.type, ''), `+detailTextColumns+`,
-		       d.is_test, d.is_retry, coalesce(d.created_at, ?), d.raw
-		FROM execution_details d LEFT JOIN jobs j ON j.id = d.job_id
-		WHERE d.notification_id = ? ORDER BY d.seq`, n.CreatedAt, n.NotificationID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []storedDetail
-	for rows.Next() {
-		d := storedDetail{executionDetail: n}
-		var raw sql.NullString
-		if err := rows.Scan(&d.ID, &d.JobID, &d.ProviderID, &d.Channel, &d.Status, &d.Detail, &d.Source, &d.kind,
-			&d.IsTest, &d.IsRetry, &d.CreatedAt, &raw); err != nil {
-			return nil, err
-		}
-		detailTexts(d.kind, &d.Status, &d.Detail, &d.Source)
-		if raw.Valid {
-			d.Raw = &raw.String
-		}
-		d.ProviderID = shapeList.provider(d.ProviderID)
-		out = append(out, d)
-	}
-	return out, rows.Err()
+// of is detail d of the job jobID, of the step type, as a detail of the
+// notification n lists it.
+func (n executionDetail) of(jobID, stepType string, d detailResponse) executionDetail {
+	n.ID, n.JobID, n.Channel, n.ProviderID = d.ID, jobID, stepType, d.ProviderID
+	n.Status, n.Detail, n.Source, n.CreatedAt, n.IsTest, n.IsRetry, n.Raw = d.Status, d.Detail, d.Source, d.CreatedAt, d.IsTest, d.IsRetry, d.Raw
+	return n
 }
 
 // detailKinds are the execution details that many jobs write word for

@@ -378,9 +378,13 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) 
 	for i, id := range notificationIDs {
 		args[i] = id
 	}
-	details, queuedStored, err := storedDetails(ctx, q, marks, args, sh)
+	stored, err := storedDetails(ctx, q, marks, args, sh)
 	if err != nil {
 		return nil, err
+	}
+	details, queued := map[string][]detailResponse{}, queuedStored(stored)
+	for _, d := range stored {
+		details[d.jobID] = append(details[d.jobID], d.detailResponse)
 	}
 	// Every notification has a row: its stored jobs, or one without a job.
 	rows, err := q.QueryContext(ctx, `
@@ -431,7 +435,7 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) 
 	for nid, jobs := range out {
 		for i := range jobs {
 			j := &jobs[i]
-			if !queuedStored[j.ID] {
+			if !queued[j.ID] {
 				j.ExecutionDetails = append(j.ExecutionDetails, queuedDetail(j.ID, j.Type, created[nid], sh))
 			}
 			j.ExecutionDetails = append(j.ExecutionDetails, details[j.ID]...)
@@ -447,36 +451,52 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) 
 	return out, nil
 }
 
+// storedDetail is a stored execution detail, with its job and its kind.
+type storedDetail struct {
+	jobID string
+	kind  int
+	detailResponse
+}
+
 // storedDetails reads the stored details of the notifications (marks and
-// args name them), by job, in the order they were written, and which jobs
-// have their "Step queued" detail stored.
-func storedDetails(ctx context.Context, q querier, marks string, args []any, sh shape) (map[string][]detailResponse, map[string]bool, error) {
+// args name them) in the shape sh, each notification's together in the
+// order they were written.
+func storedDetails(ctx context.Context, q querier, marks string, args []any, sh shape) ([]storedDetail, error) {
 	rows, err := q.QueryContext(ctx, `
 		SELECT d.job_id, d.id, coalesce(d.created_at, n.created_at), `+detailTextColumns+`, d.is_retry, d.is_test, d.provider_id, d.raw
 		FROM execution_details d JOIN notifications n ON n.id = d.notification_id
 		WHERE d.notification_id IN (`+marks+`) ORDER BY d.notification_id, d.seq`, args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read execution details: %w", err)
+		return nil, fmt.Errorf("read execution details: %w", err)
 	}
 	defer rows.Close()
-	details, queued := map[string][]detailResponse{}, map[string]bool{}
+	var out []storedDetail
 	for rows.Next() {
-		var jobID string
-		var d detailResponse
+		var d storedDetail
 		var raw sql.NullString
-		var kind int
-		if err := rows.Scan(&jobID, &d.ID, &d.CreatedAt, &d.Status, &d.Detail, &d.Source, &kind, &d.IsRetry, &d.IsTest, &d.ProviderID, &raw); err != nil {
-			return nil, nil, err
+		if err := rows.Scan(&d.jobID, &d.ID, &d.CreatedAt, &d.Status, &d.Detail, &d.Source, &d.kind, &d.IsRetry, &d.IsTest, &d.ProviderID, &raw); err != nil {
+			return nil, err
 		}
-		detailTexts(kind, &d.Status, &d.Detail, &d.Source)
+		detailTexts(d.kind, &d.Status, &d.Detail, &d.Source)
 		if raw.Valid {
 			d.Raw = &raw.String
 		}
 		d.ProviderID = sh.provider(d.ProviderID)
-		details[jobID] = append(details[jobID], d)
-		queued[jobID] = queued[jobID] || kind == queuedKind
+		out = append(out, d)
 	}
-	return details, queued, rows.Err()
+	return out, rows.Err()
+}
+
+// queuedStored is the jobs of ds whose "Step queued" detail is stored, as
+// a notification written before it was derived keeps it.
+func queuedStored(ds []storedDetail) map[string]bool {
+	queued := map[string]bool{}
+	for _, d := range ds {
+		if d.kind == queuedKind {
+			queued[d.jobID] = true
+		}
+	}
+	return queued
 }
 
 // provider is the providerId a job or detail shows in sh: the API's answers
