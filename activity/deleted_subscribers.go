@@ -33,13 +33,14 @@ func (s *Store) SubscriberDeleted(ctx context.Context, tx *sql.Tx, sub subscribe
 }
 
 // fillSnapshots sets the Snapshot of each row whose subscriber is not in
-// present and that keeps no copy of its own: the summary kept at the
-// subscriber's deletion, or, where none was, its _id alone.
-func (s *Store) fillSnapshots(ctx context.Context, envID string, rows []notificationRow, present func(id string) bool) error {
+// present (the page's subscribers, by _id) and that keeps no copy of its
+// own: the summary kept at the subscriber's deletion, or, where none was,
+// its _id alone.
+func (s *Store) fillSnapshots(ctx context.Context, envID string, rows []notificationRow, present map[string]subscribers.Subscriber) error {
 	var gone []string
 	seen := map[string]bool{}
 	for _, n := range rows {
-		if n.Snapshot == "" && !present(n.SubscriberID) && !seen[n.SubscriberID] {
+		if _, ok := present[n.SubscriberID]; !ok && n.Snapshot == "" && !seen[n.SubscriberID] {
 			seen[n.SubscriberID] = true
 			gone = append(gone, n.SubscriberID)
 		}

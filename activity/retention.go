@@ -53,7 +53,7 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 			return err
 		}
 		var ids, txs, subs, contexts, topicked []string
-		seen, read := map[string]bool{}, 0
+		seenTx, seenSub, read := map[string]bool{}, map[string]bool{}, 0
 		for rows.Next() {
 			var id, txID, sub, keys, topics string
 			var pending bool
@@ -66,11 +66,11 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 				continue
 			}
 			ids = append(ids, id)
-			if !seen[txID] {
-				seen[txID], txs = true, append(txs, txID)
+			if !seenTx[txID] {
+				seenTx[txID], txs = true, append(txs, txID)
 			}
-			if !seen["s"+sub] {
-				seen["s"+sub], subs = true, append(subs, sub)
+			if !seenSub[sub] {
+				seenSub[sub], subs = true, append(subs, sub)
 			}
 			if keys != "[]" && keys != "" {
 				contexts = append(contexts, id)

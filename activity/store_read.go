@@ -333,8 +333,7 @@ func (s *Store) render(ctx context.Context, envID string, rows []notificationRow
 	if err != nil {
 		return nil, fmt.Errorf("read subscribers: %w", err)
 	}
-	present := func(id string) bool { _, ok := subs[id]; return ok }
-	if err := s.fillSnapshots(ctx, envID, rows, present); err != nil {
+	if err := s.fillSnapshots(ctx, envID, rows, subs); err != nil {
 		return nil, err
 	}
 	for _, n := range rows {

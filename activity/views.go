@@ -151,8 +151,7 @@ func (v *Views) views(ctx context.Context, envID string, rows []notificationRow,
 	if err != nil {
 		return nil, fmt.Errorf("read subscribers: %w", err)
 	}
-	present := func(id string) bool { _, ok := subs[id]; return ok }
-	if err := v.store.fillSnapshots(ctx, envID, rows, present); err != nil {
+	if err := v.store.fillSnapshots(ctx, envID, rows, subs); err != nil {
 		return nil, err
 	}
 	out := make([]Notification, 0, len(rows))
