@@ -1,12 +1,12 @@
 package activity
 
 import (
-	"bytes"
 	"encoding/json"
 	"sort"
 	"time"
 
 	"github.com/herald-notify/herald/platform"
+	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/subscribers"
 	"github.com/herald-notify/herald/workflows"
 )
@@ -90,26 +90,13 @@ type plan struct {
 	answer   write
 }
 
-// noActor is the actor (docs/api.md, "The feed") of a trigger that names none.
+// noActor is the actor (docs/api.md, "The feed") of a trigger that names
+// none: most notifications', so their actor column holds "" for it
+// (sqldb.LeftOut), which actorColumn reads back.
 var noActor = json.RawMessage(`{"type":"none","data":null}`)
 
-// storedActor is what a notification's actor column holds for actor: ""
-// for noActor, which most triggers have (docs/storage.md, "Values left
-// out"), and readActor gives back.
-func storedActor(actor json.RawMessage) string {
-	if bytes.Equal(actor, noActor) {
-		return ""
-	}
-	return string(actor)
-}
-
-// readActor is the actor a stored column holds.
-func readActor(stored string) json.RawMessage {
-	if stored == "" {
-		return noActor
-	}
-	return json.RawMessage(stored)
-}
+// actorColumn reads a notification's actor.
+var actorColumn = sqldb.LeftOutColumn("actor", `'`+string(noActor)+`'`)
 
 // named is a subscriber a trigger names, as its actor or a recipient.
 type named struct {

@@ -32,7 +32,7 @@ func (s *Store) notificationContext(ctx context.Context, id string) (notificatio
 	var payload, overrides, tags, prefs, actor, contextKeys string
 	err := s.db.QueryRow(ctx, `
 		SELECT template_id, workflow_id, `+sqldb.ValueColumn("payload")+`, `+sqldb.ValueColumn("overrides")+`,
-			tags, `+snapshotColumn("preferences", "preferences")+`, actor, channels, critical, context_keys
+			tags, `+snapshotColumn("preferences", "preferences")+`, `+actorColumn+`, channels, critical, context_keys
 		FROM notifications WHERE id = ?`, id).Scan(&n.TemplateID, &n.WorkflowID, &payload, &overrides, &tags, &prefs, &actor,
 		&n.Channels, &n.Critical, &contextKeys)
 	if err != nil {
@@ -42,7 +42,7 @@ func (s *Store) notificationContext(ctx context.Context, id string) (notificatio
 		return n, fmt.Errorf("read notification %s: context keys: %w", id, err)
 	}
 	n.Payload, n.Overrides, n.Tags = json.RawMessage(payload), json.RawMessage(overrides), json.RawMessage(tags)
-	n.Preferences, n.Actor = json.RawMessage(prefs), readActor(actor)
+	n.Preferences, n.Actor = json.RawMessage(prefs), json.RawMessage(actor)
 	return n, nil
 }
 

@@ -459,7 +459,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 		err := s.db.WriteLater(ctx, tx, insertNotificationSQL,
 			rc.nid, env, p.tenant.OrganizationID, rc.id, "", p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), shared.template, shared.payload, shared.overrides,
-			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), prefs, storedActor(p.actor), string(keys), rc.topicsJSON(), at, "", shared.attachments)
+			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), prefs, sqldb.LeftOut(string(p.actor), string(noActor)), string(keys), rc.topicsJSON(), at, "", shared.attachments)
 		if err != nil {
 			return fmt.Errorf("insert notification: %w", err)
 		}

@@ -42,8 +42,8 @@ type notificationRow struct {
 // values a trigger shares are read from where they are stored once.
 var notificationColumns = `id, environment_id, organization_id, subscriber_id, template_id, transaction_id,
 	digested_notification_id, subscriber_snapshot, channels, ` + snapshotColumn("template", sqldb.ValueColumn("template")) + `, ` +
-	sqldb.ValueColumn("payload") + `, recipient, tags, context_keys, topics, severity, critical, created_at,
-	coalesce(nullif(updated_at, ''), created_at)`
+	sqldb.ValueColumn("payload") + `, recipient, tags, context_keys, topics, severity, critical, created_at, ` +
+	sqldb.LeftOutColumn("updated_at", "created_at")
 
 func scanNotification(sc interface{ Scan(...any) error }) (notificationRow, error) {
 	var n notificationRow

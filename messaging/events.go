@@ -93,7 +93,7 @@ type WebhookMessage struct {
 }
 
 // webhookColumns are what a WebhookMessage is read from (scanWebhook).
-const webhookColumns = `id, template_id, environment_id, organization_id, notification_id, subscriber_id,
+var webhookColumns = `id, template_id, environment_id, organization_id, notification_id, subscriber_id,
 	external_subscriber, template_identifier, step_id, transaction_id, channel, provider_id, status,
 	seen, read, archived, archived_at, snoozed_until, ` + deliveredColumn + `, first_seen_date, last_seen_date,
 	last_read_date, error_id, error_text, provider_message_id, created_at, ` + updatedColumn

@@ -29,7 +29,7 @@ type inboxMessage struct {
 	CreatedAt, UpdatedAt                             string
 }
 
-const inboxColumns = `id, organization_id, notification_id, subscriber_id, template_id, transaction_id, channel, content, subject, avatar,
+var inboxColumns = `id, organization_id, notification_id, subscriber_id, template_id, transaction_id, channel, content, subject, avatar,
 	` + ctaColumn + `, data, tags, ` + deliveredColumn + `, read, seen, archived, last_read_date, last_seen_date, first_seen_date,
 	archived_at, snoozed_until, created_at, ` + updatedColumn
 

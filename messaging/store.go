@@ -100,66 +100,25 @@ var payloadColumn = `coalesce((SELECT ` + sqldb.ValueColumn("p.payload") + ` FRO
 // message names them (storedOverrides).
 var overridesColumn = sqldb.ValueColumn("overrides")
 
-// noActor is the actor of a message whose trigger named none: most
-// messages', so its column holds "" for it (docs/storage.md, "Values left
-// out"), which actorColumn reads back.
-const noActor = `{"type":"none","data":null}`
+// Columns whose common value is left out (sqldb.LeftOut): an actor of
+// none, a cta of no redirect and no buttons, an updated_at until a write
+// changes the message after its delivery, and a delivery once, when the
+// message was stored.
+const (
+	noActor  = `{"type":"none","data":null}`
+	plainCTA = `{"data":{},"type":"redirect"}`
+)
 
-// actorColumn reads a message's actor.
-const actorColumn = `coalesce(nullif(actor, ''), '` + noActor + `')`
+var (
+	actorColumn     = sqldb.LeftOutColumn("actor", `'`+noActor+`'`)
+	ctaColumn       = sqldb.LeftOutColumn("cta", `'`+plainCTA+`'`)
+	updatedColumn   = sqldb.LeftOutColumn("updated_at", "created_at")
+	deliveredColumn = sqldb.LeftOutColumn("delivered_at", `'["' || created_at || '"]'`)
+)
 
-// storedActor is what the actor column holds for actor.
-func storedActor(actor json.RawMessage) string {
-	return leftOut(actor, noActor)
-}
-
-// plainCTA is the cta of a message whose step names no redirect and no
-// buttons: most messages', so its column holds "" for it, which ctaColumn
-// reads back.
-const plainCTA = `{"data":{},"type":"redirect"}`
-
-// ctaColumn reads a message's cta.
-const ctaColumn = `coalesce(nullif(cta, ''), '` + plainCTA + `')`
-
-// storedCTA is what the cta column holds for cta.
-func storedCTA(cta json.RawMessage) string {
-	return leftOut(cta, plainCTA)
-}
-
-// leftOut is "" for a value equal to the one most rows hold, and the
-// value otherwise.
-func leftOut(v json.RawMessage, common string) string {
-	if string(v) == common {
-		return ""
-	}
-	return string(v)
-}
-
-// updatedColumn reads a message's updated_at: "" until a write changes the
-// message after its delivery (docs/storage.md, "Values left out"), which
-// reads its created_at.
-const updatedColumn = `coalesce(nullif(updated_at, ''), created_at)`
-
-// storedUpdated is what the updated_at column holds for m.
-func (m *message) storedUpdated() string {
-	if m.UpdatedAt == m.CreatedAt {
-		return ""
-	}
-	return m.UpdatedAt
-}
-
-// deliveredColumn reads a message's delivered_at: "" for a message
-// delivered once, when it was stored (docs/storage.md, "Values left out"),
-// which reads as its created_at alone.
-const deliveredColumn = `coalesce(nullif(delivered_at, ''), '["' || created_at || '"]')`
-
-// storedDelivered is what the delivered_at column holds for m.
-func (m *message) storedDelivered() string {
-	if string(m.DeliveredAt) == `["`+m.CreatedAt+`"]` {
-		return ""
-	}
-	return string(m.DeliveredAt)
-}
+// deliveredOnce is what m's delivered_at holds when it was delivered once,
+// as it was stored.
+func (m *message) deliveredOnce() string { return `["` + m.CreatedAt + `"]` }
 
 // messageColumns lists the columns in the order scanMessage reads them.
 var messageColumns = `id, environment_id, organization_id, job_id, notification_id,
@@ -269,10 +228,10 @@ func (m *message) values() []any {
 	return []any{m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
 		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
 		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
-		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), storedCTA(m.CTA), m.storedOverrides(),
-		nullJSON(m.Data), string(m.Tags), storedActor(m.Actor),
+		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), sqldb.LeftOut(string(m.CTA), plainCTA), m.storedOverrides(),
+		nullJSON(m.Data), string(m.Tags), sqldb.LeftOut(string(m.Actor), noActor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
-		m.storedDelivered(), string(m.Outcome), m.CreatedAt, m.storedUpdated(), m.ContextKeys}
+		sqldb.LeftOut(string(m.DeliveredAt), m.deliveredOnce()), string(m.Outcome), m.CreatedAt, sqldb.LeftOut(m.UpdatedAt, m.CreatedAt), m.ContextKeys}
 }
 
 // insertPayloadSQL keeps a notification's payload once, whichever of its
@@ -355,7 +314,7 @@ func (s *Store) redeliver(ctx context.Context, m *message) error {
 		title = ?, email = ?, phone = ?, direct_webhook_url = ?, avatar = ?, device_tokens = ?, cta = ?,
 		data = ?, updated_at = ? WHERE id = ?`,
 		m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone, m.DirectWebhookURL, m.Avatar,
-		nullJSON(m.DeviceTokens), storedCTA(m.CTA), nullJSON(m.Data), m.UpdatedAt, m.ID)
+		nullJSON(m.DeviceTokens), sqldb.LeftOut(string(m.CTA), plainCTA), nullJSON(m.Data), m.UpdatedAt, m.ID)
 	if err != nil {
 		return fmt.Errorf("update message %s: %w", m.ID, err)
 	}
