@@ -2,6 +2,7 @@ package activity
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/herald-notify/herald/workflows"
 )
@@ -30,6 +31,12 @@ func triggerJobID(nid string) string {
 // queuedDetailID is the _id of the "Step queued" detail of job jobID.
 func queuedDetailID(jobID string) string {
 	return derivedID("herald/step-queued/", jobID)
+}
+
+// detailID is the _id of the execution detail numbered seq of notification
+// nid, where the detail, written with its notification, leaves it out.
+func detailID(nid string, seq int) string {
+	return derivedID("herald/detail/"+strconv.Itoa(seq)+"/", nid)
 }
 
 // queuedKind is the kind of the "Step queued" detail (detailKinds).

@@ -70,9 +70,11 @@ func TestDerivedRows_ReadAsStored(t *testing.T) {
 	is.Equal(reads(), derived) // read the same stored as derived
 }
 
-// TestLeftOutValues_ReadAsStored checks that the values a notification and
-// its message leave out (an actor of none, a plain cta, an updated_at that
-// is the created_at, a delivery at creation) are not stored, and that every answer showing them is byte
+// TestLeftOutValues_ReadAsStored checks that the values a notification, its
+// message and its execution details leave out (an actor of none, a plain
+// cta, an updated_at that is the created_at, a job's times that are its
+// notification's, a delivery at creation, a
+// detail's _id and job) are not stored, and that every answer showing them is byte
 // for byte what it is when they are, as rows written before hold them.
 func TestLeftOutValues_ReadAsStored(t *testing.T) {
 	is := is.New(t)
@@ -101,9 +103,33 @@ func TestLeftOutValues_ReadAsStored(t *testing.T) {
 	is.Equal(stored, "|") // the notification's actor and updated_at left out
 	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || cta || '|' || updated_at || '|' || delivered_at FROM messages WHERE notification_id = ?`, n.ID).Scan(&stored))
 	is.Equal(stored, "|||") // and the message's actor, cta, updated_at and delivery time
+	var leftOut int
+	is.NoErr(db.QueryRowContext(ctx, `SELECT count(*) FROM execution_details WHERE notification_id = ? AND id = '' AND job_id = ''`, n.ID).Scan(&leftOut))
+	is.Equal(leftOut, 2) // the delivery's two details leave out their _id and job
+	is.NoErr(db.QueryRowContext(ctx, `SELECT created_at || '|' || updated_at FROM jobs WHERE notification_id = ?`, n.ID).Scan(&stored))
+	is.Equal(stored, "|") // and the job its created_at and updated_at
+
+	var one struct {
+		Jobs []struct {
+			ID               string `json:"_id"`
+			ExecutionDetails []struct {
+				ID string `json:"_id"`
+			} `json:"executionDetails"`
+		} `json:"jobs"`
+	}
+	srv.Dev.Do(t, "GET", "/v1/notifications/"+n.ID, "").Decode(t, &one)
+	is.Equal(len(one.Jobs), 2)                     // the trigger job and the in-app one
+	is.Equal(len(one.Jobs[1].ExecutionDetails), 3) // "Step queued", derived, then the two stored
+	for seq, d := range one.Jobs[1].ExecutionDetails[1:] {
+		_, err := db.ExecContext(ctx, `UPDATE execution_details SET id = ?, job_id = ? WHERE notification_id = ? AND seq = ?`,
+			d.ID, one.Jobs[1].ID, n.ID, seq+1)
+		is.NoErr(err) // stored as details written before hold them
+	}
 
 	for _, q := range []string{
 		`UPDATE notifications SET actor = '{"type":"none","data":null}', updated_at = created_at WHERE id = ?`,
+		`UPDATE jobs SET created_at = (SELECT n.created_at FROM notifications n WHERE n.id = jobs.notification_id),
+			updated_at = (SELECT n.created_at FROM notifications n WHERE n.id = jobs.notification_id) WHERE notification_id = ?`,
 		`UPDATE messages SET actor = '{"type":"none","data":null}', cta = '{"data":{},"type":"redirect"}', updated_at = created_at,
 			delivered_at = '["' || created_at || '"]' WHERE notification_id = ?`,
 	} {

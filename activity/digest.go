@@ -176,7 +176,7 @@ func (s *Store) throttle(j *job, cfg throttleConfig, details []detail) write {
 		var passed int
 		err := tx.QueryRowContext(ctx, `
 			SELECT count(*) FROM jobs
-			WHERE group_key = ? AND group_key <> '' AND type = 'throttle' AND status = 'completed' AND updated_at > ?`,
+			WHERE group_key = ? AND group_key <> '' AND type = 'throttle' AND status = 'completed' AND `+jobUpdatedColumn("jobs", notificationCreated)+` > ?`,
 			j.GroupKey, sqldb.FormatTime(since)).Scan(&passed)
 		if err != nil {
 			return fmt.Errorf("count throttle: %w", err)

@@ -116,7 +116,7 @@ func claimQuery(d sqldb.Dialect) string {
 		RETURNING id, environment_id, ` + of("organization_id") + `, notification_id, ` + of("transaction_id") + `,
 			` + of("subscriber_id") + `, ` + of("template_id") + `,
 			position, type, step_id, ` + jobStep + `, coalesce(` + d.JSONGet(jobStep, "controlVariables") + `, '{}'),
-			provider_id, stage, digest, group_key, attempts, interruptions, created_at`
+			provider_id, stage, digest, group_key, attempts, interruptions, ` + jobCreatedColumn("jobs", notificationCreated)
 }
 
 // claim leases up to n due jobs of a lane, those due longest first: one UPDATE …

@@ -126,7 +126,7 @@ func (s *Store) insertDetails(ctx context.Context, tx *sql.Tx, notificationID, j
 	for i, d := range ds {
 		rows[i] = detailRow{jobID: jobID, providerID: providerID, detail: d}
 	}
-	return s.insertDetailRows(ctx, tx, notificationID, now, false, rows)
+	return s.insertDetailRows(ctx, tx, notificationID, now, "", rows)
 }
 
 // detailRow is a detail of one job of a notification; providerID is the
@@ -138,10 +138,13 @@ type detailRow struct {
 
 // insertDetailRows records details of a notification's jobs, in order:
 // seq follows the order of the rows. A detail of a known kind (detailKinds)
-// is stored as its number, without its texts; written when the
-// notification is (created is set, and now is its time), its time is not
-// stored either: it reads the notification's.
-func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, notificationID string, now time.Time, created bool, rows []detailRow) error {
+// is stored as its number, without its texts. One written with its
+// notification (firstJob names the notification's first step's job, and
+// now is its time) stores neither its time, which reads the
+// notification's, nor its _id, derived from its place (detailID), nor its
+// job when that is firstJob (docs/storage.md, "Values left out").
+func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, notificationID string, now time.Time, firstJob string, rows []detailRow) error {
+	created := firstJob != ""
 	var ts any = sqldb.FormatTime(now)
 	statements := insertDetailSQL
 	if created {
@@ -167,11 +170,14 @@ func (s *Store) insertDetailRows(ctx context.Context, tx *sql.Tx, notificationID
 			if kind > 0 {
 				status, text, src = nil, nil, nil
 			}
-			var after any = notificationID
+			var after, id, jobID any = notificationID, sqldb.NewIDAt(now), r.jobID
 			if created {
-				after, seq = seq, seq+1
+				after, id, seq = seq, "", seq+1
+				if r.jobID == firstJob {
+					jobID = ""
+				}
 			}
-			args = append(args, notificationID, after, sqldb.NewIDAt(now), r.jobID, kind, status, text,
+			args = append(args, notificationID, after, id, jobID, kind, status, text,
 				src, firstNonEmpty(r.ProviderID, r.providerID), raw, sqldb.Flag(r.IsRetry), ts)
 		}
 		if err := s.db.WriteLater(ctx, tx, statements[len(chunk)], args...); err != nil {
@@ -222,6 +228,25 @@ var insertJobSQL = func() []string {
 	}
 	return qs
 }()
+
+// A job written with its notification leaves out its created_at, the
+// notification's, unless it is in a group (a digest's and a throttle's
+// jobs are ordered and counted by theirs), and its updated_at until a
+// change, as it is its created_at (docs/storage.md, "Values left out").
+// jobCreatedColumn and jobUpdatedColumn read them from the jobs table as
+// alias names it; notificationCreated is an SQL expression of its
+// notification's created_at.
+func jobCreatedColumn(alias, notificationCreated string) string {
+	return sqldb.LeftOutColumn(alias+".created_at", notificationCreated)
+}
+
+func jobUpdatedColumn(alias, notificationCreated string) string {
+	return sqldb.LeftOutColumn(alias+".updated_at", jobCreatedColumn(alias, notificationCreated))
+}
+
+// notificationCreated is the created_at of the notification of the jobs
+// row named jobs, for a statement that does not join it.
+const notificationCreated = `(SELECT n.created_at FROM notifications n WHERE n.id = jobs.notification_id)`
 
 // insertStatements are the statements a trigger's write uses.
 var insertStatements = append(append([]string{claimTransactionSQL, insertNotificationSQL, insertContextSQL, insertSnapshotSQL,
@@ -546,16 +571,22 @@ func (s *Store) insertJobs(ctx context.Context, tx *sql.Tx, p *plan, r *recipien
 		jobs = jobs[len(chunk):]
 		args := make([]any, 0, 16*len(chunk))
 		for _, row := range chunk {
+			created := ts
+			if row.groupKey == "" {
+				created = ""
+			}
 			args = append(args, row.id, env, r.nid, row.position,
 				row.step.Type, row.step.StepID, firstNonEmpty(row.stepColumn, string(row.snapshot)), firstNonEmpty(row.deliveredBy, row.provider),
-				row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, ts, ts)
+				row.status, row.stage, row.digest, row.groupKey, row.runAt, row.attempts, created, "")
 		}
 		if err := s.db.WriteLater(ctx, tx, insertJobSQL[len(chunk)], args...); err != nil {
 			return fmt.Errorf("insert job: %w", err)
 		}
 	}
-	if err := s.insertDetailRows(ctx, tx, r.nid, r.at, true, r.later); err != nil {
-		return err
+	if len(r.later) > 0 { // the details of the first step's job, r.jobs[0]
+		if err := s.insertDetailRows(ctx, tx, r.nid, r.at, r.jobs[0].id, r.later); err != nil {
+			return err
+		}
 	}
 	if r.first != nil {
 		return r.first(ctx, tx)

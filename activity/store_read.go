@@ -389,7 +389,7 @@ func jobsOf(ctx context.Context, q querier, notificationIDs []string, sh shape) 
 	rows, err := q.QueryContext(ctx, `
 		SELECT n.id, n.template_id, n.created_at, `+sqldb.ValueColumn("n.overrides")+`, `+sqldb.ValueColumn("n.payload")+`,
 		       coalesce(j.position, -1), coalesce(j.id, ''), coalesce(j.type, ''), j.digest, coalesce(`+snapshotColumn("j.step", "j.step")+`, ''),
-		       coalesce(j.provider_id, ''), coalesce(j.status, ''), coalesce(j.updated_at, '')
+		       coalesce(j.provider_id, ''), coalesce(j.status, ''), coalesce(`+jobUpdatedColumn("j", "n.created_at")+`, '')
 		FROM notifications n LEFT JOIN jobs j ON j.notification_id = n.id AND j.position >= 0
 		WHERE n.id IN (`+marks+`) ORDER BY n.id, j.position`, args...)
 	if err != nil {
@@ -459,10 +459,14 @@ type storedDetail struct {
 
 // storedDetails reads the stored details of the notifications (marks and
 // args name them) in the shape sh, each notification's together in the
-// order they were written.
+// order they were written. A detail written with its notification leaves
+// out its _id and, when it is the first step's (position 1), its job
+// (insertDetailRows).
 func storedDetails(ctx context.Context, q querier, marks string, args []any, sh shape) ([]storedDetail, error) {
 	rows, err := q.QueryContext(ctx, `
-		SELECT d.job_id, d.id, coalesce(d.created_at, n.created_at), `+detailTextColumns+`, d.is_retry, d.is_test, d.provider_id, d.raw
+		SELECT d.notification_id, d.seq,
+		       CASE d.job_id WHEN '' THEN coalesce((SELECT j.id FROM jobs j WHERE j.notification_id = d.notification_id AND j.position = 1), '') ELSE d.job_id END,
+		       d.id, coalesce(d.created_at, n.created_at), `+detailTextColumns+`, d.is_retry, d.is_test, d.provider_id, d.raw
 		FROM execution_details d JOIN notifications n ON n.id = d.notification_id
 		WHERE d.notification_id IN (`+marks+`) ORDER BY d.notification_id, d.seq`, args...)
 	if err != nil {
@@ -472,9 +476,14 @@ func storedDetails(ctx context.Context, q querier, marks string, args []any, sh 
 	var out []storedDetail
 	for rows.Next() {
 		var d storedDetail
+		var nid string
+		var seq int
 		var raw sql.NullString
-		if err := rows.Scan(&d.jobID, &d.ID, &d.CreatedAt, &d.Status, &d.Detail, &d.Source, &d.kind, &d.IsRetry, &d.IsTest, &d.ProviderID, &raw); err != nil {
+		if err := rows.Scan(&nid, &seq, &d.jobID, &d.ID, &d.CreatedAt, &d.Status, &d.Detail, &d.Source, &d.kind, &d.IsRetry, &d.IsTest, &d.ProviderID, &raw); err != nil {
 			return nil, err
+		}
+		if d.ID == "" {
+			d.ID = detailID(nid, seq)
 		}
 		detailTexts(d.kind, &d.Status, &d.Detail, &d.Source)
 		if raw.Valid {

@@ -159,3 +159,50 @@ const insertNotifications = `
 		template_id, workflow_id, transaction_id, channels, template, payload, overrides, recipient, tags, severity,
 		critical, preferences, actor, created_at, updated_at)
 	VALUES `
+
+// TestLeftOutJobValues_DownWritesThem checks that 000070's down file, on
+// each store, writes out the times a job leaves out and the _id and job a
+// detail does.
+func TestLeftOutJobValues_DownWritesThem(t *testing.T) {
+	const nid = "6b0c38550f7d92d1a5968c4e"
+	rows := insertNotifications + `('` + nid + `', 'e', 'o', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't0', '');
+		INSERT INTO jobs (id, environment_id, notification_id, position, type, step_id, step, provider_id, status, created_at, updated_at)
+		VALUES ('j1', 'e', '` + nid + `', 1, 'in_app', 'inbox', '{}', 'service', 'completed', '', ''),
+		       ('j2', 'e', '` + nid + `', 2, 'digest', 'digest', '{}', 'service', 'pending', 't1', 't2');
+		INSERT INTO execution_details (notification_id, seq, id, job_id, kind, provider_id)
+		VALUES ('` + nid + `', 1, '', '', 2, 'service'), ('` + nid + `', 2, 'd2', 'j2', 3, 'service')`
+	check := func(t *testing.T, db *sqldb.DB, down func()) {
+		is := is.New(t)
+		_, err := db.ExecContext(context.Background(), rows)
+		is.NoErr(err) // rows of release 70
+		down()
+		is.Equal(column(t, db, `SELECT id || ' ' || created_at || ' ' || updated_at FROM jobs ORDER BY id`), []string{"j1 t0 t0", "j2 t1 t2"})
+		is.Equal(column(t, db, `SELECT job_id FROM execution_details ORDER BY seq`), []string{"j1", "j2"})
+		ids := column(t, db, `SELECT id FROM execution_details ORDER BY seq`)
+		is.True(sqldb.IsID(ids[0]) && ids[0][:8] == nid[:8]) // an _id of its notification's seconds
+		is.Equal(ids[1], "d2")
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		db := openAt(t, every)
+		check(t, db, func() {
+			down, err := fs.ReadFile(migrations.FS, "000070_left_out_job_values.down.sql")
+			if err == nil {
+				_, err = db.ExecContext(context.Background(), string(down))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		if sqldbtest.DatabaseURL == "" {
+			t.Skip("needs TEST_DATABASE_URL")
+		}
+		db, err := sqldb.Open(context.Background(), sqldbtest.NewPostgresURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		check(t, db, func() { postgresRunner(t, db)("000070_left_out_job_values.down.sql") })
+	})
+}
