@@ -71,7 +71,7 @@ func TestDerivedRows_ReadAsStored(t *testing.T) {
 }
 
 // TestLeftOutValues_ReadAsStored checks that the values a notification, its
-// message and its execution details leave out (an actor of none, a plain
+// message and its execution details leave out (an organization, an actor of none, a plain
 // cta, an updated_at that is the created_at, a job's times that are its
 // notification's, a delivery at creation, a
 // detail's _id and job) are not stored, and that every answer showing them is byte
@@ -91,6 +91,7 @@ func TestLeftOutValues_ReadAsStored(t *testing.T) {
 		return []string{
 			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/notifications?transactionId="+tx, "", 200).Body),
 			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/notifications/"+n.ID, "", 200).Body),
+			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/execution-details?notificationId="+n.ID+"&subscriberId=ada", "", 200).Body),
 			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/subscribers/ada/notifications/feed", "", 200).Body),
 			string(apptest.MustStatus(t, srv.Dev, "GET", "/v1/messages?transactionId="+tx, "", 200).Body),
 			string(page),
@@ -99,10 +100,11 @@ func TestLeftOutValues_ReadAsStored(t *testing.T) {
 	left := reads()
 	db := srv.App.DB
 	var stored string
-	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || updated_at FROM notifications WHERE id = ?`, n.ID).Scan(&stored))
-	is.Equal(stored, "|") // the notification's actor and updated_at left out
-	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || cta || '|' || updated_at || '|' || delivered_at FROM messages WHERE notification_id = ?`, n.ID).Scan(&stored))
-	is.Equal(stored, "|||") // and the message's actor, cta, updated_at and delivery time
+	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || updated_at || '|' || organization_id FROM notifications WHERE id = ?`, n.ID).Scan(&stored))
+	is.Equal(stored, "||") // the notification's actor, updated_at and organization left out
+	is.NoErr(db.QueryRowContext(ctx, `SELECT actor || '|' || cta || '|' || updated_at || '|' || delivered_at || '|' || organization_id
+		FROM messages WHERE notification_id = ?`, n.ID).Scan(&stored))
+	is.Equal(stored, "||||") // and the message's actor, cta, updated_at, delivery time and organization
 	var leftOut int
 	is.NoErr(db.QueryRowContext(ctx, `SELECT count(*) FROM execution_details WHERE notification_id = ? AND id = '' AND job_id = ''`, n.ID).Scan(&leftOut))
 	is.Equal(leftOut, 2) // the delivery's two details leave out their _id and job
@@ -126,6 +128,13 @@ func TestLeftOutValues_ReadAsStored(t *testing.T) {
 		is.NoErr(err) // stored as details written before hold them
 	}
 
+	for _, q := range []string{
+		`UPDATE notifications SET organization_id = ? WHERE id = ?`,
+		`UPDATE messages SET organization_id = ? WHERE notification_id = ?`,
+	} {
+		_, err := db.ExecContext(ctx, q, srv.App.Development.OrganizationID, n.ID)
+		is.NoErr(err) // the organization, as rows written before hold it
+	}
 	for _, q := range []string{
 		`UPDATE notifications SET actor = '{"type":"none","data":null}', updated_at = created_at WHERE id = ?`,
 		`UPDATE jobs SET created_at = (SELECT n.created_at FROM notifications n WHERE n.id = jobs.notification_id),

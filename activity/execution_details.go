@@ -92,6 +92,9 @@ func (s *Store) executionDetails(ctx context.Context, environmentID, notificatio
 	if err != nil {
 		return nil, err
 	}
+	if n.OrganizationID, err = s.orgs.Of(ctx, environmentID, n.OrganizationID); err != nil {
+		return nil, err
+	}
 	stored, err := storedDetails(ctx, tx, "?", []any{notificationID}, shapeList)
 	if err != nil {
 		return nil, err

@@ -161,6 +161,12 @@ func (s *Store) claim(ctx context.Context, lease time.Duration, n, lane int) (_ 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	rows.Close()
+	for _, j := range out {
+		if j.OrganizationID, err = s.orgs.Of(ctx, j.EnvironmentID, j.OrganizationID); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 

@@ -41,7 +41,8 @@ type Store struct {
 	// committed (snapshots.go).
 	snapshots sync.Map
 
-	metrics *metrics // nil counts nothing (observe.go)
+	metrics *metrics                // nil counts nothing (observe.go)
+	orgs    *platform.Organizations // nil: each notification stores its organization
 	// fetcher fetches the files triggers give by URL (UseOutbound).
 	fetcher *http.Client
 	files   fileCache // the files of the triggers whose emails are being sent
@@ -482,7 +483,7 @@ func (s *Store) insertPlan(ctx context.Context, tx *sql.Tx, p *plan) error {
 		rc := &p.recipients[i]
 		at := sqldb.FormatTime(rc.at)
 		err := s.db.WriteLater(ctx, tx, insertNotificationSQL,
-			rc.nid, env, p.tenant.OrganizationID, rc.id, "", p.wf.ID, p.wf.WorkflowID,
+			rc.nid, env, s.orgs.Stored(p.tenant.OrganizationID), rc.id, "", p.wf.ID, p.wf.WorkflowID,
 			p.transactionID, string(channels), shared.template, shared.payload, shared.overrides,
 			string(rc.to), string(tags), p.severity, sqldb.Flag(p.critical), prefs, sqldb.LeftOut(string(p.actor), string(noActor)), string(keys), rc.topicsJSON(), at, "", shared.attachments)
 		if err != nil {

@@ -337,8 +337,12 @@ func (s *Store) render(ctx context.Context, envID string, rows []notificationRow
 		return nil, err
 	}
 	for _, n := range rows {
+		org, err := s.orgs.Of(ctx, envID, n.OrganizationID)
+		if err != nil {
+			return nil, err
+		}
 		r := notificationResponse{
-			ID: n.ID, EnvironmentID: n.EnvironmentID, OrganizationID: n.OrganizationID, SubscriberID: n.SubscriberID,
+			ID: n.ID, EnvironmentID: n.EnvironmentID, OrganizationID: org, SubscriberID: n.SubscriberID,
 			TemplateID: n.TemplateID, DigestedNotificationID: n.DigestedNotificationID, TransactionID: n.TransactionID,
 			CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, Template: json.RawMessage(n.Template),
 			Jobs: jobs[n.ID], Payload: json.RawMessage(n.Payload), To: json.RawMessage(n.To),

@@ -91,6 +91,7 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 	integrationStore.WithOutbound(d.Outbound)
 	workflowStore := workflows.NewStore(d.DB).WithIntegrations(integrationStore)
 	subscriberStore := subscribers.NewStore(d.DB, integrationStore, d.Now).WithWorkflows(workflowStore).WithSecret(d.Secret)
+	orgs := platform.NewOrganizations(d.DB) // notifications and messages leave theirs out
 	messageStore := messaging.NewStore(d.DB, messaging.Sources{
 		Subscribers:  subscriberStore,
 		Workflows:    workflowStore,
@@ -98,11 +99,11 @@ func wire(mux *http.ServeMux, d Deps, closing <-chan struct{}) (*App, error) {
 		Tokens:       subscriberStore,
 		Content:      workflowStore,
 		Contexts:     subscriberStore,
-	}).WithClock(d.Now).WithSecret(d.Secret)
+	}).WithClock(d.Now).WithSecret(d.Secret).UseOrganizations(orgs)
 	if d.PageCache != 0 {
 		messageStore.KeepPages(d.PageCache)
 	}
-	activityStore := activity.NewStore(d.DB, d.Now).UseOutbound(d.Outbound)
+	activityStore := activity.NewStore(d.DB, d.Now).UseOutbound(d.Outbound).UseOrganizations(orgs)
 	activityStore.Observe(d.Metrics)
 	hookStore := webhooks.NewStore(d.DB, d.Secret, d.Now).Observe(d.Metrics, d.Logger)
 	messageStore.UseEvents(hookStore).UseReceipts(activityStore)

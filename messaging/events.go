@@ -144,6 +144,12 @@ func (s *Store) raiseFor(ctx context.Context, tx *sql.Tx, env, eventType string,
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	for i := range events {
+		m := &events[i].Message
+		if m.OrganizationID, err = s.orgs.Of(ctx, env, m.OrganizationID); err != nil {
+			return err
+		}
+	}
 	return s.events.RaiseMessageEvents(ctx, tx, events)
 }
 

@@ -58,7 +58,7 @@ func (e *Deliverer) deliverInApp(ctx context.Context, d *Delivery) (Outcome, fun
 	m.DeliveredAt, _ = json.Marshal([]string{sqldb.FormatTime(now)})
 	// The row is built here, not in the write: the caller's transaction
 	// holds the one writer, and every other write waits while it runs.
-	insert, values := insertMessageSQL, m.values()
+	insert, values := insertMessageSQL, m.values(e.messages.orgs.Stored(m.OrganizationID))
 	// Announced to this process's sockets once the caller's transaction
 	// commits (a client told earlier would read the inbox without it),
 	// and to the other processes' by the insert itself.

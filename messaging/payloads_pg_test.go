@@ -79,7 +79,7 @@ func TestDropPayloads_DeleteBesideAnInsert(t *testing.T) {
 	// b stores a second message of the notification and has not committed.
 	txB, endB := sqldbtest.WriteTx(t, b.db)
 	m2 := msg("m2")
-	_, err = txB.ExecContext(ctx, insertMessageSQL, m2.values()...)
+	_, err = txB.ExecContext(ctx, insertMessageSQL, m2.values(m2.OrganizationID)...)
 	is.NoErr(err)
 	is.NoErr(b.storePayload(ctx, txB, m2))
 

@@ -59,6 +59,9 @@ func (s *Store) messageResponses(ctx context.Context, env string, rows []*messag
 	out := make([]messageResponse, len(rows))
 	for i, m := range rows {
 		out[i] = toMessageResponse(m)
+		if out[i].OrganizationID, err = s.orgs.Of(ctx, env, m.OrganizationID); err != nil {
+			return nil, err
+		}
 		if err := s.openTargets(m, &out[i]); err != nil {
 			return nil, err
 		}

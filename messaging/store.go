@@ -37,7 +37,8 @@ type Store struct {
 	// (insertMessage): each must be durable before its provider is called.
 	inserts *sqldb.GroupCommit
 
-	hooks, tokens *platform.Sealer // seal messages' targets at rest; nil keeps them plain (WithSecret)
+	hooks, tokens *platform.Sealer        // seal messages' targets at rest; nil keeps them plain (WithSecret)
+	orgs          *platform.Organizations // nil: each message stores its organization (UseOrganizations)
 
 	events   EventSink      // where message events are raised; nil raises none (UseEvents)
 	receipts ReceiptDetails // where a receipt's execution detail is recorded; nil records none (UseReceipts)
@@ -52,6 +53,14 @@ func NewStore(db *sqldb.DB, src Sources) *Store {
 	s := &Store{db: db, src: src, now: time.Now, queries: newQueries(db.Dialect()),
 		inserts: sqldb.NewGroupCommit(db, maxInsertBatch)}
 	s.listenPages()
+	return s
+}
+
+// UseOrganizations lets messages leave their organization out, read from
+// orgs as their environment's. Without it, each stores its own. It
+// returns s.
+func (s *Store) UseOrganizations(orgs *platform.Organizations) *Store {
+	s.orgs = orgs
 	return s
 }
 
@@ -182,7 +191,7 @@ func (s *Store) insertMessage(ctx context.Context, m *message) (inserted bool, e
 	if err := s.db.PrepareWrites(ctx, insertMessageSQL, s.queries.payload); err != nil {
 		return false, fmt.Errorf("prepare message insert: %w", err)
 	}
-	values := m.values()
+	values := m.values(s.orgs.Stored(m.OrganizationID))
 	err = s.inserts.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		inserted = false // the write runs again alone when its batch fails
 		res, err := s.db.WriteExec(ctx, tx, insertMessageSQL, values...)
@@ -223,9 +232,10 @@ const insertMessageSQL = `INSERT INTO messages (id, environment_id, organization
 	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?)
 	ON CONFLICT (job_id) DO NOTHING`
 
-// values are m's columns in insertMessageSQL's order.
-func (m *message) values() []any {
-	return []any{m.ID, m.EnvironmentID, m.OrganizationID, m.JobID, m.NotificationID,
+// values are m's columns in insertMessageSQL's order; org is what it
+// stores for its organization (platform.Organizations.Stored).
+func (m *message) values(org string) []any {
+	return []any{m.ID, m.EnvironmentID, org, m.JobID, m.NotificationID,
 		m.SubscriberID, m.ExternalSubscriber, m.TemplateID, m.MessageTemplateID, m.TemplateIdentifier,
 		m.StepID, m.TransactionID, m.Channel, m.ProviderID, string(m.Content), m.Subject, m.Title, m.Email, m.Phone,
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), sqldb.LeftOut(string(m.CTA), plainCTA), m.storedOverrides(),

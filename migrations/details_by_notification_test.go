@@ -160,6 +160,30 @@ const insertNotifications = `
 		critical, preferences, actor, created_at, updated_at)
 	VALUES `
 
+// TestLeftOutOrganizations_DownWritesThem checks that 000071's down file
+// writes out the organization a notification and a message leave out.
+func TestLeftOutOrganizations_DownWritesThem(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := openAt(t, every)
+	_, err := db.ExecContext(ctx, `
+		INSERT INTO organizations (id, name, created_at) VALUES ('o', 'Herald', 't0');
+		INSERT INTO environments (id, organization_id, name, identifier, created_at) VALUES ('e', 'o', 'Development', 'dev', 't0');`+
+		insertNotifications+`('n1', 'e', '', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't0', ''),
+		       ('n2', 'e', 'p', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't0', '');
+		INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id, subscriber_id, external_subscriber,
+			transaction_id, channel, status, created_at, updated_at)
+		VALUES ('m1', 'e', '', 'j1', 'n1', 's', 'ada', 'tx', 'in_app', 'sent', 't0', '')`)
+	is.NoErr(err) // rows of release 71
+
+	down, err := fs.ReadFile(migrations.FS, "000071_left_out_organizations.down.sql")
+	is.NoErr(err)
+	_, err = db.ExecContext(ctx, string(down))
+	is.NoErr(err) // the down file runs
+	is.Equal(column(t, db, `SELECT organization_id FROM notifications ORDER BY id`), []string{"o", "p"})
+	is.Equal(column(t, db, `SELECT organization_id FROM messages`), []string{"o"})
+}
+
 // TestLeftOutJobValues_DownWritesThem checks that 000070's down file, on
 // each store, writes out the times a job leaves out and the _id and job a
 // detail does.

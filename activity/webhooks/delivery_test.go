@@ -101,12 +101,14 @@ func TestWebhooks_InboxMarksRaiseEvents(t *testing.T) {
 	is.Equal(types, []string{"message.read", "message.seen", "message.unread"}) // one event per mark, none of the types not asked for
 	var data struct {
 		Object struct {
-			ID   string `json:"_id"`
-			Read bool   `json:"read"`
+			ID             string `json:"_id"`
+			OrganizationID string `json:"_organizationId"`
+			Read           bool   `json:"read"`
 		} `json:"object"`
 	}
 	is.NoErr(json.Unmarshal(ofType(got, "message.read")[0].Event.Data, &data)) // the read event's data
 	is.Equal(data.Object.ID, id)                                               // names the message
+	is.Equal(data.Object.OrganizationID, srv.App.Development.OrganizationID)   // and its organization, which it leaves out
 	is.True(data.Object.Read)                                                  // as it stands after the change
 }
 
