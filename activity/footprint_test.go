@@ -49,7 +49,7 @@ func dbstat(t testing.TB, db *sqldb.DB, column string) (map[string]int64, int64)
 // guard against growth (docs/retention.md says where the bytes go). The
 // inbox's message states (archived, snoozed, first seen) take part of each
 // message's record, which the messages table's page fill multiplies.
-const maxFootprint = 2400
+const maxFootprint = 2100
 
 // TestFootprint_InAppNotification measures the bytes on disk that one
 // single-step in-app notification adds, table by table and index by
