@@ -72,7 +72,7 @@ func run() error {
 // the floor and Herald must pay the same for garbage collection to compare.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(300)
+		debug.SetGCPercent(250)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(200 << 20)
