@@ -115,7 +115,7 @@ func TestInbox_DeleteDropsPayloads(t *testing.T) {
 			srv := apptest.NewServer(t)
 			apptest.CreateHello(t, srv, "Hello {{ payload.name }}")
 			c, _ := apptest.OpenInbox(t, srv, "ada", "")
-			apptest.TriggerTo(t, srv, "hello", "ada", `{"name":"Ada"}`)
+			apptest.TriggerTo(t, srv, "hello", "ada", `{"name":"Ada","note":"`+strings.Repeat("n", 300)+`"}`) // too large for the message's row
 			n := c.Wait(1)[0]
 			payloads := func() (n int) {
 				is.NoErr(srv.App.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM message_payloads`).Scan(&n))
@@ -127,6 +127,53 @@ func TestInbox_DeleteDropsPayloads(t *testing.T) {
 			is.Equal(payloads(), 0)        // and its payload with it
 		})
 	}
+}
+
+// TestMessage_SmallPayloadInItsRow: a small payload is kept in each
+// message's own row, not apart in message_payloads, and every read shows
+// it as it shows one kept apart; deleting the messages leaves nothing.
+func TestMessage_SmallPayloadInItsRow(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	srv := apptest.NewServer(t)
+	apptest.MustCreate(t, srv.Dev, "/v2/workflows", `{"name":"Two","workflowId":"two","active":true,"steps":[
+		{"name":"First","type":"in_app","controlValues":{"body":"one {{ payload.name }}"}},
+		{"name":"Second","type":"in_app","controlValues":{"body":"two"}}]}`)
+	apptest.MustCreate(t, srv.Dev, "/v1/subscribers", `{"subscriberId":"ada"}`)
+	tx := apptest.TriggerTo(t, srv, "two", "ada", `{"name":"Ada"}`)
+	apptest.WaitJobs(t, srv, tx, "trigger:completed", "in_app:completed", "in_app:completed")
+	db := srv.App.DB
+	inRows := func() (out []string) {
+		rows, err := db.QueryContext(ctx, `SELECT payload FROM messages ORDER BY created_at, id`)
+		is.NoErr(err)
+		defer rows.Close()
+		for rows.Next() {
+			var p string
+			is.NoErr(rows.Scan(&p))
+			out = append(out, p)
+		}
+		return out
+	}
+	is.Equal(inRows(), []string{`{"name":"Ada"}`, `{"name":"Ada"}`}) // in each row
+	var apart int
+	is.NoErr(db.QueryRowContext(ctx, `SELECT count(*) FROM message_payloads`).Scan(&apart))
+	is.Equal(apart, 0) // and not apart
+
+	filter := base64.StdEncoding.EncodeToString([]byte(`{"name":"Ada"}`))
+	for _, path := range []string{"/v1/subscribers/ada/notifications/feed", "/v1/subscribers/ada/notifications/feed?payload=" + filter, "/v1/messages?subscriberId=ada"} {
+		var page struct {
+			Data []struct {
+				Payload map[string]any `json:"payload"`
+			} `json:"data"`
+		}
+		apptest.MustStatus(t, srv.Dev, "GET", path, "", 200).Decode(t, &page)
+		is.Equal(len(page.Data), 2) // both messages
+		for _, m := range page.Data {
+			is.Equal(m.Payload["name"], "Ada") // each with its payload
+		}
+	}
+	apptest.MustStatus(t, srv.Dev, "DELETE", "/v1/messages/transaction/"+tx, "", 204)
+	is.Equal(len(inRows()), 0) // gone with them
 }
 
 // TestRetention_StoredValueGoesWithItsLastReference: a large payload is

@@ -128,11 +128,15 @@ func TestFeed_Paging(t *testing.T) {
 func TestFeed_PayloadFilter(t *testing.T) {
 	h := newHarness(t)
 	ada := h.src.addSubscriber(h.srv.App.Development, "ada", nil)
+	// The second and fourth are too large (past 256 bytes) for their
+	// messages' rows, and are kept apart (payloadColumn): the filter reads
+	// both places.
+	pad := strings.Repeat("p", 300)
 	payloads := []map[string]any{
 		{"order": map[string]any{"status": "paid", "id": 7, "meta": map[string]any{"gift": true}}, "kind": "a"},
-		{"order": map[string]any{"status": "paid", "id": 8}, "kind": "b", "list": []any{1, 2}},
+		{"order": map[string]any{"status": "paid", "id": 8}, "kind": "b", "list": []any{1, 2}, "pad": pad},
 		{"order": map[string]any{"status": "open", "id": 7}, "kind": "a", "nothing": nil},
-		{"kind": "a.b", `odd"key\\`: "x"},
+		{"kind": "a.b", `odd"key\\`: "x", "pad": pad},
 		// PostgreSQL reads no JSON holding "\u0000" by path: this one
 		// matches no filter there, as it matches none of these here.
 		{"kind": "z\u0000"},

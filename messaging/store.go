@@ -97,12 +97,27 @@ type message struct {
 	ContextKeys string
 }
 
-// payloadColumn reads a message's payload, which is stored once per
-// notification in message_payloads (an empty one not at all), not in each
-// message row (docs/retention.md, "What a reader sees"), and a large one
-// once for all (sqldb.StoreValue).
-var payloadColumn = `coalesce((SELECT ` + sqldb.ValueColumn("p.payload") + ` FROM message_payloads p
-	WHERE p.notification_id = messages.notification_id), '{}')`
+// payloadColumn reads a message's payload (docs/storage.md, "Payloads"):
+// a small one from the message's own row (inlinePayload), read with it,
+// any other once per notification from message_payloads (an empty one
+// not at all), and a large one once for all (sqldb.StoreValue).
+var payloadColumn = `CASE WHEN messages.payload <> '' THEN messages.payload ELSE coalesce((SELECT ` +
+	sqldb.ValueColumn("p.payload") + ` FROM message_payloads p WHERE p.notification_id = messages.notification_id), '{}') END`
+
+// maxInlinePayload is the largest payload a message keeps in its own row.
+// Every message of a notification keeps it then, where a larger one is
+// kept once for them all; a small one costs a row less than the key and
+// row that would name it, and saves each feed item a seek.
+const maxInlinePayload = 256
+
+// inlinePayload is what m's payload column holds: its payload when it is
+// small, "" when message_payloads keeps it or it is empty.
+func (m *message) inlinePayload() string {
+	if len(m.Payload) > maxInlinePayload || isEmptyObject(m.Payload) {
+		return ""
+	}
+	return string(m.Payload)
+}
 
 // overridesColumn reads a message's overrides, which are its trigger's:
 // large ones are stored once for the trigger (sqldb.StoreValue) and each
@@ -228,8 +243,8 @@ const insertMessageSQL = `INSERT INTO messages (id, environment_id, organization
 	step_id, transaction_id, channel, provider_id, content, subject, title, email, phone,
 	direct_webhook_url, avatar, device_tokens, cta, overrides, data, tags, actor,
 	subscriber_summary, status, error_id, error_text, read, seen, last_read_date, last_seen_date,
-	delivered_at, outcome, created_at, updated_at, context_keys)
-	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?)
+	delivered_at, outcome, created_at, updated_at, context_keys, payload)
+	VALUES (?,?,?,?,?, ?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?, ?,?,?,?, ?,?)
 	ON CONFLICT (job_id) DO NOTHING`
 
 // values are m's columns in insertMessageSQL's order; org is what it
@@ -241,7 +256,7 @@ func (m *message) values(org string) []any {
 		m.DirectWebhookURL, m.Avatar, nullJSON(m.DeviceTokens), sqldb.LeftOut(string(m.CTA), plainCTA), m.storedOverrides(),
 		nullJSON(m.Data), string(m.Tags), sqldb.LeftOut(string(m.Actor), noActor),
 		string(m.SubscriberSummary), m.Status, m.ErrorID, m.ErrorText, sqldb.Flag(m.Read), sqldb.Flag(m.Seen), m.LastReadDate, m.LastSeenDate,
-		sqldb.LeftOut(string(m.DeliveredAt), m.deliveredOnce()), string(m.Outcome), m.CreatedAt, sqldb.LeftOut(m.UpdatedAt, m.CreatedAt), m.ContextKeys}
+		sqldb.LeftOut(string(m.DeliveredAt), m.deliveredOnce()), string(m.Outcome), m.CreatedAt, sqldb.LeftOut(m.UpdatedAt, m.CreatedAt), m.ContextKeys, m.inlinePayload()}
 }
 
 // insertPayloadSQL keeps a notification's payload once, whichever of its
@@ -269,9 +284,9 @@ func payloadLock(notificationID string) string { return "message_payloads:" + no
 
 // storePayload stores m's payload for its notification, in tx, through
 // the prepared statement when there is one; an empty payload is not
-// stored.
+// stored, nor one m's row keeps (inlinePayload).
 func (s *Store) storePayload(ctx context.Context, tx *sql.Tx, m *message) error {
-	if isEmptyObject(m.Payload) {
+	if isEmptyObject(m.Payload) || m.inlinePayload() != "" {
 		return nil
 	}
 	payload, err := s.db.StoreValue(ctx, tx, m.EnvironmentID, m.Payload, s.now())
@@ -525,16 +540,23 @@ func feedCond(d sqldb.Dialect, env string, f feedFilter) (string, []any) {
 		where, args = append(where, "seen = ?"), append(args, sqldb.Flag(*f.seen))
 	}
 	if len(f.payload) > 0 {
-		// The payload is kept once per notification (payloadColumn); an
-		// empty one is not stored, and matches no filter.
-		var match []string
+		// The payload is in the message's row or kept once per
+		// notification (payloadColumn); an empty one is not stored, and
+		// matches no filter.
+		var inline, kept []string
+		for _, p := range f.payload {
+			var w string
+			w, args = d.JSONEquals(args, "messages.payload", p.path, p.value)
+			inline = append(inline, w)
+		}
 		for _, p := range f.payload {
 			var w string
 			w, args = d.JSONEquals(args, sqldb.ValueColumn("p.payload"), p.path, p.value)
-			match = append(match, w)
+			kept = append(kept, w)
 		}
-		where = append(where, `EXISTS (SELECT 1 FROM message_payloads p
-			WHERE p.notification_id = messages.notification_id AND `+strings.Join(match, " AND ")+`)`)
+		where = append(where, `CASE WHEN messages.payload <> '' THEN `+strings.Join(inline, " AND ")+`
+			ELSE EXISTS (SELECT 1 FROM message_payloads p
+			WHERE p.notification_id = messages.notification_id AND `+strings.Join(kept, " AND ")+`) END`)
 	}
 	return strings.Join(where, " AND "), args
 }

@@ -2,12 +2,14 @@ package migrations_test
 
 import (
 	"context"
+	"io/fs"
 	"testing"
 
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/sqldb"
+	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestMessagePayloads checks that 000024 keeps each notification's payload
@@ -33,4 +35,50 @@ func TestMessagePayloads(t *testing.T) {
 	is.NoErr(db.QueryRowContext(context.Background(), `SELECT feed_item FROM messages WHERE id = 'm1'`).Scan(&item)) // the stored item
 	is.Equal(item, `{"_id":"m1","content":"\u003cb\u003e","data":null}`)                                             // without the payload and the environment, escapes as written
 	is.Equal(count(t, db, `SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'payload'`), 0)           // the column gone
+}
+
+// TestMessagePayloadInline_DownKeepsThemApart checks that 000072's down
+// file, on each store, keeps once for its notification every payload a
+// message's row held, and drops the column.
+func TestMessagePayloadInline_DownKeepsThemApart(t *testing.T) {
+	const rows = `
+		INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id, subscriber_id, external_subscriber,
+			transaction_id, channel, status, created_at, updated_at, payload)
+		VALUES ('m1', 'e', '', 'j1', 'n1', 's', 'ada', 'tx', 'in_app', 'sent', 't0', '', '{"a":1}'),
+		       ('m2', 'e', '', 'j2', 'n1', 's', 'ada', 'tx', 'in_app', 'sent', 't0', '', '{"a":1}'),
+		       ('m3', 'e', '', 'j3', 'n2', 's', 'ada', 'tx', 'in_app', 'sent', 't0', '', '');
+		INSERT INTO message_payloads (notification_id, payload) VALUES ('n2', '{"b":2}')`
+	check := func(t *testing.T, db *sqldb.DB, down func()) {
+		is := is.New(t)
+		_, err := db.ExecContext(context.Background(), rows)
+		is.NoErr(err) // rows of release 72
+		down()
+		is.Equal(column(t, db, `SELECT notification_id || ' ' || payload FROM message_payloads ORDER BY notification_id`),
+			[]string{`n1 {"a":1}`, `n2 {"b":2}`})
+		_, err = db.ExecContext(context.Background(), `SELECT payload FROM messages`)
+		is.True(err != nil) // the column is gone
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		db := openAt(t, every)
+		check(t, db, func() {
+			down, err := fs.ReadFile(migrations.FS, "000072_message_payload_inline.down.sql")
+			if err == nil {
+				_, err = db.ExecContext(context.Background(), string(down))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		if sqldbtest.DatabaseURL == "" {
+			t.Skip("needs TEST_DATABASE_URL")
+		}
+		db, err := sqldb.Open(context.Background(), sqldbtest.NewPostgresURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		check(t, db, func() { postgresRunner(t, db)("000072_message_payload_inline.down.sql") })
+	})
 }

@@ -255,7 +255,7 @@ CREATE TABLE messages (
     outcome             TEXT NOT NULL DEFAULT '{}',  -- the DeliverJSON outcome, replayed on a repeat call
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL
-, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT, provider_message_id TEXT, receipt_status TEXT, context_keys TEXT NOT NULL DEFAULT '');
+, archived INTEGER NOT NULL DEFAULT 0, archived_at TEXT, snoozed_until TEXT, first_seen_date TEXT, provider_message_id TEXT, receipt_status TEXT, context_keys TEXT NOT NULL DEFAULT '', payload TEXT NOT NULL DEFAULT '');
 
 CREATE INDEX messages_failed ON messages (environment_id, created_at) WHERE status = 'error';
 
