@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,9 @@ import (
 	"github.com/herald-notify/herald/sqldb"
 	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
+
+// The payloads here are too large for a message's row (maxInlinePayload),
+// so they are kept apart, in message_payloads.
 
 // TestDropPayloads_ConcurrentDeletes: two processes on one PostgreSQL
 // database, each deleting another message of one notification at once,
@@ -28,7 +32,7 @@ func TestDropPayloads_ConcurrentDeletes(t *testing.T) {
 			NotificationID: "n", SubscriberID: "s", ExternalSubscriber: "s", TransactionID: "t", Channel: "in_app",
 			Content: []byte(`""`), CTA: []byte("{}"), Overrides: []byte("{}"), Tags: []byte("[]"), Actor: []byte("{}"),
 			SubscriberSummary: []byte("{}"), Status: "sent", DeliveredAt: []byte("[]"), Outcome: []byte("{}"),
-			Payload: []byte(`{"big":"payload"}`), CreatedAt: at, UpdatedAt: at})
+			Payload: []byte(`{"big":"` + strings.Repeat("p", maxInlinePayload) + `"}`), CreatedAt: at, UpdatedAt: at})
 		is.NoErr(err)     // stored
 		is.True(inserted) // a new message
 	}
@@ -70,7 +74,7 @@ func TestDropPayloads_DeleteBesideAnInsert(t *testing.T) {
 			NotificationID: "n", SubscriberID: "s", ExternalSubscriber: "s", TransactionID: "t", Channel: "in_app",
 			Content: []byte(`""`), CTA: []byte("{}"), Overrides: []byte("{}"), Tags: []byte("[]"), Actor: []byte("{}"),
 			SubscriberSummary: []byte("{}"), Status: "sent", DeliveredAt: []byte("[]"), Outcome: []byte("{}"),
-			Payload: []byte(`{"big":"payload"}`), CreatedAt: at, UpdatedAt: at}
+			Payload: []byte(`{"big":"` + strings.Repeat("p", maxInlinePayload) + `"}`), CreatedAt: at, UpdatedAt: at}
 	}
 	inserted, err := a.insertMessage(ctx, msg("m1"))
 	is.NoErr(err)
