@@ -160,28 +160,24 @@ const insertNotifications = `
 		critical, preferences, actor, created_at, updated_at)
 	VALUES `
 
-// TestLeftOutOrganizations_DownWritesThem checks that 000071's down file
-// writes out the organization a notification and a message leave out.
+// TestLeftOutOrganizations_DownWritesThem checks that 000071's down file,
+// on each store, writes out the organization a notification and a message leave out.
 func TestLeftOutOrganizations_DownWritesThem(t *testing.T) {
-	is := is.New(t)
-	ctx := context.Background()
-	db := openAt(t, every)
-	_, err := db.ExecContext(ctx, `
+	downOnEachStore(t, "000071_left_out_organizations.down.sql", func(t *testing.T, db *sqldb.DB, down func()) {
+		is := is.New(t)
+		_, err := db.ExecContext(context.Background(), `
 		INSERT INTO organizations (id, name, created_at) VALUES ('o', 'Herald', 't0');
 		INSERT INTO environments (id, organization_id, name, identifier, created_at) VALUES ('e', 'o', 'Development', 'dev', 't0');`+
-		insertNotifications+`('n1', 'e', '', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't0', ''),
+			insertNotifications+`('n1', 'e', '', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't0', ''),
 		       ('n2', 'e', 'p', 's', '', 'w', 'wf', 'tx', '[]', '{}', '{}', '{}', '{}', '[]', 'none', 0, '{}', '', 't0', '');
 		INSERT INTO messages (id, environment_id, organization_id, job_id, notification_id, subscriber_id, external_subscriber,
 			transaction_id, channel, status, created_at, updated_at)
 		VALUES ('m1', 'e', '', 'j1', 'n1', 's', 'ada', 'tx', 'in_app', 'sent', 't0', '')`)
-	is.NoErr(err) // rows of release 71
-
-	down, err := fs.ReadFile(migrations.FS, "000071_left_out_organizations.down.sql")
-	is.NoErr(err)
-	_, err = db.ExecContext(ctx, string(down))
-	is.NoErr(err) // the down file runs
-	is.Equal(column(t, db, `SELECT organization_id FROM notifications ORDER BY id`), []string{"o", "p"})
-	is.Equal(column(t, db, `SELECT organization_id FROM messages`), []string{"o"})
+		is.NoErr(err) // rows of release 71
+		down()
+		is.Equal(column(t, db, `SELECT organization_id FROM notifications ORDER BY id`), []string{"o", "p"})
+		is.Equal(column(t, db, `SELECT organization_id FROM messages`), []string{"o"})
+	})
 }
 
 // TestLeftOutJobValues_DownWritesThem checks that 000070's down file, on
@@ -206,15 +202,22 @@ func TestLeftOutJobValues_DownWritesThem(t *testing.T) {
 		is.True(sqldb.IsID(ids[0]) && ids[0][:8] == nid[:8]) // an _id of its notification's seconds
 		is.Equal(ids[1], "d2")
 	}
+	downOnEachStore(t, "000070_left_out_job_values.down.sql", check)
+}
+
+// downOnEachStore runs check on a SQLite database at the last version and,
+// with TEST_DATABASE_URL, on a PostgreSQL one, each time with down running
+// the store's own down file of that name.
+func downOnEachStore(t *testing.T, name string, check func(t *testing.T, db *sqldb.DB, down func())) {
 	t.Run("sqlite", func(t *testing.T) {
 		db := openAt(t, every)
 		check(t, db, func() {
-			down, err := fs.ReadFile(migrations.FS, "000070_left_out_job_values.down.sql")
+			b, err := fs.ReadFile(migrations.FS, name)
 			if err == nil {
-				_, err = db.ExecContext(context.Background(), string(down))
+				_, err = db.ExecContext(context.Background(), string(b))
 			}
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", name, err)
 			}
 		})
 	})
@@ -227,6 +230,6 @@ func TestLeftOutJobValues_DownWritesThem(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		check(t, db, func() { postgresRunner(t, db)("000070_left_out_job_values.down.sql") })
+		check(t, db, func() { postgresRunner(t, db)(name) })
 	})
 }

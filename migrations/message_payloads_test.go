@@ -2,14 +2,12 @@ package migrations_test
 
 import (
 	"context"
-	"io/fs"
 	"testing"
 
 	"github.com/matryer/is"
 
 	"github.com/herald-notify/herald/migrations"
 	"github.com/herald-notify/herald/sqldb"
-	"github.com/herald-notify/herald/sqldb/sqldbtest"
 )
 
 // TestMessagePayloads checks that 000024 keeps each notification's payload
@@ -58,27 +56,5 @@ func TestMessagePayloadInline_DownKeepsThemApart(t *testing.T) {
 		_, err = db.ExecContext(context.Background(), `SELECT payload FROM messages`)
 		is.True(err != nil) // the column is gone
 	}
-	t.Run("sqlite", func(t *testing.T) {
-		db := openAt(t, every)
-		check(t, db, func() {
-			down, err := fs.ReadFile(migrations.FS, "000072_message_payload_inline.down.sql")
-			if err == nil {
-				_, err = db.ExecContext(context.Background(), string(down))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		if sqldbtest.DatabaseURL == "" {
-			t.Skip("needs TEST_DATABASE_URL")
-		}
-		db, err := sqldb.Open(context.Background(), sqldbtest.NewPostgresURL(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		check(t, db, func() { postgresRunner(t, db)("000072_message_payload_inline.down.sql") })
-	})
+	downOnEachStore(t, "000072_message_payload_inline.down.sql", check)
 }
