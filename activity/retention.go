@@ -122,30 +122,27 @@ func (s *Store) SweepFinished(ctx context.Context, env string, before time.Time,
 				s.swept(del.table)
 			}
 		}
-		claims, _ := json.Marshal(txs)
-		res, err := tx.ExecContext(ctx, `DELETE FROM activity_transactions
-			WHERE environment_id = ?1 AND transaction_id IN (SELECT value FROM `+d.JSONTexts("?2", "")+`)
-			AND NOT EXISTS (SELECT 1 FROM `+d.IndexedBy("notifications n", "notifications_transaction")+`
-				WHERE n.environment_id = ?1 AND n.transaction_id = activity_transactions.transaction_id)`,
-			env, string(claims))
-		if err != nil {
-			return fmt.Errorf("delete transaction claims: %w", err)
+		// A transaction's claim, and a deleted subscriber's summary
+		// (deleted_subscribers.go), go with the last notification naming it.
+		for _, named := range []struct {
+			table, column, index string
+			keys                 []string
+		}{
+			{"activity_transactions", "transaction_id", "notifications_transaction", txs},
+			{"deleted_subscribers", "subscriber_id", "notifications_subscriber", subs},
+		} {
+			keys, _ := json.Marshal(named.keys)
+			res, err := tx.ExecContext(ctx, `DELETE FROM `+named.table+`
+				WHERE environment_id = ?1 AND `+named.column+` IN (SELECT value FROM `+d.JSONTexts("?2", "")+`)
+				AND NOT EXISTS (SELECT 1 FROM `+d.IndexedBy("notifications n", named.index)+`
+					WHERE n.environment_id = ?1 AND n.`+named.column+` = `+named.table+`.`+named.column+`)`,
+				env, string(keys))
+			if err != nil {
+				return fmt.Errorf("delete %s: %w", named.table, err)
+			}
+			n, _ := res.RowsAffected()
+			removed[named.table] += n
 		}
-		n, _ := res.RowsAffected()
-		removed["activity_transactions"] += n
-		// A deleted subscriber's summary goes with the last notification
-		// naming it (deleted_subscribers.go).
-		gone, _ := json.Marshal(subs)
-		res, err = tx.ExecContext(ctx, `DELETE FROM deleted_subscribers
-			WHERE environment_id = ?1 AND subscriber_id IN (SELECT value FROM `+d.JSONTexts("?2", "")+`)
-			AND NOT EXISTS (SELECT 1 FROM `+d.IndexedBy("notifications n", "notifications_subscriber")+`
-				WHERE n.environment_id = ?1 AND n.subscriber_id = deleted_subscribers.subscriber_id)`,
-			env, string(gone))
-		if err != nil {
-			return fmt.Errorf("delete deleted subscribers' summaries: %w", err)
-		}
-		n, _ = res.RowsAffected()
-		removed["deleted_subscribers"] += n
 		return nil
 	})
 	if err != nil {
